@@ -1,0 +1,79 @@
+"""Shared compile options and rule macros for every kcr target.
+
+Every BUILD file loads its C++ rules from here, so warnings, the language
+level and test defaults are set in one place.
+"""
+
+KCR_COPTS = [
+    "-Wall",
+    "-Wextra",
+    "-Wno-unused-parameter",
+    "-Wno-missing-field-initializers",
+]
+
+def kcr_cc_library(name, copts = [], visibility = None, **kwargs):
+    native.cc_library(
+        name = name,
+        copts = KCR_COPTS + copts,
+        visibility = visibility,
+        **kwargs
+    )
+
+def kcr_cc_binary(name, copts = [], **kwargs):
+    native.cc_binary(
+        name = name,
+        copts = KCR_COPTS + copts,
+        **kwargs
+    )
+
+def kcr_cc_test(name, copts = [], deps = [], size = "small", **kwargs):
+    """A GoogleTest test linked with gmock_main."""
+    native.cc_test(
+        name = name,
+        copts = KCR_COPTS + copts,
+        deps = deps + ["//third_party:gtest_main"],
+        size = size,
+        **kwargs
+    )
+
+def kcr_cc_benchmark(name, copts = [], deps = [], **kwargs):
+    """A Google Benchmark program; run it with `bazel run -c opt`."""
+    native.cc_binary(
+        name = name,
+        copts = KCR_COPTS + copts,
+        deps = deps + ["//third_party:benchmark"],
+        **kwargs
+    )
+
+def kcr_cc_fuzz_test(name, srcs, deps = [], copts = [], **kwargs):
+    """A libFuzzer target and a test that replays its seed corpus.
+
+    `srcs` define LLVMFuzzerTestOneInput; the seed corpus is the directory
+    corpus/<name>/ next to the BUILD file. Two targets are made:
+      <name>:        a cc_test (any compiler) that feeds every seed to the
+                     fuzz function; part of `bazel test //...`.
+      <name>_fuzzer: the libFuzzer binary, tagged "manual" and "fuzzer";
+                     build it with --config=fuzz (clang). `make fuzz` runs
+                     each one for FUZZ_SECONDS on a copy of its corpus.
+    """
+    corpus = "corpus/" + name
+    native.cc_test(
+        name = name,
+        srcs = srcs,
+        copts = KCR_COPTS + copts,
+        deps = deps + ["//test/fuzz:replay_main"],
+        data = native.glob([corpus + "/**"]),
+        args = [native.package_name() + "/" + corpus],
+        size = "small",
+        **kwargs
+    )
+    native.cc_binary(
+        name = name + "_fuzzer",
+        srcs = srcs,
+        copts = KCR_COPTS + copts,
+        deps = deps,
+        linkopts = ["-fsanitize=fuzzer"],
+        tags = ["manual", "fuzzer"],
+        testonly = True,
+        **kwargs
+    )

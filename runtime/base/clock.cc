@@ -1,0 +1,26 @@
+#include "runtime/base/clock.h"
+
+namespace kcr {
+namespace {
+
+class RealClock final : public Clock {
+ public:
+  absl::Time Now() const override { return absl::Now(); }
+
+  void WaitUntil(Mutex* mu, CondVar* cv, absl::Time deadline) const override {
+    if (deadline == absl::InfiniteFuture()) {
+      cv->Wait(mu);
+    } else {
+      cv->WaitWithDeadline(mu, deadline);
+    }
+  }
+};
+
+}  // namespace
+
+const Clock* Clock::Real() {
+  static const RealClock* const clock = new RealClock();
+  return clock;
+}
+
+}  // namespace kcr

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Builds every libFuzzer target (tag "fuzzer") with clang and runs each for
+# FUZZ_SECONDS (default 60) on a copy of its seed corpus. Prints
+# `N passed, N failed` and exits non-zero if any fuzzer found a crash.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+seconds=${FUZZ_SECONDS:-60}
+
+targets=$(bazel query 'attr(tags, "fuzzer", //...)' 2>/dev/null)
+if [ -z "$targets" ]; then
+  echo "0 passed, 0 failed"
+  exit 0
+fi
+# shellcheck disable=SC2086
+if ! bazel build --config=fuzz $targets; then
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+bin=$(bazel info --config=fuzz bazel-bin 2>/dev/null)
+out=fuzz-out
+mkdir -p "$out"
+passed=0
+failed=0
+for t in $targets; do
+  pkg=${t#//}; pkg=${pkg%%:*}; name=${t##*:}
+  base=${name%_fuzzer}
+  work="$out/$base"
+  rm -rf "$work" && mkdir -p "$work/corpus"
+  # The seed corpus lives next to the target: <pkg>/corpus/<test name>/.
+  if [ -d "$pkg/corpus/$base" ]; then cp -r "$pkg/corpus/$base/." "$work/corpus/"; fi
+  echo "fuzz: $t for ${seconds}s"
+  if "$bin/$pkg/$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+       -artifact_prefix="$work/" -print_final_stats=1 "$work/corpus" >"$work/log" 2>&1; then
+    passed=$((passed + 1))
+    grep -E 'stat::number_of_executed_units' "$work/log" | sed "s/^/  $name /"
+  else
+    failed=$((failed + 1))
+    echo "fuzz: $t FAILED; log and crash input in $work/"
+    tail -n 40 "$work/log"
+  fi
+done
+echo "${passed} passed, ${failed} failed"
+[ "$failed" -eq 0 ]

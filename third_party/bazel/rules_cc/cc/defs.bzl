@@ -1,0 +1,16 @@
+"""Offline stand-in for rules_cc: the rules @bazel_tools loads, as native rules."""
+
+def cc_binary(**attrs):
+    native.cc_binary(**attrs)
+
+def cc_library(**attrs):
+    native.cc_library(**attrs)
+
+def cc_test(**attrs):
+    native.cc_test(**attrs)
+
+def cc_toolchain(**attrs):
+    native.cc_toolchain(**attrs)
+
+def cc_toolchain_suite(**attrs):
+    native.cc_toolchain_suite(**attrs)
