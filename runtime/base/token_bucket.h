@@ -1,0 +1,41 @@
+// TokenBucket: a rate limiter with golang.org/x/time/rate's reservation
+// semantics, shared by the work queue's BucketRateLimiter and client-side
+// request throttling.
+#ifndef KCR_RUNTIME_BASE_TOKEN_BUCKET_H_
+#define KCR_RUNTIME_BASE_TOKEN_BUCKET_H_
+
+#include "absl/base/thread_annotations.h"
+#include "absl/time/time.h"
+#include "runtime/base/clock.h"
+#include "runtime/base/mutex.h"
+
+namespace kcr {
+
+// Tokens refill continuously at `qps` up to `burst`; the bucket starts full.
+// Reserve() takes one token, going into debt if none is left, and returns how
+// long the caller must wait before acting (as rate.Limiter.Reserve().Delay()).
+// Thread-safe.
+class TokenBucket {
+ public:
+  // qps <= 0 never refills: once the burst is spent Reserve returns
+  // absl::InfiniteDuration(). qps == infinity never waits. `clock` is not
+  // owned; null means the real clock.
+  TokenBucket(double qps, int burst, const Clock* clock = nullptr);
+
+  absl::Duration Reserve();
+
+  double qps() const { return qps_; }
+  int burst() const { return burst_; }
+
+ private:
+  const double qps_;
+  const int burst_;
+  const Clock* const clock_;
+  Mutex mu_;
+  double tokens_ ABSL_GUARDED_BY(mu_);
+  absl::Time last_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace kcr
+
+#endif  // KCR_RUNTIME_BASE_TOKEN_BUCKET_H_

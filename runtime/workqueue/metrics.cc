@@ -1,0 +1,17 @@
+#include "runtime/workqueue/metrics.h"
+
+#include <atomic>
+
+namespace kcr::workqueue {
+namespace {
+std::atomic<MetricsProvider*> global_provider{nullptr};
+}  // namespace
+
+bool SetGlobalMetricsProvider(MetricsProvider* provider) {
+  MetricsProvider* expected = nullptr;
+  return global_provider.compare_exchange_strong(expected, provider);
+}
+
+MetricsProvider* GlobalMetricsProvider() { return global_provider.load(); }
+
+}  // namespace kcr::workqueue
