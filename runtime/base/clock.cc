@@ -7,7 +7,8 @@ class RealClock final : public Clock {
  public:
   absl::Time Now() const override { return absl::Now(); }
 
-  void WaitUntil(Mutex* mu, CondVar* cv, absl::Time deadline) const override {
+  void WaitUntil(Mutex* mu, CondVar* cv, absl::Time deadline) const override
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     if (deadline == absl::InfiniteFuture()) {
       cv->Wait(mu);
     } else {

@@ -394,7 +394,11 @@ class Queue final : public Interface<T> {
     bool inserted = false;
     uint32_t slot = kNil;
     const uint32_t hash = HashOf(item);
-    auto it = index_.lazy_emplace(HashedKey{&item, hash}, [&](const auto& construct) {
+    // The lambda runs inside lazy_emplace, under mu_; the analysis cannot
+    // follow it there.
+    auto it = index_.lazy_emplace(
+        HashedKey{&item, hash},
+        [&](const auto& construct) ABSL_NO_THREAD_SAFETY_ANALYSIS {
       slot = slab_.Allocate(std::move(item));
       inserted = true;
       construct(SlotRef{slot, hash});
