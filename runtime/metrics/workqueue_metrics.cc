@@ -1,0 +1,148 @@
+#include "runtime/metrics/workqueue_metrics.h"
+
+#include <string>
+
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace kcr::metrics {
+namespace {
+
+prometheus::Histogram::BucketBoundaries ClientGoBuckets() {
+  // ExponentialBuckets(10e-9, 10, 10).
+  prometheus::Histogram::BucketBoundaries buckets;
+  double bound = 10e-9;
+  for (int i = 0; i < 10; ++i) {
+    buckets.push_back(bound);
+    bound *= 10;
+  }
+  return buckets;
+}
+
+prometheus::Labels NameLabel(std::string_view name) {
+  return {{"name", std::string(name)}};
+}
+
+class Gauge final : public workqueue::GaugeMetric, public workqueue::SettableGaugeMetric {
+ public:
+  explicit Gauge(prometheus::Gauge& gauge) : gauge_(gauge) {}
+  void Inc() override { gauge_.Increment(); }
+  void Dec() override { gauge_.Decrement(); }
+  void Set(double value) override { gauge_.Set(value); }
+
+ private:
+  prometheus::Gauge& gauge_;
+};
+
+class Counter final : public workqueue::CounterMetric {
+ public:
+  explicit Counter(prometheus::Counter& counter) : counter_(counter) {}
+  void Inc() override { counter_.Increment(); }
+
+ private:
+  prometheus::Counter& counter_;
+};
+
+class Histogram final : public workqueue::HistogramMetric {
+ public:
+  explicit Histogram(prometheus::Histogram& histogram) : histogram_(histogram) {}
+  void Observe(double value) override { histogram_.Observe(value); }
+
+ private:
+  prometheus::Histogram& histogram_;
+};
+
+}  // namespace
+
+struct PrometheusWorkqueueMetrics::Families {
+  explicit Families(prometheus::Registry& r)
+      : depth(prometheus::BuildGauge()
+                  .Name("workqueue_depth")
+                  .Help("Current depth of workqueue")
+                  .Register(r)),
+        adds(prometheus::BuildCounter()
+                 .Name("workqueue_adds_total")
+                 .Help("Total number of adds handled by workqueue")
+                 .Register(r)),
+        latency(prometheus::BuildHistogram()
+                    .Name("workqueue_queue_duration_seconds")
+                    .Help("How long in seconds an item stays in workqueue "
+                          "before being requested.")
+                    .Register(r)),
+        work_duration(prometheus::BuildHistogram()
+                          .Name("workqueue_work_duration_seconds")
+                          .Help("How long in seconds processing an item from "
+                                "workqueue takes.")
+                          .Register(r)),
+        unfinished(prometheus::BuildGauge()
+                       .Name("workqueue_unfinished_work_seconds")
+                       .Help("How many seconds of work has done that is in "
+                             "progress and hasn't been observed by "
+                             "work_duration.")
+                       .Register(r)),
+        longest(prometheus::BuildGauge()
+                    .Name("workqueue_longest_running_processor_seconds")
+                    .Help("How many seconds has the longest running processor "
+                          "for workqueue been running.")
+                    .Register(r)),
+        retries(prometheus::BuildCounter()
+                    .Name("workqueue_retries_total")
+                    .Help("Total number of retries handled by workqueue")
+                    .Register(r)) {}
+
+  prometheus::Family<prometheus::Gauge>& depth;
+  prometheus::Family<prometheus::Counter>& adds;
+  prometheus::Family<prometheus::Histogram>& latency;
+  prometheus::Family<prometheus::Histogram>& work_duration;
+  prometheus::Family<prometheus::Gauge>& unfinished;
+  prometheus::Family<prometheus::Gauge>& longest;
+  prometheus::Family<prometheus::Counter>& retries;
+};
+
+PrometheusWorkqueueMetrics::PrometheusWorkqueueMetrics(prometheus::Registry& registry)
+    : families_(std::make_unique<Families>(registry)) {}
+
+PrometheusWorkqueueMetrics::~PrometheusWorkqueueMetrics() = default;
+
+std::unique_ptr<workqueue::GaugeMetric> PrometheusWorkqueueMetrics::NewDepthMetric(
+    std::string_view name) {
+  return std::make_unique<Gauge>(families_->depth.Add(NameLabel(name)));
+}
+
+std::unique_ptr<workqueue::CounterMetric> PrometheusWorkqueueMetrics::NewAddsMetric(
+    std::string_view name) {
+  return std::make_unique<Counter>(families_->adds.Add(NameLabel(name)));
+}
+
+std::unique_ptr<workqueue::HistogramMetric> PrometheusWorkqueueMetrics::NewLatencyMetric(
+    std::string_view name) {
+  return std::make_unique<Histogram>(
+      families_->latency.Add(NameLabel(name), ClientGoBuckets()));
+}
+
+std::unique_ptr<workqueue::HistogramMetric>
+PrometheusWorkqueueMetrics::NewWorkDurationMetric(std::string_view name) {
+  return std::make_unique<Histogram>(
+      families_->work_duration.Add(NameLabel(name), ClientGoBuckets()));
+}
+
+std::unique_ptr<workqueue::SettableGaugeMetric>
+PrometheusWorkqueueMetrics::NewUnfinishedWorkSecondsMetric(std::string_view name) {
+  return std::make_unique<Gauge>(families_->unfinished.Add(NameLabel(name)));
+}
+
+std::unique_ptr<workqueue::SettableGaugeMetric>
+PrometheusWorkqueueMetrics::NewLongestRunningProcessorSecondsMetric(
+    std::string_view name) {
+  return std::make_unique<Gauge>(families_->longest.Add(NameLabel(name)));
+}
+
+std::unique_ptr<workqueue::CounterMetric> PrometheusWorkqueueMetrics::NewRetriesMetric(
+    std::string_view name) {
+  return std::make_unique<Counter>(families_->retries.Add(NameLabel(name)));
+}
+
+}  // namespace kcr::metrics
