@@ -13,13 +13,13 @@ deps:
 	@./third_party/deps.sh
 
 run: deps
-	$(BAZEL) run -c opt //bench:workqueue_benchmark
+	$(BAZEL) run -c opt //bench:workqueue_benchmark -- --benchmark_report_aggregates_only=true
 
 test: deps
 	@./test/run_all.sh
 
 bench: deps
-	$(BAZEL) run -c opt //bench:workqueue_benchmark
+	$(BAZEL) run -c opt //bench:workqueue_benchmark -- --benchmark_report_aggregates_only=true
 
 tsan: deps
 	$(BAZEL) test --config=tsan //test/runtime/...
