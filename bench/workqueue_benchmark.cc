@@ -84,12 +84,13 @@ void ReportRss(benchmark::State& state) {
   state.counters["peak_rss_MiB"] = PeakRssMiB();
 }
 
-void BM_A_DistinctKeys_1Consumer(benchmark::State& state) {
+// (a) and (b): 1,000,000 distinct keys, `consumers` workers.
+void DistinctKeys(benchmark::State& state, int consumers) {
   const auto keys = MakeKeys(1'000'000);
   for (auto _ : state) {
     int64_t processed;
-    state.SetIterationTime(
-        absl::ToDoubleSeconds(ProduceAndDrain(keys, keys.size(), 1, &processed)));
+    state.SetIterationTime(absl::ToDoubleSeconds(
+        ProduceAndDrain(keys, keys.size(), consumers, &processed)));
     if (processed != static_cast<int64_t>(keys.size())) {
       state.SkipWithError("lost or duplicated items");
     }
@@ -98,19 +99,8 @@ void BM_A_DistinctKeys_1Consumer(benchmark::State& state) {
   ReportRss(state);
 }
 
-void BM_B_DistinctKeys_4Consumers(benchmark::State& state) {
-  const auto keys = MakeKeys(1'000'000);
-  for (auto _ : state) {
-    int64_t processed;
-    state.SetIterationTime(
-        absl::ToDoubleSeconds(ProduceAndDrain(keys, keys.size(), 4, &processed)));
-    if (processed != static_cast<int64_t>(keys.size())) {
-      state.SkipWithError("lost or duplicated items");
-    }
-  }
-  state.SetItemsProcessed(state.iterations() * keys.size());
-  ReportRss(state);
-}
+void BM_A_DistinctKeys_1Consumer(benchmark::State& state) { DistinctKeys(state, 1); }
+void BM_B_DistinctKeys_4Consumers(benchmark::State& state) { DistinctKeys(state, 4); }
 
 void BM_C_1MAddsOver1000Keys_2Workers(benchmark::State& state) {
   const auto keys = MakeKeys(1'000);

@@ -33,6 +33,40 @@
 
 namespace kcr::workqueue {
 
+namespace internal {
+
+// How many times each item has been rate limited since it was forgotten:
+// the bookkeeping the per-item limiters share. Thread-safe.
+template <typename T, typename Hash, typename Eq>
+class FailureCounts {
+ public:
+  // Counts one more failure; returns the count before it.
+  int Increment(const T& item) {
+    MutexLock lock(&mu_);
+    int& failures = failures_[item];
+    const int before = failures;
+    if (failures < std::numeric_limits<int>::max()) ++failures;
+    return before;
+  }
+
+  void Forget(const T& item) {
+    MutexLock lock(&mu_);
+    failures_.erase(item);
+  }
+
+  int Get(const T& item) {
+    MutexLock lock(&mu_);
+    auto it = failures_.find(item);
+    return it == failures_.end() ? 0 : it->second;
+  }
+
+ private:
+  Mutex mu_;
+  absl::flat_hash_map<T, int, Hash, Eq> failures_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace internal
+
 // Per item: base * 2^(failures so far), capped at `max_delay`. The first
 // call for an item returns `base`. Never overflows, whatever the count.
 template <typename T = std::string, typename Hash = absl::Hash<T>,
@@ -43,13 +77,7 @@ class ItemExponentialFailureRateLimiter final : public RateLimiter<T> {
       : base_(base), max_delay_(max_delay) {}
 
   absl::Duration When(const T& item) override {
-    int exp;
-    {
-      MutexLock lock(&mu_);
-      int& failures = failures_[item];
-      exp = failures;
-      if (failures < std::numeric_limits<int>::max()) ++failures;
-    }
+    const int exp = failures_.Increment(item);
     // In floating point the product saturates instead of wrapping; 2^1000 is
     // still finite, so a zero base stays zero rather than becoming NaN.
     const double backoff_ns =
@@ -61,22 +89,13 @@ class ItemExponentialFailureRateLimiter final : public RateLimiter<T> {
     return absl::Nanoseconds(static_cast<int64_t>(backoff_ns));
   }
 
-  void Forget(const T& item) override {
-    MutexLock lock(&mu_);
-    failures_.erase(item);
-  }
-
-  int NumRequeues(const T& item) override {
-    MutexLock lock(&mu_);
-    auto it = failures_.find(item);
-    return it == failures_.end() ? 0 : it->second;
-  }
+  void Forget(const T& item) override { failures_.Forget(item); }
+  int NumRequeues(const T& item) override { return failures_.Get(item); }
 
  private:
   const absl::Duration base_;
   const absl::Duration max_delay_;
-  Mutex mu_;
-  absl::flat_hash_map<T, int, Hash, Eq> failures_ ABSL_GUARDED_BY(mu_);
+  internal::FailureCounts<T, Hash, Eq> failures_;
 };
 
 // One token bucket for every item: `qps` sustained, `burst` at once. Items
@@ -105,29 +124,18 @@ class ItemFastSlowRateLimiter final : public RateLimiter<T> {
       : fast_(fast), slow_(slow), max_fast_attempts_(max_fast_attempts) {}
 
   absl::Duration When(const T& item) override {
-    MutexLock lock(&mu_);
-    int& attempts = attempts_[item];
-    if (attempts < std::numeric_limits<int>::max()) ++attempts;
-    return attempts <= max_fast_attempts_ ? fast_ : slow_;
+    // Attempts 1..max_fast_attempts are fast: fewer than that came before.
+    return attempts_.Increment(item) < max_fast_attempts_ ? fast_ : slow_;
   }
 
-  void Forget(const T& item) override {
-    MutexLock lock(&mu_);
-    attempts_.erase(item);
-  }
-
-  int NumRequeues(const T& item) override {
-    MutexLock lock(&mu_);
-    auto it = attempts_.find(item);
-    return it == attempts_.end() ? 0 : it->second;
-  }
+  void Forget(const T& item) override { attempts_.Forget(item); }
+  int NumRequeues(const T& item) override { return attempts_.Get(item); }
 
  private:
   const absl::Duration fast_;
   const absl::Duration slow_;
   const int max_fast_attempts_;
-  Mutex mu_;
-  absl::flat_hash_map<T, int, Hash, Eq> attempts_ ABSL_GUARDED_BY(mu_);
+  internal::FailureCounts<T, Hash, Eq> attempts_;
 };
 
 // Asks every limiter (so each one counts the failure) and returns the
