@@ -307,6 +307,38 @@ TEST(QueueMetricsTest, RecordsClientGoInstrumentsWhenNamed) {
   }
 }
 
+TEST(QueueMetricsTest, CountsStayConsistentUnderConcurrentUse) {
+  FakeMetricsProvider provider;
+  QueueOptions options;
+  options.name = "busy";
+  options.metrics_provider = &provider;
+  Queue<std::string> q(options);  // real clock: the updater runs for real
+  std::atomic<int> processed{0};
+  std::vector<std::thread> consumers;
+  for (int c = 0; c < 3; ++c) {
+    consumers.emplace_back([&] {
+      while (auto item = q.Get()) {
+        ++processed;
+        q.Done(*item);
+      }
+    });
+  }
+  std::vector<std::thread> producers;
+  for (int p = 0; p < 2; ++p) {
+    producers.emplace_back([&, p] {
+      for (int i = 0; i < 5000; ++i) q.Add(absl::StrCat(p, "/", i));
+    });
+  }
+  for (auto& t : producers) t.join();
+  q.ShutDown();
+  for (auto& t : consumers) t.join();
+  EXPECT_EQ(processed.load(), 10000);
+  EXPECT_EQ(provider.Value("adds", "busy"), 10000);
+  EXPECT_EQ(provider.Value("depth", "busy"), 0);
+  EXPECT_EQ(provider.Observations("latency", "busy").size(), 10000u);
+  EXPECT_EQ(provider.Observations("work", "busy").size(), 10000u);
+}
+
 TEST(QueueMetricsTest, UnnamedQueueCreatesNoInstruments) {
   FakeMetricsProvider provider;
   QueueOptions options;
