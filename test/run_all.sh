@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs `bazel test //...` (extra arguments are passed on), then prints
+# Runs `bazel test //...` (extra arguments are passed on; tests always run,
+# never served from the shared cache), then prints
 # `N passed, N failed` on a line of its own, counted from Bazel's per-test
 # results, and exits non-zero if anything failed or did not build.
 set -uo pipefail
@@ -8,7 +9,7 @@ cd "$(dirname "$0")/.."
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-bazel test //... --keep_going "$@" 2>&1 | tee "$log"
+bazel test //... --keep_going --nocache_test_results "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 
 passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")
