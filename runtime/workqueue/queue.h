@@ -157,7 +157,9 @@ class Queue final : public Interface<T> {
 
   size_t Len() const override {
     MutexLock lock(&mu_);
-    const_cast<Queue*>(this)->FoldInboxLocked();
+    // Folding changes how the items are stored, not which items are queued,
+    // so a const Len may do it; the inbox and the queue proper are mutable.
+    FoldInboxLocked();
     return len_;
   }
 
@@ -375,7 +377,7 @@ class Queue final : public Interface<T> {
   // Moves every inboxed item into the queue proper, with client-go's Add
   // semantics. Returns whether the queue was shutting down when the inbox was
   // taken: no item can arrive after that.
-  bool FoldInboxLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  bool FoldInboxLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     bool shutting_down;
     {
       MutexLock lock(&inbox_mu_);
@@ -390,7 +392,7 @@ class Queue final : public Interface<T> {
     return shutting_down;
   }
 
-  void InsertLocked(T&& item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  void InsertLocked(T&& item) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     bool inserted = false;
     uint32_t slot = kNil;
     const uint32_t hash = HashOf(item);
@@ -420,7 +422,7 @@ class Queue final : public Interface<T> {
     PushLocked(slot);
   }
 
-  void PushLocked(uint32_t slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  void PushLocked(uint32_t slot) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     slab_.at(slot).next = kNil;
     if (tail_ == kNil) {
       head_ = slot;
@@ -470,7 +472,7 @@ class Queue final : public Interface<T> {
 
   // Removes finished slots from the index and frees them, unless an Add
   // revived them meanwhile.
-  void ReapLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  void ReapLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     for (const uint32_t slot : finished_) {
       Entry& entry = slab_.at(slot);
       if (entry.state != kFinished) continue;
@@ -536,7 +538,7 @@ class Queue final : public Interface<T> {
   // Producers' side.
   mutable Mutex inbox_mu_ ABSL_ACQUIRED_AFTER(mu_);
   CondVar inbox_cv_;  // consumers with nothing to do
-  std::vector<T> inbox_ ABSL_GUARDED_BY(inbox_mu_);
+  mutable std::vector<T> inbox_ ABSL_GUARDED_BY(inbox_mu_);
   int sleepers_ ABSL_GUARDED_BY(inbox_mu_) = 0;
   // Sleepers signalled but not yet awake: no need to signal them again.
   int signalled_ ABSL_GUARDED_BY(inbox_mu_) = 0;
@@ -549,15 +551,16 @@ class Queue final : public Interface<T> {
   mutable Mutex mu_;
   CondVar drain_cv_;    // ShutDownWithDrain
   CondVar updater_cv_;  // the unfinished-work updater
-  std::vector<T> folding_ ABSL_GUARDED_BY(mu_);  // the inbox being folded in
-  std::vector<uint32_t> finished_ ABSL_GUARDED_BY(mu_);  // slots to reap
-  Slab slab_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_set<SlotRef, IndexHash, IndexEq> index_ ABSL_GUARDED_BY(mu_);
-  uint32_t head_ ABSL_GUARDED_BY(mu_) = kNil;
-  uint32_t tail_ ABSL_GUARDED_BY(mu_) = kNil;
-  size_t len_ ABSL_GUARDED_BY(mu_) = 0;
+  mutable std::vector<T> folding_ ABSL_GUARDED_BY(mu_);  // the inbox being folded in
+  mutable std::vector<uint32_t> finished_ ABSL_GUARDED_BY(mu_);  // slots to reap
+  mutable Slab slab_ ABSL_GUARDED_BY(mu_);
+  mutable absl::flat_hash_set<SlotRef, IndexHash, IndexEq> index_
+      ABSL_GUARDED_BY(mu_);
+  mutable uint32_t head_ ABSL_GUARDED_BY(mu_) = kNil;
+  mutable uint32_t tail_ ABSL_GUARDED_BY(mu_) = kNil;
+  mutable size_t len_ ABSL_GUARDED_BY(mu_) = 0;
   // len_, readable by sleeping consumers without mu_.
-  std::atomic<size_t> queued_{0};
+  mutable std::atomic<size_t> queued_{0};
   size_t processing_ ABSL_GUARDED_BY(mu_) = 0;
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
   // Set once in the constructor; its own state is guarded by mu_.
