@@ -1,0 +1,139 @@
+#include "api/patch/json_util.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "rapidjson/error/en.h"
+#include "rapidjson/memorystream.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+
+namespace kcr {
+namespace api {
+
+int JsonDepth(const rapidjson::Value& value, int limit) {
+  int deepest = 0;
+  std::vector<std::pair<const rapidjson::Value*, int>> stack;
+  stack.emplace_back(&value, 0);
+  while (!stack.empty()) {
+    auto [v, depth] = stack.back();
+    stack.pop_back();
+    if (v->IsArray()) {
+      ++depth;
+      for (const rapidjson::Value& e : v->GetArray()) {
+        if (e.IsArray() || e.IsObject()) stack.emplace_back(&e, depth);
+      }
+    } else if (v->IsObject()) {
+      ++depth;
+      for (const auto& m : v->GetObject()) {
+        if (m.value.IsArray() || m.value.IsObject()) {
+          stack.emplace_back(&m.value, depth);
+        }
+      }
+    }
+    if (depth > deepest) {
+      deepest = depth;
+      if (deepest > limit) return limit + 1;
+    }
+  }
+  return deepest;
+}
+
+absl::Status ParseJson(absl::string_view text, rapidjson::Document* doc,
+                       int max_depth) {
+  constexpr unsigned kFlags =
+      rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag;
+  // A MemoryStream reads exactly `text`, embedded NULs included.
+  rapidjson::MemoryStream stream(text.data(), text.size());
+  doc->ParseStream<kFlags, rapidjson::UTF8<>>(stream);
+  if (doc->HasParseError()) {
+    const size_t offset = doc->GetErrorOffset();
+    const char* reason = rapidjson::GetParseError_En(doc->GetParseError());
+    doc->SetNull();
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid JSON at offset ", offset, ": ", reason));
+  }
+  if (JsonDepth(*doc, max_depth) > max_depth) {
+    doc->SetNull();
+    return absl::InvalidArgumentError(
+        absl::StrCat("JSON nests deeper than ", max_depth, " levels"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> JsonToString(const rapidjson::Value& value) {
+  if (JsonDepth(value) > kMaxJsonDepth) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("JSON nests deeper than ", kMaxJsonDepth, " levels"));
+  }
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  if (!value.Accept(writer)) {
+    return absl::InvalidArgumentError(
+        "JSON holds a number that cannot be written (NaN or infinity)");
+  }
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+namespace {
+
+bool NumbersEqual(const rapidjson::Value& a, const rapidjson::Value& b) {
+  if (a.IsInt64() && b.IsInt64()) return a.GetInt64() == b.GetInt64();
+  if (a.IsUint64() && b.IsUint64()) return a.GetUint64() == b.GetUint64();
+  // One is fractional or the two lie on either side of the int64 range.
+  if ((a.IsInt64() || a.IsUint64()) && (b.IsInt64() || b.IsUint64())) {
+    return false;
+  }
+  return a.GetDouble() == b.GetDouble();
+}
+
+}  // namespace
+
+bool JsonDeepEqual(const rapidjson::Value& a, const rapidjson::Value& b) {
+  std::vector<std::pair<const rapidjson::Value*, const rapidjson::Value*>>
+      stack;
+  stack.emplace_back(&a, &b);
+  while (!stack.empty()) {
+    auto [x, y] = stack.back();
+    stack.pop_back();
+    if (x->IsNumber() && y->IsNumber()) {
+      if (!NumbersEqual(*x, *y)) return false;
+      continue;
+    }
+    if (x->GetType() != y->GetType()) return false;
+    switch (x->GetType()) {
+      case rapidjson::kNullType:
+      case rapidjson::kFalseType:
+      case rapidjson::kTrueType:
+        break;
+      case rapidjson::kStringType:
+        if (x->GetStringLength() != y->GetStringLength() ||
+            std::char_traits<char>::compare(x->GetString(), y->GetString(),
+                                            x->GetStringLength()) != 0) {
+          return false;
+        }
+        break;
+      case rapidjson::kArrayType:
+        if (x->Size() != y->Size()) return false;
+        for (rapidjson::SizeType i = 0; i < x->Size(); ++i) {
+          stack.emplace_back(&(*x)[i], &(*y)[i]);
+        }
+        break;
+      case rapidjson::kObjectType:
+        if (x->MemberCount() != y->MemberCount()) return false;
+        for (const auto& m : x->GetObject()) {
+          auto it = y->FindMember(m.name);
+          if (it == y->MemberEnd()) return false;
+          stack.emplace_back(&m.value, &it->value);
+        }
+        break;
+      case rapidjson::kNumberType:
+        return false;  // a number beside a non-number: handled above
+    }
+  }
+  return true;
+}
+
+}  // namespace api
+}  // namespace kcr

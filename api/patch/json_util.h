@@ -1,0 +1,52 @@
+// JSON helpers shared by the patch algorithms: parsing that cannot overflow
+// the stack, a nesting-depth bound, and deep equality with JSON's notion of
+// equal numbers.
+//
+// RapidJSON's recursive parser, Value::Accept (serialisation), CopyFrom and
+// operator== all recurse once per nesting level, so a hostile 100000-deep
+// "[[[[" would overflow the stack. Everything in api/patch parses with the
+// iterative parser and refuses values nested deeper than kMaxJsonDepth
+// before calling any recursive RapidJSON routine.
+#ifndef KCR_API_PATCH_JSON_UTIL_H_
+#define KCR_API_PATCH_JSON_UTIL_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "rapidjson/document.h"
+
+namespace kcr {
+namespace api {
+
+// The deepest nesting the patch functions accept: far beyond any real
+// Kubernetes object, and shallow enough that recursion over it is safe on a
+// small thread stack (even with sanitizers).
+inline constexpr int kMaxJsonDepth = 1000;
+
+// Nesting depth of `value`: 0 for a scalar, 1 for [] or {}, 2 for [[]], ...
+// Iterative: safe on any input. Stops counting once `limit` is exceeded and
+// then returns limit + 1.
+int JsonDepth(const rapidjson::Value& value, int limit = kMaxJsonDepth);
+
+// Parses one JSON document (RFC 8259; UTF-8 validated; trailing
+// non-whitespace is an error) into `*doc` with the iterative parser.
+// InvalidArgument names the byte offset and RapidJSON's reason, or says the
+// document nests deeper than `max_depth`.
+absl::Status ParseJson(absl::string_view text, rapidjson::Document* doc,
+                       int max_depth = kMaxJsonDepth);
+
+// Compact JSON text of `value`. InvalidArgument when it nests deeper than
+// kMaxJsonDepth or holds a number JSON cannot represent (NaN, infinity).
+absl::StatusOr<std::string> JsonToString(const rapidjson::Value& value);
+
+// Deep equality as JSON values: objects compare as unordered maps, arrays
+// element by element, numbers by value (1 == 1.0; integers exactly).
+// Iterative: safe on any input.
+bool JsonDeepEqual(const rapidjson::Value& a, const rapidjson::Value& b);
+
+}  // namespace api
+}  // namespace kcr
+
+#endif  // KCR_API_PATCH_JSON_UTIL_H_

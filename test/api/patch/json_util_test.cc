@@ -1,0 +1,87 @@
+#include "api/patch/json_util.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test/api/patch/json_test_util.h"
+
+namespace kcr {
+namespace api {
+namespace {
+
+using ::kcr::api::testing::DeepArray;
+using ::kcr::api::testing::Json;
+using ::testing::HasSubstr;
+
+TEST(JsonUtilTest, ParseErrorsNameOffset) {
+  rapidjson::Document d;
+  absl::Status s = ParseJson("{\"a\": tru}", &d);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("invalid JSON at offset"));
+  EXPECT_FALSE(ParseJson("", &d).ok());
+  EXPECT_FALSE(ParseJson("{} x", &d).ok());
+  EXPECT_FALSE(ParseJson(std::string("\"a\0b\"", 5), &d).ok());
+  EXPECT_FALSE(ParseJson("\"\xff\"", &d).ok());  // not UTF-8
+  EXPECT_TRUE(ParseJson("  {\"a\": [1, 2.5, null]}  ", &d).ok());
+}
+
+TEST(JsonUtilTest, DeepNestingIsRefusedWithoutOverflow) {
+  rapidjson::Document d;
+  const std::string open(100000, '[');
+  EXPECT_FALSE(ParseJson(open, &d).ok());
+  const std::string closed = open + std::string(100000, ']');
+  absl::Status s = ParseJson(closed, &d);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("nests deeper than 1000"));
+  std::string ok_depth = std::string(kMaxJsonDepth, '[') +
+                         std::string(kMaxJsonDepth, ']');
+  EXPECT_TRUE(ParseJson(ok_depth, &d).ok());
+  EXPECT_EQ(JsonDepth(d), kMaxJsonDepth);
+
+  rapidjson::Document deep;
+  DeepArray(100000, &deep);
+  EXPECT_EQ(JsonDepth(deep), kMaxJsonDepth + 1);
+  EXPECT_EQ(JsonDepth(deep, 200000), 100000);
+  EXPECT_FALSE(JsonToString(deep).ok());
+  EXPECT_TRUE(JsonDeepEqual(deep, deep));
+}
+
+TEST(JsonUtilTest, Depth) {
+  EXPECT_EQ(JsonDepth(Json("1")), 0);
+  EXPECT_EQ(JsonDepth(Json("[]")), 1);
+  EXPECT_EQ(JsonDepth(Json("{\"a\": [1, {\"b\": []}], \"c\": 1}")), 4);
+}
+
+TEST(JsonUtilTest, DeepEqual) {
+  struct Case {
+    const char* a;
+    const char* b;
+    bool equal;
+  } cases[] = {
+      {"1", "1.0", true},
+      {"1", "1.5", false},
+      {"-1", "18446744073709551615", false},
+      {"9223372036854775807", "9223372036854775807", true},
+      {"0", "-0.0", true},
+      {"1e2", "100", true},
+      {"\"a\"", "\"a\"", true},
+      {"\"a\"", "\"b\"", false},
+      {"null", "false", false},
+      {"true", "true", true},
+      {"[1,2]", "[2,1]", false},
+      {"[1,[2]]", "[1,[2.0]]", true},
+      {"{\"a\":1,\"b\":2}", "{\"b\":2,\"a\":1}", true},
+      {"{\"a\":1}", "{\"a\":1,\"b\":2}", false},
+      {"{\"a\":1}", "{\"b\":1}", false},
+      {"{}", "[]", false},
+      {"\"1\"", "1", false},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(JsonDeepEqual(Json(c.a), Json(c.b)), c.equal)
+        << c.a << " vs " << c.b;
+  }
+}
+
+}  // namespace
+}  // namespace api
+}  // namespace kcr
