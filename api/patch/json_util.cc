@@ -122,10 +122,13 @@ bool JsonDeepEqual(const rapidjson::Value& a, const rapidjson::Value& b) {
         break;
       case rapidjson::kObjectType:
         if (x->MemberCount() != y->MemberCount()) return false;
-        for (const auto& m : x->GetObject()) {
-          auto it = y->FindMember(m.name);
+        for (auto m = x->MemberBegin(), n = y->MemberBegin();
+             m != x->MemberEnd(); ++m, ++n) {
+          // Members in the same order pair up directly; this also keeps a
+          // document with a repeated key equal to its own copy.
+          auto it = n->name == m->name ? n : y->FindMember(m->name);
           if (it == y->MemberEnd()) return false;
-          stack.emplace_back(&m.value, &it->value);
+          stack.emplace_back(&m->value, &it->value);
         }
         break;
       case rapidjson::kNumberType:

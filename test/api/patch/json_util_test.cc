@@ -75,6 +75,8 @@ TEST(JsonUtilTest, DeepEqual) {
       {"{\"a\":1}", "{\"b\":1}", false},
       {"{}", "[]", false},
       {"\"1\"", "1", false},
+      // A repeated key: a document equals its own copy.
+      {"{\"a\":1,\"a\":2}", "{\"a\":1,\"a\":2}", true},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(JsonDeepEqual(Json(c.a), Json(c.b)), c.equal)
