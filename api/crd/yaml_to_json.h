@@ -1,0 +1,37 @@
+// YAML manifests to RapidJSON, resolving plain scalars the way kubectl does
+// (sigs.k8s.io/yaml over go-yaml v2, i.e. YAML 1.1 rules): `3` is an
+// integer, `1.5` a number, `true`/`yes`/`on` (any of their capitalisations
+// go-yaml knows) booleans, `null`/`~`/empty null; quoted scalars and
+// explicitly tagged `!!str` scalars stay strings. Used to load CRDs, samples
+// and other manifests.
+#ifndef KCR_API_CRD_YAML_TO_JSON_H_
+#define KCR_API_CRD_YAML_TO_JSON_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "rapidjson/document.h"
+
+namespace kcr {
+namespace api {
+
+// Deepest YAML nesting accepted; deeper input is InvalidArgument.
+inline constexpr int kMaxYamlDepth = 200;
+
+// Converts every document of a (possibly multi-document, "---"-separated)
+// YAML stream; empty documents are skipped. InvalidArgument with the line
+// and column for malformed YAML, a non-scalar mapping key, a scalar JSON
+// cannot hold (.inf, .nan) or nesting deeper than kMaxYamlDepth.
+absl::StatusOr<std::vector<std::unique_ptr<rapidjson::Document>>>
+YamlToJsonDocuments(absl::string_view yaml);
+
+// As above, for a stream that must hold exactly one document.
+absl::StatusOr<std::unique_ptr<rapidjson::Document>> YamlToJson(
+    absl::string_view yaml);
+
+}  // namespace api
+}  // namespace kcr
+
+#endif  // KCR_API_CRD_YAML_TO_JSON_H_
