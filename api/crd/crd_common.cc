@@ -1,0 +1,445 @@
+#include "api/crd/crd_common.h"
+
+#include <cmath>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "api/patch/json_util.h"
+
+namespace kcr {
+namespace api {
+namespace crd {
+
+RawJson::RawJson(const rapidjson::Value& value)
+    : doc_(std::make_unique<rapidjson::Document>()) {
+  doc_->CopyFrom(value, doc_->GetAllocator());
+}
+
+RawJson::RawJson(const RawJson& other) {
+  if (other.doc_ != nullptr) {
+    doc_ = std::make_unique<rapidjson::Document>();
+    doc_->CopyFrom(*other.doc_, doc_->GetAllocator());
+  }
+}
+
+RawJson& RawJson::operator=(const RawJson& other) {
+  if (this != &other) {
+    RawJson copy(other);
+    doc_ = std::move(copy.doc_);
+  }
+  return *this;
+}
+
+const rapidjson::Value& RawJson::value() const {
+  static const rapidjson::Value kNull;
+  return doc_ != nullptr ? static_cast<const rapidjson::Value&>(*doc_)
+                         : kNull;
+}
+
+std::string RawJson::StringMember(absl::string_view key) const {
+  const rapidjson::Value& v = value();
+  if (!v.IsObject()) return "";
+  auto it = v.FindMember(rapidjson::Value(
+      rapidjson::StringRef(key.data(),
+                           static_cast<rapidjson::SizeType>(key.size()))));
+  if (it == v.MemberEnd() || !it->value.IsString()) return "";
+  return std::string(it->value.GetString(), it->value.GetStringLength());
+}
+
+bool operator==(const RawJson& a, const RawJson& b) {
+  if (a.empty() != b.empty()) return false;
+  return a.empty() || JsonDeepEqual(a.value(), b.value());
+}
+
+namespace internal {
+namespace {
+
+const char* TypeName(const rapidjson::Value& v) {
+  switch (v.GetType()) {
+    case rapidjson::kNullType:
+      return "null";
+    case rapidjson::kFalseType:
+    case rapidjson::kTrueType:
+      return "boolean";
+    case rapidjson::kObjectType:
+      return "object";
+    case rapidjson::kArrayType:
+      return "array";
+    case rapidjson::kStringType:
+      return "string";
+    case rapidjson::kNumberType:
+      return "number";
+  }
+  return "unknown";
+}
+
+absl::Status WrongType(absl::string_view path, absl::string_view want,
+                       const rapidjson::Value& got) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(path, ": must be ", want, ", got ", TypeName(got)));
+}
+
+// The member, or nullptr when absent or null.
+const rapidjson::Value* Find(const rapidjson::Value& obj, const char* key) {
+  auto it = obj.FindMember(key);
+  if (it == obj.MemberEnd() || it->value.IsNull()) return nullptr;
+  return &it->value;
+}
+
+bool AsInt(const rapidjson::Value& v, int64_t* out) {
+  if (v.IsInt64()) {
+    *out = v.GetInt64();
+    return true;
+  }
+  if (v.IsDouble()) {
+    double d = v.GetDouble();
+    // Integral doubles (2.0) are integers to the API server too.
+    if (std::isfinite(d) && d == std::floor(d) && d >= -9.2e18 &&
+        d <= 9.2e18) {
+      *out = static_cast<int64_t>(d);
+      return true;
+    }
+  }
+  return false;
+}
+
+rapidjson::Value Str(absl::string_view s, Allocator& a) {
+  return rapidjson::Value(s.data(), static_cast<rapidjson::SizeType>(s.size()),
+                          a);
+}
+
+std::string FormatNumber(double d) {
+  if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 1e15) {
+    return absl::StrCat(static_cast<int64_t>(d));
+  }
+  return absl::StrCat(d);
+}
+
+}  // namespace
+
+std::string Child(absl::string_view parent, absl::string_view key) {
+  if (parent.empty()) return std::string(key);
+  return absl::StrCat(parent, ".", key);
+}
+
+absl::Status RequireObject(const rapidjson::Value& v, absl::string_view path) {
+  if (!v.IsObject()) {
+    return WrongType(path.empty() ? "object" : path, "an object", v);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadString(const rapidjson::Value& obj, const char* key,
+                        absl::string_view parent,
+                        std::optional<std::string>* out) {
+  out->reset();
+  const rapidjson::Value* v = Find(obj, key);
+  if (v == nullptr) return absl::OkStatus();
+  if (!v->IsString()) return WrongType(Child(parent, key), "a string", *v);
+  out->emplace(v->GetString(), v->GetStringLength());
+  return absl::OkStatus();
+}
+
+absl::Status ReadInt(const rapidjson::Value& obj, const char* key,
+                     absl::string_view parent, std::optional<int64_t>* out) {
+  out->reset();
+  const rapidjson::Value* v = Find(obj, key);
+  if (v == nullptr) return absl::OkStatus();
+  int64_t i;
+  if (!v->IsNumber() || !AsInt(*v, &i)) {
+    return WrongType(Child(parent, key), "an integer", *v);
+  }
+  *out = i;
+  return absl::OkStatus();
+}
+
+absl::Status ReadDouble(const rapidjson::Value& obj, const char* key,
+                        absl::string_view parent, std::optional<double>* out) {
+  out->reset();
+  const rapidjson::Value* v = Find(obj, key);
+  if (v == nullptr) return absl::OkStatus();
+  if (!v->IsNumber()) return WrongType(Child(parent, key), "a number", *v);
+  *out = v->GetDouble();
+  return absl::OkStatus();
+}
+
+absl::Status ReadIntOrString(const rapidjson::Value& obj, const char* key,
+                             absl::string_view parent,
+                             std::optional<IntOrString>* out) {
+  out->reset();
+  const rapidjson::Value* v = Find(obj, key);
+  if (v == nullptr) return absl::OkStatus();
+  int64_t i;
+  if (v->IsString()) {
+    *out = IntOrString::String(std::string(v->GetString(),
+                                           v->GetStringLength()));
+  } else if (v->IsNumber() && AsInt(*v, &i)) {
+    *out = IntOrString::Int(i);
+  } else {
+    return WrongType(Child(parent, key), "an integer or a string", *v);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadStringList(const rapidjson::Value& obj, const char* key,
+                            absl::string_view parent,
+                            std::vector<std::string>* out) {
+  out->clear();
+  const rapidjson::Value* v = Find(obj, key);
+  if (v == nullptr) return absl::OkStatus();
+  std::string path = Child(parent, key);
+  if (!v->IsArray()) return WrongType(path, "a list of strings", *v);
+  for (rapidjson::SizeType i = 0; i < v->Size(); ++i) {
+    const rapidjson::Value& e = (*v)[i];
+    if (!e.IsString()) {
+      return WrongType(absl::StrCat(path, "[", i, "]"), "a string", e);
+    }
+    out->emplace_back(e.GetString(), e.GetStringLength());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadObject(const rapidjson::Value& obj, const char* key,
+                        absl::string_view parent,
+                        const rapidjson::Value** out) {
+  *out = Find(obj, key);
+  if (*out != nullptr && !(*out)->IsObject()) {
+    return WrongType(Child(parent, key), "an object", **out);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadConditions(const rapidjson::Value& obj, const char* key,
+                            absl::string_view parent,
+                            std::vector<Condition>* out) {
+  out->clear();
+  const rapidjson::Value* v = Find(obj, key);
+  if (v == nullptr) return absl::OkStatus();
+  std::string path = Child(parent, key);
+  if (!v->IsArray()) return WrongType(path, "a list of conditions", *v);
+  for (rapidjson::SizeType i = 0; i < v->Size(); ++i) {
+    const rapidjson::Value& e = (*v)[i];
+    std::string item = absl::StrCat(path, "[", i, "]");
+    if (!e.IsObject()) return WrongType(item, "an object", e);
+    Condition c;
+    std::optional<std::string> type, status;
+    absl::Status s = ReadString(e, "type", item, &type);
+    if (s.ok()) s = ReadString(e, "status", item, &status);
+    if (s.ok()) s = ReadString(e, "reason", item, &c.reason);
+    if (s.ok()) s = ReadString(e, "message", item, &c.message);
+    if (s.ok()) {
+      s = ReadString(e, "lastTransitionTime", item, &c.last_transition_time);
+    }
+    if (s.ok()) {
+      s = ReadInt(e, "observedGeneration", item, &c.observed_generation);
+    }
+    if (!s.ok()) return s;
+    c.type = type.value_or("");
+    c.status = status.value_or("");
+    out->push_back(std::move(c));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadTypeAndMetadata(const rapidjson::Value& obj,
+                                 absl::string_view api_version,
+                                 absl::string_view kind, RawJson* metadata) {
+  absl::Status s = RequireObject(obj, "");
+  if (!s.ok()) return s;
+  std::optional<std::string> got_version, got_kind;
+  s = ReadString(obj, "apiVersion", "", &got_version);
+  if (!s.ok()) return s;
+  s = ReadString(obj, "kind", "", &got_kind);
+  if (!s.ok()) return s;
+  if (got_version && *got_version != api_version) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "apiVersion: expected ", Quote(api_version), ", got ",
+        Quote(*got_version)));
+  }
+  if (got_kind && *got_kind != kind) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kind: expected ", Quote(kind), ", got ", Quote(*got_kind)));
+  }
+  const rapidjson::Value* meta;
+  s = ReadObject(obj, "metadata", "", &meta);
+  if (!s.ok()) return s;
+  *metadata = meta != nullptr ? RawJson(*meta) : RawJson();
+  return absl::OkStatus();
+}
+
+void WriteMember(rapidjson::Value* obj, const char* key,
+                 rapidjson::Value* value, Allocator& a) {
+  obj->AddMember(rapidjson::Value(key, a), *value, a);
+}
+
+void WriteString(rapidjson::Value* obj, const char* key,
+                 const std::optional<std::string>& v, Allocator& a) {
+  if (!v) return;
+  rapidjson::Value s = Str(*v, a);
+  WriteMember(obj, key, &s, a);
+}
+
+void WriteInt(rapidjson::Value* obj, const char* key,
+              const std::optional<int64_t>& v, Allocator& a) {
+  if (!v) return;
+  rapidjson::Value n(*v);
+  WriteMember(obj, key, &n, a);
+}
+
+void WriteDouble(rapidjson::Value* obj, const char* key,
+                 const std::optional<double>& v, Allocator& a) {
+  if (!v) return;
+  rapidjson::Value n(*v);
+  WriteMember(obj, key, &n, a);
+}
+
+void WriteIntOrString(rapidjson::Value* obj, const char* key,
+                      const std::optional<IntOrString>& v, Allocator& a) {
+  if (!v) return;
+  rapidjson::Value n;
+  if (v->is_int) {
+    n.SetInt64(v->int_value);
+  } else {
+    n = Str(v->str_value, a);
+  }
+  WriteMember(obj, key, &n, a);
+}
+
+void WriteStringList(rapidjson::Value* obj, const char* key,
+                     const std::vector<std::string>& v, Allocator& a) {
+  if (v.empty()) return;
+  rapidjson::Value list(rapidjson::kArrayType);
+  for (const std::string& s : v) list.PushBack(Str(s, a), a);
+  WriteMember(obj, key, &list, a);
+}
+
+void WriteConditions(rapidjson::Value* obj, const char* key,
+                     const std::vector<Condition>& v, Allocator& a) {
+  if (v.empty()) return;
+  rapidjson::Value list(rapidjson::kArrayType);
+  for (const Condition& c : v) {
+    rapidjson::Value e(rapidjson::kObjectType);
+    WriteString(&e, "type", c.type, a);
+    WriteString(&e, "status", c.status, a);
+    WriteString(&e, "reason", c.reason, a);
+    WriteString(&e, "message", c.message, a);
+    WriteString(&e, "lastTransitionTime", c.last_transition_time, a);
+    WriteInt(&e, "observedGeneration", c.observed_generation, a);
+    list.PushBack(e, a);
+  }
+  WriteMember(obj, key, &list, a);
+}
+
+void WriteRaw(rapidjson::Value* obj, const char* key, const RawJson& v,
+              Allocator& a) {
+  if (v.empty()) return;
+  rapidjson::Value copy(v.value(), a);
+  WriteMember(obj, key, &copy, a);
+}
+
+std::string Quote(absl::string_view s) {
+  rapidjson::Value v(rapidjson::StringRef(
+      s.data(), static_cast<rapidjson::SizeType>(s.size())));
+  absl::StatusOr<std::string> out = JsonToString(v);
+  return out.ok() ? *out : absl::StrCat("\"", s, "\"");
+}
+
+void ValidateRequired(absl::string_view path, std::vector<std::string>* out) {
+  out->push_back(absl::StrCat(path, ": Required value"));
+}
+
+void ValidateMinimum(absl::string_view path, int64_t v, int64_t min,
+                     std::vector<std::string>* out) {
+  if (v >= min) return;
+  out->push_back(absl::StrCat(path, ": Invalid value: ", v, ": ", path,
+                              " in body should be greater than or equal to ",
+                              min));
+}
+
+void ValidateMaximum(absl::string_view path, int64_t v, int64_t max,
+                     std::vector<std::string>* out) {
+  if (v <= max) return;
+  out->push_back(absl::StrCat(path, ": Invalid value: ", v, ": ", path,
+                              " in body should be less than or equal to ",
+                              max));
+}
+
+void ValidateMinimum(absl::string_view path, double v, double min,
+                     std::vector<std::string>* out) {
+  if (v >= min) return;
+  out->push_back(absl::StrCat(path, ": Invalid value: ", FormatNumber(v), ": ",
+                              path,
+                              " in body should be greater than or equal to ",
+                              FormatNumber(min)));
+}
+
+void ValidateMinLength(absl::string_view path, const std::string& v,
+                       size_t min, std::vector<std::string>* out) {
+  size_t chars = 0;
+  for (char c : v) {
+    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++chars;
+  }
+  if (chars >= min) return;
+  out->push_back(absl::StrCat(path, ": Invalid value: ", Quote(v), ": ", path,
+                              " in body should be at least ", min,
+                              " chars long"));
+}
+
+void ValidateEnum(absl::string_view path, const std::string& v,
+                  const std::vector<std::string>& supported,
+                  std::vector<std::string>* out) {
+  for (const std::string& s : supported) {
+    if (s == v) return;
+  }
+  std::vector<std::string> quoted;
+  for (const std::string& s : supported) quoted.push_back(Quote(s));
+  out->push_back(absl::StrCat(path, ": Unsupported value: ", Quote(v),
+                              ": supported values: ",
+                              absl::StrJoin(quoted, ", ")));
+}
+
+void ValidateConditions(absl::string_view path,
+                        const std::vector<Condition>& conditions,
+                        std::vector<std::string>* out) {
+  for (size_t i = 0; i < conditions.size(); ++i) {
+    const Condition& c = conditions[i];
+    std::string item = absl::StrCat(path, "[", i, "]");
+    if (c.type.empty()) {
+      ValidateRequired(Child(item, "type"), out);
+    }
+    if (c.status.empty()) {
+      ValidateRequired(Child(item, "status"), out);
+    } else {
+      ValidateEnum(Child(item, "status"), c.status,
+                   {"True", "False", "Unknown"}, out);
+    }
+    if (c.observed_generation) {
+      ValidateMinimum(Child(item, "observedGeneration"),
+                      *c.observed_generation, 0, out);
+    }
+  }
+}
+
+void ValidateDns1123Label(absl::string_view path, const std::string& v,
+                          std::vector<std::string>* out) {
+  bool ok = !v.empty() && v.size() <= 63;
+  for (size_t i = 0; ok && i < v.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(v[i]);
+    bool alnum = absl::ascii_isdigit(c) || (c >= 'a' && c <= 'z');
+    if (!alnum && !(c == '-' && i > 0 && i + 1 < v.size())) ok = false;
+  }
+  if (ok) return;
+  // apimachinery's IsDNS1123Label message.
+  out->push_back(absl::StrCat(
+      path, ": Invalid value: ", Quote(v),
+      ": a lowercase RFC 1123 label must consist of lower case alphanumeric "
+      "characters or '-', and must start and end with an alphanumeric "
+      "character (e.g. 'my-name',  or '123-abc', regex used for validation "
+      "is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"));
+}
+
+}  // namespace internal
+}  // namespace crd
+}  // namespace api
+}  // namespace kcr
