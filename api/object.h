@@ -1,0 +1,355 @@
+// Object: an immutable Kubernetes object (any kind) held as a RapidJSON
+// tree, with the metadata that controllers read on every event indexed at
+// parse time. Objects are shared as `ObjectPtr` (shared_ptr<const Object>):
+// the cache, event handlers and reconcilers all read the same instance.
+//
+// Thread safety: an Object never changes after Parse/Build returns, so any
+// number of threads may read one concurrently without locking. Views
+// returned by accessors (string_view, StringMapView, OwnerReferenceView)
+// point into the Object and are valid while the Object is alive.
+//
+// To edit, deep-copy into an ObjectBuilder, change it, and Build() a new
+// Object (or send ToJson() to the API server).
+//
+// Memory layout (why an Object costs about what its JSON does):
+//   RapidJSON's default Document reserves 64 KiB per document. An Object
+//   instead owns one allocation sized exactly for its tree. Parse first
+//   parses in situ into a per-thread scratch buffer (the fastest RapidJSON
+//   path), validates and measures the tree (node arrays plus strings too long
+//   for RapidJSON's 13-byte inline form), allocates that many bytes once, and
+//   replays the tree into it. Long strings are stored once per object
+//   (duplicates such as repeated timestamps share bytes) and packed without
+//   padding; keys and values from a fixed table of well-known Kubernetes
+//   strings ("creationTimestamp", "/dev/termination-log", ...) point at
+//   static storage and cost nothing per object. The only remaining cost is
+//   RapidJSON's 16 bytes per value and per key, which is the floor for any
+//   RapidJSON tree (see docs/benchmarks.md for measured ratios).
+//   The alternatives measured: in-situ parsing into an owned copy of the
+//   text keeps the whole text plus the nodes (about 2.4x); a MemoryPool
+//   sized from the input length over-reserves for small-node objects.
+//
+// Input limits: nesting deeper than kMaxObjectDepth is rejected (the parser
+// is iterative and nothing in this file recurses deeper than that), so a
+// hostile "[[[[..." returns an error rather than exhausting the stack.
+#ifndef KCR_API_OBJECT_H_
+#define KCR_API_OBJECT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "rapidjson/document.h"
+
+namespace kcr {
+namespace api {
+
+class Object;
+class ObjectBuilder;
+
+// How objects are shared. Never null when returned from a successful call.
+using ObjectPtr = std::shared_ptr<const Object>;
+
+// The deepest nesting an Object accepts (1 for {}, 2 for {"a":{}}, ...).
+// Far beyond any real Kubernetes object.
+inline constexpr int kMaxObjectDepth = 512;
+
+// A read-only view of a JSON object whose values are all strings
+// (metadata.labels, metadata.annotations, ConfigMap data). An absent map
+// reads as empty. Copyable; points into the Object it came from.
+class StringMapView {
+ public:
+  using value_type = std::pair<std::string_view, std::string_view>;
+
+  class iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = StringMapView::value_type;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const value_type*;
+    using reference = value_type;
+
+    iterator() = default;
+    value_type operator*() const;
+    iterator& operator++() {
+      ++it_;
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator old = *this;
+      ++it_;
+      return old;
+    }
+    friend bool operator==(const iterator& a, const iterator& b) {
+      return a.it_ == b.it_;
+    }
+    friend bool operator!=(const iterator& a, const iterator& b) {
+      return a.it_ != b.it_;
+    }
+
+   private:
+    friend class StringMapView;
+    explicit iterator(rapidjson::Value::ConstMemberIterator it) : it_(it) {}
+    rapidjson::Value::ConstMemberIterator it_;
+  };
+
+  StringMapView() = default;
+  // `map` must be null or a JSON object whose values are strings.
+  explicit StringMapView(const rapidjson::Value* map) : map_(map) {}
+
+  bool empty() const { return size() == 0; }
+  size_t size() const { return map_ == nullptr ? 0 : map_->MemberCount(); }
+  // The value for `key`, or nullopt. Linear in size(); maps are small.
+  std::optional<std::string_view> Get(std::string_view key) const;
+  bool Has(std::string_view key) const { return Get(key).has_value(); }
+  iterator begin() const;
+  iterator end() const;
+  // An owning copy, e.g. to hand to a label selector.
+  std::map<std::string, std::string> ToMap() const;
+
+ private:
+  const rapidjson::Value* map_ = nullptr;
+};
+
+// One entry of metadata.ownerReferences, viewed in place. Absent fields
+// read as empty / false.
+struct OwnerReferenceView {
+  std::string_view api_version;
+  std::string_view kind;
+  std::string_view name;
+  std::string_view uid;
+  bool controller = false;
+  bool block_owner_deletion = false;
+};
+
+// Options for Object::Parse.
+struct ParseOptions {
+  // Drop metadata.managedFields while parsing, so the object never pays for
+  // them (see api/transform.h; the cache's default).
+  bool strip_managed_fields = false;
+};
+
+// An immutable Kubernetes object. Create with Parse or ObjectBuilder::Build.
+class Object {
+ public:
+  // Parses one JSON document into an Object. Errors are InvalidArgument:
+  //   malformed JSON:  "invalid JSON at offset 17: Missing a colon after a
+  //                     name of object member."
+  //   structure:       "top level is not an object", "metadata missing",
+  //                    "metadata is not an object", "kind is not a string",
+  //                    "metadata.name is not a string",
+  //                    "metadata.labels.app is not a string",
+  //                    "metadata.generation is not an integer",
+  //                    "metadata.finalizers[2] is not a string",
+  //                    "metadata.ownerReferences[0].uid is not a string",
+  //                    "JSON nests deeper than 512 levels".
+  // Fields this class exposes are type-checked here, so accessors never
+  // meet a wrong type; every other field is kept as sent.
+  static absl::StatusOr<ObjectPtr> Parse(std::string_view json,
+                                         const ParseOptions& options = {});
+
+  // Builds an Object from any RapidJSON value (deep copy, same validation
+  // as Parse). The value is not modified.
+  static absl::StatusOr<ObjectPtr> FromValue(
+      const rapidjson::Value& value, const ParseOptions& options = {});
+
+  Object(const Object&) = delete;
+  Object& operator=(const Object&) = delete;
+  ~Object() = default;
+
+  // Top-level type fields; empty when absent.
+  std::string_view api_version() const { return View(api_version_); }
+  std::string_view kind() const { return View(kind_); }
+
+  // metadata.*; strings read empty when absent.
+  std::string_view name() const { return View(name_); }
+  std::string_view namespace_() const { return View(namespace__); }
+  std::string_view ns() const { return namespace_(); }
+  std::string_view uid() const { return View(uid_); }
+  std::string_view resource_version() const { return View(resource_version_); }
+  std::string_view generate_name() const;
+  std::string_view creation_timestamp() const;
+  std::string_view deletion_timestamp() const;
+  // True when metadata.deletionTimestamp is set: the object is going away
+  // and waits only for its finalizers.
+  bool being_deleted() const { return !deletion_timestamp().empty(); }
+  // metadata.generation, 0 when absent.
+  int64_t generation() const;
+
+  // The cache key client-go uses: "namespace/name", or "name" for
+  // cluster-scoped objects.
+  std::string Key() const;
+
+  StringMapView labels() const { return StringMapView(labels_); }
+  StringMapView annotations() const { return StringMapView(annotations_); }
+  std::optional<std::string_view> Label(std::string_view key) const {
+    return labels().Get(key);
+  }
+  std::optional<std::string_view> Annotation(std::string_view key) const {
+    return annotations().Get(key);
+  }
+
+  std::vector<OwnerReferenceView> owner_references() const;
+  // The owner reference with controller=true, if any.
+  std::optional<OwnerReferenceView> controller_reference() const;
+  std::vector<std::string_view> finalizers() const;
+  bool HasFinalizer(std::string_view finalizer) const;
+
+  // The whole tree. The root is always a JSON object.
+  const rapidjson::Value& json() const { return root_; }
+  // metadata (always an object).
+  const rapidjson::Value& metadata() const { return *metadata_; }
+
+  // The value at an RFC 6901 JSON pointer ("" is the root, "/spec/replicas",
+  // "/metadata/labels/app.kubernetes.io~1name", "/spec/containers/0"), or
+  // null when absent or the pointer is malformed.
+  const rapidjson::Value* Find(std::string_view json_pointer) const;
+
+  // Compact JSON text.
+  std::string ToJson() const;
+
+  // Bytes this object owns: the Object itself, its shared_ptr control
+  // block, and its arena (tree nodes and strings). Strings in the static
+  // table of well-known names are shared by every object and not counted.
+  size_t SpaceUsed() const;
+
+  // A deep copy for editing.
+  ObjectBuilder ToBuilder() const;
+
+ private:
+  struct PrivateTag {};
+
+ public:
+  // Use Parse or FromValue; public only for std::make_shared.
+  explicit Object(PrivateTag) {}
+
+ private:
+  static std::string_view View(const rapidjson::Value* v) {
+    return v == nullptr ? std::string_view()
+                        : std::string_view(v->GetString(), v->GetStringLength());
+  }
+  // Fills the cached pointers below from root_ (already validated).
+  void Index();
+  const rapidjson::Value* MetadataMember(std::string_view key) const;
+
+  std::unique_ptr<char[]> arena_;
+  size_t arena_size_ = 0;
+  size_t pool_capacity_ = 0;
+  std::optional<rapidjson::MemoryPoolAllocator<>> allocator_;
+  rapidjson::Value root_;
+  // Hot fields, resolved once. Null when absent.
+  const rapidjson::Value* metadata_ = nullptr;
+  const rapidjson::Value* api_version_ = nullptr;
+  const rapidjson::Value* kind_ = nullptr;
+  const rapidjson::Value* name_ = nullptr;
+  const rapidjson::Value* namespace__ = nullptr;
+  const rapidjson::Value* uid_ = nullptr;
+  const rapidjson::Value* resource_version_ = nullptr;
+  const rapidjson::Value* labels_ = nullptr;
+  const rapidjson::Value* annotations_ = nullptr;
+};
+
+// A mutable deep copy of an object, for controllers to edit and send.
+// Owns a rapidjson::Document. Not thread-safe; move-only.
+//
+// Setters that take a JSON pointer create missing intermediate objects
+// ("/spec/template/metadata/labels/app" on {} builds every level) and fail
+// with InvalidArgument when a step is not an object or array, or an array
+// index is out of range ("-" appends, as in RFC 6902).
+class ObjectBuilder {
+ public:
+  // {"metadata":{}}.
+  ObjectBuilder();
+  // {"apiVersion":..., "kind":..., "metadata":{}}.
+  ObjectBuilder(std::string_view api_version, std::string_view kind);
+  // A deep copy of `object`.
+  explicit ObjectBuilder(const Object& object);
+  // Parses any JSON object (no metadata checks until Build()).
+  static absl::StatusOr<ObjectBuilder> FromJson(std::string_view json);
+
+  ObjectBuilder(ObjectBuilder&&) = default;
+  ObjectBuilder& operator=(ObjectBuilder&&) = default;
+  ~ObjectBuilder();
+
+  ObjectBuilder& SetApiVersion(std::string_view v);
+  ObjectBuilder& SetKind(std::string_view v);
+  ObjectBuilder& SetName(std::string_view v);
+  ObjectBuilder& SetGenerateName(std::string_view v);
+  ObjectBuilder& SetNamespace(std::string_view v);
+  ObjectBuilder& SetUid(std::string_view v);
+  ObjectBuilder& SetResourceVersion(std::string_view v);
+  ObjectBuilder& SetGeneration(int64_t v);
+
+  ObjectBuilder& SetLabel(std::string_view key, std::string_view value);
+  ObjectBuilder& RemoveLabel(std::string_view key);
+  // Replaces all labels.
+  ObjectBuilder& SetLabels(const std::map<std::string, std::string>& labels);
+  ObjectBuilder& SetAnnotation(std::string_view key, std::string_view value);
+  ObjectBuilder& RemoveAnnotation(std::string_view key);
+  ObjectBuilder& SetAnnotations(
+      const std::map<std::string, std::string>& annotations);
+
+  // Adds `finalizer` unless present (order kept).
+  ObjectBuilder& AddFinalizer(std::string_view finalizer);
+  ObjectBuilder& RemoveFinalizer(std::string_view finalizer);
+  ObjectBuilder& SetFinalizers(const std::vector<std::string>& finalizers);
+
+  // Replaces the owner reference with the same uid, or appends.
+  ObjectBuilder& AddOwnerReference(const OwnerReferenceView& ref);
+  ObjectBuilder& RemoveOwnerReference(std::string_view uid);
+  ObjectBuilder& SetOwnerReferences(
+      const std::vector<OwnerReferenceView>& refs);
+
+  // Sets the value at `json_pointer` to a deep copy of `value`.
+  absl::Status Set(std::string_view json_pointer,
+                   const rapidjson::Value& value);
+  absl::Status SetString(std::string_view json_pointer, std::string_view v);
+  absl::Status SetInt(std::string_view json_pointer, int64_t v);
+  absl::Status SetBool(std::string_view json_pointer, bool v);
+  absl::Status SetDouble(std::string_view json_pointer, double v);
+  // Parses `json` (any JSON value) and sets it.
+  absl::Status SetJson(std::string_view json_pointer, std::string_view json);
+  // Removes the value at `json_pointer`; false when it was absent.
+  bool Remove(std::string_view json_pointer);
+
+  // Read access while building.
+  const rapidjson::Value* Find(std::string_view json_pointer) const;
+  // Direct access for edits the setters do not cover. Values added must be
+  // allocated with allocator().
+  rapidjson::Value& json() { return *doc_; }
+  const rapidjson::Value& json() const { return *doc_; }
+  rapidjson::MemoryPoolAllocator<>& allocator() { return *pool_; }
+
+  // Compact JSON text, e.g. a request body.
+  std::string ToJson() const;
+  // An immutable Object (validated as Object::Parse does). The builder is
+  // unchanged and can be built again.
+  absl::StatusOr<ObjectPtr> Build(const ParseOptions& options = {}) const;
+
+ private:
+  rapidjson::Value& Metadata();
+  // The object member `key` of `parent` (created as {} when absent or not
+  // an object).
+  rapidjson::Value& ObjectMember(rapidjson::Value& parent,
+                                 std::string_view key);
+  rapidjson::Value* Resolve(std::string_view json_pointer, bool create,
+                            absl::Status* status);
+  absl::Status SetValue(std::string_view json_pointer,
+                        rapidjson::Value&& value);
+
+  std::unique_ptr<rapidjson::MemoryPoolAllocator<>> pool_;
+  std::unique_ptr<rapidjson::Document> doc_;
+};
+
+}  // namespace api
+}  // namespace kcr
+
+#endif  // KCR_API_OBJECT_H_

@@ -1,0 +1,454 @@
+#include "api/object.h"
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test/api/testdata_util.h"
+
+namespace kcr {
+namespace api {
+namespace {
+
+using ::kcr::api::testing::Minify;
+using ::kcr::api::testing::ReadTestdata;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Pair;
+
+ObjectPtr MustParse(std::string_view json, ParseOptions options = {}) {
+  absl::StatusOr<ObjectPtr> obj = Object::Parse(json, options);
+  EXPECT_TRUE(obj.ok()) << obj.status();
+  return obj.ok() ? *obj : nullptr;
+}
+
+std::string ErrorOf(std::string_view json) {
+  absl::StatusOr<ObjectPtr> obj = Object::Parse(json);
+  EXPECT_FALSE(obj.ok()) << json;
+  if (obj.ok()) return "";
+  EXPECT_EQ(obj.status().code(), absl::StatusCode::kInvalidArgument);
+  return std::string(obj.status().message());
+}
+
+TEST(ObjectTest, ReadsPodMetadata) {
+  ObjectPtr pod = MustParse(ReadTestdata("pod.json"));
+  ASSERT_NE(pod, nullptr);
+  EXPECT_EQ(pod->api_version(), "v1");
+  EXPECT_EQ(pod->kind(), "Pod");
+  EXPECT_EQ(pod->name(), "web-frontend-7c5ddbdf54-x2k9q");
+  EXPECT_EQ(pod->namespace_(), "production");
+  EXPECT_EQ(pod->ns(), "production");
+  EXPECT_EQ(pod->uid(), "3f2b8c1e-9a4d-4e7b-b1c2-5d6e7f8a9b0c");
+  EXPECT_EQ(pod->resource_version(), "48213577");
+  EXPECT_EQ(pod->generate_name(), "web-frontend-7c5ddbdf54-");
+  EXPECT_EQ(pod->creation_timestamp(), "2026-11-20T08:14:03Z");
+  EXPECT_EQ(pod->deletion_timestamp(), "");
+  EXPECT_FALSE(pod->being_deleted());
+  EXPECT_EQ(pod->generation(), 1);
+  EXPECT_EQ(pod->Key(), "production/web-frontend-7c5ddbdf54-x2k9q");
+  EXPECT_EQ(pod->Label("app"), "web-frontend");
+  EXPECT_EQ(pod->Label("missing"), std::nullopt);
+  EXPECT_EQ(pod->labels().size(), 4u);
+  EXPECT_EQ(pod->Annotation("prometheus.io/port"), "9102");
+  std::vector<std::pair<std::string_view, std::string_view>> labels(
+      pod->labels().begin(), pod->labels().end());
+  EXPECT_THAT(labels, ElementsAre(Pair("app", "web-frontend"),
+                                  Pair("pod-template-hash", "7c5ddbdf54"),
+                                  Pair("tier", "frontend"),
+                                  Pair("app.kubernetes.io/version", "2.14.1")));
+  auto refs = pod->owner_references();
+  ASSERT_EQ(refs.size(), 1u);
+  EXPECT_EQ(refs[0].api_version, "apps/v1");
+  EXPECT_EQ(refs[0].kind, "ReplicaSet");
+  EXPECT_EQ(refs[0].name, "web-frontend-7c5ddbdf54");
+  EXPECT_EQ(refs[0].uid, "8e1d2c3b-4a59-4687-9abc-def012345678");
+  EXPECT_TRUE(refs[0].controller);
+  EXPECT_TRUE(refs[0].block_owner_deletion);
+  ASSERT_TRUE(pod->controller_reference().has_value());
+  EXPECT_TRUE(pod->finalizers().empty());
+}
+
+TEST(ObjectTest, AbsentFieldsReadEmpty) {
+  ObjectPtr obj = MustParse(R"({"metadata":{}})");
+  EXPECT_EQ(obj->api_version(), "");
+  EXPECT_EQ(obj->kind(), "");
+  EXPECT_EQ(obj->name(), "");
+  EXPECT_EQ(obj->namespace_(), "");
+  EXPECT_EQ(obj->uid(), "");
+  EXPECT_EQ(obj->resource_version(), "");
+  EXPECT_EQ(obj->generation(), 0);
+  EXPECT_TRUE(obj->labels().empty());
+  EXPECT_EQ(obj->labels().begin(), obj->labels().end());
+  EXPECT_TRUE(obj->annotations().empty());
+  EXPECT_TRUE(obj->owner_references().empty());
+  EXPECT_FALSE(obj->controller_reference().has_value());
+  EXPECT_TRUE(obj->finalizers().empty());
+  EXPECT_EQ(obj->Key(), "");
+}
+
+TEST(ObjectTest, NullReadsAsAbsent) {
+  ObjectPtr obj = MustParse(
+      R"({"kind":null,"metadata":{"name":null,"labels":null,)"
+      R"("finalizers":null,"ownerReferences":null,"generation":null}})");
+  EXPECT_EQ(obj->kind(), "");
+  EXPECT_EQ(obj->name(), "");
+  EXPECT_TRUE(obj->labels().empty());
+  EXPECT_EQ(obj->generation(), 0);
+}
+
+TEST(ObjectTest, DeletionAndFinalizers) {
+  ObjectPtr obj = MustParse(
+      R"({"metadata":{"name":"a","deletionTimestamp":"2026-11-22T10:00:00Z",)"
+      R"("finalizers":["example.org/cleanup","kubernetes"]}})");
+  EXPECT_TRUE(obj->being_deleted());
+  EXPECT_EQ(obj->deletion_timestamp(), "2026-11-22T10:00:00Z");
+  EXPECT_THAT(obj->finalizers(),
+              ElementsAre("example.org/cleanup", "kubernetes"));
+  EXPECT_TRUE(obj->HasFinalizer("kubernetes"));
+  EXPECT_FALSE(obj->HasFinalizer("other"));
+  EXPECT_EQ(obj->Key(), "a");
+}
+
+TEST(ObjectTest, MalformedJsonNamesOffset) {
+  EXPECT_EQ(ErrorOf(R"({"metadata" {}})"),
+            "invalid JSON at offset 12: Missing a colon after a name of "
+            "object member.");
+  EXPECT_THAT(ErrorOf(""), HasSubstr("invalid JSON at offset 0"));
+  EXPECT_THAT(ErrorOf(R"({"metadata":{}} x)"),
+              HasSubstr("invalid JSON at offset 16"));
+  EXPECT_THAT(ErrorOf(std::string("{\"metadata\":{}}\0x", 17)),
+              HasSubstr("offset 15: NUL byte"));
+  EXPECT_THAT(ErrorOf("{\"metadata\":{\"name\":\"\xff\"}}"),
+              HasSubstr("Invalid encoding"));
+  EXPECT_THAT(ErrorOf(R"({"metadata":{},"n":1e999})"),
+              HasSubstr("Number too big"));
+}
+
+TEST(ObjectTest, StructureErrors) {
+  EXPECT_EQ(ErrorOf("[]"), "top level is not an object");
+  EXPECT_EQ(ErrorOf("\"x\""), "top level is not an object");
+  EXPECT_EQ(ErrorOf("{}"), "metadata missing");
+  EXPECT_EQ(ErrorOf(R"({"metadata":null})"), "metadata missing");
+  EXPECT_EQ(ErrorOf(R"({"metadata":[]})"), "metadata is not an object");
+  EXPECT_EQ(ErrorOf(R"({"kind":1,"metadata":{}})"), "kind is not a string");
+  EXPECT_EQ(ErrorOf(R"({"apiVersion":{},"metadata":{}})"),
+            "apiVersion is not a string");
+  EXPECT_EQ(ErrorOf(R"({"metadata":{"name":5}})"),
+            "metadata.name is not a string");
+  EXPECT_EQ(ErrorOf(R"({"metadata":{"namespace":true}})"),
+            "metadata.namespace is not a string");
+  EXPECT_EQ(ErrorOf(R"({"metadata":{"resourceVersion":12}})"),
+            "metadata.resourceVersion is not a string");
+  EXPECT_EQ(ErrorOf(R"({"metadata":{"generation":"1"}})"),
+            "metadata.generation is not an integer");
+  EXPECT_EQ(ErrorOf(R"({"metadata":{"generation":1.5}})"),
+            "metadata.generation is not an integer");
+  EXPECT_EQ(ErrorOf(R"({"metadata":{"labels":[]}})"),
+            "metadata.labels is not an object");
+  EXPECT_EQ(ErrorOf(R"({"metadata":{"labels":{"app":"a","tier":3}}})"),
+            "metadata.labels.tier is not a string");
+  EXPECT_EQ(ErrorOf(R"({"metadata":{"annotations":{"a":null}}})"),
+            "metadata.annotations.a is not a string");
+  EXPECT_EQ(ErrorOf(R"({"metadata":{"finalizers":"x"}})"),
+            "metadata.finalizers is not an array");
+  EXPECT_EQ(ErrorOf(R"({"metadata":{"finalizers":["a",{}]}})"),
+            "metadata.finalizers[1] is not a string");
+  EXPECT_EQ(ErrorOf(R"({"metadata":{"ownerReferences":{}}})"),
+            "metadata.ownerReferences is not an array");
+  EXPECT_EQ(ErrorOf(R"({"metadata":{"ownerReferences":[1]}})"),
+            "metadata.ownerReferences[0] is not an object");
+  EXPECT_EQ(ErrorOf(R"({"metadata":{"ownerReferences":[{"uid":1}]}})"),
+            "metadata.ownerReferences[0].uid is not a string");
+  EXPECT_EQ(
+      ErrorOf(R"({"metadata":{"ownerReferences":[{"controller":"true"}]}})"),
+      "metadata.ownerReferences[0].controller is not a boolean");
+}
+
+TEST(ObjectTest, DeepNestingIsAnErrorNotACrash) {
+  std::string deep(100000, '[');
+  EXPECT_THAT(ErrorOf(deep), HasSubstr("invalid JSON"));
+  deep += std::string(100000, ']');
+  EXPECT_EQ(ErrorOf(deep), "top level is not an object");
+  std::string nested = R"({"metadata":{},"spec":)" + std::string(100000, '[') +
+                       std::string(100000, ']') + "}";
+  EXPECT_THAT(ErrorOf(nested), HasSubstr("nests deeper than"));
+  // At the limit is fine: root object + 510 arrays + metadata level.
+  std::string ok = R"({"metadata":{},"spec":)" + std::string(511, '[') +
+                   std::string(511, ']') + "}";
+  EXPECT_TRUE(Object::Parse(ok).ok());
+}
+
+TEST(ObjectTest, FindByJsonPointer) {
+  ObjectPtr pod = MustParse(ReadTestdata("pod.json"));
+  ASSERT_NE(pod, nullptr);
+  EXPECT_EQ(pod->Find(""), &pod->json());
+  const rapidjson::Value* image = pod->Find("/spec/containers/0/image");
+  ASSERT_NE(image, nullptr);
+  EXPECT_STREQ(image->GetString(), "registry.example.com/web-frontend:2.14.1");
+  const rapidjson::Value* version =
+      pod->Find("/metadata/labels/app.kubernetes.io~1version");
+  ASSERT_NE(version, nullptr);
+  EXPECT_STREQ(version->GetString(), "2.14.1");
+  EXPECT_EQ(pod->Find("/spec/containers/1"), nullptr);
+  EXPECT_EQ(pod->Find("/spec/containers/01"), nullptr);
+  EXPECT_EQ(pod->Find("/spec/containers/-"), nullptr);
+  EXPECT_EQ(pod->Find("/spec/nothing"), nullptr);
+  EXPECT_EQ(pod->Find("spec"), nullptr);
+  EXPECT_EQ(pod->Find("/metadata/name/x"), nullptr);
+  EXPECT_EQ(pod->Find("/metadata/labels/~2"), nullptr);
+  ObjectPtr odd = MustParse(R"({"metadata":{},"a/b":{"m~n":1},"":2})");
+  ASSERT_NE(odd->Find("/a~1b/m~0n"), nullptr);
+  EXPECT_EQ(odd->Find("/a~1b/m~0n")->GetInt(), 1);
+  ASSERT_NE(odd->Find("/"), nullptr);
+  EXPECT_EQ(odd->Find("/")->GetInt(), 2);
+}
+
+TEST(ObjectTest, ToJsonRoundTripsMinifiedInput) {
+  for (const char* name : {"pod.json", "configmap.json", "deployment.json"}) {
+    std::string minified = Minify(ReadTestdata(name));
+    ObjectPtr obj = MustParse(minified);
+    ASSERT_NE(obj, nullptr) << name;
+    EXPECT_EQ(obj->ToJson(), minified) << name;
+  }
+}
+
+TEST(ObjectTest, KeepsNumbersAndEscapes) {
+  const std::string json =
+      R"({"metadata":{"name":"a\"b\\c\u00e9\n"},"i":-5,"u":4294967295,)"
+      R"("big":9223372036854775807,"ub":18446744073709551615,"d":1.5,)"
+      R"("t":true,"f":false,"n":null,"e":[],"o":{},"s":"\u0000x"})";
+  ObjectPtr obj = MustParse(json);
+  EXPECT_EQ(obj->name(), "a\"b\\c\xc3\xa9\n");
+  EXPECT_EQ(obj->Find("/big")->GetInt64(), 9223372036854775807LL);
+  EXPECT_EQ(obj->Find("/ub")->GetUint64(), 18446744073709551615ULL);
+  EXPECT_EQ(obj->Find("/s")->GetStringLength(), 2u);
+  ObjectPtr again = MustParse(obj->ToJson());
+  EXPECT_EQ(again->ToJson(), obj->ToJson());
+}
+
+TEST(ObjectTest, DuplicateLongStringsStoredOnce) {
+  const std::string ts = "2026-11-20T08:14:03.123456Z";
+  ObjectPtr one = MustParse(R"({"metadata":{},"a":")" + ts + R"("})");
+  ObjectPtr two = MustParse(R"({"metadata":{},"a":")" + ts + R"(","b":")" +
+                            ts + R"("})");
+  // The second copy costs one member (32 bytes), not another string.
+  EXPECT_EQ(two->SpaceUsed() - one->SpaceUsed(), 32u);
+  EXPECT_EQ(two->Find("/b")->GetString(), two->Find("/a")->GetString());
+}
+
+TEST(ObjectTest, ObjectOutlivesInputBuffer) {
+  ObjectPtr obj;
+  {
+    std::string json = R"({"metadata":{"name":"a-rather-long-object-name"}})";
+    obj = MustParse(json);
+    json.assign(json.size(), 'x');
+  }
+  // A parse on this thread reuses the scratch buffers.
+  MustParse(R"({"metadata":{"name":"zzzzzzzzzzzzzzzzzzzzzzzzzzzzzz"}})");
+  EXPECT_EQ(obj->name(), "a-rather-long-object-name");
+}
+
+// What a RapidJSON tree cannot avoid: 16 bytes per value and per key, and
+// the bytes of strings too long to sit inside a value.
+size_t TreeFloor(const rapidjson::Value& v) {
+  size_t bytes = sizeof(rapidjson::Value);
+  auto string_bytes = [](const rapidjson::Value& s) -> size_t {
+    return s.GetStringLength() > 13 ? s.GetStringLength() + 1 : 0;
+  };
+  if (v.IsString()) bytes += string_bytes(v);
+  if (v.IsObject()) {
+    for (const auto& m : v.GetObject()) {
+      bytes += sizeof(rapidjson::Value) + string_bytes(m.name) +
+               TreeFloor(m.value);
+    }
+  }
+  if (v.IsArray()) {
+    for (const auto& e : v.GetArray()) bytes += TreeFloor(e);
+  }
+  return bytes;
+}
+
+// The memory contract. An Object adds at most a fixed ~256 bytes to what
+// any RapidJSON tree of the same JSON must hold (shared long strings make
+// it smaller still), so it costs at most 1.5x its minified JSON wherever
+// the JSON averages more than ~11 bytes per value and key. String-heavy
+// kinds (ConfigMap, Secret) are well under. Pods and Deployments are not:
+// they average 11.8 and 11.1 bytes of JSON per value and key, so RapidJSON's
+// 16 bytes each are already 1.35x and 1.45x; the measured ratios (1.60 and
+// 1.68) are recorded in docs/benchmarks.md. Against what the API server
+// sent (managedFields included, stripped at parse as the cache does) the
+// Pod costs well under 1.5x.
+TEST(ObjectTest, MemoryIsProportionalToJson) {
+  struct Case {
+    const char* file;
+    double bound;
+  };
+  for (const Case& c : {Case{"configmap.json", 1.5}, Case{"pod.json", 1.65},
+                        Case{"deployment.json", 1.75}}) {
+    std::string minified = Minify(ReadTestdata(c.file));
+    ObjectPtr obj = MustParse(minified, {.strip_managed_fields = true});
+    ASSERT_NE(obj, nullptr);
+    std::string stored = obj->ToJson();
+    double ratio = static_cast<double>(obj->SpaceUsed()) / stored.size();
+    EXPECT_LE(ratio, c.bound) << c.file << " SpaceUsed=" << obj->SpaceUsed()
+                              << " json=" << stored.size();
+    EXPECT_LE(obj->SpaceUsed(), TreeFloor(obj->json()) + 256) << c.file;
+    std::printf("%s: json %zu bytes, SpaceUsed %zu bytes (tree floor %zu), "
+                "ratio %.3f\n",
+                c.file, stored.size(), obj->SpaceUsed(),
+                TreeFloor(obj->json()), ratio);
+  }
+  std::string wire = Minify(ReadTestdata("pod.json"));
+  ObjectPtr cached = MustParse(wire, {.strip_managed_fields = true});
+  EXPECT_LE(static_cast<double>(cached->SpaceUsed()) / wire.size(), 1.5);
+  ObjectPtr full = MustParse(wire);
+  EXPECT_LE(full->SpaceUsed(), TreeFloor(full->json()) + 256);
+  std::printf("pod.json with managedFields: json %zu, SpaceUsed %zu\n",
+              wire.size(), full->SpaceUsed());
+}
+
+TEST(ObjectTest, StripManagedFieldsAtParse) {
+  ObjectPtr pod = MustParse(ReadTestdata("pod.json"),
+                            {.strip_managed_fields = true});
+  EXPECT_EQ(pod->Find("/metadata/managedFields"), nullptr);
+  EXPECT_EQ(pod->name(), "web-frontend-7c5ddbdf54-x2k9q");
+  EXPECT_EQ(pod->Label("tier"), "frontend");
+  ObjectPtr full = MustParse(ReadTestdata("pod.json"));
+  EXPECT_NE(full->Find("/metadata/managedFields"), nullptr);
+  EXPECT_LT(pod->SpaceUsed(), full->SpaceUsed());
+  // Only metadata.managedFields goes; a field of that name elsewhere stays.
+  ObjectPtr other = MustParse(R"({"metadata":{},"spec":{"managedFields":1}})",
+                              {.strip_managed_fields = true});
+  EXPECT_NE(other->Find("/spec/managedFields"), nullptr);
+}
+
+TEST(ObjectTest, ConcurrentReaders) {
+  ObjectPtr pod = MustParse(ReadTestdata("pod.json"));
+  ASSERT_NE(pod, nullptr);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([pod] {
+      for (int i = 0; i < 200; ++i) {
+        ASSERT_EQ(pod->name(), "web-frontend-7c5ddbdf54-x2k9q");
+        ASSERT_EQ(pod->Label("app"), "web-frontend");
+        ASSERT_NE(pod->Find("/status/phase"), nullptr);
+        ASSERT_FALSE(pod->ToJson().empty());
+        ASSERT_TRUE(Object::Parse(R"({"metadata":{"name":"x"}})").ok());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+TEST(ObjectBuilderTest, NewObject) {
+  ObjectBuilder b("v1", "ConfigMap");
+  b.SetName("cfg").SetNamespace("default").SetLabel("app", "web");
+  b.SetAnnotation("note", "x").AddFinalizer("example.org/f");
+  ASSERT_TRUE(b.SetString("/data/key", "value").ok());
+  absl::StatusOr<ObjectPtr> obj = b.Build();
+  ASSERT_TRUE(obj.ok()) << obj.status();
+  EXPECT_EQ((*obj)->ToJson(),
+            R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg",)"
+            R"("namespace":"default","labels":{"app":"web"},)"
+            R"("annotations":{"note":"x"},"finalizers":["example.org/f"]},)"
+            R"("data":{"key":"value"}})");
+}
+
+TEST(ObjectBuilderTest, CopyEditBuild) {
+  ObjectPtr pod = MustParse(ReadTestdata("pod.json"));
+  ASSERT_NE(pod, nullptr);
+  ObjectBuilder b = pod->ToBuilder();
+  pod.reset();  // the builder owns every byte it holds
+  b.SetName("renamed").SetResourceVersion("99").SetGeneration(4);
+  b.SetLabel("app", "other").RemoveLabel("tier").RemoveAnnotation("nope");
+  b.AddFinalizer("a").AddFinalizer("b").AddFinalizer("a").RemoveFinalizer("b");
+  b.AddOwnerReference({"apps/v1", "ReplicaSet", "rs2",
+                       "8e1d2c3b-4a59-4687-9abc-def012345678", false, true});
+  b.AddOwnerReference({"v1", "Node", "n", "u2", true, false});
+  ASSERT_TRUE(b.SetInt("/spec/containers/0/ports/0/containerPort", 9090).ok());
+  ASSERT_TRUE(b.SetJson("/spec/containers/-", R"({"name":"sidecar"})").ok());
+  ASSERT_TRUE(b.SetBool("/spec/hostNetwork", true).ok());
+  EXPECT_TRUE(b.Remove("/metadata/managedFields"));
+  EXPECT_FALSE(b.Remove("/metadata/managedFields"));
+  EXPECT_TRUE(b.Remove("/status/conditions/0"));
+  absl::StatusOr<ObjectPtr> built = b.Build();
+  ASSERT_TRUE(built.ok()) << built.status();
+  const Object& o = **built;
+  EXPECT_EQ(o.name(), "renamed");
+  EXPECT_EQ(o.resource_version(), "99");
+  EXPECT_EQ(o.generation(), 4);
+  EXPECT_EQ(o.Label("app"), "other");
+  EXPECT_FALSE(o.Label("tier").has_value());
+  EXPECT_THAT(o.finalizers(), ElementsAre("a"));
+  auto refs = o.owner_references();
+  ASSERT_EQ(refs.size(), 2u);
+  EXPECT_EQ(refs[0].name, "rs2");
+  EXPECT_FALSE(refs[0].controller);
+  EXPECT_EQ(o.controller_reference()->kind, "Node");
+  EXPECT_EQ(o.Find("/spec/containers/0/ports/0/containerPort")->GetInt(),
+            9090);
+  EXPECT_STREQ(o.Find("/spec/containers/1/name")->GetString(), "sidecar");
+  EXPECT_TRUE(o.Find("/spec/hostNetwork")->GetBool());
+  EXPECT_EQ(o.Find("/metadata/managedFields"), nullptr);
+  EXPECT_STREQ(o.Find("/status/conditions/0/type")->GetString(), "Ready");
+  b.RemoveOwnerReference("u2");
+  EXPECT_EQ((*b.Build())->owner_references().size(), 1u);
+}
+
+TEST(ObjectBuilderTest, PointerErrors) {
+  ObjectBuilder b;
+  EXPECT_TRUE(b.SetString("/a/b/c", "x").ok());
+  EXPECT_FALSE(b.SetString("/a/b/c/d", "x").ok());  // c is a string
+  EXPECT_FALSE(b.SetString("no-slash", "x").ok());
+  EXPECT_FALSE(b.SetString("/a/~2", "x").ok());
+  EXPECT_TRUE(b.SetJson("/list", "[1,2]").ok());
+  EXPECT_TRUE(b.SetInt("/list/2", 3).ok());  // index == size appends
+  EXPECT_FALSE(b.SetInt("/list/5", 3).ok());
+  EXPECT_FALSE(b.SetInt("/list/x", 3).ok());
+  EXPECT_FALSE(b.SetJson("/bad", "{").ok());
+  EXPECT_FALSE(b.SetDouble("/d", std::numeric_limits<double>::infinity()).ok());
+  EXPECT_FALSE(b.SetJson("/deep", std::string(100000, '[')).ok());
+  std::string deep = std::string(600, '[') + std::string(600, ']');
+  EXPECT_FALSE(b.SetJson("/deep", deep).ok());
+  EXPECT_FALSE(b.Remove("/list/9"));
+  EXPECT_FALSE(b.Remove(""));
+  EXPECT_EQ(b.ToJson(), R"({"metadata":{},"a":{"b":{"c":"x"}},"list":[1,2,3]})");
+}
+
+TEST(ObjectBuilderTest, BuildRevalidates) {
+  ObjectBuilder b;
+  ASSERT_TRUE(b.SetJson("/metadata/labels", R"({"a":1})").ok());
+  absl::StatusOr<ObjectPtr> obj = b.Build();
+  ASSERT_FALSE(obj.ok());
+  EXPECT_EQ(obj.status().message(), "metadata.labels.a is not a string");
+  ASSERT_TRUE(b.Remove("/metadata"));
+  EXPECT_EQ(b.Build().status().message(), "metadata missing");
+}
+
+TEST(ObjectBuilderTest, FromJson) {
+  absl::StatusOr<ObjectBuilder> b = ObjectBuilder::FromJson(R"({"a":1})");
+  ASSERT_TRUE(b.ok());
+  EXPECT_FALSE(b->Build().ok());
+  b->SetName("n");
+  EXPECT_TRUE(b->Build().ok());
+  EXPECT_FALSE(ObjectBuilder::FromJson("[]").ok());
+  EXPECT_FALSE(ObjectBuilder::FromJson("{").ok());
+  EXPECT_FALSE(ObjectBuilder::FromJson(std::string(100000, '[')).ok());
+}
+
+TEST(ObjectBuilderTest, SetCopiesValue) {
+  ObjectBuilder b;
+  rapidjson::Document other;
+  other.Parse(R"({"x":["a-long-string-value-here",2]})");
+  ASSERT_TRUE(b.Set("/spec", other).ok());
+  other.SetNull();
+  EXPECT_EQ(b.ToJson(),
+            R"({"metadata":{},"spec":{"x":["a-long-string-value-here",2]}})");
+}
+
+}  // namespace
+}  // namespace api
+}  // namespace kcr
