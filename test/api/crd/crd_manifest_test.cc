@@ -2,6 +2,7 @@
 // the same schema validation kube-apiserver applies, and checks the parts of
 // each CRD that kubectl users see (names, short names, printer columns, the
 // status subresource).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -13,6 +14,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "api/crd/copyrator_rule.h"
+#include "api/crd/loadtest.h"
+#include "api/crd/nginx.h"
 #include "api/crd/yaml_to_json.h"
 #include "api/meta/rest_mapper.h"
 #include "api/patch/json_util.h"
@@ -271,6 +275,68 @@ TEST_F(CrdManifestTest, InvalidExamplesAreRejected) {
     ++checked;
   }
   EXPECT_GE(checked, 12);
+}
+
+// What the C++ types say about a document: FromJson's error, or the
+// violations after ApplyDefaults, and the defaulted JSON.
+template <typename T>
+absl::StatusOr<std::pair<std::vector<std::string>, std::string>> Typed(
+    const rapidjson::Value& json) {
+  absl::StatusOr<T> t = T::FromJson(json);
+  if (!t.ok()) return t.status();
+  t->ApplyDefaults();
+  return std::make_pair(t->Validate(), Str(t->ToJson()));
+}
+
+absl::StatusOr<std::pair<std::vector<std::string>, std::string>> TypedByKind(
+    const rapidjson::Value& json) {
+  std::string kind = At(json, "/kind").GetString();
+  if (kind == "Nginx") return Typed<crd::Nginx>(json);
+  if (kind == "CopyratorRule") return Typed<crd::CopyratorRule>(json);
+  return Typed<crd::LoadTest>(json);
+}
+
+// The C++ types and the CRD schemas agree: same defaults on the samples,
+// and the same messages on the invalid examples (except where the schema
+// can only say "wrong type", which FromJson reports as an error, and the
+// port-name rule, which the schema spells as two keywords).
+TEST_F(CrdManifestTest, TypesAgreeWithSchemas) {
+  for (const char* name : {"nginx", "copyrator_rule", "loadtest"}) {
+    std::string path = std::string("manifests/samples/") + name + ".yaml";
+    auto doc = LoadYaml(path);
+    auto typed = TypedByKind(*doc);
+    ASSERT_TRUE(typed.ok()) << path << ": " << typed.status();
+    EXPECT_THAT(typed->first, IsEmpty()) << path;
+    const Crd& crd = ForKind(At(*doc, "/kind").GetString());
+    crd.schema->Admit(doc.get(), doc->GetAllocator());
+    auto reparsed = YamlToJson(typed->second);
+    ASSERT_TRUE(reparsed.ok());
+    EXPECT_TRUE(JsonDeepEqual(**reparsed, *doc))
+        << path << ": " << typed->second << " vs " << Str(*doc);
+  }
+  for (const auto& entry :
+       std::filesystem::directory_iterator("manifests/testdata/invalid")) {
+    std::string path = entry.path().string();
+    if (absl::StrContains(path, "bad-port-name")) continue;
+    std::string text = ReadFile(path);
+    std::vector<std::string> want;
+    for (absl::string_view line : absl::StrSplit(text, '\n')) {
+      if (absl::ConsumePrefix(&line, "# expect: ")) want.emplace_back(line);
+    }
+    auto doc = YamlToJson(text);
+    ASSERT_TRUE(doc.ok());
+    auto typed = TypedByKind(**doc);
+    if (!typed.ok()) {
+      EXPECT_TRUE(std::any_of(want.begin(), want.end(),
+                              [](const std::string& w) {
+                                return absl::StrContains(w,
+                                                         "must be of type");
+                              }))
+          << path << ": " << typed.status();
+      continue;
+    }
+    EXPECT_THAT(typed->first, ElementsAreArray(want)) << path;
+  }
 }
 
 }  // namespace
