@@ -25,6 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "api/crd/crd_common.h"
+#include "api/object.h"
 #include "rapidjson/document.h"
 
 namespace kcr {
@@ -72,6 +73,10 @@ struct CopyratorRule {
   // strings, is InvalidArgument naming the field, as is any other field of
   // the wrong JSON type.
   static absl::StatusOr<CopyratorRule> FromJson(const rapidjson::Value& json);
+  // FromJson of a cached object's JSON.
+  static absl::StatusOr<CopyratorRule> FromObject(const Object& object) {
+    return FromJson(object.json());
+  }
 
   // The CRD declares no defaults; present for symmetry with the other kinds.
   void ApplyDefaults() {}

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "api/crd/crd_common.h"
+#include "api/object.h"
 #include "rapidjson/document.h"
 
 namespace kcr {
@@ -107,6 +108,10 @@ struct LoadTest {
   // Reads a LoadTest; a field of the wrong JSON type is InvalidArgument
   // naming it.
   static absl::StatusOr<LoadTest> FromJson(const rapidjson::Value& json);
+  // FromJson of a cached object's JSON.
+  static absl::StatusOr<LoadTest> FromObject(const Object& object) {
+    return FromJson(object.json());
+  }
 
   // The CRD's defaults for spec.test: method GET, servicePort 80, path "/".
   // A missing spec.test gets none (it is required; Validate reports it).

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "api/crd/crd_common.h"
+#include "api/object.h"
 #include "rapidjson/document.h"
 
 namespace kcr {
@@ -59,6 +60,10 @@ struct Nginx {
   // ("spec.replicas: must be an integer, got string"). Values are not
   // range-checked here: see Validate.
   static absl::StatusOr<Nginx> FromJson(const rapidjson::Value& json);
+  // FromJson of a cached object's JSON.
+  static absl::StatusOr<Nginx> FromObject(const Object& object) {
+    return FromJson(object.json());
+  }
 
   // Fills absent spec fields with the CRD's defaults.
   void ApplyDefaults();

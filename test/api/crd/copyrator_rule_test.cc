@@ -50,6 +50,14 @@ TEST(CopyratorRuleTest, TutorialSampleParsesUnchanged) {
   EXPECT_EQ(*JsonToString(r.ToJson()), kTutorial);
 }
 
+TEST(CopyratorRuleTest, FromObject) {
+  auto object = Object::Parse(kTutorial);
+  ASSERT_TRUE(object.ok()) << object.status();
+  auto r = CopyratorRule::FromObject(**object);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r, Parse(kTutorial));
+}
+
 TEST(CopyratorRuleTest, SelectorStringAndNamespaceListRoundTrip) {
   const char* text =
       R"({"apiVersion":"flant.com/v1","kind":"CopyratorRule",)"
