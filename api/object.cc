@@ -230,6 +230,13 @@ struct Plan {
   // Where each long string of the tree lives, in emission (pre-)order:
   // a static well-known copy, or an offset into the blob.
   std::vector<std::pair<const char*, size_t>> strings;
+  // MakePlan's work list, kept to reuse its capacity.
+  struct Item {
+    const Value* key;  // null for array elements and the root
+    const Value* value;
+    int depth;
+  };
+  std::vector<Item> stack;
 
   void Clear() {
     node_bytes = blob_bytes = 0;
@@ -259,12 +266,9 @@ bool IsSkipped(const Value& parent, const Value& key, const Value* skip) {
 // Walks `root` in the order Emit will, sizing the arena and checking the
 // nesting depth. Iterative: safe on any input.
 absl::Status MakePlan(const Value& root, const Value* skip, Plan* plan) {
-  struct Item {
-    const Value* key;  // null for array elements and the root
-    const Value* value;
-    int depth;
-  };
-  std::vector<Item> stack;
+  using Item = Plan::Item;
+  std::vector<Item>& stack = plan->stack;
+  stack.clear();
   stack.push_back({nullptr, &root, 0});
   while (!stack.empty()) {
     Item item = stack.back();
@@ -391,6 +395,51 @@ struct Scratch {
 Scratch& ThreadScratch() {
   thread_local Scratch scratch;
   return scratch;
+}
+
+// What Parse needs to know about its input before choosing a parser.
+struct InputShape {
+  bool ascii = true;
+  size_t brackets = 0;  // '[' and '{' bytes, inside strings or not
+  bool has_nul = false;
+};
+
+// Bytes of `w` equal to zero, each marked by its top bit (exact, no false
+// positives, unlike the usual "has a zero byte" test).
+inline uint64_t ZeroBytes(uint64_t w) {
+  constexpr uint64_t k7F = 0x7F7F7F7F7F7F7F7FULL;
+  return ~(((w & k7F) + k7F) | w | k7F);
+}
+
+// One pass, a word at a time: this runs on every byte the cache receives.
+InputShape Inspect(std::string_view json) {
+  constexpr uint64_t k20 = 0x2020202020202020ULL;
+  constexpr uint64_t k7B = 0x7B7B7B7B7B7B7B7BULL;
+  constexpr uint64_t k80 = 0x8080808080808080ULL;
+  InputShape shape;
+  uint64_t high = 0;
+  uint64_t nul = 0;
+  size_t brackets = 0;
+  const char* p = json.data();
+  size_t n = json.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    high |= w;
+    nul |= ZeroBytes(w);
+    // '[' is 0x5B and '{' is 0x7B: they differ only in bit 5.
+    brackets += __builtin_popcountll(ZeroBytes((w | k20) ^ k7B));
+  }
+  for (; n > 0; ++p, --n) {
+    const unsigned char u = static_cast<unsigned char>(*p);
+    high |= u;
+    nul |= u == 0;
+    brackets += (u | 0x20) == 0x7B;
+  }
+  shape.ascii = (high & k80) == 0;
+  shape.has_nul = nul != 0;
+  shape.brackets = brackets;
+  return shape;
 }
 
 // RFC 6901: splits off the next reference token of `*rest` (which starts
@@ -542,18 +591,37 @@ absl::StatusOr<ObjectPtr> Object::Parse(std::string_view json,
                                         const ParseOptions& options) {
   // JSON text never holds a raw NUL; refusing it here lets the in-situ
   // parser treat NUL as the end of input.
-  if (const void* nul = std::memchr(json.data(), '\0', json.size())) {
-    const size_t offset = static_cast<const char*>(nul) - json.data();
-    return Invalid(absl::StrCat("invalid JSON at offset ", offset,
+  const InputShape shape = Inspect(json);
+  if (shape.has_nul) {
+    const char* nul =
+        static_cast<const char*>(std::memchr(json.data(), '\0', json.size()));
+    return Invalid(absl::StrCat("invalid JSON at offset ", nul - json.data(),
                                 ": NUL byte in input."));
   }
   Scratch& scratch = ThreadScratch();
   scratch.text.assign(json.data(), json.size());
   scratch.pool.Clear();
   rapidjson::Document doc(&scratch.pool);
-  constexpr unsigned kFlags =
-      rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag;
-  doc.ParseInsitu<kFlags>(scratch.text.data());
+  // RapidJSON's fastest path (recursive, no UTF-8 check) is used only when
+  // it is safe: nesting cannot exceed the count of '[' and '{' bytes, and
+  // pure ASCII needs no validation. Otherwise the iterative, validating
+  // parser takes over, which never recurses.
+  constexpr unsigned kIterative = rapidjson::kParseIterativeFlag;
+  constexpr unsigned kValidate = rapidjson::kParseValidateEncodingFlag;
+  char* text = scratch.text.data();
+  if (shape.brackets <= kMaxObjectDepth) {
+    if (shape.ascii) {
+      doc.ParseInsitu<rapidjson::kParseDefaultFlags>(text);
+    } else {
+      doc.ParseInsitu<kValidate>(text);
+    }
+  } else {
+    if (shape.ascii) {
+      doc.ParseInsitu<kIterative>(text);
+    } else {
+      doc.ParseInsitu<kIterative | kValidate>(text);
+    }
+  }
   if (doc.HasParseError()) {
     return Invalid(absl::StrCat("invalid JSON at offset ",
                                 doc.GetErrorOffset(), ": ",
