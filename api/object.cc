@@ -608,18 +608,21 @@ absl::StatusOr<ObjectPtr> Object::Parse(std::string_view json,
   // parser takes over, which never recurses.
   constexpr unsigned kIterative = rapidjson::kParseIterativeFlag;
   constexpr unsigned kValidate = rapidjson::kParseValidateEncodingFlag;
+  // Numbers parse to the nearest double, so reading an object and writing
+  // it back never changes a value.
+  constexpr unsigned kExact = rapidjson::kParseFullPrecisionFlag;
   char* text = scratch.text.data();
   if (shape.brackets <= kMaxObjectDepth) {
     if (shape.ascii) {
-      doc.ParseInsitu<rapidjson::kParseDefaultFlags>(text);
+      doc.ParseInsitu<kExact>(text);
     } else {
-      doc.ParseInsitu<kValidate>(text);
+      doc.ParseInsitu<kExact | kValidate>(text);
     }
   } else {
     if (shape.ascii) {
-      doc.ParseInsitu<kIterative>(text);
+      doc.ParseInsitu<kExact | kIterative>(text);
     } else {
-      doc.ParseInsitu<kIterative | kValidate>(text);
+      doc.ParseInsitu<kExact | kIterative | kValidate>(text);
     }
   }
   if (doc.HasParseError()) {
@@ -826,7 +829,8 @@ ObjectBuilder::~ObjectBuilder() = default;
 absl::StatusOr<ObjectBuilder> ObjectBuilder::FromJson(std::string_view json) {
   ObjectBuilder builder;
   constexpr unsigned kFlags =
-      rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag;
+      rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
+      rapidjson::kParseFullPrecisionFlag;
   rapidjson::MemoryStream stream(json.data(), json.size());
   builder.doc_->ParseStream<kFlags, rapidjson::UTF8<>>(stream);
   if (builder.doc_->HasParseError()) {
@@ -1142,7 +1146,8 @@ absl::Status ObjectBuilder::SetJson(std::string_view pointer,
                                     std::string_view json) {
   rapidjson::Document tmp(pool_.get());
   constexpr unsigned kFlags =
-      rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag;
+      rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
+      rapidjson::kParseFullPrecisionFlag;
   rapidjson::MemoryStream stream(json.data(), json.size());
   tmp.ParseStream<kFlags, rapidjson::UTF8<>>(stream);
   if (tmp.HasParseError()) {
