@@ -1,0 +1,117 @@
+#include "api/types/secret.h"
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "api/types/field.h"
+
+namespace kcr {
+namespace api {
+namespace {
+
+std::string PointerToken(std::string_view key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+absl::string_view A(std::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
+
+// Decoded length of standard base64 text, without decoding it.
+size_t DecodedSize(std::string_view b64) {
+  size_t n = b64.size();
+  while (n > 0 && b64[n - 1] == '=') --n;
+  return n * 3 / 4;
+}
+
+}  // namespace
+
+absl::StatusOr<SecretView> SecretView::Create(ObjectPtr secret) {
+  if (absl::Status s = Check(secret, "Secret"); !s.ok()) return s;
+  const rapidjson::Value* root = &secret->json();
+  for (const char* key : {"data", "stringData"}) {
+    if (absl::Status s = field::CheckStringMap(field::Member(root, key), key);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return SecretView(std::move(secret));
+}
+
+std::string_view SecretView::type() const {
+  std::string_view t = field::String(&object().json(), "type");
+  return t.empty() ? std::string_view("Opaque") : t;
+}
+
+StringMapView SecretView::data() const {
+  const rapidjson::Value* v = field::Member(&object().json(), "data");
+  return StringMapView(v != nullptr && v->IsObject() ? v : nullptr);
+}
+
+absl::StatusOr<std::string> SecretView::Decoded(std::string_view key) const {
+  std::optional<std::string_view> b64 = data().Get(key);
+  if (!b64.has_value()) {
+    return absl::NotFoundError(absl::StrCat("no data key ", absl::CHexEscape(A(key))));
+  }
+  std::string out;
+  if (!absl::Base64Unescape(A(*b64), &out)) {
+    // The message names the key only, never the value.
+    return absl::InvalidArgumentError(absl::StrCat(
+        "data.", absl::CHexEscape(A(key)), " is not valid base64"));
+  }
+  return out;
+}
+
+std::string SecretView::DebugString() const {
+  std::string out = absl::StrCat("Secret ", A(object().Key()), " type=",
+                                 absl::CHexEscape(A(type())), " data={");
+  bool first = true;
+  for (const auto& [key, value] : data()) {
+    absl::StrAppend(&out, first ? "" : ", ", absl::CHexEscape(A(key)), ": ",
+                    DecodedSize(value), " bytes");
+    first = false;
+  }
+  out += "}";
+  return out;
+}
+
+std::ostream& operator<<(std::ostream& os, const SecretView& secret) {
+  return os << secret.DebugString();
+}
+
+SecretBuilder::SecretBuilder(std::string_view namespace_, std::string_view name)
+    : builder_("v1", "Secret") {
+  builder_.SetName(name).SetNamespace(namespace_);
+}
+
+SecretBuilder::SecretBuilder(const Object& secret) : builder_(secret) {}
+
+SecretBuilder& SecretBuilder::SetType(std::string_view type) {
+  (void)builder_.SetString("/type", type);
+  return *this;
+}
+
+SecretBuilder& SecretBuilder::SetData(std::string_view key,
+                                      std::string_view value) {
+  std::string encoded;
+  absl::Base64Escape(A(value), &encoded);
+  return SetEncodedData(key, encoded);
+}
+
+SecretBuilder& SecretBuilder::SetEncodedData(std::string_view key,
+                                             std::string_view base64) {
+  (void)builder_.SetString("/data/" + PointerToken(key), base64);
+  return *this;
+}
+
+}  // namespace api
+}  // namespace kcr
