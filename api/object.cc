@@ -442,6 +442,55 @@ InputShape Inspect(std::string_view json) {
   return shape;
 }
 
+// True when `json` may hold a \uD800-\uDFFF escape (a UTF-16 surrogate).
+bool MayHoldSurrogateEscape(std::string_view json) {
+  for (size_t i = json.find("\\u"); i != std::string_view::npos;
+       i = json.find("\\u", i + 1)) {
+    if (i + 2 < json.size() && (json[i + 2] == 'd' || json[i + 2] == 'D')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// RapidJSON 1.1.0 decodes a lone low surrogate escape ("\uDC00") into the
+// three bytes ED B0 80, which are not UTF-8, so the object could not be
+// written out and read back. Replace each with U+FFFD (EF BF BD, also three
+// bytes), as Go's encoding/json does. Only surrogates can produce ED A0..BF
+// here: other bytes were validated or are ASCII.
+void ReplaceLoneSurrogates(Value& root) {
+  auto fix = [](Value& s) {
+    // Strings of the scratch tree live in the writable in-situ buffer or
+    // inside the value itself.
+    char* p = const_cast<char*>(s.GetString());
+    const size_t n = s.GetStringLength();
+    for (size_t i = 0; i + 2 < n; ++i) {
+      if (static_cast<unsigned char>(p[i]) == 0xED &&
+          (static_cast<unsigned char>(p[i + 1]) & 0xE0) == 0xA0) {
+        p[i] = '\xEF';
+        p[i + 1] = '\xBF';
+        p[i + 2] = '\xBD';
+        i += 2;
+      }
+    }
+  };
+  std::vector<Value*> stack = {&root};
+  while (!stack.empty()) {
+    Value* v = stack.back();
+    stack.pop_back();
+    if (v->IsString()) {
+      fix(*v);
+    } else if (v->IsObject()) {
+      for (auto& m : v->GetObject()) {
+        fix(m.name);
+        stack.push_back(&m.value);
+      }
+    } else if (v->IsArray()) {
+      for (auto& e : v->GetArray()) stack.push_back(&e);
+    }
+  }
+}
+
 // RFC 6901: splits off the next reference token of `*rest` (which starts
 // with '/') and unescapes it into `*token`. False when malformed.
 bool NextToken(std::string_view* rest, std::string* buffer,
@@ -631,6 +680,7 @@ absl::StatusOr<ObjectPtr> Object::Parse(std::string_view json,
                                 rapidjson::GetParseError_En(
                                     doc.GetParseError())));
   }
+  if (MayHoldSurrogateEscape(json)) ReplaceLoneSurrogates(doc);
   return FromValue(doc, options);
 }
 
@@ -838,6 +888,7 @@ absl::StatusOr<ObjectBuilder> ObjectBuilder::FromJson(std::string_view json) {
         "invalid JSON at offset ", builder.doc_->GetErrorOffset(), ": ",
         rapidjson::GetParseError_En(builder.doc_->GetParseError())));
   }
+  if (MayHoldSurrogateEscape(json)) ReplaceLoneSurrogates(*builder.doc_);
   if (!builder.doc_->IsObject()) {
     builder.doc_->SetObject();
     return Invalid("top level is not an object");
@@ -1157,6 +1208,7 @@ absl::Status ObjectBuilder::SetJson(std::string_view pointer,
   }
   Plan plan;
   if (absl::Status s = MakePlan(tmp, nullptr, &plan); !s.ok()) return s;
+  if (MayHoldSurrogateEscape(json)) ReplaceLoneSurrogates(tmp);
   Value value;
   value.Swap(tmp);
   return SetValue(pointer, std::move(value));

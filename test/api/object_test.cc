@@ -229,6 +229,25 @@ TEST(ObjectTest, KeepsNumbersAndEscapes) {
   EXPECT_EQ(again->ToJson(), obj->ToJson());
 }
 
+TEST(ObjectTest, LoneSurrogatesBecomeReplacementCharacters) {
+  // As Go's encoding/json: an unpaired \uDC00 reads as U+FFFD, so the
+  // object always writes out as valid UTF-8 and reads back the same.
+  ObjectPtr obj = MustParse(R"({"metadata":{"name":"a\udc00b","uid":"\ud83d\ude00"}})");
+  EXPECT_EQ(obj->name(), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(obj->uid(), "\xF0\x9F\x98\x80");
+  ObjectPtr again = MustParse(obj->ToJson());
+  EXPECT_EQ(again->ToJson(), obj->ToJson());
+  absl::StatusOr<ObjectBuilder> b =
+      ObjectBuilder::FromJson(R"({"metadata":{"name":"\uDFFF"}})");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ((*b->Build())->name(), "\xEF\xBF\xBD");
+  ASSERT_TRUE(b->SetJson("/x", R"("\udc00")").ok());
+  EXPECT_STREQ(b->Find("/x")->GetString(), "\xEF\xBF\xBD");
+  // A high surrogate without its pair is a parse error in RapidJSON.
+  EXPECT_THAT(ErrorOf(R"({"metadata":{"name":"\ud800"}})"),
+              HasSubstr("surrogate"));
+}
+
 TEST(ObjectTest, DuplicateLongStringsStoredOnce) {
   const std::string ts = "2026-11-20T08:14:03.123456Z";
   ObjectPtr one = MustParse(R"({"metadata":{},"a":")" + ts + R"("})");
