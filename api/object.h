@@ -23,14 +23,20 @@
 //   strings ("creationTimestamp", "/dev/termination-log", ...) point at
 //   static storage and cost nothing per object. The only remaining cost is
 //   RapidJSON's 16 bytes per value and per key, which is the floor for any
-//   RapidJSON tree (see docs/benchmarks.md for measured ratios).
-//   The alternatives measured: in-situ parsing into an owned copy of the
-//   text keeps the whole text plus the nodes (about 2.4x); a MemoryPool
-//   sized from the input length over-reserves for small-node objects.
+//   RapidJSON tree: measured, an Object costs 1.36x its minified JSON for a
+//   ConfigMap, 1.60x for a Pod and 1.68x for a Deployment (whose JSON
+//   averages 11-12 bytes per value and key); see docs/benchmarks.md.
+//   The alternatives: RapidJSON's default Document reserves a 64 KiB chunk
+//   per object; in-situ parsing into an owned copy of the text keeps the
+//   whole text plus the nodes (2.5x the JSON, measured); a pool sized from
+//   the input length must assume the worst bytes-per-node ratio (8x for
+//   "[0,0,...]") or spill into extra chunks.
 //
-// Input limits: nesting deeper than kMaxObjectDepth is rejected (the parser
-// is iterative and nothing in this file recurses deeper than that), so a
-// hostile "[[[[..." returns an error rather than exhausting the stack.
+// Input limits: nesting deeper than kMaxObjectDepth is rejected. Parse uses
+// RapidJSON's recursive parser only when the input holds fewer '[' and '{'
+// bytes than that limit, and its iterative parser otherwise; nothing else
+// here recurses deeper than the limit. So a hostile "[[[[..." returns an
+// error rather than exhausting the stack.
 #ifndef KCR_API_OBJECT_H_
 #define KCR_API_OBJECT_H_
 
@@ -152,7 +158,9 @@ class Object {
   //                    "metadata.ownerReferences[0].uid is not a string",
   //                    "JSON nests deeper than 512 levels".
   // Fields this class exposes are type-checked here, so accessors never
-  // meet a wrong type; every other field is kept as sent.
+  // meet a wrong type; every other field is kept as sent. Input must be
+  // UTF-8; numbers are read to the nearest double (full precision); an
+  // unpaired UTF-16 surrogate escape reads as U+FFFD, as in Go.
   static absl::StatusOr<ObjectPtr> Parse(std::string_view json,
                                          const ParseOptions& options = {});
 
