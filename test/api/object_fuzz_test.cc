@@ -9,6 +9,15 @@
 
 #include "api/object.h"
 #include "api/transform.h"
+#include "api/types/condition.h"
+#include "api/types/config_map.h"
+#include "api/types/deployment.h"
+#include "api/types/event.h"
+#include "api/types/lease.h"
+#include "api/types/namespace.h"
+#include "api/types/owner_reference.h"
+#include "api/types/pod.h"
+#include "api/types/secret.h"
 
 namespace {
 
@@ -50,6 +59,45 @@ void Exercise(const kcr::api::Object& obj) {
   (void)sink;
 }
 
+// Every typed view reads any object without crashing.
+void ExerciseViews(const kcr::api::ObjectPtr& obj) {
+  using namespace kcr::api;  // NOLINT: test-local brevity
+  size_t sink = 0;
+  if (auto pod = PodView::Create(obj); pod.ok()) {
+    sink += pod->phase().size() + pod->total_restarts() + pod->ready() +
+            pod->ready_containers() + pod->conditions().size() +
+            pod->node_name().size() + pod->pod_ip().size();
+  }
+  if (auto d = DeploymentView::Create(obj); d.ok()) {
+    sink += d->replicas() + d->ready_replicas() + d->available_replicas() +
+            d->updated_replicas() + d->status_replicas() +
+            d->observed_generation() + d->containers().size() +
+            d->selector_match_labels().size() + d->template_labels().size();
+  }
+  if (auto cm = ConfigMapView::Create(obj); cm.ok()) {
+    sink += cm->data().ToMap().size() + cm->binary_data().size();
+  }
+  if (auto s = SecretView::Create(obj); s.ok()) {
+    sink += s->DebugString().size() + s->type().size();
+    for (const auto& [k, v] : s->data()) sink += s->Decoded(k).ok();
+  }
+  if (auto ns = NamespaceView::Create(obj); ns.ok()) {
+    sink += ns->active() + ns->terminating();
+  }
+  if (auto l = LeaseView::Create(obj); l.ok()) {
+    sink += l->holder_identity().size() + l->acquire_time().has_value() +
+            l->renew_time().has_value() + l->lease_transitions() +
+            l->lease_duration_seconds().value_or(0);
+  }
+  if (auto e = EventView::Create(obj); e.ok()) {
+    sink += e->involved_object().name.size() + e->count() +
+            e->reason().size() + e->source_component().size();
+  }
+  sink += ConditionsOf(*obj).size() + ControllerOf(*obj).has_value() +
+          OwnerReferencesOf(*obj).size();
+  (void)sink;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -63,6 +111,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const kcr::api::Object& obj = **parsed;
   Exercise(obj);
   Exercise(**stripped);
+  ExerciseViews(*parsed);
   Check((*stripped)->Find("/metadata/managedFields") == nullptr);
 
   // Serialising and parsing again gives the same text.
