@@ -1092,6 +1092,13 @@ Value* ObjectBuilder::Resolve(std::string_view pointer, bool create,
   Value* v = doc_.get();
   std::string buffer;
   std::string_view token;
+  // Creating levels one per token must not build a tree deeper than any
+  // Object may be (ToJson and copies recurse over it).
+  if (create && static_cast<size_t>(std::count(pointer.begin(), pointer.end(),
+                                               '/')) >= kMaxObjectDepth) {
+    *status = Invalid("JSON pointer nests too deep");
+    return nullptr;
+  }
   while (!pointer.empty()) {
     if (!NextToken(&pointer, &buffer, &token)) {
       *status = Invalid("malformed JSON pointer");

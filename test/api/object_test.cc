@@ -432,6 +432,9 @@ TEST(ObjectBuilderTest, PointerErrors) {
   EXPECT_FALSE(b.SetJson("/deep", std::string(100000, '[')).ok());
   std::string deep = std::string(600, '[') + std::string(600, ']');
   EXPECT_FALSE(b.SetJson("/deep", deep).ok());
+  std::string deep_pointer;
+  for (int i = 0; i < 600; ++i) deep_pointer += "/a";
+  EXPECT_FALSE(b.SetInt(deep_pointer, 1).ok());
   EXPECT_FALSE(b.Remove("/list/9"));
   EXPECT_FALSE(b.Remove(""));
   EXPECT_EQ(b.ToJson(), R"({"metadata":{},"a":{"b":{"c":"x"}},"list":[1,2,3]})");
