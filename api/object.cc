@@ -705,11 +705,14 @@ absl::StatusOr<ObjectPtr> Object::FromValue(const Value& value,
     std::memcpy(blob + offset, s.data(), s.size());
     blob[offset + s.size()] = '\0';
   }
-  // Spill chunks (never needed when the plan is right) stay small.
-  object->pool_capacity_ = pool_bytes - kPoolHeader;
-  object->allocator_.emplace(object->arena_.get(), pool_bytes,
-                             /*chunkSize=*/1024);
-  rapidjson::Document doc(&*object->allocator_);
+  // The pool is needed only while the tree is built: values hold no
+  // allocator pointer, and an Object never allocates again. It is kept
+  // only if the tree spilled past the arena (the plan makes that
+  // impossible; kept rather than trusted).
+  const size_t pool_capacity = pool_bytes - kPoolHeader;
+  auto pool = std::make_unique<rapidjson::MemoryPoolAllocator<>>(
+      object->arena_.get(), pool_bytes, /*chunkSize=*/1024);
+  rapidjson::Document doc(pool.get());
   StringSink sink{&plan, blob, 0};
   bool ok = false;
   auto generator = [&](rapidjson::Document& handler) {
@@ -719,6 +722,10 @@ absl::StatusOr<ObjectPtr> Object::FromValue(const Value& value,
   doc.Populate(generator);
   if (!ok) return absl::InternalError("copying the object tree failed");
   object->root_.Swap(doc);
+  if (pool->Capacity() != pool_capacity) {
+    object->spill_bytes_ = sizeof(*pool) + pool->Capacity() - pool_capacity;
+    object->spill_ = std::move(pool);
+  }
   object->Index();
   return ObjectPtr(std::move(object));
 }
@@ -833,10 +840,7 @@ const Value* Object::Find(std::string_view json_pointer) const {
 std::string Object::ToJson() const { return WriteJson(root_); }
 
 size_t Object::SpaceUsed() const {
-  // Capacity() grows past the arena's pool only if a spill chunk was ever
-  // needed (the plan makes that impossible; counted all the same).
-  const size_t spill = allocator_->Capacity() - pool_capacity_;
-  return sizeof(Object) + kControlBlock + arena_size_ + spill;
+  return sizeof(Object) + kControlBlock + arena_size_ + spill_bytes_;
 }
 
 ObjectBuilder Object::ToBuilder() const { return ObjectBuilder(*this); }

@@ -251,10 +251,13 @@ class Object {
   void Index();
   const rapidjson::Value* MetadataMember(std::string_view key) const;
 
+  // The tree's nodes and long strings, in one allocation.
   std::unique_ptr<char[]> arena_;
   size_t arena_size_ = 0;
-  size_t pool_capacity_ = 0;
-  std::optional<rapidjson::MemoryPoolAllocator<>> allocator_;
+  // Only when building overflowed the arena (never expected): the pool
+  // that owns the overflow, and its bytes.
+  std::unique_ptr<rapidjson::MemoryPoolAllocator<>> spill_;
+  size_t spill_bytes_ = 0;
   rapidjson::Value root_;
   // Hot fields, resolved once. Null when absent.
   const rapidjson::Value* metadata_ = nullptr;
