@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # Builds every libFuzzer target (tag "fuzzer") with clang and runs each for
-# FUZZ_SECONDS (default 60) on a copy of its seed corpus. Prints
-# `N passed, N failed` and exits non-zero if any fuzzer found a crash.
+# FUZZ_SECONDS (default 60) on a copy of its seed corpus. Prints how many
+# ran clean and how many found a crash; exits non-zero on any crash.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${FUZZ_SECONDS:-60}
 
 targets=$(bazel query 'attr(tags, "fuzzer", //...)' 2>/dev/null)
 if [ -z "$targets" ]; then
-  echo "0 passed, 0 failed"
+  echo "fuzzers: none"
   exit 0
 fi
 # shellcheck disable=SC2086
 if ! bazel build --config=fuzz $targets; then
-  echo "0 passed, 1 failed"
+  echo "fuzzers: build failed"
   exit 1
 fi
 bin=$(bazel info --config=fuzz bazel-bin 2>/dev/null)
@@ -39,5 +39,5 @@ for t in $targets; do
     tail -n 40 "$work/log"
   fi
 done
-echo "${passed} passed, ${failed} failed"
+echo "fuzzers: ${passed} ran clean, ${failed} found a crash"
 [ "$failed" -eq 0 ]
