@@ -1,0 +1,158 @@
+#include "api/patch/patch_schema.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace kcr {
+namespace api {
+namespace {
+
+FieldPatchMeta ByKey(absl::string_view key) {
+  return FieldPatchMeta{FieldStrategy::kMergeByKey, std::string(key)};
+}
+FieldPatchMeta Primitives() {
+  return FieldPatchMeta{FieldStrategy::kMergePrimitives, ""};
+}
+FieldPatchMeta Atomic() { return FieldPatchMeta{FieldStrategy::kAtomic, ""}; }
+
+// ObjectMeta (k8s.io/apimachinery/pkg/apis/meta/v1/types.go).
+PatchSchema ObjectMetaSchema() {
+  PatchSchema s;
+  s.Add("finalizers", Primitives());
+  s.Add("ownerReferences", ByKey("uid"));
+  return s;
+}
+
+// Container fields shared by containers, initContainers and
+// ephemeralContainers (k8s.io/api/core/v1/types.go).
+PatchSchema ContainerSchema() {
+  PatchSchema s;
+  s.Add("env", ByKey("name"));
+  s.Add("ports", ByKey("containerPort"));
+  s.Add("volumeMounts", ByKey("mountPath"));
+  s.Add("volumeDevices", ByKey("devicePath"));
+  s.Add("args", Atomic());
+  s.Add("command", Atomic());
+  s.Add("envFrom", Atomic());
+  return s;
+}
+
+PatchSchema PodSpecSchema() {
+  PatchSchema s;
+  const PatchSchema container = ContainerSchema();
+  for (absl::string_view list :
+       {"containers", "initContainers", "ephemeralContainers"}) {
+    s.Add(list, ByKey("name"));
+    s.Mount(list, container);
+  }
+  s.Add("volumes", ByKey("name"));  // also retainKeys, honoured everywhere
+  s.Add("imagePullSecrets", ByKey("name"));
+  s.Add("hostAliases", ByKey("ip"));
+  s.Add("topologySpreadConstraints", ByKey("topologyKey"));
+  s.Add("schedulingGates", ByKey("name"));
+  s.Add("resourceClaims", ByKey("name"));
+  s.Add("tolerations", Atomic());
+  s.Add("readinessGates", Atomic());
+  return s;
+}
+
+PatchSchema WithMetadata() {
+  PatchSchema s;
+  s.Mount("metadata", ObjectMetaSchema());
+  return s;
+}
+
+struct KindEntry {
+  const char* group;
+  const char* kind;
+  PatchSchema schema;
+};
+
+std::vector<KindEntry>* BuildTables() {
+  auto* kinds = new std::vector<KindEntry>();
+  const PatchSchema pod_spec = PodSpecSchema();
+
+  PatchSchema pod = WithMetadata();
+  pod.Mount("spec", pod_spec);
+  pod.Add("status.conditions", ByKey("type"));
+  pod.Add("status.podIPs", ByKey("ip"));
+  pod.Add("status.hostIPs", ByKey("ip"));
+  kinds->push_back({"", "Pod", std::move(pod)});
+
+  PatchSchema deployment = WithMetadata();
+  deployment.Mount("spec.template.metadata", ObjectMetaSchema());
+  deployment.Mount("spec.template.spec", pod_spec);
+  deployment.Add("spec.selector", Atomic());
+  deployment.Add("status.conditions", ByKey("type"));
+  kinds->push_back({"apps", "Deployment", std::move(deployment)});
+
+  PatchSchema service = WithMetadata();
+  service.Add("spec.ports", ByKey("port"));
+  service.Add("status.conditions", ByKey("type"));
+  kinds->push_back({"", "Service", std::move(service)});
+
+  PatchSchema service_account = WithMetadata();
+  service_account.Add("secrets", ByKey("name"));
+  service_account.Add("imagePullSecrets", ByKey("name"));
+  kinds->push_back({"", "ServiceAccount", std::move(service_account)});
+
+  PatchSchema name_space = WithMetadata();
+  name_space.Add("status.conditions", ByKey("type"));
+  kinds->push_back({"", "Namespace", std::move(name_space)});
+
+  for (const char* kind : {"ConfigMap", "Secret", "Event"}) {
+    kinds->push_back({"", kind, WithMetadata()});
+  }
+  kinds->push_back({"events.k8s.io", "Event", WithMetadata()});
+  kinds->push_back({"coordination.k8s.io", "Lease", WithMetadata()});
+  kinds->push_back({"autoscaling", "Scale", WithMetadata()});
+  kinds->push_back(
+      {"apiextensions.k8s.io", "CustomResourceDefinition", WithMetadata()});
+  return kinds;
+}
+
+const std::vector<KindEntry>& Tables() {
+  static const std::vector<KindEntry>* const tables = BuildTables();
+  return *tables;
+}
+
+}  // namespace
+
+void PatchSchema::Add(absl::string_view path, FieldPatchMeta meta) {
+  fields_[path] = std::move(meta);
+}
+
+void PatchSchema::Mount(absl::string_view prefix, const PatchSchema& sub) {
+  for (const auto& [path, meta] : sub.fields_) {
+    fields_[absl::StrCat(prefix, ".", path)] = meta;
+  }
+}
+
+const FieldPatchMeta* PatchSchema::Find(absl::string_view path) const {
+  auto it = fields_.find(path);
+  return it == fields_.end() ? nullptr : &it->second;
+}
+
+const PatchSchema* BuiltinPatchSchema(absl::string_view group,
+                                      absl::string_view kind) {
+  for (const KindEntry& e : Tables()) {
+    if (group == e.group && kind == e.kind) return &e.schema;
+  }
+  return nullptr;
+}
+
+bool SupportsStrategicMergePatch(absl::string_view group,
+                                 absl::string_view kind) {
+  return BuiltinPatchSchema(group, kind) != nullptr;
+}
+
+absl::string_view GroupOfApiVersion(absl::string_view api_version) {
+  const size_t slash = api_version.find('/');
+  if (slash == absl::string_view::npos) return "";
+  return api_version.substr(0, slash);
+}
+
+}  // namespace api
+}  // namespace kcr
