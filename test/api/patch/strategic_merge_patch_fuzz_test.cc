@@ -1,11 +1,14 @@
 // Fuzzes strategic merge patch application. The input is two documents
 // split at the first newline: a target, then a patch. Nothing may crash, a
 // successful result must serialise, a failed patch must leave the output
-// untouched, and the empty patch must leave the target unchanged.
+// untouched, and the empty patch must leave the target unchanged. The same
+// pair also drives server-side apply (target as the live object, patch as
+// the configuration) and the Update bookkeeping of managed fields.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 
+#include "api/patch/apply.h"
 #include "api/patch/json_util.h"
 #include "api/patch/patch_schema.h"
 #include "api/patch/strategic_merge_patch.h"
@@ -58,6 +61,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     absl::StatusOr<rapidjson::Document> same =
         ApplyStrategicMergePatch(target, empty, *schemas[0]);
     Check(same.ok() && JsonDeepEqual(*same, target));
+  }
+  for (const PatchSchema* schema : {schemas[1], static_cast<const PatchSchema*>(nullptr)}) {
+    ApplyOptions apply;
+    apply.field_manager = "fuzz";
+    absl::StatusOr<ApplyResult> applied =
+        ServerSideApply(&target, patch, schema, apply);
+    if (applied.ok() && applied->conflicts.empty()) {
+      Check(JsonToString(applied->object).ok());
+      // Applying the same configuration again never conflicts.
+      absl::StatusOr<ApplyResult> again =
+          ServerSideApply(&applied->object, patch, schema, apply);
+      Check(again.ok() && again->conflicts.empty());
+    }
+    UpdateOptions update;
+    update.field_manager = "fuzz-update";
+    rapidjson::Document next;
+    next.CopyFrom(patch, next.GetAllocator());
+    if (RecordUpdateManagedFields(&target, &next, schema, update).ok()) {
+      Check(JsonToString(next).ok());
+    }
   }
   return 0;
 }
