@@ -49,6 +49,68 @@ constexpr absl::string_view kLiveDeployment = R"({
       {"name":"a","image":"busybox:1","env":[{"name":"X","value":"1"},{"name":"Y","value":"2"}]},
       {"name":"b","image":"busybox:1","args":["sleep","1"]}]}}}})";
 
+// Bodies kubectl 1.32 sent, captured from `kubectl apply -f` of a
+// Deployment (containers a with env X and Y, and b) and three edits of the
+// manifest, and from `kubectl scale deployment d --replicas=3` (a merge
+// patch to deployments/d/scale, applied here to the Deployment).
+constexpr absl::string_view kLiveFromKubectlCreate =
+    R"json({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"annotations\":{},\"name\":\"d\",\"namespace\":\"default\"},\"spec\":{\"replicas\":1,\"selector\":{\"matchLabels\":{\"app\":\"d\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"d\"}},\"spec\":{\"containers\":[{\"env\":[{\"name\":\"X\",\"value\":\"1\"},{\"name\":\"Y\",\"value\":\"2\"}],\"image\":\"busybox:1\",\"name\":\"a\"},{\"image\":\"busybox:1\",\"name\":\"b\"}]}}}}\n"},"name":"d","namespace":"default"},"spec":{"replicas":1,"selector":{"matchLabels":{"app":"d"}},"template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"env":[{"name":"X","value":"1"},{"name":"Y","value":"2"}],"image":"busybox:1","name":"a"},{"image":"busybox:1","name":"b"}]}}}})json";
+
+constexpr absl::string_view kApplyImageChange =
+    R"json({"metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"annotations\":{},\"name\":\"d\",\"namespace\":\"default\"},\"spec\":{\"replicas\":1,\"selector\":{\"matchLabels\":{\"app\":\"d\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"d\"}},\"spec\":{\"containers\":[{\"env\":[{\"name\":\"X\",\"value\":\"1\"},{\"name\":\"Y\",\"value\":\"2\"}],\"image\":\"busybox:2\",\"name\":\"a\"},{\"image\":\"busybox:1\",\"name\":\"b\"}]}}}}\n"}},"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":"a"},{"name":"b"}],"containers":[{"image":"busybox:2","name":"a"}]}}}})json";
+
+constexpr absl::string_view kApplyReorderAndEnvRemoval =
+    R"json({"metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"annotations\":{},\"name\":\"d\",\"namespace\":\"default\"},\"spec\":{\"replicas\":2,\"selector\":{\"matchLabels\":{\"app\":\"d\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"d\"}},\"spec\":{\"containers\":[{\"image\":\"busybox:2\",\"name\":\"b\"},{\"env\":[{\"name\":\"Y\",\"value\":\"2\"}],\"image\":\"busybox:1\",\"name\":\"a\"}]}}}}\n"}},"spec":{"replicas":2,"template":{"spec":{"$setElementOrder/containers":[{"name":"b"},{"name":"a"}],"containers":[{"image":"busybox:2","name":"b"},{"$setElementOrder/env":[{"name":"Y"}],"env":[{"$patch":"delete","name":"X"}],"name":"a"}]}}}})json";
+
+constexpr absl::string_view kApplyDeleteContainer =
+    R"json({"metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"annotations\":{},\"name\":\"d\",\"namespace\":\"default\"},\"spec\":{\"replicas\":1,\"selector\":{\"matchLabels\":{\"app\":\"d\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"d\"}},\"spec\":{\"containers\":[{\"env\":[{\"name\":\"X\",\"value\":\"1\"},{\"name\":\"Y\",\"value\":\"2\"}],\"image\":\"busybox:1\",\"name\":\"a\"}]}}}}\n"}},"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":"a"}],"containers":[{"$patch":"delete","name":"b"}]}}}})json";
+
+constexpr absl::string_view kScale =
+    R"json({"spec":{"replicas":3}})json";
+
+const rapidjson::Value& Containers(const rapidjson::Value& d) {
+  return d["spec"]["template"]["spec"]["containers"];
+}
+
+std::string LastApplied(const rapidjson::Value& d) {
+  return d["metadata"]["annotations"]
+          ["kubectl.kubernetes.io/last-applied-configuration"].GetString();
+}
+
+TEST(KubectlBodiesTest, ApplyImageChange) {
+  absl::StatusOr<rapidjson::Document> got = ApplyStrategicMergePatch(
+      Json(kLiveFromKubectlCreate), Json(kApplyImageChange), Deployment());
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(JsonEq(Json(R"([{"name":"a","image":"busybox:2","env":[{"name":"X","value":"1"},{"name":"Y","value":"2"}]},{"name":"b","image":"busybox:1"}])"),
+                     Containers(*got)));
+  EXPECT_NE(LastApplied(*got).find("busybox:2"), std::string::npos);
+}
+
+TEST(KubectlBodiesTest, ApplyReorderAndEnvRemoval) {
+  absl::StatusOr<rapidjson::Document> got = ApplyStrategicMergePatch(
+      Json(kLiveFromKubectlCreate), Json(kApplyReorderAndEnvRemoval), Deployment());
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ((*got)["spec"]["replicas"].GetInt(), 2);
+  EXPECT_TRUE(JsonEq(Json(R"([{"name":"b","image":"busybox:2"},{"name":"a","image":"busybox:1","env":[{"name":"Y","value":"2"}]}])"),
+                     Containers(*got)));
+}
+
+TEST(KubectlBodiesTest, ApplyDeleteContainer) {
+  absl::StatusOr<rapidjson::Document> got = ApplyStrategicMergePatch(
+      Json(kLiveFromKubectlCreate), Json(kApplyDeleteContainer), Deployment());
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(JsonEq(Json(R"([{"name":"a","image":"busybox:1","env":[{"name":"X","value":"1"},{"name":"Y","value":"2"}]}])"),
+                     Containers(*got)));
+}
+
+TEST(KubectlBodiesTest, Scale) {
+  absl::StatusOr<rapidjson::Document> got = ApplyStrategicMergePatch(
+      Json(kLiveFromKubectlCreate), Json(kScale), Deployment());
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ((*got)["spec"]["replicas"].GetInt(), 3);
+  EXPECT_EQ(Containers(*got).Size(), 2u);
+}
+
 TEST(SchemaTest, BuiltinKindsSupportStrategicMergePatch) {
   EXPECT_TRUE(SupportsStrategicMergePatch("", "Pod"));
   EXPECT_TRUE(SupportsStrategicMergePatch("apps", "Deployment"));
@@ -115,16 +177,6 @@ TEST(StrategicMergePatchTest, KubectlApplyImageChange) {
     "template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[
       {"name":"a","image":"busybox:3","env":[{"name":"X","value":"1"},{"name":"Y","value":"2"}]},
       {"name":"b","image":"busybox:1","args":["sleep","1"]}]}}}})"));
-}
-
-// `kubectl scale deployment d --replicas=3` sends this body (to /scale as a
-// merge patch; the same body as a strategic patch on the Deployment).
-TEST(StrategicMergePatchTest, KubectlScale) {
-  absl::StatusOr<rapidjson::Document> got = ApplyStrategicMergePatch(
-      Json(kLiveDeployment), Json(R"({"spec":{"replicas":3}})"), Deployment());
-  ASSERT_TRUE(got.ok());
-  EXPECT_EQ((*got)["spec"]["replicas"].GetInt(), 3);
-  EXPECT_EQ((*got)["spec"]["template"]["spec"]["containers"].Size(), 2u);
 }
 
 // Observed kubectl 1.28 client-side apply of a ConfigMap.
