@@ -11,6 +11,8 @@ packages=(
   libclang-rt-14-dev
   pkg-config
   libcpprest-dev
+  libboost-dev
+  libssl-dev
   rapidjson-dev
   libabsl-dev
   libgoogle-glog-dev

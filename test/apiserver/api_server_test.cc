@@ -1,0 +1,254 @@
+// Integration tests of the local API server through real HTTP: each test
+// starts a server on a free loopback port and checks one semantic the way a
+// client sees it.
+#include "test/apiserver/api_server.h"
+
+#include <memory>
+#include <regex>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test/apiserver/test_client.h"
+
+namespace kcr {
+namespace apiserver {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+class ApiServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { StartServer(ApiServerOptions()); }
+
+  void StartServer(ApiServerOptions options) {
+    server_.reset();
+    auto s = ApiServer::Start(std::move(options));
+    ASSERT_TRUE(s.ok()) << s.status();
+    server_ = std::move(*s);
+    client_ = std::make_unique<TestClient>("127.0.0.1", server_->port());
+  }
+
+  TestResponse CreateConfigMap(const std::string& ns, const std::string& name,
+                               const std::string& labels = "{}") {
+    return client_->Post(
+        "/api/v1/namespaces/" + ns + "/configmaps",
+        R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" +
+            name + R"(","labels":)" + labels + R"(},"data":{"k":"v"}})");
+  }
+
+  std::unique_ptr<ApiServer> server_;
+  std::unique_ptr<TestClient> client_;
+};
+
+TEST_F(ApiServerTest, VersionReportsMinor32) {
+  TestResponse r = client_->Get("/version");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.Str("/minor"), "32");
+  EXPECT_THAT(r.Str("/gitVersion"), StartsWith("v1.32."));
+}
+
+TEST_F(ApiServerTest, HealthEndpointsSayOk) {
+  for (const char* path : {"/healthz", "/livez", "/readyz"}) {
+    TestResponse r = client_->Get(path);
+    EXPECT_EQ(r.status, 200) << path;
+    EXPECT_EQ(r.body, "ok") << path;
+  }
+}
+
+TEST_F(ApiServerTest, OpenApiV2IsEmptyOctetStreamAndV3IsNotFound) {
+  TestResponse v2 = client_->Get("/openapi/v2");
+  EXPECT_EQ(v2.status, 200);
+  EXPECT_EQ(v2.Header("content-type"), "application/octet-stream");
+  EXPECT_EQ(v2.body, "");
+  EXPECT_EQ(client_->Get("/openapi/v3").status, 404);
+}
+
+TEST_F(ApiServerTest, UnknownPathIsNotFoundStatus) {
+  TestResponse r = client_->Get("/apis/nope.example.com/v1/things");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(r.Str("/kind"), "Status");
+  EXPECT_EQ(r.Str("/reason"), "NotFound");
+  EXPECT_EQ(r.Str("/message"),
+            "the server could not find the requested resource");
+}
+
+TEST_F(ApiServerTest, LegacyDiscovery) {
+  TestResponse api = client_->Get("/api");
+  EXPECT_EQ(api.Str("/kind"), "APIVersions");
+  EXPECT_EQ(api.Str("/versions/0"), "v1");
+  TestResponse apis = client_->Get("/apis");
+  EXPECT_EQ(apis.Str("/kind"), "APIGroupList");
+  EXPECT_THAT(apis.body, HasSubstr(R"("groupVersion":"apps/v1")"));
+  TestResponse v1 = client_->Get("/api/v1");
+  EXPECT_EQ(v1.Str("/kind"), "APIResourceList");
+  EXPECT_THAT(v1.body, HasSubstr(R"("name":"pods/status")"));
+  EXPECT_THAT(v1.body, HasSubstr(R"("shortNames":["cm"])"));
+  TestResponse apps = client_->Get("/apis/apps/v1");
+  EXPECT_THAT(apps.body, HasSubstr(R"("name":"deployments/scale")"));
+}
+
+TEST_F(ApiServerTest, AggregatedDiscoveryWhenAsked) {
+  const std::string accept =
+      "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+      "application/json;g=apidiscovery.k8s.io;v=v2beta1;as="
+      "APIGroupDiscoveryList,application/json";
+  TestResponse r = client_->Get("/apis", {{"Accept", accept}});
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.Header("content-type"),
+            "application/json;g=apidiscovery.k8s.io;v=v2;as="
+            "APIGroupDiscoveryList");
+  EXPECT_EQ(r.Str("/kind"), "APIGroupDiscoveryList");
+  EXPECT_EQ(r.Str("/items/0/metadata/name"), "apps");
+  TestResponse beta = client_->Get(
+      "/api", {{"Accept",
+                "application/json;g=apidiscovery.k8s.io;v=v2beta1;as="
+                "APIGroupDiscoveryList,application/json"}});
+  EXPECT_EQ(beta.Str("/apiVersion"), "apidiscovery.k8s.io/v2beta1");
+  EXPECT_EQ(beta.Str("/items/0/metadata/name"), "");
+}
+
+TEST_F(ApiServerTest, CreateFillsSystemFields) {
+  TestResponse r = CreateConfigMap("default", "cm1");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_TRUE(std::regex_match(
+      r.Str("/metadata/uid"),
+      std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
+  EXPECT_TRUE(std::regex_match(
+      r.Str("/metadata/creationTimestamp"),
+      std::regex("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ")));
+  EXPECT_FALSE(r.Str("/metadata/resourceVersion").empty());
+  EXPECT_EQ(r.Int("/metadata/generation"), -1);  // configmaps have none
+  EXPECT_EQ(r.Str("/metadata/namespace"), "default");
+}
+
+TEST_F(ApiServerTest, ResourceVersionIsGlobalAndIncreasing) {
+  int64_t a = std::stoll(CreateConfigMap("default", "a").Str("/metadata/resourceVersion"));
+  TestResponse s = client_->Post(
+      "/api/v1/namespaces/default/secrets",
+      R"({"metadata":{"name":"s"},"stringData":{"x":"y"}})");
+  int64_t b = std::stoll(s.Str("/metadata/resourceVersion"));
+  int64_t c = std::stoll(CreateConfigMap("default", "c").Str("/metadata/resourceVersion"));
+  EXPECT_LT(a, b);
+  EXPECT_LT(b, c);
+}
+
+TEST_F(ApiServerTest, GenerateNameAddsFiveCharacters) {
+  TestResponse r = client_->Post("/api/v1/namespaces/default/configmaps",
+                                 R"({"metadata":{"generateName":"web-"}})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_TRUE(std::regex_match(r.Str("/metadata/name"),
+                               std::regex("web-[bcdfghjklmnpqrstvwxz2456789]{5}")));
+}
+
+TEST_F(ApiServerTest, CreateExistingIsAlreadyExists) {
+  ASSERT_EQ(CreateConfigMap("default", "cm1").status, 201);
+  TestResponse r = CreateConfigMap("default", "cm1");
+  EXPECT_EQ(r.status, 409);
+  EXPECT_EQ(r.body,
+            R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \"cm1\" already exists","reason":"AlreadyExists","details":{"name":"cm1","kind":"configmaps"},"code":409})");
+}
+
+TEST_F(ApiServerTest, GetMissingIsNotFoundWithQualifiedName) {
+  TestResponse r = client_->Get("/apis/apps/v1/namespaces/default/deployments/x");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(r.Str("/message"), R"(deployments.apps "x" not found)");
+  EXPECT_EQ(r.Str("/details/group"), "apps");
+  EXPECT_EQ(r.Str("/details/kind"), "deployments");
+}
+
+TEST_F(ApiServerTest, StaleUpdateIsConflict) {
+  TestResponse c = CreateConfigMap("default", "cm1");
+  std::string rv = c.Str("/metadata/resourceVersion");
+  std::string body =
+      R"({"metadata":{"name":"cm1","resourceVersion":")" + rv + R"("},"data":{"k":"2"}})";
+  EXPECT_EQ(client_->Put("/api/v1/namespaces/default/configmaps/cm1", body).status, 200);
+  TestResponse r = client_->Put("/api/v1/namespaces/default/configmaps/cm1", body);
+  EXPECT_EQ(r.status, 409);
+  EXPECT_EQ(r.Str("/reason"), "Conflict");
+  EXPECT_EQ(r.Str("/message"),
+            "Operation cannot be fulfilled on configmaps \"cm1\": the object "
+            "has been modified; please apply your changes to the latest "
+            "version and try again");
+}
+
+TEST_F(ApiServerTest, PutWithoutResourceVersionIsUnconditionalForBuiltins) {
+  CreateConfigMap("default", "cm1");
+  TestResponse r = client_->Put("/api/v1/namespaces/default/configmaps/cm1",
+                                R"({"metadata":{"name":"cm1"},"data":{"k":"3"}})");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Str("/data/k"), "3");
+}
+
+TEST_F(ApiServerTest, CreateInMissingNamespaceIsNotFound) {
+  TestResponse r = CreateConfigMap("nope", "cm1");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(r.Str("/message"), R"(namespaces "nope" not found)");
+}
+
+TEST_F(ApiServerTest, DeleteConfigMapAnswersSuccessStatus) {
+  TestResponse c = CreateConfigMap("default", "cm1");
+  TestResponse r = client_->Delete("/api/v1/namespaces/default/configmaps/cm1",
+                                   R"({"propagationPolicy":"Background"})");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.Str("/kind"), "Status");
+  EXPECT_EQ(r.Str("/status"), "Success");
+  EXPECT_EQ(r.Str("/details/kind"), "configmaps");
+  EXPECT_EQ(r.Str("/details/uid"), c.Str("/metadata/uid"));
+  EXPECT_EQ(client_->Get("/api/v1/namespaces/default/configmaps/cm1").status, 404);
+}
+
+TEST_F(ApiServerTest, WatchFromZeroSendsStateThenChanges) {
+  CreateConfigMap("default", "a");
+  auto w = client_->Watch("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=0");
+  ASSERT_EQ(w->status(), 200);
+  auto first = w->Next();
+  ASSERT_TRUE(first.has_value());
+  EXPECT_THAT(*first, StartsWith(R"({"type":"ADDED","object":{)"));
+  EXPECT_THAT(*first, HasSubstr(R"("name":"a")"));
+  CreateConfigMap("default", "b");
+  auto second = w->Next();
+  ASSERT_TRUE(second.has_value());
+  EXPECT_THAT(*second, HasSubstr(R"("name":"b")"));
+  client_->Delete("/api/v1/namespaces/default/configmaps/a");
+  auto third = w->Next();
+  ASSERT_TRUE(third.has_value());
+  EXPECT_THAT(*third, StartsWith(R"({"type":"DELETED")"));
+}
+
+TEST_F(ApiServerTest, WatchFromTooOldVersionGetsExpiredErrorEvent) {
+  ApiServerOptions options;
+  options.history_size = 2;
+  StartServer(options);
+  std::string rv = CreateConfigMap("default", "a").Str("/metadata/resourceVersion");
+  CreateConfigMap("default", "b");
+  CreateConfigMap("default", "c");
+  CreateConfigMap("default", "d");
+  auto w = client_->Watch("/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=" + rv);
+  ASSERT_EQ(w->status(), 200);
+  auto line = w->Next();
+  ASSERT_TRUE(line.has_value());
+  EXPECT_THAT(*line, StartsWith(R"({"type":"ERROR","object":{"kind":"Status")"));
+  EXPECT_THAT(*line, HasSubstr(R"("reason":"Expired")"));
+  EXPECT_THAT(*line, HasSubstr(R"("code":410)"));
+  EXPECT_THAT(*line, HasSubstr("too old resource version: " + rv + " ("));
+  EXPECT_FALSE(w->Next().has_value());
+  EXPECT_TRUE(w->ended());
+}
+
+TEST_F(ApiServerTest, TokenRequiredWhenConfigured) {
+  ApiServerOptions options;
+  options.token = "secret";
+  StartServer(options);
+  TestResponse r = client_->Get("/api/v1/namespaces");
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(r.Str("/reason"), "Unauthorized");
+  EXPECT_EQ(client_->Get("/healthz").status, 200);
+  client_->SetHeader("Authorization", "Bearer secret");
+  EXPECT_EQ(client_->Get("/api/v1/namespaces").status, 200);
+}
+
+}  // namespace
+}  // namespace apiserver
+}  // namespace kcr
