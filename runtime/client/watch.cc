@@ -1,0 +1,21 @@
+#include "runtime/client/watch.h"
+
+namespace kcr::client {
+
+std::string_view EventTypeName(EventType type) {
+  switch (type) {
+    case EventType::kAdded:
+      return "ADDED";
+    case EventType::kModified:
+      return "MODIFIED";
+    case EventType::kDeleted:
+      return "DELETED";
+    case EventType::kBookmark:
+      return "BOOKMARK";
+    case EventType::kError:
+      return "ERROR";
+  }
+  return "UNKNOWN";
+}
+
+}  // namespace kcr::client

@@ -1,0 +1,57 @@
+// Watch: the events of a watch on a collection, as client-go's
+// k8s.io/apimachinery/pkg/watch (Event, Interface).
+//
+// A WatchStream yields events in the order the server sent them until the
+// server ends the stream, the stream breaks, or the caller stops it.
+#ifndef KCR_RUNTIME_CLIENT_WATCH_H_
+#define KCR_RUNTIME_CLIENT_WATCH_H_
+
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "api/object.h"
+
+namespace kcr::client {
+
+enum class EventType { kAdded, kModified, kDeleted, kBookmark, kError };
+
+// "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR".
+std::string_view EventTypeName(EventType type);
+
+struct WatchEvent {
+  EventType type = EventType::kAdded;
+  // The object (ADDED/MODIFIED/DELETED: the object's state; BOOKMARK: an
+  // object of the watched kind with only metadata.resourceVersion, and the
+  // annotation k8s.io/initial-events-end on the end of initial events).
+  // For ERROR: the Status object if it parsed as an Object, else null.
+  api::ObjectPtr object;
+  // For ERROR: the server's Status as an absl::Status (see api_errors.h;
+  // IsResourceExpired tells a too-old resourceVersion). OK otherwise.
+  absl::Status error;
+};
+
+// The caller's end of one watch. Next() is called from one thread at a
+// time; Stop() may be called from any thread, any number of times.
+class WatchStream {
+ public:
+  virtual ~WatchStream() = default;
+
+  // Blocks until the next event and returns true with it in `*event`, or
+  // returns false once the stream is over (see status()).
+  virtual bool Next(WatchEvent* event) = 0;
+
+  // Ends the stream: a Next() blocked in a read returns false within a
+  // second, and every later Next() returns false. Releases the connection.
+  virtual void Stop() = 0;
+
+  // Why the stream is over: OK when the server closed it cleanly (the
+  // caller re-watches from the last resourceVersion), kCancelled after
+  // Stop(), kUnavailable when the connection broke, kDataLoss when it was
+  // cut in the middle of an event, kInvalidArgument when an event did not
+  // decode. Meaningful after Next() returned false.
+  virtual absl::Status status() const = 0;
+};
+
+}  // namespace kcr::client
+
+#endif  // KCR_RUNTIME_CLIENT_WATCH_H_

@@ -1,0 +1,189 @@
+#include "runtime/client/watch_decoder.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "rapidjson/document.h"
+#include "rapidjson/error/en.h"
+#include "runtime/client/api_errors.h"
+
+namespace kcr::client {
+namespace {
+
+bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+bool ParseEventType(absl::string_view name, EventType* type) {
+  if (name == "ADDED") {
+    *type = EventType::kAdded;
+  } else if (name == "MODIFIED") {
+    *type = EventType::kModified;
+  } else if (name == "DELETED") {
+    *type = EventType::kDeleted;
+  } else if (name == "BOOKMARK") {
+    *type = EventType::kBookmark;
+  } else if (name == "ERROR") {
+    *type = EventType::kError;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+WatchDecoder::WatchDecoder(WatchDecoderOptions options)
+    : options_(std::move(options)) {}
+
+absl::Status WatchDecoder::Fail(absl::Status status) {
+  error_ = status;
+  pending_.clear();
+  pending_.shrink_to_fit();
+  return status;
+}
+
+absl::Status WatchDecoder::Feed(std::string_view chunk,
+                                std::vector<WatchEvent>* events) {
+  if (!error_.ok()) return error_;
+  const char* data = chunk.data();
+  const size_t n = chunk.size();
+  size_t start = 0;  // where the current event's bytes begin in `chunk`
+  for (size_t i = 0; i < n; ++i) {
+    const char c = data[i];
+    if (!in_event_) {
+      if (IsSpace(c)) continue;
+      if (c != '{') {
+        return Fail(absl::InvalidArgumentError(absl::StrCat(
+            "watch stream: unexpected byte 0x",
+            absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2),
+            " at offset ", offset_ + static_cast<int64_t>(i),
+            " where an event should start")));
+      }
+      in_event_ = true;
+      depth_ = 1;
+      in_string_ = false;
+      escaped_ = false;
+      start = i;
+      continue;
+    }
+    if (in_string_) {
+      if (escaped_) {
+        escaped_ = false;
+      } else if (c == '\\') {
+        escaped_ = true;
+      } else if (c == '"') {
+        in_string_ = false;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        in_string_ = true;
+        break;
+      case '{':
+      case '[':
+        // The envelope adds one level above the object.
+        if (++depth_ > api::kMaxObjectDepth + 1) {
+          return Fail(absl::InvalidArgumentError(absl::StrCat(
+              "watch stream: event ", events_decoded_ + 1, " nests deeper than ",
+              api::kMaxObjectDepth, " levels")));
+        }
+        break;
+      case '}':
+      case ']':
+        if (--depth_ == 0) {
+          in_event_ = false;
+          std::string_view text;
+          if (pending_.empty()) {
+            text = std::string_view(data + start, i + 1 - start);
+          } else {
+            pending_.append(data + start, i + 1 - start);
+            text = pending_;
+          }
+          if (text.size() > options_.max_event_bytes) {
+            return Fail(absl::ResourceExhaustedError(absl::StrCat(
+                "watch stream: event ", events_decoded_ + 1, " is ",
+                text.size(), " bytes, more than the limit of ",
+                options_.max_event_bytes)));
+          }
+          absl::Status status = Decode(text, events);
+          pending_.clear();
+          if (!status.ok()) return Fail(status);
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  if (in_event_) {
+    const size_t tail = n - start;
+    if (pending_.size() + tail > options_.max_event_bytes) {
+      return Fail(absl::ResourceExhaustedError(absl::StrCat(
+          "watch stream: event ", events_decoded_ + 1, " exceeds the limit of ",
+          options_.max_event_bytes, " bytes")));
+    }
+    pending_.append(data + start, tail);
+  }
+  offset_ += static_cast<int64_t>(n);
+  return absl::OkStatus();
+}
+
+absl::Status WatchDecoder::Finish() {
+  if (!error_.ok()) return error_;
+  if (in_event_) {
+    return Fail(absl::DataLossError(absl::StrCat(
+        "watch stream ended in the middle of an event after ", pending_.size(),
+        " bytes (", events_decoded_, " complete events before it)")));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WatchDecoder::Decode(std::string_view text,
+                                  std::vector<WatchEvent>* events) {
+  const int64_t index = events_decoded_ + 1;
+  rapidjson::Document doc;
+  doc.Parse(text.data(), text.size());
+  if (doc.HasParseError()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "watch stream: event ", index, " is not valid JSON at offset ",
+        doc.GetErrorOffset(), ": ", rapidjson::GetParseError_En(doc.GetParseError())));
+  }
+  auto type_it = doc.FindMember("type");
+  if (type_it == doc.MemberEnd() || !type_it->value.IsString()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("watch stream: event ", index, " has no string \"type\""));
+  }
+  absl::string_view type_name(type_it->value.GetString(),
+                             type_it->value.GetStringLength());
+  WatchEvent event;
+  if (!ParseEventType(type_name, &event.type)) {
+    std::string shown(type_name.substr(0, 64));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "watch stream: event ", index, " has unknown type \"", shown, "\""));
+  }
+  auto object_it = doc.FindMember("object");
+  if (object_it == doc.MemberEnd() || !object_it->value.IsObject()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "watch stream: event ", index, " (", type_name, ") has no \"object\""));
+  }
+  if (event.type == EventType::kError) {
+    event.error = StatusFromObject(object_it->value);
+    if (event.error.ok()) {
+      event.error = absl::InternalError("watch ERROR event with a Success status");
+    }
+    auto object = api::Object::FromValue(object_it->value, options_.parse_options);
+    if (object.ok()) event.object = *std::move(object);
+  } else {
+    auto object = api::Object::FromValue(object_it->value, options_.parse_options);
+    if (!object.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "watch stream: event ", index, " (", type_name,
+          "): object: ", object.status().message()));
+    }
+    event.object = *std::move(object);
+  }
+  events->push_back(std::move(event));
+  ++events_decoded_;
+  return absl::OkStatus();
+}
+
+}  // namespace kcr::client
