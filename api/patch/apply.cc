@@ -397,7 +397,7 @@ std::vector<Manager> ParseManagers(const Value* list) {
   return out;
 }
 
-void WriteManagers(std::vector<Manager> managers, rapidjson::Document* object) {
+void WriteManagers(std::vector<Manager> managers, Value* object, Allocator& a) {
   managers.erase(std::remove_if(managers.begin(), managers.end(),
                                 [](const Manager& m) { return IsEmpty(m.set); }),
                  managers.end());
@@ -408,7 +408,6 @@ void WriteManagers(std::vector<Manager> managers, rapidjson::Document* object) {
                             std::tie(q.operation, q.time, q.manager, q.api_version,
                                      q.subresource);
                    });
-  Allocator& a = object->GetAllocator();
   if (!object->IsObject()) return;
   auto md = object->FindMember("metadata");
   if (md == object->MemberEnd()) {
@@ -764,12 +763,20 @@ absl::StatusOr<ApplyResult> ServerSideApply(const Value* live, const Value& conf
   self.time = TimeString(options.now);
   self.set = applied;
   managers.push_back(std::move(self));
-  WriteManagers(std::move(managers), &merged);
+  WriteManagers(std::move(managers), &merged, merged.GetAllocator());
   return result;
 }
 
 absl::Status RecordUpdateManagedFields(const Value* old_object,
                                        rapidjson::Document* object,
+                                       const PatchSchema* schema,
+                                       const UpdateOptions& options) {
+  return RecordUpdateManagedFields(old_object, object, object->GetAllocator(),
+                                   schema, options);
+}
+
+absl::Status RecordUpdateManagedFields(const Value* old_object, Value* object,
+                                       Allocator& allocator,
                                        const PatchSchema* schema,
                                        const UpdateOptions& options) {
   absl::Status s = ValidateFieldManager(options.field_manager, /*apply=*/false);
@@ -789,7 +796,7 @@ absl::Status RecordUpdateManagedFields(const Value* old_object,
   if (sent != nullptr && sent->IsArray() && sent->Size() == 1 &&
       (*sent)[0].IsObject() && (*sent)[0].MemberCount() == 0) {
     // `managedFields: [{}]` resets the ownership.
-    WriteManagers({}, object);
+    WriteManagers({}, object, allocator);
     return absl::OkStatus();
   }
   if (sent != nullptr && sent->IsArray() && !sent->Empty()) {
@@ -831,7 +838,7 @@ absl::Status RecordUpdateManagedFields(const Value* old_object,
   if (self->time.empty() || !SameSet(before, self->set)) {
     self->time = TimeString(options.now);
   }
-  WriteManagers(std::move(managers), object);
+  WriteManagers(std::move(managers), object, allocator);
   return absl::OkStatus();
 }
 

@@ -122,6 +122,14 @@ absl::Status RecordUpdateManagedFields(const rapidjson::Value* old_object,
                                        const PatchSchema* schema,
                                        const UpdateOptions& options);
 
+// As above for a value inside a document: new values are allocated from
+// `allocator`, the allocator of the document that owns `*object`.
+absl::Status RecordUpdateManagedFields(const rapidjson::Value* old_object,
+                                       rapidjson::Value* object,
+                                       rapidjson::Value::AllocatorType& allocator,
+                                       const PatchSchema* schema,
+                                       const UpdateOptions& options);
+
 // kube-apiserver's default manager name for a non-apply write without
 // fieldManager: the User-Agent up to its first '/', printable characters
 // only, at most 128 bytes ("kubectl.1.32/v1.32.0 (linux/amd64) ..." gives

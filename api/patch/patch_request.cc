@@ -170,7 +170,8 @@ PatchResult ApplyPatchRequest(const PatchRequest& request) {
 }
 
 absl::Status RecordWriteManager(const rapidjson::Value* old_object,
-                                rapidjson::Document* object,
+                                rapidjson::Value* object,
+                                rapidjson::Value::AllocatorType& allocator,
                                 const PatchSchema* schema,
                                 absl::string_view field_manager,
                                 absl::string_view user_agent,
@@ -184,7 +185,7 @@ absl::Status RecordWriteManager(const rapidjson::Value* old_object,
   update.subresource = std::string(subresource);
   update.scope = scope;
   update.now = now;
-  return RecordUpdateManagedFields(old_object, object, schema, update);
+  return RecordUpdateManagedFields(old_object, object, allocator, schema, update);
 }
 
 }  // namespace api

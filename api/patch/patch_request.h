@@ -98,10 +98,12 @@ PatchResult ApplyPatchRequest(const PatchRequest& request);
 
 // Records a create or update (POST, PUT) as an Update by the request's
 // field manager (`field_manager`, else the User-Agent's prefix); a write
-// without either name records nothing. InvalidArgument for an invalid
+// without either name records nothing. New values come from `allocator`,
+// the allocator of the document owning `*object`. InvalidArgument for an invalid
 // fieldManager, with kube-apiserver's message; the caller answers 422.
 absl::Status RecordWriteManager(const rapidjson::Value* old_object,
-                                rapidjson::Document* object,
+                                rapidjson::Value* object,
+                                rapidjson::Value::AllocatorType& allocator,
                                 const PatchSchema* schema,
                                 absl::string_view field_manager,
                                 absl::string_view user_agent,

@@ -102,6 +102,13 @@ std::vector<KindEntry>* BuildTables() {
   name_space.Add("status.conditions", ByKey("type"));
   kinds->push_back({"", "Namespace", std::move(name_space)});
 
+  PatchSchema node = WithMetadata();
+  node.Add("spec.podCIDRs", Primitives());
+  node.Add("spec.taints", Atomic());
+  node.Add("status.conditions", ByKey("type"));
+  node.Add("status.addresses", ByKey("type"));
+  kinds->push_back({"", "Node", std::move(node)});
+
   for (const char* kind : {"ConfigMap", "Secret", "Event"}) {
     kinds->push_back({"", kind, WithMetadata()});
   }

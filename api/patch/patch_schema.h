@@ -67,8 +67,9 @@ class PatchSchema {
 };
 
 // The table of a built-in kind served by the local API server (Pod,
-// Deployment, ConfigMap, Secret, Service, ServiceAccount, Namespace, Event,
-// Lease, CustomResourceDefinition, Scale), or nullptr for any other kind.
+// Deployment, ConfigMap, Secret, Service, ServiceAccount, Namespace, Node,
+// Event, Lease, CustomResourceDefinition, Scale), or nullptr for any other
+// kind.
 // `group` is the API group ("" for the core group, "apps", ...). The
 // returned table lives for the whole program.
 const PatchSchema* BuiltinPatchSchema(absl::string_view group,

@@ -9,6 +9,7 @@
 
 #include "absl/strings/escaping.h"
 #include "runtime/base/status_macros.h"
+#include "test/apiserver/patch_handlers.h"
 #include "test/apiserver/str_util.h"
 
 namespace kcr {
@@ -27,6 +28,11 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
   s->resources_ = std::make_unique<ResourceRegistry>();
   RegistryOptions ro;
   ro.patch_handlers = o.patch_handlers;
+  const PatchHandlers defaults = DefaultPatchHandlers(ro.clock);
+  if (!ro.patch_handlers.strategic_merge) {
+    ro.patch_handlers.strategic_merge = defaults.strategic_merge;
+  }
+  if (!ro.patch_handlers.apply) ro.patch_handlers.apply = defaults.apply;
   s->registry_ =
       std::make_unique<Registry>(s->storage_.get(), s->resources_.get(), ro);
   KCR_RETURN_IF_ERROR(s->registry_->Bootstrap());

@@ -593,6 +593,7 @@ void ApiHandler::HandleResource(const HttpRequest& req, HttpExchange* ex) {
       WriteOptions wo;
       wo.dry_run = DryRun(req);
       wo.field_manager = req.Query("fieldManager");
+      wo.user_agent = req.Header("user-agent");
       auto w = registry_->Create(r, ns, std::move(*b), wo);
       if (!w.ok()) return SendError(ex, w.status());
       return send_object(201, w->object);
@@ -627,6 +628,7 @@ void ApiHandler::HandleResource(const HttpRequest& req, HttpExchange* ex) {
     WriteOptions wo;
     wo.dry_run = DryRun(req);
     wo.field_manager = req.Query("fieldManager");
+    wo.user_agent = req.Header("user-agent");
     wo.subresource = sub;
     if (sub == "scale") {
       auto d = DecodeBody(req);
@@ -669,6 +671,7 @@ void ApiHandler::HandleResource(const HttpRequest& req, HttpExchange* ex) {
     PatchOptions po;
     po.dry_run = DryRun(req);
     po.field_manager = req.Query("fieldManager");
+    po.user_agent = req.Header("user-agent");
     po.subresource = sub;
     if (req.HasQuery("force")) po.force = ParseBool(req.Query("force"));
     auto w = registry_->Patch(r, ns, name, type, req.body, po);

@@ -17,6 +17,7 @@
 #include "api/patch/json_patch.h"
 #include "api/patch/json_util.h"
 #include "api/patch/merge_patch.h"
+#include "test/apiserver/managed_fields.h"
 #include "glog/logging.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
@@ -441,6 +442,21 @@ void SetCRDStatus(api::ObjectBuilder* b, const Value* old_status,
   }
   (void)b->Set("/status/storedVersions", sv);
 }
+
+}  // namespace
+
+struct WriteManager {
+  std::string field_manager;
+  std::string user_agent;
+  std::string subresource;
+  // An apply: managedFields come with the applied object.
+  bool apply = false;
+};
+
+namespace {
+
+absl::StatusOr<api::ObjectPtr> ScaleOf(const ResourceInfo& r,
+                                       const api::ObjectPtr& o);
 
 absl::Status PatchError(std::string_view message) {
   ApiError e;
@@ -876,6 +892,9 @@ absl::StatusOr<WriteResult> Registry::Create(const ResourceInfo& r,
         .ToStatus();
   }
   KCR_RETURN_IF_ERROR(PrepareCreate(r, ns, &object));
+  KCR_RETURN_IF_ERROR(RecordWriteManagedFields(
+      r, nullptr, &object.json(), object.allocator(), options.field_manager,
+      options.user_agent, "", options_.clock->Now()));
   std::string name = StringAt(object, "/metadata/name");
   std::string prefix = StringAt(object, "/metadata/generateName");
   bool generated = name.empty();
@@ -914,8 +933,14 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(const ResourceInfo& r,
                                                 const api::ObjectPtr& current,
                                                 api::ObjectBuilder b,
                                                 const std::string& sub,
-                                                bool is_patch) const {
+                                                bool is_patch,
+                                                const WriteManager* manager) const {
   std::string name = StringAt(b, "/metadata/name");
+  rapidjson::Document applied_fields;
+  if (manager != nullptr && manager->apply) {
+    const Value* mf = b.Find("/metadata/managedFields");
+    if (mf != nullptr) applied_fields.CopyFrom(*mf, applied_fields.GetAllocator());
+  }
   if (current == nullptr) {
     return ApiError::NotFound(r.group_resource(), name).ToStatus();
   }
@@ -1022,6 +1047,14 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(const ResourceInfo& r,
   if (GenerationChanged(r.generation, cur, out.json())) {
     out.SetGeneration(current->generation() + 1);
   }
+  if (manager != nullptr && manager->apply) {
+    out.Remove("/metadata/managedFields");
+    if (!applied_fields.IsNull()) (void)out.Set("/metadata/managedFields", applied_fields);
+  } else if (manager != nullptr) {
+    KCR_RETURN_IF_ERROR(RecordWriteManagedFields(
+        r, &cur, &out.json(), out.allocator(), manager->field_manager,
+        manager->user_agent, manager->subresource, options_.clock->Now()));
+  }
   // An update that changes nothing is not written (no new resourceVersion).
   out.SetResourceVersion(current->resource_version());
   if (api::JsonDeepEqual(out.json(), cur)) {
@@ -1064,8 +1097,10 @@ absl::StatusOr<WriteResult> Registry::Update(const ResourceInfo& r,
       storage_, r.StorageKey(), obj_ns, name, options.dry_run,
       [&](const api::ObjectPtr& cur) -> absl::StatusOr<Mutation> {
         KCR_ASSIGN_OR_RETURN(api::ObjectPtr copy, proto.Build());
+        const WriteManager manager{options.field_manager, options.user_agent,
+                                   options.subresource, false};
         return UpdateLocked(r, cur, copy->ToBuilder(), options.subresource,
-                            false);
+                            false, &manager);
       });
   if (!result.ok()) return result.status();
   if (!options.dry_run) AfterWrite(r, *result);
@@ -1174,7 +1209,9 @@ absl::StatusOr<WriteResult> Registry::Patch(const ResourceInfo& r,
         api::ObjectPtr live = AtVersion(cur, r);
         rapidjson::Document live_doc;
         if (sub == "scale") {
-          KCR_ASSIGN_OR_RETURN(api::ObjectPtr scale, GetScale(r, ns, name));
+          // Storage is locked here: build the Scale from `cur`, not Get.
+          if (!r.has_scale()) return ApiError::PathNotFound().ToStatus();
+          KCR_ASSIGN_OR_RETURN(api::ObjectPtr scale, ScaleOf(r, live));
           live_doc.CopyFrom(scale->json(), live_doc.GetAllocator());
         } else {
           live_doc.CopyFrom(live->json(), live_doc.GetAllocator());
@@ -1221,7 +1258,9 @@ absl::StatusOr<WriteResult> Registry::Patch(const ResourceInfo& r,
           }
           api::ObjectBuilder b = cur->ToBuilder();
           (void)b.SetInt(r.scale.spec_replicas, replicas->GetInt64());
-          return UpdateLocked(r, cur, std::move(b), "", true);
+          const WriteManager manager{options.field_manager, options.user_agent,
+                                     "scale", false};
+          return UpdateLocked(r, cur, std::move(b), "", true, &manager);
         }
         api::ObjectBuilder b;
         b.json().CopyFrom(patched, b.allocator());
@@ -1236,7 +1275,9 @@ absl::StatusOr<WriteResult> Registry::Patch(const ResourceInfo& r,
         if (StringAt(b, "/metadata/resourceVersion").empty()) {
           b.SetResourceVersion(cur->resource_version());
         }
-        return UpdateLocked(r, cur, std::move(b), sub, true);
+        const WriteManager manager{options.field_manager, options.user_agent,
+                                   sub, type == PatchType::kApply};
+        return UpdateLocked(r, cur, std::move(b), sub, true, &manager);
       });
   if (!result.ok()) return result.status();
   if (!options.dry_run) AfterWrite(r, *result);
@@ -1353,13 +1394,11 @@ absl::StatusOr<ListResult> Registry::DeleteCollection(
   return out;
 }
 
-absl::StatusOr<api::ObjectPtr> Registry::GetScale(const ResourceInfo& r,
-                                                  std::string_view ns,
-                                                  std::string_view name) const {
-  if (!r.has_scale()) {
-    return ApiError::PathNotFound().ToStatus();
-  }
-  KCR_ASSIGN_OR_RETURN(api::ObjectPtr o, Get(r, ns, name));
+namespace {
+
+// The autoscaling/v1 Scale of `o`. Reads no storage, so a write may call it.
+absl::StatusOr<api::ObjectPtr> ScaleOf(const ResourceInfo& r,
+                                       const api::ObjectPtr& o) {
   api::ObjectBuilder b("autoscaling/v1", "Scale");
   b.SetName(o->name());
   if (!o->ns().empty()) b.SetNamespace(o->ns());
@@ -1388,6 +1427,18 @@ absl::StatusOr<api::ObjectPtr> Registry::GetScale(const ResourceInfo& r,
   }
   if (!selector.empty()) (void)b.SetString("/status/selector", selector);
   return b.Build();
+}
+
+}  // namespace
+
+absl::StatusOr<api::ObjectPtr> Registry::GetScale(const ResourceInfo& r,
+                                                  std::string_view ns,
+                                                  std::string_view name) const {
+  if (!r.has_scale()) {
+    return ApiError::PathNotFound().ToStatus();
+  }
+  KCR_ASSIGN_OR_RETURN(api::ObjectPtr o, Get(r, ns, name));
+  return ScaleOf(r, o);
 }
 
 absl::StatusOr<WriteResult> Registry::UpdateScale(const ResourceInfo& r,

@@ -86,6 +86,8 @@ struct PatchHandlers {
 struct WriteOptions {
   bool dry_run = false;
   std::string field_manager;
+  // Names the Update manager in managedFields when field_manager is empty.
+  std::string user_agent;
   // "", "status", "finalize" (namespaces).
   std::string subresource;
 };
@@ -93,6 +95,8 @@ struct WriteOptions {
 struct PatchOptions {
   bool dry_run = false;
   std::string field_manager;
+  // Names the Update manager in managedFields when field_manager is empty.
+  std::string user_agent;
   std::string subresource;
   // ?force= (apply only; 422 otherwise).
   std::optional<bool> force;
@@ -143,6 +147,9 @@ struct DeleteResult {
   // True when the object is gone.
   bool removed = false;
 };
+
+// Who makes a write, for metadata.managedFields (registry.cc).
+struct WriteManager;
 
 struct RegistryOptions {
   const Clock* clock = Clock::Real();
@@ -234,7 +241,7 @@ class Registry {
   absl::StatusOr<Storage::Mutation> UpdateLocked(
       const ResourceInfo& resource, const api::ObjectPtr& current,
       api::ObjectBuilder object, const std::string& subresource,
-      bool is_patch) const;
+      bool is_patch, const WriteManager* manager = nullptr) const;
   // Fills and checks a new object; runs inside a Storage write.
   absl::StatusOr<Storage::Mutation> CreateLocked(
       const ResourceInfo& resource, const api::ObjectPtr& current,

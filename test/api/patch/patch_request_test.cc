@@ -169,18 +169,18 @@ TEST(PatchRequestTest, BadBodies) {
 
 TEST(PatchRequestTest, RecordWriteManager) {
   rapidjson::Document obj = Json(kCm);
-  ASSERT_TRUE(RecordWriteManager(nullptr, &obj, BuiltinPatchSchema("", "ConfigMap"),
+  ASSERT_TRUE(RecordWriteManager(nullptr, &obj, obj.GetAllocator(), BuiltinPatchSchema("", "ConfigMap"),
                                  "", kUserAgent, "", FieldScope::kAll,
                                  absl::FromUnixSeconds(0))
                   .ok());
   EXPECT_EQ(std::string(obj["metadata"]["managedFields"][0]["manager"].GetString()),
             "kubectl.1.32");
   rapidjson::Document anonymous = Json(kCm);
-  ASSERT_TRUE(RecordWriteManager(nullptr, &anonymous, nullptr, "", "", "",
+  ASSERT_TRUE(RecordWriteManager(nullptr, &anonymous, anonymous.GetAllocator(), nullptr, "", "", "",
                                  FieldScope::kAll, absl::FromUnixSeconds(0))
                   .ok());
   EXPECT_FALSE(anonymous["metadata"].HasMember("managedFields"));
-  EXPECT_FALSE(RecordWriteManager(nullptr, &anonymous, nullptr, std::string(200, 'x'),
+  EXPECT_FALSE(RecordWriteManager(nullptr, &anonymous, anonymous.GetAllocator(), nullptr, std::string(200, 'x'),
                                   "", "", FieldScope::kAll, absl::FromUnixSeconds(0))
                    .ok());
 }
