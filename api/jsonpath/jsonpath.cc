@@ -75,6 +75,7 @@ struct Segment {
 class LiteralPool {
  public:
   const Value* String(absl::string_view s) {
+    if (s.empty()) s = absl::string_view("", 0);  // never a null pointer
     values_.emplace_back(s.data(), static_cast<rapidjson::SizeType>(s.size()),
                          allocator_);
     return &values_.back();

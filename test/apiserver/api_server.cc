@@ -10,6 +10,7 @@
 #include "absl/strings/escaping.h"
 #include "runtime/base/status_macros.h"
 #include "test/apiserver/patch_handlers.h"
+#include "test/apiserver/printer_table_convertor.h"
 #include "test/apiserver/str_util.h"
 
 namespace kcr {
@@ -43,7 +44,9 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
   ho.minor = o.minor;
   ho.bookmark_interval = o.bookmark_interval;
   ho.min_request_timeout = o.min_request_timeout;
-  ho.table_convertor = o.table_convertor;
+  ho.table_convertor = o.table_convertor != nullptr
+                           ? o.table_convertor
+                           : std::make_shared<PrinterTableConvertor>();
   ho.faults = &s->faults_;
   ho.enable_fault_endpoint = o.enable_fault_endpoint;
   ho.server_address = [self] {
@@ -65,6 +68,9 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
         handler->Handle(req, ex);
       });
   KCR_RETURN_IF_ERROR(s->http_->Start());
+  s->controllers_ =
+      std::make_unique<BuiltinControllers>(s->registry_.get(), o.controllers);
+  s->controllers_->Start();
   return s;
 }
 
@@ -124,6 +130,7 @@ void ApiServer::DropConnections() {
 }
 
 void ApiServer::Stop() {
+  if (controllers_ != nullptr) controllers_->Stop();
   if (http_ != nullptr) http_->Stop();
 }
 

@@ -23,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "test/apiserver/builtin_controllers.h"
 #include "test/apiserver/faults.h"
 #include "test/apiserver/handler.h"
 #include "test/apiserver/http_server.h"
@@ -55,7 +56,13 @@ struct ApiServerOptions {
   // Initial faults, and whether /fault-injection is served.
   FaultOptions faults;
   bool enable_fault_endpoint = false;
-  // Seams for pieces built elsewhere (see each header).
+  // The controllers a cluster runs beside its API server (garbage
+  // collector, namespace deletion, simulated node), in process; each can be
+  // switched off (builtin_controllers.h).
+  BuiltinControllersOptions controllers;
+  // Seams for pieces built elsewhere (see each header). A null
+  // table_convertor renders kube-apiserver's printers
+  // (printer_table_convertor.h).
   std::shared_ptr<const TableConvertor> table_convertor;
   PatchHandlers patch_handlers;
   size_t max_body_bytes = size_t{64} << 20;
@@ -103,6 +110,7 @@ class ApiServer {
   std::unique_ptr<Registry> registry_;
   std::unique_ptr<ApiHandler> handler_;
   std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<BuiltinControllers> controllers_;
 };
 
 }  // namespace apiserver

@@ -606,6 +606,11 @@ Cell CustomCell(const CustomColumn& column, const Value& object,
 // Writing.
 
 void WriteString(Writer* w, absl::string_view s) {
+  // An empty view may carry a null pointer, which RapidJSON rejects.
+  if (s.empty()) {
+    w->String("", 0);
+    return;
+  }
   w->String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
@@ -1071,16 +1076,25 @@ absl::StatusOr<TablePrinter> TablePrinter::ForCustomResource(
         "version ", version, " not found in CustomResourceDefinition: ",
         FStr(Metadata(crd), "name")));
   }
+  const Value* declared = FArr(served, "additionalPrinterColumns");
+  Value none(rapidjson::kArrayType);
+  return ForPrinterColumns(
+      declared == nullptr ? none : *declared,
+      absl::StrCat(FStr(spec, "group"), "/", version),
+      FStr(FObj(spec, "names"), "kind"), clock, append_age_column);
+}
+
+absl::StatusOr<TablePrinter> TablePrinter::ForPrinterColumns(
+    const rapidjson::Value& columns, absl::string_view api_version,
+    absl::string_view kind, const Clock* clock, bool append_age_column) {
   auto impl = std::make_shared<Impl>();
   impl->clock = clock;
   impl->kind = Kind::kCustom;
-  impl->api_version =
-      absl::StrCat(FStr(spec, "group"), "/", version);
-  impl->object_kind =
-      std::string(FStr(FObj(spec, "names"), "kind"));
+  impl->api_version = std::string(api_version);
+  impl->object_kind = std::string(kind);
   impl->columns.push_back(NameColumn());
 
-  const Value* declared = FArr(served, "additionalPrinterColumns");
+  const Value* declared = columns.IsArray() ? &columns : nullptr;
   if (declared == nullptr || declared->Size() == 0) {
     impl->columns.push_back(
         Column("Age", "date", kCreationTimestampDescription));

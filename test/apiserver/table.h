@@ -122,6 +122,13 @@ class TablePrinter {
       const rapidjson::Value& crd, absl::string_view version,
       const Clock* clock = Clock::Real(), bool append_age_column = false);
 
+  // The same from a version's additionalPrinterColumns (a JSON array, or
+  // null / empty for none) and the objects' apiVersion and kind.
+  static absl::StatusOr<TablePrinter> ForPrinterColumns(
+      const rapidjson::Value& columns, absl::string_view api_version,
+      absl::string_view kind, const Clock* clock = Clock::Real(),
+      bool append_age_column = false);
+
   const std::vector<ColumnDefinition>& columns() const;
 
   // A Table of `items` (each an object of this printer's resource).

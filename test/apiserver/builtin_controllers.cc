@@ -1,0 +1,38 @@
+#include "test/apiserver/builtin_controllers.h"
+
+#include <utility>
+
+namespace kcr {
+namespace apiserver {
+
+BuiltinControllers::BuiltinControllers(Registry* registry,
+                                       BuiltinControllersOptions options) {
+  if (options.garbage_collector) {
+    controllers_.push_back(std::make_unique<GarbageCollector>(registry));
+  }
+  if (options.namespace_controller) {
+    controllers_.push_back(
+        std::make_unique<NamespaceController>(registry, options.clock));
+  }
+  if (options.node_simulator) {
+    controllers_.push_back(std::make_unique<NodeSimulator>(
+        registry, options.clock, std::move(options.node)));
+  }
+  for (const auto& c : controllers_) {
+    runners_.push_back(std::make_unique<ControllerRunner>(
+        registry->storage(), options.clock, c.get(), options.runner));
+  }
+}
+
+BuiltinControllers::~BuiltinControllers() { Stop(); }
+
+void BuiltinControllers::Start() {
+  for (const auto& r : runners_) r->Start();
+}
+
+void BuiltinControllers::Stop() {
+  for (const auto& r : runners_) r->Stop();
+}
+
+}  // namespace apiserver
+}  // namespace kcr
