@@ -8,6 +8,8 @@
 // SIGINT, then stops within a second. `--help` lists every flag.
 #include <signal.h>
 
+#include <stdlib.h>
+
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -15,7 +17,9 @@
 #include "absl/time/time.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
+#include "absl/strings/str_split.h"
 #include "test/apiserver/api_server.h"
+#include "test/apiserver/tls.h"
 
 DEFINE_string(address, "127.0.0.1",
               "Address to bind (loopback by default; 0.0.0.0 for all).");
@@ -61,6 +65,38 @@ DEFINE_int32(fault_retry_after_seconds, 1,
 DEFINE_int32(fault_delay_ms, 0,
              "Fault: delay every resource request by this many milliseconds.");
 
+DEFINE_bool(secure, false,
+            "Serve HTTPS with a freshly generated CA and server certificate "
+            "(for 127.0.0.1, ::1, localhost and --tls-san), written to "
+            "--cert-dir; the kubeconfig trusts that CA. Ignored when "
+            "--tls-cert-file is given.");
+DEFINE_string(cert_dir, "",
+              "Directory for --secure's ca.crt, server.crt and server.key "
+              "(default: a new directory under $TMPDIR).");
+DEFINE_string(tls_san, "",
+              "Extra names (comma-separated DNS names or IPs) for --secure's "
+              "server certificate.");
+DEFINE_bool(garbage_collector, true,
+            "Run the built-in garbage collector (ownerReferences: "
+            "background, foreground, orphan).");
+DEFINE_bool(namespace_controller, true,
+            "Run the built-in namespace controller (a deleted namespace "
+            "loses its contents, then goes).");
+DEFINE_bool(simulate_node, true,
+            "Run the simulated node: pods are scheduled and run, Never/"
+            "OnFailure pods finish, deployments report ready replicas.");
+DEFINE_int32(sim_running_after_ms, 500,
+             "Simulated node: a pod runs this long after creation (pod "
+             "annotation kcr.io/sim-running-after overrides).");
+DEFINE_int32(sim_complete_after_ms, 2000,
+             "Simulated node: a Never/OnFailure pod finishes this long after "
+             "it started running (kcr.io/sim-complete-after overrides).");
+DEFINE_int32(sim_deployment_ready_after_ms, 500,
+             "Simulated node: a deployment's status catches up with its spec "
+             "this long after a change.");
+DEFINE_string(sim_node_name, "kcr-node",
+              "Simulated node: the node pods are scheduled to.");
+
 int main(int argc, char** argv) {
   gflags::SetUsageMessage(
       "local-apiserver [flags]: a local Kubernetes API server. Prints its "
@@ -103,6 +139,53 @@ int main(int argc, char** argv) {
     std::cerr << "--tls-cert-file and --tls-key-file go together\n";
     return 2;
   }
+  if (FLAGS_secure && FLAGS_tls_cert_file.empty()) {
+    std::string dir = FLAGS_cert_dir;
+    if (dir.empty()) {
+      const char* tmp = getenv("TMPDIR");
+      std::string pattern =
+          std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+          "/local-apiserver-certs-XXXXXX";
+      if (mkdtemp(pattern.data()) == nullptr) {
+        std::cerr << "local-apiserver: cannot create " << pattern << "\n";
+        return 1;
+      }
+      dir = pattern;
+    }
+    kcr::apiserver::TlsOptions tls;
+    for (absl::string_view name :
+         absl::StrSplit(FLAGS_tls_san, ',', absl::SkipEmpty())) {
+      tls.extra_names.emplace_back(name);
+    }
+    if (FLAGS_address != "127.0.0.1" && FLAGS_address != "0.0.0.0" &&
+        FLAGS_address != "::1" && FLAGS_address != "localhost") {
+      tls.extra_names.push_back(FLAGS_address);
+    }
+    auto material = kcr::apiserver::GenerateTlsMaterial(tls);
+    if (!material.ok()) {
+      std::cerr << "local-apiserver: " << material.status() << "\n";
+      return 1;
+    }
+    auto files = kcr::apiserver::WriteTlsFiles(*material, dir);
+    if (!files.ok()) {
+      std::cerr << "local-apiserver: " << files.status() << "\n";
+      return 1;
+    }
+    options.tls_cert_file = files->server_cert;
+    options.tls_key_file = files->server_key;
+    options.tls_ca_file = files->ca_cert;
+    LOG(INFO) << "generated TLS certificates dir=" << dir;
+  }
+  options.controllers.garbage_collector = FLAGS_garbage_collector;
+  options.controllers.namespace_controller = FLAGS_namespace_controller;
+  options.controllers.node_simulator = FLAGS_simulate_node;
+  options.controllers.node.node_name = FLAGS_sim_node_name;
+  options.controllers.node.running_after =
+      absl::Milliseconds(FLAGS_sim_running_after_ms);
+  options.controllers.node.complete_after =
+      absl::Milliseconds(FLAGS_sim_complete_after_ms);
+  options.controllers.node.deployment_ready_after =
+      absl::Milliseconds(FLAGS_sim_deployment_ready_after_ms);
 
   auto server = kcr::apiserver::ApiServer::Start(options);
   if (!server.ok()) {

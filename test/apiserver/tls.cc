@@ -11,8 +11,12 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include <sys/stat.h>
+
+#include <fstream>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -245,6 +249,41 @@ absl::StatusOr<TlsMaterial> GenerateTlsMaterial(const TlsOptions& options) {
     *out = *result;
   }
   return material;
+}
+
+namespace {
+
+absl::Status WriteFile(const std::string& path, const std::string& text,
+                       mode_t mode) {
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path));
+    // Restrict before the secret goes in.
+    chmod(path.c_str(), mode);
+    out << text;
+    out.close();
+    if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<TlsFiles> WriteTlsFiles(const TlsMaterial& material,
+                                       const std::string& dir) {
+  TlsFiles files;
+  files.ca_cert = dir + "/ca.crt";
+  files.server_cert = dir + "/server.crt";
+  files.server_key = dir + "/server.key";
+  for (const auto& [path, text, mode] :
+       std::vector<std::tuple<std::string, std::string, mode_t>>{
+           {files.ca_cert, material.ca_cert_pem, 0644},
+           {files.server_cert, material.server_cert_pem, 0644},
+           {files.server_key, material.server_key_pem, 0600}}) {
+    absl::Status s = WriteFile(path, text, mode);
+    if (!s.ok()) return s;
+  }
+  return files;
 }
 
 }  // namespace apiserver

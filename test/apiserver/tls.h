@@ -51,6 +51,19 @@ struct TlsMaterial {
 // OpenSSL's reason) if OpenSSL fails.
 absl::StatusOr<TlsMaterial> GenerateTlsMaterial(const TlsOptions& options = {});
 
+// Where WriteTlsFiles put the material.
+struct TlsFiles {
+  std::string ca_cert;      // <dir>/ca.crt
+  std::string server_cert;  // <dir>/server.crt
+  std::string server_key;   // <dir>/server.key, mode 0600
+};
+
+// Writes the CA certificate, server certificate and server key as PEM files
+// into `dir` (which must exist). The CA key is not written. Unavailable
+// when a file cannot be written.
+absl::StatusOr<TlsFiles> WriteTlsFiles(const TlsMaterial& material,
+                                       const std::string& dir);
+
 }  // namespace apiserver
 }  // namespace kcr
 

@@ -7,7 +7,11 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include <sys/stat.h>
+
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "absl/time/time.h"
@@ -184,6 +188,23 @@ TEST(TlsTest, HandshakeWithHostnameCheck) {
   SSL_free(server);
   SSL_CTX_free(client_ctx);
   SSL_CTX_free(server_ctx);
+}
+
+TEST(TlsTest, WritesFiles) {
+  absl::StatusOr<TlsMaterial> m = GenerateTlsMaterial();
+  ASSERT_TRUE(m.ok()) << m.status();
+  const std::string dir = ::testing::TempDir();
+  absl::StatusOr<TlsFiles> files = WriteTlsFiles(*m, dir);
+  ASSERT_TRUE(files.ok()) << files.status();
+  std::ifstream key(files->server_key);
+  std::stringstream text;
+  text << key.rdbuf();
+  EXPECT_EQ(text.str(), m->server_key_pem);
+  struct stat st;
+  ASSERT_EQ(stat(files->server_key.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(WriteTlsFiles(*m, "/nonexistent/dir").status().code(),
+            absl::StatusCode::kUnavailable);
 }
 
 }  // namespace
