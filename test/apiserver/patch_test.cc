@@ -266,6 +266,17 @@ TEST_F(PatchTest, ScalePatchRecordsScaleSubresourceManager) {
   EXPECT_TRUE(found) << d.body;
 }
 
+TEST_F(PatchTest, ScaleUpdateRecordsScaleSubresourceManager) {
+  ASSERT_EQ(client_->Post(kDeployments, kDeployment).status, 201);
+  TestResponse put = client_->Do(
+      "PUT", std::string(kDeployments) + "/d/scale?fieldManager=scaler",
+      R"({"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d","namespace":"default"},"spec":{"replicas":4}})");
+  ASSERT_EQ(put.status, 200) << put.body;
+  TestResponse d = client_->Get(std::string(kDeployments) + "/d");
+  EXPECT_EQ(d.Int("/spec/replicas"), 4);
+  EXPECT_EQ(FieldsOf(d, "scaler", "Update"), R"({"f:spec":{"f:replicas":{}}})");
+}
+
 }  // namespace
 }  // namespace apiserver
 }  // namespace kcr

@@ -1472,7 +1472,9 @@ absl::StatusOr<WriteResult> Registry::UpdateScale(const ResourceInfo& r,
         }
         api::ObjectBuilder b = cur->ToBuilder();
         (void)b.SetInt(r.scale.spec_replicas, n);
-        return UpdateLocked(r, cur, std::move(b), "", true);
+        const WriteManager manager{options.field_manager, options.user_agent,
+                                   "scale", false};
+        return UpdateLocked(r, cur, std::move(b), "", true, &manager);
       });
   if (!result.ok()) return result.status();
   if (!options.dry_run) AfterWrite(r, *result);
