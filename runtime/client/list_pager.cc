@@ -1,0 +1,77 @@
+#include "runtime/client/list_pager.h"
+
+#include <utility>
+
+#include "glog/logging.h"
+#include "runtime/base/status_macros.h"
+#include "runtime/client/api_errors.h"
+
+namespace kcr::client {
+
+absl::StatusOr<std::string> ListPager::EachListItem(
+    const Resource& resource, const ListOptions& options,
+    const std::function<absl::Status(const api::ObjectPtr&)>& fn) {
+  ListOptions page = options;
+  page.limit = page_size_;
+  page.continue_token.clear();
+  std::string resource_version;
+  while (true) {
+    ++pages_;
+    absl::StatusOr<ObjectList> list = client_->List(resource, page);
+    if (!list.ok() && client::IsResourceExpired(list.status()) &&
+        !page.continue_token.empty()) {
+      // The token outlived the server's history: start over in one piece.
+      // Items already handed to fn are handed again.
+      LOG(WARNING) << "continue token expired; listing " << resource.gvr.ToString()
+                   << " without paging";
+      ListOptions full = options;
+      full.limit = 0;
+      full.continue_token.clear();
+      ++pages_;
+      list = client_->List(resource, full);
+    }
+    KCR_RETURN_IF_ERROR(list.status());
+    for (const api::ObjectPtr& item : list->items) KCR_RETURN_IF_ERROR(fn(item));
+    resource_version = list->resource_version;
+    if (list->continue_token.empty()) return resource_version;
+    page.continue_token = list->continue_token;
+    // Continue tokens carry the version; the server rejects both together.
+    page.resource_version.clear();
+    page.resource_version_match.clear();
+  }
+}
+
+absl::StatusOr<ObjectList> ListPager::List(const Resource& resource,
+                                           const ListOptions& options) {
+  ObjectList all;
+  ListOptions page = options;
+  page.limit = page_size_;
+  page.continue_token.clear();
+  while (true) {
+    ++pages_;
+    absl::StatusOr<ObjectList> list = client_->List(resource, page);
+    if (!list.ok() && client::IsResourceExpired(list.status()) &&
+        !page.continue_token.empty()) {
+      LOG(WARNING) << "continue token expired; listing " << resource.gvr.ToString()
+                   << " without paging";
+      ListOptions full = options;
+      full.limit = 0;
+      full.continue_token.clear();
+      ++pages_;
+      return client_->List(resource, full);
+    }
+    KCR_RETURN_IF_ERROR(list.status());
+    if (all.kind.empty()) {
+      all.kind = list->kind;
+      all.api_version = list->api_version;
+    }
+    for (auto& item : list->items) all.items.push_back(std::move(item));
+    all.resource_version = list->resource_version;
+    if (list->continue_token.empty()) return all;
+    page.continue_token = list->continue_token;
+    page.resource_version.clear();
+    page.resource_version_match.clear();
+  }
+}
+
+}  // namespace kcr::client

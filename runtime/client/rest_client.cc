@@ -1,0 +1,924 @@
+#include "runtime/client/rest_client.h"
+
+#include <openssl/bio.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include <chrono>
+#include <deque>
+#include <fstream>
+#include <iterator>
+#include <thread>
+#include <utility>
+
+#include <boost/asio/ssl.hpp>
+#include <cpprest/http_client.h>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "api/meta/api_path.h"
+#include "glog/logging.h"
+#include "rapidjson/document.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+#include "runtime/base/mutex.h"
+#include "runtime/base/status_macros.h"
+#include "runtime/base/token_bucket.h"
+#include "runtime/client/api_errors.h"
+#include "runtime/client/exec_credential.h"
+#include "runtime/client/token_source.h"
+#include "runtime/client/watch_decoder.h"
+
+namespace kcr::client {
+namespace {
+
+namespace http = web::http;
+using http::client::http_client;
+using http::client::http_client_config;
+
+using Query = std::vector<std::pair<std::string, std::string>>;
+
+absl::string_view AbslView(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+// Percent-encodes a query component (everything but RFC 3986 unreserved).
+std::string EscapeQuery(std::string_view s) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if (absl::ascii_isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+std::string PathWithQuery(const std::string& path, const Query& query) {
+  std::string out = path;
+  char sep = '?';
+  for (const auto& [k, v] : query) {
+    out += sep;
+    out += EscapeQuery(k);
+    out += '=';
+    out += EscapeQuery(v);
+    sep = '&';
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " ", path, ": cannot be read"));
+  }
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+bool HasPemCertificate(const std::string& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  if (bio == nullptr) return false;
+  X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+  BIO_free(bio);
+  if (cert == nullptr) return false;
+  X509_free(cert);
+  return true;
+}
+
+bool HasPemKey(const std::string& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  if (bio == nullptr) return false;
+  EVP_PKEY* key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
+  BIO_free(bio);
+  if (key == nullptr) return false;
+  EVP_PKEY_free(key);
+  return true;
+}
+
+// PEM from data or file, checked by `check`.
+absl::StatusOr<std::string> LoadPem(const std::string& data, const std::string& file,
+                                    const char* what, bool (*check)(const std::string&)) {
+  std::string pem = data;
+  std::string source = "data";
+  if (pem.empty() && !file.empty()) {
+    KCR_ASSIGN_OR_RETURN(pem, ReadFile(file, what));
+    source = file;
+  }
+  if (pem.empty()) return pem;
+  if (!check(pem)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " ", source, ": no PEM ", what, " found"));
+  }
+  return pem;
+}
+
+std::string ContentType(PatchType type) {
+  switch (type) {
+    case PatchType::kJson:
+      return "application/json-patch+json";
+    case PatchType::kMerge:
+      return "application/merge-patch+json";
+    case PatchType::kStrategicMerge:
+      return "application/strategic-merge-patch+json";
+    case PatchType::kApply:
+      return "application/apply-patch+yaml";
+  }
+  return "application/json";
+}
+
+void AddListQuery(const ListOptions& o, Query* q) {
+  if (!o.label_selector.empty()) q->emplace_back("labelSelector", o.label_selector);
+  if (!o.field_selector.empty()) q->emplace_back("fieldSelector", o.field_selector);
+  if (o.limit > 0) q->emplace_back("limit", absl::StrCat(o.limit));
+  if (!o.continue_token.empty()) q->emplace_back("continue", o.continue_token);
+  if (!o.resource_version.empty()) q->emplace_back("resourceVersion", o.resource_version);
+  if (!o.resource_version_match.empty()) {
+    q->emplace_back("resourceVersionMatch", o.resource_version_match);
+  }
+  if (o.timeout_seconds.has_value()) {
+    q->emplace_back("timeoutSeconds", absl::StrCat(*o.timeout_seconds));
+  }
+}
+
+std::string DeleteOptionsJson(const DeleteOptions& o) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  w.StartObject();
+  w.Key("kind");
+  w.String("DeleteOptions");
+  w.Key("apiVersion");
+  w.String("v1");
+  if (o.grace_period_seconds.has_value()) {
+    w.Key("gracePeriodSeconds");
+    w.Int64(*o.grace_period_seconds);
+  }
+  if (o.preconditions.uid.has_value() || o.preconditions.resource_version.has_value()) {
+    w.Key("preconditions");
+    w.StartObject();
+    if (o.preconditions.uid.has_value()) {
+      w.Key("uid");
+      w.String(*o.preconditions.uid);
+    }
+    if (o.preconditions.resource_version.has_value()) {
+      w.Key("resourceVersion");
+      w.String(*o.preconditions.resource_version);
+    }
+    w.EndObject();
+  }
+  if (!o.propagation_policy.empty()) {
+    w.Key("propagationPolicy");
+    w.String(o.propagation_policy);
+  }
+  if (o.dry_run) {
+    w.Key("dryRun");
+    w.StartArray();
+    w.String("All");
+    w.EndArray();
+  }
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+std::string StringMember(const rapidjson::Value& v, const char* key) {
+  if (!v.IsObject()) return "";
+  auto it = v.FindMember(key);
+  if (it == v.MemberEnd() || !it->value.IsString()) return "";
+  return std::string(it->value.GetString(), it->value.GetStringLength());
+}
+
+absl::StatusOr<ObjectList> ParseList(const std::string& body) {
+  rapidjson::Document doc;
+  doc.Parse(body.data(), body.size());
+  if (doc.HasParseError() || !doc.IsObject()) {
+    return absl::InvalidArgumentError("list response is not a JSON object");
+  }
+  ObjectList list;
+  list.api_version = StringMember(doc, "apiVersion");
+  list.kind = StringMember(doc, "kind");
+  auto md = doc.FindMember("metadata");
+  if (md != doc.MemberEnd() && md->value.IsObject()) {
+    list.resource_version = StringMember(md->value, "resourceVersion");
+    list.continue_token = StringMember(md->value, "continue");
+    auto rem = md->value.FindMember("remainingItemCount");
+    if (rem != md->value.MemberEnd() && rem->value.IsInt64()) {
+      list.remaining_item_count = rem->value.GetInt64();
+    }
+  }
+  std::string item_kind = list.kind;
+  if (absl::EndsWith(item_kind, "List")) item_kind.resize(item_kind.size() - 4);
+  auto items = doc.FindMember("items");
+  if (items == doc.MemberEnd() || items->value.IsNull()) return list;
+  if (!items->value.IsArray()) {
+    return absl::InvalidArgumentError("list response: items is not an array");
+  }
+  auto& alloc = doc.GetAllocator();
+  size_t index = 0;
+  for (auto& item : items->value.GetArray()) {
+    if (item.IsObject()) {
+      if (!item.HasMember("kind") && !item_kind.empty()) {
+        item.AddMember("kind", rapidjson::Value(item_kind.c_str(), alloc), alloc);
+      }
+      if (!item.HasMember("apiVersion") && !list.api_version.empty()) {
+        item.AddMember("apiVersion", rapidjson::Value(list.api_version.c_str(), alloc),
+                       alloc);
+      }
+    }
+    auto obj = api::Object::FromValue(item);
+    if (!obj.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("list response: items[", index, "]: ", obj.status().message()));
+    }
+    list.items.push_back(*std::move(obj));
+    ++index;
+  }
+  return list;
+}
+
+absl::StatusOr<api::ObjectPtr> ParseObject(const std::string& body) {
+  auto obj = api::Object::Parse(body);
+  if (!obj.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("response is not a Kubernetes object: ", obj.status().message()));
+  }
+  return obj;
+}
+
+// What one attempt produced.
+struct Attempt {
+  absl::Status transport;  // not OK: no response
+  int code = 0;
+  std::string body;
+  std::string retry_after;
+  std::optional<http::http_response> response;  // kept for streaming
+};
+
+struct RequestSpec {
+  http::method method;
+  std::string path;
+  Query query;
+  std::string body;
+  std::string content_type;
+  bool idempotent = false;
+  bool stream = false;  // a watch: keep the body unread on success
+  // Cancelling closes the connection, also while its body is being read.
+  pplx::cancellation_token cancel = pplx::cancellation_token::none();
+};
+
+// Credentials and TLS material shared with cpprestsdk's TLS callbacks.
+struct TlsState {
+  std::string ca_pem;
+  Mutex mu;
+  std::string cert_pem ABSL_GUARDED_BY(mu);
+  std::string key_pem ABSL_GUARDED_BY(mu);
+};
+
+class CppRestWatchStream;
+
+class CppRestClient final : public RestClient {
+ public:
+  static absl::StatusOr<std::unique_ptr<RestClient>> Create(const Config& config,
+                                                           const ClientOptions& options);
+
+  absl::StatusOr<api::ObjectPtr> Get(const Resource& resource, std::string_view name,
+                                     const GetOptions& options) override;
+  absl::StatusOr<ObjectList> List(const Resource& resource,
+                                  const ListOptions& options) override;
+  absl::StatusOr<std::unique_ptr<WatchStream>> Watch(const Resource& resource,
+                                                     const ListOptions& options) override;
+  absl::StatusOr<api::ObjectPtr> Create(const Resource& resource, const api::Object& object,
+                                        const CreateOptions& options) override;
+  absl::StatusOr<api::ObjectPtr> Update(const Resource& resource, const api::Object& object,
+                                        const UpdateOptions& options) override;
+  absl::StatusOr<api::ObjectPtr> UpdateStatus(const Resource& resource,
+                                              const api::Object& object,
+                                              const UpdateOptions& options) override;
+  absl::StatusOr<api::ObjectPtr> Patch(const Resource& resource, std::string_view name,
+                                       PatchType type, std::string_view patch,
+                                       const PatchOptions& options,
+                                       std::string_view subresource) override;
+  absl::Status Delete(const Resource& resource, std::string_view name,
+                      const DeleteOptions& options) override;
+  absl::Status DeleteCollection(const Resource& resource, const DeleteOptions& options,
+                                const ListOptions& list_options) override;
+  absl::StatusOr<std::string> GetRaw(std::string_view path) override;
+
+ private:
+  CppRestClient(const Config& config, const ClientOptions& options);
+
+  std::unique_ptr<http_client> MakeHttpClient(absl::Duration timeout) const;
+  absl::StatusOr<std::string> Authorization();
+  void InvalidateCredentials(absl::Time request_start);
+  Attempt SendOnce(http_client& client, const RequestSpec& spec,
+                   const std::string& authorization);
+  // Rate limit, send, retry; a response with any HTTP code, or a
+  // transport error.
+  absl::StatusOr<Attempt> Execute(http_client& client, const RequestSpec& spec);
+  void Sleep(absl::Duration d);
+  // Execute and turn non-2xx into the server's Status.
+  absl::StatusOr<std::string> Call(const RequestSpec& spec);
+  absl::StatusOr<api::ObjectPtr> CallForObject(const RequestSpec& spec);
+  absl::StatusOr<std::string> NamespaceFor(const Resource& resource,
+                                           const api::Object* object) const;
+  absl::StatusOr<api::ObjectPtr> Put(const Resource& resource, const api::Object& object,
+                                     const UpdateOptions& options,
+                                     std::string_view subresource);
+
+  const Config config_;
+  const ClientOptions options_;
+  const Clock* const clock_;
+  std::string host_label_;   // host:port for metrics
+  std::string sni_host_;     // Host header for tls-server-name
+  std::string user_agent_;
+  std::shared_ptr<TlsState> tls_;
+  TokenBucket limiter_;
+  std::unique_ptr<CachedFileTokenSource> token_file_;
+  std::unique_ptr<ExecCredentialProvider> exec_;
+  std::unique_ptr<RequestResultMetric> result_metric_;
+  std::unique_ptr<RequestLatencyMetric> latency_metric_;
+  // Last: destroyed first, before the state its callbacks use.
+  std::unique_ptr<http_client> http_;
+};
+
+// Reads a watch response body on a thread it owns, decodes it, and hands
+// events to Next() through a bounded queue.
+class CppRestWatchStream final : public WatchStream {
+ public:
+  static constexpr size_t kMaxQueued = 1024;
+
+  CppRestWatchStream(std::unique_ptr<http_client> client, http::http_response response,
+                     pplx::cancellation_token_source cancel)
+      : client_(std::move(client)), response_(std::move(response)), cancel_(cancel) {
+    reader_ = std::thread([this] { ReadLoop(); });
+  }
+
+  ~CppRestWatchStream() override {
+    Stop();
+    reader_.join();
+  }
+
+  bool Next(WatchEvent* event) override {
+    MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(this, &CppRestWatchStream::ReadyLocked));
+    if (stopped_ || events_.empty()) return false;
+    *event = std::move(events_.front());
+    events_.pop_front();
+    return true;
+  }
+
+  void Stop() override {
+    {
+      MutexLock lock(&mu_);
+      if (stopped_) return;
+      stopped_ = true;
+      if (!done_) status_ = absl::CancelledError("watch stopped");
+    }
+    // Closes the connection: a read blocked in the reader fails at once.
+    cancel_.cancel();
+  }
+
+  absl::Status status() const override {
+    MutexLock lock(&mu_);
+    return status_;
+  }
+
+ private:
+  bool ReadyLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return stopped_ || done_ || !events_.empty();
+  }
+  bool RoomLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return stopped_ || events_.size() < kMaxQueued;
+  }
+
+  void Finish(absl::Status status) {
+    MutexLock lock(&mu_);
+    if (!stopped_) status_ = std::move(status);
+    done_ = true;
+  }
+
+  // The end of the body: clean, or broken (content_ready carries the
+  // transport error).
+  absl::Status EndOfBody() {
+    try {
+      response_.content_ready().get();
+    } catch (const std::exception& e) {
+      absl::Status partial = decoder_.Finish();
+      if (!partial.ok()) {
+        return absl::DataLossError(absl::StrCat(partial.message(), ": ", e.what()));
+      }
+      return absl::UnavailableError(absl::StrCat("watch stream broken: ", e.what()));
+    }
+    return decoder_.Finish();
+  }
+
+  void ReadLoop() {
+    auto buf = response_.body().streambuf();
+    std::vector<char> data(64 << 10);
+    std::vector<WatchEvent> events;
+    while (true) {
+      {
+        MutexLock lock(&mu_);
+        mu_.Await(absl::Condition(this, &CppRestWatchStream::RoomLocked));
+        if (stopped_) break;
+      }
+      size_t n = 0;
+      try {
+        // Wait for one byte, then take whatever else has arrived.
+        auto c = buf.bumpc().get();
+        if (c == std::char_traits<char>::eof()) {
+          Finish(EndOfBody());
+          break;
+        }
+        data[0] = static_cast<char>(c);
+        n = 1;
+        size_t avail = buf.in_avail();
+        if (avail > 0) {
+          n += buf.getn(reinterpret_cast<uint8_t*>(data.data()) + 1,
+                        std::min(avail, data.size() - 1))
+                   .get();
+        }
+      } catch (const std::exception& e) {
+        absl::Status partial = decoder_.Finish();
+        Finish(partial.ok()
+                   ? absl::UnavailableError(absl::StrCat("watch stream broken: ", e.what()))
+                   : absl::DataLossError(absl::StrCat(partial.message(), ": ", e.what())));
+        break;
+      }
+      events.clear();
+      absl::Status status = decoder_.Feed(std::string_view(data.data(), n), &events);
+      {
+        MutexLock lock(&mu_);
+        for (auto& e : events) events_.push_back(std::move(e));
+      }
+      if (!status.ok()) {
+        LOG(WARNING) << "watch stream undecodable: " << status;
+        Finish(status);
+        cancel_.cancel();
+        break;
+      }
+    }
+  }
+
+  std::unique_ptr<http_client> client_;
+  http::http_response response_;
+  pplx::cancellation_token_source cancel_;
+  WatchDecoder decoder_;  // reader thread only
+  mutable Mutex mu_;
+  std::deque<WatchEvent> events_ ABSL_GUARDED_BY(mu_);
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
+  std::thread reader_;
+};
+
+CppRestClient::CppRestClient(const Config& config, const ClientOptions& options)
+    : config_(config),
+      options_(options),
+      clock_(options.clock != nullptr ? options.clock : Clock::Real()),
+      user_agent_(config.user_agent.empty() ? DefaultUserAgent() : config.user_agent),
+      tls_(std::make_shared<TlsState>()),
+      limiter_(config.qps > 0 ? config.qps : 5, config.burst > 0 ? config.burst : 10,
+               options.clock) {
+  MetricsProvider* metrics =
+      options.metrics != nullptr ? options.metrics : GlobalMetricsProvider();
+  if (metrics != nullptr) {
+    result_metric_ = metrics->NewRequestResultMetric();
+    latency_metric_ = metrics->NewRequestLatencyMetric();
+  }
+}
+
+absl::StatusOr<std::unique_ptr<RestClient>> CppRestClient::Create(
+    const Config& config, const ClientOptions& options) {
+  KCR_RETURN_IF_ERROR(ValidateConfig(config));
+  std::unique_ptr<CppRestClient> c(new CppRestClient(config, options));
+  web::uri uri;
+  try {
+    uri = web::uri(utility::conversions::to_string_t(config.host));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("config: host \"", config.host, "\" is not a URL: ", e.what()));
+  }
+  if (uri.scheme() != "https" && uri.scheme() != "http") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("config: host \"", config.host, "\" must start with https:// or http://"));
+  }
+  c->host_label_ = absl::StrCat(uri.host(), ":",
+                                uri.port() > 0 ? uri.port() : (uri.scheme() == "https" ? 443 : 80));
+  if (uri.scheme() == "https" && !config.tls.server_name.empty()) {
+    c->sni_host_ = config.tls.server_name;
+  }
+  KCR_ASSIGN_OR_RETURN(c->tls_->ca_pem, LoadPem(config.tls.ca_data, config.tls.ca_file,
+                                                "certificate authority", HasPemCertificate));
+  KCR_ASSIGN_OR_RETURN(std::string cert, LoadPem(config.tls.cert_data, config.tls.cert_file,
+                                                 "client certificate", HasPemCertificate));
+  KCR_ASSIGN_OR_RETURN(std::string key, LoadPem(config.tls.key_data, config.tls.key_file,
+                                                "client key", HasPemKey));
+  {
+    MutexLock lock(&c->tls_->mu);
+    c->tls_->cert_pem = std::move(cert);
+    c->tls_->key_pem = std::move(key);
+  }
+  if (!config.bearer_token_file.empty()) {
+    c->token_file_ = std::make_unique<CachedFileTokenSource>(
+        config.bearer_token_file, config.bearer_token, options.clock);
+  }
+  if (config.exec.has_value()) {
+    ExecClusterInfo info{config.host, config.tls.server_name, config.tls.insecure,
+                         c->tls_->ca_pem};
+    c->exec_ = std::make_unique<ExecCredentialProvider>(*config.exec, info, options.clock);
+  }
+  c->http_ = c->MakeHttpClient(config.timeout > absl::ZeroDuration() ? config.timeout
+                                                                      : absl::Hours(1));
+  return std::unique_ptr<RestClient>(std::move(c));
+}
+
+std::unique_ptr<http_client> CppRestClient::MakeHttpClient(absl::Duration timeout) const {
+  http_client_config cfg;
+  cfg.set_timeout(std::chrono::milliseconds(absl::ToInt64Milliseconds(timeout)));
+  cfg.set_validate_certificates(!config_.tls.insecure);
+  std::shared_ptr<TlsState> tls = tls_;
+  cfg.set_ssl_context_callback([tls](boost::asio::ssl::context& ctx) {
+    boost::system::error_code ec;
+    if (!tls->ca_pem.empty()) {
+      // Trust only the configured CA, as client-go does.
+      SSL_CTX_set_cert_store(ctx.native_handle(), X509_STORE_new());
+      ctx.add_certificate_authority(boost::asio::buffer(tls->ca_pem), ec);
+      if (ec) LOG(WARNING) << "cannot use the configured CA: " << ec.message();
+    }
+    MutexLock lock(&tls->mu);
+    if (!tls->cert_pem.empty()) {
+      ctx.use_certificate_chain(boost::asio::buffer(tls->cert_pem), ec);
+      if (ec) LOG(WARNING) << "cannot use the client certificate: " << ec.message();
+      ctx.use_private_key(boost::asio::buffer(tls->key_pem), boost::asio::ssl::context::pem,
+                          ec);
+      if (ec) LOG(WARNING) << "cannot use the client key: " << ec.message();
+    }
+  });
+  return std::make_unique<http_client>(utility::conversions::to_string_t(config_.host), cfg);
+}
+
+absl::StatusOr<std::string> CppRestClient::Authorization() {
+  if (exec_ != nullptr) {
+    KCR_ASSIGN_OR_RETURN(ExecCredential cred, exec_->Get());
+    if (!cred.client_certificate_data.empty()) {
+      MutexLock lock(&tls_->mu);
+      tls_->cert_pem = cred.client_certificate_data;
+      tls_->key_pem = cred.client_key_data;
+    }
+    if (!cred.token.empty()) return absl::StrCat("Bearer ", cred.token);
+    return std::string();
+  }
+  if (token_file_ != nullptr) {
+    KCR_ASSIGN_OR_RETURN(std::string token, token_file_->Token());
+    return absl::StrCat("Bearer ", token);
+  }
+  if (!config_.bearer_token.empty()) return absl::StrCat("Bearer ", config_.bearer_token);
+  if (!config_.username.empty() || !config_.password.empty()) {
+    return absl::StrCat("Basic ",
+                        absl::Base64Escape(absl::StrCat(config_.username, ":", config_.password)));
+  }
+  return std::string();
+}
+
+void CppRestClient::InvalidateCredentials(absl::Time request_start) {
+  if (exec_ != nullptr) exec_->Invalidate(request_start);
+  if (token_file_ != nullptr) token_file_->Invalidate(request_start);
+}
+
+void CppRestClient::Sleep(absl::Duration d) {
+  if (d <= absl::ZeroDuration()) return;
+  if (options_.sleep) {
+    options_.sleep(d);
+    return;
+  }
+  Mutex mu;
+  CondVar cv;
+  MutexLock lock(&mu);
+  const absl::Time deadline = clock_->Now() + d;
+  while (clock_->Now() < deadline) clock_->WaitUntil(&mu, &cv, deadline);
+}
+
+Attempt CppRestClient::SendOnce(http_client& client, const RequestSpec& spec,
+                                const std::string& authorization) {
+  Attempt a;
+  const std::string target = PathWithQuery(spec.path, spec.query);
+  const absl::Time start = clock_->Now();
+  try {
+    http::http_request req(spec.method);
+    req.set_request_uri(utility::conversions::to_string_t(target));
+    auto& h = req.headers();
+    h.add("User-Agent", user_agent_);
+    h.add("Accept", "application/json");
+    if (!authorization.empty()) h.add("Authorization", authorization);
+    if (!config_.impersonate.empty()) h.add("Impersonate-User", config_.impersonate);
+    for (const auto& g : config_.impersonate_groups) h.add("Impersonate-Group", g);
+    if (!sni_host_.empty()) h.add("Host", sni_host_);
+    if (!spec.body.empty() || !spec.content_type.empty()) {
+      req.set_body(spec.body, spec.content_type);
+      h.set_content_type(spec.content_type);
+    }
+    http::http_response resp = client.request(req, spec.cancel).get();
+    a.code = resp.status_code();
+    auto ra = resp.headers().find("Retry-After");
+    if (ra != resp.headers().end()) a.retry_after = ra->second;
+    if (spec.stream && a.code >= 200 && a.code <= 299) {
+      a.response = resp;
+    } else {
+      a.body = resp.extract_utf8string(true).get();
+    }
+  } catch (const http::http_exception& e) {
+    std::string cause = e.what();
+    const std::string detail = e.error_code().message();
+    if (!detail.empty() && cause.find(detail) == std::string::npos) {
+      absl::StrAppend(&cause, ": ", detail);
+    }
+    if (absl::StrContains(cause, "handshake") || absl::StrContains(cause, "certificate")) {
+      a.transport = absl::UnavailableError(absl::StrCat(
+          "TLS handshake with ", config_.host, " failed (server certificate not verified ",
+          "against the configured certificate authority, or client certificate refused): ",
+          cause));
+    } else {
+      a.transport = absl::UnavailableError(absl::StrCat(
+          spec.method, " ", config_.host, target, ": ", cause));
+    }
+  } catch (const std::exception& e) {
+    a.transport = absl::UnavailableError(
+        absl::StrCat(spec.method, " ", config_.host, target, ": ", e.what()));
+  }
+  if (result_metric_ != nullptr) {
+    result_metric_->Increment(a.transport.ok() ? absl::StrCat(a.code) : "<error>",
+                              spec.method, host_label_);
+  }
+  if (latency_metric_ != nullptr) {
+    latency_metric_->Observe(spec.method, host_label_, clock_->Now() - start);
+  }
+  return a;
+}
+
+absl::StatusOr<Attempt> CppRestClient::Execute(http_client& client, const RequestSpec& spec) {
+  int retry_after_retries = 0;
+  int backoff_retries = 0;
+  bool auth_retried = false;
+  absl::Duration backoff = options_.initial_backoff;
+  while (true) {
+    const absl::Duration wait = limiter_.Reserve();
+    if (wait > absl::ZeroDuration()) {
+      if (wait > absl::Seconds(1)) {
+        LOG(INFO) << "waited " << wait << " due to client-side throttling, not priority "
+                  << "and fairness, request: " << spec.method << ":" << spec.path;
+      }
+      Sleep(wait);
+    }
+    KCR_ASSIGN_OR_RETURN(std::string authorization, Authorization());
+    const absl::Time start = clock_->Now();
+    Attempt a = SendOnce(client, spec, authorization);
+    if (!a.transport.ok()) {
+      if (spec.idempotent && backoff_retries < options_.max_backoff_retries) {
+        ++backoff_retries;
+        VLOG(2) << "retrying after transport error attempt=" << backoff_retries << " "
+                << a.transport;
+        Sleep(backoff);
+        backoff = std::min(backoff * 2, options_.max_backoff);
+        continue;
+      }
+      return a.transport;
+    }
+    if (a.code == 401 && !auth_retried && (exec_ != nullptr || token_file_ != nullptr)) {
+      auth_retried = true;
+      InvalidateCredentials(start);
+      auto fresh = Authorization();
+      if (fresh.ok() && *fresh != authorization) {
+        VLOG(2) << "401: retrying with a refreshed credential";
+        continue;
+      }
+      return a;
+    }
+    int retry_after_seconds = -1;
+    if (!a.retry_after.empty()) {
+      int s = 0;
+      if (absl::SimpleAtoi(absl::StripAsciiWhitespace(a.retry_after), &s) && s >= 0) {
+        retry_after_seconds = s;
+      }
+    }
+    if ((a.code == 429 || (a.code >= 500 && retry_after_seconds >= 0)) &&
+        retry_after_retries < options_.max_retry_after_retries) {
+      ++retry_after_retries;
+      absl::Duration delay = retry_after_seconds >= 0 ? absl::Seconds(retry_after_seconds)
+                                                      : options_.default_retry_after;
+      VLOG(2) << "got " << a.code << ", retrying after " << delay
+              << " attempt=" << retry_after_retries;
+      Sleep(delay);
+      continue;
+    }
+    if (a.code >= 500 && spec.idempotent && backoff_retries < options_.max_backoff_retries) {
+      ++backoff_retries;
+      VLOG(2) << "got " << a.code << ", retrying attempt=" << backoff_retries;
+      Sleep(backoff);
+      backoff = std::min(backoff * 2, options_.max_backoff);
+      continue;
+    }
+    return a;
+  }
+}
+
+absl::StatusOr<std::string> CppRestClient::Call(const RequestSpec& spec) {
+  KCR_ASSIGN_OR_RETURN(Attempt a, Execute(*http_, spec));
+  if (a.code < 200 || a.code > 299) return ToStatus(a.code, a.body, a.retry_after);
+  return std::move(a.body);
+}
+
+absl::StatusOr<api::ObjectPtr> CppRestClient::CallForObject(const RequestSpec& spec) {
+  KCR_ASSIGN_OR_RETURN(std::string body, Call(spec));
+  return ParseObject(body);
+}
+
+absl::StatusOr<std::string> CppRestClient::NamespaceFor(const Resource& resource,
+                                                        const api::Object* object) const {
+  if (!resource.namespaced) return std::string();
+  if (!resource.namespace_.empty()) {
+    if (object != nullptr && !object->ns().empty() && object->ns() != resource.namespace_) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the namespace of the object (", AbslView(object->ns()),
+          ") does not match the namespace of the request (", resource.namespace_, ")"));
+    }
+    return resource.namespace_;
+  }
+  if (object != nullptr) return std::string(object->ns());
+  return std::string();
+}
+
+absl::StatusOr<api::ObjectPtr> CppRestClient::Get(const Resource& resource,
+                                                  std::string_view name,
+                                                  const GetOptions& options) {
+  KCR_ASSIGN_OR_RETURN(std::string ns, NamespaceFor(resource, nullptr));
+  RequestSpec spec{http::methods::GET};
+  KCR_ASSIGN_OR_RETURN(spec.path,
+                       api::ItemPath(resource.gvr, resource.namespaced, ns, AbslView(name)));
+  if (!options.resource_version.empty()) {
+    spec.query.emplace_back("resourceVersion", options.resource_version);
+  }
+  spec.idempotent = true;
+  return CallForObject(spec);
+}
+
+absl::StatusOr<ObjectList> CppRestClient::List(const Resource& resource,
+                                               const ListOptions& options) {
+  RequestSpec spec{http::methods::GET};
+  KCR_ASSIGN_OR_RETURN(spec.path,
+                       api::CollectionPath(resource.gvr, resource.namespaced,
+                                           resource.namespaced ? resource.namespace_ : ""));
+  AddListQuery(options, &spec.query);
+  spec.idempotent = true;
+  KCR_ASSIGN_OR_RETURN(std::string body, Call(spec));
+  return ParseList(body);
+}
+
+absl::StatusOr<std::unique_ptr<WatchStream>> CppRestClient::Watch(const Resource& resource,
+                                                                  const ListOptions& options) {
+  RequestSpec spec{http::methods::GET};
+  KCR_ASSIGN_OR_RETURN(spec.path,
+                       api::CollectionPath(resource.gvr, resource.namespaced,
+                                           resource.namespaced ? resource.namespace_ : ""));
+  spec.query.emplace_back("watch", "true");
+  AddListQuery(options, &spec.query);
+  if (options.allow_watch_bookmarks) spec.query.emplace_back("allowWatchBookmarks", "true");
+  if (options.send_initial_events) spec.query.emplace_back("sendInitialEvents", "true");
+  spec.idempotent = true;
+  spec.stream = true;
+  pplx::cancellation_token_source cancel;
+  spec.cancel = cancel.get_token();
+  // Its own connection: the stream lives as long as the caller keeps it.
+  // The timeout covers a silent connection: beyond the server's own
+  // timeoutSeconds, or an hour.
+  absl::Duration timeout = absl::Hours(1);
+  if (options.timeout_seconds.has_value()) {
+    timeout = absl::Seconds(*options.timeout_seconds) + absl::Minutes(1);
+  }
+  std::unique_ptr<http_client> client = MakeHttpClient(timeout);
+  KCR_ASSIGN_OR_RETURN(Attempt a, Execute(*client, spec));
+  if (a.code < 200 || a.code > 299) return ToStatus(a.code, a.body, a.retry_after);
+  VLOG(2) << "watch started path=" << spec.path;
+  return std::unique_ptr<WatchStream>(
+      new CppRestWatchStream(std::move(client), std::move(*a.response), cancel));
+}
+
+absl::StatusOr<api::ObjectPtr> CppRestClient::Create(const Resource& resource,
+                                                     const api::Object& object,
+                                                     const CreateOptions& options) {
+  KCR_ASSIGN_OR_RETURN(std::string ns, NamespaceFor(resource, &object));
+  if (resource.namespaced && ns.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("create ", resource.gvr.resource, ": no namespace"));
+  }
+  RequestSpec spec{http::methods::POST};
+  KCR_ASSIGN_OR_RETURN(spec.path, api::CollectionPath(resource.gvr, resource.namespaced, ns));
+  if (options.dry_run) spec.query.emplace_back("dryRun", "All");
+  if (!options.field_manager.empty()) spec.query.emplace_back("fieldManager", options.field_manager);
+  spec.body = object.ToJson();
+  spec.content_type = "application/json";
+  return CallForObject(spec);
+}
+
+absl::StatusOr<api::ObjectPtr> CppRestClient::Put(const Resource& resource,
+                                                  const api::Object& object,
+                                                  const UpdateOptions& options,
+                                                  std::string_view subresource) {
+  KCR_ASSIGN_OR_RETURN(std::string ns, NamespaceFor(resource, &object));
+  RequestSpec spec{http::methods::PUT};
+  KCR_ASSIGN_OR_RETURN(spec.path,
+                       api::ItemPath(resource.gvr, resource.namespaced, ns,
+                                     AbslView(object.name()), AbslView(subresource)));
+  if (options.dry_run) spec.query.emplace_back("dryRun", "All");
+  if (!options.field_manager.empty()) spec.query.emplace_back("fieldManager", options.field_manager);
+  spec.body = object.ToJson();
+  spec.content_type = "application/json";
+  spec.idempotent = true;
+  return CallForObject(spec);
+}
+
+absl::StatusOr<api::ObjectPtr> CppRestClient::Update(const Resource& resource,
+                                                     const api::Object& object,
+                                                     const UpdateOptions& options) {
+  return Put(resource, object, options, "");
+}
+
+absl::StatusOr<api::ObjectPtr> CppRestClient::UpdateStatus(const Resource& resource,
+                                                           const api::Object& object,
+                                                           const UpdateOptions& options) {
+  return Put(resource, object, options, "status");
+}
+
+absl::StatusOr<api::ObjectPtr> CppRestClient::Patch(const Resource& resource,
+                                                    std::string_view name, PatchType type,
+                                                    std::string_view patch,
+                                                    const PatchOptions& options,
+                                                    std::string_view subresource) {
+  if (type == PatchType::kApply && options.field_manager.empty()) {
+    return absl::InvalidArgumentError("apply patch needs a field manager");
+  }
+  if (type != PatchType::kApply && options.force) {
+    return absl::InvalidArgumentError("force is only valid for apply patches");
+  }
+  KCR_ASSIGN_OR_RETURN(std::string ns, NamespaceFor(resource, nullptr));
+  RequestSpec spec{http::methods::PATCH};
+  KCR_ASSIGN_OR_RETURN(spec.path,
+                       api::ItemPath(resource.gvr, resource.namespaced, ns, AbslView(name),
+                                     AbslView(subresource)));
+  if (options.dry_run) spec.query.emplace_back("dryRun", "All");
+  if (!options.field_manager.empty()) spec.query.emplace_back("fieldManager", options.field_manager);
+  if (options.force) spec.query.emplace_back("force", "true");
+  spec.body = std::string(patch);
+  spec.content_type = ContentType(type);
+  return CallForObject(spec);
+}
+
+absl::Status CppRestClient::Delete(const Resource& resource, std::string_view name,
+                                   const DeleteOptions& options) {
+  KCR_ASSIGN_OR_RETURN(std::string ns, NamespaceFor(resource, nullptr));
+  RequestSpec spec{http::methods::DEL};
+  KCR_ASSIGN_OR_RETURN(spec.path,
+                       api::ItemPath(resource.gvr, resource.namespaced, ns, AbslView(name)));
+  spec.body = DeleteOptionsJson(options);
+  spec.content_type = "application/json";
+  spec.idempotent = true;
+  return Call(spec).status();
+}
+
+absl::Status CppRestClient::DeleteCollection(const Resource& resource,
+                                             const DeleteOptions& options,
+                                             const ListOptions& list_options) {
+  RequestSpec spec{http::methods::DEL};
+  KCR_ASSIGN_OR_RETURN(spec.path,
+                       api::CollectionPath(resource.gvr, resource.namespaced,
+                                           resource.namespaced ? resource.namespace_ : ""));
+  AddListQuery(list_options, &spec.query);
+  spec.body = DeleteOptionsJson(options);
+  spec.content_type = "application/json";
+  spec.idempotent = true;
+  return Call(spec).status();
+}
+
+absl::StatusOr<std::string> CppRestClient::GetRaw(std::string_view path) {
+  if (path.empty() || path[0] != '/') {
+    return absl::InvalidArgumentError("GetRaw: the path must start with '/'");
+  }
+  RequestSpec spec{http::methods::GET};
+  spec.path = std::string(path);
+  spec.idempotent = true;
+  return Call(spec);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<RestClient>> NewRestClient(const Config& config,
+                                                          const ClientOptions& options) {
+  return CppRestClient::Create(config, options);
+}
+
+}  // namespace kcr::client

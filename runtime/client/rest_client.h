@@ -1,0 +1,211 @@
+// RestClient: the dynamic client for any GroupVersionResource on a
+// Kubernetes API server (client-go's dynamic.Interface plus the request
+// machinery of rest.RESTClient), and NewRestClient, its implementation on
+// cpprestsdk.
+//
+// Every call is synchronous and thread-safe; the caller's thread waits for
+// the answer (never a thread of cpprestsdk's pool). Results:
+//   - a 2xx answer is decoded into Objects;
+//   - any other answer becomes the server's Status as an absl::Status
+//     (api_errors.h: client::IsNotFound, IsConflict, ...);
+//   - a transport failure (refused, reset, TLS verification, timeout) is
+//     kUnavailable with the cause; a bad argument is kInvalidArgument
+//     before anything is sent.
+//
+// Flow control, as client-go: a token bucket (Config::qps / burst, 5/10 by
+// default) delays requests before they are sent; 429 answers are retried
+// after their Retry-After (default 1 s), as are 5xx answers that carry one;
+// GET, PUT and DELETE are also retried with exponential backoff after other
+// 5xx answers and transport errors. A 401 makes the client re-read its
+// token file or re-run its exec plugin and, when that gives a different
+// credential, send the request once more.
+#ifndef KCR_RUNTIME_CLIENT_REST_CLIENT_H_
+#define KCR_RUNTIME_CLIENT_REST_CLIENT_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "api/meta/group_version.h"
+#include "api/object.h"
+#include "runtime/base/clock.h"
+#include "runtime/client/metrics.h"
+#include "runtime/client/rest_config.h"
+#include "runtime/client/watch.h"
+
+namespace kcr::client {
+
+// A collection on the server: a resource and, for namespaced resources,
+// the namespace ("" = all namespaces for List/Watch/DeleteCollection; for
+// Create/Update the object's own namespace).
+struct Resource {
+  api::GroupVersionResource gvr;
+  bool namespaced = true;
+  std::string namespace_;
+
+  static Resource Namespaced(api::GroupVersionResource gvr, std::string ns = "") {
+    return Resource{std::move(gvr), true, std::move(ns)};
+  }
+  static Resource ClusterScoped(api::GroupVersionResource gvr) {
+    return Resource{std::move(gvr), false, ""};
+  }
+  // The same resource in namespace `ns`.
+  Resource InNamespace(std::string ns) const {
+    return Resource{gvr, namespaced, std::move(ns)};
+  }
+};
+
+struct GetOptions {
+  std::string resource_version;  // "" = most recent; "0" = any (cache)
+};
+
+struct ListOptions {
+  std::string label_selector;  // e.g. "app=web,tier in (a,b)"
+  std::string field_selector;  // e.g. "metadata.name=x"
+  std::string resource_version;
+  std::string resource_version_match;  // "NotOlderThan" or "Exact"
+  int64_t limit = 0;                   // 0 = no paging
+  std::string continue_token;
+  // Watch only:
+  std::optional<int64_t> timeout_seconds;
+  bool allow_watch_bookmarks = false;
+  bool send_initial_events = false;
+};
+
+struct CreateOptions {
+  bool dry_run = false;        // dryRun=All
+  std::string field_manager;   // fieldManager
+};
+using UpdateOptions = CreateOptions;
+
+enum class PatchType {
+  kJson,            // application/json-patch+json (RFC 6902)
+  kMerge,           // application/merge-patch+json (RFC 7386)
+  kStrategicMerge,  // application/strategic-merge-patch+json (built-ins)
+  kApply,           // application/apply-patch+yaml (server-side apply)
+};
+
+struct PatchOptions {
+  bool dry_run = false;
+  std::string field_manager;  // required for kApply
+  bool force = false;         // kApply only: take ownership on conflicts
+};
+
+struct Preconditions {
+  std::optional<std::string> uid;
+  std::optional<std::string> resource_version;
+};
+
+struct DeleteOptions {
+  std::optional<int64_t> grace_period_seconds;
+  Preconditions preconditions;
+  std::string propagation_policy;  // "Orphan", "Background", "Foreground" or ""
+  bool dry_run = false;
+};
+
+// A page of a list. Items carry kind and apiVersion (filled from the list's
+// kind when the server left them out, as client-go's dynamic client does).
+struct ObjectList {
+  std::string api_version;
+  std::string kind;  // e.g. "ConfigMapList"
+  std::string resource_version;
+  std::string continue_token;  // non-empty: more pages
+  std::optional<int64_t> remaining_item_count;
+  std::vector<api::ObjectPtr> items;
+};
+
+class RestClient {
+ public:
+  virtual ~RestClient() = default;
+
+  virtual absl::StatusOr<api::ObjectPtr> Get(const Resource& resource,
+                                             std::string_view name,
+                                             const GetOptions& options = {}) = 0;
+
+  // One page (or everything when options.limit is 0). See ListPager for
+  // following continue tokens.
+  virtual absl::StatusOr<ObjectList> List(const Resource& resource,
+                                          const ListOptions& options = {}) = 0;
+
+  // Starts a watch (the request has `watch=true`). The returned stream is
+  // independent of the client's other requests; it holds its own
+  // connection, and the client must outlive it.
+  virtual absl::StatusOr<std::unique_ptr<WatchStream>> Watch(
+      const Resource& resource, const ListOptions& options = {}) = 0;
+
+  // POST to the collection. The namespace is resource.namespace_ if set,
+  // else the object's.
+  virtual absl::StatusOr<api::ObjectPtr> Create(const Resource& resource,
+                                                const api::Object& object,
+                                                const CreateOptions& options = {}) = 0;
+
+  // PUT of the whole object (metadata.resourceVersion makes it conditional:
+  // a stale one gives IsConflict).
+  virtual absl::StatusOr<api::ObjectPtr> Update(const Resource& resource,
+                                                const api::Object& object,
+                                                const UpdateOptions& options = {}) = 0;
+
+  // PUT to the object's status subresource.
+  virtual absl::StatusOr<api::ObjectPtr> UpdateStatus(
+      const Resource& resource, const api::Object& object,
+      const UpdateOptions& options = {}) = 0;
+
+  // PATCH `name` (or its `subresource`, e.g. "status") with `patch`, JSON
+  // (or YAML for kApply) of the given type. kApply needs a field manager.
+  virtual absl::StatusOr<api::ObjectPtr> Patch(const Resource& resource,
+                                               std::string_view name, PatchType type,
+                                               std::string_view patch,
+                                               const PatchOptions& options = {},
+                                               std::string_view subresource = "") = 0;
+
+  // DELETE. OK also when the object stays because of finalizers (it then
+  // has a deletionTimestamp).
+  virtual absl::Status Delete(const Resource& resource, std::string_view name,
+                              const DeleteOptions& options = {}) = 0;
+
+  // DELETE on the collection, selecting with `list_options`.
+  virtual absl::Status DeleteCollection(const Resource& resource,
+                                        const DeleteOptions& options,
+                                        const ListOptions& list_options) = 0;
+
+  // GET of any path under the server ("/version", "/apis"), returning the
+  // body of a 2xx answer.
+  virtual absl::StatusOr<std::string> GetRaw(std::string_view path) = 0;
+};
+
+// Knobs of NewRestClient beyond Config; defaults suit production.
+struct ClientOptions {
+  // Time for the rate limiter, credential caches and backoff. Not owned;
+  // null means the real clock.
+  const Clock* clock = nullptr;
+  // How the client waits before a retry or for the rate limiter. Null:
+  // wait on `clock`. Tests record the waits instead.
+  std::function<void(absl::Duration)> sleep;
+  // Metrics; null means GlobalMetricsProvider() (and none if unset).
+  MetricsProvider* metrics = nullptr;
+  // Retries of answers that carry Retry-After (and 429s without): client-go's 10.
+  int max_retry_after_retries = 10;
+  // Retries of idempotent requests after 5xx or transport errors.
+  int max_backoff_retries = 4;
+  absl::Duration initial_backoff = absl::Milliseconds(200);
+  absl::Duration max_backoff = absl::Seconds(5);
+  // Used when a 429 has no Retry-After.
+  absl::Duration default_retry_after = absl::Seconds(1);
+};
+
+// A client for the server in `config`. Checks the config (ValidateConfig),
+// reads the CA and client certificate files and checks they are PEM
+// (errors name the file); does not contact the server.
+absl::StatusOr<std::unique_ptr<RestClient>> NewRestClient(
+    const Config& config, const ClientOptions& options = {});
+
+}  // namespace kcr::client
+
+#endif  // KCR_RUNTIME_CLIENT_REST_CLIENT_H_

@@ -1,0 +1,832 @@
+// The REST client over real HTTP and HTTPS against a scripted test server:
+// request shapes of every verb, errors, retries, flow control, auth, TLS,
+// and watch streams.
+#include "runtime/client/rest_client.h"
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/base/mutex.h"
+#include "runtime/client/api_errors.h"
+#include "runtime/client/list_pager.h"
+#include "test/fakes/fake_clock.h"
+#include "test/runtime/client/test_server.h"
+#include "test/runtime/client/test_util.h"
+
+namespace kcr::client {
+namespace {
+
+using ::kcr::client::testing::MakeTempDir;
+using ::kcr::client::testing::ReadFileOrDie;
+using ::kcr::client::testing::ResponseWriter;
+using ::kcr::client::testing::TestdataPath;
+using ::kcr::client::testing::TestRequest;
+using ::kcr::client::testing::TestServer;
+using ::kcr::client::testing::TestServerOptions;
+using ::kcr::client::testing::WriteFile;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+const api::GroupVersionResource kConfigMaps{"", "v1", "configmaps"};
+const api::GroupVersionResource kDeployments{"apps", "v1", "deployments"};
+const api::GroupVersionResource kNamespaces{"", "v1", "namespaces"};
+
+constexpr char kCm[] =
+    R"({"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"cm1","namespace":"default","resourceVersion":"5"},"data":{"a":"1"}})";
+
+std::string StatusBody(int code, const std::string& reason, const std::string& message) {
+  return absl::StrCat(R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":")",
+                      message, R"(","reason":")", reason, R"(","code":)", code, "}");
+}
+
+api::ObjectPtr Obj(const std::string& json) { return *api::Object::Parse(json); }
+
+// Records every request and answers from a script.
+class Recorder {
+ public:
+  void Add(const TestRequest& r) {
+    MutexLock lock(&mu_);
+    requests_.push_back(r);
+  }
+  std::vector<TestRequest> requests() const {
+    MutexLock lock(&mu_);
+    return requests_;
+  }
+  TestRequest last() const {
+    MutexLock lock(&mu_);
+    return requests_.back();
+  }
+  size_t count() const {
+    MutexLock lock(&mu_);
+    return requests_.size();
+  }
+
+ private:
+  mutable Mutex mu_;
+  std::vector<TestRequest> requests_ ABSL_GUARDED_BY(mu_);
+};
+
+class RestClientTest : public ::testing::Test {
+ protected:
+  // Starts a plain-HTTP server with `handler` and a client for it.
+  void Serve(std::function<void(const TestRequest&, ResponseWriter&)> handler,
+             Config config = {}) {
+    auto server = TestServer::Start([this, handler](const TestRequest& r, ResponseWriter& w) {
+      recorder_.Add(r);
+      handler(r, w);
+    });
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    config.host = server_->url();
+    MakeClient(config);
+  }
+  void MakeClient(const Config& config) {
+    ClientOptions options;
+    options.clock = &clock_;
+    options.sleep = [this](absl::Duration d) {
+      MutexLock lock(&sleeps_mu_);
+      sleeps_.push_back(d);
+    };
+    options.metrics = metrics_;
+    auto client = NewRestClient(config, options);
+    ASSERT_TRUE(client.ok()) << client.status();
+    client_ = *std::move(client);
+  }
+  std::vector<absl::Duration> sleeps() {
+    MutexLock lock(&sleeps_mu_);
+    return sleeps_;
+  }
+
+  kcr::testing::FakeClock clock_;
+  Recorder recorder_;
+  MetricsProvider* metrics_ = nullptr;
+  Mutex sleeps_mu_;
+  std::vector<absl::Duration> sleeps_ ABSL_GUARDED_BY(sleeps_mu_);
+  std::unique_ptr<TestServer> server_;
+  std::unique_ptr<RestClient> client_;
+};
+
+TEST_F(RestClientTest, GetSendsPathAndHeaders) {
+  Config config;
+  config.bearer_token = "secret";
+  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); }, config);
+  auto obj = client_->Get(Resource::Namespaced(kConfigMaps, "default"), "cm1",
+                          {.resource_version = "0"});
+  ASSERT_TRUE(obj.ok()) << obj.status();
+  EXPECT_EQ((*obj)->name(), "cm1");
+  TestRequest r = recorder_.last();
+  EXPECT_EQ(r.method, "GET");
+  EXPECT_EQ(r.path, "/api/v1/namespaces/default/configmaps/cm1");
+  EXPECT_EQ(r.Query("resourceVersion"), "0");
+  EXPECT_EQ(r.Header("authorization"), "Bearer secret");
+  EXPECT_THAT(r.Header("user-agent"), StartsWith("kcr/"));
+  EXPECT_THAT(r.Header("user-agent"), HasSubstr("(linux/"));
+  EXPECT_EQ(r.Header("accept"), "application/json");
+}
+
+TEST_F(RestClientTest, ListSendsOptionsAndFillsItemKinds) {
+  Serve([](const TestRequest&, ResponseWriter& w) {
+    w.Respond(200, R"({"kind":"DeploymentList","apiVersion":"apps/v1","metadata":{"resourceVersion":"77","continue":"tok","remainingItemCount":3},
+      "items":[{"metadata":{"name":"a","namespace":"ns"}},{"metadata":{"name":"b","namespace":"ns"}}]})");
+  });
+  ListOptions o;
+  o.label_selector = "app in (web,db),tier!=x";
+  o.field_selector = "metadata.name=a";
+  o.limit = 2;
+  o.continue_token = "abc=";
+  o.resource_version = "10";
+  o.resource_version_match = "NotOlderThan";
+  auto list = client_->List(Resource::Namespaced(kDeployments, "ns"), o);
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(list->resource_version, "77");
+  EXPECT_EQ(list->continue_token, "tok");
+  EXPECT_EQ(list->remaining_item_count, 3);
+  ASSERT_EQ(list->items.size(), 2u);
+  EXPECT_EQ(list->items[0]->kind(), "Deployment");
+  EXPECT_EQ(list->items[0]->api_version(), "apps/v1");
+  TestRequest r = recorder_.last();
+  EXPECT_EQ(r.path, "/apis/apps/v1/namespaces/ns/deployments");
+  EXPECT_EQ(r.Query("labelSelector"), "app in (web,db),tier!=x");
+  EXPECT_EQ(r.Query("fieldSelector"), "metadata.name=a");
+  EXPECT_EQ(r.Query("limit"), "2");
+  EXPECT_EQ(r.Query("continue"), "abc=");
+  EXPECT_EQ(r.Query("resourceVersion"), "10");
+  EXPECT_EQ(r.Query("resourceVersionMatch"), "NotOlderThan");
+  EXPECT_FALSE(r.HasQuery("watch"));
+}
+
+TEST_F(RestClientTest, AllNamespacesAndClusterScoped) {
+  Serve([](const TestRequest& r, ResponseWriter& w) {
+    if (r.path == "/api/v1/namespaces/kube-system") {
+      w.Respond(200, R"({"kind":"Namespace","apiVersion":"v1","metadata":{"name":"kube-system"}})");
+    } else {
+      w.Respond(200, R"({"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[]})");
+    }
+  });
+  ASSERT_TRUE(client_->List(Resource::Namespaced(kConfigMaps)).ok());
+  EXPECT_EQ(recorder_.last().path, "/api/v1/configmaps");
+  auto ns = client_->Get(Resource::ClusterScoped(kNamespaces), "kube-system");
+  ASSERT_TRUE(ns.ok()) << ns.status();
+  EXPECT_EQ((*ns)->name(), "kube-system");
+}
+
+TEST_F(RestClientTest, PagerFollowsContinueTokens) {
+  Serve([](const TestRequest& r, ResponseWriter& w) {
+    std::string cont = r.Query("continue");
+    int page = cont.empty() ? 0 : std::stoi(cont);
+    std::string next = page < 2 ? absl::StrCat(page + 1) : "";
+    w.Respond(200, absl::StrCat(R"({"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"9","continue":")",
+                                next, R"("},"items":[{"metadata":{"name":"p)", page, R"(","namespace":"d"}}]})"));
+  });
+  ListPager pager(client_.get(), 1);
+  auto all = pager.List(Resource::Namespaced(kConfigMaps, "d"));
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->items.size(), 3u);
+  EXPECT_EQ(all->items[2]->name(), "p2");
+  EXPECT_EQ(all->resource_version, "9");
+  EXPECT_EQ(pager.pages(), 3);
+  for (const auto& r : recorder_.requests()) EXPECT_EQ(r.Query("limit"), "1");
+}
+
+TEST_F(RestClientTest, PagerFallsBackToFullListWhenTokenExpires) {
+  Serve([](const TestRequest& r, ResponseWriter& w) {
+    if (r.Query("continue") == "1") {
+      w.Respond(410, StatusBody(410, "Expired", "The provided continue parameter is too old"));
+    } else if (r.HasQuery("limit")) {
+      w.Respond(200, R"({"kind":"ConfigMapList","apiVersion":"v1","metadata":{"continue":"1"},"items":[{"metadata":{"name":"a"}}]})");
+    } else {
+      w.Respond(200, R"({"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"50"},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]})");
+    }
+  });
+  ListPager pager(client_.get(), 1);
+  auto all = pager.List(Resource::Namespaced(kConfigMaps, "d"));
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(all->items.size(), 2u);
+  EXPECT_EQ(all->resource_version, "50");
+}
+
+TEST_F(RestClientTest, WriteVerbs) {
+  Serve([](const TestRequest& r, ResponseWriter& w) {
+    if (r.method == "DELETE") {
+      w.Respond(200, R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success"})");
+    } else {
+      w.Respond(r.method == "POST" ? 201 : 200, kCm);
+    }
+  });
+  const Resource cms = Resource::Namespaced(kConfigMaps, "default");
+  api::ObjectPtr cm = Obj(kCm);
+
+  ASSERT_TRUE(client_->Create(Resource::Namespaced(kConfigMaps), *cm,
+                              {.dry_run = true, .field_manager = "kcr"})
+                  .ok());
+  TestRequest r = recorder_.last();
+  EXPECT_EQ(r.method, "POST");
+  EXPECT_EQ(r.path, "/api/v1/namespaces/default/configmaps");
+  EXPECT_EQ(r.Query("dryRun"), "All");
+  EXPECT_EQ(r.Query("fieldManager"), "kcr");
+  EXPECT_EQ(r.Header("content-type"), "application/json");
+  EXPECT_EQ(*api::Object::Parse(r.body).value()->Find("/data/a"), rapidjson::Value("1"));
+
+  ASSERT_TRUE(client_->Update(cms, *cm).ok());
+  r = recorder_.last();
+  EXPECT_EQ(r.method, "PUT");
+  EXPECT_EQ(r.path, "/api/v1/namespaces/default/configmaps/cm1");
+  EXPECT_FALSE(r.HasQuery("dryRun"));
+
+  ASSERT_TRUE(client_->UpdateStatus(cms, *cm).ok());
+  EXPECT_EQ(recorder_.last().path, "/api/v1/namespaces/default/configmaps/cm1/status");
+
+  struct PatchCase {
+    PatchType type;
+    const char* content_type;
+  } patches[] = {
+      {PatchType::kMerge, "application/merge-patch+json"},
+      {PatchType::kJson, "application/json-patch+json"},
+      {PatchType::kStrategicMerge, "application/strategic-merge-patch+json"},
+  };
+  for (const auto& p : patches) {
+    ASSERT_TRUE(client_->Patch(cms, "cm1", p.type, R"({"data":{"b":"2"}})").ok());
+    r = recorder_.last();
+    EXPECT_EQ(r.method, "PATCH");
+    EXPECT_EQ(r.Header("content-type"), p.content_type);
+    EXPECT_EQ(r.body, R"({"data":{"b":"2"}})");
+    EXPECT_FALSE(r.HasQuery("force"));
+  }
+  ASSERT_TRUE(client_->Patch(cms, "cm1", PatchType::kApply, "data:\n  b: '2'\n",
+                             {.field_manager = "kcr-ctl", .force = true})
+                  .ok());
+  r = recorder_.last();
+  EXPECT_EQ(r.Header("content-type"), "application/apply-patch+yaml");
+  EXPECT_EQ(r.Query("fieldManager"), "kcr-ctl");
+  EXPECT_EQ(r.Query("force"), "true");
+  ASSERT_TRUE(client_->Patch(cms, "cm1", PatchType::kMerge, "{}", {}, "status").ok());
+  EXPECT_EQ(recorder_.last().path, "/api/v1/namespaces/default/configmaps/cm1/status");
+
+  DeleteOptions d;
+  d.grace_period_seconds = 0;
+  d.propagation_policy = "Foreground";
+  d.preconditions.uid = "u-1";
+  d.preconditions.resource_version = "5";
+  d.dry_run = true;
+  ASSERT_TRUE(client_->Delete(cms, "cm1", d).ok());
+  r = recorder_.last();
+  EXPECT_EQ(r.method, "DELETE");
+  EXPECT_EQ(r.path, "/api/v1/namespaces/default/configmaps/cm1");
+  rapidjson::Document body;
+  body.Parse(r.body.c_str());
+  EXPECT_STREQ(body["kind"].GetString(), "DeleteOptions");
+  EXPECT_EQ(body["gracePeriodSeconds"].GetInt(), 0);
+  EXPECT_STREQ(body["propagationPolicy"].GetString(), "Foreground");
+  EXPECT_STREQ(body["preconditions"]["uid"].GetString(), "u-1");
+  EXPECT_STREQ(body["preconditions"]["resourceVersion"].GetString(), "5");
+  EXPECT_STREQ(body["dryRun"][0].GetString(), "All");
+
+  ListOptions sel;
+  sel.label_selector = "app=web";
+  ASSERT_TRUE(client_->DeleteCollection(cms, {.propagation_policy = "Background"}, sel).ok());
+  r = recorder_.last();
+  EXPECT_EQ(r.method, "DELETE");
+  EXPECT_EQ(r.path, "/api/v1/namespaces/default/configmaps");
+  EXPECT_EQ(r.Query("labelSelector"), "app=web");
+}
+
+TEST_F(RestClientTest, BadArgumentsFailBeforeSending) {
+  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); });
+  const Resource cms = Resource::Namespaced(kConfigMaps, "default");
+  EXPECT_EQ(client_->Patch(cms, "cm1", PatchType::kApply, "{}").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(client_->Patch(cms, "cm1", PatchType::kMerge, "{}", {.force = true}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(client_->Get(cms, "a/b").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(client_->Get(Resource::Namespaced(kConfigMaps), "x").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(client_->Create(Resource::Namespaced(kConfigMaps, "other"), *Obj(kCm)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(recorder_.count(), 0u);
+}
+
+TEST_F(RestClientTest, ServerErrorsKeepReasonAndMessage) {
+  Serve([](const TestRequest& r, ResponseWriter& w) {
+    if (r.method == "GET") {
+      w.Respond(404, StatusBody(404, "NotFound", "configmaps \\\"cm1\\\" not found"));
+    } else if (r.method == "POST") {
+      w.Respond(409, StatusBody(409, "AlreadyExists", "configmaps \\\"cm1\\\" already exists"));
+    } else {
+      w.Respond(409, StatusBody(409, "Conflict",
+                                "Operation cannot be fulfilled on configmaps \\\"cm1\\\": the object has been modified"));
+    }
+  });
+  const Resource cms = Resource::Namespaced(kConfigMaps, "default");
+  auto got = client_->Get(cms, "cm1");
+  EXPECT_TRUE(client::IsNotFound(got.status()));
+  EXPECT_EQ(got.status().message(), "configmaps \"cm1\" not found");
+  EXPECT_TRUE(client::IsAlreadyExists(client_->Create(cms, *Obj(kCm)).status()));
+  auto updated = client_->Update(cms, *Obj(kCm));
+  EXPECT_TRUE(IsConflict(updated.status()));
+  EXPECT_FALSE(client::IsAlreadyExists(updated.status()));
+  // 4xx are not retried.
+  EXPECT_EQ(recorder_.count(), 3u);
+}
+
+TEST_F(RestClientTest, TooManyRequestsHonoursRetryAfter) {
+  std::atomic<int> calls{0};
+  Serve([&calls](const TestRequest&, ResponseWriter& w) {
+    if (calls++ < 2) {
+      w.Respond(429, StatusBody(429, "TooManyRequests", "slow down"), {{"Retry-After", "7"}});
+    } else {
+      w.Respond(201, kCm);
+    }
+  });
+  // Even a POST: the server did not act on a 429.
+  auto created = client_->Create(Resource::Namespaced(kConfigMaps), *Obj(kCm));
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ(recorder_.count(), 3u);
+  EXPECT_THAT(sleeps(), ::testing::ElementsAre(absl::Seconds(7), absl::Seconds(7)));
+}
+
+TEST_F(RestClientTest, TooManyRequestsGivesUpAfterTenRetries) {
+  Config config;
+  config.burst = 100;  // only retry waits, no rate-limit waits
+  Serve([](const TestRequest&, ResponseWriter& w) {
+    w.Respond(429, StatusBody(429, "TooManyRequests", "slow down"));
+  }, config);
+  auto got = client_->Get(Resource::Namespaced(kConfigMaps, "d"), "x");
+  EXPECT_TRUE(IsTooManyRequests(got.status()));
+  EXPECT_EQ(recorder_.count(), 11u);
+  EXPECT_EQ(sleeps().size(), 10u);
+  EXPECT_EQ(sleeps()[0], absl::Seconds(1));  // no Retry-After: the default
+}
+
+TEST_F(RestClientTest, ServerErrorsRetriedForIdempotentVerbsOnly) {
+  std::atomic<int> calls{0};
+  Serve([&calls](const TestRequest& r, ResponseWriter& w) {
+    if (r.method == "POST" || calls++ < 2) {
+      w.Respond(500, StatusBody(500, "InternalError", "injected"));
+    } else {
+      w.Respond(200, kCm);
+    }
+  });
+  auto got = client_->Get(Resource::Namespaced(kConfigMaps, "default"), "cm1");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(recorder_.count(), 3u);
+  EXPECT_THAT(sleeps(), ::testing::ElementsAre(absl::Milliseconds(200), absl::Milliseconds(400)));
+  auto created = client_->Create(Resource::Namespaced(kConfigMaps), *Obj(kCm));
+  EXPECT_TRUE(IsInternalError(created.status()));
+  EXPECT_EQ(recorder_.count(), 4u);
+}
+
+TEST_F(RestClientTest, PersistentServerErrorsGiveUp) {
+  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(503, "upstream down"); });
+  auto got = client_->Get(Resource::Namespaced(kConfigMaps, "d"), "x");
+  EXPECT_TRUE(IsServiceUnavailable(got.status()));
+  EXPECT_EQ(recorder_.count(), 5u);  // 1 + max_backoff_retries
+}
+
+TEST_F(RestClientTest, TransportErrorIsUnavailableWithCause) {
+  Config config;
+  {
+    auto server = TestServer::Start([](const TestRequest&, ResponseWriter&) {});
+    config.host = (*server)->url();
+  }  // closed: connections are refused
+  MakeClient(config);
+  auto got = client_->Get(Resource::Namespaced(kConfigMaps, "d"), "x");
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(got.status().message()), HasSubstr(config.host));
+  EXPECT_FALSE(GetApiStatus(got.status()).has_value());
+  EXPECT_EQ(sleeps().size(), 4u);  // retried as a GET
+  auto created = client_->Create(Resource::Namespaced(kConfigMaps), *Obj(kCm));
+  EXPECT_EQ(created.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(sleeps().size(), 4u);  // a POST is not
+}
+
+TEST_F(RestClientTest, ClientSideRateLimit) {
+  Config config;
+  config.qps = 5;
+  config.burst = 2;
+  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); }, config);
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(client_->Get(Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
+  }
+  // The fake clock stands still: the 3rd and 4th requests wait 200 ms and
+  // 400 ms for their tokens.
+  EXPECT_THAT(sleeps(), ::testing::ElementsAre(absl::Milliseconds(200), absl::Milliseconds(400)));
+}
+
+TEST_F(RestClientTest, PerRequestTimeout) {
+  Notification release;
+  Config config;
+  config.timeout = absl::Milliseconds(300);
+  Serve([&release](const TestRequest&, ResponseWriter& w) {
+    release.WaitForNotificationWithTimeout(absl::Seconds(20));
+    w.Respond(200, kCm);
+  }, config);
+  auto created = client_->Create(Resource::Namespaced(kConfigMaps), *Obj(kCm));
+  release.Notify();
+  EXPECT_EQ(created.status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST_F(RestClientTest, BasicAuthAndImpersonation) {
+  Config config;
+  config.username = "admin";
+  config.password = "pw";
+  config.impersonate = "jane";
+  config.impersonate_groups = {"devs"};
+  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); }, config);
+  ASSERT_TRUE(client_->Get(Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
+  TestRequest r = recorder_.last();
+  EXPECT_EQ(r.Header("authorization"), "Basic " + absl::Base64Escape("admin:pw"));
+  EXPECT_EQ(r.Header("impersonate-user"), "jane");
+  EXPECT_EQ(r.Header("impersonate-group"), "devs");
+}
+
+// A server that accepts exactly one token, which the test changes.
+class TokenServer {
+ public:
+  void Accept(const std::string& token) {
+    MutexLock lock(&mu_);
+    token_ = token;
+  }
+  void Handle(const TestRequest& r, ResponseWriter& w) {
+    std::string want;
+    {
+      MutexLock lock(&mu_);
+      want = "Bearer " + token_;
+    }
+    if (r.Header("authorization") == want) {
+      w.Respond(200, kCm);
+    } else {
+      w.Respond(401, StatusBody(401, "Unauthorized", "Unauthorized"));
+    }
+  }
+
+ private:
+  Mutex mu_;
+  std::string token_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST_F(RestClientTest, TokenFileRotation) {
+  const std::string token_path = MakeTempDir("sa") + "/token";
+  WriteFile(token_path, "one\n");
+  TokenServer tokens;
+  tokens.Accept("one");
+  Config config;
+  config.bearer_token_file = token_path;
+  Serve([&tokens](const TestRequest& r, ResponseWriter& w) { tokens.Handle(r, w); }, config);
+  const Resource cms = Resource::Namespaced(kConfigMaps, "default");
+  ASSERT_TRUE(client_->Get(cms, "cm1").ok());
+  EXPECT_EQ(recorder_.last().Header("authorization"), "Bearer one");
+
+  // The kubelet rotates the token; both stay valid for a while. Within the
+  // minute the old one is still sent; after it, the new one.
+  WriteFile(token_path, "two\n");
+  clock_.Advance(absl::Seconds(30));
+  ASSERT_TRUE(client_->Get(cms, "cm1").ok());
+  EXPECT_EQ(recorder_.last().Header("authorization"), "Bearer one");
+  clock_.Advance(absl::Seconds(31));
+  tokens.Accept("two");
+  ASSERT_TRUE(client_->Get(cms, "cm1").ok());
+  EXPECT_EQ(recorder_.last().Header("authorization"), "Bearer two");
+
+  // The server stops accepting "two" at once: the 401 forces a re-read and
+  // the request is sent again with the new token.
+  WriteFile(token_path, "three\n");
+  tokens.Accept("three");
+  size_t before = recorder_.count();
+  ASSERT_TRUE(client_->Get(cms, "cm1").ok());
+  auto requests = recorder_.requests();
+  ASSERT_EQ(requests.size(), before + 2);
+  EXPECT_EQ(requests[before].Header("authorization"), "Bearer two");
+  EXPECT_EQ(requests[before + 1].Header("authorization"), "Bearer three");
+
+  // A 401 with no newer token is returned as is.
+  tokens.Accept("four");
+  auto got = client_->Get(cms, "cm1");
+  EXPECT_TRUE(IsUnauthorized(got.status()));
+}
+
+TEST_F(RestClientTest, ExecPluginReRunOn401) {
+  const std::string state = MakeTempDir("exec");
+  TokenServer tokens;
+  tokens.Accept("exec-token-1");
+  Config config;
+  config.exec = ExecConfig{};
+  config.exec->api_version = "client.authentication.k8s.io/v1";
+  config.exec->command = TestdataPath("exec_plugin.sh");
+  config.exec->args = {state, "ok"};
+  Serve([&tokens](const TestRequest& r, ResponseWriter& w) { tokens.Handle(r, w); }, config);
+  const Resource cms = Resource::Namespaced(kConfigMaps, "default");
+  ASSERT_TRUE(client_->Get(cms, "cm1").ok());
+  ASSERT_TRUE(client_->Get(cms, "cm1").ok());
+  EXPECT_EQ(ReadFileOrDie(state + "/count"), "1\n");
+  tokens.Accept("exec-token-2");
+  ASSERT_TRUE(client_->Get(cms, "cm1").ok());
+  EXPECT_EQ(ReadFileOrDie(state + "/count"), "2\n");
+  EXPECT_EQ(recorder_.last().Header("authorization"), "Bearer exec-token-2");
+}
+
+TEST_F(RestClientTest, MetricsCountEveryAttempt) {
+  struct Recorded : MetricsProvider {
+    struct Result : RequestResultMetric {
+      explicit Result(Recorded* p) : p(p) {}
+      void Increment(std::string_view code, std::string_view method,
+                     std::string_view host) override {
+        MutexLock lock(&p->mu);
+        p->results.push_back(std::string(code) + " " + std::string(method) + " " +
+                             std::string(host));
+      }
+      Recorded* p;
+    };
+    struct Latency : RequestLatencyMetric {
+      explicit Latency(Recorded* p) : p(p) {}
+      void Observe(std::string_view verb, std::string_view host, absl::Duration) override {
+        MutexLock lock(&p->mu);
+        p->latencies.push_back(std::string(verb) + " " + std::string(host));
+      }
+      Recorded* p;
+    };
+    std::unique_ptr<RequestResultMetric> NewRequestResultMetric() override {
+      return std::make_unique<Result>(this);
+    }
+    std::unique_ptr<RequestLatencyMetric> NewRequestLatencyMetric() override {
+      return std::make_unique<Latency>(this);
+    }
+    Mutex mu;
+    std::vector<std::string> results;
+    std::vector<std::string> latencies;
+  } provider;
+  metrics_ = &provider;
+  std::atomic<int> calls{0};
+  Serve([&calls](const TestRequest&, ResponseWriter& w) {
+    if (calls++ == 0) {
+      w.Respond(500, "boom");
+    } else {
+      w.Respond(200, kCm);
+    }
+  });
+  ASSERT_TRUE(client_->Get(Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
+  const std::string host = absl::StrCat("127.0.0.1:", server_->port());
+  MutexLock lock(&provider.mu);
+  EXPECT_THAT(provider.results,
+              ::testing::ElementsAre("500 GET " + host, "200 GET " + host));
+  EXPECT_THAT(provider.latencies, ::testing::ElementsAre("GET " + host, "GET " + host));
+}
+
+// --- Watch ---
+
+constexpr char kEvents[] =
+    "{\"type\":\"ADDED\",\"object\":{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"}}}\n"
+    "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"2\"}}}\n"
+    "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"3\"}}}\n"
+    "{\"type\":\"DELETED\",\"object\":{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"4\"}}}\n";
+
+TEST_F(RestClientTest, WatchStreamsEventsSplitAcrossChunks) {
+  Serve([](const TestRequest&, ResponseWriter& w) {
+    w.StartChunks(200);
+    std::string_view all(kEvents);
+    // Chunks of 7 bytes: events split everywhere, several per chunk never.
+    for (size_t i = 0; i < all.size(); i += 7) w.WriteChunk(all.substr(i, 7));
+    w.EndChunks();
+  });
+  ListOptions o;
+  o.resource_version = "0";
+  o.allow_watch_bookmarks = true;
+  o.timeout_seconds = 30;
+  o.label_selector = "app=web";
+  auto watch = client_->Watch(Resource::Namespaced(kConfigMaps, "default"), o);
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  std::vector<std::string> got;
+  WatchEvent e;
+  while ((*watch)->Next(&e)) {
+    got.push_back(std::string(EventTypeName(e.type)) + " " +
+                  std::string(e.object->resource_version()));
+  }
+  EXPECT_TRUE((*watch)->status().ok()) << (*watch)->status();
+  EXPECT_THAT(got, ::testing::ElementsAre("ADDED 1", "MODIFIED 2", "BOOKMARK 3", "DELETED 4"));
+  TestRequest r = recorder_.last();
+  EXPECT_EQ(r.path, "/api/v1/namespaces/default/configmaps");
+  EXPECT_EQ(r.Query("watch"), "true");
+  EXPECT_EQ(r.Query("allowWatchBookmarks"), "true");
+  EXPECT_EQ(r.Query("resourceVersion"), "0");
+  EXPECT_EQ(r.Query("timeoutSeconds"), "30");
+  EXPECT_EQ(r.Query("labelSelector"), "app=web");
+}
+
+TEST_F(RestClientTest, WatchErrorEventCarriesStatus) {
+  Serve([](const TestRequest&, ResponseWriter& w) {
+    w.StartChunks(200);
+    w.WriteChunk(R"json({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}})json"
+                 "\n");
+    w.EndChunks();
+  });
+  auto watch = client_->Watch(Resource::Namespaced(kConfigMaps, "default"), {});
+  ASSERT_TRUE(watch.ok());
+  WatchEvent e;
+  ASSERT_TRUE((*watch)->Next(&e));
+  EXPECT_EQ(e.type, EventType::kError);
+  EXPECT_TRUE(IsResourceExpired(e.error));
+  EXPECT_FALSE((*watch)->Next(&e));
+}
+
+TEST_F(RestClientTest, WatchRejectedIsAnError) {
+  Serve([](const TestRequest&, ResponseWriter& w) {
+    w.Respond(403, StatusBody(403, "Forbidden", "configmaps is forbidden"));
+  });
+  auto watch = client_->Watch(Resource::Namespaced(kConfigMaps, "default"), {});
+  EXPECT_TRUE(IsForbidden(watch.status()));
+}
+
+TEST_F(RestClientTest, WatchCutMidEventIsAnError) {
+  Serve([](const TestRequest&, ResponseWriter& w) {
+    w.StartChunks(200);
+    std::string_view all(kEvents);
+    w.WriteChunk(all.substr(0, all.find('\n') + 1));
+    // Half of the next event, inside a chunk that never ends.
+    w.WriteRaw("100\r\n{\"type\":\"MODIFIED\",\"object\":{\"kind\"");
+  });
+  auto watch = client_->Watch(Resource::Namespaced(kConfigMaps, "default"), {});
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  WatchEvent e;
+  ASSERT_TRUE((*watch)->Next(&e));
+  EXPECT_EQ(e.object->name(), "a");
+  EXPECT_FALSE((*watch)->Next(&e));
+  absl::Status s = (*watch)->status();
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(s.code() == absl::StatusCode::kDataLoss ||
+              s.code() == absl::StatusCode::kUnavailable)
+      << s;
+}
+
+TEST_F(RestClientTest, WatchStopInterruptsABlockedRead) {
+  Notification server_done;
+  Notification release;
+  Serve([&](const TestRequest&, ResponseWriter& w) {
+    w.StartChunks(200);
+    w.WriteChunk(std::string_view(kEvents).substr(0, std::string_view(kEvents).find('\n') + 1));
+    // Hold the stream open, silent, as an idle watch is.
+    release.WaitForNotificationWithTimeout(absl::Seconds(20));
+    server_done.Notify();
+  });
+  auto watch = client_->Watch(Resource::Namespaced(kConfigMaps, "default"), {});
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  WatchEvent e;
+  ASSERT_TRUE((*watch)->Next(&e));
+  Notification returned;
+  std::thread reader([&] {
+    WatchEvent e2;
+    EXPECT_FALSE((*watch)->Next(&e2));
+    returned.Notify();
+  });
+  (*watch)->Stop();
+  // Next returns promptly after Stop (the bound is generous for loaded machines).
+  EXPECT_TRUE(returned.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  reader.join();
+  EXPECT_EQ((*watch)->status().code(), absl::StatusCode::kCancelled);
+  // Destroying the stream joins its reader thread: the connection was closed.
+  watch->reset();
+  release.Notify();
+  server_done.WaitForNotification();
+}
+
+// --- TLS ---
+
+class TlsTest : public RestClientTest {
+ protected:
+  void ServeTls(Config config, bool want_client_cert = false) {
+    TestServerOptions options;
+    options.tls = true;
+    options.cert_file = TestdataPath("server.pem");
+    options.key_file = TestdataPath("server-key.pem");
+    if (want_client_cert) options.client_ca_file = TestdataPath("ca.pem");
+    auto server = TestServer::Start(
+        [this](const TestRequest& r, ResponseWriter& w) {
+          recorder_.Add(r);
+          w.Respond(200, kCm);
+        },
+        options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    config.host = server_->url();
+    MakeClient(config);
+  }
+  absl::Status Get() {
+    return client_->Get(Resource::Namespaced(kConfigMaps, "default"), "cm1").status();
+  }
+};
+
+TEST_F(TlsTest, RightCaFromFileOrData) {
+  Config config;
+  config.tls.ca_file = TestdataPath("ca.pem");
+  ServeTls(config);
+  EXPECT_TRUE(Get().ok()) << Get();
+  config.tls.ca_file.clear();
+  config.tls.ca_data = ReadFileOrDie(TestdataPath("ca.pem"));
+  config.host = server_->url();
+  MakeClient(config);
+  EXPECT_TRUE(Get().ok());
+}
+
+TEST_F(TlsTest, WrongCaFailsWithAClearError) {
+  Config config;
+  config.tls.ca_file = TestdataPath("other-ca.pem");
+  ServeTls(config);
+  absl::Status s = Get();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("TLS handshake"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("certificate"));
+  EXPECT_EQ(recorder_.count(), 0u);
+}
+
+TEST_F(TlsTest, SystemStoreDoesNotTrustTheTestCa) {
+  ServeTls(Config{});
+  EXPECT_EQ(Get().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST_F(TlsTest, InsecureSkipsVerification) {
+  Config config;
+  config.tls.insecure = true;
+  ServeTls(config);
+  EXPECT_TRUE(Get().ok()) << Get();
+}
+
+TEST_F(TlsTest, InsecureWithCaIsRejected) {
+  Config config;
+  config.host = "https://127.0.0.1:1";
+  config.tls.insecure = true;
+  config.tls.ca_file = TestdataPath("ca.pem");
+  auto client = NewRestClient(config);
+  EXPECT_THAT(std::string(client.status().message()),
+              HasSubstr("root certificates file with the insecure flag is not allowed"));
+}
+
+TEST_F(TlsTest, TlsServerName) {
+  Config config;
+  config.tls.ca_file = TestdataPath("ca.pem");
+  config.tls.server_name = "kcr-test.example";
+  ServeTls(config);
+  EXPECT_TRUE(Get().ok()) << Get();
+  config.tls.server_name = "wrong.example";
+  config.host = server_->url();
+  MakeClient(config);
+  EXPECT_EQ(Get().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST_F(TlsTest, ClientCertificate) {
+  Config config;
+  config.tls.ca_file = TestdataPath("ca.pem");
+  config.tls.cert_file = TestdataPath("client.pem");
+  config.tls.key_data = ReadFileOrDie(TestdataPath("client-key.pem"));
+  ServeTls(config, /*want_client_cert=*/true);
+  ASSERT_TRUE(Get().ok()) << Get();
+  EXPECT_EQ(recorder_.last().client_cert_cn, "kcr-test-user");
+}
+
+TEST_F(TlsTest, BadPemIsAnErrorNamingTheFile) {
+  Config config;
+  config.host = "https://127.0.0.1:1";
+  config.tls.ca_file = TestdataPath("watch_stream.json");
+  auto client = NewRestClient(config);
+  EXPECT_THAT(std::string(client.status().message()), HasSubstr("watch_stream.json"));
+  config.tls.ca_file = "/nonexistent/ca.pem";
+  client = NewRestClient(config);
+  EXPECT_THAT(std::string(client.status().message()), HasSubstr("/nonexistent/ca.pem"));
+  config.tls.ca_file.clear();
+  config.tls.cert_file = TestdataPath("client.pem");
+  config.tls.key_file = TestdataPath("client.pem");  // not a key
+  client = NewRestClient(config);
+  EXPECT_THAT(std::string(client.status().message()), HasSubstr("client key"));
+}
+
+TEST_F(TlsTest, WatchOverTls) {
+  TestServerOptions options;
+  options.tls = true;
+  options.cert_file = TestdataPath("server.pem");
+  options.key_file = TestdataPath("server-key.pem");
+  auto server = TestServer::Start(
+      [](const TestRequest&, ResponseWriter& w) {
+        w.StartChunks(200);
+        w.WriteChunk(kEvents);
+        w.EndChunks();
+      },
+      options);
+  ASSERT_TRUE(server.ok());
+  server_ = *std::move(server);
+  Config config;
+  config.host = server_->url();
+  config.tls.ca_file = TestdataPath("ca.pem");
+  MakeClient(config);
+  auto watch = client_->Watch(Resource::Namespaced(kConfigMaps, "default"), {});
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  int n = 0;
+  WatchEvent e;
+  while ((*watch)->Next(&e)) ++n;
+  EXPECT_EQ(n, 4);
+  EXPECT_TRUE((*watch)->status().ok()) << (*watch)->status();
+}
+
+}  // namespace
+}  // namespace kcr::client
