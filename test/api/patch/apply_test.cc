@@ -244,6 +244,12 @@ TEST(ApplyTest, ParseApplyConfiguration) {
   EXPECT_FALSE(ParseApplyConfiguration("{").ok());
   EXPECT_FALSE(ParseApplyConfiguration("a: [").ok());
   EXPECT_FALSE(ParseApplyConfiguration("").ok());
+  // Deep nesting is an error, never a stack overflow.
+  EXPECT_FALSE(ParseApplyConfiguration(std::string(100000, '[')).ok());
+  EXPECT_FALSE(ParseApplyConfiguration(std::string(100000, '{')).ok());
+  std::string block;
+  for (int i = 0; i < 5000; ++i) block += std::string(i, ' ') + "a:\n";
+  EXPECT_FALSE(ParseApplyConfiguration(block).ok());
 }
 
 TEST(RecordUpdateTest, CreateOwnsEverythingAndUpdatesTakeOver) {
