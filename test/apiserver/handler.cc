@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "api/crd/yaml_to_json.h"
 #include "api/patch/json_util.h"
+#include "api/patch/patch_request.h"
 #include "glog/logging.h"
 #include "rapidjson/document.h"
 #include "rapidjson/stringbuffer.h"
@@ -661,12 +662,9 @@ void ApiHandler::HandleResource(const HttpRequest& req, HttpExchange* ex) {
                ct.type == "application/apply-patch+cbor") {
       type = PatchType::kApply;
     } else {
-      return SendApiError(
-          ex, ApiError::UnsupportedMediaType(Cat(
-                  "the body of the request was in an unknown format - "
-                  "accepted media types include: application/json-patch+json, "
-                  "application/merge-patch+json, application/apply-patch+yaml",
-                  r.custom ? "" : ", application/strategic-merge-patch+json")));
+      // kube-apiserver's order: json, merge, strategic (built-ins), apply.
+      return SendApiError(ex, ApiError::UnsupportedMediaType(
+                                  api::UnsupportedPatchMediaTypeMessage(!r.custom)));
     }
     PatchOptions po;
     po.dry_run = DryRun(req);

@@ -102,6 +102,18 @@ TEST_F(PatchTest, StrategicMergeWithKubectlApplyBody) {
   EXPECT_EQ(r.Str("/spec/template/spec/containers/1/name"), "");
 }
 
+TEST_F(PatchTest, UnknownPatchMediaTypeListsTheAcceptedOnes) {
+  ASSERT_EQ(client_->Post(kDeployments, kDeployment).status, 201);
+  TestResponse r = Patch(std::string(kDeployments) + "/d", "{}", "application/json");
+  EXPECT_EQ(r.status, 415);
+  EXPECT_EQ(r.Str("/reason"), "UnsupportedMediaType");
+  EXPECT_EQ(r.Str("/message"),
+            "the body of the request was in an unknown format - accepted media "
+            "types include: application/json-patch+json, "
+            "application/merge-patch+json, application/strategic-merge-patch+json, "
+            "application/apply-patch+yaml");
+}
+
 TEST_F(PatchTest, BadStrategicPatchIsBadRequest) {
   ASSERT_EQ(client_->Post(kDeployments, kDeployment).status, 201);
   TestResponse r = Patch(std::string(kDeployments) + "/d",
