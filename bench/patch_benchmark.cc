@@ -76,7 +76,8 @@ void BM_MergePatch(benchmark::State& state) {
 BENCHMARK(BM_MergePatch);
 
 void BM_ServerSideApply(benchmark::State& state) {
-  const rapidjson::Document deployment = Load("test/api/testdata/deployment.json");
+  const rapidjson::Document deployment =
+      Load("test/api/testdata/deployment.json");
   rapidjson::Document config(rapidjson::kObjectType);
   auto& a = config.GetAllocator();
   config.AddMember("apiVersion", "apps/v1", a);
@@ -94,7 +95,8 @@ void BM_ServerSideApply(benchmark::State& state) {
   if (!first.ok() || !first->conflicts.empty()) std::abort();
   const rapidjson::Document live = std::move(first->object);
   for (auto _ : state) {
-    absl::StatusOr<ApplyResult> out = ServerSideApply(&live, config, schema, options);
+    absl::StatusOr<ApplyResult> out =
+        ServerSideApply(&live, config, schema, options);
     benchmark::DoNotOptimize(out);
   }
   state.SetItemsProcessed(state.iterations());

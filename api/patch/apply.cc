@@ -145,8 +145,8 @@ class SetBuilder {
   }
 
  private:
-  static bool Ignored(absl::string_view name, int level, absl::string_view parent,
-                      FieldScope scope) {
+  static bool Ignored(absl::string_view name, int level,
+                      absl::string_view parent, FieldScope scope) {
     if (level == 0) {
       if (name == "apiVersion" || name == "kind") return true;
       if (scope == FieldScope::kMainResource && name == "status") return true;
@@ -154,9 +154,16 @@ class SetBuilder {
     }
     if (level == 1 && parent == "metadata") {
       static constexpr absl::string_view kServerSet[] = {
-          "name", "namespace", "uid", "resourceVersion", "generation",
-          "creationTimestamp", "deletionTimestamp",
-          "deletionGracePeriodSeconds", "managedFields", "selfLink"};
+          "name",
+          "namespace",
+          "uid",
+          "resourceVersion",
+          "generation",
+          "creationTimestamp",
+          "deletionTimestamp",
+          "deletionGracePeriodSeconds",
+          "managedFields",
+          "selfLink"};
       for (absl::string_view s : kServerSet) {
         if (name == s) return true;
       }
@@ -179,7 +186,8 @@ class SetBuilder {
 
   void Field(const Value& v, std::string* path, Node* node, int level) {
     node->value = &v;
-    const FieldPatchMeta* meta = schema_ == nullptr ? nullptr : schema_->Find(*path);
+    const FieldPatchMeta* meta =
+        schema_ == nullptr ? nullptr : schema_->Find(*path);
     if (v.IsObject()) {
       if (v.MemberCount() == 0 ||
           (meta != nullptr && meta->strategy == FieldStrategy::kAtomic)) {
@@ -194,11 +202,11 @@ class SetBuilder {
       return;
     }
     if (meta->strategy == FieldStrategy::kMergeByKey) {
-      const Value key_name(rapidjson::StringRef(meta->merge_key.data(),
-                                                meta->merge_key.size()));
+      const Value key_name(
+          rapidjson::StringRef(meta->merge_key.data(), meta->merge_key.size()));
       for (const Value& e : v.GetArray()) {
-        if (!e.IsObject() || !e.HasMember(key_name) ||
-            e[key_name].IsObject() || e[key_name].IsArray()) {
+        if (!e.IsObject() || !e.HasMember(key_name) || e[key_name].IsObject() ||
+            e[key_name].IsArray()) {
           node->member = true;  // not a well-formed keyed list: atomic
           return;
         }
@@ -231,8 +239,8 @@ class SetBuilder {
 
   static std::string ItemKey(const std::string& key, const Value& value) {
     rapidjson::Document k(rapidjson::kObjectType);
-    k.AddMember(Value(key.c_str(), k.GetAllocator()), Value(value, k.GetAllocator()),
-                k.GetAllocator());
+    k.AddMember(Value(key.c_str(), k.GetAllocator()),
+                Value(value, k.GetAllocator()), k.GetAllocator());
     return absl::StrCat("k:", Compact(k));
   }
 
@@ -280,7 +288,8 @@ void CompareNodes(const Node* o, const Node* n, Node* modified, Node* added,
   }
 }
 
-Comparison Compare(const Node& old_set, const Node& new_set, bool mark_created) {
+Comparison Compare(const Node& old_set, const Node& new_set,
+                   bool mark_created) {
   Comparison c;
   CompareNodes(&old_set, &new_set, &c.modified, &c.added, &c.removed,
                mark_created);
@@ -324,8 +333,9 @@ void WriteFieldsV1(const Node& n, Value* out, Allocator& a) {
     if (IsEmpty(c)) continue;
     Value child;
     WriteFieldsV1(c, &child, a);
-    out->AddMember(Value(k.c_str(), static_cast<rapidjson::SizeType>(k.size()), a),
-                   child, a);
+    out->AddMember(
+        Value(k.c_str(), static_cast<rapidjson::SizeType>(k.size()), a), child,
+        a);
   }
 }
 
@@ -346,7 +356,8 @@ struct Manager {
 
   // How kube-apiserver names the manager in a conflict.
   std::string Display() const {
-    std::string s = Compact(Value(rapidjson::StringRef(manager.data(), manager.size())));
+    std::string s =
+        Compact(Value(rapidjson::StringRef(manager.data(), manager.size())));
     if (!subresource.empty()) {
       absl::StrAppend(&s, " with subresource ",
                       Compact(Value(rapidjson::StringRef(subresource.data(),
@@ -359,13 +370,15 @@ struct Manager {
 
 const Value* Member(const Value& object, absl::string_view name) {
   if (!object.IsObject()) return nullptr;
-  auto it = object.FindMember(Value(rapidjson::StringRef(name.data(), name.size())));
+  auto it =
+      object.FindMember(Value(rapidjson::StringRef(name.data(), name.size())));
   return it == object.MemberEnd() ? nullptr : &it->value;
 }
 
 std::string StringMember(const Value& object, absl::string_view name) {
   const Value* v = Member(object, name);
-  return (v != nullptr && v->IsString()) ? std::string(View(*v)) : std::string();
+  return (v != nullptr && v->IsString()) ? std::string(View(*v))
+                                         : std::string();
 }
 
 const Value* ManagedFieldsOf(const Value& object) {
@@ -398,16 +411,17 @@ std::vector<Manager> ParseManagers(const Value* list) {
 }
 
 void WriteManagers(std::vector<Manager> managers, Value* object, Allocator& a) {
-  managers.erase(std::remove_if(managers.begin(), managers.end(),
-                                [](const Manager& m) { return IsEmpty(m.set); }),
-                 managers.end());
-  std::stable_sort(managers.begin(), managers.end(),
-                   [](const Manager& p, const Manager& q) {
-                     return std::tie(p.operation, p.time, p.manager, p.api_version,
-                                     p.subresource) <
-                            std::tie(q.operation, q.time, q.manager, q.api_version,
-                                     q.subresource);
-                   });
+  managers.erase(
+      std::remove_if(managers.begin(), managers.end(),
+                     [](const Manager& m) { return IsEmpty(m.set); }),
+      managers.end());
+  std::stable_sort(
+      managers.begin(), managers.end(), [](const Manager& p, const Manager& q) {
+        return std::tie(p.operation, p.time, p.manager, p.api_version,
+                        p.subresource) < std::tie(q.operation, q.time,
+                                                  q.manager, q.api_version,
+                                                  q.subresource);
+      });
   if (!object->IsObject()) return;
   auto md = object->FindMember("metadata");
   if (md == object->MemberEnd()) {
@@ -516,7 +530,8 @@ Value* Resolve(Value& root, const Path& path, size_t length) {
     const std::string& e = path[i];
     if (e[0] == 'f') {
       if (!v->IsObject()) return nullptr;
-      auto it = v->FindMember(Value(rapidjson::StringRef(e.data() + 2, e.size() - 2)));
+      auto it = v->FindMember(
+          Value(rapidjson::StringRef(e.data() + 2, e.size() - 2)));
       if (it == v->MemberEnd()) return nullptr;
       v = &it->value;
     } else {
@@ -536,7 +551,8 @@ bool RemoveAt(Value& root, const Path& path) {
   const std::string& e = path.back();
   if (e[0] == 'f') {
     if (!parent->IsObject()) return false;
-    auto it = parent->FindMember(Value(rapidjson::StringRef(e.data() + 2, e.size() - 2)));
+    auto it = parent->FindMember(
+        Value(rapidjson::StringRef(e.data() + 2, e.size() - 2)));
     if (it == parent->MemberEnd()) return false;
     parent->EraseMember(it);
     return true;
@@ -571,14 +587,15 @@ absl::Status ValidateFieldManager(absl::string_view manager, bool apply) {
     return absl::OkStatus();
   }
   if (manager.size() > kMaxFieldManagerLength) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "fieldManager: Too long: may not be longer than ", kMaxFieldManagerLength));
+    return absl::InvalidArgumentError(
+        absl::StrCat("fieldManager: Too long: may not be longer than ",
+                     kMaxFieldManagerLength));
   }
   for (char c : manager) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "fieldManager: Invalid value: ", Compact(Value(rapidjson::StringRef(
-                                               manager.data(), manager.size()))),
+          "fieldManager: Invalid value: ",
+          Compact(Value(rapidjson::StringRef(manager.data(), manager.size()))),
           ": must only contain printable characters"));
     }
   }
@@ -605,7 +622,8 @@ absl::StatusOr<rapidjson::Document> ParseApplyConfiguration(
     absl::Status s = ParseJson(body, &doc);
     if (!s.ok()) return s;
   } else {
-    absl::StatusOr<std::unique_ptr<rapidjson::Document>> yaml = YamlToJson(body);
+    absl::StatusOr<std::unique_ptr<rapidjson::Document>> yaml =
+        YamlToJson(body);
     if (!yaml.ok()) return yaml.status();
     doc.Swap(**yaml);  // swaps the allocators too
   }
@@ -622,7 +640,8 @@ std::string ApplyConflictMessage(const std::vector<ApplyConflict>& conflicts) {
                         conflicts[0].manager, ": ", conflicts[0].field);
   }
   std::map<std::string, std::vector<std::string>> by_manager;
-  for (const ApplyConflict& c : conflicts) by_manager[c.manager].push_back(c.field);
+  for (const ApplyConflict& c : conflicts)
+    by_manager[c.manager].push_back(c.field);
   std::vector<std::string> lines;
   for (const auto& [manager, fields] : by_manager) {
     lines.push_back(absl::StrCat("conflicts with ", manager, ":"));
@@ -632,7 +651,8 @@ std::string ApplyConflictMessage(const std::vector<ApplyConflict>& conflicts) {
                       " conflicts: ", absl::StrJoin(lines, "\n"));
 }
 
-absl::StatusOr<ApplyResult> ServerSideApply(const Value* live, const Value& config,
+absl::StatusOr<ApplyResult> ServerSideApply(const Value* live,
+                                            const Value& config,
                                             const PatchSchema* schema,
                                             const ApplyOptions& options) {
   absl::Status s = ValidateFieldManager(options.field_manager, /*apply=*/true);
@@ -641,14 +661,16 @@ absl::StatusOr<ApplyResult> ServerSideApply(const Value* live, const Value& conf
   if (s.ok() && live != nullptr) s = CheckDepth(*live, "live object");
   if (!s.ok()) return s;
   if (!config.IsObject()) {
-    return absl::InvalidArgumentError("the apply configuration must be an object");
+    return absl::InvalidArgumentError(
+        "the apply configuration must be an object");
   }
   const std::string api_version = StringMember(config, "apiVersion");
   if (api_version.empty() || StringMember(config, "kind").empty()) {
     return absl::InvalidArgumentError(
         "the apply configuration must set apiVersion and kind");
   }
-  if (ManagedFieldsOf(config) != nullptr && !ManagedFieldsOf(config)->IsNull()) {
+  if (ManagedFieldsOf(config) != nullptr &&
+      !ManagedFieldsOf(config)->IsNull()) {
     return absl::InvalidArgumentError("metadata.managedFields must be nil");
   }
   if (live != nullptr && !live->IsObject()) {
@@ -660,9 +682,9 @@ absl::StatusOr<ApplyResult> ServerSideApply(const Value* live, const Value& conf
   const Value empty_object(rapidjson::kObjectType);
   const Value& base = live == nullptr ? empty_object : *live;
   rapidjson::Document& merged = result.object;
-  s = internal::StrategicMerge(base, config,
-                               schema == nullptr ? EmptySchema() : *schema,
-                               /*directives=*/false, &merged, merged.GetAllocator());
+  s = internal::StrategicMerge(
+      base, config, schema == nullptr ? EmptySchema() : *schema,
+      /*directives=*/false, &merged, merged.GetAllocator());
   if (!s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "apply: ", absl::StripPrefix(s.message(), "strategic merge patch: ")));
@@ -673,7 +695,8 @@ absl::StatusOr<ApplyResult> ServerSideApply(const Value* live, const Value& conf
   if (live != nullptr) {
     managers = ParseManagers(ManagedFieldsOf(*live));
     const Value* list = ManagedFieldsOf(*live);
-    if (managers.empty() && (list == nullptr || !list->IsArray() || list->Empty())) {
+    if (managers.empty() &&
+        (list == nullptr || !list->IsArray() || list->Empty())) {
       // As kube-apiserver: fields of an object nobody manages yet belong to
       // "before-first-apply".
       Manager before;
@@ -740,8 +763,9 @@ absl::StatusOr<ApplyResult> ServerSideApply(const Value* live, const Value& conf
       Path up(p.begin(), p.begin() + static_cast<long>(len));
       if (up.back()[0] != 'f') break;
       Value* v = Resolve(merged, up, up.size());
-      const bool emptied = v != nullptr && ((v->IsObject() && v->MemberCount() == 0) ||
-                                            (v->IsArray() && v->Empty()));
+      const bool emptied =
+          v != nullptr && ((v->IsObject() && v->MemberCount() == 0) ||
+                           (v->IsArray() && v->Empty()));
       if (!emptied) break;
       bool up_owned = OwnsExactly(applied, up);
       for (const Manager& m : managers) {
@@ -785,7 +809,8 @@ absl::Status RecordUpdateManagedFields(const Value* old_object, Value* object,
     return absl::InvalidArgumentError("fieldManager: Required value");
   }
   s = CheckDepth(*object, "object");
-  if (s.ok() && old_object != nullptr) s = CheckDepth(*old_object, "old object");
+  if (s.ok() && old_object != nullptr)
+    s = CheckDepth(*old_object, "old object");
   if (!s.ok()) return s;
   if (!object->IsObject()) {
     return absl::InvalidArgumentError("the object must be a JSON object");
@@ -807,7 +832,8 @@ absl::Status RecordUpdateManagedFields(const Value* old_object, Value* object,
   }
 
   SetBuilder builder(schema, options.scope);
-  const Node old_set = old_object == nullptr ? Node() : builder.Build(*old_object);
+  const Node old_set =
+      old_object == nullptr ? Node() : builder.Build(*old_object);
   const Node new_set = builder.Build(*object);
   const Comparison diff = Compare(old_set, new_set, old_object != nullptr);
   Node changed = diff.modified;
@@ -815,7 +841,8 @@ absl::Status RecordUpdateManagedFields(const Value* old_object, Value* object,
 
   const std::string api_version = StringMember(*object, "apiVersion");
   auto is_self = [&](const Manager& m) {
-    return m.Is(options.field_manager, "Update", api_version, options.subresource);
+    return m.Is(options.field_manager, "Update", api_version,
+                options.subresource);
   };
   for (Manager& m : managers) {
     if (!is_self(m)) Subtract(&m.set, changed);

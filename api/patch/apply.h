@@ -40,9 +40,9 @@ namespace api {
 
 // Which top-level fields a write may own.
 enum class FieldScope {
-  kAll,             // every field (custom resources without /status)
-  kMainResource,    // all but `status` (kinds with a status subresource)
-  kStatus,          // only `status` (writes to the /status subresource)
+  kAll,           // every field (custom resources without /status)
+  kMainResource,  // all but `status` (kinds with a status subresource)
+  kStatus,        // only `status` (writes to the /status subresource)
 };
 
 struct ApplyOptions {
@@ -124,11 +124,10 @@ absl::Status RecordUpdateManagedFields(const rapidjson::Value* old_object,
 
 // As above for a value inside a document: new values are allocated from
 // `allocator`, the allocator of the document that owns `*object`.
-absl::Status RecordUpdateManagedFields(const rapidjson::Value* old_object,
-                                       rapidjson::Value* object,
-                                       rapidjson::Value::AllocatorType& allocator,
-                                       const PatchSchema* schema,
-                                       const UpdateOptions& options);
+absl::Status RecordUpdateManagedFields(
+    const rapidjson::Value* old_object, rapidjson::Value* object,
+    rapidjson::Value::AllocatorType& allocator, const PatchSchema* schema,
+    const UpdateOptions& options);
 
 // kube-apiserver's default manager name for a non-apply write without
 // fieldManager: the User-Agent up to its first '/', printable characters

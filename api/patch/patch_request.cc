@@ -15,7 +15,8 @@ namespace kcr {
 namespace api {
 namespace {
 
-PatchResult Fail(int code, absl::string_view reason, absl::string_view message) {
+PatchResult Fail(int code, absl::string_view reason,
+                 absl::string_view message) {
   PatchResult r;
   r.object.SetNull();
   PatchError e;
@@ -27,11 +28,13 @@ PatchResult Fail(int code, absl::string_view reason, absl::string_view message) 
 }
 
 // 422 on PatchOptions, as kube-apiserver validates the query parameters.
-PatchResult InvalidOptions(absl::string_view field, absl::string_view cause_type,
+PatchResult InvalidOptions(absl::string_view field,
+                           absl::string_view cause_type,
                            absl::string_view detail) {
-  PatchResult r = Fail(422, "Invalid",
-                       absl::StrCat("PatchOptions.meta.k8s.io \"\" is invalid: ",
-                                    field, ": ", detail));
+  PatchResult r =
+      Fail(422, "Invalid",
+           absl::StrCat("PatchOptions.meta.k8s.io \"\" is invalid: ", field,
+                        ": ", detail));
   r.error->details_kind = "PatchOptions";
   r.error->details_group = "meta.k8s.io";
   r.error->causes.push_back(
@@ -39,7 +42,8 @@ PatchResult InvalidOptions(absl::string_view field, absl::string_view cause_type
   return r;
 }
 
-std::string ManagerOf(absl::string_view field_manager, absl::string_view user_agent) {
+std::string ManagerOf(absl::string_view field_manager,
+                      absl::string_view user_agent) {
   if (!field_manager.empty()) return std::string(field_manager);
   return FieldManagerFromUserAgent(user_agent);
 }
@@ -58,12 +62,15 @@ PatchResult InvalidManager(const absl::Status& s) {
 
 }  // namespace
 
-std::optional<PatchType> PatchTypeFromContentType(absl::string_view content_type) {
+std::optional<PatchType> PatchTypeFromContentType(
+    absl::string_view content_type) {
   absl::string_view media = content_type.substr(0, content_type.find(';'));
-  const std::string m = absl::AsciiStrToLower(absl::StripAsciiWhitespace(media));
+  const std::string m =
+      absl::AsciiStrToLower(absl::StripAsciiWhitespace(media));
   if (m == "application/json-patch+json") return PatchType::kJsonPatch;
   if (m == "application/merge-patch+json") return PatchType::kMergePatch;
-  if (m == "application/strategic-merge-patch+json") return PatchType::kStrategicMerge;
+  if (m == "application/strategic-merge-patch+json")
+    return PatchType::kStrategicMerge;
   if (m == "application/apply-patch+yaml") return PatchType::kApply;
   return std::nullopt;
 }
@@ -71,7 +78,8 @@ std::optional<PatchType> PatchTypeFromContentType(absl::string_view content_type
 std::string UnsupportedPatchMediaTypeMessage(bool strategic_allowed) {
   std::vector<absl::string_view> types = {"application/json-patch+json",
                                           "application/merge-patch+json"};
-  if (strategic_allowed) types.push_back("application/strategic-merge-patch+json");
+  if (strategic_allowed)
+    types.push_back("application/strategic-merge-patch+json");
   types.push_back("application/apply-patch+yaml");
   return absl::StrCat(
       "the body of the request was in an unknown format - accepted media "
@@ -81,11 +89,13 @@ std::string UnsupportedPatchMediaTypeMessage(bool strategic_allowed) {
 
 PatchResult ApplyPatchRequest(const PatchRequest& request) {
   if (request.type == PatchType::kStrategicMerge && request.schema == nullptr) {
-    return Fail(415, "UnsupportedMediaType", UnsupportedPatchMediaTypeMessage(false));
+    return Fail(415, "UnsupportedMediaType",
+                UnsupportedPatchMediaTypeMessage(false));
   }
   if (request.type != PatchType::kApply && request.force.has_value()) {
-    return InvalidOptions("force", "FieldValueForbidden",
-                          "Forbidden: may not be specified for non-apply patch");
+    return InvalidOptions(
+        "force", "FieldValueForbidden",
+        "Forbidden: may not be specified for non-apply patch");
   }
   if (request.type == PatchType::kApply) {
     absl::Status valid = ValidateFieldManager(request.field_manager, true);
@@ -93,8 +103,9 @@ PatchResult ApplyPatchRequest(const PatchRequest& request) {
     absl::StatusOr<rapidjson::Document> config =
         ParseApplyConfiguration(request.body);
     if (!config.ok()) {
-      return Fail(400, "BadRequest",
-                  absl::StrCat("error decoding YAML: ", config.status().message()));
+      return Fail(
+          400, "BadRequest",
+          absl::StrCat("error decoding YAML: ", config.status().message()));
     }
     ApplyOptions options;
     options.field_manager = request.field_manager;
@@ -104,12 +115,15 @@ PatchResult ApplyPatchRequest(const PatchRequest& request) {
     options.now = request.now;
     absl::StatusOr<ApplyResult> applied =
         ServerSideApply(request.live, *config, request.schema, options);
-    if (!applied.ok()) return Fail(400, "BadRequest", applied.status().message());
+    if (!applied.ok())
+      return Fail(400, "BadRequest", applied.status().message());
     if (!applied->conflicts.empty()) {
-      PatchResult r = Fail(409, "Conflict", ApplyConflictMessage(applied->conflicts));
+      PatchResult r =
+          Fail(409, "Conflict", ApplyConflictMessage(applied->conflicts));
       for (const ApplyConflict& c : applied->conflicts) {
-        r.error->causes.push_back(
-            {"FieldManagerConflict", absl::StrCat("conflict with ", c.manager), c.field});
+        r.error->causes.push_back({"FieldManagerConflict",
+                                   absl::StrCat("conflict with ", c.manager),
+                                   c.field});
       }
       return r;
     }
@@ -119,7 +133,8 @@ PatchResult ApplyPatchRequest(const PatchRequest& request) {
     return r;
   }
 
-  const std::string manager = ManagerOf(request.field_manager, request.user_agent);
+  const std::string manager =
+      ManagerOf(request.field_manager, request.user_agent);
   if (absl::Status valid = ValidateFieldManager(manager, false); !valid.ok()) {
     return InvalidManager(valid);
   }
@@ -128,14 +143,16 @@ PatchResult ApplyPatchRequest(const PatchRequest& request) {
   }
   rapidjson::Document patch;
   if (absl::Status s = ParseJson(request.body, &patch); !s.ok()) {
-    return Fail(400, "BadRequest", absl::StrCat("error decoding patch: ", s.message()));
+    return Fail(400, "BadRequest",
+                absl::StrCat("error decoding patch: ", s.message()));
   }
   PatchResult r;
   absl::Status s;
   switch (request.type) {
     case PatchType::kJsonPatch: {
       if (!patch.IsArray()) {
-        return Fail(400, "BadRequest", "JSON patch must be an array of operations");
+        return Fail(400, "BadRequest",
+                    "JSON patch must be an array of operations");
       }
       r.object.CopyFrom(*request.live, r.object.GetAllocator());
       s = ApplyJsonPatch(patch, &r.object);
@@ -143,12 +160,13 @@ PatchResult ApplyPatchRequest(const PatchRequest& request) {
       break;
     }
     case PatchType::kMergePatch:
-      s = ApplyMergePatch(*request.live, patch, &r.object, r.object.GetAllocator());
+      s = ApplyMergePatch(*request.live, patch, &r.object,
+                          r.object.GetAllocator());
       if (!s.ok()) return Fail(400, "BadRequest", s.message());
       break;
     case PatchType::kStrategicMerge:
-      s = ApplyStrategicMergePatch(*request.live, patch, *request.schema, &r.object,
-                                   r.object.GetAllocator());
+      s = ApplyStrategicMergePatch(*request.live, patch, *request.schema,
+                                   &r.object, r.object.GetAllocator());
       if (!s.ok()) return Fail(400, "BadRequest", s.message());
       break;
     case PatchType::kApply:
@@ -163,20 +181,18 @@ PatchResult ApplyPatchRequest(const PatchRequest& request) {
     update.subresource = request.subresource;
     update.scope = request.scope;
     update.now = request.now;
-    s = RecordUpdateManagedFields(request.live, &r.object, request.schema, update);
+    s = RecordUpdateManagedFields(request.live, &r.object, request.schema,
+                                  update);
     if (!s.ok()) return Fail(400, "BadRequest", s.message());
   }
   return r;
 }
 
-absl::Status RecordWriteManager(const rapidjson::Value* old_object,
-                                rapidjson::Value* object,
-                                rapidjson::Value::AllocatorType& allocator,
-                                const PatchSchema* schema,
-                                absl::string_view field_manager,
-                                absl::string_view user_agent,
-                                absl::string_view subresource, FieldScope scope,
-                                absl::Time now) {
+absl::Status RecordWriteManager(
+    const rapidjson::Value* old_object, rapidjson::Value* object,
+    rapidjson::Value::AllocatorType& allocator, const PatchSchema* schema,
+    absl::string_view field_manager, absl::string_view user_agent,
+    absl::string_view subresource, FieldScope scope, absl::Time now) {
   const std::string manager = ManagerOf(field_manager, user_agent);
   absl::Status valid = ValidateFieldManager(manager, false);
   if (!valid.ok() || manager.empty()) return valid;
@@ -185,7 +201,8 @@ absl::Status RecordWriteManager(const rapidjson::Value* old_object,
   update.subresource = std::string(subresource);
   update.scope = scope;
   update.now = now;
-  return RecordUpdateManagedFields(old_object, object, allocator, schema, update);
+  return RecordUpdateManagedFields(old_object, object, allocator, schema,
+                                   update);
 }
 
 }  // namespace api

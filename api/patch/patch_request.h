@@ -25,15 +25,16 @@ namespace kcr {
 namespace api {
 
 enum class PatchType {
-  kJsonPatch,        // application/json-patch+json
-  kMergePatch,       // application/merge-patch+json
-  kStrategicMerge,   // application/strategic-merge-patch+json
-  kApply,            // application/apply-patch+yaml
+  kJsonPatch,       // application/json-patch+json
+  kMergePatch,      // application/merge-patch+json
+  kStrategicMerge,  // application/strategic-merge-patch+json
+  kApply,           // application/apply-patch+yaml
 };
 
 // The patch type of a Content-Type header value (media type parameters and
 // case ignored), or nullopt for any other media type.
-std::optional<PatchType> PatchTypeFromContentType(absl::string_view content_type);
+std::optional<PatchType> PatchTypeFromContentType(
+    absl::string_view content_type);
 
 // kube-apiserver's 415 message for a PATCH with an unaccepted media type:
 // "the body of the request was in an unknown format - accepted media types
@@ -65,7 +66,7 @@ struct PatchRequest {
 
 // A Status cause (details.causes[]).
 struct PatchErrorCause {
-  std::string type;     // "FieldValueRequired", "FieldManagerConflict", ...
+  std::string type;  // "FieldValueRequired", "FieldManagerConflict", ...
   std::string message;
   std::string field;
 };
@@ -73,7 +74,8 @@ struct PatchErrorCause {
 // The error kube-apiserver answers.
 struct PatchError {
   int code = 400;
-  std::string reason;   // "BadRequest", "Invalid", "Conflict", "UnsupportedMediaType"
+  // "BadRequest", "Invalid", "Conflict", "UnsupportedMediaType".
+  std::string reason;
   std::string message;
   std::vector<PatchErrorCause> causes;
   // For 422 Invalid on the request options: the kind and group of the
@@ -99,16 +101,13 @@ PatchResult ApplyPatchRequest(const PatchRequest& request);
 // Records a create or update (POST, PUT) as an Update by the request's
 // field manager (`field_manager`, else the User-Agent's prefix); a write
 // without either name records nothing. New values come from `allocator`,
-// the allocator of the document owning `*object`. InvalidArgument for an invalid
-// fieldManager, with kube-apiserver's message; the caller answers 422.
-absl::Status RecordWriteManager(const rapidjson::Value* old_object,
-                                rapidjson::Value* object,
-                                rapidjson::Value::AllocatorType& allocator,
-                                const PatchSchema* schema,
-                                absl::string_view field_manager,
-                                absl::string_view user_agent,
-                                absl::string_view subresource, FieldScope scope,
-                                absl::Time now);
+// the allocator of the document owning `*object`. InvalidArgument for an
+// invalid fieldManager, with kube-apiserver's message; the caller answers 422.
+absl::Status RecordWriteManager(
+    const rapidjson::Value* old_object, rapidjson::Value* object,
+    rapidjson::Value::AllocatorType& allocator, const PatchSchema* schema,
+    absl::string_view field_manager, absl::string_view user_agent,
+    absl::string_view subresource, FieldScope scope, absl::Time now);
 
 }  // namespace api
 }  // namespace kcr

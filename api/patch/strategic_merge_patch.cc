@@ -44,14 +44,15 @@ class PathScope {
 
 template <typename... Args>
 absl::Status Bad(const std::string& path, const Args&... args) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "strategic merge patch: ", path.empty() ? "(root)" : path, ": ",
-      args...));
+  return absl::InvalidArgumentError(
+      absl::StrCat("strategic merge patch: ", path.empty() ? "(root)" : path,
+                   ": ", args...));
 }
 
 const Value* FindKey(const Value& element, absl::string_view key) {
   if (!element.IsObject()) return nullptr;
-  auto it = element.FindMember(Value(rapidjson::StringRef(key.data(), key.size())));
+  auto it =
+      element.FindMember(Value(rapidjson::StringRef(key.data(), key.size())));
   return it == element.MemberEnd() ? nullptr : &it->value;
 }
 
@@ -83,8 +84,9 @@ std::vector<size_t> MergedOrder(const std::vector<int>& patch_pos,
     return server_pos[i] < 0 ? static_cast<long>(server_pos.size()) + 1
                              : static_cast<long>(server_pos[i]);
   };
-  std::stable_sort(server_only.begin(), server_only.end(),
-                   [&](size_t a, size_t b) { return server_key(a) < server_key(b); });
+  std::stable_sort(
+      server_only.begin(), server_only.end(),
+      [&](size_t a, size_t b) { return server_key(a) < server_key(b); });
   std::vector<size_t> out;
   out.reserve(patch_pos.size());
   size_t i = 0, j = 0;
@@ -164,7 +166,8 @@ class Merger {
       return Bad(*path, "list elements must be all objects or all scalars");
     }
     if (scalars) return MergePrimitives(orig, patch);
-    if (meta->strategy != FieldStrategy::kMergeByKey || meta->merge_key.empty()) {
+    if (meta->strategy != FieldStrategy::kMergeByKey ||
+        meta->merge_key.empty()) {
       return Bad(*path, "cannot merge lists of objects without a merge key");
     }
     return MergeByKey(orig, patch, meta->merge_key, path);
@@ -192,7 +195,8 @@ class Merger {
     return absl::OkStatus();
   }
 
-  absl::Status MergeMembers(Value& orig, const Value& patch, std::string* path) {
+  absl::Status MergeMembers(Value& orig, const Value& patch,
+                            std::string* path) {
     std::vector<absl::string_view> done;  // lists ordered by $setElementOrder
     if (directives_) {
       absl::Status s = RetainKeys(orig, patch, path);
@@ -200,7 +204,8 @@ class Merger {
       for (const auto& m : patch.GetObject()) {
         const absl::string_view name = View(m.name);
         if (!absl::StartsWith(name, kSetElementOrderPrefix)) continue;
-        const absl::string_view field = name.substr(kSetElementOrderPrefix.size());
+        const absl::string_view field =
+            name.substr(kSetElementOrderPrefix.size());
         s = SetElementOrder(orig, patch, field, m.value, path);
         if (!s.ok()) return s;
         done.push_back(field);
@@ -287,8 +292,10 @@ class Merger {
   absl::Status DeleteFromPrimitiveList(Value& orig, absl::string_view field,
                                        const Value& remove, std::string* path) {
     if (!remove.IsArray()) {
-      return Bad(*path, "invalid patch format of primitive list $deleteFromPrimitiveList/",
-                 field);
+      return Bad(
+          *path,
+          "invalid patch format of primitive list $deleteFromPrimitiveList/",
+          field);
     }
     for (const Value& e : remove.GetArray()) {
       if (e.IsObject() || e.IsArray()) {
@@ -296,7 +303,8 @@ class Merger {
                    " must list scalars");
       }
     }
-    auto it = orig.FindMember(Value(rapidjson::StringRef(field.data(), field.size())));
+    auto it = orig.FindMember(
+        Value(rapidjson::StringRef(field.data(), field.size())));
     if (it == orig.MemberEnd() || !it->value.IsArray()) return absl::OkStatus();
     Value& list = it->value;
     for (auto e = list.Begin(); e != list.End();) {
@@ -353,8 +361,10 @@ class Merger {
       if (type == "delete") {
         const Value* id = FindKey(e, key);
         if (id == nullptr) {
-          return Bad(*path, "a $patch: delete element does not contain the "
-                            "declared merge key \"", key, "\"");
+          return Bad(*path,
+                     "a $patch: delete element does not contain the "
+                     "declared merge key \"",
+                     key, "\"");
         }
         for (auto it = orig.Begin(); it != orig.End();) {
           const Value* other = FindKey(*it, key);
@@ -384,8 +394,9 @@ class Merger {
     for (const Value* e : elements) {
       const Value* id = FindKey(*e, key);
       if (id == nullptr) {
-        return Bad(*path, "an element does not contain the declared merge key \"",
-                   key, "\"");
+        return Bad(*path,
+                   "an element does not contain the declared merge key \"", key,
+                   "\"");
       }
       patch_ids.push_back(id);
     }
@@ -401,7 +412,8 @@ class Merger {
       }
       absl::Status s;
       if (found >= 0) {
-        s = MergeMap(orig[static_cast<rapidjson::SizeType>(found)], *elements[p], path);
+        s = MergeMap(orig[static_cast<rapidjson::SizeType>(found)],
+                     *elements[p], path);
       } else {
         Value v;
         s = Fresh(*elements[p], nullptr, path, &v, true);
@@ -430,8 +442,9 @@ class Merger {
     auto p = patch.FindMember(field_name);
     const Value* patch_list = p == patch.MemberEnd() ? nullptr : &p->value;
     if (patch_list != nullptr && !patch_list->IsArray()) {
-      return Bad(*path, "invalid patch format of setElementOrder list: the "
-                        "patch value is not a list");
+      return Bad(*path,
+                 "invalid patch format of setElementOrder list: the "
+                 "patch value is not a list");
     }
     auto o = orig.FindMember(field_name);
     Value* orig_list =
@@ -444,7 +457,8 @@ class Merger {
             : std::string();
     bool keyed = !key.empty();
     // A keyed field whose elements are scalars merges as primitives.
-    for (const Value* list : {patch_list, static_cast<const Value*>(orig_list)}) {
+    for (const Value* list :
+         {patch_list, static_cast<const Value*>(orig_list)}) {
       if (list == nullptr) continue;
       for (const Value& e : list->GetArray()) {
         if (!e.IsObject()) keyed = false;
@@ -454,8 +468,10 @@ class Merger {
     for (const Value& e : order.GetArray()) {
       const Value* id = keyed ? FindKey(e, key) : &e;
       if (id == nullptr) {
-        return Bad(*path, "a $setElementOrder element does not contain the "
-                          "declared merge key \"", key, "\"");
+        return Bad(*path,
+                   "a $setElementOrder element does not contain the "
+                   "declared merge key \"",
+                   key, "\"");
       }
       order_ids.push_back(id);
     }
@@ -466,13 +482,17 @@ class Merger {
         if (directives_ && FindKey(e, kPatchDirective) != nullptr) continue;
         const Value* id = keyed ? FindKey(e, key) : &e;
         if (id == nullptr) {
-          return Bad(*path, "an element does not contain the declared merge "
-                            "key \"", key, "\"");
+          return Bad(*path,
+                     "an element does not contain the declared merge "
+                     "key \"",
+                     key, "\"");
         }
-        while (at < order_ids.size() && !JsonDeepEqual(*order_ids[at], *id)) ++at;
+        while (at < order_ids.size() && !JsonDeepEqual(*order_ids[at], *id))
+          ++at;
         if (at == order_ids.size()) {
-          return Bad(*path, "the order in the patch list doesn't match the "
-                            "$setElementOrder list");
+          return Bad(*path,
+                     "the order in the patch list doesn't match the "
+                     "$setElementOrder list");
         }
         ++at;
       }

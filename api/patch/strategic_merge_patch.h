@@ -54,11 +54,10 @@ namespace api {
 // under `schema`. `target` and `patch` must be JSON objects. Every value in
 // `*result` is allocated from `allocator`; `target` and `patch` are not
 // modified. On error `*result` is unchanged.
-absl::Status ApplyStrategicMergePatch(const rapidjson::Value& target,
-                                      const rapidjson::Value& patch,
-                                      const PatchSchema& schema,
-                                      rapidjson::Value* result,
-                                      rapidjson::Value::AllocatorType& allocator);
+absl::Status ApplyStrategicMergePatch(
+    const rapidjson::Value& target, const rapidjson::Value& patch,
+    const PatchSchema& schema, rapidjson::Value* result,
+    rapidjson::Value::AllocatorType& allocator);
 
 // As above, returning a new document.
 absl::StatusOr<rapidjson::Document> ApplyStrategicMergePatch(

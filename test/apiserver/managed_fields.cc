@@ -20,14 +20,11 @@ api::FieldScope FieldScopeFor(const ResourceInfo& resource,
   return api::FieldScope::kAll;
 }
 
-absl::Status RecordWriteManagedFields(const ResourceInfo& resource,
-                                      const rapidjson::Value* old_object,
-                                      rapidjson::Value* object,
-                                      rapidjson::Value::AllocatorType& allocator,
-                                      std::string_view field_manager,
-                                      std::string_view user_agent,
-                                      std::string_view subresource,
-                                      absl::Time now) {
+absl::Status RecordWriteManagedFields(
+    const ResourceInfo& resource, const rapidjson::Value* old_object,
+    rapidjson::Value* object, rapidjson::Value::AllocatorType& allocator,
+    std::string_view field_manager, std::string_view user_agent,
+    std::string_view subresource, absl::Time now) {
   absl::Status s = api::RecordWriteManager(
       old_object, object, allocator, PatchSchemaFor(resource),
       absl::string_view(field_manager.data(), field_manager.size()),

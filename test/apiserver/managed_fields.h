@@ -34,14 +34,11 @@ api::FieldScope FieldScopeFor(const ResourceInfo& resource,
 // create, update and patch. The manager is `field_manager`, else the
 // User-Agent's prefix; with neither nothing is recorded. 422 Invalid
 // PatchOptions/CreateOptions style error for a bad manager name.
-absl::Status RecordWriteManagedFields(const ResourceInfo& resource,
-                                      const rapidjson::Value* old_object,
-                                      rapidjson::Value* object,
-                                      rapidjson::Value::AllocatorType& allocator,
-                                      std::string_view field_manager,
-                                      std::string_view user_agent,
-                                      std::string_view subresource,
-                                      absl::Time now);
+absl::Status RecordWriteManagedFields(
+    const ResourceInfo& resource, const rapidjson::Value* old_object,
+    rapidjson::Value* object, rapidjson::Value::AllocatorType& allocator,
+    std::string_view field_manager, std::string_view user_agent,
+    std::string_view subresource, absl::Time now);
 
 }  // namespace apiserver
 }  // namespace kcr

@@ -25,7 +25,8 @@ PatchHandlers DefaultPatchHandlers(const Clock* clock) {
     }
     absl::Status s = api::ApplyStrategicMergePatch(live, patch, *schema, result,
                                                    result->GetAllocator());
-    if (!s.ok()) return ApiError::BadRequest(std::string(s.message())).ToStatus();
+    if (!s.ok())
+      return ApiError::BadRequest(std::string(s.message())).ToStatus();
     return absl::OkStatus();
   };
   h.apply = [clock](const ResourceInfo& resource, const rapidjson::Value* live,
@@ -40,7 +41,8 @@ PatchHandlers DefaultPatchHandlers(const Clock* clock) {
     options.now = clock->Now();
     absl::StatusOr<api::ApplyResult> r =
         api::ServerSideApply(live, applied, PatchSchemaFor(resource), options);
-    if (!r.ok()) return ApiError::BadRequest(std::string(r.status().message())).ToStatus();
+    if (!r.ok())
+      return ApiError::BadRequest(std::string(r.status().message())).ToStatus();
     if (!r->conflicts.empty()) {
       ApiError e;
       e.code = 409;

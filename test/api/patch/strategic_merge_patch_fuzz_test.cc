@@ -46,9 +46,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (bool directives : {true, false}) {
       rapidjson::Document out(rapidjson::kObjectType);
       out.AddMember("untouched", true, out.GetAllocator());
-      absl::Status s = internal::StrategicMerge(target, patch, *schema,
-                                                directives, &out,
-                                                out.GetAllocator());
+      absl::Status s = internal::StrategicMerge(
+          target, patch, *schema, directives, &out, out.GetAllocator());
       if (s.ok()) {
         Check(JsonToString(out).ok());
       } else {
@@ -62,7 +61,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         ApplyStrategicMergePatch(target, empty, *schemas[0]);
     Check(same.ok() && JsonDeepEqual(*same, target));
   }
-  for (const PatchSchema* schema : {schemas[1], static_cast<const PatchSchema*>(nullptr)}) {
+  for (const PatchSchema* schema :
+       {schemas[1], static_cast<const PatchSchema*>(nullptr)}) {
     ApplyOptions apply;
     apply.field_manager = "fuzz";
     absl::StatusOr<ApplyResult> applied =
