@@ -427,6 +427,7 @@ TEST_F(RestClientTest, PerRequestTimeout) {
   }, config);
   auto created = client_->Create(Resource::Namespaced(kConfigMaps), *Obj(kCm));
   release.Notify();
+  server_.reset();  // joins the handler before `release` goes away
   EXPECT_EQ(created.status().code(), absl::StatusCode::kUnavailable);
 }
 
@@ -690,6 +691,7 @@ TEST_F(RestClientTest, WatchStopInterruptsABlockedRead) {
   watch->reset();
   release.Notify();
   server_done.WaitForNotification();
+  server_.reset();  // joins the handler before the notifications go away
 }
 
 // --- TLS ---
