@@ -11,6 +11,7 @@
 #include "runtime/client/api_errors.h"
 #include "runtime/client/list_pager.h"
 #include "runtime/client/rest_client.h"
+#include "runtime/client/typed_client.h"
 #include "test/apiserver/api_server.h"
 #include "test/apiserver/tls.h"
 #include "test/runtime/client/test_util.h"
@@ -270,6 +271,34 @@ TEST_F(ApiServerClientTest, InjectedThrottleAndErrorsAreRetried) {
   server_->faults()->set_options(faults);
   auto created = client->Create(cms, *ConfigMap("u"));
   EXPECT_TRUE(IsInternalError(created.status())) << created.status();
+}
+
+TEST_F(ApiServerClientTest, TypedClients) {
+  StartServer();
+  auto client = Client();
+  TypedClient<api::ConfigMapView> cms(client.get(), "default");
+  EXPECT_EQ(cms.resource().gvr.resource, "configmaps");
+  auto created = cms.Create(*ConfigMap("typed"));
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ(created->object().name(), "typed");
+  auto got = cms.Get("typed");
+  ASSERT_TRUE(got.ok()) << got.status();
+  std::string rv;
+  auto list = cms.List({}, &rv);
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(list->size(), 1u);
+  EXPECT_FALSE(rv.empty());
+  auto patched = cms.Patch("typed", PatchType::kMerge, R"({"data":{"b":"2"}})");
+  ASSERT_TRUE(patched.ok()) << patched.status();
+  EXPECT_TRUE(cms.Delete("typed").ok());
+
+  TypedClient<api::NamespaceView> namespaces(client.get(), "ignored");
+  EXPECT_FALSE(namespaces.resource().namespaced);
+  auto all = namespaces.List();
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_GE(all->size(), 1u);
+  EXPECT_EQ(ResourceFor<api::crd::Nginx>("x").gvr.group, "example.org");
+  EXPECT_EQ(ResourceFor<api::LeaseView>("x").gvr.group, "coordination.k8s.io");
 }
 
 TEST_F(ApiServerClientTest, Https) {
