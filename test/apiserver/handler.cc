@@ -19,6 +19,7 @@
 #include "rapidjson/writer.h"
 #include "test/apiserver/api_error.h"
 #include "test/apiserver/discovery.h"
+#include "test/apiserver/protobuf.h"
 #include "test/apiserver/str_util.h"
 
 namespace kcr {
@@ -167,6 +168,21 @@ absl::StatusOr<rapidjson::Document> DecodeBody(const HttpRequest& req) {
                      ToStd(s.message())))
           .ToStatus();
     }
+  } else if (ct.type == "application/vnd.kubernetes.protobuf") {
+    auto json = KubernetesProtobufToJson(req.body);
+    if (!json.ok()) {
+      if (json.status().code() == absl::StatusCode::kUnimplemented) {
+        return ApiError::UnsupportedMediaType(
+                   Cat("the body of the request was in an unknown format - "
+                       "accepted media types include: application/json, "
+                       "application/yaml (",
+                       ToStd(json.status().message()), ")"))
+            .ToStatus();
+      }
+      return ApiError::BadRequest(ToStd(json.status().message())).ToStatus();
+    }
+    absl::Status s = api::ParseJson(*json, &doc);
+    if (!s.ok()) return ApiError::BadRequest(ToStd(s.message())).ToStatus();
   } else if (ct.type == "application/yaml") {
     auto y = api::YamlToJson(ToAbsl(req.body));
     if (!y.ok()) {
