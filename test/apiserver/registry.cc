@@ -221,8 +221,8 @@ bool EqualMember(const Value& a, const Value& b, const char* key) {
 }
 
 // Whether the change from `old` to `cur` bumps metadata.generation.
-bool GenerationChanged(GenerationPolicy policy, const Value& old,
-                       const Value& cur) {
+bool GenerationChanged(GenerationPolicy policy, bool has_status,
+                       const Value& old, const Value& cur) {
   switch (policy) {
     case GenerationPolicy::kNone:
       return false;
@@ -236,18 +236,25 @@ bool GenerationChanged(GenerationPolicy policy, const Value& old,
       return !EqualMember(*om, *cm, "annotations");
     }
     case GenerationPolicy::kAllButMetadata: {
-      auto count = [](const Value& v) {
+      // With a status subresource, status is not part of the spec.
+      auto ignored = [has_status](std::string_view k) {
+        return k == "metadata" || k == "apiVersion" || k == "kind" ||
+               (has_status && k == "status");
+      };
+      auto count = [&](const Value& v) {
         size_t n = 0;
         for (const auto& m : v.GetObject()) {
-          std::string_view k(m.name.GetString(), m.name.GetStringLength());
-          if (k != "metadata" && k != "apiVersion" && k != "kind") ++n;
+          if (!ignored(std::string_view(m.name.GetString(),
+                                        m.name.GetStringLength()))) {
+            ++n;
+          }
         }
         return n;
       };
       if (count(old) != count(cur)) return true;
       for (const auto& m : cur.GetObject()) {
         std::string_view k(m.name.GetString(), m.name.GetStringLength());
-        if (k == "metadata" || k == "apiVersion" || k == "kind") continue;
+        if (ignored(k)) continue;
         const Value* o = Member(old, m.name.GetString());
         if (o == nullptr || !api::JsonDeepEqual(*o, m.value)) return true;
       }
@@ -1044,7 +1051,7 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(const ResourceInfo& r,
   if (!errors.empty()) {
     return ApiError::Invalid(r.group_kind(), name, errors).ToStatus();
   }
-  if (GenerationChanged(r.generation, cur, out.json())) {
+  if (GenerationChanged(r.generation, r.has_status(), cur, out.json())) {
     out.SetGeneration(current->generation() + 1);
   }
   if (manager != nullptr && manager->apply) {
