@@ -15,9 +15,11 @@
 #include "gtest/gtest.h"
 #include "test/apiserver/api_server.h"
 
-namespace kcr {
-namespace apiserver {
+namespace kcr::integration {
 namespace {
+
+using apiserver::ApiServer;
+using apiserver::ApiServerOptions;
 
 using ::testing::HasSubstr;
 
@@ -130,5 +132,4 @@ print('forced', status, obj.data)
 }
 
 }  // namespace
-}  // namespace apiserver
-}  // namespace kcr
+}  // namespace kcr::integration

@@ -4,68 +4,48 @@
 // `kubectl patch --type strategic` (built-ins, and 415 for custom
 // resources) and `kubectl scale`. Runs the kubectl on the PATH (a
 // dispatcher that picks the version matching /version, here 1.32).
-#include <sys/wait.h>
-
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "test/apiserver/api_server.h"
 #include "rapidjson/document.h"
+#include "test/apiserver/api_server.h"
 #include "test/apiserver/test_client.h"
+#include "test/integration/kubectl_harness.h"
 
-namespace kcr {
-namespace apiserver {
+namespace kcr::integration {
 namespace {
 
 using ::testing::HasSubstr;
-
-struct KubectlRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
+using apiserver::TestClient;
+using apiserver::TestResponse;
 
 class KubectlPatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* tmp = std::getenv("TEST_TMPDIR");
-    dir_ = tmp != nullptr ? tmp : "/tmp";
-    auto s = ApiServer::Start(ApiServerOptions());
+    auto s = apiserver::ApiServer::Start(apiserver::ApiServerOptions());
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(*s);
     client_ = std::make_unique<TestClient>("127.0.0.1", server_->port());
-    kubeconfig_ = dir_ + "/kubeconfig";
-    ASSERT_TRUE(server_->WriteKubeconfig(kubeconfig_).ok());
+    kubectl_ = std::make_unique<KubectlHarness>(server_.get());
   }
 
-  void WriteFile(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ + "/" + name) << text;
+  // kubectl's stdout and stderr together.
+  struct Output {
+    int exit_code;
+    std::string output;
+  };
+  Output Kubectl(const std::vector<std::string>& args,
+                 const std::string& stdin_text = "") {
+    KubectlResult r = kubectl_->Run(args, stdin_text);
+    return {r.exit_code, r.out + r.err};
   }
 
-  // Runs `kubectl <args>`; the arguments are trusted test text.
-  KubectlRun Kubectl(const std::string& args) {
-    const std::string cmd = "cd '" + dir_ + "' && HOME='" + dir_ +
-                            "' KUBECONFIG='" + kubeconfig_ +
-                            "' kubectl --request-timeout=20s " + args + " 2>&1";
-    KubectlRun run;
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (pipe == nullptr) return run;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) run.output.append(buf, n);
-    const int status = pclose(pipe);
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return run;
-  }
-
-  std::string dir_;
-  std::string kubeconfig_;
-  std::unique_ptr<ApiServer> server_;
+  std::unique_ptr<apiserver::ApiServer> server_;
   std::unique_ptr<TestClient> client_;
+  std::unique_ptr<KubectlHarness> kubectl_;
 };
 
 constexpr char kDeployment[] = R"(apiVersion: apps/v1
@@ -136,14 +116,11 @@ spec:
 constexpr char kDeploymentPath[] = "/apis/apps/v1/namespaces/default/deployments/d";
 
 TEST_F(KubectlPatchTest, ClientSideApplyCreateAndUpdateDeployment) {
-  WriteFile("d.yaml", kDeployment);
-  WriteFile("d2.yaml", kDeploymentEdited);
-  WriteFile("d3.yaml", kDeploymentOneContainer);
-  KubectlRun r = Kubectl("apply -f d.yaml");
+  Output r = Kubectl({"apply", "-f", "-"}, kDeployment);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("deployment.apps/d created"));
 
-  r = Kubectl("apply -f d2.yaml");
+  r = Kubectl({"apply", "-f", "-"}, kDeploymentEdited);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("deployment.apps/d configured"));
   TestResponse d = client_->Get(kDeploymentPath);
@@ -155,7 +132,7 @@ TEST_F(KubectlPatchTest, ClientSideApplyCreateAndUpdateDeployment) {
   EXPECT_EQ(d.Str("/spec/template/spec/containers/1/env/1/name"), "");
   EXPECT_EQ(d.Str("/metadata/managedFields/0/manager"), "kubectl-client-side-apply");
 
-  r = Kubectl("apply -f d3.yaml");
+  r = Kubectl({"apply", "-f", "-"}, kDeploymentOneContainer);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   d = client_->Get(kDeploymentPath);
   EXPECT_EQ(d.Str("/spec/template/spec/containers/0/name"), "a");
@@ -163,54 +140,54 @@ TEST_F(KubectlPatchTest, ClientSideApplyCreateAndUpdateDeployment) {
 
   // Applying the same manifest again sends nothing and changes nothing.
   const std::string rv = d.Str("/metadata/resourceVersion");
-  r = Kubectl("apply -f d3.yaml");
+  r = Kubectl({"apply", "-f", "-"}, kDeploymentOneContainer);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("deployment.apps/d unchanged"));
   EXPECT_EQ(client_->Get(kDeploymentPath).Str("/metadata/resourceVersion"), rv);
 }
 
 TEST_F(KubectlPatchTest, ServerSideApplyCreateUpdateConflictAndForce) {
-  WriteFile("cm.yaml", R"(apiVersion: v1
+  const std::string cm1 = R"(apiVersion: v1
 kind: ConfigMap
 metadata:
   name: cm1
 data:
   a: "1"
   b: "2"
-)");
-  KubectlRun r = Kubectl("apply --server-side -f cm.yaml");
+)";
+  Output r = Kubectl({"apply", "--server-side", "-f", "-"}, cm1);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("configmap/cm1 serverside-applied"));
   const std::string cm = "/api/v1/namespaces/default/configmaps/cm1";
   EXPECT_EQ(client_->Get(cm).Str("/metadata/managedFields/0/manager"), "kubectl");
 
   // Update: b leaves the manifest and the object.
-  WriteFile("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm1\n"
-                       "data:\n  a: \"1\"\n");
-  r = Kubectl("apply --server-side -f cm.yaml");
+  const std::string cm2 =
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm1\n"
+      "data:\n  a: \"1\"\n";
+  r = Kubectl({"apply", "--server-side", "-f", "-"}, cm2);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(client_->Get(cm).Str("/data/b"), "");
 
   // Someone else changes a; applying the old value now conflicts.
-  r = Kubectl(R"(patch configmap cm1 --type merge -p '{"data":{"a":"7"}}')");
+  r = Kubectl({"patch", "configmap", "cm1", "--type", "merge", "-p",
+               R"({"data":{"a":"7"}})"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  r = Kubectl("apply --server-side -f cm.yaml");
+  r = Kubectl({"apply", "--server-side", "-f", "-"}, cm2);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.output,
               HasSubstr("Apply failed with 1 conflict: conflict with "
                         "\"kubectl-patch\" using v1: .data.a"));
-  r = Kubectl("apply --server-side --force-conflicts -f cm.yaml");
+  r = Kubectl({"apply", "--server-side", "--force-conflicts", "-f", "-"}, cm2);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(client_->Get(cm).Str("/data/a"), "1");
 }
 
 TEST_F(KubectlPatchTest, ServerSideApplyOverClientSideApply) {
-  WriteFile("d.yaml", kDeployment);
-  ASSERT_EQ(Kubectl("apply -f d.yaml").exit_code, 0);
-  WriteFile("d2.yaml", kDeploymentEdited);
+  ASSERT_EQ(Kubectl({"apply", "-f", "-"}, kDeployment).exit_code, 0);
   // Changed values belong to kubectl-client-side-apply: switching to
   // server-side apply with edits conflicts, as with kube-apiserver.
-  KubectlRun r = Kubectl("apply --server-side -f d2.yaml");
+  Output r = Kubectl({"apply", "--server-side", "-f", "-"}, kDeploymentEdited);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.output,
               HasSubstr("Apply failed with 2 conflicts: conflicts with "
@@ -218,7 +195,8 @@ TEST_F(KubectlPatchTest, ServerSideApplyOverClientSideApply) {
                         "- .spec.replicas\n"
                         "- .spec.template.spec.containers[name=\"b\"].image"));
   // Forced, kubectl then moves the client-side fields to its own manager.
-  r = Kubectl("apply --server-side --force-conflicts -f d2.yaml");
+  r = Kubectl({"apply", "--server-side", "--force-conflicts", "-f", "-"},
+              kDeploymentEdited);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   TestResponse d = client_->Get(kDeploymentPath);
   EXPECT_EQ(d.Int("/spec/replicas"), 2);
@@ -230,24 +208,24 @@ TEST_F(KubectlPatchTest, ServerSideApplyOverClientSideApply) {
 }
 
 TEST_F(KubectlPatchTest, StrategicPatchAndScale) {
-  WriteFile("d.yaml", kDeployment);
-  ASSERT_EQ(Kubectl("apply -f d.yaml").exit_code, 0);
-  KubectlRun r = Kubectl(
-      R"(patch deployment d --type strategic -p '{"spec":{"template":{"spec":{"containers":[{"name":"b","image":"busybox:9"}]}}}}')");
+  ASSERT_EQ(Kubectl({"apply", "-f", "-"}, kDeployment).exit_code, 0);
+  Output r = Kubectl(
+      {"patch", "deployment", "d", "--type", "strategic", "-p",
+       R"({"spec":{"template":{"spec":{"containers":[{"name":"b","image":"busybox:9"}]}}}})"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("deployment.apps/d patched"));
   TestResponse d = client_->Get(kDeploymentPath);
   EXPECT_EQ(d.Str("/spec/template/spec/containers/0/image"), "busybox:1");
   EXPECT_EQ(d.Str("/spec/template/spec/containers/1/image"), "busybox:9");
 
-  r = Kubectl("scale deployment d --replicas=3");
+  r = Kubectl({"scale", "deployment", "d", "--replicas=3"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("deployment.apps/d scaled"));
   EXPECT_EQ(client_->Get(kDeploymentPath).Int("/spec/replicas"), 3);
 }
 
 TEST_F(KubectlPatchTest, StrategicPatchOfCustomResourceIsRefused) {
-  WriteFile("crd.yaml", R"(apiVersion: apiextensions.k8s.io/v1
+  const std::string crd = R"(apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
   name: widgets.example.com
@@ -263,13 +241,14 @@ spec:
       openAPIV3Schema:
         type: object
         x-kubernetes-preserve-unknown-fields: true
-)");
-  ASSERT_EQ(Kubectl("apply -f crd.yaml").exit_code, 0);
-  WriteFile("w.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n"
-                      "  name: w\nspec:\n  size: 1\n");
-  KubectlRun r = Kubectl("apply -f w.yaml");
+)";
+  ASSERT_EQ(Kubectl({"apply", "-f", "-"}, crd).exit_code, 0);
+  Output r = Kubectl({"apply", "-f", "-"},
+                     "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n"
+                     "  name: w\nspec:\n  size: 1\n");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  r = Kubectl(R"(patch widget w --type strategic -p '{"spec":{"size":2}}')");
+  r = Kubectl({"patch", "widget", "w", "--type", "strategic", "-p",
+               R"({"spec":{"size":2}})"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.output, HasSubstr("the body of the request was in an unknown "
                                   "format - accepted media types include: "
@@ -277,9 +256,9 @@ spec:
                                   "application/merge-patch+json, "
                                   "application/apply-patch+yaml"));
   // Server-side apply works for custom resources.
-  WriteFile("w.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n"
-                      "  name: w\nspec:\n  size: 4\n");
-  r = Kubectl("apply --server-side --force-conflicts -f w.yaml");
+  r = Kubectl({"apply", "--server-side", "--force-conflicts", "-f", "-"},
+              "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n"
+              "  name: w\nspec:\n  size: 4\n");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(client_->Get("/apis/example.com/v1/namespaces/default/widgets/w")
                 .Int("/spec/size"),
@@ -287,5 +266,4 @@ spec:
 }
 
 }  // namespace
-}  // namespace apiserver
-}  // namespace kcr
+}  // namespace kcr::integration
