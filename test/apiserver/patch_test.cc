@@ -33,7 +33,9 @@ constexpr char kDeployment[] = R"({"apiVersion":"apps/v1","kind":"Deployment",
 class PatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto s = ApiServer::Start(ApiServerOptions());
+    ApiServerOptions options;
+    options.controllers.node_simulator = false;  // objects change only here
+    auto s = ApiServer::Start(options);
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(*s);
     client_ = std::make_unique<TestClient>("127.0.0.1", server_->port());

@@ -25,7 +25,10 @@ using apiserver::TestResponse;
 class KubectlPatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto s = apiserver::ApiServer::Start(apiserver::ApiServerOptions());
+    apiserver::ApiServerOptions options;
+    // Deployments keep the resourceVersion the test last wrote.
+    options.controllers.node_simulator = false;
+    auto s = apiserver::ApiServer::Start(options);
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(*s);
     client_ = std::make_unique<TestClient>("127.0.0.1", server_->port());

@@ -28,7 +28,9 @@ class PythonPatchTest : public ::testing::Test {
   void SetUp() override {
     const char* tmp = std::getenv("TEST_TMPDIR");
     dir_ = tmp != nullptr ? tmp : "/tmp";
-    auto s = ApiServer::Start(ApiServerOptions());
+    ApiServerOptions options;
+    options.controllers.node_simulator = false;  // objects change only here
+    auto s = ApiServer::Start(options);
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(*s);
     kubeconfig_ = dir_ + "/kubeconfig";
