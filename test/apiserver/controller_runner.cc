@@ -35,34 +35,51 @@ void ControllerRunner::Stop() {
 void ControllerRunner::Loop() {
   VLOG(2) << "controller started name=" << controller_->Name();
   int64_t after = storage_->CurrentResourceVersion();
+  absl::Time next = controller_->Sync();
+  absl::Time last_pass = absl::Now();
   while (!stopped()) {
-    const absl::Time started = absl::Now();
-    const absl::Time next = controller_->Sync();
-
     // Wait (in real time) for a write, the controller's next due time, or
     // the resync period, whichever comes first.
-    absl::Duration wait = options_.resync;
+    absl::Duration wait =
+        std::max(last_pass + options_.resync - absl::Now(),
+                 absl::ZeroDuration());
     if (next != absl::InfiniteFuture()) {
       wait = std::min(wait, std::max(next - clock_->Now(), absl::ZeroDuration()));
     }
-    const absl::Time deadline = absl::Now() + wait;
     int64_t scanned = after;
     absl::StatusOr<std::vector<StoredEvent>> events = storage_->WaitForEvents(
-        "", after, deadline, 4096, [this] { return stopped(); }, &scanned);
+        "", after, absl::Now() + wait, 4096, [this] { return stopped(); },
+        &scanned);
+    bool wanted = false;
     if (events.ok()) {
       after = scanned;
+      for (const StoredEvent& e : *events) {
+        if (controller_->Wants(e)) {
+          wanted = true;
+          break;
+        }
+      }
     } else {
-      // The history moved past us (compaction): start from now; the next
-      // Sync reads the whole state anyway.
+      // The history moved past us (compaction): start from now; the pass
+      // reads the whole state anyway.
       after = storage_->CurrentResourceVersion();
+      wanted = true;
     }
+    const bool due = (next != absl::InfiniteFuture() && clock_->Now() >= next) ||
+                     absl::Now() >= last_pass + options_.resync;
+    if (!wanted && !due) continue;
 
     // Never more often than min_interval.
-    MutexLock l(&mu_);
-    const absl::Time earliest = started + options_.min_interval;
-    while (!stopping_ && absl::Now() < earliest) {
-      cv_.WaitWithDeadline(&mu_, earliest);
+    {
+      MutexLock l(&mu_);
+      const absl::Time earliest = last_pass + options_.min_interval;
+      while (!stopping_ && absl::Now() < earliest) {
+        cv_.WaitWithDeadline(&mu_, earliest);
+      }
+      if (stopping_) break;
     }
+    next = controller_->Sync();
+    last_pass = absl::Now();
   }
   VLOG(2) << "controller stopped name=" << controller_->Name();
 }

@@ -6,10 +6,10 @@
 // A controller is level-triggered: Sync() looks at the current state of the
 // store, makes the writes it calls for, and says when it next needs to run
 // even if nothing changes (a simulated pod due to start, say). The runner
-// calls Sync() when the store records writes, when that time comes, and at
-// least every `resync` period, but never more often than `min_interval`,
-// so a burst of writes (a 50,000-pod benchmark) costs a few passes rather
-// than one per write.
+// calls Sync() when the store records writes the controller Wants, when
+// that time comes, and at least every `resync` period, but never more often
+// than `min_interval`, so a burst of writes (a 50,000-pod benchmark) costs a
+// few passes rather than one per write.
 //
 // Tests drive a controller by calling its Sync() directly with a fake
 // clock; the runner is for servers.
@@ -40,6 +40,11 @@ class SyncedController {
   virtual absl::Time Sync() = 0;
   // For logs ("garbage-collector").
   virtual std::string Name() const = 0;
+  // Whether a recorded write may call for a pass. Writes nobody wants do
+  // not wake the controller before its due time or the resync period, so a
+  // burst of unrelated writes costs nothing. Called on the runner's thread,
+  // between passes.
+  virtual bool Wants(const StoredEvent& event) const { return true; }
 };
 
 struct ControllerRunnerOptions {

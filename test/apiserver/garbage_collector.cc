@@ -40,6 +40,13 @@ class Pass {
     }
   }
 
+  // The uids some object references as its owner.
+  std::unordered_set<std::string> Owners() const {
+    std::unordered_set<std::string> out;
+    for (const auto& [uid, deps] : dependents_) out.insert(uid);
+    return out;
+  }
+
   void Run() {
     for (size_t i = 0; i < nodes_.size(); ++i) {
       const api::Object& o = *nodes_[i].object;
@@ -202,8 +209,22 @@ class Pass {
 }  // namespace
 
 absl::Time GarbageCollector::Sync() {
-  Pass(registry_).Run();
+  Pass pass(registry_);
+  pass.Run();
+  owners_ = pass.Owners();
   return absl::InfiniteFuture();
+}
+
+bool GarbageCollector::Wants(const StoredEvent& event) const {
+  if (event.object == nullptr) return true;
+  const api::Object& o = *event.object;
+  if (!o.owner_references().empty()) return true;
+  if (o.being_deleted() &&
+      (o.HasFinalizer(kOrphan) || o.HasFinalizer(kForeground))) {
+    return true;
+  }
+  return event.type == EventType::kDeleted &&
+         owners_.count(std::string(o.uid())) > 0;
 }
 
 }  // namespace apiserver

@@ -28,6 +28,7 @@
 #define KCR_TEST_APISERVER_GARBAGE_COLLECTOR_H_
 
 #include <string>
+#include <unordered_set>
 
 #include "absl/time/time.h"
 #include "test/apiserver/controller_runner.h"
@@ -45,9 +46,14 @@ class GarbageCollector : public SyncedController {
   // collector acts only on changes.
   absl::Time Sync() override;
   std::string Name() const override { return "garbage-collector"; }
+  // Writes of objects with owner references, of owners being deleted in the
+  // foreground or with orphaning, and deletions of owners.
+  bool Wants(const StoredEvent& event) const override;
 
  private:
   Registry* const registry_;
+  // The uids that owned something at the last pass.
+  std::unordered_set<std::string> owners_;
 };
 
 }  // namespace apiserver

@@ -181,5 +181,24 @@ TEST_F(GarbageCollectorTest, OrphanRemovesReferencesThenTheFinalizer) {
   EXPECT_NE(Cm("dep"), nullptr);
 }
 
+TEST_F(GarbageCollectorTest, WantsOnlyWritesThatMatter) {
+  api::ObjectPtr owner = Owner("default", "owner");
+  api::ObjectPtr dep = Dependent("default", "dep", {owner});
+  api::ObjectPtr other = Owner("default", "other");
+  StoredEvent e;
+  e.collection = "/configmaps";
+  e.object = dep;
+  EXPECT_TRUE(gc_.Wants(e));
+  e.object = other;
+  EXPECT_FALSE(gc_.Wants(e));
+  e.type = EventType::kDeleted;
+  e.object = owner;
+  EXPECT_FALSE(gc_.Wants(e)) << "no pass has seen it own anything yet";
+  gc_.Sync();
+  EXPECT_TRUE(gc_.Wants(e));
+  e.object = other;
+  EXPECT_FALSE(gc_.Wants(e));
+}
+
 }  // namespace
 }  // namespace kcr::apiserver

@@ -99,10 +99,12 @@ absl::Time NamespaceController::Sync() {
   if (namespaces == nullptr) return absl::InfiniteFuture();
   std::vector<StoredCollection> collections =
       StoredCollections(*registry_->resources());
+  terminating_.clear();
   for (const api::ObjectPtr& ns :
        registry_->storage()->Snapshot(namespaces->StorageKey())) {
     if (!ns->being_deleted()) continue;
     const std::string name(ns->name());
+    terminating_.insert(name);
 
     std::map<std::string, int> by_resource;
     std::map<std::string, int> by_finalizer;
@@ -169,6 +171,12 @@ absl::Time NamespaceController::Sync() {
     if (by_resource.empty()) Finalize(*namespaces, *updated->object);
   }
   return absl::InfiniteFuture();
+}
+
+bool NamespaceController::Wants(const StoredEvent& event) const {
+  if (event.collection == "/namespaces") return true;
+  return event.object != nullptr &&
+         terminating_.count(std::string(event.object->ns())) > 0;
 }
 
 void NamespaceController::Finalize(const ResourceInfo& namespaces,

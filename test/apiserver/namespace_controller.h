@@ -22,6 +22,7 @@
 #define KCR_TEST_APISERVER_NAMESPACE_CONTROLLER_H_
 
 #include <string>
+#include <unordered_set>
 
 #include "absl/time/time.h"
 #include "runtime/base/clock.h"
@@ -41,12 +42,16 @@ class NamespaceController : public SyncedController {
   // absl::InfiniteFuture(): progress comes from changes.
   absl::Time Sync() override;
   std::string Name() const override { return "namespace-controller"; }
+  // Writes to namespaces, and to objects in namespaces being deleted.
+  bool Wants(const StoredEvent& event) const override;
 
  private:
   void Finalize(const ResourceInfo& namespaces, const api::Object& ns);
 
   Registry* const registry_;
   const Clock* const clock_;
+  // Namespaces being deleted at the last pass.
+  std::unordered_set<std::string> terminating_;
 };
 
 }  // namespace apiserver

@@ -119,5 +119,26 @@ TEST_F(NamespaceControllerTest, NamespaceFinalizersOfOthersKeepIt) {
             "False ContentRemoved: All content successfully removed");
 }
 
+TEST_F(NamespaceControllerTest, WantsNamespacesAndTerminatingContent) {
+  Create(Namespaces(), "", R"({"metadata":{"name":"team"}})");
+  api::ObjectPtr held = Create(
+      ConfigMaps(), "team",
+      R"({"metadata":{"name":"held","finalizers":["example.com/keep"]}})");
+  api::ObjectPtr elsewhere =
+      Create(ConfigMaps(), "default", R"({"metadata":{"name":"x"}})");
+  StoredEvent e;
+  e.collection = "/configmaps";
+  e.object = held;
+  EXPECT_FALSE(controller_.Wants(e));
+  DeleteNamespace("team");
+  controller_.Sync();
+  EXPECT_TRUE(controller_.Wants(e));
+  e.object = elsewhere;
+  EXPECT_FALSE(controller_.Wants(e));
+  e.collection = "/namespaces";
+  e.object = Get(Namespaces(), "", "default");
+  EXPECT_TRUE(controller_.Wants(e));
+}
+
 }  // namespace
 }  // namespace kcr::apiserver

@@ -212,6 +212,13 @@ NodeSimulator::NodeSimulator(Registry* registry, const Clock* clock,
                              NodeSimulatorOptions options)
     : registry_(registry), clock_(clock), options_(std::move(options)) {}
 
+bool NodeSimulator::Wants(const StoredEvent& event) const {
+  if (event.type == EventType::kDeleted) return false;
+  return (options_.simulate_pods && event.collection == "/pods") ||
+         (options_.simulate_deployments &&
+          event.collection == "apps/deployments");
+}
+
 std::string NodeSimulator::NextPodIp() {
   const uint32_t n = next_ip_++ % (256 * 254);
   return Cat("10.244.", n / 254, ".", n % 254 + 1);

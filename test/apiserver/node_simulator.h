@@ -78,6 +78,8 @@ class NodeSimulator : public SyncedController {
   // the next pod or deployment is due to move.
   absl::Time Sync() override;
   std::string Name() const override { return "node-simulator"; }
+  // Writes to pods and deployments.
+  bool Wants(const StoredEvent& event) const override;
 
  private:
   absl::Time SyncPod(const ResourceInfo& pods, const api::ObjectPtr& pod,

@@ -216,6 +216,20 @@ TEST_F(NodeSimulatorTest, SwitchedOff) {
   EXPECT_EQ(At(*Pod("web"), "/spec/nodeName"), "<absent>");
 }
 
+TEST_F(NodeSimulatorTest, WantsPodAndDeploymentWrites) {
+  StoredEvent e;
+  e.object = CreatePod("web");
+  e.collection = "/pods";
+  EXPECT_TRUE(sim_.Wants(e));
+  e.type = EventType::kDeleted;
+  EXPECT_FALSE(sim_.Wants(e));
+  e.type = EventType::kModified;
+  e.collection = "apps/deployments";
+  EXPECT_TRUE(sim_.Wants(e));
+  e.collection = "/configmaps";
+  EXPECT_FALSE(sim_.Wants(e));
+}
+
 // The runner reacts to writes without any clock movement: with no delay a
 // pod runs as soon as it is created.
 TEST(NodeSimulatorRunnerTest, RunsPodsInTheBackground) {
