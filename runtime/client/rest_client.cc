@@ -193,7 +193,8 @@ std::string StringMember(const rapidjson::Value& v, const char* key) {
   return std::string(it->value.GetString(), it->value.GetStringLength());
 }
 
-absl::StatusOr<ObjectList> ParseList(const std::string& body) {
+absl::StatusOr<ObjectList> ParseList(const std::string& body,
+                                     const api::ParseOptions& parse_options) {
   rapidjson::Document doc;
   doc.Parse(body.data(), body.size());
   if (doc.HasParseError() || !doc.IsObject()) {
@@ -230,7 +231,7 @@ absl::StatusOr<ObjectList> ParseList(const std::string& body) {
                        alloc);
       }
     }
-    auto obj = api::Object::FromValue(item);
+    auto obj = api::Object::FromValue(item, parse_options);
     if (!obj.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("list response: items[", index, "]: ", obj.status().message()));
@@ -241,8 +242,9 @@ absl::StatusOr<ObjectList> ParseList(const std::string& body) {
   return list;
 }
 
-absl::StatusOr<api::ObjectPtr> ParseObject(const std::string& body) {
-  auto obj = api::Object::Parse(body);
+absl::StatusOr<api::ObjectPtr> ParseObject(const std::string& body,
+                                           const api::ParseOptions& parse_options) {
+  auto obj = api::Object::Parse(body, parse_options);
   if (!obj.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("response is not a Kubernetes object: ", obj.status().message()));
@@ -353,8 +355,12 @@ class CppRestWatchStream final : public WatchStream {
   static constexpr size_t kMaxQueued = 1024;
 
   CppRestWatchStream(std::unique_ptr<http_client> client, http::http_response response,
-                     pplx::cancellation_token_source cancel)
-      : client_(std::move(client)), response_(std::move(response)), cancel_(cancel) {
+                     pplx::cancellation_token_source cancel,
+                     const api::ParseOptions& parse_options)
+      : client_(std::move(client)),
+        response_(std::move(response)),
+        cancel_(cancel),
+        decoder_(WatchDecoderOptions{.parse_options = parse_options}) {
     reader_ = std::thread([this] { ReadLoop(); });
   }
 
@@ -735,7 +741,7 @@ absl::StatusOr<std::string> CppRestClient::Call(const RequestSpec& spec) {
 
 absl::StatusOr<api::ObjectPtr> CppRestClient::CallForObject(const RequestSpec& spec) {
   KCR_ASSIGN_OR_RETURN(std::string body, Call(spec));
-  return ParseObject(body);
+  return ParseObject(body, options_.parse_options);
 }
 
 absl::StatusOr<std::string> CppRestClient::NamespaceFor(const Resource& resource,
@@ -776,7 +782,7 @@ absl::StatusOr<ObjectList> CppRestClient::List(const Resource& resource,
   AddListQuery(options, &spec.query);
   spec.idempotent = true;
   KCR_ASSIGN_OR_RETURN(std::string body, Call(spec));
-  return ParseList(body);
+  return ParseList(body, options_.parse_options);
 }
 
 absl::StatusOr<std::unique_ptr<WatchStream>> CppRestClient::Watch(const Resource& resource,
@@ -805,7 +811,8 @@ absl::StatusOr<std::unique_ptr<WatchStream>> CppRestClient::Watch(const Resource
   if (a.code < 200 || a.code > 299) return ToStatus(a.code, a.body, a.retry_after);
   VLOG(2) << "watch started path=" << spec.path;
   return std::unique_ptr<WatchStream>(
-      new CppRestWatchStream(std::move(client), std::move(*a.response), cancel));
+      new CppRestWatchStream(std::move(client), std::move(*a.response), cancel,
+                             options_.parse_options));
 }
 
 absl::StatusOr<api::ObjectPtr> CppRestClient::Create(const Resource& resource,

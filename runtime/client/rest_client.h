@@ -198,6 +198,9 @@ struct ClientOptions {
   absl::Duration max_backoff = absl::Seconds(5);
   // Used when a 429 has no Retry-After.
   absl::Duration default_retry_after = absl::Seconds(1);
+  // How every object in an answer is parsed (Get, List, Watch and writes);
+  // e.g. strip_managed_fields for a client that feeds a cache.
+  api::ParseOptions parse_options;
 };
 
 // A client for the server in `config`. Checks the config (ValidateConfig),

@@ -617,6 +617,30 @@ TEST_F(RestClientTest, WatchStreamsEventsSplitAcrossChunks) {
   EXPECT_EQ(r.Query("labelSelector"), "app=web");
 }
 
+TEST_F(RestClientTest, WatchCarriesVeryLargeObjects) {
+  const std::string big(8 << 20, 'x');
+  Serve([&big](const TestRequest&, ResponseWriter& w) {
+    const std::string event =
+        R"({"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"big","managedFields":[{"manager":"m"}]},"data":{"k":")" +
+        big + "\"}}}\n";
+    w.StartChunks(200);
+    for (size_t i = 0; i < event.size(); i += 100000) w.WriteChunk(std::string_view(event).substr(i, 100000));
+    w.EndChunks();
+  });
+  ClientOptions options;
+  options.parse_options.strip_managed_fields = true;
+  auto client = NewRestClient(Config{.host = server_->url()}, options);
+  ASSERT_TRUE(client.ok());
+  auto watch = (*client)->Watch(Resource::Namespaced(kConfigMaps, "default"), {});
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  WatchEvent e;
+  ASSERT_TRUE((*watch)->Next(&e));
+  EXPECT_EQ(e.object->Find("/data/k")->GetStringLength(), big.size());
+  EXPECT_EQ(e.object->Find("/metadata/managedFields"), nullptr);
+  EXPECT_FALSE((*watch)->Next(&e));
+  EXPECT_TRUE((*watch)->status().ok()) << (*watch)->status();
+}
+
 TEST_F(RestClientTest, WatchErrorEventCarriesStatus) {
   Serve([](const TestRequest&, ResponseWriter& w) {
     w.StartChunks(200);
