@@ -1,0 +1,365 @@
+// Object lifecycle semantics of the local API server through HTTP: create
+// and update rules, status subresources, generation, deletion with
+// finalizers and propagation policies, namespaces, CRDs and custom
+// resources, one test per rule. Built-in controllers are off unless a test
+// needs one, so what is seen is the API server's own behaviour.
+#include <memory>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "rapidjson/document.h"
+#include "test/apiserver/api_server.h"
+#include "test/apiserver/test_client.h"
+
+namespace kcr {
+namespace apiserver {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr char kCms[] = "/api/v1/namespaces/default/configmaps";
+constexpr char kPods[] = "/api/v1/namespaces/default/pods";
+constexpr char kDeploys[] = "/apis/apps/v1/namespaces/default/deployments";
+constexpr char kCrds[] = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+constexpr char kWidgets[] = "/apis/example.com/v1/namespaces/default/widgets";
+
+constexpr char kPod[] =
+    R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}})";
+constexpr char kDeployment[] =
+    R"({"metadata":{"name":"d"},"spec":{"replicas":1,"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}})";
+constexpr char kCrd[] = R"({
+  "apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+  "metadata":{"name":"widgets.example.com"},
+  "spec":{"group":"example.com","scope":"Namespaced",
+    "names":{"kind":"Widget","plural":"widgets","singular":"widget","shortNames":["wd"]},
+    "versions":[{"name":"v1","served":true,"storage":true,
+      "subresources":{"status":{}},
+      "schema":{"openAPIV3Schema":{"type":"object","properties":{
+        "spec":{"type":"object","required":["size"],"properties":{
+          "size":{"type":"integer","minimum":1,"maximum":10},
+          "color":{"type":"string","enum":["red","blue"]},
+          "free":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}},
+        "status":{"type":"object","properties":{"ready":{"type":"boolean"}}}}}}}]}})";
+
+class LifecycleTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Start(false); }
+  void Start(bool controllers) {
+    server_.reset();
+    ApiServerOptions options;
+    options.controllers.garbage_collector = controllers;
+    options.controllers.namespace_controller = controllers;
+    options.controllers.node_simulator = false;
+    auto s = ApiServer::Start(std::move(options));
+    ASSERT_TRUE(s.ok()) << s.status();
+    server_ = std::move(*s);
+    client_ = std::make_unique<TestClient>("127.0.0.1", server_->port());
+  }
+  void CreateCrd() {
+    TestResponse r = client_->Post(kCrds, kCrd);
+    ASSERT_EQ(r.status, 201) << r.body;
+  }
+  TestResponse Merge(const std::string& path, const std::string& patch) {
+    return client_->Patch(path, patch, "application/merge-patch+json");
+  }
+
+  std::unique_ptr<ApiServer> server_;
+  std::unique_ptr<TestClient> client_;
+};
+
+TEST_F(LifecycleTest, NameAndNamespaceMismatchAreBadRequests) {
+  client_->Post(kCms, R"({"metadata":{"name":"a"}})");
+  TestResponse name = client_->Put(std::string(kCms) + "/a", R"({"metadata":{"name":"b"}})");
+  EXPECT_EQ(name.status, 400);
+  EXPECT_EQ(name.Str("/message"),
+            "the name of the object (b) does not match the name on the URL (a)");
+  TestResponse ns = client_->Post(kCms, R"({"metadata":{"name":"c","namespace":"other"}})");
+  EXPECT_EQ(ns.status, 400);
+  EXPECT_EQ(ns.Str("/message"),
+            "the namespace of the provided object does not match the namespace "
+            "sent on the request");
+}
+
+TEST_F(LifecycleTest, MissingNameIsInvalid) {
+  TestResponse r = client_->Post(kCms, R"({"metadata":{}})");
+  EXPECT_EQ(r.status, 422);
+  EXPECT_EQ(r.Str("/message"),
+            "ConfigMap \"\" is invalid: metadata.name: Required value: name or "
+            "generateName is required");
+  EXPECT_EQ(r.Str("/details/causes/0/reason"), "FieldValueRequired");
+  EXPECT_EQ(r.Str("/details/causes/0/field"), "metadata.name");
+}
+
+TEST_F(LifecycleTest, MalformedBodyIsBadRequest) {
+  TestResponse r = client_->Post(kCms, R"({"metadata":)");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(r.Str("/message"), StartsWith("couldn't get version/kind"));
+  TestResponse p = client_->Patch(std::string(kCms) + "/x", "[", "application/json-patch+json");
+  EXPECT_EQ(p.status, 400);
+}
+
+TEST_F(LifecycleTest, UnknownPatchTypeIsUnsupportedMediaType) {
+  client_->Post(kCms, R"({"metadata":{"name":"a"}})");
+  TestResponse r = client_->Patch(std::string(kCms) + "/a", "{}", "text/plain");
+  EXPECT_EQ(r.status, 415);
+  EXPECT_EQ(r.Str("/reason"), "UnsupportedMediaType");
+}
+
+TEST_F(LifecycleTest, DryRunDoesNotPersist) {
+  TestResponse r = client_->Post(std::string(kCms) + "?dryRun=All",
+                                 R"({"metadata":{"name":"a"}})");
+  EXPECT_EQ(r.status, 201);
+  EXPECT_EQ(client_->Get(std::string(kCms) + "/a").status, 404);
+}
+
+TEST_F(LifecycleTest, PodStatusIsIgnoredOnMainWritesAndSpecOnStatusWrites) {
+  TestResponse c = client_->Post(kPods, kPod);
+  ASSERT_EQ(c.status, 201) << c.body;
+  EXPECT_EQ(c.Str("/status/phase"), "Pending");
+  TestResponse main = Merge(std::string(kPods) + "/p",
+                            R"({"metadata":{"labels":{"x":"1"}},"status":{"phase":"Running"}})");
+  EXPECT_EQ(main.Str("/status/phase"), "Pending");
+  EXPECT_EQ(main.Str("/metadata/labels/x"), "1");
+  TestResponse status = Merge(std::string(kPods) + "/p/status",
+                              R"({"metadata":{"labels":{"x":"2"}},"status":{"phase":"Running"}})");
+  EXPECT_EQ(status.status, 200) << status.body;
+  EXPECT_EQ(status.Str("/status/phase"), "Running");
+  EXPECT_EQ(status.Str("/metadata/labels/x"), "1");
+}
+
+TEST_F(LifecycleTest, DeploymentGenerationBumpsOnSpecAndAnnotationsOnly) {
+  TestResponse c = client_->Post(kDeploys, kDeployment);
+  ASSERT_EQ(c.status, 201) << c.body;
+  EXPECT_EQ(c.Int("/metadata/generation"), 1);
+  std::string d = std::string(kDeploys) + "/d";
+  EXPECT_EQ(Merge(d, R"({"metadata":{"labels":{"l":"1"}}})").Int("/metadata/generation"), 1);
+  EXPECT_EQ(Merge(d, R"({"metadata":{"annotations":{"a":"1"}}})").Int("/metadata/generation"), 2);
+  EXPECT_EQ(Merge(d, R"({"spec":{"replicas":3}})").Int("/metadata/generation"), 3);
+  EXPECT_EQ(Merge(d + "/status", R"({"status":{"replicas":3}})").Int("/metadata/generation"), 3);
+}
+
+TEST_F(LifecycleTest, UpdateThatChangesNothingKeepsTheResourceVersion) {
+  TestResponse c = client_->Post(kCms, R"({"metadata":{"name":"a"},"data":{"k":"v"}})");
+  TestResponse same = Merge(std::string(kCms) + "/a", R"({"data":{"k":"v"}})");
+  EXPECT_EQ(same.Str("/metadata/resourceVersion"), c.Str("/metadata/resourceVersion"));
+}
+
+TEST_F(LifecycleTest, ScaleSubresource) {
+  client_->Post(kDeploys, kDeployment);
+  TestResponse s = client_->Get(std::string(kDeploys) + "/d/scale");
+  EXPECT_EQ(s.Str("/kind"), "Scale");
+  EXPECT_EQ(s.Str("/apiVersion"), "autoscaling/v1");
+  EXPECT_EQ(s.Int("/spec/replicas"), 1);
+  EXPECT_EQ(s.Str("/status/selector"), "a=b");
+  TestResponse put = client_->Put(std::string(kDeploys) + "/d/scale",
+                                  R"({"kind":"Scale","apiVersion":"autoscaling/v1","metadata":{"name":"d"},"spec":{"replicas":4}})");
+  EXPECT_EQ(put.Int("/spec/replicas"), 4);
+  EXPECT_EQ(client_->Get(std::string(kDeploys) + "/d").Int("/spec/replicas"), 4);
+}
+
+TEST_F(LifecycleTest, DeleteResponseBodiesPerKind) {
+  TestResponse pod = client_->Post(kPods, kPod);
+  TestResponse dp = client_->Delete(std::string(kPods) + "/p");
+  EXPECT_EQ(dp.status, 200);
+  EXPECT_EQ(dp.Str("/kind"), "Pod");  // pods answer with the object
+  EXPECT_EQ(dp.Str("/metadata/uid"), pod.Str("/metadata/uid"));
+  client_->Post(kDeploys, kDeployment);
+  TestResponse dd = client_->Delete(std::string(kDeploys) + "/d");
+  EXPECT_EQ(dd.Str("/kind"), "Status");
+  EXPECT_EQ(dd.Str("/details/group"), "apps");
+  EXPECT_EQ(dd.Str("/details/kind"), "deployments");
+}
+
+TEST_F(LifecycleTest, FinalizersHoldDeletionUntilRemoved) {
+  std::string rv = client_->Post(
+      kCms, R"({"metadata":{"name":"a","finalizers":["x.io/hold"]}})")
+                       .Str("/metadata/resourceVersion");
+  auto w = client_->Watch(std::string(kCms) + "?watch=1&resourceVersion=" + rv);
+  TestResponse d = client_->Delete(std::string(kCms) + "/a");
+  EXPECT_EQ(d.status, 200);
+  EXPECT_EQ(d.Str("/kind"), "ConfigMap");
+  EXPECT_FALSE(d.Str("/metadata/deletionTimestamp").empty());
+  EXPECT_EQ(d.Int("/metadata/deletionGracePeriodSeconds"), 0);
+  auto modified = w->Next();
+  ASSERT_TRUE(modified.has_value());
+  EXPECT_THAT(*modified, StartsWith(R"({"type":"MODIFIED")"));
+  // No new finalizers once deleting.
+  TestResponse add = Merge(std::string(kCms) + "/a",
+                           R"({"metadata":{"finalizers":["x.io/hold","y.io/new"]}})");
+  EXPECT_EQ(add.status, 422);
+  EXPECT_THAT(add.Str("/message"),
+              HasSubstr("metadata.finalizers: Forbidden: no new finalizers can be "
+                        "added if the object is being deleted"));
+  EXPECT_EQ(Merge(std::string(kCms) + "/a", R"({"metadata":{"finalizers":null}})").status,
+            200);
+  auto deleted = w->Next();
+  ASSERT_TRUE(deleted.has_value());
+  EXPECT_THAT(*deleted, StartsWith(R"({"type":"DELETED")"));
+  EXPECT_EQ(client_->Get(std::string(kCms) + "/a").status, 404);
+}
+
+TEST_F(LifecycleTest, PropagationPoliciesAddGcFinalizers) {
+  client_->Post(kCms, R"({"metadata":{"name":"f"}})");
+  client_->Post(kCms, R"({"metadata":{"name":"o"}})");
+  TestResponse f = client_->Delete(std::string(kCms) + "/f",
+                                   R"({"propagationPolicy":"Foreground"})");
+  EXPECT_THAT(f.body, HasSubstr(R"("finalizers":["foregroundDeletion"])"));
+  TestResponse o = client_->Delete(std::string(kCms) + "/o?propagationPolicy=Orphan");
+  EXPECT_THAT(o.body, HasSubstr(R"("finalizers":["orphan"])"));
+  TestResponse bad = client_->Delete(std::string(kCms) + "/o",
+                                     R"({"propagationPolicy":"Sideways"})");
+  EXPECT_EQ(bad.status, 422);
+}
+
+TEST_F(LifecycleTest, DeletePreconditionMismatchIsConflict) {
+  client_->Post(kCms, R"({"metadata":{"name":"a"}})");
+  TestResponse r = client_->Delete(std::string(kCms) + "/a",
+                                   R"({"preconditions":{"uid":"not-it"}})");
+  EXPECT_EQ(r.status, 409);
+  EXPECT_THAT(r.Str("/message"), HasSubstr("Precondition failed: UID in precondition: not-it"));
+}
+
+TEST_F(LifecycleTest, DeleteCollectionHonoursSelectors) {
+  client_->Post(kCms, R"({"metadata":{"name":"a","labels":{"x":"1"}}})");
+  client_->Post(kCms, R"({"metadata":{"name":"b","labels":{"x":"2"}}})");
+  TestResponse r = client_->Delete(std::string(kCms) + "?labelSelector=x%3D1");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.Str("/kind"), "ConfigMapList");
+  EXPECT_EQ(client_->Get(std::string(kCms) + "/a").status, 404);
+  EXPECT_EQ(client_->Get(std::string(kCms) + "/b").status, 200);
+}
+
+TEST_F(LifecycleTest, TerminatingNamespaceRefusesNewContent) {
+  client_->Post("/api/v1/namespaces", R"({"metadata":{"name":"team"}})");
+  TestResponse d = client_->Delete("/api/v1/namespaces/team");
+  EXPECT_EQ(d.Str("/status/phase"), "Terminating");
+  TestResponse r = client_->Post("/api/v1/namespaces/team/configmaps",
+                                 R"({"metadata":{"name":"a"}})");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(r.Str("/reason"), "Forbidden");
+  EXPECT_EQ(r.Str("/message"),
+            "configmaps \"a\" is forbidden: unable to create new content in "
+            "namespace team because it is being terminated");
+}
+
+TEST_F(LifecycleTest, NamespaceDeletionRemovesContentsWithController) {
+  Start(true);
+  client_->Post("/api/v1/namespaces", R"({"metadata":{"name":"team"}})");
+  client_->Post("/api/v1/namespaces/team/configmaps", R"({"metadata":{"name":"a"}})");
+  auto w = client_->Watch("/api/v1/namespaces?watch=1&fieldSelector=metadata.name%3Dteam");
+  client_->Delete("/api/v1/namespaces/team");
+  bool deleted = false;
+  while (auto line = w->Next()) {
+    if (line->rfind(R"({"type":"DELETED")", 0) == 0) {
+      deleted = true;
+      break;
+    }
+  }
+  EXPECT_TRUE(deleted);
+  EXPECT_EQ(client_->Get("/api/v1/namespaces/team/configmaps/a").status, 404);
+}
+
+TEST_F(LifecycleTest, CrdBecomesServedWithStatus) {
+  CreateCrd();
+  TestResponse crd = client_->Get(std::string(kCrds) + "/widgets.example.com");
+  EXPECT_THAT(crd.body, HasSubstr(R"("finalizers":["customresourcecleanup.apiextensions.k8s.io"])"));
+  EXPECT_EQ(crd.Str("/status/acceptedNames/kind"), "Widget");
+  EXPECT_EQ(crd.Str("/status/acceptedNames/listKind"), "WidgetList");
+  EXPECT_EQ(crd.Str("/status/storedVersions/0"), "v1");
+  EXPECT_EQ(crd.Str("/status/conditions/0/type"), "NamesAccepted");
+  EXPECT_EQ(crd.Str("/status/conditions/1/type"), "Established");
+  EXPECT_EQ(crd.Str("/status/conditions/1/status"), "True");
+  TestResponse disco = client_->Get("/apis/example.com/v1");
+  EXPECT_THAT(disco.body, HasSubstr(R"("name":"widgets/status")"));
+  EXPECT_THAT(client_->Get("/apis").body, HasSubstr(R"("name":"example.com")"));
+}
+
+TEST_F(LifecycleTest, CustomResourceValidationListsEveryCause) {
+  CreateCrd();
+  TestResponse r = client_->Post(kWidgets,
+                                 R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":20,"color":"green"}})");
+  EXPECT_EQ(r.status, 422);
+  EXPECT_EQ(r.Str("/reason"), "Invalid");
+  EXPECT_EQ(r.Str("/details/kind"), "Widget");
+  EXPECT_EQ(r.Str("/details/group"), "example.com");
+  EXPECT_THAT(r.Str("/message"), StartsWith("Widget.example.com \"w\" is invalid: ["));
+  EXPECT_THAT(r.body, HasSubstr(R"("field":"spec.size")"));
+  EXPECT_THAT(r.body, HasSubstr(R"("field":"spec.color")"));
+  EXPECT_THAT(r.body, HasSubstr("FieldValueNotSupported"));
+  TestResponse missing = client_->Post(
+      kWidgets, R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{}})");
+  EXPECT_EQ(missing.Str("/details/causes/0/reason"), "FieldValueRequired");
+}
+
+TEST_F(LifecycleTest, CustomResourcePruningKeepsPreservedFields) {
+  CreateCrd();
+  TestResponse r = client_->Post(
+      kWidgets,
+      R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":1,"junk":1,"free":{"any":{"thing":1}}},"extra":true})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(r.body.find("junk"), std::string::npos);
+  EXPECT_EQ(r.body.find("extra"), std::string::npos);
+  EXPECT_THAT(r.body, HasSubstr(R"("free":{"any":{"thing":1}})"));
+  EXPECT_EQ(r.Int("/metadata/generation"), 1);
+}
+
+TEST_F(LifecycleTest, CustomResourceRulesForPutStatusAndPatchTypes) {
+  CreateCrd();
+  client_->Post(kWidgets,
+                R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":1},"status":{"ready":true}})");
+  TestResponse got = client_->Get(std::string(kWidgets) + "/w");
+  EXPECT_EQ(got.body.find("\"status\""), std::string::npos);  // dropped on create
+  TestResponse put = client_->Put(std::string(kWidgets) + "/w",
+                                  R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":2}})");
+  EXPECT_EQ(put.status, 422);
+  EXPECT_EQ(put.Str("/message"),
+            "Widget.example.com \"w\" is invalid: metadata.resourceVersion: "
+            "Invalid value: 0x0: must be specified for an update");
+  TestResponse smp = client_->Patch(std::string(kWidgets) + "/w", R"({"spec":{"size":3}})",
+                                    "application/strategic-merge-patch+json");
+  EXPECT_EQ(smp.status, 415);
+  TestResponse spec = Merge(std::string(kWidgets) + "/w", R"({"spec":{"size":3}})");
+  EXPECT_EQ(spec.Int("/metadata/generation"), 2);
+  TestResponse status = Merge(std::string(kWidgets) + "/w/status",
+                              R"({"spec":{"size":9},"status":{"ready":true}})");
+  EXPECT_EQ(status.Int("/spec/size"), 3);
+  EXPECT_EQ(status.Int("/metadata/generation"), 2);
+  EXPECT_THAT(status.body, HasSubstr(R"("status":{"ready":true})"));
+}
+
+TEST_F(LifecycleTest, CrdPutWithoutResourceVersionIsInvalid) {
+  CreateCrd();
+  TestResponse r = client_->Put(std::string(kCrds) + "/widgets.example.com", kCrd);
+  EXPECT_EQ(r.status, 422);
+  EXPECT_THAT(r.Str("/message"), HasSubstr("must be specified for an update"));
+}
+
+TEST_F(LifecycleTest, DeletingTheCrdDeletesItsObjectsAndDiscovery) {
+  CreateCrd();
+  client_->Post(kWidgets,
+                R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":1}})");
+  auto w = client_->Watch(std::string(kWidgets) + "?watch=1");
+  ASSERT_TRUE(w->Next().has_value());  // ADDED w
+  client_->Delete(std::string(kCrds) + "/widgets.example.com");
+  auto deleted = w->Next();
+  ASSERT_TRUE(deleted.has_value());
+  EXPECT_THAT(*deleted, StartsWith(R"({"type":"DELETED")"));
+  EXPECT_EQ(client_->Get(std::string(kCrds) + "/widgets.example.com").status, 404);
+  EXPECT_EQ(client_->Get("/apis/example.com/v1").status, 404);
+  EXPECT_EQ(client_->Get(kWidgets).status, 404);
+}
+
+TEST_F(LifecycleTest, InvalidCrdIsRejected) {
+  TestResponse r = client_->Post(
+      kCrds,
+      R"({"metadata":{"name":"wrong.example.com"},"spec":{"group":"example.com","scope":"Namespaced","names":{"kind":"Thing","plural":"things"},"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object"}}}]}})");
+  EXPECT_EQ(r.status, 422);
+  EXPECT_THAT(r.Str("/message"),
+              HasSubstr("must be spec.names.plural+\".\"+spec.group"));
+}
+
+}  // namespace
+}  // namespace apiserver
+}  // namespace kcr
