@@ -263,6 +263,24 @@ TEST_F(KubectlGetTest, DeploymentsAndOtherKinds) {
               ElementsAre("NAME", "STATUS", "AGE"));
 }
 
+TEST_F(KubectlGetTest, Events) {
+  CreateWithStatus(Resource("", "v1", "events"), "default",
+                   R"({"metadata":{"name":"web.1"},
+      "involvedObject":{"kind":"Pod","name":"web","namespace":"default"},
+      "reason":"BackOff","message":"Back-off restarting failed container",
+      "type":"Warning","count":3,"source":{"component":"kubelet"}})",
+                   "");
+  KubectlResult r = kubectl_->Run({"get", "events"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rows = KubectlHarness::Columns(r.out);
+  ASSERT_EQ(rows.size(), 2u) << r.out;
+  EXPECT_THAT(rows[0],
+              ElementsAre("LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"));
+  EXPECT_THAT(rows[1], ElementsAre("<unknown>", "Warning", "BackOff",
+                                   "pod/web",
+                                   "Back-off restarting failed container"));
+}
+
 TEST_F(KubectlGetTest, Describe) {
   CreatePods();
   KubectlResult r = kubectl_->Run({"describe", "pod", "web"});
