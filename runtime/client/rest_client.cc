@@ -281,12 +281,10 @@ struct TlsState {
   std::string key_pem ABSL_GUARDED_BY(mu);
 };
 
-class CppRestWatchStream;
-
 class CppRestClient final : public RestClient {
  public:
-  static absl::StatusOr<std::unique_ptr<RestClient>> Create(const Config& config,
-                                                           const ClientOptions& options);
+  static absl::StatusOr<std::unique_ptr<RestClient>> New(const Config& config,
+                                                        const ClientOptions& options);
 
   absl::StatusOr<api::ObjectPtr> Get(const Resource& resource, std::string_view name,
                                      const GetOptions& options) override;
@@ -499,7 +497,7 @@ CppRestClient::CppRestClient(const Config& config, const ClientOptions& options)
   }
 }
 
-absl::StatusOr<std::unique_ptr<RestClient>> CppRestClient::Create(
+absl::StatusOr<std::unique_ptr<RestClient>> CppRestClient::New(
     const Config& config, const ClientOptions& options) {
   KCR_RETURN_IF_ERROR(ValidateConfig(config));
   std::unique_ptr<CppRestClient> c(new CppRestClient(config, options));
@@ -925,7 +923,7 @@ absl::StatusOr<std::string> CppRestClient::GetRaw(std::string_view path) {
 
 absl::StatusOr<std::unique_ptr<RestClient>> NewRestClient(const Config& config,
                                                           const ClientOptions& options) {
-  return CppRestClient::Create(config, options);
+  return CppRestClient::New(config, options);
 }
 
 }  // namespace kcr::client

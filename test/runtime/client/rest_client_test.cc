@@ -129,6 +129,19 @@ TEST_F(RestClientTest, GetSendsPathAndHeaders) {
   EXPECT_EQ(r.Header("accept"), "application/json");
 }
 
+TEST_F(RestClientTest, HostWithPathPrefixOrTrailingSlash) {
+  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); });
+  for (const std::string suffix : {"/", "/prefix", "/prefix/"}) {
+    Config config;
+    config.host = server_->url() + suffix;
+    MakeClient(config);
+    ASSERT_TRUE(client_->Get(Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
+    const std::string prefix = suffix == "/" ? "" : "/prefix";
+    EXPECT_EQ(recorder_.last().path, prefix + "/api/v1/namespaces/default/configmaps/cm1")
+        << suffix;
+  }
+}
+
 TEST_F(RestClientTest, ListSendsOptionsAndFillsItemKinds) {
   Serve([](const TestRequest&, ResponseWriter& w) {
     w.Respond(200, R"({"kind":"DeploymentList","apiVersion":"apps/v1","metadata":{"resourceVersion":"77","continue":"tok","remainingItemCount":3},
