@@ -1,6 +1,7 @@
 #include "runtime/client/rest_client.h"
 
 #include <openssl/bio.h>
+#include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -638,15 +639,29 @@ Attempt CppRestClient::SendOnce(http_client& client, const RequestSpec& spec,
     }
   } catch (const http::http_exception& e) {
     std::string cause = e.what();
-    const std::string detail = e.error_code().message();
+    std::string detail = e.error_code().message();
+    // TLS failures carry OpenSSL's packed error code, which the generic
+    // category prints as "Unknown error N".
+    if (absl::StartsWith(detail, "Unknown error") && e.error_code().value() > 0) {
+      const char* reason =
+          ERR_reason_error_string(static_cast<unsigned long>(e.error_code().value()));
+      if (reason != nullptr) detail = reason;
+    }
     if (!detail.empty() && cause.find(detail) == std::string::npos) {
       absl::StrAppend(&cause, ": ", detail);
     }
-    if (absl::StrContains(cause, "handshake") || absl::StrContains(cause, "certificate")) {
+    if (absl::StrContains(cause, "certificate verify failed")) {
       a.transport = absl::UnavailableError(absl::StrCat(
-          "TLS handshake with ", config_.host, " failed (server certificate not verified ",
-          "against the configured certificate authority, or client certificate refused): ",
-          cause));
+          "TLS handshake with ", config_.host, " failed: the server's certificate is not ",
+          "trusted (", config_.tls.ca_file.empty() && config_.tls.ca_data.empty()
+                           ? "system certificate store"
+                           : "only the configured certificate authority is trusted",
+          ", name checked: ",
+          config_.tls.server_name.empty() ? "the host in the URL" : config_.tls.server_name,
+          "): ", cause));
+    } else if (absl::StrContains(cause, "handshake")) {
+      a.transport = absl::UnavailableError(
+          absl::StrCat("TLS handshake with ", config_.host, " failed: ", cause));
     } else {
       a.transport = absl::UnavailableError(absl::StrCat(
           spec.method, " ", config_.host, target, ": ", cause));

@@ -769,13 +769,27 @@ TEST_F(TlsTest, RightCaFromFileOrData) {
   EXPECT_TRUE(Get().ok());
 }
 
+TEST_F(TlsTest, DataWinsOverFile) {
+  Config config;
+  config.tls.ca_file = TestdataPath("other-ca.pem");
+  config.tls.ca_data = ReadFileOrDie(TestdataPath("ca.pem"));
+  config.tls.cert_file = "/nonexistent/cert.pem";
+  config.tls.cert_data = ReadFileOrDie(TestdataPath("client.pem"));
+  config.tls.key_file = "/nonexistent/key.pem";
+  config.tls.key_data = ReadFileOrDie(TestdataPath("client-key.pem"));
+  ServeTls(config, /*want_client_cert=*/true);
+  ASSERT_TRUE(Get().ok()) << Get();
+  EXPECT_EQ(recorder_.last().client_cert_cn, "kcr-test-user");
+}
+
 TEST_F(TlsTest, WrongCaFailsWithAClearError) {
   Config config;
   config.tls.ca_file = TestdataPath("other-ca.pem");
   ServeTls(config);
   absl::Status s = Get();
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(std::string(s.message()), HasSubstr("TLS handshake"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("TLS handshake")) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("certificate verify failed")) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("certificate"));
   EXPECT_EQ(recorder_.count(), 0u);
 }
