@@ -348,5 +348,42 @@ spec:
   EXPECT_EQ(rows[1][6], "kcr-node");
 }
 
+// With the simulated node on, a deployment becomes available and kubectl's
+// rollout status sees it finish, also after a scale.
+TEST(KubectlSimulatedNodeTest, DeploymentRollsOut) {
+  apiserver::ApiServerOptions options;
+  options.controllers.node.deployment_ready_after = absl::Milliseconds(100);
+  auto server = apiserver::ApiServer::Start(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  KubectlHarness kubectl(server->get());
+  KubectlResult r = kubectl.Run({"apply", "-f", "-"}, R"(
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: c, image: nginx}]}
+)");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = kubectl.Run({"rollout", "status", "deployment/web", "--timeout=20s"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_THAT(r.out, HasSubstr("successfully rolled out"));
+  r = kubectl.Run({"scale", "deployment/web", "--replicas=4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = kubectl.Run({"rollout", "status", "deployment/web", "--timeout=20s"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  r = kubectl.Run({"get", "deployment", "web"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rows = KubectlHarness::Columns(r.out);
+  ASSERT_EQ(rows.size(), 2u) << r.out;
+  ASSERT_GE(rows[1].size(), 4u) << r.out;
+  EXPECT_EQ(rows[1][1], "4/4");
+  EXPECT_EQ(rows[1][2], "4");
+  EXPECT_EQ(rows[1][3], "4");
+}
+
 }  // namespace
 }  // namespace kcr::integration
