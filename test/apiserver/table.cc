@@ -939,16 +939,30 @@ TablePrinter TablePrinter::ForResource(absl::string_view group,
                 "within the cluster. Empty if not yet allocated.",
                 1),
          Column("Node", "string",
-                "NodeName indicates in which node this pod is scheduled.", 1),
+                "NodeName is a request to schedule this pod onto a specific "
+                "node. If it is non-empty, the scheduler simply schedules "
+                "this pod onto that node, assuming that it fits resource "
+                "requirements.",
+                1),
          Column("Nominated Node", "string",
                 "nominatedNodeName is set only when this pod preempts other "
                 "pods on the node, but it cannot be scheduled right away as "
                 "preemption victims receive their graceful termination "
-                "periods.",
+                "periods. This field does not guarantee that the pod will be "
+                "scheduled on this node. Scheduler may decide to place the "
+                "pod elsewhere if other nodes become available sooner. "
+                "Scheduler may also decide to give the resources on this "
+                "node to a higher priority pod that is created after "
+                "preemption. As a result, this field may be different than "
+                "PodSpec.nodeName when the pod is scheduled.",
                 1),
          Column("Readiness Gates", "string",
                 "If specified, all readiness gates will be evaluated for pod "
-                "readiness.",
+                "readiness. A pod is ready when all its containers are ready "
+                "AND all conditions specified in the readiness gates have "
+                "status equal to \"True\" More info: "
+                "https://git.k8s.io/enhancements/keps/sig-network/"
+                "580-pod-readiness-gates",
                 1)};
   } else if (group == "apps" && resource == "deployments") {
     set(Kind::kDeployment, "apps/v1", "Deployment");

@@ -32,8 +32,9 @@
 // creationTimestamp ("5s", "2m5s", "3h", "3d4h", "2y"), with now from the
 // injected Clock.
 //
-// Simplified: the description of a column taken from the API's field
-// documentation is its first sentence, not the full text.
+// Simplified: column descriptions are kube-apiserver's for pods and for
+// the columns printers describe in their own words; for other columns taken
+// from the API's field documentation they are its first sentence.
 //
 // Thread safety: a TablePrinter is immutable; any number of threads may
 // render with one at once. Rendering reads objects only.

@@ -188,6 +188,19 @@ TEST_F(TableTest, PodColumns) {
   EXPECT_THAT(priorities, ElementsAre(0, 0, 0, 0, 0, 1, 1, 1, 1));
   EXPECT_EQ(printer.columns()[0].format, "name");
   EXPECT_EQ(printer.columns()[3].type, "string");
+  // Descriptions as a kube-apiserver Table carries them.
+  EXPECT_EQ(printer.columns()[1].description,
+            "The aggregate readiness state of this pod for accepting traffic.");
+  EXPECT_EQ(printer.columns()[5].description,
+            "podIP address allocated to the pod. Routable at least within "
+            "the cluster. Empty if not yet allocated.");
+  EXPECT_EQ(printer.columns()[6].description,
+            "NodeName is a request to schedule this pod onto a specific "
+            "node. If it is non-empty, the scheduler simply schedules this "
+            "pod onto that node, assuming that it fits resource "
+            "requirements.");
+  EXPECT_EQ(printer.columns()[4].description.substr(0, 60),
+            "CreationTimestamp is a timestamp representing the server tim");
 }
 
 TEST_F(TableTest, Deployment) {
