@@ -979,7 +979,11 @@ TablePrinter TablePrinter::ForResource(absl::string_view group,
                 "Names of each container in the template.", 1),
          Column("Images", "string",
                 "Images referenced by each container in the template.", 1),
-         Column("Selector", "string", "Label selector for pods.", 1)};
+         Column("Selector", "string",
+                "Label selector for pods. Existing ReplicaSets whose pods are "
+                "selected by this will be the ones affected by this "
+                "deployment.",
+                1)};
   } else if (group.empty() && resource == "namespaces") {
     set(Kind::kNamespace, "v1", "Namespace");
     c = {NameColumn(), Column("Status", "string", "The status of the namespace"),
