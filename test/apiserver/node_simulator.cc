@@ -213,6 +213,9 @@ NodeSimulator::NodeSimulator(Registry* registry, const Clock* clock,
     : registry_(registry), clock_(clock), options_(std::move(options)) {}
 
 bool NodeSimulator::Wants(const StoredEvent& event) const {
+  if (event.collection == "/nodes") {
+    return options_.register_node && event.type == EventType::kDeleted;
+  }
   if (event.type == EventType::kDeleted) return false;
   return (options_.simulate_pods && event.collection == "/pods") ||
          (options_.simulate_deployments &&
@@ -224,10 +227,78 @@ std::string NodeSimulator::NextPodIp() {
   return Cat("10.244.", n / 254, ".", n % 254 + 1);
 }
 
+void NodeSimulator::EnsureNode(const ResourceInfo& nodes, absl::Time now) {
+  if (registry_->storage()->Get(nodes.StorageKey(), "", options_.node_name) !=
+      nullptr) {
+    return;
+  }
+  const std::string at = api::FormatRfc3339(now);
+  const std::string json = Cat(
+      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")",
+      options_.node_name,
+      R"(","labels":{"kubernetes.io/hostname":")", options_.node_name,
+      R"(","kubernetes.io/os":"linux","kubernetes.io/arch":"amd64",)"
+      R"("type":"kcr-simulated"}}})");
+  absl::StatusOr<api::ObjectBuilder> b = api::ObjectBuilder::FromJson(json);
+  if (!b.ok()) return;
+  absl::StatusOr<WriteResult> created = registry_->Create(nodes, "", std::move(*b));
+  if (!created.ok()) {
+    if (!IsRaceError(created.status())) {
+      LOG(WARNING) << "node simulator: creating node failed: "
+                   << created.status();
+    }
+    return;
+  }
+  api::ObjectBuilder u = created->object->ToBuilder();
+  const auto condition = [&](const char* type, const char* status,
+                             const char* reason, const char* message) {
+    return Cat(R"({"type":")", type, R"(","status":")", status,
+               R"(","lastHeartbeatTime":")", at,
+               R"(","lastTransitionTime":")", at, R"(","reason":")", reason,
+               R"(","message":")", message, R"("})");
+  };
+  const std::string status = Cat(
+      R"({"capacity":{"cpu":"32","memory":"256Gi","pods":"1000000"},)",
+      R"("allocatable":{"cpu":"32","memory":"256Gi","pods":"1000000"},)",
+      R"("conditions":[)",
+      condition("MemoryPressure", "False", "KubeletHasSufficientMemory",
+                "kubelet has sufficient memory available"),
+      ",",
+      condition("DiskPressure", "False", "KubeletHasNoDiskPressure",
+                "kubelet has no disk pressure"),
+      ",",
+      condition("PIDPressure", "False", "KubeletHasSufficientPID",
+                "kubelet has sufficient PID available"),
+      ",",
+      condition("Ready", "True", "KubeletReady",
+                "kubelet is posting ready status"),
+      R"(],"addresses":[{"type":"InternalIP","address":")", options_.host_ip,
+      R"("},{"type":"Hostname","address":")", options_.node_name,
+      R"("}],"nodeInfo":{"machineID":"","systemUUID":"","bootID":"",)",
+      R"("kernelVersion":"","osImage":"kcr simulated node",)",
+      R"("containerRuntimeVersion":"kcr://simulated","kubeletVersion":")",
+      options_.kubelet_version,
+      R"(","kubeProxyVersion":"","operatingSystem":"linux",)",
+      R"("architecture":"amd64"}})");
+  if (!u.SetJson("/status", status).ok()) return;
+  WriteOptions w;
+  w.subresource = "status";
+  absl::Status s =
+      registry_->Update(nodes, "", options_.node_name, std::move(u), w).status();
+  if (!s.ok() && !IsRaceError(s)) {
+    LOG(WARNING) << "node simulator: node status failed: " << s;
+  }
+}
+
 absl::Time NodeSimulator::Sync() {
   const absl::Time now = clock_->Now();
   absl::Time next = absl::InfiniteFuture();
   ResourceRegistry* resources = registry_->resources();
+  if (options_.register_node) {
+    if (ResourceInfoPtr nodes = resources->Lookup("", "v1", "nodes")) {
+      EnsureNode(*nodes, now);
+    }
+  }
   if (options_.simulate_pods) {
     if (ResourceInfoPtr pods = resources->Lookup("", "v1", "pods")) {
       for (const api::ObjectPtr& pod :

@@ -31,9 +31,12 @@
 // (MinimumReplicasAvailable) and Progressing (NewReplicaSetAvailable)
 // conditions. No ReplicaSets or Pods are created for them.
 //
+// The node itself: a Node object named `node_name`, Ready, with the host IP
+// as its InternalIP, created when missing.
+//
 // Simplified next to a kubelet: no container restarts (an OnFailure pod that
-// fails stays Failed), no probes, no graceful termination, one node object
-// that is not stored.
+// fails stays Failed), no probes, no graceful termination, no node
+// heartbeats or leases.
 //
 // Thread safety: Sync is not reentrant; run one pass at a time.
 #ifndef KCR_TEST_APISERVER_NODE_SIMULATOR_H_
@@ -66,6 +69,11 @@ struct NodeSimulatorOptions {
   absl::Duration deployment_ready_after = absl::Milliseconds(500);
   bool simulate_pods = true;
   bool simulate_deployments = true;
+  // Keep a Ready Node object named node_name (recreated if deleted), as
+  // kwok does, so `kubectl get nodes` shows where pods run.
+  bool register_node = true;
+  // status.nodeInfo.kubeletVersion of that node.
+  std::string kubelet_version = "v1.32.4";
 };
 
 class NodeSimulator : public SyncedController {
@@ -87,6 +95,7 @@ class NodeSimulator : public SyncedController {
   absl::Time SyncDeployment(const ResourceInfo& deployments,
                             const api::ObjectPtr& d, absl::Time now);
   std::string NextPodIp();
+  void EnsureNode(const ResourceInfo& nodes, absl::Time now);
 
   Registry* const registry_;
   const Clock* const clock_;

@@ -98,6 +98,26 @@ TEST_F(NodeSimulatorTest, AlwaysPodsRunAndKeepRunning) {
   EXPECT_EQ(Pod("web")->resource_version(), rv) << "nothing more to do";
 }
 
+TEST_F(NodeSimulatorTest, RegistersAReadyNode) {
+  sim_.Sync();
+  const ResourceInfo& nodes = Resource("", "v1", "nodes");
+  api::ObjectPtr node = Get(nodes, "", "kcr-node");
+  ASSERT_NE(node, nullptr);
+  EXPECT_EQ(At(*node, "/status/conditions/3/type"), "Ready");
+  EXPECT_EQ(At(*node, "/status/conditions/3/status"), "True");
+  EXPECT_EQ(At(*node, "/status/addresses/0/address"), "10.0.0.1");
+  EXPECT_EQ(At(*node, "/status/nodeInfo/kubeletVersion"), "v1.32.4");
+  // Deleted, it comes back.
+  ASSERT_TRUE(registry_.Delete(nodes, "", "kcr-node").ok());
+  StoredEvent e;
+  e.type = EventType::kDeleted;
+  e.collection = "/nodes";
+  e.object = node;
+  EXPECT_TRUE(sim_.Wants(e));
+  sim_.Sync();
+  EXPECT_NE(Get(nodes, "", "kcr-node"), nullptr);
+}
+
 TEST_F(NodeSimulatorTest, NeverPodsSucceed) {
   CreatePod("job", "Never");
   sim_.Sync();

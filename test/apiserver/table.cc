@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -108,6 +109,7 @@ enum class Kind {
   kServiceAccount,
   kEvent,
   kLease,
+  kNode,
   kDefault,  // rest.NewDefaultTableConvertor: Name, Created At
   kGeneric,  // Name, Age
   kCustom,
@@ -551,6 +553,61 @@ Cells EventCells(const Value& e, absl::Time now) {
           NameOf(e)};
 }
 
+// The first address of `type` in status.addresses, or "<none>".
+std::string NodeAddress(const Value* status, absl::string_view type) {
+  if (const Value* addresses = FArr(status, "addresses")) {
+    for (const auto& a : addresses->GetArray()) {
+      if (FStr(&a, "type") == type) return std::string(FStr(&a, "address"));
+    }
+  }
+  return "<none>";
+}
+
+Cells NodeCells(const Value& node, absl::Time now) {
+  const Value* status = FObj(&node, "status");
+  std::vector<std::string> state;
+  if (const Value* conditions = FArr(status, "conditions")) {
+    for (const auto& c : conditions->GetArray()) {
+      if (FStr(&c, "type") != "Ready") continue;
+      state.push_back(FStr(&c, "status") == "True" ? "Ready" : "NotReady");
+    }
+  }
+  if (state.empty()) state.push_back("Unknown");
+  if (FBool(FObj(&node, "spec"), "unschedulable")) {
+    state.push_back("SchedulingDisabled");
+  }
+  // Roles: node-role.kubernetes.io/<role> labels and kubernetes.io/role.
+  std::vector<std::string> roles;
+  if (const Value* labels = FObj(Metadata(node), "labels")) {
+    constexpr absl::string_view kPrefix = "node-role.kubernetes.io/";
+    for (const auto& l : labels->GetObject()) {
+      const absl::string_view key = Str(l.name);
+      if (absl::StartsWith(key, kPrefix) && key.size() > kPrefix.size()) {
+        roles.emplace_back(key.substr(kPrefix.size()));
+      } else if (key == "kubernetes.io/role" && l.value.IsString() &&
+                 l.value.GetStringLength() > 0) {
+        roles.emplace_back(Str(l.value));
+      }
+    }
+  }
+  std::sort(roles.begin(), roles.end());
+  roles.erase(std::unique(roles.begin(), roles.end()), roles.end());
+  const Value* info = FObj(status, "nodeInfo");
+  const auto or_unknown = [](absl::string_view v) {
+    return v.empty() ? std::string("<unknown>") : std::string(v);
+  };
+  return {NameOf(node),
+          absl::StrJoin(state, ","),
+          roles.empty() ? std::string("<none>") : absl::StrJoin(roles, ","),
+          AgeOf(node, now),
+          std::string(FStr(info, "kubeletVersion")),
+          NodeAddress(status, "InternalIP"),
+          NodeAddress(status, "ExternalIP"),
+          or_unknown(FStr(info, "osImage")),
+          or_unknown(FStr(info, "kernelVersion")),
+          or_unknown(FStr(info, "containerRuntimeVersion"))};
+}
+
 // ---------------------------------------------------------------------------
 // Custom resources (apiextensions-apiserver's tableconvertor).
 
@@ -679,6 +736,8 @@ struct TablePrinter::Impl {
                 std::string(FStr(FObj(&object, "spec"),
                                           "holderIdentity")),
                 AgeOf(object, now)};
+      case Kind::kNode:
+        return NodeCells(object, now);
       case Kind::kDefault: {
         std::optional<absl::Time> t =
             TimeMember(Metadata(object), "creationTimestamp");
@@ -1066,6 +1125,29 @@ TablePrinter TablePrinter::ForResource(absl::string_view group,
                 "holderIdentity contains the identity of the holder of a "
                 "current lease."),
          AgeColumn()};
+  } else if (group.empty() && resource == "nodes") {
+    set(Kind::kNode, "v1", "Node");
+    c = {NameColumn(),
+         Column("Status", "string", "The status of the node"),
+         Column("Roles", "string", "The roles of the node"),
+         AgeColumn(),
+         Column("Version", "string", "Kubelet Version reported by the node."),
+         Column("Internal-IP", "string",
+                "List of addresses reachable to the node.", 1),
+         Column("External-IP", "string",
+                "List of addresses reachable to the node.", 1),
+         Column("OS-Image", "string",
+                "OS Image reported by the node from /etc/os-release (e.g. "
+                "Debian GNU/Linux 7 (wheezy)).",
+                1),
+         Column("Kernel-Version", "string",
+                "Kernel Version reported by the node from 'uname -r' (e.g. "
+                "3.16.0-0.bpo.4-amd64).",
+                1),
+         Column("Container-Runtime", "string",
+                "ContainerRuntime Version reported by the node through "
+                "runtime remote API (e.g. containerd://1.4.2).",
+                1)};
   } else if (group == "apiextensions.k8s.io" &&
              resource == "customresourcedefinitions") {
     set(Kind::kDefault, "apiextensions.k8s.io/v1", "CustomResourceDefinition");

@@ -22,6 +22,8 @@
 //   events            Last-Seen Type Reason Object Message | Subobject Source
 //                     First-Seen Count Name (in kube-apiserver's order)
 //   leases            Name Holder Age
+//   nodes             Name Status Roles Age Version | Internal-IP
+//                     External-IP OS-Image Kernel-Version Container-Runtime
 //   customresourcedefinitions and any resource without a printer in
 //   kube-apiserver's generic convertor: Name, Created At (RFC 3339)
 //   custom resources  Name, then the version's additionalPrinterColumns, or

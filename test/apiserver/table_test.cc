@@ -250,6 +250,27 @@ TEST_F(TableTest, CoreKinds) {
             R"(["n","5m"])");
 }
 
+TEST_F(TableTest, Nodes) {
+  EXPECT_EQ(Cells("", "nodes", std::string(R"({"metadata": {"name": "n1",
+      "creationTimestamp": ")") + kThreeDaysAgo + R"(",
+      "labels": {"node-role.kubernetes.io/control-plane": "",
+                 "kubernetes.io/role": "worker"}},
+      "spec": {"unschedulable": true},
+      "status": {"conditions": [{"type": "MemoryPressure", "status": "False"},
+                                {"type": "Ready", "status": "True"}],
+                 "addresses": [{"type": "Hostname", "address": "n1"},
+                               {"type": "InternalIP", "address": "10.0.0.1"}],
+                 "nodeInfo": {"kubeletVersion": "v1.32.4",
+                              "osImage": "Debian", "kernelVersion": "6.1",
+                              "containerRuntimeVersion": "containerd://1.7"}}})"),
+            R"(["n1","Ready,SchedulingDisabled","control-plane,worker",)"
+            R"("3d2h","v1.32.4","10.0.0.1","<none>","Debian","6.1",)"
+            R"("containerd://1.7"])");
+  EXPECT_EQ(Cells("", "nodes", R"({"metadata": {"name": "n2"}})"),
+            R"(["n2","Unknown","<none>","<unknown>","","<none>","<none>",)"
+            R"("<unknown>","<unknown>","<unknown>"])");
+}
+
 TEST_F(TableTest, Services) {
   EXPECT_EQ(Cells("", "services", R"({"metadata": {"name": "s"},
       "spec": {"clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.10"],

@@ -346,6 +346,18 @@ spec:
   EXPECT_EQ(rows[1][1], "0/1");
   EXPECT_EQ(rows[1][2], "Completed");
   EXPECT_EQ(rows[1][6], "kcr-node");
+
+  r = kubectl.Run({"get", "nodes", "-o", "wide"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  rows = KubectlHarness::Columns(r.out);
+  ASSERT_EQ(rows.size(), 2u) << r.out;
+  EXPECT_THAT(rows[0], ElementsAre("NAME", "STATUS", "ROLES", "AGE", "VERSION",
+                                   "INTERNAL-IP", "EXTERNAL-IP", "OS-IMAGE",
+                                   "KERNEL-VERSION", "CONTAINER-RUNTIME"));
+  ASSERT_EQ(rows[1].size(), 10u) << r.out;
+  EXPECT_EQ(rows[1][0], "kcr-node");
+  EXPECT_EQ(rows[1][1], "Ready");
+  EXPECT_EQ(rows[1][5], "10.0.0.1");
 }
 
 // With the simulated node on, a deployment becomes available and kubectl's
