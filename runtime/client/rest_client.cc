@@ -256,6 +256,8 @@ absl::StatusOr<api::ObjectPtr> ParseObject(const std::string& body,
 // What one attempt produced.
 struct Attempt {
   absl::Status transport;  // not OK: no response
+  // The transport error will not go away by retrying (TLS verification).
+  bool permanent = false;
   int code = 0;
   std::string body;
   std::string retry_after;
@@ -651,6 +653,7 @@ Attempt CppRestClient::SendOnce(http_client& client, const RequestSpec& spec,
       absl::StrAppend(&cause, ": ", detail);
     }
     if (absl::StrContains(cause, "certificate verify failed")) {
+      a.permanent = true;
       a.transport = absl::UnavailableError(absl::StrCat(
           "TLS handshake with ", config_.host, " failed: the server's certificate is not ",
           "trusted (", config_.tls.ca_file.empty() && config_.tls.ca_data.empty()
@@ -698,7 +701,8 @@ absl::StatusOr<Attempt> CppRestClient::Execute(http_client& client, const Reques
     const absl::Time start = clock_->Now();
     Attempt a = SendOnce(client, spec, authorization);
     if (!a.transport.ok()) {
-      if (spec.idempotent && backoff_retries < options_.max_backoff_retries) {
+      if (spec.idempotent && !a.permanent &&
+          backoff_retries < options_.max_backoff_retries) {
         ++backoff_retries;
         VLOG(2) << "retrying after transport error attempt=" << backoff_retries << " "
                 << a.transport;
