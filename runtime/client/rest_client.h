@@ -16,7 +16,8 @@
 // default) delays requests before they are sent; 429 answers are retried
 // after their Retry-After (default 1 s), as are 5xx answers that carry one;
 // GET, PUT and DELETE are also retried with exponential backoff after other
-// 5xx answers and transport errors. A 401 makes the client re-read its
+// 5xx answers and transport errors (but not after a failed TLS
+// verification, which retrying cannot fix). A 401 makes the client re-read its
 // token file or re-run its exec plugin and, when that gives a different
 // credential, send the request once more.
 #ifndef KCR_RUNTIME_CLIENT_REST_CLIENT_H_
