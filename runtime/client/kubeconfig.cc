@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -267,7 +268,11 @@ absl::StatusOr<Kubeconfig> LoadKubeconfigFile(const std::string& path) {
 absl::StatusOr<Kubeconfig> LoadKubeconfigFiles(const std::vector<std::string>& paths) {
   Kubeconfig merged;
   bool any = false;
+  std::vector<std::string> seen;
   for (const std::string& p : paths) {
+    // kubectl reads a file listed twice once.
+    if (std::find(seen.begin(), seen.end(), p) != seen.end()) continue;
+    seen.push_back(p);
     auto one = LoadKubeconfigFile(p);
     if (absl::IsNotFound(one.status())) continue;
     if (!one.ok()) return one.status();

@@ -10,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "glog/logging.h"
 #include "runtime/base/status_macros.h"
 
 namespace kcr::client {
@@ -108,6 +109,10 @@ absl::StatusOr<Config> ConfigFromKubeconfig(const Kubeconfig& k,
   }
   Config c;
   c.host = cluster.server;
+  if (!cluster.proxy_url.empty()) {
+    LOG(WARNING) << "kubeconfig " << cluster.origin << ": clusters[name=" << ctx.cluster
+                 << "].cluster.proxy-url is not supported; connecting directly";
+  }
   c.tls.ca_file = cluster.certificate_authority;
   c.tls.ca_data = cluster.certificate_authority_data;
   c.tls.insecure = cluster.insecure_skip_tls_verify;

@@ -157,7 +157,7 @@ contexts:
 - name: ctx-b
   context: {cluster: only-b}
 )");
-  auto k = LoadKubeconfigFiles({dir + "/a", dir + "/missing", dir + "/b"});
+  auto k = LoadKubeconfigFiles({dir + "/a", dir + "/missing", dir + "/b", dir + "/a"});
   ASSERT_TRUE(k.ok()) << k.status();
   EXPECT_EQ(k->clusters.at("shared").server, "https://from-a");
   EXPECT_EQ(k->clusters.at("only-b").server, "https://b");
