@@ -324,6 +324,24 @@ TEST_F(ListWatchTest, TableWatchSendsOneRowTables) {
   EXPECT_EQ(Field(*second, "/object/rows/0/cells/0"), "b");
 }
 
+TEST_F(ListWatchTest, LargeListsAreStreamedWhole) {
+  ResourceInfoPtr cms = server_->resources()->Lookup("", "v1", "configmaps");
+  for (int i = 0; i < 1500; ++i) {
+    auto b = api::ObjectBuilder::FromJson(
+        R"({"metadata":{"name":"cm-)" + std::to_string(10000 + i) + R"("},"data":{"k":"v"}})");
+    ASSERT_TRUE(server_->registry()->Create(*cms, "default", std::move(*b)).ok());
+  }
+  TestResponse r = client_->Get(kCms);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.Header("transfer-encoding"), "chunked");
+  std::vector<std::string> names = Names(r);
+  ASSERT_EQ(names.size(), 1500u);
+  EXPECT_EQ(names.front(), "cm-10000");
+  EXPECT_EQ(names.back(), "cm-11499");
+  EXPECT_EQ(r.Str("/kind"), "ConfigMapList");
+  EXPECT_FALSE(r.Str("/metadata/resourceVersion").empty());
+}
+
 TEST_F(ListWatchTest, ListAsTableForKubectlGet) {
   Create("a");
   TestResponse r = client_->Get(
