@@ -603,15 +603,24 @@ void ApiHandler::HandleResource(const HttpRequest& req, HttpExchange* ex) {
   } else if (include == "Object") {
     table_request.include_object = TableRequest::IncludeObject::kObject;
   }
-  auto send_object = [&](int code, const api::ObjectPtr& o) {
+  auto send_object = [&](int code, const api::ObjectPtr& o,
+                         const std::vector<std::string>& warnings = {}) {
+    HttpResponse res;
+    res.status = code;
+    // kube-apiserver's form: Warning: 299 - "unknown field \"spec.x\""
+    for (const std::string& w : warnings) {
+      res.headers.push_back({"Warning", Cat("299 - ", Quote(w))});
+    }
     if (neg.table && sub.empty()) {
       auto t = options_.table_convertor->ConvertToTable(r, {o}, table_request);
       if (t.ok()) {
-        SendJson(ex, code, *t);
+        res.body = std::move(*t);
+        ex->Respond(std::move(res));
         return;
       }
     }
-    SendJson(ex, code, o->ToJson());
+    res.body = o->ToJson();
+    ex->Respond(std::move(res));
   };
   auto forbid_verb = [&](const char* verb) {
     SendApiError(ex, ApiError::MethodNotSupported(r.group_resource(), verb));
@@ -651,11 +660,12 @@ void ApiHandler::HandleResource(const HttpRequest& req, HttpExchange* ex) {
       if (!b.ok()) return SendError(ex, b.status());
       WriteOptions wo;
       wo.dry_run = DryRun(req);
+      wo.field_validation = req.Query("fieldValidation");
       wo.field_manager = req.Query("fieldManager");
       wo.user_agent = req.Header("user-agent");
       auto w = registry_->Create(r, ns, std::move(*b), wo);
       if (!w.ok()) return SendError(ex, w.status());
-      return send_object(201, w->object);
+      return send_object(201, w->object, w->warnings);
     }
     if (method == "DELETE") {
       if (!r.HasVerb("deletecollection")) return forbid_verb("deletecollection");
@@ -686,6 +696,7 @@ void ApiHandler::HandleResource(const HttpRequest& req, HttpExchange* ex) {
     if (!r.HasVerb("update")) return forbid_verb("update");
     WriteOptions wo;
     wo.dry_run = DryRun(req);
+    wo.field_validation = req.Query("fieldValidation");
     wo.field_manager = req.Query("fieldManager");
     wo.user_agent = req.Header("user-agent");
     wo.subresource = sub;
@@ -700,7 +711,7 @@ void ApiHandler::HandleResource(const HttpRequest& req, HttpExchange* ex) {
     if (!b.ok()) return SendError(ex, b.status());
     auto w = registry_->Update(r, ns, name, std::move(*b), wo);
     if (!w.ok()) return SendError(ex, w.status());
-    return send_object(w->created ? 201 : 200, w->object);
+    return send_object(w->created ? 201 : 200, w->object, w->warnings);
   }
   if (method == "PATCH") {
     if (!r.HasVerb("patch")) return forbid_verb("patch");
@@ -726,6 +737,7 @@ void ApiHandler::HandleResource(const HttpRequest& req, HttpExchange* ex) {
     }
     PatchOptions po;
     po.dry_run = DryRun(req);
+    po.field_validation = req.Query("fieldValidation");
     po.field_manager = req.Query("fieldManager");
     po.user_agent = req.Header("user-agent");
     po.subresource = sub;
@@ -733,7 +745,7 @@ void ApiHandler::HandleResource(const HttpRequest& req, HttpExchange* ex) {
     auto w = registry_->Patch(r, ns, name, type, req.body, po);
     if (!w.ok()) return SendError(ex, w.status());
     if (sub == "scale") return SendJson(ex, 200, w->object->ToJson());
-    return send_object(w->created ? 201 : 200, w->object);
+    return send_object(w->created ? 201 : 200, w->object, w->warnings);
   }
   if (method == "DELETE") {
     if (!r.HasVerb("delete") || !sub.empty()) return forbid_verb("delete");

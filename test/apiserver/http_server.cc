@@ -165,7 +165,7 @@ class Exchange : public HttpExchange {
     res.result(static_cast<unsigned>(response.status));
     res.set(http::field::content_type, response.content_type);
     res.set(http::field::cache_control, "no-cache, private");
-    for (const auto& [k, v] : response.headers) res.set(k, v);
+    for (const auto& [k, v] : response.headers) res.insert(k, v);
     res.keep_alive(keep_alive_);
     res.body() = std::move(response.body);
     res.prepare_payload();

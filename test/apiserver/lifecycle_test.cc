@@ -305,6 +305,28 @@ TEST_F(LifecycleTest, CustomResourcePruningKeepsPreservedFields) {
   EXPECT_EQ(r.Int("/metadata/generation"), 1);
 }
 
+TEST_F(LifecycleTest, FieldValidationOfUnknownCustomResourceFields) {
+  CreateCrd();
+  const std::string body =
+      R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":1,"junk":1}})";
+  TestResponse strict = client_->Post(std::string(kWidgets) + "?fieldValidation=Strict", body);
+  EXPECT_EQ(strict.status, 400);
+  EXPECT_EQ(strict.Str("/message"),
+            "Widget in version \"v1\" cannot be handled as a Widget: strict "
+            "decoding error: unknown field \"spec.junk\"");
+  TestResponse warn = client_->Post(kWidgets, body);
+  EXPECT_EQ(warn.status, 201);
+  EXPECT_EQ(warn.Header("warning"), "299 - \"unknown field \\\"spec.junk\\\"\"");
+  EXPECT_EQ(warn.body.find("junk"), std::string::npos);
+  TestResponse patch = client_->Patch(std::string(kWidgets) + "/w?fieldValidation=Strict",
+                                      R"({"spec":{"other":2}})", "application/merge-patch+json");
+  EXPECT_EQ(patch.status, 400);
+  TestResponse ignore = client_->Patch(std::string(kWidgets) + "/w?fieldValidation=Ignore",
+                                       R"({"spec":{"other":2}})", "application/merge-patch+json");
+  EXPECT_EQ(ignore.status, 200);
+  EXPECT_EQ(ignore.Header("warning"), "");
+}
+
 TEST_F(LifecycleTest, CustomResourceRulesForPutStatusAndPatchTypes) {
   CreateCrd();
   client_->Post(kWidgets,

@@ -857,6 +857,63 @@ absl::StatusOr<Mutation> Registry::CreateLocked(const ResourceInfo& r,
 
 namespace {
 
+void CollectUnknown(const Value& before, const Value& after,
+                    const std::string& path, int depth,
+                    std::vector<std::string>* out) {
+  if (depth > 64) return;
+  if (before.IsObject() && after.IsObject()) {
+    for (const auto& m : before.GetObject()) {
+      std::string key(m.name.GetString(), m.name.GetStringLength());
+      std::string p = path.empty() ? key : path + "." + key;
+      auto it = after.FindMember(m.name);
+      if (it == after.MemberEnd()) {
+        out->push_back(p);
+      } else {
+        CollectUnknown(m.value, it->value, p, depth + 1, out);
+      }
+    }
+  } else if (before.IsArray() && after.IsArray() &&
+             before.Size() == after.Size()) {
+    for (rapidjson::SizeType i = 0; i < before.Size(); ++i) {
+      CollectUnknown(before[i], after[i], Cat(path, "[", static_cast<int>(i), "]"),
+                     depth + 1, out);
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status Registry::CheckUnknownFields(const ResourceInfo& r,
+                                          const rapidjson::Value& object,
+                                          const std::string& mode,
+                                          std::vector<std::string>* warnings) {
+  if (!r.custom || r.schema == nullptr || mode == "Ignore" ||
+      !object.IsObject()) {
+    return absl::OkStatus();
+  }
+  rapidjson::Document pruned;
+  pruned.CopyFrom(object, pruned.GetAllocator());
+  r.schema->Prune(&pruned, pruned.GetAllocator());
+  std::vector<std::string> unknown;
+  CollectUnknown(object, pruned, "", 0, &unknown);
+  if (unknown.empty()) return absl::OkStatus();
+  std::vector<std::string> texts;
+  for (const std::string& f : unknown) texts.push_back(Cat("unknown field ", Quote(f)));
+  if (mode == "Strict") {
+    return ApiError::BadRequest(
+               Cat(r.kind(), " in version ", Quote(r.version()),
+                   " cannot be handled as a ", r.kind(),
+                   ": strict decoding error: ", absl::StrJoin(texts, ", ")))
+        .ToStatus();
+  }
+  if (warnings != nullptr) {
+    warnings->insert(warnings->end(), texts.begin(), texts.end());
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
 // Runs a write for real, or (dry run) computes it without storing.
 absl::StatusOr<Storage::WriteResult> RunWrite(Storage* storage,
                                               const std::string& collection,
@@ -898,6 +955,9 @@ absl::StatusOr<WriteResult> Registry::Create(const ResourceInfo& r,
     return ApiError::MethodNotSupported(r.group_resource(), "create")
         .ToStatus();
   }
+  std::vector<std::string> warnings;
+  KCR_RETURN_IF_ERROR(CheckUnknownFields(r, object.json(),
+                                         options.field_validation, &warnings));
   KCR_RETURN_IF_ERROR(PrepareCreate(r, ns, &object));
   KCR_RETURN_IF_ERROR(RecordWriteManagedFields(
       r, nullptr, &object.json(), object.allocator(), options.field_manager,
@@ -932,6 +992,7 @@ absl::StatusOr<WriteResult> Registry::Create(const ResourceInfo& r,
     WriteResult out;
     out.object = AtVersion(result->object, r);
     out.created = true;
+    out.warnings = warnings;
     return out;
   }
 }
@@ -1098,6 +1159,9 @@ absl::StatusOr<WriteResult> Registry::Update(const ResourceInfo& r,
           .ToStatus();
     }
   }
+  std::vector<std::string> warnings;
+  KCR_RETURN_IF_ERROR(CheckUnknownFields(r, object.json(),
+                                         options.field_validation, &warnings));
   std::string obj_ns = r.namespaced() ? std::string(ns) : "";
   const api::ObjectBuilder& proto = object;
   auto result = RunWrite(
@@ -1112,6 +1176,7 @@ absl::StatusOr<WriteResult> Registry::Update(const ResourceInfo& r,
   if (!result.ok()) return result.status();
   if (!options.dry_run) AfterWrite(r, *result);
   WriteResult out;
+  out.warnings = warnings;
   out.object = AtVersion(result->object, r);
   return out;
 }
@@ -1170,6 +1235,11 @@ absl::StatusOr<WriteResult> Registry::Patch(const ResourceInfo& r,
   if ((type == PatchType::kApply || type == PatchType::kStrategicMerge) &&
       !patch_doc.IsObject()) {
     return ApiError::BadRequest("the patch is not a JSON object").ToStatus();
+  }
+  std::vector<std::string> warnings;
+  if (type != PatchType::kJson) {
+    KCR_RETURN_IF_ERROR(CheckUnknownFields(r, patch_doc,
+                                           options.field_validation, &warnings));
   }
   std::string obj_ns = r.namespaced() ? std::string(ns) : "";
   const std::string sub = options.subresource;
@@ -1289,6 +1359,7 @@ absl::StatusOr<WriteResult> Registry::Patch(const ResourceInfo& r,
   if (!result.ok()) return result.status();
   if (!options.dry_run) AfterWrite(r, *result);
   WriteResult out;
+  out.warnings = warnings;
   out.created = created;
   out.object = AtVersion(result->object, r);
   if (sub == "scale") return WriteResult{GetScale(r, ns, name).value_or(out.object), false};

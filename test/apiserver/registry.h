@@ -85,6 +85,9 @@ struct PatchHandlers {
 
 struct WriteOptions {
   bool dry_run = false;
+  // ?fieldValidation=: "Strict" (unknown fields of a custom resource are
+  // 400 BadRequest), "Warn" (the default: a Warning each), "Ignore".
+  std::string field_validation;
   std::string field_manager;
   // Names the Update manager in managedFields when field_manager is empty.
   std::string user_agent;
@@ -94,6 +97,8 @@ struct WriteOptions {
 
 struct PatchOptions {
   bool dry_run = false;
+  // As WriteOptions::field_validation; checked on object-shaped patches.
+  std::string field_validation;
   std::string field_manager;
   // Names the Update manager in managedFields when field_manager is empty.
   std::string user_agent;
@@ -138,6 +143,8 @@ struct WriteResult {
   api::ObjectPtr object;
   // Create, or an update/apply that created the object (201).
   bool created = false;
+  // Warning header texts (`unknown field "spec.x"`).
+  std::vector<std::string> warnings;
 };
 
 struct DeleteResult {
@@ -218,6 +225,16 @@ class Registry {
   // `field label not supported: <f>` for an unknown field label.
   static absl::Status ValidateSelectors(const ResourceInfo& resource,
                                         const ListOptions& options);
+
+  // fieldValidation for custom resources: the fields of `object` that the
+  // version's schema does not know (and pruning would drop), as dotted
+  // paths; Strict makes them a 400 BadRequest ("<Kind> in version \"v1\"
+  // cannot be handled as a <Kind>: strict decoding error: unknown field
+  // \"spec.x\""), Warn adds them to *warnings. Built-in kinds: nothing.
+  static absl::Status CheckUnknownFields(const ResourceInfo& resource,
+                                         const rapidjson::Value& object,
+                                         const std::string& field_validation,
+                                         std::vector<std::string>* warnings);
 
   // The object as served at `resource`'s version (custom resources are
   // stored at their storage version; only apiVersion differs).
