@@ -228,6 +228,14 @@ TEST_F(KubectlTest, ApplyCrdThenCustomResourceWithPrinterColumns) {
       "spec: {size: 0}\n");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_THAT(bad.err, HasSubstr("should be greater than or equal to 1"));
+  // kubectl asks for fieldValidation=Strict: an unknown field is an error.
+  ProcessResult unknown = Kubectl(
+      {"apply", "-f", "-"},
+      "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w3}\n"
+      "spec: {size: 2, junk: 1}\n");
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_THAT(unknown.err,
+              HasSubstr("strict decoding error: unknown field \"spec.junk\""));
 }
 
 TEST_F(KubectlTest, GetOutputsAndSelectors) {
