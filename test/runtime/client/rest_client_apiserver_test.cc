@@ -1,26 +1,36 @@
-// The REST client against the local API server (test/apiserver) over real
-// HTTP and HTTPS: every verb, conflicts, dry runs, watches, bearer tokens,
-// TLS trust, and the server's injected 429s and 500s.
+// The REST client against the local API server (test/apiserver), each test
+// over real HTTP and again over HTTPS: every verb and its options,
+// conflicts, dry runs, watches, bearer tokens, a token file rotated on
+// disk, an exec plugin, metrics, TLS trust, and the server's injected 429s
+// and 500s.
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "prometheus/registry.h"
+#include "prometheus/text_serializer.h"
 #include "runtime/base/mutex.h"
 #include "runtime/client/api_errors.h"
 #include "runtime/client/list_pager.h"
 #include "runtime/client/rest_client.h"
 #include "runtime/client/typed_client.h"
+#include "runtime/metrics/rest_client_metrics.h"
 #include "test/apiserver/api_server.h"
 #include "test/apiserver/tls.h"
+#include "test/fakes/fake_clock.h"
 #include "test/runtime/client/test_util.h"
 
 namespace kcr::client {
 namespace {
 
 using ::kcr::client::testing::MakeTempDir;
+using ::kcr::client::testing::ReadFileOrDie;
 using ::kcr::client::testing::TestdataPath;
+using ::kcr::client::testing::WriteFile;
 using ::testing::HasSubstr;
 
 const api::GroupVersionResource kConfigMaps{"", "v1", "configmaps"};
@@ -38,19 +48,39 @@ api::ObjectPtr ConfigMap(const std::string& name, const std::string& labels = "{
              R"(","namespace":"default","labels":)" + labels + R"(},"data":{"a":"1"}})");
 }
 
-class ApiServerClientTest : public ::testing::Test {
+// Every test runs twice: over plain HTTP, and over HTTPS with a CA made
+// for the run (the client trusts only that CA).
+class ApiServerClientTest : public ::testing::TestWithParam<bool> {
  protected:
+  bool https() const { return GetParam(); }
+
   void StartServer(apiserver::ApiServerOptions options = {}) {
     options.controllers.node_simulator = false;
+    if (https() && options.tls_cert_file.empty()) {
+      const std::string dir = MakeTempDir("tls");
+      auto material = apiserver::GenerateTlsMaterial();
+      ASSERT_TRUE(material.ok()) << material.status();
+      auto files = apiserver::WriteTlsFiles(*material, dir);
+      ASSERT_TRUE(files.ok()) << files.status();
+      options.tls_cert_file = files->server_cert;
+      options.tls_key_file = files->server_key;
+      options.tls_ca_file = files->ca_cert;
+    }
     auto server = apiserver::ApiServer::Start(std::move(options));
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
+    ASSERT_THAT(server_->url(), ::testing::StartsWith(https() ? "https://" : "http://"));
   }
-  std::unique_ptr<RestClient> Client(Config config = {}) {
+  // A client for the server; over HTTPS it trusts the server's CA unless
+  // `config` says otherwise.
+  std::unique_ptr<RestClient> Client(Config config = {}, ClientOptions options = {}) {
     if (config.host.empty()) config.host = server_->url();
+    if (https() && config.tls.ca_file.empty() && config.tls.ca_data.empty() &&
+        !config.tls.insecure) {
+      config.tls.ca_file = server_->options().tls_ca_file;
+    }
     config.qps = 1000;
     config.burst = 1000;
-    ClientOptions options;
     options.sleep = [this](absl::Duration d) {
       MutexLock lock(&mu_);
       sleeps_.push_back(d);
@@ -71,7 +101,12 @@ class ApiServerClientTest : public ::testing::Test {
   std::vector<absl::Duration> sleeps_ ABSL_GUARDED_BY(mu_);
 };
 
-TEST_F(ApiServerClientTest, EveryVerb) {
+INSTANTIATE_TEST_SUITE_P(HttpAndHttps, ApiServerClientTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Https" : "Http";
+                         });
+
+TEST_P(ApiServerClientTest, EveryVerb) {
   StartServer();
   auto client = Client();
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
@@ -159,7 +194,7 @@ TEST_F(ApiServerClientTest, EveryVerb) {
   EXPECT_TRUE(client->Get(cms, "c").ok());
 }
 
-TEST_F(ApiServerClientTest, ClusterScopedAndStatus) {
+TEST_P(ApiServerClientTest, ClusterScopedAndStatus) {
   StartServer();
   auto client = Client();
   const Resource namespaces = Resource::ClusterScoped(kNamespaces);
@@ -187,7 +222,148 @@ TEST_F(ApiServerClientTest, ClusterScopedAndStatus) {
   EXPECT_EQ((*updated)->Find("/spec/replicas")->GetInt(), 2);  // status only
 }
 
-TEST_F(ApiServerClientTest, Watch) {
+TEST_P(ApiServerClientTest, ListOptionsReachTheServer) {
+  StartServer();
+  auto client = Client();
+  const Resource cms = Resource::Namespaced(kConfigMaps, "default");
+  for (const char* name : {"l1", "l2", "l3", "l4", "l5"}) {
+    ASSERT_TRUE(client->Create(cms, *ConfigMap(name)).ok());
+  }
+
+  // A field selector.
+  ListOptions one;
+  one.field_selector = "metadata.name=l3";
+  auto selected = client->List(cms, one);
+  ASSERT_TRUE(selected.ok()) << selected.status();
+  ASSERT_EQ(selected->items.size(), 1u);
+  EXPECT_EQ(selected->items[0]->name(), "l3");
+  ListOptions unsupported;
+  unsupported.field_selector = "data.a=1";
+  EXPECT_TRUE(IsBadRequest(client->List(cms, unsupported).status()));
+
+  // limit and continue by hand: pages of two, one snapshot.
+  ListOptions page;
+  page.limit = 2;
+  auto first = client->List(cms, page);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->items.size(), 2u);
+  ASSERT_FALSE(first->continue_token.empty());
+  ASSERT_TRUE(first->remaining_item_count.has_value());
+  EXPECT_EQ(*first->remaining_item_count, 3);
+  ASSERT_TRUE(client->Create(cms, *ConfigMap("l6")).ok());  // not in the snapshot
+  std::vector<std::string> names;
+  for (const auto& item : first->items) names.emplace_back(item->name());
+  page.continue_token = first->continue_token;
+  while (!page.continue_token.empty()) {
+    auto next = client->List(cms, page);
+    ASSERT_TRUE(next.ok()) << next.status();
+    EXPECT_EQ(next->resource_version, first->resource_version);
+    for (const auto& item : next->items) names.emplace_back(item->name());
+    page.continue_token = next->continue_token;
+  }
+  EXPECT_THAT(names, ::testing::ElementsAre("l1", "l2", "l3", "l4", "l5"));
+
+  // resourceVersion with resourceVersionMatch, and an invalid combination.
+  ListOptions not_older;
+  not_older.resource_version = first->resource_version;
+  not_older.resource_version_match = "NotOlderThan";
+  auto fresh = client->List(cms, not_older);
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_EQ(fresh->items.size(), 6u);
+  ListOptions exact;
+  exact.resource_version = first->resource_version;
+  exact.resource_version_match = "Exact";
+  auto then = client->List(cms, exact);
+  ASSERT_TRUE(then.ok()) << then.status();
+  EXPECT_EQ(then->items.size(), 5u);
+  EXPECT_EQ(then->resource_version, first->resource_version);
+  ListOptions match_alone;
+  match_alone.resource_version_match = "Exact";
+  EXPECT_TRUE(IsInvalid(client->List(cms, match_alone).status()));
+
+  // Get from the cache ("0") and at the latest version.
+  auto cached = client->Get(cms, "l1", {.resource_version = "0"});
+  ASSERT_TRUE(cached.ok()) << cached.status();
+  EXPECT_EQ((*cached)->name(), "l1");
+}
+
+TEST_P(ApiServerClientTest, DryRunWritesChangeNothing) {
+  StartServer();
+  auto client = Client();
+  const Resource cms = Resource::Namespaced(kConfigMaps, "default");
+  auto created = client->Create(cms, *ConfigMap("d", R"({"app":"dry"})"));
+  ASSERT_TRUE(created.ok()) << created.status();
+  const std::string rv((*created)->resource_version());
+
+  auto b = (*created)->ToBuilder();
+  ASSERT_TRUE(b.SetString("/data/a", "changed").ok());
+  auto edited = b.Build();
+  ASSERT_TRUE(edited.ok());
+  auto updated = client->Update(cms, **edited, {.dry_run = true});
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_EQ((*updated)->Find("/data/a")->GetString(), std::string("changed"));
+  auto patched = client->Patch(cms, "d", PatchType::kMerge, R"({"data":{"p":"1"}})",
+                               {.dry_run = true});
+  ASSERT_TRUE(patched.ok()) << patched.status();
+  EXPECT_NE((*patched)->Find("/data/p"), nullptr);
+  DeleteOptions dry_delete;
+  dry_delete.dry_run = true;
+  ASSERT_TRUE(client->Delete(cms, "d", dry_delete).ok());
+  ListOptions selector;
+  selector.label_selector = "app=dry";
+  ASSERT_TRUE(client->DeleteCollection(cms, dry_delete, selector).ok());
+
+  auto now = client->Get(cms, "d");
+  ASSERT_TRUE(now.ok()) << now.status();
+  EXPECT_EQ((*now)->resource_version(), rv);
+  EXPECT_EQ((*now)->Find("/data/a")->GetString(), std::string("1"));
+  EXPECT_EQ((*now)->Find("/data/p"), nullptr);
+}
+
+TEST_P(ApiServerClientTest, DeleteOptionsReachTheServer) {
+  StartServer();
+  auto client = Client();
+  const Resource cms = Resource::Namespaced(kConfigMaps, "default");
+  auto created = client->Create(cms, *ConfigMap("x"));
+  ASSERT_TRUE(created.ok()) << created.status();
+  auto touched = client->Patch(cms, "x", PatchType::kMerge, R"({"data":{"b":"2"}})");
+  ASSERT_TRUE(touched.ok()) << touched.status();
+
+  // A resourceVersion precondition that no longer holds: Conflict.
+  DeleteOptions stale;
+  stale.preconditions.resource_version = std::string((*created)->resource_version());
+  absl::Status conflict = client->Delete(cms, "x", stale);
+  EXPECT_TRUE(IsConflict(conflict)) << conflict;
+  EXPECT_THAT(std::string(conflict.message()), HasSubstr("Precondition failed"));
+
+  DeleteOptions current;
+  current.preconditions.uid = std::string((*touched)->uid());
+  current.preconditions.resource_version = std::string((*touched)->resource_version());
+  current.grace_period_seconds = 0;
+  current.propagation_policy = "Background";
+  ASSERT_TRUE(client->Delete(cms, "x", current).ok());
+  EXPECT_TRUE(client::IsNotFound(client->Get(cms, "x").status()));
+
+  // An unknown propagation policy is the server's 422, not a local error.
+  ASSERT_TRUE(client->Create(cms, *ConfigMap("y")).ok());
+  DeleteOptions bogus;
+  bogus.propagation_policy = "Sometimes";
+  absl::Status invalid = client->Delete(cms, "y", bogus);
+  EXPECT_TRUE(IsInvalid(invalid) || IsBadRequest(invalid)) << invalid;
+
+  // Cluster-scoped: a namespace goes into Terminating.
+  const Resource namespaces = Resource::ClusterScoped(kNamespaces);
+  ASSERT_TRUE(client->Create(namespaces, *Obj(R"({"kind":"Namespace","apiVersion":"v1","metadata":{"name":"gone"}})")).ok());
+  ASSERT_TRUE(client->Delete(namespaces, "gone").ok());
+  auto ns = client->Get(namespaces, "gone");
+  if (ns.ok()) {
+    EXPECT_NE((*ns)->Find("/metadata/deletionTimestamp"), nullptr);
+  } else {
+    EXPECT_TRUE(client::IsNotFound(ns.status())) << ns.status();
+  }
+}
+
+TEST_P(ApiServerClientTest, Watch) {
   StartServer();
   auto client = Client();
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
@@ -211,7 +387,7 @@ TEST_F(ApiServerClientTest, Watch) {
   EXPECT_EQ((*watch)->status().code(), absl::StatusCode::kCancelled);
 }
 
-TEST_F(ApiServerClientTest, WatchFromTooOldVersionIsExpired) {
+TEST_P(ApiServerClientTest, WatchFromTooOldVersionIsExpired) {
   apiserver::ApiServerOptions options;
   options.history_size = 2;
   StartServer(options);
@@ -235,7 +411,7 @@ TEST_F(ApiServerClientTest, WatchFromTooOldVersionIsExpired) {
   EXPECT_TRUE(IsResourceExpired(status)) << status;
 }
 
-TEST_F(ApiServerClientTest, BearerToken) {
+TEST_P(ApiServerClientTest, BearerToken) {
   apiserver::ApiServerOptions options;
   options.token = "s3cret";
   StartServer(options);
@@ -248,7 +424,107 @@ TEST_F(ApiServerClientTest, BearerToken) {
   EXPECT_TRUE(IsUnauthorized(list.status())) << list.status();
 }
 
-TEST_F(ApiServerClientTest, InjectedThrottleAndErrorsAreRetried) {
+// Records the code of every attempt, as rest_client_requests_total sees it.
+class AttemptRecorder final : public MetricsProvider {
+ public:
+  std::vector<std::string> codes() {
+    MutexLock lock(&mu_);
+    return codes_;
+  }
+  std::unique_ptr<RequestResultMetric> NewRequestResultMetric() override {
+    return std::make_unique<Result>(this);
+  }
+  std::unique_ptr<RequestLatencyMetric> NewRequestLatencyMetric() override {
+    return nullptr;
+  }
+
+ private:
+  struct Result final : RequestResultMetric {
+    explicit Result(AttemptRecorder* r) : recorder(r) {}
+    void Increment(std::string_view code, std::string_view, std::string_view) override {
+      MutexLock lock(&recorder->mu_);
+      recorder->codes_.emplace_back(code);
+    }
+    AttemptRecorder* recorder;
+  };
+  Mutex mu_;
+  std::vector<std::string> codes_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST_P(ApiServerClientTest, TokenFileRotatedOnDisk) {
+  apiserver::ApiServerOptions options;
+  options.token = "current";
+  StartServer(options);
+  const std::string token_file = MakeTempDir("sa") + "/token";
+  WriteFile(token_file, "current\n");
+  kcr::testing::FakeClock clock;
+  AttemptRecorder attempts;
+  Config config;
+  config.bearer_token_file = token_file;
+  auto client = Client(config, {.clock = &clock, .metrics = &attempts});
+  const Resource cms = Resource::Namespaced(kConfigMaps, "default");
+  ASSERT_TRUE(client->List(cms).ok());
+
+  // The file changes; within the minute the cached token is still sent.
+  WriteFile(token_file, "revoked\n");
+  clock.Advance(absl::Seconds(30));
+  EXPECT_TRUE(client->List(cms).ok());
+
+  // After the minute the next request re-reads the file and sends what it
+  // holds, which this server refuses; the 401's re-read finds the same
+  // token, so the 401 is the answer.
+  clock.Advance(absl::Seconds(31));
+  EXPECT_TRUE(IsUnauthorized(client->List(cms).status()));
+  EXPECT_THAT(attempts.codes(), ::testing::ElementsAre("200", "200", "401"));
+
+  // The file is fixed; the clock stands still, yet the 401 to the cached
+  // token forces a re-read at once and the request goes again.
+  WriteFile(token_file, "current\n");
+  EXPECT_TRUE(client->List(cms).ok());
+  EXPECT_THAT(attempts.codes(), ::testing::ElementsAre("200", "200", "401", "401", "200"));
+}
+
+TEST_P(ApiServerClientTest, ExecPluginReRunAfter401) {
+  // The plugin answers exec-token-<run>: the server takes only the second.
+  apiserver::ApiServerOptions options;
+  options.token = "exec-token-2";
+  StartServer(options);
+  const std::string state = MakeTempDir("exec");
+  Config config;
+  config.exec = ExecConfig{};
+  config.exec->api_version = "client.authentication.k8s.io/v1";
+  config.exec->command = TestdataPath("exec_plugin.sh");
+  config.exec->args = {state, "ok"};
+  auto client = Client(config);
+  const Resource cms = Resource::Namespaced(kConfigMaps, "default");
+  ASSERT_TRUE(client->List(cms).ok());
+  EXPECT_EQ(ReadFileOrDie(state + "/count"), "2\n");
+  ASSERT_TRUE(client->List(cms).ok());  // cached: no expiry
+  EXPECT_EQ(ReadFileOrDie(state + "/count"), "2\n");
+}
+
+TEST_P(ApiServerClientTest, PrometheusMetrics) {
+  StartServer();
+  prometheus::Registry registry;
+  metrics::PrometheusRestClientMetrics provider(registry);
+  auto client = Client({}, {.metrics = &provider});
+  const Resource cms = Resource::Namespaced(kConfigMaps, "default");
+  ASSERT_TRUE(client->Create(cms, *ConfigMap("m")).ok());
+  ASSERT_TRUE(client->Get(cms, "m").ok());
+  EXPECT_TRUE(client::IsNotFound(client->Get(cms, "absent").status()));
+  const std::string host = absl::StrCat("127.0.0.1:", server_->port());
+  const std::string text = prometheus::TextSerializer().Serialize(registry.Collect());
+  EXPECT_THAT(text, HasSubstr(absl::StrCat(
+      "rest_client_requests_total{code=\"201\",host=\"", host, "\",method=\"POST\"} 1")));
+  EXPECT_THAT(text, HasSubstr(absl::StrCat(
+      "rest_client_requests_total{code=\"200\",host=\"", host, "\",method=\"GET\"} 1")));
+  EXPECT_THAT(text, HasSubstr(absl::StrCat(
+      "rest_client_requests_total{code=\"404\",host=\"", host, "\",method=\"GET\"} 1")));
+  EXPECT_THAT(text, HasSubstr(absl::StrCat(
+      "rest_client_request_duration_seconds_count{host=\"", host, "\",verb=\"GET\"} 2")));
+}
+
+TEST_P(ApiServerClientTest, InjectedThrottleAndErrorsAreRetried) {
   StartServer();
   auto client = Client();
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
@@ -273,7 +549,7 @@ TEST_F(ApiServerClientTest, InjectedThrottleAndErrorsAreRetried) {
   EXPECT_TRUE(IsInternalError(created.status())) << created.status();
 }
 
-TEST_F(ApiServerClientTest, TypedClients) {
+TEST_P(ApiServerClientTest, TypedClients) {
   StartServer();
   auto client = Client();
   TypedClient<api::ConfigMapView> cms(client.get(), "default");
@@ -301,36 +577,36 @@ TEST_F(ApiServerClientTest, TypedClients) {
   EXPECT_EQ(ResourceFor<api::LeaseView>("x").gvr.group, "coordination.k8s.io");
 }
 
-TEST_F(ApiServerClientTest, Https) {
-  const std::string dir = MakeTempDir("tls");
-  auto material = apiserver::GenerateTlsMaterial();
-  ASSERT_TRUE(material.ok()) << material.status();
-  auto files = apiserver::WriteTlsFiles(*material, dir);
-  ASSERT_TRUE(files.ok()) << files.status();
-  apiserver::ApiServerOptions options;
-  options.tls_cert_file = files->server_cert;
-  options.tls_key_file = files->server_key;
-  options.tls_ca_file = files->ca_cert;
-  StartServer(options);
-  ASSERT_THAT(server_->url(), ::testing::StartsWith("https://"));
+// TLS trust against the HTTPS server: its CA, another CA, no verification,
+// and the kubeconfig the server writes.
+using ApiServerTlsTest = ApiServerClientTest;
+INSTANTIATE_TEST_SUITE_P(Https, ApiServerTlsTest, ::testing::Values(true));
+
+TEST_P(ApiServerTlsTest, TrustMatrix) {
+  StartServer();
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
 
   Config right;
-  right.tls.ca_file = files->ca_cert;
+  right.tls.ca_file = server_->options().tls_ca_file;
   EXPECT_TRUE(Client(right)->List(cms).ok());
+  Config right_data;
+  right_data.tls.ca_data = ReadFileOrDie(server_->options().tls_ca_file);
+  EXPECT_TRUE(Client(right_data)->List(cms).ok());
 
   Config wrong;
   wrong.tls.ca_file = TestdataPath("other-ca.pem");
   auto list = Client(wrong)->List(cms);
   EXPECT_EQ(list.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(list.status().message()), HasSubstr("TLS handshake"));
+  EXPECT_THAT(std::string(list.status().message()), HasSubstr("certificate verify failed"));
+  EXPECT_TRUE(sleeps().empty());  // not retried
 
   Config insecure;
   insecure.tls.insecure = true;
   EXPECT_TRUE(Client(insecure)->List(cms).ok());
 
   // The server's own kubeconfig works as written.
-  const std::string kubeconfig = dir + "/kubeconfig";
+  const std::string kubeconfig = MakeTempDir("kubeconfig") + "/kubeconfig";
   ASSERT_TRUE(server_->WriteKubeconfig(kubeconfig).ok());
   LoadingRules rules;
   rules.explicit_path = kubeconfig;
