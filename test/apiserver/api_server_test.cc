@@ -6,6 +6,8 @@
 #include <memory>
 #include <regex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -247,6 +249,112 @@ TEST_F(ApiServerTest, TokenRequiredWhenConfigured) {
   EXPECT_EQ(client_->Get("/healthz").status, 200);
   client_->SetHeader("Authorization", "Bearer secret");
   EXPECT_EQ(client_->Get("/api/v1/namespaces").status, 200);
+}
+
+// Every error a client can meet is a Status object byte for byte as
+// kube-apiserver writes it: empty fields omitted, details.kind the resource
+// plural (the Kind for Invalid), the causes of an Invalid, the Retry-After
+// of a 429.
+TEST_F(ApiServerTest, ErrorsAreStatusObjectsAsKubeApiserverWritesThem) {
+  ApiServerOptions options;
+  options.enable_fault_endpoint = true;
+  options.controllers.namespace_controller = false;
+  options.controllers.node_simulator = false;
+  StartServer(options);
+  auto expect = [](const TestResponse& r, int code, const std::string& body) {
+    EXPECT_EQ(r.status, code) << body;
+    EXPECT_EQ(r.Header("content-type"), "application/json");
+    EXPECT_EQ(r.body, body);
+  };
+
+  expect(client_->Get("/apis/apps/v1/namespaces/default/deployments/x"), 404,
+         R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"deployments.apps \"x\" not found","reason":"NotFound","details":{"name":"x","group":"apps","kind":"deployments"},"code":404})");
+
+  std::string rv = CreateConfigMap("default", "cm1").Str("/metadata/resourceVersion");
+  const std::string stale =
+      R"({"metadata":{"name":"cm1","resourceVersion":")" + rv + R"("},"data":{"k":"2"}})";
+  ASSERT_EQ(client_->Put("/api/v1/namespaces/default/configmaps/cm1", stale).status, 200);
+  expect(client_->Put("/api/v1/namespaces/default/configmaps/cm1", stale), 409,
+         R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Operation cannot be fulfilled on configmaps \"cm1\": the object has been modified; please apply your changes to the latest version and try again","reason":"Conflict","details":{"name":"cm1","kind":"configmaps"},"code":409})");
+
+  expect(client_->Post("/api/v1/namespaces/default/configmaps", R"({"metadata":{}})"),
+         422,
+         R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"ConfigMap \"\" is invalid: metadata.name: Required value: name or generateName is required","reason":"Invalid","details":{"kind":"ConfigMap","causes":[{"reason":"FieldValueRequired","message":"Required value: name or generateName is required","field":"metadata.name"}]},"code":422})");
+
+  expect(client_->Get("/api/v1/namespaces/default/configmaps?fieldSelector=spec.x%3Dy"),
+         400,
+         R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"field label not supported: spec.x","reason":"BadRequest","code":400})");
+
+  ASSERT_EQ(client_->Post("/api/v1/namespaces", R"({"metadata":{"name":"gone"}})").status, 201);
+  ASSERT_EQ(client_->Delete("/api/v1/namespaces/gone").status, 200);
+  expect(client_->Post("/api/v1/namespaces/gone/configmaps", R"({"metadata":{"name":"a"}})"),
+         403,
+         R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \"a\" is forbidden: unable to create new content in namespace gone because it is being terminated","reason":"Forbidden","details":{"name":"a","kind":"configmaps"},"code":403})");
+
+  ASSERT_EQ(client_->Post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                          R"({"metadata":{"name":"widgets.example.com"},"spec":{"group":"example.com","scope":"Namespaced","names":{"kind":"Widget","plural":"widgets"},"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}})")
+                .status,
+            201);
+  const std::string widget = "/apis/example.com/v1/namespaces/default/widgets/w";
+  ASSERT_EQ(client_->Post("/apis/example.com/v1/namespaces/default/widgets",
+                          R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"}})")
+                .status,
+            201);
+  expect(client_->Patch(widget, "{}", "application/strategic-merge-patch+json"), 415,
+         R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml","reason":"UnsupportedMediaType","code":415})");
+
+  ASSERT_EQ(client_->Put("/fault-injection", R"({"throttleFraction":1,"retryAfterSeconds":2})")
+                .status,
+            200);
+  TestResponse throttled = client_->Get("/api/v1/namespaces/default/configmaps");
+  expect(throttled, 429,
+         R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server has received too many requests and has asked us to try again later","reason":"TooManyRequests","details":{"retryAfterSeconds":2},"code":429})");
+  EXPECT_EQ(throttled.Header("retry-after"), "2");
+  ASSERT_EQ(client_->Put("/fault-injection", R"({"throttleFraction":0})").status, 200);
+
+  ApiServerOptions secured;
+  secured.token = "t";
+  StartServer(secured);
+  expect(client_->Get("/api/v1/namespaces"), 401,
+         R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401})");
+}
+
+// Every built-in resource of the issue is served: listed in discovery and
+// answering a list of its kind.
+TEST_F(ApiServerTest, BuiltinResourcesAreServed) {
+  const std::vector<std::pair<std::string, std::string>> lists = {
+      {"/api/v1/namespaces", "NamespaceList"},
+      {"/api/v1/namespaces/default/pods", "PodList"},
+      {"/api/v1/namespaces/default/configmaps", "ConfigMapList"},
+      {"/api/v1/namespaces/default/secrets", "SecretList"},
+      {"/api/v1/namespaces/default/services", "ServiceList"},
+      {"/api/v1/namespaces/default/serviceaccounts", "ServiceAccountList"},
+      {"/api/v1/namespaces/default/events", "EventList"},
+      {"/apis/apps/v1/namespaces/default/deployments", "DeploymentList"},
+      {"/apis/coordination.k8s.io/v1/namespaces/default/leases", "LeaseList"},
+      {"/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+       "CustomResourceDefinitionList"},
+  };
+  for (const auto& [path, kind] : lists) {
+    TestResponse r = client_->Get(path);
+    EXPECT_EQ(r.status, 200) << path;
+    EXPECT_EQ(r.Str("/kind"), kind) << path;
+  }
+  const std::string core = client_->Get("/api/v1").body;
+  for (const char* name : {"namespaces", "pods", "pods/status", "configmaps",
+                           "secrets", "services", "serviceaccounts", "events"}) {
+    EXPECT_THAT(core, HasSubstr(std::string(R"("name":")") + name + "\"")) << name;
+  }
+  const std::string apps = client_->Get("/apis/apps/v1").body;
+  for (const char* name : {"deployments", "deployments/status", "deployments/scale"}) {
+    EXPECT_THAT(apps, HasSubstr(std::string(R"("name":")") + name + "\"")) << name;
+  }
+  EXPECT_THAT(client_->Get("/apis/coordination.k8s.io/v1").body,
+              HasSubstr(R"("name":"leases")"));
+  EXPECT_THAT(client_->Get("/apis/apiextensions.k8s.io/v1").body,
+              HasSubstr(R"("name":"customresourcedefinitions/status")"));
+  // Verbs as kube-apiserver lists them.
+  EXPECT_THAT(core, HasSubstr(R"("verbs":["create","delete","deletecollection","get","list","patch","update","watch"])"));
 }
 
 }  // namespace

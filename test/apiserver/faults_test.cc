@@ -97,6 +97,44 @@ TEST_F(FaultsTest, InjectedErrorsAndThrottlingNeverChangeState) {
   EXPECT_EQ(client_->Put("/fault-injection", R"({"errorFraction":2})").status, 400);
 }
 
+TEST_F(FaultsTest, InjectedDelaySlowsResourceRequestsOnly) {
+  StartWithEndpoint();
+  ASSERT_EQ(client_->Put("/fault-injection", R"({"delayMilliseconds":300})").status, 200);
+  EXPECT_EQ(client_->Get("/fault-injection").Int("/delayMilliseconds"), 300);
+  absl::Time start = absl::Now();
+  EXPECT_EQ(client_->Get(kCms).status, 200);
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(300));
+  start = absl::Now();
+  EXPECT_EQ(client_->Get("/healthz").status, 200);
+  EXPECT_EQ(client_->Get("/api/v1").status, 200);
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(300));
+  ASSERT_EQ(client_->Put("/fault-injection", R"({"delayMilliseconds":0})").status, 200);
+  start = absl::Now();
+  EXPECT_EQ(client_->Get(kCms).status, 200);
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(300));
+}
+
+// Memory is bounded by the objects plus the configured history: however
+// many writes go by, the history keeps at most history_size events.
+TEST_F(FaultsTest, HistoryStaysWithinItsConfiguredSize) {
+  ApiServerOptions options;
+  options.history_size = 50;
+  Start(options);
+  std::string first = Create("a");
+  for (int i = 0; i < 200; ++i) {
+    TestResponse r = client_->Patch(std::string(kCms) + "/a",
+                                    R"({"data":{"i":")" + std::to_string(i) + R"("}})",
+                                    "application/merge-patch+json");
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_LE(server_->storage()->HistorySize(), 50u);
+  }
+  EXPECT_EQ(server_->storage()->HistorySize(), 50u);
+  auto w = client_->Watch(std::string(kCms) + "?watch=1&resourceVersion=" + first);
+  auto line = w->Next();
+  ASSERT_TRUE(line.has_value());
+  EXPECT_THAT(*line, HasSubstr(R"("code":410)"));
+}
+
 TEST_F(FaultsTest, CompactNowExpiresOlderWatches) {
   StartWithEndpoint();
   std::string rv = Create("a");

@@ -3,12 +3,17 @@
 // finalizers and propagation policies, namespaces, CRDs and custom
 // resources, one test per rule. Built-in controllers are off unless a test
 // needs one, so what is seen is the API server's own behaviour.
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
 #include "test/apiserver/api_server.h"
 #include "test/apiserver/test_client.h"
 
@@ -18,6 +23,13 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
+
+std::string ToJson(const rapidjson::Value& v) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  v.Accept(writer);
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
 
 constexpr char kCms[] = "/api/v1/namespaces/default/configmaps";
 constexpr char kPods[] = "/api/v1/namespaces/default/pods";
@@ -63,6 +75,16 @@ class LifecycleTest : public ::testing::Test {
   }
   TestResponse Merge(const std::string& path, const std::string& patch) {
     return client_->Patch(path, patch, "application/merge-patch+json");
+  }
+  // Polls `pred` until it holds or 10 s pass (for the built-in controllers,
+  // which run on their own threads).
+  static bool Eventually(const std::function<bool()>& pred) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (!pred()) {
+      if (absl::Now() > deadline) return false;
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    return true;
   }
 
   std::unique_ptr<ApiServer> server_;
@@ -138,6 +160,30 @@ TEST_F(LifecycleTest, DeploymentGenerationBumpsOnSpecAndAnnotationsOnly) {
   EXPECT_EQ(Merge(d, R"({"metadata":{"annotations":{"a":"1"}}})").Int("/metadata/generation"), 2);
   EXPECT_EQ(Merge(d, R"({"spec":{"replicas":3}})").Int("/metadata/generation"), 3);
   EXPECT_EQ(Merge(d + "/status", R"({"status":{"replicas":3}})").Int("/metadata/generation"), 3);
+}
+
+TEST_F(LifecycleTest, DeploymentStatusIsIgnoredOnMainWritesAndSpecOnStatusWrites) {
+  ASSERT_EQ(client_->Post(kDeploys, kDeployment).status, 201);
+  const std::string d = std::string(kDeploys) + "/d";
+  TestResponse status = Merge(
+      d + "/status",
+      R"({"metadata":{"labels":{"x":"2"}},"spec":{"replicas":7},"status":{"replicas":1,"readyReplicas":1}})");
+  ASSERT_EQ(status.status, 200) << status.body;
+  EXPECT_EQ(status.Int("/status/readyReplicas"), 1);
+  EXPECT_EQ(status.Int("/spec/replicas"), 1);
+  EXPECT_EQ(status.Str("/metadata/labels/x"), "");
+  TestResponse main = Merge(d, R"({"spec":{"replicas":3},"status":{"readyReplicas":9}})");
+  ASSERT_EQ(main.status, 200) << main.body;
+  EXPECT_EQ(main.Int("/spec/replicas"), 3);
+  EXPECT_EQ(main.Int("/status/readyReplicas"), 1);
+  // A PUT of the whole object keeps the stored status too.
+  rapidjson::Document doc = main.Json();
+  doc["status"]["readyReplicas"].SetInt(5);
+  doc["spec"]["replicas"].SetInt(2);
+  TestResponse put = client_->Put(d, ToJson(doc));
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_EQ(put.Int("/spec/replicas"), 2);
+  EXPECT_EQ(put.Int("/status/readyReplicas"), 1);
 }
 
 TEST_F(LifecycleTest, UpdateThatChangesNothingKeepsTheResourceVersion) {
@@ -259,6 +305,69 @@ TEST_F(LifecycleTest, NamespaceDeletionRemovesContentsWithController) {
   }
   EXPECT_TRUE(deleted);
   EXPECT_EQ(client_->Get("/api/v1/namespaces/team/configmaps/a").status, 404);
+}
+
+// The garbage collector, as kube-controller-manager runs it, seen through
+// HTTP: background deletes the dependents of a gone owner, foreground keeps
+// the owner until the dependents that block it are gone, orphan leaves the
+// dependents without the reference.
+TEST_F(LifecycleTest, GarbageCollectionByOwnerReferences) {
+  Start(true);
+  auto owner = [&](const std::string& name) {
+    TestResponse r = client_->Post(kCms, R"({"metadata":{"name":")" + name + R"("}})");
+    EXPECT_EQ(r.status, 201) << r.body;
+    return r.Str("/metadata/uid");
+  };
+  auto dependent = [&](const std::string& name, const std::string& owner_name,
+                       const std::string& uid, const std::string& extra) {
+    TestResponse r = client_->Post(
+        kCms, R"({"metadata":{"name":")" + name +
+                  R"(","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":")" +
+                  owner_name + R"(","uid":")" + uid + "\"" + extra + "}]}}");
+    EXPECT_EQ(r.status, 201) << r.body;
+  };
+  auto gone = [&](const std::string& name) {
+    return client_->Get(std::string(kCms) + "/" + name).status == 404;
+  };
+
+  // Background.
+  dependent("bg-dep", "bg", owner("bg"), "");
+  ASSERT_EQ(client_->Delete(std::string(kCms) + "/bg",
+                            R"({"propagationPolicy":"Background"})")
+                .status,
+            200);
+  EXPECT_TRUE(Eventually([&] { return gone("bg-dep"); }));
+
+  // Foreground, with a dependent that blocks its owner and holds a finalizer.
+  const std::string uid = owner("fg");
+  ASSERT_EQ(client_->Post(kCms,
+                          R"({"metadata":{"name":"fg-dep","finalizers":["x.io/hold"],"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"fg","uid":")" +
+                              uid + R"(","blockOwnerDeletion":true}]}})")
+                .status,
+            201);
+  TestResponse fg = client_->Delete(std::string(kCms) + "/fg",
+                                    R"({"propagationPolicy":"Foreground"})");
+  EXPECT_THAT(fg.body, HasSubstr(R"("finalizers":["foregroundDeletion"])"));
+  EXPECT_TRUE(Eventually([&] {
+    return !client_->Get(std::string(kCms) + "/fg-dep")
+                .Str("/metadata/deletionTimestamp")
+                .empty();
+  })) << "the collector never deleted the dependent";
+  absl::SleepFor(absl::Milliseconds(100));
+  TestResponse waiting = client_->Get(std::string(kCms) + "/fg");
+  EXPECT_EQ(waiting.status, 200) << "a blocking dependent keeps its owner";
+  EXPECT_FALSE(waiting.Str("/metadata/deletionTimestamp").empty());
+  ASSERT_EQ(Merge(std::string(kCms) + "/fg-dep", R"({"metadata":{"finalizers":null}})").status,
+            200);
+  EXPECT_TRUE(Eventually([&] { return gone("fg-dep") && gone("fg"); }));
+
+  // Orphan.
+  dependent("or-dep", "or", owner("or"), "");
+  ASSERT_EQ(client_->Delete(std::string(kCms) + "/or?propagationPolicy=Orphan").status, 200);
+  EXPECT_TRUE(Eventually([&] { return gone("or"); }));
+  TestResponse orphan = client_->Get(std::string(kCms) + "/or-dep");
+  EXPECT_EQ(orphan.status, 200);
+  EXPECT_EQ(orphan.body.find("ownerReferences"), std::string::npos) << orphan.body;
 }
 
 TEST_F(LifecycleTest, CrdBecomesServedWithStatus) {

@@ -2,6 +2,7 @@
 // per rule: selectors, paging, resourceVersion rules, watch streams.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -236,6 +237,30 @@ TEST_F(ListWatchTest, TimeoutSecondsEndsTheStreamCleanly) {
   while (w->Next().has_value()) {
   }
   EXPECT_TRUE(w->ended());
+}
+
+// kube-apiserver sends a last BOOKMARK shortly before a watch's deadline,
+// even when the interval has not come round.
+TEST_F(ListWatchTest, BookmarkBeforeTheTimeoutEndsTheStream) {
+  std::string rv = Create("a");
+  auto w = client_->Watch(std::string(kCms) +
+                          "?watch=1&allowWatchBookmarks=true&timeoutSeconds=1&"
+                          "resourceVersion=" + rv);
+  ASSERT_EQ(w->status(), 200);
+  std::vector<std::string> types;
+  std::string last;
+  while (auto line = w->Next()) {
+    types.push_back(Type(*line));
+    last = *line;
+  }
+  EXPECT_TRUE(w->ended());
+  EXPECT_THAT(types, ElementsAre("BOOKMARK"));
+  EXPECT_EQ(Field(last, "/object/metadata/resourceVersion"), rv);
+  // Without allowWatchBookmarks the stream just ends.
+  auto plain = client_->Watch(std::string(kCms) +
+                              "?watch=1&timeoutSeconds=1&resourceVersion=" + rv);
+  EXPECT_FALSE(plain->Next().has_value());
+  EXPECT_TRUE(plain->ended());
 }
 
 TEST_F(ListWatchTest, SingleObjectWatchByName) {

@@ -104,6 +104,91 @@ TEST_F(PatchTest, StrategicMergeWithKubectlApplyBody) {
   EXPECT_EQ(r.Str("/spec/template/spec/containers/1/name"), "");
 }
 
+// Each list the issue names merges by its key under a strategic merge
+// patch (kube-apiserver's patchMergeKey struct tags): ownerReferences by
+// uid, containers, initContainers, env and volumes by name, ports by
+// containerPort, volumeMounts by mountPath, conditions by type. Order is
+// apimachinery's: elements new in the patch come before the server's.
+TEST_F(PatchTest, StrategicMergeKeysOfEveryListField) {
+  // Live owners, so the garbage collector leaves the deployment alone.
+  std::string uid[3];
+  for (int i = 0; i < 3; ++i) {
+    TestResponse o = client_->Post(
+        kConfigMaps, R"({"metadata":{"name":"o)" + std::to_string(i) + R"("}})");
+    ASSERT_EQ(o.status, 201) << o.body;
+    uid[i] = o.Str("/metadata/uid");
+  }
+  auto ref = [&](int i) {
+    return R"({"apiVersion":"v1","kind":"ConfigMap","name":"o)" + std::to_string(i) +
+           R"(","uid":")" + uid[i] + R"("})";
+  };
+  ASSERT_EQ(client_->Post(kDeployments, R"({"apiVersion":"apps/v1","kind":"Deployment",
+    "metadata":{"name":"m","ownerReferences":[)" + ref(0) + R"(]},
+    "spec":{"selector":{"matchLabels":{"app":"m"}},
+      "template":{"metadata":{"labels":{"app":"m"}},"spec":{
+        "initContainers":[{"name":"i1","image":"x"}],
+        "containers":[{"name":"c1","image":"x","ports":[{"containerPort":80}],
+          "env":[{"name":"A","value":"1"}],"volumeMounts":[{"name":"v1","mountPath":"/a"}]}],
+        "volumes":[{"name":"v1","emptyDir":{}}]}}}})")
+                .status,
+            201);
+  const std::string d = std::string(kDeployments) + "/m";
+  TestResponse r = Patch(d, R"({"metadata":{"ownerReferences":[)" + ref(1) + R"(]},
+    "spec":{"template":{"spec":{
+      "initContainers":[{"name":"i2","image":"y"}],
+      "containers":[{"name":"c1","ports":[{"containerPort":81}],"env":[{"name":"B","value":"2"}],
+        "volumeMounts":[{"name":"v2","mountPath":"/b"}]}],
+      "volumes":[{"name":"v2","emptyDir":{}}]}}}})",
+                         kStrategic);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Str("/metadata/ownerReferences/0/uid"), uid[1]);
+  EXPECT_EQ(r.Str("/metadata/ownerReferences/1/uid"), uid[0]);
+  EXPECT_EQ(r.Str("/spec/template/spec/initContainers/0/name"), "i2");
+  EXPECT_EQ(r.Str("/spec/template/spec/initContainers/1/name"), "i1");
+  EXPECT_EQ(r.Str("/spec/template/spec/containers/0/image"), "x");
+  EXPECT_EQ(r.Str("/spec/template/spec/containers/1/name"), "");
+  EXPECT_EQ(r.Int("/spec/template/spec/containers/0/ports/0/containerPort"), 81);
+  EXPECT_EQ(r.Int("/spec/template/spec/containers/0/ports/1/containerPort"), 80);
+  EXPECT_EQ(r.Str("/spec/template/spec/containers/0/env/0/name"), "B");
+  EXPECT_EQ(r.Str("/spec/template/spec/containers/0/env/1/name"), "A");
+  EXPECT_EQ(r.Str("/spec/template/spec/containers/0/volumeMounts/0/mountPath"), "/b");
+  EXPECT_EQ(r.Str("/spec/template/spec/containers/0/volumeMounts/1/mountPath"), "/a");
+  EXPECT_EQ(r.Str("/spec/template/spec/volumes/0/name"), "v2");
+  EXPECT_EQ(r.Str("/spec/template/spec/volumes/1/name"), "v1");
+
+  // A keyed element changes in place; the others stay where they are.
+  r = Patch(d, R"({"spec":{"template":{"spec":{"containers":[{"name":"c1","env":[{"name":"A","value":"9"}]}]}}}})",
+            kStrategic);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Str("/spec/template/spec/containers/0/env/0/value"), "2");
+  EXPECT_EQ(r.Str("/spec/template/spec/containers/0/env/1/value"), "9");
+
+  ASSERT_EQ(Patch(d + "/status",
+                  R"({"status":{"conditions":[{"type":"Available","status":"True"}]}})",
+                  kStrategic)
+                .status,
+            200);
+  ASSERT_EQ(Patch(d + "/status",
+                  R"({"status":{"conditions":[{"type":"Progressing","status":"True"}]}})",
+                  kStrategic)
+                .status,
+            200);
+  r = Patch(d + "/status",
+            R"({"status":{"conditions":[{"type":"Available","status":"False"}]}})",
+            kStrategic);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Str("/status/conditions/0/type"), "Progressing");
+  EXPECT_EQ(r.Str("/status/conditions/1/type"), "Available");
+  EXPECT_EQ(r.Str("/status/conditions/1/status"), "False");
+  EXPECT_EQ(r.Str("/status/conditions/2/type"), "");
+
+  // A merge patch of the same list replaces it whole.
+  r = Patch(d, R"({"metadata":{"ownerReferences":[)" + ref(2) + "]}}", kMerge);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Str("/metadata/ownerReferences/0/uid"), uid[2]);
+  EXPECT_EQ(r.Str("/metadata/ownerReferences/1/uid"), "");
+}
+
 TEST_F(PatchTest, UnknownPatchMediaTypeListsTheAcceptedOnes) {
   ASSERT_EQ(client_->Post(kDeployments, kDeployment).status, 201);
   TestResponse r = Patch(std::string(kDeployments) + "/d", "{}", "application/json");
