@@ -1,5 +1,8 @@
 #include "api/types/pod.h"
 
+#include <string>
+
+#include "absl/strings/str_cat.h"
 #include "api/types/field.h"
 
 namespace kcr {
@@ -81,6 +84,201 @@ int PodView::ready_containers() const {
   int n = 0;
   for (const auto& cs : container_statuses()) n += cs.ready;
   return n;
+}
+
+namespace {
+
+rapidjson::Value Str(std::string_view s, rapidjson::MemoryPoolAllocator<>& a) {
+  return rapidjson::Value(s.data(), static_cast<rapidjson::SizeType>(s.size()),
+                          a);
+}
+
+rapidjson::Value StrList(const std::vector<std::string>& list,
+                         rapidjson::MemoryPoolAllocator<>& a) {
+  rapidjson::Value out(rapidjson::kArrayType);
+  for (const std::string& s : list) out.PushBack(Str(s, a), a);
+  return out;
+}
+
+// Debian's abseil has its own string_view type; convert at the boundary.
+absl::string_view A(std::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
+
+bool OneOf(std::string_view v, std::initializer_list<std::string_view> set) {
+  for (std::string_view s : set) {
+    if (v == s) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+PodBuilder::PodBuilder(std::string_view namespace_, std::string_view name)
+    : builder_("v1", "Pod") {
+  builder_.SetNamespace(namespace_);
+  if (!name.empty()) builder_.SetName(name);
+}
+
+PodBuilder::PodBuilder(const Object& pod) : builder_(pod) {}
+
+void PodBuilder::Fail(absl::Status status) {
+  if (error_.ok()) error_ = std::move(status);
+}
+
+PodBuilder& PodBuilder::SetGenerateName(std::string_view prefix) {
+  builder_.SetGenerateName(prefix);
+  return *this;
+}
+
+PodBuilder& PodBuilder::SetLabels(
+    const std::map<std::string, std::string>& labels) {
+  builder_.SetLabels(labels);
+  return *this;
+}
+
+PodBuilder& PodBuilder::SetOwner(const OwnerReference& owner) {
+  builder_.AddOwnerReference(owner.view());
+  return *this;
+}
+
+size_t PodBuilder::NamedIndex(std::string_view pointer, std::string_view name) {
+  const rapidjson::Value* list = builder_.Find(pointer);
+  if (list == nullptr || !list->IsArray()) {
+    (void)builder_.Set(pointer, rapidjson::Value(rapidjson::kArrayType));
+    return 0;
+  }
+  size_t i = 0;
+  for (; i < list->Size(); ++i) {
+    if (field::String(&(*list)[static_cast<rapidjson::SizeType>(i)], "name") ==
+        name) {
+      break;
+    }
+  }
+  return i;
+}
+
+PodBuilder& PodBuilder::SetContainer(const PodContainer& c) {
+  if (c.name.empty()) {
+    Fail(absl::InvalidArgumentError("spec.containers: name is required"));
+    return *this;
+  }
+  for (int32_t port : c.ports) {
+    if (port < 1 || port > 65535) {
+      Fail(absl::InvalidArgumentError(
+          absl::StrCat("spec.containers[", c.name, "].ports: ", port,
+                       " is not between 1 and 65535")));
+      return *this;
+    }
+  }
+  auto& a = builder_.allocator();
+  rapidjson::Value v(rapidjson::kObjectType);
+  v.AddMember("name", Str(c.name, a), a);
+  if (!c.image.empty()) v.AddMember("image", Str(c.image, a), a);
+  if (!c.command.empty()) v.AddMember("command", StrList(c.command, a), a);
+  if (!c.args.empty()) v.AddMember("args", StrList(c.args, a), a);
+  if (!c.env.empty()) {
+    rapidjson::Value env(rapidjson::kArrayType);
+    for (const auto& [name, value] : c.env) {
+      rapidjson::Value e(rapidjson::kObjectType);
+      e.AddMember("name", Str(name, a), a);
+      e.AddMember("value", Str(value, a), a);
+      env.PushBack(e, a);
+    }
+    v.AddMember("env", env, a);
+  }
+  if (!c.ports.empty()) {
+    rapidjson::Value ports(rapidjson::kArrayType);
+    for (int32_t port : c.ports) {
+      rapidjson::Value p(rapidjson::kObjectType);
+      p.AddMember("containerPort", port, a);
+      ports.PushBack(p, a);
+    }
+    v.AddMember("ports", ports, a);
+  }
+  const size_t i = NamedIndex("/spec/containers", c.name);
+  (void)builder_.Set(absl::StrCat("/spec/containers/", i), v);
+  return *this;
+}
+
+PodBuilder& PodBuilder::SetRestartPolicy(std::string_view policy) {
+  if (!OneOf(policy, {"Always", "OnFailure", "Never"})) {
+    Fail(absl::InvalidArgumentError(
+        absl::StrCat("spec.restartPolicy: Unsupported value: \"", A(policy),
+                     "\": supported values: \"Always\", \"OnFailure\", "
+                     "\"Never\"")));
+    return *this;
+  }
+  (void)builder_.SetString("/spec/restartPolicy", policy);
+  return *this;
+}
+
+PodBuilder& PodBuilder::SetNodeName(std::string_view node) {
+  (void)builder_.SetString("/spec/nodeName", node);
+  return *this;
+}
+
+PodBuilder& PodBuilder::SetPhase(std::string_view phase) {
+  if (!OneOf(phase, {"Pending", "Running", "Succeeded", "Failed", "Unknown"})) {
+    Fail(absl::InvalidArgumentError(
+        absl::StrCat("status.phase: Unsupported value: \"", A(phase), "\"")));
+    return *this;
+  }
+  (void)builder_.SetString("/status/phase", phase);
+  return *this;
+}
+
+PodBuilder& PodBuilder::SetPodIP(std::string_view ip) {
+  (void)builder_.SetString("/status/podIP", ip);
+  return *this;
+}
+
+PodBuilder& PodBuilder::SetCondition(const Condition& condition,
+                                     absl::Time now) {
+  std::vector<Condition> conditions =
+      ConditionsFromJson(builder_.Find("/status/conditions"));
+  SetStatusCondition(&conditions, condition, now);
+  (void)SetConditions(builder_, conditions);
+  return *this;
+}
+
+PodBuilder& PodBuilder::SetContainerStatus(const ContainerStatus& status) {
+  if (status.name.empty()) {
+    Fail(absl::InvalidArgumentError(
+        "status.containerStatuses: name is required"));
+    return *this;
+  }
+  if (!status.state.empty() &&
+      !OneOf(status.state, {"running", "waiting", "terminated"})) {
+    Fail(absl::InvalidArgumentError(absl::StrCat(
+        "status.containerStatuses[", A(status.name),
+        "].state: unknown state \"", A(status.state), "\"")));
+    return *this;
+  }
+  auto& a = builder_.allocator();
+  rapidjson::Value v(rapidjson::kObjectType);
+  v.AddMember("name", Str(status.name, a), a);
+  if (!status.image.empty()) v.AddMember("image", Str(status.image, a), a);
+  v.AddMember("ready", status.ready, a);
+  v.AddMember("started", status.started, a);
+  v.AddMember("restartCount", status.restart_count, a);
+  if (!status.state.empty()) {
+    rapidjson::Value detail(rapidjson::kObjectType);
+    if (!status.state_reason.empty()) {
+      detail.AddMember("reason", Str(status.state_reason, a), a);
+    }
+    rapidjson::Value state(rapidjson::kObjectType);
+    state.AddMember(Str(status.state, a), detail, a);
+    v.AddMember("state", state, a);
+  }
+  const size_t i = NamedIndex("/status/containerStatuses", status.name);
+  (void)builder_.Set(absl::StrCat("/status/containerStatuses/", i), v);
+  return *this;
+}
+
+absl::StatusOr<ObjectPtr> PodBuilder::Build() const {
+  if (!error_.ok()) return error_;
+  return builder_.Build();
 }
 
 }  // namespace api

@@ -1,16 +1,23 @@
 // Pod (v1): a read-only view of what controllers read from Pods — phase,
-// conditions, container statuses and restart counts.
+// conditions, container statuses and restart counts — and a builder for the
+// Pods controllers create (spec) and for the status a node reports.
 #ifndef KCR_API_TYPES_POD_H_
 #define KCR_API_TYPES_POD_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "api/object.h"
 #include "api/types/condition.h"
+#include "api/types/owner_reference.h"
 #include "api/types/view.h"
 
 namespace kcr {
@@ -52,6 +59,65 @@ class PodView : public TypedView {
  private:
   explicit PodView(ObjectPtr pod) : TypedView(std::move(pod)) {}
   std::vector<ContainerStatus> Statuses(std::string_view key) const;
+};
+
+// spec.containers[i] as a controller writes it. Empty fields and lists are
+// left out of the JSON.
+struct PodContainer {
+  std::string name;
+  std::string image;
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+  // env[] as name/value pairs, in order.
+  std::vector<std::pair<std::string, std::string>> env;
+  // ports[].containerPort; each must be 1..65535.
+  std::vector<int32_t> ports;
+};
+
+// Builds a v1 Pod. Setters that can meet bad input (a port out of range, an
+// empty container name, an unknown phase) record the first error, which
+// Build() returns; the builder never writes an invalid value.
+class PodBuilder {
+ public:
+  PodBuilder(std::string_view namespace_, std::string_view name);
+  // Edits an existing Pod (deep copy).
+  explicit PodBuilder(const Object& pod);
+
+  // metadata.generateName (the server appends a random suffix when
+  // metadata.name is empty).
+  PodBuilder& SetGenerateName(std::string_view prefix);
+  PodBuilder& SetLabels(const std::map<std::string, std::string>& labels);
+  PodBuilder& SetOwner(const OwnerReference& owner);
+  // Adds the container, or replaces the one with the same name in place.
+  PodBuilder& SetContainer(const PodContainer& container);
+  // spec.restartPolicy: Always, OnFailure or Never.
+  PodBuilder& SetRestartPolicy(std::string_view policy);
+  PodBuilder& SetNodeName(std::string_view node);
+
+  // status.phase: Pending, Running, Succeeded, Failed or Unknown.
+  PodBuilder& SetPhase(std::string_view phase);
+  PodBuilder& SetPodIP(std::string_view ip);
+  // Adds or updates status.conditions[type] (SetStatusCondition's rules for
+  // lastTransitionTime).
+  PodBuilder& SetCondition(const Condition& condition, absl::Time now);
+  // Adds or replaces status.containerStatuses[name]: name, image, ready,
+  // started, restartCount, and state.<state>.reason when `status.state` is
+  // running, waiting or terminated.
+  PodBuilder& SetContainerStatus(const ContainerStatus& status);
+
+  ObjectBuilder& object() { return builder_; }
+  std::string ToJson() const { return builder_.ToJson(); }
+  // The first error a setter met, else the built Pod.
+  absl::StatusOr<ObjectPtr> Build() const;
+
+ private:
+  void Fail(absl::Status status);
+  // Index of the element of the array at `pointer` whose "name" is `name`,
+  // or the array's size; creates the array when absent.
+  size_t NamedIndex(std::string_view pointer, std::string_view name);
+
+  ObjectBuilder builder_;
+  absl::Status error_;
 };
 
 }  // namespace api

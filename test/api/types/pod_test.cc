@@ -1,5 +1,9 @@
 #include "api/types/pod.h"
 
+#include <functional>
+#include <string>
+
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/api/testdata_util.h"
 
@@ -83,6 +87,133 @@ TEST(PodViewTest, WrongKindOrNull) {
                 .status()
                 .message(),
             "kind is Service, not Pod");
+}
+
+TEST(PodBuilderTest, LoadPodSpec) {
+  OwnerReference owner{"example.org/v1", "LoadTest", "lt", "uid-1", true, true};
+  PodBuilder b("team-a", "");
+  b.SetGenerateName("lt-load-")
+      .SetLabels({{"loadtest", "lt"}})
+      .SetOwner(owner)
+      .SetRestartPolicy("Never")
+      .SetContainer({"load", "busybox:1.36", {"/bin/sh", "-c"},
+                     {"wget -q -O- http://svc:80/"},
+                     {{"TARGET", "http://svc:80/"}, {"REPEAT", "3"}},
+                     {8080}});
+  absl::StatusOr<ObjectPtr> pod = b.Build();
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  EXPECT_EQ((*pod)->kind(), "Pod");
+  EXPECT_EQ((*pod)->api_version(), "v1");
+  EXPECT_EQ((*pod)->namespace_(), "team-a");
+  EXPECT_EQ((*pod)->name(), "");
+  EXPECT_EQ((*pod)->generate_name(), "lt-load-");
+  EXPECT_EQ((*pod)->Label("loadtest"), "lt");
+  ASSERT_TRUE((*pod)->controller_reference().has_value());
+  EXPECT_EQ((*pod)->controller_reference()->uid, "uid-1");
+  EXPECT_EQ(b.ToJson(),
+            R"({"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"team-a",)"
+            R"("generateName":"lt-load-","labels":{"loadtest":"lt"},)"
+            R"("ownerReferences":[{"apiVersion":"example.org/v1","kind":"LoadTest",)"
+            R"("name":"lt","uid":"uid-1","controller":true,"blockOwnerDeletion":true}]},)"
+            R"("spec":{"restartPolicy":"Never","containers":[{"name":"load",)"
+            R"("image":"busybox:1.36","command":["/bin/sh","-c"],)"
+            R"("args":["wget -q -O- http://svc:80/"],)"
+            R"("env":[{"name":"TARGET","value":"http://svc:80/"},)"
+            R"({"name":"REPEAT","value":"3"}],"ports":[{"containerPort":8080}]}]}})");
+}
+
+TEST(PodBuilderTest, SetContainerReplacesByName) {
+  PodBuilder b("ns", "p");
+  b.SetContainer({"a", "img:1"}).SetContainer({"b", "img:2"});
+  b.SetContainer({"a", "img:3", {}, {"x"}});
+  absl::StatusOr<ObjectPtr> pod = b.Build();
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  const rapidjson::Value* list = (*pod)->Find("/spec/containers");
+  ASSERT_NE(list, nullptr);
+  ASSERT_EQ(list->Size(), 2u);
+  EXPECT_STREQ((*list)[0]["image"].GetString(), "img:3");
+  EXPECT_STREQ((*list)[0]["args"][0].GetString(), "x");
+  EXPECT_STREQ((*list)[1]["name"].GetString(), "b");
+}
+
+TEST(PodBuilderTest, StatusReadsBackThroughTheView) {
+  PodBuilder b("ns", "p");
+  const absl::Time t0 = absl::FromUnixSeconds(1795000000);
+  b.SetNodeName("node-1")
+      .SetPhase("Running")
+      .SetPodIP("10.0.0.7")
+      .SetCondition({"Ready", "True", "", "", "", 0}, t0)
+      .SetContainerStatus({"a", "img:1", true, true, 2, "running", ""})
+      .SetContainerStatus({"b", "img:2", false, false, 5, "waiting",
+                           "CrashLoopBackOff"});
+  // A second report of the same container replaces the first.
+  b.SetContainerStatus({"b", "img:2", false, false, 6, "waiting",
+                        "CrashLoopBackOff"});
+  absl::StatusOr<ObjectPtr> built = b.Build();
+  ASSERT_TRUE(built.ok()) << built.status();
+  absl::StatusOr<PodView> pod = PodView::Create(*built);
+  ASSERT_TRUE(pod.ok());
+  EXPECT_EQ(pod->node_name(), "node-1");
+  EXPECT_EQ(pod->phase(), "Running");
+  EXPECT_EQ(pod->pod_ip(), "10.0.0.7");
+  EXPECT_TRUE(pod->ready());
+  EXPECT_EQ(pod->conditions()[0].last_transition_time,
+            "2026-11-18T11:06:40Z");
+  auto statuses = pod->container_statuses();
+  ASSERT_EQ(statuses.size(), 2u);
+  EXPECT_EQ(statuses[0].state, "running");
+  EXPECT_EQ(statuses[1].state_reason, "CrashLoopBackOff");
+  EXPECT_EQ(statuses[1].restart_count, 6);
+  EXPECT_EQ(pod->total_restarts(), 8);
+  EXPECT_EQ(pod->ready_containers(), 1);
+
+  // Edit a cached pod: the condition flips, the time moves with it.
+  PodBuilder edit(**built);
+  edit.SetCondition({"Ready", "False", "ContainersNotReady", "", "", 0},
+                    t0 + absl::Seconds(60));
+  absl::StatusOr<ObjectPtr> edited = edit.Build();
+  ASSERT_TRUE(edited.ok());
+  EXPECT_FALSE(PodView::Create(*edited)->ready());
+  EXPECT_EQ(PodView::Create(*edited)->conditions()[0].last_transition_time,
+            "2026-11-18T11:07:40Z");
+}
+
+TEST(PodBuilderTest, BadInputIsAnErrorAndNeverWritten) {
+  struct Case {
+    std::function<void(PodBuilder&)> edit;
+    const char* message;
+  } cases[] = {
+      {[](PodBuilder& b) { b.SetContainer({"", "img"}); },
+       "spec.containers: name is required"},
+      {[](PodBuilder& b) { b.SetContainer({"a", "img", {}, {}, {}, {0}}); },
+       "spec.containers[a].ports: 0 is not between 1 and 65535"},
+      {[](PodBuilder& b) { b.SetContainer({"a", "img", {}, {}, {}, {65536}}); },
+       "65536 is not between 1 and 65535"},
+      {[](PodBuilder& b) { b.SetRestartPolicy("Sometimes"); },
+       "spec.restartPolicy: Unsupported value: \"Sometimes\""},
+      {[](PodBuilder& b) { b.SetPhase("Done"); },
+       "status.phase: Unsupported value: \"Done\""},
+      {[](PodBuilder& b) { b.SetContainerStatus({"", "", false, false, 0, "", ""}); },
+       "status.containerStatuses: name is required"},
+      {[](PodBuilder& b) {
+         b.SetContainerStatus({"a", "", false, false, 0, "sleeping", ""});
+       },
+       "status.containerStatuses[a].state: unknown state \"sleeping\""},
+  };
+  for (const Case& c : cases) {
+    PodBuilder b("ns", "p");
+    c.edit(b);
+    // The first error sticks; later good edits do not clear it.
+    b.SetPhase("Running").SetPhase("Nope");
+    absl::StatusOr<ObjectPtr> pod = b.Build();
+    ASSERT_FALSE(pod.ok()) << c.message;
+    EXPECT_EQ(pod.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(pod.status().message()),
+                ::testing::HasSubstr(c.message));
+    EXPECT_EQ(b.ToJson().find("Nope"), std::string::npos);
+    EXPECT_EQ(b.ToJson().find("Sometimes"), std::string::npos);
+    EXPECT_EQ(b.ToJson().find("65536"), std::string::npos);
+  }
 }
 
 }  // namespace
