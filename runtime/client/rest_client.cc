@@ -262,6 +262,8 @@ struct Attempt {
   std::string body;
   std::string retry_after;
   std::optional<http::http_response> response;  // kept for streaming
+  // The client whose connection carries `response` (streaming only).
+  std::shared_ptr<http_client> client;
 };
 
 struct RequestSpec {
@@ -272,16 +274,22 @@ struct RequestSpec {
   std::string content_type;
   bool idempotent = false;
   bool stream = false;  // a watch: keep the body unread on success
+  // A watch's timeout (stream only): it gets a client of its own per
+  // attempt, whose connection the stream keeps.
+  absl::Duration stream_timeout = absl::Hours(1);
   // Cancelling closes the connection, also while its body is being read.
   pplx::cancellation_token cancel = pplx::cancellation_token::none();
 };
 
-// Credentials and TLS material shared with cpprestsdk's TLS callbacks.
+// Credentials and TLS material shared with cpprestsdk's TLS callbacks,
+// which read them at each new connection's handshake.
 struct TlsState {
   std::string ca_pem;
   Mutex mu;
   std::string cert_pem ABSL_GUARDED_BY(mu);
   std::string key_pem ABSL_GUARDED_BY(mu);
+  // Bumped whenever an exec plugin hands out a different certificate.
+  uint64_t cert_generation ABSL_GUARDED_BY(mu) = 0;
 };
 
 class CppRestClient final : public RestClient {
@@ -316,13 +324,22 @@ class CppRestClient final : public RestClient {
   CppRestClient(const Config& config, const ClientOptions& options);
 
   std::unique_ptr<http_client> MakeHttpClient(absl::Duration timeout) const;
+  // The client to send one attempt of `spec` on: the shared one, or a new
+  // one for a watch.
+  std::shared_ptr<http_client> ClientFor(const RequestSpec& spec);
+  // The Authorization header to send ("" for none). With an exec plugin
+  // that answers with a client certificate, also installs a changed
+  // certificate and starts a new connection pool, so that the next request
+  // presents it (pooled connections keep the certificate of their
+  // handshake).
   absl::StatusOr<std::string> Authorization();
+  uint64_t CertGeneration();
   void InvalidateCredentials(absl::Time request_start);
   Attempt SendOnce(http_client& client, const RequestSpec& spec,
                    const std::string& authorization);
   // Rate limit, send, retry; a response with any HTTP code, or a
   // transport error.
-  absl::StatusOr<Attempt> Execute(http_client& client, const RequestSpec& spec);
+  absl::StatusOr<Attempt> Execute(const RequestSpec& spec);
   void Sleep(absl::Duration d);
   // Execute and turn non-2xx into the server's Status.
   absl::StatusOr<std::string> Call(const RequestSpec& spec);
@@ -345,8 +362,10 @@ class CppRestClient final : public RestClient {
   std::unique_ptr<ExecCredentialProvider> exec_;
   std::unique_ptr<RequestResultMetric> result_metric_;
   std::unique_ptr<RequestLatencyMetric> latency_metric_;
-  // Last: destroyed first, before the state its callbacks use.
-  std::unique_ptr<http_client> http_;
+  // Last: destroyed first, before the state its callbacks use. Replaced
+  // when the client certificate changes; requests in flight keep theirs.
+  Mutex http_mu_;
+  std::shared_ptr<http_client> http_ ABSL_GUARDED_BY(http_mu_);
 };
 
 // Reads a watch response body on a thread it owns, decodes it, and hands
@@ -355,7 +374,7 @@ class CppRestWatchStream final : public WatchStream {
  public:
   static constexpr size_t kMaxQueued = 1024;
 
-  CppRestWatchStream(std::unique_ptr<http_client> client, http::http_response response,
+  CppRestWatchStream(std::shared_ptr<http_client> client, http::http_response response,
                      pplx::cancellation_token_source cancel,
                      const api::ParseOptions& parse_options)
       : client_(std::move(client)),
@@ -472,7 +491,7 @@ class CppRestWatchStream final : public WatchStream {
     }
   }
 
-  std::unique_ptr<http_client> client_;
+  std::shared_ptr<http_client> client_;
   http::http_response response_;
   pplx::cancellation_token_source cancel_;
   WatchDecoder decoder_;  // reader thread only
@@ -540,8 +559,11 @@ absl::StatusOr<std::unique_ptr<RestClient>> CppRestClient::New(
                          c->tls_->ca_pem};
     c->exec_ = std::make_unique<ExecCredentialProvider>(*config.exec, info, options.clock);
   }
-  c->http_ = c->MakeHttpClient(config.timeout > absl::ZeroDuration() ? config.timeout
-                                                                      : absl::Hours(1));
+  {
+    MutexLock lock(&c->http_mu_);
+    c->http_ = c->MakeHttpClient(config.timeout > absl::ZeroDuration() ? config.timeout
+                                                                       : absl::Hours(1));
+  }
   return std::unique_ptr<RestClient>(std::move(c));
 }
 
@@ -570,13 +592,48 @@ std::unique_ptr<http_client> CppRestClient::MakeHttpClient(absl::Duration timeou
   return std::make_unique<http_client>(utility::conversions::to_string_t(config_.host), cfg);
 }
 
+std::shared_ptr<http_client> CppRestClient::ClientFor(const RequestSpec& spec) {
+  if (spec.stream) return MakeHttpClient(spec.stream_timeout);
+  MutexLock lock(&http_mu_);
+  return http_;
+}
+
+uint64_t CppRestClient::CertGeneration() {
+  MutexLock lock(&tls_->mu);
+  return tls_->cert_generation;
+}
+
 absl::StatusOr<std::string> CppRestClient::Authorization() {
   if (exec_ != nullptr) {
     KCR_ASSIGN_OR_RETURN(ExecCredential cred, exec_->Get());
     if (!cred.client_certificate_data.empty()) {
-      MutexLock lock(&tls_->mu);
-      tls_->cert_pem = cred.client_certificate_data;
-      tls_->key_pem = cred.client_key_data;
+      bool changed = false;
+      {
+        MutexLock lock(&tls_->mu);
+        changed = tls_->cert_pem != cred.client_certificate_data ||
+                  tls_->key_pem != cred.client_key_data;
+      }
+      if (changed) {
+        // Checked here, where the error can name the plugin, rather than
+        // failing later inside a TLS handshake.
+        if (!HasPemCertificate(cred.client_certificate_data) ||
+            !HasPemKey(cred.client_key_data)) {
+          return absl::UnauthenticatedError(absl::StrCat(
+              "exec plugin ", config_.exec->command,
+              ": clientCertificateData and clientKeyData must be a PEM certificate and key"));
+        }
+        {
+          MutexLock lock(&tls_->mu);
+          tls_->cert_pem = cred.client_certificate_data;
+          tls_->key_pem = cred.client_key_data;
+          ++tls_->cert_generation;
+        }
+        std::shared_ptr<http_client> fresh = MakeHttpClient(
+            config_.timeout > absl::ZeroDuration() ? config_.timeout : absl::Hours(1));
+        MutexLock lock(&http_mu_);
+        http_ = std::move(fresh);
+        VLOG(2) << "exec plugin gave a new client certificate; new connections use it";
+      }
     }
     if (!cred.token.empty()) return absl::StrCat("Bearer ", cred.token);
     return std::string();
@@ -683,7 +740,7 @@ Attempt CppRestClient::SendOnce(http_client& client, const RequestSpec& spec,
   return a;
 }
 
-absl::StatusOr<Attempt> CppRestClient::Execute(http_client& client, const RequestSpec& spec) {
+absl::StatusOr<Attempt> CppRestClient::Execute(const RequestSpec& spec) {
   int retry_after_retries = 0;
   int backoff_retries = 0;
   bool auth_retried = false;
@@ -698,8 +755,11 @@ absl::StatusOr<Attempt> CppRestClient::Execute(http_client& client, const Reques
       Sleep(wait);
     }
     KCR_ASSIGN_OR_RETURN(std::string authorization, Authorization());
+    const uint64_t cert_generation = CertGeneration();
     const absl::Time start = clock_->Now();
-    Attempt a = SendOnce(client, spec, authorization);
+    std::shared_ptr<http_client> client = ClientFor(spec);
+    Attempt a = SendOnce(*client, spec, authorization);
+    if (spec.stream) a.client = std::move(client);
     if (!a.transport.ok()) {
       if (spec.idempotent && !a.permanent &&
           backoff_retries < options_.max_backoff_retries) {
@@ -716,7 +776,7 @@ absl::StatusOr<Attempt> CppRestClient::Execute(http_client& client, const Reques
       auth_retried = true;
       InvalidateCredentials(start);
       auto fresh = Authorization();
-      if (fresh.ok() && *fresh != authorization) {
+      if (fresh.ok() && (*fresh != authorization || CertGeneration() != cert_generation)) {
         VLOG(2) << "401: retrying with a refreshed credential";
         continue;
       }
@@ -751,7 +811,7 @@ absl::StatusOr<Attempt> CppRestClient::Execute(http_client& client, const Reques
 }
 
 absl::StatusOr<std::string> CppRestClient::Call(const RequestSpec& spec) {
-  KCR_ASSIGN_OR_RETURN(Attempt a, Execute(*http_, spec));
+  KCR_ASSIGN_OR_RETURN(Attempt a, Execute(spec));
   if (a.code < 200 || a.code > 299) return ToStatus(a.code, a.body, a.retry_after);
   return std::move(a.body);
 }
@@ -819,16 +879,14 @@ absl::StatusOr<std::unique_ptr<WatchStream>> CppRestClient::Watch(const Resource
   // Its own connection: the stream lives as long as the caller keeps it.
   // The timeout covers a silent connection: beyond the server's own
   // timeoutSeconds, or an hour.
-  absl::Duration timeout = absl::Hours(1);
   if (options.timeout_seconds.has_value()) {
-    timeout = absl::Seconds(*options.timeout_seconds) + absl::Minutes(1);
+    spec.stream_timeout = absl::Seconds(*options.timeout_seconds) + absl::Minutes(1);
   }
-  std::unique_ptr<http_client> client = MakeHttpClient(timeout);
-  KCR_ASSIGN_OR_RETURN(Attempt a, Execute(*client, spec));
+  KCR_ASSIGN_OR_RETURN(Attempt a, Execute(spec));
   if (a.code < 200 || a.code > 299) return ToStatus(a.code, a.body, a.retry_after);
   VLOG(2) << "watch started path=" << spec.path;
   return std::unique_ptr<WatchStream>(
-      new CppRestWatchStream(std::move(client), std::move(*a.response), cancel,
+      new CppRestWatchStream(std::move(a.client), std::move(*a.response), cancel,
                              options_.parse_options));
 }
 

@@ -3,12 +3,14 @@
 // and watch streams.
 #include "runtime/client/rest_client.h"
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/base/mutex.h"
@@ -430,6 +432,18 @@ TEST_F(RestClientTest, ClientSideRateLimit) {
   EXPECT_THAT(sleeps(), ::testing::ElementsAre(absl::Milliseconds(200), absl::Milliseconds(400)));
 }
 
+TEST_F(RestClientTest, DefaultRateLimitIsClientGos) {
+  Config defaults;
+  EXPECT_EQ(defaults.qps, 5);
+  EXPECT_EQ(defaults.burst, 10);
+  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); }, defaults);
+  for (int i = 0; i < 12; ++i) {
+    ASSERT_TRUE(client_->Get(Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
+  }
+  // A burst of ten, then one every 200 ms (the fake clock stands still).
+  EXPECT_THAT(sleeps(), ::testing::ElementsAre(absl::Milliseconds(200), absl::Milliseconds(400)));
+}
+
 TEST_F(RestClientTest, PerRequestTimeout) {
   Notification release;
   Config config;
@@ -719,13 +733,16 @@ TEST_F(RestClientTest, WatchStopInterruptsABlockedRead) {
     EXPECT_FALSE((*watch)->Next(&e2));
     returned.Notify();
   });
+  const absl::Time stop_at = absl::Now();
   (*watch)->Stop();
-  // Next returns promptly after Stop (the bound is generous for loaded machines).
   EXPECT_TRUE(returned.WaitForNotificationWithTimeout(absl::Seconds(10)));
   reader.join();
   EXPECT_EQ((*watch)->status().code(), absl::StatusCode::kCancelled);
-  // Destroying the stream joins its reader thread: the connection was closed.
+  // Destroying the stream joins its reader thread, which was blocked in a
+  // read of the silent connection: Stop closed it, so the read ended well
+  // before the server would have.
   watch->reset();
+  EXPECT_LT(absl::Now() - stop_at, absl::Seconds(1));
   release.Notify();
   server_done.WaitForNotification();
   server_.reset();  // joins the handler before the notifications go away
@@ -836,6 +853,102 @@ TEST_F(TlsTest, ClientCertificate) {
   ServeTls(config, /*want_client_cert=*/true);
   ASSERT_TRUE(Get().ok()) << Get();
   EXPECT_EQ(recorder_.last().client_cert_cn, "kcr-test-user");
+}
+
+TEST_F(TlsTest, ExecPluginClientCertificateRotates) {
+  // The plugin answers with whatever certificate and key are in its state
+  // directory; the server takes certificates whose common name it accepts.
+  const std::string state = MakeTempDir("exec");
+  auto install = [&state](const std::string& cert, const std::string& key) {
+    WriteFile(state + "/cert.pem", ReadFileOrDie(TestdataPath(cert)));
+    WriteFile(state + "/key.pem", ReadFileOrDie(TestdataPath(key)));
+  };
+  install("client.pem", "client-key.pem");
+  Mutex mu;
+  std::vector<std::string> accepted = {"kcr-test-user"};
+  TestServerOptions options;
+  options.tls = true;
+  options.cert_file = TestdataPath("server.pem");
+  options.key_file = TestdataPath("server-key.pem");
+  options.client_ca_file = TestdataPath("ca.pem");
+  auto server = TestServer::Start(
+      [&](const TestRequest& r, ResponseWriter& w) {
+        recorder_.Add(r);
+        MutexLock lock(&mu);
+        if (std::find(accepted.begin(), accepted.end(), r.client_cert_cn) != accepted.end()) {
+          w.Respond(200, kCm);
+        } else {
+          w.Respond(401, StatusBody(401, "Unauthorized", "Unauthorized"));
+        }
+      },
+      options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  server_ = *std::move(server);
+  Config config;
+  config.host = server_->url();
+  config.tls.ca_file = TestdataPath("ca.pem");
+  config.exec = ExecConfig{};
+  config.exec->api_version = "client.authentication.k8s.io/v1";
+  config.exec->command = TestdataPath("exec_plugin.sh");
+  config.exec->args = {state, "pem"};
+  MakeClient(config);
+
+  // The first certificate expires ten minutes after the fake clock's start.
+  setenv("EXEC_EXPIRY", "2023-11-14T22:23:20Z", 1);
+  ASSERT_TRUE(Get().ok()) << Get();
+  unsetenv("EXEC_EXPIRY");
+  EXPECT_EQ(recorder_.last().client_cert_cn, "kcr-test-user");
+  EXPECT_EQ(ReadFileOrDie(state + "/count"), "1\n");
+
+  // Past the expiry the plugin runs again and the next request presents
+  // its new certificate, without a 401 first.
+  install("client2.pem", "client2-key.pem");
+  {
+    MutexLock lock(&mu);
+    accepted.push_back("kcr-test-user-2");
+  }
+  clock_.Advance(absl::Minutes(11));
+  size_t before = recorder_.count();
+  ASSERT_TRUE(Get().ok()) << Get();
+  EXPECT_EQ(recorder_.count(), before + 1);
+  EXPECT_EQ(recorder_.last().client_cert_cn, "kcr-test-user-2");
+  EXPECT_EQ(ReadFileOrDie(state + "/count"), "2\n");
+
+  // The server stops taking that certificate (no expiry this time): the
+  // 401 runs the plugin again and the request goes again with the new one.
+  install("client.pem", "client-key.pem");
+  {
+    MutexLock lock(&mu);
+    accepted = {"kcr-test-user"};
+  }
+  before = recorder_.count();
+  ASSERT_TRUE(Get().ok()) << Get();
+  auto requests = recorder_.requests();
+  ASSERT_EQ(requests.size(), before + 2);
+  EXPECT_EQ(requests[before].client_cert_cn, "kcr-test-user-2");
+  EXPECT_EQ(requests[before + 1].client_cert_cn, "kcr-test-user");
+  EXPECT_EQ(ReadFileOrDie(state + "/count"), "3\n");
+
+  // Later requests keep it, and the plugin is not run again.
+  ASSERT_TRUE(Get().ok()) << Get();
+  EXPECT_EQ(recorder_.last().client_cert_cn, "kcr-test-user");
+  EXPECT_EQ(ReadFileOrDie(state + "/count"), "3\n");
+}
+
+TEST_F(TlsTest, ExecPluginCertificateThatIsNotPemIsAnError) {
+  const std::string state = MakeTempDir("exec");
+  Config config;
+  config.tls.ca_file = TestdataPath("ca.pem");
+  config.exec = ExecConfig{};
+  config.exec->api_version = "client.authentication.k8s.io/v1";
+  config.exec->command = TestdataPath("exec_plugin.sh");
+  config.exec->args = {state, "cert"};  // "CERT" and "KEY"
+  ServeTls(config, /*want_client_cert=*/true);
+  absl::Status s = Get();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnauthenticated) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("exec_plugin.sh"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("PEM"));
+  EXPECT_EQ(recorder_.count(), 0u);
 }
 
 TEST_F(TlsTest, BadPemIsAnErrorNamingTheFile) {
