@@ -210,6 +210,190 @@ TEST_F(KubectlPatchTest, ServerSideApplyOverClientSideApply) {
   }
 }
 
+TEST_F(KubectlPatchTest, ServerSideApplyCreateAndUpdateDeployment) {
+  Output r = Kubectl({"apply", "--server-side", "-f", "-"}, kDeployment);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("deployment.apps/d serverside-applied"));
+  TestResponse d = client_->Get(kDeploymentPath);
+  EXPECT_EQ(d.Int("/metadata/generation"), 1);
+  EXPECT_EQ(d.Str("/metadata/managedFields/0/manager"), "kubectl");
+  EXPECT_EQ(d.Str("/metadata/managedFields/0/operation"), "Apply");
+
+  // The edited manifest (containers reordered, b's image, replicas, env X
+  // dropped) changes only fields kubectl itself applied: no conflict.
+  r = Kubectl({"apply", "--server-side", "-f", "-"}, kDeploymentEdited);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  d = client_->Get(kDeploymentPath);
+  EXPECT_EQ(d.Int("/spec/replicas"), 2);
+  EXPECT_EQ(d.Int("/metadata/generation"), 2);
+  EXPECT_EQ(d.Str("/spec/template/spec/containers/0/name"), "b");
+  EXPECT_EQ(d.Str("/spec/template/spec/containers/0/image"), "busybox:2");
+  EXPECT_EQ(d.Str("/spec/template/spec/containers/1/name"), "a");
+  // X left the manifest, so it leaves the object.
+  EXPECT_EQ(d.Str("/spec/template/spec/containers/1/env/0/name"), "Y");
+  EXPECT_EQ(d.Str("/spec/template/spec/containers/1/env/1/name"), "");
+
+  // A container dropped from the manifest goes too.
+  r = Kubectl({"apply", "--server-side", "-f", "-"}, kDeploymentOneContainer);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  d = client_->Get(kDeploymentPath);
+  EXPECT_EQ(d.Str("/spec/template/spec/containers/0/name"), "a");
+  EXPECT_EQ(d.Str("/spec/template/spec/containers/1/name"), "");
+  const std::string rv = d.Str("/metadata/resourceVersion");
+  r = Kubectl({"apply", "--server-side", "-f", "-"}, kDeploymentOneContainer);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(client_->Get(kDeploymentPath).Str("/metadata/resourceVersion"), rv)
+      << "applying the same manifest again is a no-op";
+}
+
+constexpr char kCrdV1[] = R"(apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget, listKind: GadgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    additionalPrinterColumns:
+    - {jsonPath: .spec.size, name: Size, type: integer}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer, minimum: 1}
+              color: {type: string}
+)";
+
+// The same CRD with a second printer column and a field it allows.
+constexpr char kCrdV1Edited[] = R"(apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget, listKind: GadgetList, shortNames: [gd]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    additionalPrinterColumns:
+    - {jsonPath: .spec.size, name: Size, type: integer}
+    - {jsonPath: .spec.shape, name: Shape, type: string}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer, minimum: 1}
+              color: {type: string}
+              shape: {type: string}
+)";
+
+constexpr char kGadget[] =
+    "apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\n"
+    "spec:\n  size: 1\n  color: red\n";
+// size changed, color dropped, shape (allowed by the edited CRD) added.
+constexpr char kGadgetEdited[] =
+    "apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\n"
+    "spec:\n  size: 2\n  shape: round\n";
+
+constexpr char kCrdPath[] =
+    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com";
+constexpr char kGadgetPath[] = "/apis/example.com/v1/namespaces/default/gadgets/g";
+
+// Client-side apply of a CRD and then of a custom resource, each created
+// and then updated (kubectl sends JSON merge patches for both: neither has
+// strategic merge metadata).
+TEST_F(KubectlPatchTest, ClientSideApplyCreateAndUpdateCrdAndCustomResource) {
+  Output r = Kubectl({"apply", "-f", "-"}, kCrdV1);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output,
+              HasSubstr("customresourcedefinition.apiextensions.k8s.io/"
+                        "gadgets.example.com created"));
+  r = Kubectl({"apply", "-f", "-"}, kGadget);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("gadget.example.com/g created"));
+
+  r = Kubectl({"apply", "-f", "-"}, kCrdV1Edited);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output,
+              HasSubstr("customresourcedefinition.apiextensions.k8s.io/"
+                        "gadgets.example.com configured"));
+  TestResponse crd = client_->Get(kCrdPath);
+  EXPECT_EQ(crd.Int("/metadata/generation"), 2);
+  EXPECT_EQ(crd.Str("/spec/names/shortNames/0"), "gd");
+  EXPECT_EQ(crd.Str("/status/acceptedNames/shortNames/0"), "gd");
+
+  r = Kubectl({"apply", "-f", "-"}, kGadgetEdited);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("gadget.example.com/g configured"));
+  TestResponse g = client_->Get(kGadgetPath);
+  EXPECT_EQ(g.Int("/spec/size"), 2);
+  EXPECT_EQ(g.Str("/spec/shape"), "round");
+  EXPECT_EQ(g.Str("/spec/color"), "") << "dropped from the manifest";
+  EXPECT_EQ(g.Int("/metadata/generation"), 2);
+  r = Kubectl({"apply", "-f", "-"}, kGadgetEdited);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("gadget.example.com/g unchanged"));
+
+  // The new printer column and short name are served at once.
+  r = Kubectl({"get", "gd"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("SHAPE"));
+  EXPECT_THAT(r.output, HasSubstr("round"));
+}
+
+// The same through server-side apply: create and update of the CRD, then
+// of the custom resource.
+TEST_F(KubectlPatchTest, ServerSideApplyCreateAndUpdateCrdAndCustomResource) {
+  Output r = Kubectl({"apply", "--server-side", "-f", "-"}, kCrdV1);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output,
+              HasSubstr("customresourcedefinition.apiextensions.k8s.io/"
+                        "gadgets.example.com serverside-applied"));
+  r = Kubectl({"apply", "--server-side", "-f", "-"}, kGadget);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("gadget.example.com/g serverside-applied"));
+  EXPECT_EQ(client_->Get(kGadgetPath).Str("/metadata/managedFields/0/manager"),
+            "kubectl");
+
+  r = Kubectl({"apply", "--server-side", "-f", "-"}, kCrdV1Edited);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  TestResponse crd = client_->Get(kCrdPath);
+  EXPECT_EQ(crd.Str("/spec/versions/0/additionalPrinterColumns/1/name"), "Shape");
+  EXPECT_EQ(crd.Str("/status/acceptedNames/shortNames/0"), "gd");
+
+  r = Kubectl({"apply", "--server-side", "-f", "-"}, kGadgetEdited);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  TestResponse g = client_->Get(kGadgetPath);
+  EXPECT_EQ(g.Int("/spec/size"), 2);
+  EXPECT_EQ(g.Str("/spec/shape"), "round");
+  EXPECT_EQ(g.Str("/spec/color"), "") << "the applier dropped it";
+
+  // Another manager's change to size conflicts until forced.
+  r = Kubectl({"patch", "gadget", "g", "--type", "merge", "-p",
+               R"({"spec":{"size":5}})"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = Kubectl({"apply", "--server-side", "-f", "-"}, kGadgetEdited);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.output, HasSubstr("conflict with \"kubectl-patch\""));
+  EXPECT_THAT(r.output, HasSubstr(".spec.size"));
+  r = Kubectl({"apply", "--server-side", "--force-conflicts", "-f", "-"},
+              kGadgetEdited);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(client_->Get(kGadgetPath).Int("/spec/size"), 2);
+}
+
 TEST_F(KubectlPatchTest, StrategicPatchAndScale) {
   ASSERT_EQ(Kubectl({"apply", "-f", "-"}, kDeployment).exit_code, 0);
   Output r = Kubectl(
