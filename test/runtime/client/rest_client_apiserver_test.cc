@@ -484,21 +484,46 @@ TEST_P(ApiServerClientTest, TokenFileRotatedOnDisk) {
   EXPECT_THAT(attempts.codes(), ::testing::ElementsAre("200", "200", "401", "401", "200"));
 }
 
-TEST_P(ApiServerClientTest, ExecPluginReRunAfter401) {
+TEST_P(ApiServerClientTest, ExecPluginFromAKubeconfigReRunAfter401) {
   // The plugin answers exec-token-<run>: the server takes only the second.
   apiserver::ApiServerOptions options;
   options.token = "exec-token-2";
   StartServer(options);
+  const std::string dir = MakeTempDir("kube");
   const std::string state = MakeTempDir("exec");
-  Config config;
-  config.exec = ExecConfig{};
-  config.exec->api_version = "client.authentication.k8s.io/v1";
-  config.exec->command = TestdataPath("exec_plugin.sh");
-  config.exec->args = {state, "ok"};
-  auto client = Client(config);
+  std::string cluster = absl::StrCat("    server: ", server_->url(), "\n");
+  if (https()) {
+    absl::StrAppend(&cluster, "    certificate-authority: ", server_->options().tls_ca_file, "\n");
+  }
+  WriteFile(dir + "/config", absl::StrCat(R"(apiVersion: v1
+kind: Config
+current-context: local
+clusters:
+- name: local
+  cluster:
+)", cluster, R"(users:
+- name: plugin
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: )", TestdataPath("exec_plugin.sh"), R"(
+      args: [")", state, R"(", ok]
+      env:
+      - {name: EXTRA_VAR, value: from-kubeconfig}
+      interactiveMode: Never
+contexts:
+- name: local
+  context: {cluster: local, user: plugin}
+)"));
+  LoadingRules rules;
+  rules.explicit_path = dir + "/config";
+  auto config = LoadFromKubeconfig(rules);
+  ASSERT_TRUE(config.ok()) << config.status();
+  auto client = Client(*config);
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
   ASSERT_TRUE(client->List(cms).ok());
   EXPECT_EQ(ReadFileOrDie(state + "/count"), "2\n");
+  EXPECT_EQ(ReadFileOrDie(state + "/extra"), "from-kubeconfig");
   ASSERT_TRUE(client->List(cms).ok());  // cached: no expiry
   EXPECT_EQ(ReadFileOrDie(state + "/count"), "2\n");
 }
@@ -614,6 +639,27 @@ TEST_P(ApiServerTlsTest, TrustMatrix) {
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_TRUE(Client(*config)->List(cms).ok());
   EXPECT_TRUE(Client(*config)->GetRaw("/version").ok());
+}
+
+TEST_P(ApiServerTlsTest, InClusterConfig) {
+  // What a pod sees: the service variables and a service-account directory.
+  apiserver::ApiServerOptions options;
+  options.token = "sa-token";
+  StartServer(options);
+  const std::string sa = MakeTempDir("serviceaccount");
+  WriteFile(sa + "/ca.crt", ReadFileOrDie(server_->options().tls_ca_file));
+  WriteFile(sa + "/token", "sa-token\n");
+  WriteFile(sa + "/namespace", "kube-system\n");
+  setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1", 1);
+  setenv("KUBERNETES_SERVICE_PORT", std::to_string(server_->port()).c_str(), 1);
+  auto config = InClusterConfig({.service_account_dir = sa});
+  unsetenv("KUBERNETES_SERVICE_HOST");
+  unsetenv("KUBERNETES_SERVICE_PORT");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->host, absl::StrCat("https://127.0.0.1:", server_->port()));
+  EXPECT_EQ(config->namespace_, "kube-system");
+  auto client = Client(*config);
+  EXPECT_TRUE(client->List(Resource::Namespaced(kConfigMaps, config->namespace_)).ok());
 }
 
 }  // namespace

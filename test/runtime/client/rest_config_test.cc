@@ -140,6 +140,73 @@ TEST_F(RestConfigTest, LoadingOrder) {
   EXPECT_FALSE(BuildConfig(rules).ok());
 }
 
+TEST_F(RestConfigTest, LoadingOrderFromTheEnvironment) {
+  const std::string home = MakeTempDir("home");
+  WriteFile(home + "/.kube/config",
+            "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\n"
+            "clusters:\n- name: c\n  cluster: {server: 'https://from-home'}\n");
+  const char* old_home = std::getenv("HOME");
+  const std::string saved_home = old_home != nullptr ? old_home : "";
+  setenv("HOME", home.c_str(), 1);
+  // An empty KUBECONFIG is as good as none: ~/.kube/config.
+  setenv("KUBECONFIG", "", 1);
+  auto c = LoadFromKubeconfig();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->host, "https://from-home");
+  // KUBECONFIG wins over ~/.kube/config.
+  setenv("KUBECONFIG", (home + "/missing:" + dir_ + "/config").c_str(), 1);
+  c = LoadFromKubeconfig();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->host, "https://127.0.0.1:6443");
+  // A KUBECONFIG naming only missing files says so, and does not fall back
+  // to ~/.kube/config (as kubectl).
+  setenv("KUBECONFIG", (home + "/missing").c_str(), 1);
+  c = LoadFromKubeconfig();
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr(home + "/missing"));
+  unsetenv("KUBECONFIG");
+  setenv("HOME", saved_home.c_str(), 1);
+}
+
+TEST_F(RestConfigTest, MergedListResolvesAcrossFiles) {
+  // The context comes from one file, its cluster and user from others, each
+  // file's relative paths against its own directory.
+  const std::string a = MakeTempDir("a");
+  const std::string b = MakeTempDir("b");
+  WriteFile(a + "/config", R"(current-context: mixed
+contexts:
+- name: mixed
+  context: {cluster: cb, user: ub, namespace: from-a}
+clusters:
+- name: cb
+  cluster: {server: 'https://first-wins', certificate-authority: ca-a.pem}
+)");
+  WriteFile(b + "/config", R"(current-context: ignored
+clusters:
+- name: cb
+  cluster: {server: 'https://second'}
+users:
+- name: ub
+  user: {tokenFile: token, client-certificate: certs/c.pem, client-key: certs/k.pem}
+)");
+  LoadingRules rules;
+  rules.kubeconfig_env = a + "/config:" + b + "/config";
+  auto c = LoadFromKubeconfig(rules);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->host, "https://first-wins");
+  EXPECT_EQ(c->tls.ca_file, a + "/ca-a.pem");
+  EXPECT_EQ(c->bearer_token_file, b + "/token");
+  EXPECT_EQ(c->tls.cert_file, b + "/certs/c.pem");
+  EXPECT_EQ(c->tls.key_file, b + "/certs/k.pem");
+  EXPECT_EQ(c->namespace_, "from-a");
+  // The user's file, not the context's, is named when the user is broken.
+  WriteFile(b + "/config", "users:\n- name: ub\n  user: {client-certificate: c.pem}\n");
+  c = LoadFromKubeconfig(rules);
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr(b + "/config"));
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("users[name=ub].user.client-key"));
+}
+
 class InClusterTest : public ::testing::Test {
  protected:
   void SetUp() override {
