@@ -244,9 +244,10 @@ LocalApiServerProcess::LocalApiServerProcess(
 
 LocalApiServerProcess::~LocalApiServerProcess() { Stop(); }
 
-std::optional<int> LocalApiServerProcess::Stop(absl::Duration timeout) {
+std::optional<int> LocalApiServerProcess::Stop(absl::Duration timeout,
+                                               int sig) {
   if (pid_ <= 0) return std::nullopt;
-  kill(pid_, SIGTERM);
+  kill(pid_, sig);
   std::optional<int> code = WaitPid(pid_, timeout);
   if (!code.has_value()) {
     kill(pid_, SIGKILL);

@@ -5,6 +5,7 @@
 #ifndef KCR_TEST_APISERVER_PROCESS_UTIL_H_
 #define KCR_TEST_APISERVER_PROCESS_UTIL_H_
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <functional>
@@ -68,9 +69,10 @@ class LocalApiServerProcess {
   const std::string& url() const { return url_; }
   const std::string& kubeconfig() const { return kubeconfig_; }
   const std::string& error() const { return error_; }
-  // SIGTERM and wait; returns the exit code (nullopt if it had to be
-  // killed).
-  std::optional<int> Stop(absl::Duration timeout = absl::Seconds(5));
+  // Sends `sig` (SIGTERM by default; the server also stops on SIGINT)
+  // and waits; returns the exit code (nullopt if it had to be killed).
+  std::optional<int> Stop(absl::Duration timeout = absl::Seconds(5),
+                          int sig = SIGTERM);
 
  private:
   pid_t pid_ = -1;

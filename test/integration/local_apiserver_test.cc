@@ -1,0 +1,174 @@
+// cmd/local-apiserver as a process: `--help` lists every flag, the URL is
+// the first line of stdout and names loopback, the kubeconfig is written,
+// SIGTERM and SIGINT stop it cleanly, the fault flags are in force from the
+// start, and the simulated node runs unless switched off.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <memory>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test/apiserver/process_util.h"
+#include "test/apiserver/test_client.h"
+
+namespace kcr::apiserver {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr char kBinary[] = "cmd/local-apiserver/local-apiserver";
+
+int PortOf(const std::string& url) {
+  std::smatch m;
+  if (!std::regex_match(url, m, std::regex("https?://127\\.0\\.0\\.1:(\\d+)"))) {
+    return -1;
+  }
+  return std::stoi(m[1]);
+}
+
+class LocalApiServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static int counter = 0;
+    dir_ = ::testing::TempDir() + "/local-apiserver-" + std::to_string(getpid()) +
+           "-" + std::to_string(counter++);
+    ASSERT_EQ(system(("mkdir -p " + dir_).c_str()), 0);
+  }
+  // Starts the binary with `args`; a client for it in client_.
+  void Start(const std::vector<std::string>& args = {}) {
+    server_ = std::make_unique<LocalApiServerProcess>(kBinary, dir_, args);
+    ASSERT_TRUE(server_->ok()) << server_->error();
+    const int port = PortOf(server_->url());
+    ASSERT_GT(port, 0) << server_->url();
+    client_ = std::make_unique<TestClient>("127.0.0.1", port);
+  }
+  void TearDown() override {
+    if (server_ != nullptr) server_->Stop();
+  }
+
+  std::string dir_;
+  std::unique_ptr<LocalApiServerProcess> server_;
+  std::unique_ptr<TestClient> client_;
+};
+
+TEST_F(LocalApiServerTest, HelpListsEveryFlag) {
+  ProcessResult r = RunProcess({kBinary, "--help"}, {});
+  const std::string help = r.out + r.err;
+  EXPECT_THAT(help, HasSubstr("Prints its URL as the first line of stdout"));
+  for (const char* flag :
+       {"address", "port", "kubeconfig_out", "secure", "cert_dir", "tls_san",
+        "tls_cert_file", "tls_key_file", "tls_ca_file", "token",
+        "history_size", "bookmark_interval_seconds",
+        "min_request_timeout_seconds", "version_minor", "git_version",
+        "fault_endpoint", "fault_watch_close_after_events",
+        "fault_watch_close_after_seconds", "fault_error_fraction",
+        "fault_throttle_fraction", "fault_retry_after_seconds",
+        "fault_delay_ms", "garbage_collector", "namespace_controller",
+        "simulate_node", "sim_running_after_ms", "sim_complete_after_ms",
+        "sim_deployment_ready_after_ms", "sim_node_name"}) {
+    EXPECT_THAT(help, HasSubstr(std::string("-") + flag + " (")) << flag;
+  }
+}
+
+TEST_F(LocalApiServerTest, PrintsLoopbackUrlWritesKubeconfigAndStopsOnSigint) {
+  Start();
+  EXPECT_THAT(server_->url(), StartsWith("http://127.0.0.1:"));
+  const std::string kubeconfig = ReadFile(server_->kubeconfig());
+  EXPECT_THAT(kubeconfig, HasSubstr("server: " + server_->url()));
+  EXPECT_THAT(kubeconfig, HasSubstr("current-context: local"));
+  struct stat st;
+  ASSERT_EQ(stat(server_->kubeconfig().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(client_->Get("/healthz").body, "ok");
+
+  // A watch in progress does not hold the process up.
+  auto watch = client_->Watch("/api/v1/namespaces/default/configmaps?watch=1");
+  ASSERT_EQ(watch->status(), 200);
+  absl::Time start = absl::Now();
+  EXPECT_EQ(server_->Stop(absl::Seconds(5), SIGINT), std::optional<int>(0));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  while (watch->Next().has_value()) {
+  }
+  EXPECT_TRUE(watch->ended());
+}
+
+TEST_F(LocalApiServerTest, StopsOnSigterm) {
+  Start();
+  absl::Time start = absl::Now();
+  EXPECT_EQ(server_->Stop(absl::Seconds(5), SIGTERM), std::optional<int>(0));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+}
+
+TEST_F(LocalApiServerTest, FaultFlagsAreInForceFromTheStart) {
+  Start({"--fault-endpoint", "--fault-throttle-fraction=1",
+         "--fault-retry-after-seconds=4", "--fault-error-fraction=0",
+         "--fault-delay-ms=5", "--fault-watch-close-after-events=1",
+         "--fault-watch-close-after-seconds=30"});
+  TestResponse faults = client_->Get("/fault-injection");
+  ASSERT_EQ(faults.status, 200) << faults.body;
+  EXPECT_EQ(faults.Int("/watchCloseAfterEvents"), 1);
+  EXPECT_EQ(faults.Int("/watchCloseAfterSeconds"), 30);
+  EXPECT_EQ(faults.Int("/retryAfterSeconds"), 4);
+  EXPECT_EQ(faults.Int("/delayMilliseconds"), 5);
+  rapidjson::Document d = faults.Json();
+  EXPECT_EQ(d["throttleFraction"].GetDouble(), 1.0);
+
+  TestResponse throttled = client_->Get("/api/v1/namespaces/default/configmaps");
+  EXPECT_EQ(throttled.status, 429);
+  EXPECT_EQ(throttled.Header("retry-after"), "4");
+  EXPECT_EQ(client_->Get("/healthz").status, 200);
+
+  // Throttling off through the endpoint; the watch fault still holds.
+  ASSERT_EQ(client_->Put("/fault-injection", R"({"throttleFraction":0})").status, 200);
+  for (const char* name : {"a", "b"}) {
+    ASSERT_EQ(client_->Post("/api/v1/namespaces/default/configmaps",
+                            R"({"metadata":{"name":")" + std::string(name) + R"("}})")
+                  .status,
+              201);
+  }
+  auto w = client_->Watch("/api/v1/namespaces/default/configmaps?watch=1");
+  EXPECT_TRUE(w->Next().has_value());
+  EXPECT_FALSE(w->Next().has_value());
+  EXPECT_TRUE(w->ended());
+}
+
+TEST_F(LocalApiServerTest, FaultEndpointIsOffUnlessEnabled) {
+  Start();
+  EXPECT_EQ(client_->Get("/fault-injection").status, 404);
+}
+
+TEST_F(LocalApiServerTest, SimulatedNodeRunsPodsByDefault) {
+  Start({"--sim-running-after-ms=100"});
+  EXPECT_EQ(client_->Get("/api/v1/nodes/kcr-node").status, 200);
+  ASSERT_EQ(client_->Post("/api/v1/namespaces/default/pods",
+                          R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}})")
+                .status,
+            201);
+  EXPECT_TRUE(WaitFor([&] {
+    return client_->Get("/api/v1/namespaces/default/pods/p").Str("/status/phase") ==
+           "Running";
+  }));
+}
+
+TEST_F(LocalApiServerTest, SimulatedNodeSwitchedOff) {
+  Start({"--simulate-node=false", "--sim-running-after-ms=100"});
+  EXPECT_EQ(client_->Get("/api/v1/nodes/kcr-node").status, 404);
+  ASSERT_EQ(client_->Post("/api/v1/namespaces/default/pods",
+                          R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}})")
+                .status,
+            201);
+  absl::SleepFor(absl::Milliseconds(500));
+  TestResponse pod = client_->Get("/api/v1/namespaces/default/pods/p");
+  EXPECT_EQ(pod.Str("/status/phase"), "Pending");
+  EXPECT_EQ(pod.Str("/spec/nodeName"), "");
+}
+
+}  // namespace
+}  // namespace kcr::apiserver
