@@ -387,6 +387,31 @@ TEST_P(ApiServerClientTest, Watch) {
   EXPECT_EQ((*watch)->status().code(), absl::StatusCode::kCancelled);
 }
 
+TEST_P(ApiServerClientTest, ManyIdleWatchesLeaveRequestsFlowing) {
+  // Each watch waits for its body on a thread of its own, never on one of
+  // cpprestsdk's pool threads (40 of them): with more idle watches than
+  // that, requests and the watches' own events still get through.
+  StartServer();
+  auto client = Client();
+  const Resource cms = Resource::Namespaced(kConfigMaps, "default");
+  constexpr int kWatches = 64;
+  std::vector<std::unique_ptr<WatchStream>> watches;
+  for (int i = 0; i < kWatches; ++i) {
+    auto watch = client->Watch(cms);
+    ASSERT_TRUE(watch.ok()) << i << ": " << watch.status();
+    watches.push_back(*std::move(watch));
+  }
+  ASSERT_TRUE(client->Create(cms, *ConfigMap("seen-by-all")).ok());
+  ASSERT_TRUE(client->Get(cms, "seen-by-all").ok());
+  for (auto& watch : watches) {
+    WatchEvent e;
+    ASSERT_TRUE(watch->Next(&e)) << watch->status();
+    EXPECT_EQ(e.type, EventType::kAdded);
+    EXPECT_EQ(e.object->name(), "seen-by-all");
+  }
+  for (auto& watch : watches) watch->Stop();
+}
+
 TEST_P(ApiServerClientTest, WatchFromTooOldVersionIsExpired) {
   apiserver::ApiServerOptions options;
   options.history_size = 2;
