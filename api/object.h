@@ -146,17 +146,26 @@ struct ParseOptions {
 // An immutable Kubernetes object. Create with Parse or ObjectBuilder::Build.
 class Object {
  public:
-  // Parses one JSON document into an Object. Errors are InvalidArgument:
+  // Parses one JSON document into an Object. Errors are InvalidArgument
+  // and name the byte offset in `json` and what was wrong:
   //   malformed JSON:  "invalid JSON at offset 17: Missing a colon after a
   //                     name of object member."
-  //   structure:       "top level is not an object", "metadata missing",
-  //                    "metadata is not an object", "kind is not a string",
-  //                    "metadata.name is not a string",
-  //                    "metadata.labels.app is not a string",
-  //                    "metadata.generation is not an integer",
-  //                    "metadata.finalizers[2] is not a string",
-  //                    "metadata.ownerReferences[0].uid is not a string",
-  //                    "JSON nests deeper than 512 levels".
+  //   structure:       the field at fault, then where its value starts:
+  //                    "top level is not an object at offset 0",
+  //                    "metadata missing from the object at offset 0",
+  //                    "metadata is not an object at offset 12",
+  //                    "kind is not a string at offset 8",
+  //                    "metadata.name is not a string at offset 20",
+  //                    "metadata.labels.app is not a string at offset 30",
+  //                    "metadata.generation is not an integer at ...",
+  //                    "metadata.finalizers[2] is not a string at ...",
+  //                    "metadata.ownerReferences[0].uid is not a string at
+  //                     offset 39",
+  //                    "JSON nests deeper than 512 levels at offset 533"
+  //                    (the first array or object past the limit).
+  // FromValue and ObjectBuilder::Build give the same messages without the
+  // offset (there is no text). Finding the offset re-reads the text, on the
+  // error path only.
   // Fields this class exposes are type-checked here, so accessors never
   // meet a wrong type; every other field is kept as sent. Input must be
   // UTF-8; numbers are read to the nearest double (full precision); an

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/api/testdata_util.h"
@@ -127,54 +128,117 @@ TEST(ObjectTest, MalformedJsonNamesOffset) {
               HasSubstr("Number too big"));
 }
 
-TEST(ObjectTest, StructureErrors) {
-  EXPECT_EQ(ErrorOf("[]"), "top level is not an object");
-  EXPECT_EQ(ErrorOf("\"x\""), "top level is not an object");
-  EXPECT_EQ(ErrorOf("{}"), "metadata missing");
-  EXPECT_EQ(ErrorOf(R"({"metadata":null})"), "metadata missing");
-  EXPECT_EQ(ErrorOf(R"({"metadata":[]})"), "metadata is not an object");
-  EXPECT_EQ(ErrorOf(R"({"kind":1,"metadata":{}})"), "kind is not a string");
+TEST(ObjectTest, StructureErrorsNameTheFieldAndOffset) {
+  // The offset is where the value at fault starts in the input.
+  EXPECT_EQ(ErrorOf("[]"), "top level is not an object at offset 0");
+  EXPECT_EQ(ErrorOf("  \"x\""), "top level is not an object at offset 2");
+  EXPECT_EQ(ErrorOf("{}"), "metadata missing from the object at offset 0");
+  EXPECT_EQ(ErrorOf(R"({"metadata":null})"), "metadata missing at offset 12");
+  EXPECT_EQ(ErrorOf(R"({"metadata":[]})"),
+            "metadata is not an object at offset 12");
+  EXPECT_EQ(ErrorOf(R"({"kind":1,"metadata":{}})"),
+            "kind is not a string at offset 8");
   EXPECT_EQ(ErrorOf(R"({"apiVersion":{},"metadata":{}})"),
-            "apiVersion is not a string");
+            "apiVersion is not a string at offset 14");
   EXPECT_EQ(ErrorOf(R"({"metadata":{"name":5}})"),
-            "metadata.name is not a string");
+            "metadata.name is not a string at offset 20");
   EXPECT_EQ(ErrorOf(R"({"metadata":{"namespace":true}})"),
-            "metadata.namespace is not a string");
+            "metadata.namespace is not a string at offset 25");
   EXPECT_EQ(ErrorOf(R"({"metadata":{"resourceVersion":12}})"),
-            "metadata.resourceVersion is not a string");
+            "metadata.resourceVersion is not a string at offset 31");
   EXPECT_EQ(ErrorOf(R"({"metadata":{"generation":"1"}})"),
-            "metadata.generation is not an integer");
+            "metadata.generation is not an integer at offset 26");
   EXPECT_EQ(ErrorOf(R"({"metadata":{"generation":1.5}})"),
-            "metadata.generation is not an integer");
+            "metadata.generation is not an integer at offset 26");
   EXPECT_EQ(ErrorOf(R"({"metadata":{"labels":[]}})"),
-            "metadata.labels is not an object");
+            "metadata.labels is not an object at offset 22");
   EXPECT_EQ(ErrorOf(R"({"metadata":{"labels":{"app":"a","tier":3}}})"),
-            "metadata.labels.tier is not a string");
+            "metadata.labels.tier is not a string at offset 40");
   EXPECT_EQ(ErrorOf(R"({"metadata":{"annotations":{"a":null}}})"),
-            "metadata.annotations.a is not a string");
+            "metadata.annotations.a is not a string at offset 32");
   EXPECT_EQ(ErrorOf(R"({"metadata":{"finalizers":"x"}})"),
-            "metadata.finalizers is not an array");
+            "metadata.finalizers is not an array at offset 26");
   EXPECT_EQ(ErrorOf(R"({"metadata":{"finalizers":["a",{}]}})"),
-            "metadata.finalizers[1] is not a string");
+            "metadata.finalizers[1] is not a string at offset 31");
   EXPECT_EQ(ErrorOf(R"({"metadata":{"ownerReferences":{}}})"),
-            "metadata.ownerReferences is not an array");
+            "metadata.ownerReferences is not an array at offset 31");
   EXPECT_EQ(ErrorOf(R"({"metadata":{"ownerReferences":[1]}})"),
-            "metadata.ownerReferences[0] is not an object");
+            "metadata.ownerReferences[0] is not an object at offset 32");
   EXPECT_EQ(ErrorOf(R"({"metadata":{"ownerReferences":[{"uid":1}]}})"),
-            "metadata.ownerReferences[0].uid is not a string");
+            "metadata.ownerReferences[0].uid is not a string at offset 39");
   EXPECT_EQ(
       ErrorOf(R"({"metadata":{"ownerReferences":[{"controller":"true"}]}})"),
-      "metadata.ownerReferences[0].controller is not a boolean");
+      "metadata.ownerReferences[0].controller is not a boolean at offset 46");
+}
+
+TEST(ObjectTest, StructureErrorOffsetsInPrettyAndTrickyInput) {
+  // Whitespace, other fields before the bad one, look-alike keys inside
+  // strings and nested objects do not throw the offset off.
+  const std::string pretty =
+      "{\n  \"spec\": {\"labels\": {\"tier\": 3}, \"s\": \"\\\"labels\\\":\"},\n"
+      "  \"metadata\" : {\n    \"labels\" : {\n      \"app\" : \"a\",\n"
+      "      \"tier\" :\t 3\n    }\n  }\n}";
+  const size_t three = pretty.rfind('3');
+  EXPECT_EQ(ErrorOf(pretty), absl::StrCat(
+                                 "metadata.labels.tier is not a string at offset ",
+                                 three));
+  // A repeated key: the first "labels" is the one read, and checked.
+  EXPECT_EQ(ErrorOf(R"({"metadata":{"labels":[],"labels":{}}})"),
+            "metadata.labels is not an object at offset 22");
+  EXPECT_EQ(ErrorOf(R"({"metadata":{"labels":{"a":"x","a":1}}})"),
+            "metadata.labels.a is not a string at offset 35");
+  // The first "metadata" member is the metadata.
+  EXPECT_EQ(ErrorOf(R"({"x":{"metadata":{}},"metadata":7,"metadata":{}})"),
+            "metadata is not an object at offset 32");
+  // Non-ASCII text before the fault counts in bytes.
+  EXPECT_EQ(ErrorOf("{\"metadata\":{\"name\":\"\xc3\xa9\",\"uid\":[]}}"),
+            "metadata.uid is not a string at offset 31");
+}
+
+TEST(ObjectTest, FromValueErrorsHaveNoOffset) {
+  rapidjson::Document doc;
+  doc.Parse(R"({"metadata":{"labels":{"tier":3}}})");
+  absl::StatusOr<ObjectPtr> obj = Object::FromValue(doc);
+  ASSERT_FALSE(obj.ok());
+  EXPECT_EQ(obj.status().message(), "metadata.labels.tier is not a string");
 }
 
 TEST(ObjectTest, DeepNestingIsAnErrorNotACrash) {
   std::string deep(100000, '[');
   EXPECT_THAT(ErrorOf(deep), HasSubstr("invalid JSON"));
   deep += std::string(100000, ']');
-  EXPECT_EQ(ErrorOf(deep), "top level is not an object");
+  EXPECT_EQ(ErrorOf(deep), "top level is not an object at offset 0");
   std::string nested = R"({"metadata":{},"spec":)" + std::string(100000, '[') +
                        std::string(100000, ']') + "}";
-  EXPECT_THAT(ErrorOf(nested), HasSubstr("nests deeper than"));
+  // The first array past the limit: the root object is level 1, so the
+  // 512th '[' (at 22 + 511) is level 513.
+  EXPECT_EQ(ErrorOf(nested),
+            "JSON nests deeper than 512 levels at offset 533");
+  // Deep managedFields are not kept when stripped, so they are not an
+  // error then; the deep spec after them is, and its offset is named.
+  std::string deep_fields = R"({"metadata":{"managedFields":)" +
+                            std::string(1000, '[') + std::string(1000, ']') +
+                            R"(},"spec":)" + std::string(600, '[') +
+                            std::string(600, ']') + "}";
+  const size_t spec = deep_fields.find(R"("spec":)") + 7;
+  EXPECT_EQ(ErrorOf(deep_fields),
+            absl::StrCat("JSON nests deeper than 512 levels at offset ",
+                         29 + 510));
+  // Only the managedFields are deep: an error when kept, fine when stripped.
+  const std::string only_fields = R"({"metadata":{"managedFields":)" +
+                                  std::string(1000, '[') +
+                                  std::string(1000, ']') + "}}";
+  EXPECT_EQ(ErrorOf(only_fields),
+            "JSON nests deeper than 512 levels at offset 539");
+  EXPECT_TRUE(
+      Object::Parse(only_fields, ParseOptions{/*strip_managed_fields=*/true})
+          .ok());
+  absl::StatusOr<ObjectPtr> stripped =
+      Object::Parse(deep_fields, ParseOptions{/*strip_managed_fields=*/true});
+  ASSERT_FALSE(stripped.ok());
+  EXPECT_EQ(stripped.status().message(),
+            absl::StrCat("JSON nests deeper than 512 levels at offset ",
+                         spec + 511));
   // At the limit is fine: root object + 510 arrays + metadata level.
   std::string ok = R"({"metadata":{},"spec":)" + std::string(511, '[') +
                    std::string(511, ']') + "}";
