@@ -12,27 +12,33 @@
 // Interface is the seam (DelayingInterface and RateLimitingInterface extend
 // it); Queue is its one implementation.
 //
-// Implementation note. Producers and consumers use different locks, so a
-// producer never waits for a worker:
-//  * Add appends the key to a small inbox under `inbox_mu_` (one short
-//    critical section, no hashing). Every kFoldBatch items the producer folds
-//    the inbox into the queue proper if `mu_` is free (it never waits for a
-//    worker there); at kInboxLimit it waits, which bounds the inbox.
-//  * A consumer that finds nothing waiting folds the inbox itself (and Len
-//    folds it first), so every observable result is that of client-go's
-//    queue: duplicates collapse, order is kept, items added during
-//    processing are queued again on Done.
-//  * The queue proper is one chunked slab of slots (key, state, intrusive
-//    FIFO link) and a hash index from key to slot. Folding an item in hashes
-//    it once; Get hashes nothing; Done finds the slot through a per-thread
-//    note of the last Get (falling back to the index) and only marks it
-//    finished, and finished slots leave the index in batches at the next
-//    fold. So workers pay O(1) per item and the hashing happens in batches.
-//    Slots never move, so metrics key their timestamps by slot number.
-//  * A consumer sleeps only when both are empty; a producer signals only when
-//    a consumer sleeps and none is already being woken.
-//  * A queue with metrics skips the inbox, so that adds, depth and queue
-//    latency are recorded at the moment of Add, exactly as client-go does.
+// Implementation note. Three locks, so that neither producers nor the
+// hashing ever hold up a worker:
+//  * Add appends the key to an inbox under `inbox_mu_` (one short critical
+//    section, no hashing). Every kFoldBatch items the producer folds the
+//    inbox in if no one else is folding; at kInboxLimit it waits for the
+//    folder, which bounds the inbox.
+//  * Folding (under `index_mu_`) deduplicates: a hash index maps each key to
+//    its slot in a slab of entries (key, state, intrusive FIFO link). New and
+//    finished entries are linked into a batch that joins the FIFO in one
+//    step under `mu_`; an entry being processed is marked to be queued again
+//    on Done. The fold also reaps entries that finished since the last one.
+//  * Workers take `mu_` only: Get pops the FIFO without hashing; Done finds
+//    the slot through a per-thread note of the last Get (falling back to the
+//    index) and marks it finished. The one state both sides change, "being
+//    processed", moves by compare-and-swap, so a fold and a Done may run at
+//    once. So workers pay O(1) per item and the hashing happens in batches,
+//    on whichever thread folds.
+//  * A worker that finds the FIFO empty folds the inbox itself (and Len
+//    folds first), so every observable result is that of client-go's queue:
+//    duplicates collapse, order is kept, items added during processing are
+//    queued again on Done. With nothing to fold it yields a few times, then
+//    sleeps; a producer signals only when a worker sleeps and none is
+//    already being woken.
+//  * Slots never move, so metrics key their timestamps by slot number. A
+//    queue with metrics skips the inbox and holds both locks for an Add, so
+//    adds, depth and queue latency are recorded at the moment of Add,
+//    exactly as client-go does.
 #ifndef KCR_RUNTIME_WORKQUEUE_QUEUE_H_
 #define KCR_RUNTIME_WORKQUEUE_QUEUE_H_
 
@@ -56,6 +62,7 @@
 #include "runtime/base/clock.h"
 #include "runtime/base/mutex.h"
 #include "runtime/workqueue/internal/queue_metrics.h"
+#include "runtime/workqueue/internal/slab.h"
 #include "runtime/workqueue/metrics.h"
 
 namespace kcr::workqueue {
@@ -119,10 +126,13 @@ inline MetricsProvider* ResolveProvider(const QueueOptions& options) {
 inline constexpr absl::Duration kUnfinishedWorkUpdatePeriod =
     absl::Milliseconds(500);
 
-// A producer folds its inbox into the queue every kFoldBatch items when the
-// queue's lock is free, and at kInboxLimit in any case.
+// A producer folds its inbox into the queue every kFoldBatch items when no
+// other thread is folding, and at kInboxLimit in any case.
 inline constexpr size_t kFoldBatch = 64;
 inline constexpr size_t kInboxLimit = 4096;
+
+// A worker with nothing to do yields this many times before it sleeps.
+inline constexpr int kSpinsBeforeSleep = 64;
 
 // T is any copyable type hashable by `Hash` (absl::Hash by default) and
 // comparable by `Eq`; std::string keys ("namespace/name") are the usual case.
@@ -135,7 +145,7 @@ class Queue final : public Interface<T> {
   explicit Queue(Options options = {})
       : clock_(options.clock != nullptr ? options.clock : Clock::Real()),
         id_(next_id_.fetch_add(1) + 1),
-        index_(0, IndexHash{&slab_}, IndexEq{&slab_}) {
+        index_(0, IndexHash{}, IndexEq{&slab_}) {
     if (MetricsProvider* provider = internal::ResolveProvider(options)) {
       metrics_ = std::make_unique<internal::QueueMetrics>(provider,
                                                           options.name, clock_);
@@ -155,11 +165,46 @@ class Queue final : public Interface<T> {
   void Add(const T& item) override { AddImpl(item); }
   void Add(T&& item) override { AddImpl(std::move(item)); }
 
+  // Adds every item of `items`, in order, as Add would, and leaves `items`
+  // empty. One step for the whole batch: cheaper than an Add per item.
+  void AddAll(std::vector<T>* items) {
+    if (metrics_ != nullptr) {
+      for (T& item : *items) AddNowWithMetrics(std::move(item));
+      items->clear();
+      return;
+    }
+    bool wake = false;
+    size_t inboxed;
+    {
+      MutexLock lock(&inbox_mu_);
+      if (shutting_down_.load(std::memory_order_relaxed)) {
+        items->clear();
+        return;
+      }
+      if (inbox_.empty()) {
+        inbox_.swap(*items);
+      } else {
+        for (T& item : *items) inbox_.push_back(std::move(item));
+      }
+      wake = sleepers_ > signalled_;
+      if (wake) ++signalled_;
+      inboxed = inbox_.size();
+      inboxed_.store(inboxed, std::memory_order_relaxed);
+    }
+    items->clear();
+    if (wake) inbox_cv_.Signal();
+    if (inboxed >= kInboxLimit) {
+      Fold();
+    } else if (inboxed >= kFoldBatch) {
+      TryFold();
+    }
+  }
+
   size_t Len() const override {
-    MutexLock lock(&mu_);
     // Folding changes how the items are stored, not which items are queued,
-    // so a const Len may do it; the inbox and the queue proper are mutable.
-    FoldInboxLocked();
+    // so a const Len may do it.
+    Fold();
+    MutexLock lock(&mu_);
     return len_;
   }
 
@@ -167,38 +212,41 @@ class Queue final : public Interface<T> {
     for (;;) {
       {
         MutexLock lock(&mu_);
-        bool shutting_down = false;
-        if (head_ == kNil) shutting_down = FoldInboxLocked();
         if (head_ != kNil) return PopLocked();
-        if (shutting_down) return std::nullopt;
       }
-      SleepUntilWork();
+      const FoldResult folded = Fold();
+      if (folded.queued) continue;
+      if (folded.shutting_down) {
+        // Nothing can be added any more; Done may still queue an item again.
+        MutexLock lock(&mu_);
+        if (head_ != kNil) return PopLocked();
+        return std::nullopt;
+      }
+      if (!SpinForWork()) SleepUntilWork();
     }
   }
 
   void Done(const T& item) override {
-    bool requeued = false;
-    bool wake_drain = false;
     {
       MutexLock lock(&mu_);
-      const uint32_t slot = FindProcessingLocked(item);
-      if (slot == kNil) return;  // not being processed
-      Entry& entry = slab_.at(slot);
-      if (metrics_ != nullptr) metrics_->Done(slot);
-      --processing_;
-      if (entry.state == kProcessingDirty) {
-        entry.state = kQueued;
-        PushLocked(slot);
-        requeued = true;
-      } else {
-        entry.state = kFinished;
-        finished_.push_back(slot);
-        if (finished_.size() >= kInboxLimit) ReapLocked();
+      const LastGet last = last_get_;
+      if (last.queue_id == id_ && IsProcessingLocked(last.slot, item)) {
+        FinishLocked(last.slot);
+        return;
       }
-      wake_drain = processing_ == 0 && draining_;
     }
-    if (requeued) WakeOneSleeper();
-    if (wake_drain) drain_cv_.SignalAll();
+    // Not this thread's last Get: find the slot through the index. Only the
+    // worker that took the item calls Done for it, so the slot cannot change
+    // hands between the lookup and the check below.
+    uint32_t slot;
+    {
+      MutexLock lock(&index_mu_);
+      auto it = index_.find(item);
+      if (it == index_.end()) return;  // not queued, not being processed
+      slot = it->slot;
+    }
+    MutexLock lock(&mu_);
+    if (IsProcessingLocked(slot, item)) FinishLocked(slot);
   }
 
   void ShutDown() override {
@@ -230,7 +278,13 @@ class Queue final : public Interface<T> {
   bool ShuttingDown() const override { return shutting_down_.load(); }
 
  private:
-  // kFinished: processed and Done, still in the index until the next reap.
+  // An entry's life: kFree → kQueued (folded in) → kProcessing (Get) →
+  // kFinished (Done) → kFree (reaped), with kProcessingDirty (added again
+  // while processing; Done queues it again) and kFinished → kQueued (added
+  // again before the reap). The folder (under index_mu_) moves kProcessing
+  // to kProcessingDirty and kFinished onwards; workers (under mu_) move
+  // kQueued, kProcessing and kProcessingDirty onwards. The one transition
+  // both sides start from, kProcessing, is a compare-and-swap.
   enum State : uint8_t {
     kFree,
     kQueued,
@@ -238,78 +292,28 @@ class Queue final : public Interface<T> {
     kProcessingDirty,
     kFinished
   };
-  static constexpr uint32_t kNil = UINT32_MAX;
+  static constexpr uint32_t kNil = internal::kNilSlot;
 
-  // One item. `key` is alive unless state == kFree; `next` links the FIFO
-  // (kQueued) or the free list (kFree).
+  // One item. `key` is alive unless state == kFree and does not change until
+  // the entry is reaped; `next` links the FIFO, a fold's batch or the free
+  // list.
   struct Entry {
     Entry() {}
-    ~Entry() {}
+    ~Entry() {
+      if (state.load(std::memory_order_relaxed) != kFree) key.~T();
+    }
     union {
       T key;
     };
     uint32_t next = kNil;
-    State state = kFree;
+    std::atomic<uint8_t> state{kFree};
   };
-
-  // Fixed-size chunks so that entries never move and growth never copies.
-  class Slab {
-   public:
-    Slab() = default;
-    Slab(const Slab&) = delete;
-    Slab& operator=(const Slab&) = delete;
-    ~Slab() {
-      for (uint32_t i = 0; i < size_; ++i) {
-        if (at(i).state != kFree) at(i).key.~T();
-      }
-    }
-
-    Entry& at(uint32_t i) { return chunks_[i >> kChunkBits][i & kChunkMask]; }
-    const Entry& at(uint32_t i) const {
-      return chunks_[i >> kChunkBits][i & kChunkMask];
-    }
-    uint32_t size() const { return size_; }
-
-    template <typename K>
-    uint32_t Allocate(K&& key) {
-      uint32_t i;
-      if (free_ != kNil) {
-        i = free_;
-        free_ = at(i).next;
-      } else {
-        CHECK_LT(size_, kNil) << "work queue holds 2^32 items";
-        if ((size_ & kChunkMask) == 0) {
-          chunks_.push_back(std::make_unique<Entry[]>(kChunkSize));
-        }
-        i = size_++;
-      }
-      Entry& entry = at(i);
-      new (&entry.key) T(std::forward<K>(key));
-      entry.next = kNil;
-      return i;
-    }
-
-    void Free(uint32_t i) {
-      Entry& entry = at(i);
-      entry.key.~T();
-      entry.state = kFree;
-      entry.next = free_;
-      free_ = i;
-    }
-
-   private:
-    static constexpr uint32_t kChunkBits = 8;
-    static constexpr uint32_t kChunkSize = 1u << kChunkBits;
-    static constexpr uint32_t kChunkMask = kChunkSize - 1;
-
-    std::vector<std::unique_ptr<Entry[]>> chunks_;
-    uint32_t size_ = 0;
-    uint32_t free_ = kNil;
-  };
+  using Slab = internal::Slab<Entry>;
 
   // The index stores a slot number and 32 bits of the key's hash, and looks
   // keys up through the slab. With the hash at hand, growing the index never
-  // reads the slab, and a probe touches the slab only on a likely match.
+  // reads the slab, a probe touches the slab only on a likely match, and a
+  // reap compares slot numbers, not keys.
   struct SlotRef {
     uint32_t slot;
     uint32_t hash;
@@ -319,10 +323,11 @@ class Queue final : public Interface<T> {
     const T* key;
     uint32_t hash;
   };
-  static uint32_t HashOf(const T& key) { return static_cast<uint32_t>(Hash()(key)); }
+  static uint32_t HashOf(const T& key) {
+    return static_cast<uint32_t>(Hash()(key));
+  }
   struct IndexHash {
     using is_transparent = void;
-    const Slab* slab;
     size_t operator()(SlotRef ref) const { return ref.hash; }
     size_t operator()(HashedKey key) const { return key.hash; }
     size_t operator()(const T& key) const { return HashOf(key); }
@@ -341,17 +346,22 @@ class Queue final : public Interface<T> {
     bool operator()(const T& key, SlotRef a) const { return (*this)(a, key); }
   };
 
+  // Entries a fold queues, linked through `next`, pushed in one step.
+  struct Batch {
+    uint32_t head = kNil;
+    uint32_t tail = kNil;
+    size_t len = 0;
+  };
+
+  struct FoldResult {
+    bool queued = false;         // the fold queued at least one entry
+    bool shutting_down = false;  // nothing can be added any more
+  };
+
   template <typename K>
   void AddImpl(K&& item) {
     if (metrics_ != nullptr) {
-      // Metrics see every Add at the moment it happens, as client-go's do:
-      // skip the inbox.
-      {
-        MutexLock lock(&mu_);
-        if (shutting_down_.load()) return;
-        InsertLocked(T(std::forward<K>(item)));
-      }
-      if (sleepers_pending_.load()) WakeOneSleeper();
+      AddNowWithMetrics(T(std::forward<K>(item)));
       return;
     }
     bool wake = false;
@@ -363,74 +373,125 @@ class Queue final : public Interface<T> {
       wake = sleepers_ > signalled_;
       if (wake) ++signalled_;
       inboxed = inbox_.size();
+      inboxed_.store(inboxed, std::memory_order_relaxed);
     }
     if (wake) inbox_cv_.Signal();
     if (inboxed >= kInboxLimit) {
-      MutexLock lock(&mu_);
-      FoldInboxLocked();
-    } else if (inboxed % kFoldBatch == 0 && mu_.TryLock()) {
-      FoldInboxLocked();
-      mu_.Unlock();
+      Fold();
+    } else if (inboxed % kFoldBatch == 0) {
+      TryFold();
     }
+  }
+
+  // Metrics see every Add at the moment it happens, as client-go's do: skip
+  // the inbox and hold both locks, so the instruments match client-go's
+  // exactly.
+  void AddNowWithMetrics(T&& item) {
+    {
+      MutexLock index_lock(&index_mu_);
+      if (shutting_down_.load()) return;
+      Batch batch;
+      const uint32_t slot = InsertLocked(std::move(item), &batch);
+      {
+        MutexLock lock(&mu_);
+        if (slot != kNil) metrics_->Add(slot);  // queued, or marked dirty
+        if (batch.len != 0) PushLocked(batch);
+        reaping_.swap(finished_);
+      }
+      ReapLocked();
+    }
+    if (sleepers_pending_.load()) WakeOneSleeper();
   }
 
   // Moves every inboxed item into the queue proper, with client-go's Add
-  // semantics. Returns whether the queue was shutting down when the inbox was
-  // taken: no item can arrive after that.
-  bool FoldInboxLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    bool shutting_down;
-    {
-      MutexLock lock(&inbox_mu_);
-      if (inbox_.empty()) return shutting_down_.load(std::memory_order_relaxed);
-      inbox_.swap(folding_);
-      shutting_down = shutting_down_.load(std::memory_order_relaxed);
-    }
-    for (T& item : folding_) InsertLocked(std::move(item));
-    folding_.clear();
-    // After the inserts, so that finished items added again are reused.
-    ReapLocked();
-    return shutting_down;
+  // semantics, and reaps finished entries.
+  FoldResult Fold() const {
+    MutexLock lock(&index_mu_);
+    return FoldLocked();
   }
 
-  void InsertLocked(T&& item) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  // As Fold, unless another thread is folding (it will fold these items too).
+  void TryFold() const {
+    if (!index_mu_.TryLock()) return;
+    FoldLocked();
+    index_mu_.Unlock();
+  }
+
+  FoldResult FoldLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    FoldResult result;
+    {
+      MutexLock lock(&inbox_mu_);
+      inbox_.swap(folding_);
+      inboxed_.store(0, std::memory_order_relaxed);
+      result.shutting_down = shutting_down_.load(std::memory_order_relaxed);
+    }
+    Batch batch;
+    for (T& item : folding_) InsertLocked(std::move(item), &batch);
+    folding_.clear();
+    {
+      MutexLock lock(&mu_);
+      if (batch.len != 0) PushLocked(batch);
+      reaping_.swap(finished_);
+    }
+    ReapLocked();
+    if (batch.len != 0) {
+      result.queued = true;
+      if (sleepers_pending_.load()) WakeOneSleeper();
+    }
+    return result;
+  }
+
+  // client-go's Add for one item. Returns the item's slot if the Add counts
+  // (queued, or marked to be queued again), kNil if it collapsed into an
+  // entry already waiting. A newly queued slot is appended to `batch`.
+  uint32_t InsertLocked(T&& item, Batch* batch) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
     bool inserted = false;
     uint32_t slot = kNil;
     const uint32_t hash = HashOf(item);
-    // The lambda runs inside lazy_emplace, under mu_; the analysis cannot
-    // follow it there.
+    // The lambda runs inside lazy_emplace, under index_mu_; the analysis
+    // cannot follow it there.
     auto it = index_.lazy_emplace(
         HashedKey{&item, hash},
         [&](const auto& construct) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-      slot = slab_.Allocate(std::move(item));
-      inserted = true;
-      construct(SlotRef{slot, hash});
-    });
+          slot = slab_.Allocate();
+          new (&slab_.at(slot).key) T(std::move(item));
+          inserted = true;
+          construct(SlotRef{slot, hash});
+        });
+    Entry& entry = slab_.at(inserted ? slot : it->slot);
     if (!inserted) {
       slot = it->slot;
-      Entry& entry = slab_.at(slot);
-      if (entry.state == kProcessing) {
-        entry.state = kProcessingDirty;
-        if (metrics_ != nullptr) metrics_->Add(slot);
-        return;
+      uint8_t state = entry.state.load(std::memory_order_acquire);
+      if (state == kProcessing &&
+          entry.state.compare_exchange_strong(state, kProcessingDirty,
+                                              std::memory_order_acq_rel)) {
+        return slot;  // Done queues it again
       }
-      // Already waiting (or waiting to be queued again): collapse.
-      if (entry.state != kFinished) return;
-      // Finished but not yet reaped: the slot is reused as it stands.
+      // Already waiting, or about to be queued again by Done: collapse.
+      if (state != kFinished) return kNil;
+      // Finished but not yet reaped: the entry is reused as it stands.
     }
-    slab_.at(slot).state = kQueued;
-    if (metrics_ != nullptr) metrics_->Add(slot);
-    PushLocked(slot);
+    entry.state.store(kQueued, std::memory_order_relaxed);
+    entry.next = kNil;
+    if (batch->tail == kNil) {
+      batch->head = slot;
+    } else {
+      slab_.at(batch->tail).next = slot;
+    }
+    batch->tail = slot;
+    ++batch->len;
+    return slot;
   }
 
-  void PushLocked(uint32_t slot) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    slab_.at(slot).next = kNil;
+  void PushLocked(const Batch& batch) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (tail_ == kNil) {
-      head_ = slot;
+      head_ = batch.head;
     } else {
-      slab_.at(tail_).next = slot;
+      slab_.at(tail_).next = batch.head;
     }
-    tail_ = slot;
-    ++len_;
+    tail_ = batch.tail;
+    len_ += batch.len;
     queued_.store(len_);
   }
 
@@ -441,7 +502,7 @@ class Queue final : public Interface<T> {
     if (head_ == kNil) tail_ = kNil;
     --len_;
     queued_.store(len_, std::memory_order_relaxed);
-    entry.state = kProcessing;
+    entry.state.store(kProcessing, std::memory_order_release);
     ++processing_;
     if (metrics_ != nullptr) metrics_->Get(slot);
     last_get_ = LastGet{id_, slot};
@@ -452,34 +513,64 @@ class Queue final : public Interface<T> {
     return entry.key;
   }
 
-  // The slot of `item` if it is being processed, else kNil. Usually the
-  // calling thread's last Get was this item: then no hashing is needed.
-  uint32_t FindProcessingLocked(const T& item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    const LastGet last = last_get_;
-    if (last.queue_id == id_ && last.slot < slab_.size()) {
-      const Entry& entry = slab_.at(last.slot);
-      if ((entry.state == kProcessing || entry.state == kProcessingDirty) &&
-          Eq()(entry.key, item)) {
-        return last.slot;
-      }
-    }
-    auto it = index_.find(item);
-    if (it == index_.end()) return kNil;
-    const State state = slab_.at(it->slot).state;
-    if (state != kProcessing && state != kProcessingDirty) return kNil;
-    return it->slot;
+  // Whether `slot` holds `item` and a worker is processing it. The key of a
+  // processing entry does not change, so it may be compared under mu_.
+  bool IsProcessingLocked(uint32_t slot, const T& item) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const Entry& entry = slab_.at(slot);
+    const uint8_t state = entry.state.load(std::memory_order_acquire);
+    return (state == kProcessing || state == kProcessingDirty) &&
+           Eq()(entry.key, item);
   }
 
-  // Removes finished slots from the index and frees them, unless an Add
-  // revived them meanwhile.
-  void ReapLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    for (const uint32_t slot : finished_) {
+  void FinishLocked(uint32_t slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    Entry& entry = slab_.at(slot);
+    if (metrics_ != nullptr) metrics_->Done(slot);
+    --processing_;
+    bool requeued = false;
+    uint8_t state = kProcessing;
+    if (entry.state.compare_exchange_strong(state, kFinished,
+                                            std::memory_order_acq_rel)) {
+      finished_.push_back(slot);
+    } else {  // kProcessingDirty: added again meanwhile
+      entry.state.store(kQueued, std::memory_order_relaxed);
+      entry.next = kNil;
+      PushLocked(Batch{slot, slot, 1});
+      requeued = true;
+    }
+    const bool wake_drain = processing_ == 0 && draining_;
+    if (requeued && sleepers_pending_.load()) WakeOneSleeper();
+    if (wake_drain) drain_cv_.SignalAll();
+  }
+
+  // Removes the finished entries taken from finished_ from the index and
+  // frees them, unless an Add revived them meanwhile.
+  void ReapLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    for (const uint32_t slot : reaping_) {
       Entry& entry = slab_.at(slot);
-      if (entry.state != kFinished) continue;
-      index_.erase(HashedKey{&entry.key, HashOf(entry.key)});
+      if (entry.state.load(std::memory_order_acquire) != kFinished) continue;
+      index_.erase(SlotRef{slot, HashOf(entry.key)});
+      entry.key.~T();
+      entry.state.store(kFree, std::memory_order_relaxed);
       slab_.Free(slot);
     }
-    finished_.clear();
+    reaping_.clear();
+  }
+
+  // Yields the CPU a few times while nothing is waiting, in case work is
+  // about to arrive: sleeping and being woken costs a futex round trip, and
+  // on virtual machines waking an idle CPU costs tens of microseconds.
+  // Returns whether work (or shutdown) arrived.
+  bool SpinForWork() const {
+    for (int i = 0; i < kSpinsBeforeSleep; ++i) {
+      if (inboxed_.load(std::memory_order_relaxed) != 0 ||
+          queued_.load(std::memory_order_relaxed) != 0 ||
+          shutting_down_.load(std::memory_order_relaxed)) {
+        return true;
+      }
+      std::this_thread::yield();
+    }
+    return false;
   }
 
   // Blocks until the inbox or the queue may hold an item, or shutdown.
@@ -488,8 +579,8 @@ class Queue final : public Interface<T> {
     ++sleepers_;
     sleepers_pending_.store(sleepers_ > signalled_);
     // queued_ is read after sleepers_ is published (both sequentially
-    // consistent), and Done publishes queued_ before reading sleepers_, so
-    // one of the two always sees the other.
+    // consistent), and whoever queues publishes queued_ before reading
+    // sleepers_pending_, so one of the two always sees the other.
     while (inbox_.empty() && queued_.load() == 0 &&
            !shutting_down_.load(std::memory_order_relaxed)) {
       inbox_cv_.Wait(&inbox_mu_);
@@ -500,7 +591,7 @@ class Queue final : public Interface<T> {
     sleepers_pending_.store(sleepers_ > signalled_);
   }
 
-  void WakeOneSleeper() {
+  void WakeOneSleeper() const {
     bool wake = false;
     {
       MutexLock lock(&inbox_mu_);
@@ -535,27 +626,37 @@ class Queue final : public Interface<T> {
   const Clock* const clock_;
   const uint64_t id_;
 
+  // Lock order: index_mu_, then mu_, then inbox_mu_.
+
+  // The folder's side: deduplication. The index holds every entry that is
+  // not free; the slab's allocation state is the folder's too.
+  mutable Mutex index_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  mutable std::vector<T> folding_ ABSL_GUARDED_BY(index_mu_);
+  mutable std::vector<uint32_t> reaping_ ABSL_GUARDED_BY(index_mu_);
+  // Entries are read by workers under mu_ once pushed; see State.
+  mutable Slab slab_;
+  mutable absl::flat_hash_set<SlotRef, IndexHash, IndexEq> index_
+      ABSL_GUARDED_BY(index_mu_);
+
   // Producers' side.
   mutable Mutex inbox_mu_ ABSL_ACQUIRED_AFTER(mu_);
-  CondVar inbox_cv_;  // consumers with nothing to do
+  mutable CondVar inbox_cv_;  // consumers with nothing to do
   mutable std::vector<T> inbox_ ABSL_GUARDED_BY(inbox_mu_);
+  // inbox_.size(), readable without the lock.
+  mutable std::atomic<size_t> inboxed_{0};
   int sleepers_ ABSL_GUARDED_BY(inbox_mu_) = 0;
   // Sleepers signalled but not yet awake: no need to signal them again.
-  int signalled_ ABSL_GUARDED_BY(inbox_mu_) = 0;
+  mutable int signalled_ ABSL_GUARDED_BY(inbox_mu_) = 0;
   // sleepers_ > signalled_, readable without the lock.
-  std::atomic<bool> sleepers_pending_{false};
+  mutable std::atomic<bool> sleepers_pending_{false};
   // Written under inbox_mu_, so no Add is accepted after it is seen.
   std::atomic<bool> shutting_down_{false};
 
-  // Consumers' side: the queue proper.
+  // Workers' side: the FIFO and the processing count.
   mutable Mutex mu_;
   CondVar drain_cv_;    // ShutDownWithDrain
   CondVar updater_cv_;  // the unfinished-work updater
-  mutable std::vector<T> folding_ ABSL_GUARDED_BY(mu_);  // the inbox being folded in
-  mutable std::vector<uint32_t> finished_ ABSL_GUARDED_BY(mu_);  // slots to reap
-  mutable Slab slab_ ABSL_GUARDED_BY(mu_);
-  mutable absl::flat_hash_set<SlotRef, IndexHash, IndexEq> index_
-      ABSL_GUARDED_BY(mu_);
+  mutable std::vector<uint32_t> finished_ ABSL_GUARDED_BY(mu_);  // to reap
   mutable uint32_t head_ ABSL_GUARDED_BY(mu_) = kNil;
   mutable uint32_t tail_ ABSL_GUARDED_BY(mu_) = kNil;
   mutable size_t len_ ABSL_GUARDED_BY(mu_) = 0;

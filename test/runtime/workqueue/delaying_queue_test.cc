@@ -64,6 +64,33 @@ TEST(DelayingQueueTest, SecondAddAfterKeepsTheEarlierTime) {
   EXPECT_EQ(q.Len(), 0u);
 }
 
+TEST(DelayingQueueTest, AnEarlierItemWakesTheSleepingTimer) {
+  testing::FakeClock clock;
+  DelayingQueue<std::string> q(WithClock(&clock));
+  q.AddAfter("late", absl::Hours(1));
+  clock.Advance(absl::Milliseconds(1));
+  clock.BlockUntilWaiters(1);  // asleep until "late" is due
+  q.AddAfter("soon", absl::Seconds(1));
+  clock.Advance(absl::Seconds(1));
+  EXPECT_EQ(*q.Get(), "soon");
+  EXPECT_EQ(q.WaitingLen(), 1u);
+}
+
+TEST(DelayingQueueTest, RepeatedAddAftersOfOneItemWaitOnce) {
+  testing::FakeClock clock;
+  DelayingQueue<std::string> q(WithClock(&clock));
+  for (int i = 0; i < 3 * static_cast<int>(kInboxLimit); ++i) {
+    q.AddAfter("same", absl::Minutes(1) + absl::Milliseconds(i % 5));
+  }
+  EXPECT_EQ(q.WaitingLen(), 1u);
+  clock.Advance(absl::Minutes(1));
+  EXPECT_EQ(*q.Get(), "same");
+  clock.Advance(absl::Seconds(1));
+  clock.BlockUntilWaiters(1);
+  EXPECT_EQ(q.Len(), 0u) << "the later times were superseded";
+  EXPECT_EQ(q.WaitingLen(), 0u);
+}
+
 TEST(DelayingQueueTest, ReadyItemsComeOutInReadyOrder) {
   testing::FakeClock clock;
   DelayingQueue<std::string> q(WithClock(&clock));

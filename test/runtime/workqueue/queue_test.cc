@@ -147,8 +147,8 @@ TEST(QueueTest, ShutDownWithDrainWaitsForItemsInFlight) {
     drained.Notify();
   });
   // The drainer cannot finish while two items are in flight.
+  while (!q.ShuttingDown()) std::this_thread::yield();
   EXPECT_FALSE(drained.WaitForNotificationWithTimeout(absl::Milliseconds(20)));
-  EXPECT_TRUE(q.ShuttingDown());
   q.Done("a");
   EXPECT_FALSE(drained.WaitForNotificationWithTimeout(absl::Milliseconds(20)));
   q.Done("b");
@@ -273,6 +273,106 @@ TEST(QueueTest, ItemReAddedDuringProcessingIsProcessedAgainExactlyOnce) {
   worker.join();
   EXPECT_EQ(gets.load(), 2);
   EXPECT_EQ(q.Len(), 0u);
+}
+
+TEST(QueueTest, DoneOutOfOrderAndFromAnotherThread) {
+  Queue<std::string> q;
+  q.Add("a");
+  q.Add("b");
+  q.Add("c");
+  ASSERT_EQ(*q.Get(), "a");
+  ASSERT_EQ(*q.Get(), "b");
+  q.Add("a");  // re-added while processing
+  q.Done("a");  // not this thread's last Get
+  EXPECT_EQ(q.Len(), 2u) << "c, then a again";
+  std::thread other([&] { q.Done("b"); });  // b was taken by this thread
+  other.join();
+  q.Add("b");
+  EXPECT_EQ(q.Len(), 3u) << "b is a new item after its Done";
+  EXPECT_EQ(*q.Get(), "c");
+  EXPECT_EQ(*q.Get(), "a");
+  EXPECT_EQ(*q.Get(), "b");
+  q.Done("c");
+  q.Done("a");
+  q.Done("b");
+  q.Done("b");  // a second Done is ignored
+  EXPECT_EQ(q.Len(), 0u);
+}
+
+TEST(QueueTest, AddAllKeepsOrderAndCollapses) {
+  Queue<std::string> q;
+  q.Add("a");
+  ASSERT_EQ(*q.Get(), "a");
+  std::vector<std::string> batch = {"b", "a", "c", "b"};
+  q.AddAll(&batch);
+  EXPECT_TRUE(batch.empty());
+  EXPECT_EQ(q.Len(), 2u) << "a is being processed; b collapses";
+  q.Done("a");
+  EXPECT_EQ(*q.Get(), "b");
+  EXPECT_EQ(*q.Get(), "c");
+  EXPECT_EQ(*q.Get(), "a");
+}
+
+// Producers re-add a small set of keys while workers process them, with
+// Done sometimes out of order: no key is ever processed by two workers at
+// once, and every key added after its last Get is processed again.
+TEST(QueueTest, ReAddsUnderContentionKeepEveryGuarantee) {
+  Queue<int> q;
+  constexpr int kKeys = 64;
+  constexpr int kRounds = 20000;
+  std::vector<std::atomic<int>> in_flight(kKeys);
+  std::vector<std::atomic<int64_t>> last_add(kKeys);
+  std::vector<std::atomic<int64_t>> last_start(kKeys);
+  std::atomic<int64_t> clock{0};
+  std::atomic<bool> overlap{false};
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 3; ++w) {
+    workers.emplace_back([&, w] {
+      std::vector<int> held;
+      for (;;) {
+        auto item = q.Get();
+        if (!item) break;
+        if (in_flight[*item].fetch_add(1) != 0) overlap = true;
+        last_start[*item] = ++clock;
+        held.push_back(*item);
+        // Hold two items at times, and finish the older one first.
+        if (held.size() == 2 || (w + *item) % 3 != 0) {
+          for (int key : held) {
+            in_flight[key].fetch_sub(1);
+            q.Done(key);
+          }
+          held.clear();
+        }
+      }
+      for (int key : held) {
+        in_flight[key].fetch_sub(1);
+        q.Done(key);
+      }
+    });
+  }
+  std::vector<std::thread> producers;
+  for (int p = 0; p < 2; ++p) {
+    producers.emplace_back([&, p] {
+      for (int i = 0; i < kRounds; ++i) {
+        const int key = (i * 7 + p) % kKeys;
+        last_add[key] = ++clock;
+        q.Add(key);
+      }
+    });
+  }
+  for (auto& t : producers) t.join();
+  q.ShutDown();
+  for (auto& t : workers) t.join();
+  // A worker's Done may have queued a key again after the others had seen
+  // the queue empty; ShutDown still hands such keys out.
+  while (auto item = q.Get()) {
+    last_start[*item] = ++clock;
+    q.Done(*item);
+  }
+  EXPECT_FALSE(overlap.load());
+  for (int key = 0; key < kKeys; ++key) {
+    EXPECT_GT(last_start[key].load(), last_add[key].load()) << key;
+  }
 }
 
 TEST(QueueMetricsTest, RecordsClientGoInstrumentsWhenNamed) {
