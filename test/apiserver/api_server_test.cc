@@ -353,6 +353,8 @@ TEST_F(ApiServerTest, BuiltinResourcesAreServed) {
               HasSubstr(R"("name":"leases")"));
   EXPECT_THAT(client_->Get("/apis/apiextensions.k8s.io/v1").body,
               HasSubstr(R"("name":"customresourcedefinitions/status")"));
+  EXPECT_THAT(core, HasSubstr(R"({"name":"namespaces","singularName":"namespace","namespaced":false,)"));
+  EXPECT_THAT(core, HasSubstr(R"({"name":"pods","singularName":"pod","namespaced":true,)"));
   // Verbs as kube-apiserver lists them.
   EXPECT_THAT(core, HasSubstr(R"("verbs":["create","delete","deletecollection","get","list","patch","update","watch"])"));
 }

@@ -100,6 +100,13 @@ TEST_F(ListWatchTest, FieldSelectorsByNameNamespaceAndPodPhase) {
               ElementsAre("p"));
   EXPECT_THAT(Names(client_->Get("/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1")),
               ElementsAre());
+  client_->Post("/api/v1/namespaces/default/pods",
+                R"({"metadata":{"name":"q"},"spec":{"nodeName":"node-1","containers":[{"name":"c","image":"i"}]}})");
+  EXPECT_THAT(Names(client_->Get("/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1")),
+              ElementsAre("q"));
+  EXPECT_THAT(Names(client_->Get(
+                  "/api/v1/pods?fieldSelector=spec.nodeName!%3Dnode-1,status.phase%3DPending")),
+              ElementsAre("p"));
 }
 
 TEST_F(ListWatchTest, UnsupportedFieldLabelIsBadRequest) {
