@@ -186,6 +186,32 @@ TEST_F(LifecycleTest, DeploymentStatusIsIgnoredOnMainWritesAndSpecOnStatusWrites
   EXPECT_EQ(put.Int("/status/readyReplicas"), 1);
 }
 
+// A resourceVersion inside a patch is a precondition, as for an update.
+TEST_F(LifecycleTest, PatchWithStaleResourceVersionIsConflict) {
+  std::string rv = client_->Post(kCms, R"({"metadata":{"name":"a"},"data":{"k":"1"}})")
+                       .Str("/metadata/resourceVersion");
+  const std::string a = std::string(kCms) + "/a";
+  TestResponse ok = Merge(a, R"({"metadata":{"resourceVersion":")" + rv +
+                                 R"("},"data":{"k":"2"}})");
+  ASSERT_EQ(ok.status, 200) << ok.body;
+  const std::string conflict =
+      "Operation cannot be fulfilled on configmaps \"a\": the object has been "
+      "modified; please apply your changes to the latest version and try again";
+  TestResponse merge = Merge(a, R"({"metadata":{"resourceVersion":")" + rv +
+                                    R"("},"data":{"k":"3"}})");
+  EXPECT_EQ(merge.status, 409);
+  EXPECT_EQ(merge.Str("/reason"), "Conflict");
+  EXPECT_EQ(merge.Str("/message"), conflict);
+  TestResponse json = client_->Patch(
+      a,
+      R"([{"op":"replace","path":"/metadata/resourceVersion","value":")" + rv +
+          R"("},{"op":"replace","path":"/data/k","value":"4"}])",
+      "application/json-patch+json");
+  EXPECT_EQ(json.status, 409);
+  EXPECT_EQ(json.Str("/message"), conflict);
+  EXPECT_EQ(client_->Get(a).Str("/data/k"), "2");
+}
+
 TEST_F(LifecycleTest, UpdateThatChangesNothingKeepsTheResourceVersion) {
   TestResponse c = client_->Post(kCms, R"({"metadata":{"name":"a"},"data":{"k":"v"}})");
   TestResponse same = Merge(std::string(kCms) + "/a", R"({"data":{"k":"v"}})");
