@@ -22,7 +22,9 @@
 //    its slot in a slab of entries (key, state, intrusive FIFO link). New and
 //    finished entries are linked into a batch that joins the FIFO in one
 //    step under `mu_`; an entry being processed is marked to be queued again
-//    on Done. The fold also reaps entries that finished since the last one.
+//    on Done. The fold also reaps entries that finished since the last one;
+//    a worker that finds kFoldBatch of them waiting reaps them itself if no
+//    one is folding.
 //  * Workers take `mu_` only: Get pops the FIFO without hashing; Done finds
 //    the slot through a per-thread note of the last Get (falling back to the
 //    index) and marks it finished. The one state both sides change, "being
@@ -131,6 +133,9 @@ inline constexpr absl::Duration kUnfinishedWorkUpdatePeriod =
 inline constexpr size_t kFoldBatch = 64;
 inline constexpr size_t kInboxLimit = 4096;
 
+// Fields written by different threads are kept this far apart.
+inline constexpr size_t kCacheLine = 64;
+
 // A worker with nothing to do yields this many times before it sleeps.
 inline constexpr int kSpinsBeforeSleep = 64;
 
@@ -189,15 +194,13 @@ class Queue final : public Interface<T> {
       wake = sleepers_ > signalled_;
       if (wake) ++signalled_;
       inboxed = inbox_.size();
-      inboxed_.store(inboxed, std::memory_order_relaxed);
+      if (inboxed == 1) inbox_filled_.store(true, std::memory_order_relaxed);
     }
     items->clear();
     if (wake) inbox_cv_.Signal();
-    if (inboxed >= kInboxLimit) {
-      Fold();
-    } else if (inboxed >= kFoldBatch) {
-      TryFold();
-    }
+    // Unlike Add, leaves the folding to the workers below the limit: a batch
+    // arrives all at once, and a worker with nothing queued folds it.
+    if (inboxed >= kInboxLimit) Fold();
   }
 
   size_t Len() const override {
@@ -209,18 +212,25 @@ class Queue final : public Interface<T> {
   }
 
   std::optional<T> Get() override {
+    // Workers share the reaping with whoever folds, when no one is folding.
+    if (finished_len_.load(std::memory_order_relaxed) >= kFoldBatch) TryReap();
     for (;;) {
       {
         MutexLock lock(&mu_);
         if (head_ != kNil) return PopLocked();
       }
-      const FoldResult folded = Fold();
-      if (folded.queued) continue;
-      if (folded.shutting_down) {
-        // Nothing can be added any more; Done may still queue an item again.
-        MutexLock lock(&mu_);
-        if (head_ != kNil) return PopLocked();
-        return std::nullopt;
+      // Nothing queued: fold what producers left in the inbox, unless a fold
+      // is under way (its batch is about to arrive).
+      if (index_mu_.TryLock()) {
+        const FoldResult folded = FoldLocked();
+        index_mu_.Unlock();
+        if (folded.queued) continue;
+        if (folded.shutting_down) {
+          // Nothing can be added any more; Done may still queue an item.
+          MutexLock lock(&mu_);
+          if (head_ != kNil) return PopLocked();
+          return std::nullopt;
+        }
       }
       if (!SpinForWork()) SleepUntilWork();
     }
@@ -296,7 +306,7 @@ class Queue final : public Interface<T> {
 
   // One item. `key` is alive unless state == kFree and does not change until
   // the entry is reaped; `next` links the FIFO, a fold's batch or the free
-  // list.
+  // list; `hash` is 32 bits of the key's hash, as in the index.
   struct Entry {
     Entry() {}
     ~Entry() {
@@ -306,6 +316,7 @@ class Queue final : public Interface<T> {
       T key;
     };
     uint32_t next = kNil;
+    uint32_t hash = 0;  // the key's, so that the reap never hashes
     std::atomic<uint8_t> state{kFree};
   };
   using Slab = internal::Slab<Entry>;
@@ -313,7 +324,7 @@ class Queue final : public Interface<T> {
   // The index stores a slot number and 32 bits of the key's hash, and looks
   // keys up through the slab. With the hash at hand, growing the index never
   // reads the slab, a probe touches the slab only on a likely match, and a
-  // reap compares slot numbers, not keys.
+  // reap (with the hash kept in the entry) compares slot numbers, not keys.
   struct SlotRef {
     uint32_t slot;
     uint32_t hash;
@@ -373,7 +384,7 @@ class Queue final : public Interface<T> {
       wake = sleepers_ > signalled_;
       if (wake) ++signalled_;
       inboxed = inbox_.size();
-      inboxed_.store(inboxed, std::memory_order_relaxed);
+      if (inboxed == 1) inbox_filled_.store(true, std::memory_order_relaxed);
     }
     if (wake) inbox_cv_.Signal();
     if (inboxed >= kInboxLimit) {
@@ -397,6 +408,7 @@ class Queue final : public Interface<T> {
         if (slot != kNil) metrics_->Add(slot);  // queued, or marked dirty
         if (batch.len != 0) PushLocked(batch);
         reaping_.swap(finished_);
+        finished_len_.store(0, std::memory_order_relaxed);
       }
       ReapLocked();
     }
@@ -422,7 +434,7 @@ class Queue final : public Interface<T> {
     {
       MutexLock lock(&inbox_mu_);
       inbox_.swap(folding_);
-      inboxed_.store(0, std::memory_order_relaxed);
+      inbox_filled_.store(false, std::memory_order_relaxed);
       result.shutting_down = shutting_down_.load(std::memory_order_relaxed);
     }
     Batch batch;
@@ -432,6 +444,7 @@ class Queue final : public Interface<T> {
       MutexLock lock(&mu_);
       if (batch.len != 0) PushLocked(batch);
       reaping_.swap(finished_);
+      finished_len_.store(0, std::memory_order_relaxed);
     }
     ReapLocked();
     if (batch.len != 0) {
@@ -439,6 +452,19 @@ class Queue final : public Interface<T> {
       if (sleepers_pending_.load()) WakeOneSleeper();
     }
     return result;
+  }
+
+  // Reaps the entries finished so far, unless another thread holds the
+  // index.
+  void TryReap() const {
+    if (!index_mu_.TryLock()) return;
+    {
+      MutexLock lock(&mu_);
+      reaping_.swap(finished_);
+      finished_len_.store(0, std::memory_order_relaxed);
+    }
+    ReapLocked();
+    index_mu_.Unlock();
   }
 
   // client-go's Add for one item. Returns the item's slot if the Add counts
@@ -455,7 +481,9 @@ class Queue final : public Interface<T> {
         HashedKey{&item, hash},
         [&](const auto& construct) ABSL_NO_THREAD_SAFETY_ANALYSIS {
           slot = slab_.Allocate();
-          new (&slab_.at(slot).key) T(std::move(item));
+          Entry& fresh = slab_.at(slot);
+          new (&fresh.key) T(std::move(item));
+          fresh.hash = hash;
           inserted = true;
           construct(SlotRef{slot, hash});
         });
@@ -532,6 +560,7 @@ class Queue final : public Interface<T> {
     if (entry.state.compare_exchange_strong(state, kFinished,
                                             std::memory_order_acq_rel)) {
       finished_.push_back(slot);
+      finished_len_.store(finished_.size(), std::memory_order_relaxed);
     } else {  // kProcessingDirty: added again meanwhile
       entry.state.store(kQueued, std::memory_order_relaxed);
       entry.next = kNil;
@@ -549,7 +578,7 @@ class Queue final : public Interface<T> {
     for (const uint32_t slot : reaping_) {
       Entry& entry = slab_.at(slot);
       if (entry.state.load(std::memory_order_acquire) != kFinished) continue;
-      index_.erase(SlotRef{slot, HashOf(entry.key)});
+      index_.erase(SlotRef{slot, entry.hash});
       entry.key.~T();
       entry.state.store(kFree, std::memory_order_relaxed);
       slab_.Free(slot);
@@ -563,7 +592,7 @@ class Queue final : public Interface<T> {
   // Returns whether work (or shutdown) arrived.
   bool SpinForWork() const {
     for (int i = 0; i < kSpinsBeforeSleep; ++i) {
-      if (inboxed_.load(std::memory_order_relaxed) != 0 ||
+      if (inbox_filled_.load(std::memory_order_relaxed) ||
           queued_.load(std::memory_order_relaxed) != 0 ||
           shutting_down_.load(std::memory_order_relaxed)) {
         return true;
@@ -626,11 +655,17 @@ class Queue final : public Interface<T> {
   const Clock* const clock_;
   const uint64_t id_;
 
-  // Lock order: index_mu_, then mu_, then inbox_mu_.
+  // Set once in the constructor; its own state is guarded by mu_.
+  std::unique_ptr<internal::QueueMetrics> metrics_;
+  std::thread updater_;
+
+  // Lock order: index_mu_, then mu_, then inbox_mu_. Each side's fields
+  // start a cache line of their own, so that a producer's writes do not
+  // evict what a worker reads on every Get, and the other way round.
 
   // The folder's side: deduplication. The index holds every entry that is
   // not free; the slab's allocation state is the folder's too.
-  mutable Mutex index_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  alignas(kCacheLine) mutable Mutex index_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable std::vector<T> folding_ ABSL_GUARDED_BY(index_mu_);
   mutable std::vector<uint32_t> reaping_ ABSL_GUARDED_BY(index_mu_);
   // Entries are read by workers under mu_ once pushed; see State.
@@ -639,24 +674,28 @@ class Queue final : public Interface<T> {
       ABSL_GUARDED_BY(index_mu_);
 
   // Producers' side.
-  mutable Mutex inbox_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  alignas(kCacheLine) mutable Mutex inbox_mu_ ABSL_ACQUIRED_AFTER(mu_);
   mutable CondVar inbox_cv_;  // consumers with nothing to do
   mutable std::vector<T> inbox_ ABSL_GUARDED_BY(inbox_mu_);
-  // inbox_.size(), readable without the lock.
-  mutable std::atomic<size_t> inboxed_{0};
   int sleepers_ ABSL_GUARDED_BY(inbox_mu_) = 0;
   // Sleepers signalled but not yet awake: no need to signal them again.
   mutable int signalled_ ABSL_GUARDED_BY(inbox_mu_) = 0;
-  // sleepers_ > signalled_, readable without the lock.
-  mutable std::atomic<bool> sleepers_pending_{false};
+  // sleepers_ > signalled_, readable without the lock: read on every Get,
+  // written only as workers fall asleep and wake.
+  alignas(kCacheLine) mutable std::atomic<bool> sleepers_pending_{false};
+  // !inbox_.empty(), readable without the lock; written as the inbox fills
+  // and as it is folded, not on every Add, since idle workers watch it.
+  mutable std::atomic<bool> inbox_filled_{false};
   // Written under inbox_mu_, so no Add is accepted after it is seen.
   std::atomic<bool> shutting_down_{false};
 
   // Workers' side: the FIFO and the processing count.
-  mutable Mutex mu_;
+  alignas(kCacheLine) mutable Mutex mu_;
   CondVar drain_cv_;    // ShutDownWithDrain
   CondVar updater_cv_;  // the unfinished-work updater
   mutable std::vector<uint32_t> finished_ ABSL_GUARDED_BY(mu_);  // to reap
+  // finished_.size(), readable without the lock.
+  mutable std::atomic<size_t> finished_len_{0};
   mutable uint32_t head_ ABSL_GUARDED_BY(mu_) = kNil;
   mutable uint32_t tail_ ABSL_GUARDED_BY(mu_) = kNil;
   mutable size_t len_ ABSL_GUARDED_BY(mu_) = 0;
@@ -664,9 +703,6 @@ class Queue final : public Interface<T> {
   mutable std::atomic<size_t> queued_{0};
   size_t processing_ ABSL_GUARDED_BY(mu_) = 0;
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
-  // Set once in the constructor; its own state is guarded by mu_.
-  std::unique_ptr<internal::QueueMetrics> metrics_;
-  std::thread updater_;
 };
 
 }  // namespace kcr::workqueue
