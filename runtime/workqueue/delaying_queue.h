@@ -8,21 +8,17 @@
 // Implementation note: AddAfter only appends (ready time, item) to an inbox
 // and wakes the timer thread if the item is due before the timer would wake
 // anyway; the timer thread does the rest, off the caller's path. It folds the
-// inbox into its own structures: each waiting item is stored once, in a slab
-// entry with its ready time, found through a hash index of slot numbers.
-// Ready times usually arrive in non-decreasing order (the same delay for
-// every item), so (ready, slot) pairs are appended to a sorted run in O(1);
-// only out-of-order times go to a binary heap. The next item is the earlier
-// of the two fronts. An earlier AddAfter for a waiting item updates its entry
-// and pushes a new pair; pairs that no longer match their entry are skipped.
+// inbox into the queue itself: a waiting item has an entry in the queue's
+// index, with its ready time beside it (see Queue's "Waiting items"), so a
+// due item joins the queue's FIFO without being hashed or copied again, and
+// an item both waiting and queued is stored once.
 #ifndef KCR_RUNTIME_WORKQUEUE_DELAYING_QUEUE_H_
 #define KCR_RUNTIME_WORKQUEUE_DELAYING_QUEUE_H_
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <new>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -31,12 +27,10 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
 #include "absl/time/time.h"
 #include "runtime/base/clock.h"
 #include "runtime/base/mutex.h"
-#include "runtime/workqueue/internal/slab.h"
 #include "runtime/workqueue/metrics.h"
 #include "runtime/workqueue/queue.h"
 
@@ -107,6 +101,9 @@ class DelayingQueue final : public DelayingInterface<T> {
       MutexLock lock(&inbox_mu_);
       if (stopping_) return;
       inbox_.push_back(Incoming{ready, item});
+      if (ready < inbox_earliest_.load(std::memory_order_relaxed)) {
+        inbox_earliest_.store(ready, std::memory_order_relaxed);
+      }
       // Due before the timer wakes, or enough items to fold: wake it now.
       if (ready < wake_at_ ||
           (inbox_.size() >= kInboxLimit && wake_at_ != kAwake)) {
@@ -120,9 +117,9 @@ class DelayingQueue final : public DelayingInterface<T> {
 
   // Items waiting for their delay to pass (not yet in the queue).
   size_t WaitingLen() const {
-    MutexLock lock(&mu_);
+    MutexLock lock(&queue_.index_mu_);
     FoldInboxLocked();
-    return index_.size();
+    return queue_.waiting_;
   }
 
  private:
@@ -130,60 +127,6 @@ class DelayingQueue final : public DelayingInterface<T> {
   struct Incoming {
     int64_t ready;  // Unix nanoseconds
     T item;
-  };
-
-  // A waiting item; `key` is alive while `live`.
-  struct Entry {
-    Entry() {}
-    ~Entry() {
-      if (live) key.~T();
-    }
-    union {
-      T key;
-    };
-    int64_t ready = 0;  // Unix nanoseconds
-    uint32_t next = internal::kNilSlot;
-    uint32_t hash = 0;  // the key's, so that moving it on never hashes it
-    bool live = false;
-  };
-  // A ready time for an entry; stale once the entry's time changes or the
-  // entry leaves.
-  struct Pending {
-    int64_t ready;
-    uint32_t slot;
-  };
-  struct LaterFirst {
-    bool operator()(const Pending& a, const Pending& b) const {
-      return a.ready > b.ready;
-    }
-  };
-
-  // The index holds (slot, 32 bits of the key's hash) and compares keys
-  // through the slab, as the queue's does.
-  struct SlotRef {
-    uint32_t slot;
-    uint32_t hash;
-  };
-  struct HashedKey {
-    const T* key;
-    uint32_t hash;
-  };
-  static uint32_t HashOf(const T& key) {
-    return static_cast<uint32_t>(Hash()(key));
-  }
-  struct IndexHash {
-    using is_transparent = void;
-    size_t operator()(SlotRef ref) const { return ref.hash; }
-    size_t operator()(HashedKey key) const { return key.hash; }
-  };
-  struct IndexEq {
-    using is_transparent = void;
-    const internal::Slab<Entry>* slab;
-    bool operator()(SlotRef a, SlotRef b) const { return a.slot == b.slot; }
-    bool operator()(SlotRef a, HashedKey key) const {
-      return a.hash == key.hash && Eq()(slab->at(a.slot).key, *key.key);
-    }
-    bool operator()(HashedKey key, SlotRef a) const { return (*this)(a, key); }
   };
 
   void StopTimer() {
@@ -194,109 +137,55 @@ class DelayingQueue final : public DelayingInterface<T> {
     cv_.SignalAll();
   }
 
-  // Moves the inbox into the slab, the index and the pending pairs, keeping
-  // the earlier ready time of an item added twice.
-  void FoldInboxLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  // Moves the inbox into the queue's waiting items.
+  void FoldInboxLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_.index_mu_) {
+    std::vector<Incoming> folding;
     {
       MutexLock lock(&inbox_mu_);
       if (inbox_.empty()) return;
-      inbox_.swap(folding_);
+      // Taken, not swapped: a buffer handed back and forth would bring every
+      // AddAfter a cache line last written by this thread.
+      inbox_.swap(folding);
+      inbox_earliest_.store(kNever, std::memory_order_relaxed);
     }
-    for (Incoming& in : folding_) {
-      const uint32_t hash = HashOf(in.item);
-      uint32_t slot = internal::kNilSlot;
-      // The lambda runs inside lazy_emplace, under mu_; the analysis cannot
-      // follow it there.
-      auto it = index_.lazy_emplace(
-          HashedKey{&in.item, hash},
-          [&](const auto& construct) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-            slot = slab_.Allocate();
-            Entry& entry = slab_.at(slot);
-            new (&entry.key) T(std::move(in.item));
-            entry.live = true;
-            entry.ready = in.ready;
-            entry.hash = hash;
-            construct(SlotRef{slot, hash});
-          });
-      if (slot == internal::kNilSlot) {
-        slot = it->slot;
-        Entry& entry = slab_.at(slot);
-        if (in.ready >= entry.ready) continue;  // keep the earlier time
-        entry.ready = in.ready;
-      }
-      PushLocked(Pending{in.ready, slot});
-    }
-    folding_.clear();
-  }
-
-  bool HasNextLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return !sorted_.empty() || !heap_.empty();
-  }
-
-  int64_t NextReadyLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (sorted_.empty()) return heap_.front().ready;
-    if (heap_.empty()) return sorted_.front().ready;
-    return std::min(sorted_.front().ready, heap_.front().ready);
-  }
-
-  void PushLocked(Pending p) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (sorted_.empty() || p.ready >= sorted_.back().ready) {
-      sorted_.push_back(p);
-    } else {
-      heap_.push_back(p);
-      std::push_heap(heap_.begin(), heap_.end(), LaterFirst());
+    for (Incoming& in : folding) {
+      queue_.AddWaitingLocked(std::move(in.item), in.ready);
     }
   }
 
-  Pending PopLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (heap_.empty() ||
-        (!sorted_.empty() && sorted_.front().ready <= heap_.front().ready)) {
-      const Pending p = sorted_.front();
-      sorted_.pop_front();
-      return p;
-    }
-    std::pop_heap(heap_.begin(), heap_.end(), LaterFirst());
-    const Pending p = heap_.back();
-    heap_.pop_back();
-    return p;
-  }
-
-  // Folds the inbox, moves due items to the queue in batches (adding them
-  // with mu_ released), and sleeps until the next item is due, an AddAfter
-  // wakes it, or shutdown.
+  // Folds the inbox, adds due items to the queue, and sleeps until the next
+  // item is due, an AddAfter wakes it, or shutdown.
   void WaitingLoop() {
-    std::vector<T> due;
+    int spins = 0;
     for (;;) {
       int64_t next;
+      size_t due;
       {
-        MutexLock lock(&mu_);
+        MutexLock lock(&queue_.index_mu_);
         // Time first: every item added before it is in the inbox, so items
         // due now come out in ready order whichever fold brought them in.
         const int64_t now = absl::ToUnixNanos(clock_->Now());
-        FoldInboxLocked();
-        while (HasNextLocked() && NextReadyLocked() <= now &&
-               due.size() < kMaxDueBatch) {
-          const Pending p = PopLocked();
-          Entry& entry = slab_.at(p.slot);
-          // Superseded by an earlier AddAfter, or already moved.
-          if (!entry.live || entry.ready != p.ready) continue;
-          index_.erase(SlotRef{p.slot, entry.hash});
-          due.push_back(std::move(entry.key));
-          entry.key.~T();
-          entry.live = false;
-          slab_.Free(p.slot);
+        // Items added since the last fold are folded when the first of them
+        // is due, not one by one as they come.
+        if (inbox_earliest_.load(std::memory_order_relaxed) <= now) {
+          FoldInboxLocked();
         }
-        next = HasNextLocked() ? NextReadyLocked()
-                               : now + absl::ToInt64Nanoseconds(
-                                           kDelayingQueueMaxWait);
+        due = queue_.AddDueLocked(now, kMaxDueBatch);
+        next = queue_.NextReadyLocked().value_or(
+            now + absl::ToInt64Nanoseconds(kDelayingQueueMaxWait));
+        next = std::min(next, inbox_earliest_.load(std::memory_order_relaxed));
+        if (due == kMaxDueBatch) continue;  // more may be due: let others in
+        // The next item is due in a moment (a steady stream of AddAfters):
+        // yield rather than sleep and be woken, a few times in a row.
+        if (next - now < kSpinNanos && ++spins < kSpinsBeforeSleep) {
+          std::this_thread::yield();
+          continue;
+        }
       }
-      if (!due.empty()) {
-        queue_.AddAll(&due);
-        continue;
-      }
+      spins = 0;
       MutexLock lock(&inbox_mu_);
       if (stopping_) return;
-      if (!inbox_.empty()) continue;
+      next = std::min(next, inbox_earliest_.load(std::memory_order_relaxed));
       wake_at_ = next;
       const absl::Time deadline = absl::FromUnixNanos(next);
       while (!stopping_ && !kicked_ && clock_->Now() < deadline) {
@@ -308,38 +197,29 @@ class DelayingQueue final : public DelayingInterface<T> {
     }
   }
 
-  // Due items moved per batch, so that a long run of due items reaches the
-  // queue in steps.
-  static constexpr size_t kMaxDueBatch = 256;
-
+  // Due items added per hold of the queue's index lock.
+  static constexpr size_t kMaxDueBatch = 1024;
+  // How soon the next item must be due for the timer to yield, not sleep.
+  static constexpr int64_t kSpinNanos = 50'000;
   // The timer thread is awake: AddAfter need not wake it.
   static constexpr int64_t kAwake = INT64_MIN;
+  static constexpr int64_t kNever = INT64_MAX;
 
   const Clock* const clock_;
   Queue<T, Hash, Eq> queue_;
   std::unique_ptr<CounterMetric> retries_;
 
-  // Lock order: mu_, then inbox_mu_.
-
-  // AddAfter's side.
-  mutable Mutex inbox_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  // AddAfter's side. Lock order: the queue's index lock, then inbox_mu_.
+  mutable Mutex inbox_mu_;
   CondVar cv_;  // wakes the timer thread
   mutable std::vector<Incoming> inbox_ ABSL_GUARDED_BY(inbox_mu_);
   bool stopping_ ABSL_GUARDED_BY(inbox_mu_) = false;
   // When the timer thread will wake by itself, or kAwake.
   int64_t wake_at_ ABSL_GUARDED_BY(inbox_mu_) = kAwake;
   bool kicked_ ABSL_GUARDED_BY(inbox_mu_) = false;
-
-  // The timer's side: every waiting item, once, and the index from key to
-  // slot.
-  mutable Mutex mu_;
-  mutable std::vector<Incoming> folding_ ABSL_GUARDED_BY(mu_);
-  mutable internal::Slab<Entry> slab_ ABSL_GUARDED_BY(mu_);
-  mutable absl::flat_hash_set<SlotRef, IndexHash, IndexEq> index_
-      ABSL_GUARDED_BY(mu_){0, IndexHash{}, IndexEq{&slab_}};
-  // (ready, slot) pairs in ready order, and those that arrived out of order.
-  mutable std::deque<Pending> sorted_ ABSL_GUARDED_BY(mu_);
-  mutable std::vector<Pending> heap_ ABSL_GUARDED_BY(mu_);
+  // The earliest ready time in the inbox, or kNever.
+  // Written under inbox_mu_, read by the timer without it.
+  mutable std::atomic<int64_t> inbox_earliest_{kNever};
   std::thread timer_;
 };
 

@@ -44,9 +44,11 @@
 #ifndef KCR_RUNTIME_WORKQUEUE_QUEUE_H_
 #define KCR_RUNTIME_WORKQUEUE_QUEUE_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <new>
@@ -138,6 +140,9 @@ inline constexpr size_t kCacheLine = 64;
 
 // A worker with nothing to do yields this many times before it sleeps.
 inline constexpr int kSpinsBeforeSleep = 64;
+
+template <typename T, typename Hash, typename Eq>
+class DelayingQueue;
 
 // T is any copyable type hashable by `Hash` (absl::Hash by default) and
 // comparable by `Eq`; std::string keys ("namespace/name") are the usual case.
@@ -288,6 +293,11 @@ class Queue final : public Interface<T> {
   bool ShuttingDown() const override { return shutting_down_.load(); }
 
  private:
+  // The delaying queue keeps its waiting items in this queue's index (see
+  // "Waiting items" below), so that a due item joins the FIFO without being
+  // hashed or copied again.
+  friend class DelayingQueue<T, Hash, Eq>;
+
   // An entry's life: kFree → kQueued (folded in) → kProcessing (Get) →
   // kFinished (Done) → kFree (reaped), with kProcessingDirty (added again
   // while processing; Done queues it again) and kFinished → kQueued (added
@@ -318,6 +328,9 @@ class Queue final : public Interface<T> {
     uint32_t next = kNil;
     uint32_t hash = 0;  // the key's, so that the reap never hashes
     std::atomic<uint8_t> state{kFree};
+    // Under index_mu_: when a delaying queue adds the item (Unix
+    // nanoseconds), or 0 if it is not waiting.
+    int64_t ready = 0;
   };
   using Slab = internal::Slab<Entry>;
 
@@ -487,19 +500,33 @@ class Queue final : public Interface<T> {
           inserted = true;
           construct(SlotRef{slot, hash});
         });
-    Entry& entry = slab_.at(inserted ? slot : it->slot);
-    if (!inserted) {
-      slot = it->slot;
-      uint8_t state = entry.state.load(std::memory_order_acquire);
-      if (state == kProcessing &&
-          entry.state.compare_exchange_strong(state, kProcessingDirty,
-                                              std::memory_order_acq_rel)) {
-        return slot;  // Done queues it again
-      }
-      // Already waiting, or about to be queued again by Done: collapse.
-      if (state != kFinished) return kNil;
-      // Finished but not yet reaped: the entry is reused as it stands.
+    if (!inserted) return AddExistingLocked(it->slot, batch);
+    LinkLocked(slot, batch);
+    return slot;
+  }
+
+  // client-go's Add for an item that has an entry: as InsertLocked.
+  uint32_t AddExistingLocked(uint32_t slot, Batch* batch) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    Entry& entry = slab_.at(slot);
+    uint8_t state = entry.state.load(std::memory_order_acquire);
+    if (state == kProcessing &&
+        entry.state.compare_exchange_strong(state, kProcessingDirty,
+                                            std::memory_order_acq_rel)) {
+      return slot;  // Done queues it again
     }
+    // Already waiting, or about to be queued again by Done: collapse.
+    if (state != kFinished) return kNil;
+    // Finished (or only waiting for a delay) but not yet reaped: the entry
+    // is reused as it stands.
+    LinkLocked(slot, batch);
+    return slot;
+  }
+
+  // Marks the entry queued and appends it to `batch`.
+  void LinkLocked(uint32_t slot, Batch* batch) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    Entry& entry = slab_.at(slot);
     entry.state.store(kQueued, std::memory_order_relaxed);
     entry.next = kNil;
     if (batch->tail == kNil) {
@@ -509,7 +536,6 @@ class Queue final : public Interface<T> {
     }
     batch->tail = slot;
     ++batch->len;
-    return slot;
   }
 
   void PushLocked(const Batch& batch) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -578,12 +604,118 @@ class Queue final : public Interface<T> {
     for (const uint32_t slot : reaping_) {
       Entry& entry = slab_.at(slot);
       if (entry.state.load(std::memory_order_acquire) != kFinished) continue;
+      if (entry.ready != 0) continue;  // still waiting for its delay
       index_.erase(SlotRef{slot, entry.hash});
       entry.key.~T();
       entry.state.store(kFree, std::memory_order_relaxed);
       slab_.Free(slot);
     }
     reaping_.clear();
+  }
+
+  // Waiting items (DelayingQueue::AddAfter). An item waiting for a delay
+  // has an entry in the index like any other, with its ready time; if it is
+  // in no other state it is kFinished, which reaps skip while the item
+  // waits. A due item gets client-go's Add on its entry. (ready, slot) pairs
+  // usually arrive in non-decreasing ready order (the same delay for every
+  // item) and are appended to a sorted run in O(1); only out-of-order times
+  // go to a binary heap. A pair whose ready time no longer matches its
+  // entry's was superseded by an earlier AddAfter and is skipped.
+  struct Pending {
+    int64_t ready;  // Unix nanoseconds
+    uint32_t slot;
+  };
+  struct LaterFirst {
+    bool operator()(const Pending& a, const Pending& b) const {
+      return a.ready > b.ready;
+    }
+  };
+
+  // Keeps `item` waiting until `ready`, or until its earlier ready time.
+  void AddWaitingLocked(T&& item, int64_t ready) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    uint32_t slot = kNil;
+    const uint32_t hash = HashOf(item);
+    // The lambda runs inside lazy_emplace, under index_mu_; the analysis
+    // cannot follow it there.
+    auto it = index_.lazy_emplace(
+        HashedKey{&item, hash},
+        [&](const auto& construct) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+          slot = slab_.Allocate();
+          Entry& fresh = slab_.at(slot);
+          new (&fresh.key) T(std::move(item));
+          fresh.hash = hash;
+          fresh.state.store(kFinished, std::memory_order_relaxed);
+          construct(SlotRef{slot, hash});
+        });
+    if (slot == kNil) slot = it->slot;
+    Entry& entry = slab_.at(slot);
+    if (entry.ready == 0) {
+      ++waiting_;
+    } else if (ready >= entry.ready) {
+      return;  // keep the earlier time
+    }
+    entry.ready = ready;
+    const Pending p{ready, slot};
+    if (sorted_.empty() || ready >= sorted_.back().ready) {
+      sorted_.push_back(p);
+    } else {
+      heap_.push_back(p);
+      std::push_heap(heap_.begin(), heap_.end(), LaterFirst());
+    }
+  }
+
+  // The earliest ready time of a waiting item (stale pairs included, which
+  // only wake the timer early), or nullopt.
+  std::optional<int64_t> NextReadyLocked() const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    if (sorted_.empty() && heap_.empty()) return std::nullopt;
+    if (sorted_.empty()) return heap_.front().ready;
+    if (heap_.empty()) return sorted_.front().ready;
+    return std::min(sorted_.front().ready, heap_.front().ready);
+  }
+
+  // Adds up to `limit` items due at `now`, in ready order, as Add would,
+  // and queues them. Returns how many were due.
+  size_t AddDueLocked(int64_t now, size_t limit) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    Batch batch;
+    std::vector<uint32_t> counted;  // Adds that count, for metrics
+    const bool shutting_down = shutting_down_.load();
+    size_t due = 0;
+    for (; due < limit; ++due) {
+      const std::optional<int64_t> next = NextReadyLocked();
+      if (!next.has_value() || *next > now) break;
+      Pending p;
+      if (heap_.empty() ||
+          (!sorted_.empty() && sorted_.front().ready <= heap_.front().ready)) {
+        p = sorted_.front();
+        sorted_.pop_front();
+      } else {
+        std::pop_heap(heap_.begin(), heap_.end(), LaterFirst());
+        p = heap_.back();
+        heap_.pop_back();
+      }
+      Entry& entry = slab_.at(p.slot);
+      if (entry.ready != p.ready) continue;  // superseded, or added already
+      entry.ready = 0;
+      --waiting_;
+      if (shutting_down) {
+        reaping_.push_back(p.slot);  // no Add after shutdown: let it go
+        continue;
+      }
+      const uint32_t slot = AddExistingLocked(p.slot, &batch);
+      if (slot != kNil && metrics_ != nullptr) counted.push_back(slot);
+    }
+    if (batch.len != 0 || !counted.empty()) {
+      {
+        MutexLock lock(&mu_);
+        for (const uint32_t slot : counted) metrics_->Add(slot);
+        if (batch.len != 0) PushLocked(batch);
+      }
+      if (batch.len != 0 && sleepers_pending_.load()) WakeOneSleeper();
+    }
+    return due;
   }
 
   // Yields the CPU a few times while nothing is waiting, in case work is
@@ -672,6 +804,10 @@ class Queue final : public Interface<T> {
   mutable Slab slab_;
   mutable absl::flat_hash_set<SlotRef, IndexHash, IndexEq> index_
       ABSL_GUARDED_BY(index_mu_);
+  // Waiting items: how many, and their (ready, slot) pairs.
+  mutable size_t waiting_ ABSL_GUARDED_BY(index_mu_) = 0;
+  mutable std::deque<Pending> sorted_ ABSL_GUARDED_BY(index_mu_);
+  mutable std::vector<Pending> heap_ ABSL_GUARDED_BY(index_mu_);
 
   // Producers' side.
   alignas(kCacheLine) mutable Mutex inbox_mu_ ABSL_ACQUIRED_AFTER(mu_);

@@ -91,6 +91,37 @@ TEST(DelayingQueueTest, RepeatedAddAftersOfOneItemWaitOnce) {
   EXPECT_EQ(q.WaitingLen(), 0u);
 }
 
+TEST(DelayingQueueTest, WaitingAndQueuedAreIndependent) {
+  testing::FakeClock clock;
+  DelayingQueue<std::string> q(WithClock(&clock));
+  q.AddAfter("x", absl::Seconds(1));
+  q.Add("x");  // queued now, and still waiting
+  EXPECT_EQ(q.Len(), 1u);
+  EXPECT_EQ(q.WaitingLen(), 1u);
+  ASSERT_EQ(*q.Get(), "x");
+  q.Done("x");  // finished, but its delay has not passed
+  EXPECT_EQ(q.Len(), 0u);
+  EXPECT_EQ(q.WaitingLen(), 1u);
+  clock.Advance(absl::Seconds(1));
+  EXPECT_EQ(*q.Get(), "x") << "added again when its delay passed";
+  q.Done("x");
+  EXPECT_EQ(q.WaitingLen(), 0u);
+}
+
+TEST(DelayingQueueTest, ADueItemBeingProcessedIsQueuedAgainOnDone) {
+  testing::FakeClock clock;
+  DelayingQueue<std::string> q(WithClock(&clock));
+  q.Add("x");
+  ASSERT_EQ(*q.Get(), "x");
+  q.AddAfter("x", absl::Seconds(1));
+  clock.Advance(absl::Seconds(1));
+  while (q.WaitingLen() != 0) clock.BlockUntilWaiters(1);
+  EXPECT_EQ(q.Len(), 0u) << "being processed: not queued twice";
+  q.Done("x");
+  EXPECT_EQ(q.Len(), 1u);
+  EXPECT_EQ(*q.Get(), "x");
+}
+
 TEST(DelayingQueueTest, ReadyItemsComeOutInReadyOrder) {
   testing::FakeClock clock;
   DelayingQueue<std::string> q(WithClock(&clock));
