@@ -175,39 +175,6 @@ class Queue final : public Interface<T> {
   void Add(const T& item) override { AddImpl(item); }
   void Add(T&& item) override { AddImpl(std::move(item)); }
 
-  // Adds every item of `items`, in order, as Add would, and leaves `items`
-  // empty. One step for the whole batch: cheaper than an Add per item.
-  void AddAll(std::vector<T>* items) {
-    if (metrics_ != nullptr) {
-      for (T& item : *items) AddNowWithMetrics(std::move(item));
-      items->clear();
-      return;
-    }
-    bool wake = false;
-    size_t inboxed;
-    {
-      MutexLock lock(&inbox_mu_);
-      if (shutting_down_.load(std::memory_order_relaxed)) {
-        items->clear();
-        return;
-      }
-      if (inbox_.empty()) {
-        inbox_.swap(*items);
-      } else {
-        for (T& item : *items) inbox_.push_back(std::move(item));
-      }
-      wake = sleepers_ > signalled_;
-      if (wake) ++signalled_;
-      inboxed = inbox_.size();
-      if (inboxed == 1) inbox_filled_.store(true, std::memory_order_relaxed);
-    }
-    items->clear();
-    if (wake) inbox_cv_.Signal();
-    // Unlike Add, leaves the folding to the workers below the limit: a batch
-    // arrives all at once, and a worker with nothing queued folds it.
-    if (inboxed >= kInboxLimit) Fold();
-  }
-
   size_t Len() const override {
     // Folding changes how the items are stored, not which items are queued,
     // so a const Len may do it.

@@ -299,20 +299,6 @@ TEST(QueueTest, DoneOutOfOrderAndFromAnotherThread) {
   EXPECT_EQ(q.Len(), 0u);
 }
 
-TEST(QueueTest, AddAllKeepsOrderAndCollapses) {
-  Queue<std::string> q;
-  q.Add("a");
-  ASSERT_EQ(*q.Get(), "a");
-  std::vector<std::string> batch = {"b", "a", "c", "b"};
-  q.AddAll(&batch);
-  EXPECT_TRUE(batch.empty());
-  EXPECT_EQ(q.Len(), 2u) << "a is being processed; b collapses";
-  q.Done("a");
-  EXPECT_EQ(*q.Get(), "b");
-  EXPECT_EQ(*q.Get(), "c");
-  EXPECT_EQ(*q.Get(), "a");
-}
-
 // Producers re-add a small set of keys while workers process them, with
 // Done sometimes out of order: no key is ever processed by two workers at
 // once, and every key added after its last Get is processed again.
