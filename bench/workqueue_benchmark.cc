@@ -9,6 +9,9 @@
 //  (e) DelayingQueue AddAfter(key, 1 ms) for 100,000 distinct keys, then
 //      drain with 1 consumer.
 //
+// (a), (b) and (c) also run on bench/reference_queue.h, client-go's
+// algorithm in C++ (BM_*_Reference), in the same process.
+//
 // "Drained" means the producer has added everything, called ShutDown, and
 // every consumer has seen Get report shutdown (ShutDown still hands out the
 // items that are waiting). Each run reports items_per_second and
@@ -26,6 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/reference_queue.h"
 #include "benchmark/benchmark.h"
 #include "runtime/workqueue/default_rate_limiters.h"
 #include "runtime/workqueue/delaying_queue.h"
@@ -61,10 +65,11 @@ int64_t Drain(Q& queue) {
 
 // One producer adding `adds` keys (cycling through `keys`) while `consumers`
 // threads drain; returns the wall time and checks the processed count.
+template <typename Q = Queue<std::string>>
 absl::Duration ProduceAndDrain(const std::vector<std::string>& keys,
                                int64_t adds, int consumers,
                                int64_t* processed) {
-  Queue<std::string> queue;
+  Q queue;
   std::atomic<int64_t> total{0};
   const absl::Time start = absl::Now();
   std::vector<std::thread> workers;
@@ -85,12 +90,13 @@ void ReportRss(benchmark::State& state) {
 }
 
 // (a) and (b): 1,000,000 distinct keys, `consumers` workers.
+template <typename Q = Queue<std::string>>
 void DistinctKeys(benchmark::State& state, int consumers) {
   const auto keys = MakeKeys(1'000'000);
   for (auto _ : state) {
     int64_t processed;
     state.SetIterationTime(absl::ToDoubleSeconds(
-        ProduceAndDrain(keys, keys.size(), consumers, &processed)));
+        ProduceAndDrain<Q>(keys, keys.size(), consumers, &processed)));
     if (processed != static_cast<int64_t>(keys.size())) {
       state.SkipWithError("lost or duplicated items");
     }
@@ -101,15 +107,22 @@ void DistinctKeys(benchmark::State& state, int consumers) {
 
 void BM_A_DistinctKeys_1Consumer(benchmark::State& state) { DistinctKeys(state, 1); }
 void BM_B_DistinctKeys_4Consumers(benchmark::State& state) { DistinctKeys(state, 4); }
+void BM_A_Reference(benchmark::State& state) {
+  DistinctKeys<bench::ReferenceQueue>(state, 1);
+}
+void BM_B_Reference(benchmark::State& state) {
+  DistinctKeys<bench::ReferenceQueue>(state, 4);
+}
 
-void BM_C_1MAddsOver1000Keys_2Workers(benchmark::State& state) {
+template <typename Q = Queue<std::string>>
+void AddsOver1000Keys(benchmark::State& state) {
   const auto keys = MakeKeys(1'000);
   constexpr int64_t kAdds = 1'000'000;
   int64_t processed_total = 0;
   for (auto _ : state) {
     int64_t processed;
     state.SetIterationTime(
-        absl::ToDoubleSeconds(ProduceAndDrain(keys, kAdds, 2, &processed)));
+        absl::ToDoubleSeconds(ProduceAndDrain<Q>(keys, kAdds, 2, &processed)));
     processed_total += processed;
   }
   // Adds per second; the items actually processed after deduplication are
@@ -118,6 +131,12 @@ void BM_C_1MAddsOver1000Keys_2Workers(benchmark::State& state) {
   state.counters["processed_per_run"] =
       static_cast<double>(processed_total) / state.iterations();
   ReportRss(state);
+}
+void BM_C_1MAddsOver1000Keys_2Workers(benchmark::State& state) {
+  AddsOver1000Keys(state);
+}
+void BM_C_Reference(benchmark::State& state) {
+  AddsOver1000Keys<bench::ReferenceQueue>(state);
 }
 
 void BM_D_ExponentialWhenForget(benchmark::State& state) {
@@ -164,6 +183,12 @@ BENCHMARK(BM_C_1MAddsOver1000Keys_2Workers)
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3);
 BENCHMARK(BM_D_ExponentialWhenForget)->Repetitions(3);
 BENCHMARK(BM_E_DelayingAddAfter1ms_Drain)
+    ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3);
+BENCHMARK(BM_A_Reference)
+    ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3);
+BENCHMARK(BM_B_Reference)
+    ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3);
+BENCHMARK(BM_C_Reference)
     ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3);
 
 }  // namespace
