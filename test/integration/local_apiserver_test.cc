@@ -146,7 +146,10 @@ TEST_F(LocalApiServerTest, FaultEndpointIsOffUnlessEnabled) {
 
 TEST_F(LocalApiServerTest, SimulatedNodeRunsPodsByDefault) {
   Start({"--sim-running-after-ms=100"});
-  EXPECT_EQ(client_->Get("/api/v1/nodes/kcr-node").status, 200);
+  // The simulated node registers its Node object as it starts, beside the
+  // server.
+  EXPECT_TRUE(WaitFor(
+      [&] { return client_->Get("/api/v1/nodes/kcr-node").status == 200; }));
   ASSERT_EQ(client_->Post("/api/v1/namespaces/default/pods",
                           R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}})")
                 .status,
