@@ -24,7 +24,7 @@
 //   static storage and cost nothing per object. The only remaining cost is
 //   RapidJSON's 16 bytes per value and per key, which is the floor for any
 //   RapidJSON tree: measured, an Object costs 1.36x its minified JSON for a
-//   ConfigMap, 1.60x for a Pod and 1.68x for a Deployment (whose JSON
+//   ConfigMap, 1.58x for a Pod and 1.68x for a Deployment (whose JSON
 //   averages 11-12 bytes per value and key); see docs/benchmarks.md.
 //   The alternatives: RapidJSON's default Document reserves a 64 KiB chunk
 //   per object; in-situ parsing into an owned copy of the text keeps the
