@@ -452,7 +452,13 @@ class Queue final : public Interface<T> {
   // entry already waiting. A newly queued slot is appended to `batch`.
   uint32_t InsertLocked(T&& item, Batch* batch) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
-    bool inserted = false;
+    return AddExistingLocked(EntryForLocked(std::move(item)), batch);
+  }
+
+  // The slot of `item`'s entry, created if it has none. A new entry is
+  // kFinished: in no list, processed by no one.
+  uint32_t EntryForLocked(T&& item) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
     uint32_t slot = kNil;
     const uint32_t hash = HashOf(item);
     // The lambda runs inside lazy_emplace, under index_mu_; the analysis
@@ -464,15 +470,13 @@ class Queue final : public Interface<T> {
           Entry& fresh = slab_.at(slot);
           new (&fresh.key) T(std::move(item));
           fresh.hash = hash;
-          inserted = true;
+          fresh.state.store(kFinished, std::memory_order_relaxed);
           construct(SlotRef{slot, hash});
         });
-    if (!inserted) return AddExistingLocked(it->slot, batch);
-    LinkLocked(slot, batch);
-    return slot;
+    return slot != kNil ? slot : it->slot;
   }
 
-  // client-go's Add for an item that has an entry: as InsertLocked.
+  // client-go's Add on an entry: as InsertLocked.
   uint32_t AddExistingLocked(uint32_t slot, Batch* batch) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
     Entry& entry = slab_.at(slot);
@@ -484,8 +488,8 @@ class Queue final : public Interface<T> {
     }
     // Already waiting, or about to be queued again by Done: collapse.
     if (state != kFinished) return kNil;
-    // Finished (or only waiting for a delay) but not yet reaped: the entry
-    // is reused as it stands.
+    // New, finished but not yet reaped, or only waiting for a delay: queue
+    // the entry as it stands.
     LinkLocked(slot, batch);
     return slot;
   }
@@ -611,21 +615,7 @@ class Queue final : public Interface<T> {
   // Keeps `item` waiting until `ready`, or until its earlier ready time.
   void AddWaitingLocked(T&& item, int64_t ready) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
-    uint32_t slot = kNil;
-    const uint32_t hash = HashOf(item);
-    // The lambda runs inside lazy_emplace, under index_mu_; the analysis
-    // cannot follow it there.
-    auto it = index_.lazy_emplace(
-        HashedKey{&item, hash},
-        [&](const auto& construct) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-          slot = slab_.Allocate();
-          Entry& fresh = slab_.at(slot);
-          new (&fresh.key) T(std::move(item));
-          fresh.hash = hash;
-          fresh.state.store(kFinished, std::memory_order_relaxed);
-          construct(SlotRef{slot, hash});
-        });
-    if (slot == kNil) slot = it->slot;
+    const uint32_t slot = EntryForLocked(std::move(item));
     Entry& entry = slab_.at(slot);
     if (entry.ready == 0) {
       ++waiting_;
