@@ -387,8 +387,7 @@ class Queue final : public Interface<T> {
         MutexLock lock(&mu_);
         if (slot != kNil) metrics_->Add(slot);  // queued, or marked dirty
         if (batch.len != 0) PushLocked(batch);
-        reaping_.swap(finished_);
-        finished_len_.store(0, std::memory_order_relaxed);
+        TakeFinishedLocked();
       }
       ReapLocked();
     }
@@ -423,8 +422,7 @@ class Queue final : public Interface<T> {
     {
       MutexLock lock(&mu_);
       if (batch.len != 0) PushLocked(batch);
-      reaping_.swap(finished_);
-      finished_len_.store(0, std::memory_order_relaxed);
+      TakeFinishedLocked();
     }
     ReapLocked();
     if (batch.len != 0) {
@@ -434,14 +432,20 @@ class Queue final : public Interface<T> {
     return result;
   }
 
+  // Hands the entries finished so far to ReapLocked.
+  void TakeFinishedLocked() const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_, mu_) {
+    reaping_.swap(finished_);
+    finished_len_.store(0, std::memory_order_relaxed);
+  }
+
   // Reaps the entries finished so far, unless another thread holds the
   // index.
   void TryReap() const {
     if (!index_mu_.TryLock()) return;
     {
       MutexLock lock(&mu_);
-      reaping_.swap(finished_);
-      finished_len_.store(0, std::memory_order_relaxed);
+      TakeFinishedLocked();
     }
     ReapLocked();
     index_mu_.Unlock();
