@@ -162,6 +162,36 @@ TEST_F(LifecycleTest, DeploymentGenerationBumpsOnSpecAndAnnotationsOnly) {
   EXPECT_EQ(Merge(d + "/status", R"({"status":{"replicas":3}})").Int("/metadata/generation"), 3);
 }
 
+// apps/v1 defaulting of the strategy: absent or empty (as kubectl's
+// generators send it) becomes a RollingUpdate of 25% / 25%; what is set is
+// kept, and Recreate gets no rollingUpdate.
+TEST_F(LifecycleTest, DeploymentStrategyDefaults) {
+  auto create = [&](const std::string& name, const std::string& strategy) {
+    std::string body = std::string(R"({"metadata":{"name":")") + name +
+                       R"("},"spec":{)" + strategy +
+                       R"("selector":{"matchLabels":{"app":"x"}},"template":{"metadata":{"labels":{"app":"x"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}})";
+    TestResponse c = client_->Post(kDeploys, body);
+    EXPECT_EQ(c.status, 201) << c.body;
+    return c;
+  };
+  for (const auto& [name, strategy] :
+       {std::pair<std::string, std::string>{"absent", ""},
+        {"empty", R"("strategy":{},)"},
+        {"typed", R"("strategy":{"type":"RollingUpdate"},)"}}) {
+    TestResponse c = create(name, strategy);
+    EXPECT_EQ(c.Str("/spec/strategy/type"), "RollingUpdate") << name;
+    EXPECT_EQ(c.Str("/spec/strategy/rollingUpdate/maxUnavailable"), "25%") << name;
+    EXPECT_EQ(c.Str("/spec/strategy/rollingUpdate/maxSurge"), "25%") << name;
+  }
+  TestResponse partial =
+      create("partial", R"("strategy":{"rollingUpdate":{"maxSurge":1}},)");
+  EXPECT_EQ(partial.Int("/spec/strategy/rollingUpdate/maxSurge"), 1);
+  EXPECT_EQ(partial.Str("/spec/strategy/rollingUpdate/maxUnavailable"), "25%");
+  TestResponse recreate = create("recreate", R"("strategy":{"type":"Recreate"},)");
+  EXPECT_EQ(recreate.Str("/spec/strategy/type"), "Recreate");
+  EXPECT_FALSE(recreate.Json()["spec"]["strategy"].HasMember("rollingUpdate"));
+}
+
 TEST_F(LifecycleTest, DeploymentStatusIsIgnoredOnMainWritesAndSpecOnStatusWrites) {
   ASSERT_EQ(client_->Post(kDeploys, kDeployment).status, 201);
   const std::string d = std::string(kDeploys) + "/d";
