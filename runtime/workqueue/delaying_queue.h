@@ -117,9 +117,24 @@ class DelayingQueue final : public DelayingInterface<T> {
 
   // Items waiting for their delay to pass (not yet in the queue).
   size_t WaitingLen() const {
-    MutexLock lock(&queue_.index_mu_);
-    FoldInboxLocked();
-    return queue_.waiting_;
+    size_t waiting;
+    bool folded;
+    {
+      MutexLock lock(&queue_.index_mu_);
+      folded = FoldInboxLocked();
+      waiting = queue_.waiting_;
+    }
+    // The timer may have planned its sleep before these items reached the
+    // queue: make it look again.
+    if (folded) {
+      {
+        MutexLock lock(&inbox_mu_);
+        kicked_ = true;
+        wake_at_ = kAwake;
+      }
+      cv_.Signal();
+    }
+    return waiting;
   }
 
  private:
@@ -138,11 +153,12 @@ class DelayingQueue final : public DelayingInterface<T> {
   }
 
   // Moves the inbox into the queue's waiting items.
-  void FoldInboxLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_.index_mu_) {
+  // Returns whether there was anything to fold.
+  bool FoldInboxLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_.index_mu_) {
     std::vector<Incoming> folding;
     {
       MutexLock lock(&inbox_mu_);
-      if (inbox_.empty()) return;
+      if (inbox_.empty()) return false;
       // Taken, not swapped: a buffer handed back and forth would bring every
       // AddAfter a cache line last written by this thread.
       inbox_.swap(folding);
@@ -151,6 +167,7 @@ class DelayingQueue final : public DelayingInterface<T> {
     for (Incoming& in : folding) {
       queue_.AddWaitingLocked(std::move(in.item), in.ready);
     }
+    return true;
   }
 
   // Folds the inbox, adds due items to the queue, and sleeps until the next
@@ -211,12 +228,13 @@ class DelayingQueue final : public DelayingInterface<T> {
 
   // AddAfter's side. Lock order: the queue's index lock, then inbox_mu_.
   mutable Mutex inbox_mu_;
-  CondVar cv_;  // wakes the timer thread
+  mutable CondVar cv_;  // wakes the timer thread
   mutable std::vector<Incoming> inbox_ ABSL_GUARDED_BY(inbox_mu_);
   bool stopping_ ABSL_GUARDED_BY(inbox_mu_) = false;
   // When the timer thread will wake by itself, or kAwake.
-  int64_t wake_at_ ABSL_GUARDED_BY(inbox_mu_) = kAwake;
-  bool kicked_ ABSL_GUARDED_BY(inbox_mu_) = false;
+  mutable int64_t wake_at_ ABSL_GUARDED_BY(inbox_mu_) = kAwake;
+  // Set to make the timer thread look at the queue again before it sleeps.
+  mutable bool kicked_ ABSL_GUARDED_BY(inbox_mu_) = false;
   // The earliest ready time in the inbox, or kNever.
   // Written under inbox_mu_, read by the timer without it.
   mutable std::atomic<int64_t> inbox_earliest_{kNever};
