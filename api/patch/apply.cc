@@ -859,10 +859,11 @@ absl::Status RecordUpdateManagedFields(const Value* old_object, Value* object,
     managers.push_back(std::move(m));
     self = managers.end() - 1;
   }
-  const Node before = self->set;
   UnionInto(&self->set, changed);
   DropEmpty(&self->set);
-  if (self->time.empty() || !SameSet(before, self->set)) {
+  // As kube-apiserver: a write that changed or added any field stamps its
+  // manager's time, whether or not the manager owned those fields already.
+  if (self->time.empty() || !IsEmpty(changed)) {
     self->time = TimeString(options.now);
   }
   WriteManagers(std::move(managers), object, allocator);

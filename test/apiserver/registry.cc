@@ -220,6 +220,26 @@ bool EqualMember(const Value& a, const Value& b, const char* key) {
   return api::JsonDeepEqual(*x, *y);
 }
 
+// Whether two managedFields lists differ at most in their entries' `time`.
+bool SameManagedFieldsButTimes(const Value& a, const Value& b) {
+  if (!a.IsArray() || !b.IsArray() || a.Size() != b.Size()) return false;
+  for (rapidjson::SizeType i = 0; i < a.Size(); ++i) {
+    const Value& x = a[i];
+    const Value& y = b[i];
+    if (!x.IsObject() || !y.IsObject()) return false;
+    size_t counted = 0;
+    for (const auto& m : x.GetObject()) {
+      if (std::string_view(m.name.GetString()) == "time") continue;
+      ++counted;
+      const Value* other = Member(y, m.name.GetString());
+      if (other == nullptr || !api::JsonDeepEqual(m.value, *other)) return false;
+    }
+    const size_t y_count = y.MemberCount() - (Member(y, "time") != nullptr);
+    if (counted != y_count) return false;
+  }
+  return true;
+}
+
 // Whether the change from `old` to `cur` bumps metadata.generation.
 bool GenerationChanged(GenerationPolicy policy, bool has_status,
                        const Value& old, const Value& cur) {
@@ -1142,6 +1162,19 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(const ResourceInfo& r,
   out.SetResourceVersion(current->resource_version());
   if (api::JsonDeepEqual(out.json(), cur)) {
     return Mutation::Keep();
+  }
+  // Nor is one that changes nothing but the managers' timestamps
+  // (kube-apiserver's IgnoreManagedFieldsTimestampsTransformer).
+  const Value* old_meta = Member(cur, "metadata");
+  const Value* old_fields =
+      old_meta != nullptr ? Member(*old_meta, "managedFields") : nullptr;
+  const Value* new_fields = out.Find("/metadata/managedFields");
+  if (old_fields != nullptr && new_fields != nullptr &&
+      SameManagedFieldsButTimes(*old_fields, *new_fields)) {
+    Value fresh(*new_fields, out.allocator());
+    (void)out.Set("/metadata/managedFields", *old_fields);
+    if (api::JsonDeepEqual(out.json(), cur)) return Mutation::Keep();
+    (void)out.Set("/metadata/managedFields", fresh);
   }
   if (current->being_deleted() && Finalizers(out).empty() &&
       (!IsNamespaceResource(r) || NamespaceSpecFinalizers(out).empty())) {
