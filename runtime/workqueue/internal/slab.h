@@ -1,7 +1,8 @@
 // Slab: entries addressed by a 32-bit slot number, in chunks that never
-// move, with a free list. The queues keep their items here and index them
-// by slot, so that a hash index stores 8 bytes per item and an item can be
-// linked into lists without allocating.
+// move, with a free list. The work queue keeps its items (those waiting for
+// a delay included) here and indexes them by slot, so that a hash index
+// stores 8 bytes per item and an item can be linked into lists without
+// allocating.
 #ifndef KCR_RUNTIME_WORKQUEUE_INTERNAL_SLAB_H_
 #define KCR_RUNTIME_WORKQUEUE_INTERNAL_SLAB_H_
 
