@@ -81,22 +81,6 @@ void Intersect(const Node& a, const Node& b, Node* out) {
   }
 }
 
-bool SameSet(const Node& a, const Node& b) {
-  if (a.member != b.member) return false;
-  auto i = a.children.begin();
-  auto j = b.children.begin();
-  while (true) {
-    while (i != a.children.end() && IsEmpty(i->second)) ++i;
-    while (j != b.children.end() && IsEmpty(j->second)) ++j;
-    if (i == a.children.end() || j == b.children.end()) {
-      return i == a.children.end() && j == b.children.end();
-    }
-    if (i->first != j->first || !SameSet(i->second, j->second)) return false;
-    ++i;
-    ++j;
-  }
-}
-
 void MemberPaths(const Node& n, Path* prefix, std::vector<Path>* out) {
   if (n.member) out->push_back(*prefix);
   for (const auto& [k, c] : n.children) {

@@ -21,29 +21,44 @@ api::ObjectBuilder ConfigMap(std::string_view value) {
   return std::move(*b);
 }
 
+// A registry on a fake clock, with the patch algorithms the server uses.
+class RegistryTest : public ::testing::Test {
+ protected:
+  RegistryTest()
+      : registry_(&storage_, &resources_, Options(&clock_)),
+        cms_(resources_.Lookup("", "v1", "configmaps")) {}
+
+  static RegistryOptions Options(const Clock* clock) {
+    RegistryOptions options;
+    options.clock = clock;
+    options.patch_handlers = DefaultPatchHandlers(clock);
+    return options;
+  }
+
+  void SetUp() override { ASSERT_TRUE(registry_.Bootstrap().ok()); }
+
+  testing::FakeClock clock_;
+  Storage storage_;
+  ResourceRegistry resources_;
+  Registry registry_;
+  ResourceInfoPtr cms_;
+};
+
 // A write whose only change would be the managers' timestamps is a no-op,
 // as kube-apiserver's IgnoreManagedFieldsTimestampsTransformer makes it:
 // same resourceVersion, same managedFields.
-TEST(RegistryTest, WriteThatOnlyMovesManagedFieldsTimesIsANoOp) {
-  testing::FakeClock clock;
-  Storage storage;
-  ResourceRegistry resources;
-  RegistryOptions options;
-  options.clock = &clock;
-  Registry registry(&storage, &resources, options);
-  ASSERT_TRUE(registry.Bootstrap().ok());
-  ResourceInfoPtr cms = resources.Lookup("", "v1", "configmaps");
+TEST_F(RegistryTest, WriteThatOnlyMovesManagedFieldsTimesIsANoOp) {
   WriteOptions write;
   write.field_manager = "tool";
 
   absl::StatusOr<WriteResult> created =
-      registry.Create(*cms, "default", ConfigMap("1"), write);
+      registry_.Create(*cms_, "default", ConfigMap("1"), write);
   ASSERT_TRUE(created.ok()) << created.status();
   const std::string rv(created->object->resource_version());
 
-  clock.Advance(absl::Seconds(5));
+  clock_.Advance(absl::Seconds(5));
   absl::StatusOr<WriteResult> same =
-      registry.Update(*cms, "default", "c", ConfigMap("1"), write);
+      registry_.Update(*cms_, "default", "c", ConfigMap("1"), write);
   ASSERT_TRUE(same.ok()) << same.status();
   EXPECT_EQ(same->object->resource_version(), rv);
   const rapidjson::Value* time =
@@ -51,9 +66,9 @@ TEST(RegistryTest, WriteThatOnlyMovesManagedFieldsTimesIsANoOp) {
   ASSERT_NE(time, nullptr);
   const std::string first_time = time->GetString();
 
-  clock.Advance(absl::Seconds(5));
+  clock_.Advance(absl::Seconds(5));
   absl::StatusOr<WriteResult> changed =
-      registry.Update(*cms, "default", "c", ConfigMap("2"), write);
+      registry_.Update(*cms_, "default", "c", ConfigMap("2"), write);
   ASSERT_TRUE(changed.ok()) << changed.status();
   EXPECT_NE(changed->object->resource_version(), rv);
   EXPECT_NE(std::string(changed->object->Find("/metadata/managedFields/0/time")
@@ -65,16 +80,7 @@ TEST(RegistryTest, WriteThatOnlyMovesManagedFieldsTimesIsANoOp) {
 // The same for server-side apply, which stamps its manager's time on every
 // apply: applying an unchanged manifest again, seconds later, writes
 // nothing; applying a changed one records the new time.
-TEST(RegistryTest, ReApplyingTheSameManifestIsANoOp) {
-  testing::FakeClock clock;
-  Storage storage;
-  ResourceRegistry resources;
-  RegistryOptions options;
-  options.clock = &clock;
-  options.patch_handlers = DefaultPatchHandlers(&clock);
-  Registry registry(&storage, &resources, options);
-  ASSERT_TRUE(registry.Bootstrap().ok());
-  ResourceInfoPtr cms = resources.Lookup("", "v1", "configmaps");
+TEST_F(RegistryTest, ReApplyingTheSameManifestIsANoOp) {
   PatchOptions apply;
   apply.field_manager = "kubectl";
   const auto manifest = [](std::string_view value) {
@@ -83,25 +89,25 @@ TEST(RegistryTest, ReApplyingTheSameManifestIsANoOp) {
            std::string(value) + R"("}})";
   };
 
-  absl::StatusOr<WriteResult> created = registry.Patch(
-      *cms, "default", "c", PatchType::kApply, manifest("1"), apply);
+  absl::StatusOr<WriteResult> created = registry_.Patch(
+      *cms_, "default", "c", PatchType::kApply, manifest("1"), apply);
   ASSERT_TRUE(created.ok()) << created.status();
   const std::string rv(created->object->resource_version());
   const std::string time =
       created->object->Find("/metadata/managedFields/0/time")->GetString();
 
-  clock.Advance(absl::Seconds(5));
-  absl::StatusOr<WriteResult> again = registry.Patch(
-      *cms, "default", "c", PatchType::kApply, manifest("1"), apply);
+  clock_.Advance(absl::Seconds(5));
+  absl::StatusOr<WriteResult> again = registry_.Patch(
+      *cms_, "default", "c", PatchType::kApply, manifest("1"), apply);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->object->resource_version(), rv);
   EXPECT_EQ(std::string(again->object->Find("/metadata/managedFields/0/time")
                             ->GetString()),
             time);
 
-  clock.Advance(absl::Seconds(5));
-  absl::StatusOr<WriteResult> changed = registry.Patch(
-      *cms, "default", "c", PatchType::kApply, manifest("2"), apply);
+  clock_.Advance(absl::Seconds(5));
+  absl::StatusOr<WriteResult> changed = registry_.Patch(
+      *cms_, "default", "c", PatchType::kApply, manifest("2"), apply);
   ASSERT_TRUE(changed.ok()) << changed.status();
   EXPECT_NE(changed->object->resource_version(), rv);
   EXPECT_NE(std::string(changed->object->Find("/metadata/managedFields/0/time")
