@@ -869,23 +869,27 @@ absl::StatusOr<ObjectPtr> Object::FromValue(const Value& value,
   plan.Clear();
   if (absl::Status s = MakePlan(value, skip, &plan); !s.ok()) return s;
 
-  auto object = std::make_shared<Object>(PrivateTag{});
   const size_t pool_bytes = kPoolHeader + std::max<size_t>(plan.node_bytes, 8);
-  object->arena_size_ = pool_bytes + plan.blob_bytes;
-  object->arena_.reset(new char[object->arena_size_]);
+  const size_t arena_size = pool_bytes + plan.blob_bytes;
+  if (arena_size > std::numeric_limits<uint32_t>::max()) {
+    return Invalid("object too large: its tree needs more than 4 GiB");
+  }
+  auto object = std::make_shared<Object>(PrivateTag{});
+  object->arena_size_ = static_cast<uint32_t>(arena_size);
+  object->arena_.reset(new char[arena_size]);
   char* blob = object->arena_.get() + pool_bytes;
   for (const auto& [s, offset] : plan.offsets) {
     std::memcpy(blob + offset, s.data(), s.size());
     blob[offset + s.size()] = '\0';
   }
   // The pool is needed only while the tree is built: values hold no
-  // allocator pointer, and an Object never allocates again. It is kept
-  // only if the tree spilled past the arena (the plan makes that
-  // impossible; kept rather than trusted).
+  // allocator pointer, and an Object never allocates again. The plan sized
+  // the arena for exactly this tree; should building ever need more, the
+  // object is refused rather than kept with memory it does not account for.
   const size_t pool_capacity = pool_bytes - kPoolHeader;
-  auto pool = std::make_unique<rapidjson::MemoryPoolAllocator<>>(
-      object->arena_.get(), pool_bytes, /*chunkSize=*/1024);
-  rapidjson::Document doc(pool.get());
+  rapidjson::MemoryPoolAllocator<> pool(object->arena_.get(), pool_bytes,
+                                        /*chunkSize=*/1024);
+  rapidjson::Document doc(&pool);
   StringSink sink{&plan, blob, 0};
   bool ok = false;
   auto generator = [&](rapidjson::Document& handler) {
@@ -894,35 +898,58 @@ absl::StatusOr<ObjectPtr> Object::FromValue(const Value& value,
   };
   doc.Populate(generator);
   if (!ok) return absl::InternalError("copying the object tree failed");
-  object->root_.Swap(doc);
-  if (pool->Capacity() != pool_capacity) {
-    object->spill_bytes_ = sizeof(*pool) + pool->Capacity() - pool_capacity;
-    object->spill_ = std::move(pool);
+  if (pool.Capacity() != pool_capacity) {
+    return absl::InternalError("the object tree outgrew its planned size");
   }
+  object->root_.Swap(doc);
   object->Index();
   return ObjectPtr(std::move(object));
 }
 
+namespace {
+
+struct HotFieldSpec {
+  const char* key;
+  bool in_metadata;
+  bool is_object;  // else a string
+};
+constexpr HotFieldSpec kHotFieldSpecs[] = {
+    {"apiVersion", false, false},      {"kind", false, false},
+    {"name", true, false},             {"namespace", true, false},
+    {"uid", true, false},              {"resourceVersion", true, false},
+    {"labels", true, true},            {"annotations", true, true},
+};
+
+bool HasType(const Value& v, bool is_object) {
+  return is_object ? v.IsObject() : v.IsString();
+}
+
+}  // namespace
+
+const Value* Object::HotByKey(HotField field) const {
+  const HotFieldSpec& spec = kHotFieldSpecs[field];
+  const Value& parent = spec.in_metadata ? *metadata_ : root_;
+  auto it = parent.FindMember(spec.key);
+  return it != parent.MemberEnd() && HasType(it->value, spec.is_object)
+             ? &it->value
+             : nullptr;
+}
+
 void Object::Index() {
-  auto string_member = [](const Value& parent, const char* key) {
-    auto it = parent.FindMember(key);
-    return it != parent.MemberEnd() && it->value.IsString() ? &it->value
-                                                            : nullptr;
-  };
-  auto object_member = [](const Value& parent, const char* key) {
-    auto it = parent.FindMember(key);
-    return it != parent.MemberEnd() && it->value.IsObject() ? &it->value
-                                                            : nullptr;
-  };
-  api_version_ = string_member(root_, "apiVersion");
-  kind_ = string_member(root_, "kind");
-  metadata_ = object_member(root_, "metadata");
-  name_ = string_member(*metadata_, "name");
-  namespace__ = string_member(*metadata_, "namespace");
-  uid_ = string_member(*metadata_, "uid");
-  resource_version_ = string_member(*metadata_, "resourceVersion");
-  labels_ = object_member(*metadata_, "labels");
-  annotations_ = object_member(*metadata_, "annotations");
+  static_assert(std::size(kHotFieldSpecs) == kHotFields);
+  auto root_metadata = root_.FindMember("metadata");
+  metadata_ = &root_metadata->value;  // Validate guarantees an object
+  for (int f = 0; f < kHotFields; ++f) {
+    const HotFieldSpec& spec = kHotFieldSpecs[f];
+    const Value& parent = spec.in_metadata ? *metadata_ : root_;
+    auto it = parent.FindMember(spec.key);
+    if (it == parent.MemberEnd() || !HasType(it->value, spec.is_object)) {
+      hot_[f] = kAbsent;
+      continue;
+    }
+    const size_t index = static_cast<size_t>(it - parent.MemberBegin());
+    hot_[f] = index < kByKey ? static_cast<uint16_t>(index) : kByKey;
+  }
 }
 
 const Value* Object::MetadataMember(std::string_view key) const {
@@ -1013,7 +1040,7 @@ const Value* Object::Find(std::string_view json_pointer) const {
 std::string Object::ToJson() const { return WriteJson(root_); }
 
 size_t Object::SpaceUsed() const {
-  return sizeof(Object) + kControlBlock + arena_size_ + spill_bytes_;
+  return sizeof(Object) + kControlBlock + arena_size_;
 }
 
 ObjectBuilder Object::ToBuilder() const { return ObjectBuilder(*this); }

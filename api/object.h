@@ -186,15 +186,17 @@ class Object {
   ~Object() = default;
 
   // Top-level type fields; empty when absent.
-  std::string_view api_version() const { return View(api_version_); }
-  std::string_view kind() const { return View(kind_); }
+  std::string_view api_version() const { return View(Hot(kApiVersion)); }
+  std::string_view kind() const { return View(Hot(kKind)); }
 
   // metadata.*; strings read empty when absent.
-  std::string_view name() const { return View(name_); }
-  std::string_view namespace_() const { return View(namespace__); }
+  std::string_view name() const { return View(Hot(kName)); }
+  std::string_view namespace_() const { return View(Hot(kNamespace)); }
   std::string_view ns() const { return namespace_(); }
-  std::string_view uid() const { return View(uid_); }
-  std::string_view resource_version() const { return View(resource_version_); }
+  std::string_view uid() const { return View(Hot(kUid)); }
+  std::string_view resource_version() const {
+    return View(Hot(kResourceVersion));
+  }
   std::string_view generate_name() const;
   std::string_view creation_timestamp() const;
   std::string_view deletion_timestamp() const;
@@ -208,8 +210,8 @@ class Object {
   // cluster-scoped objects.
   std::string Key() const;
 
-  StringMapView labels() const { return StringMapView(labels_); }
-  StringMapView annotations() const { return StringMapView(annotations_); }
+  StringMapView labels() const { return StringMapView(Hot(kLabels)); }
+  StringMapView annotations() const { return StringMapView(Hot(kAnnotations)); }
   std::optional<std::string_view> Label(std::string_view key) const {
     return labels().Get(key);
   }
@@ -256,28 +258,44 @@ class Object {
     return v == nullptr ? std::string_view()
                         : std::string_view(v->GetString(), v->GetStringLength());
   }
-  // Fills the cached pointers below from root_ (already validated).
+  // Fields read on every event, located once at parse time. A slot holds
+  // the member's index in the root (apiVersion, kind) or in metadata (the
+  // rest), or kAbsent when the member is missing or of another type. An
+  // index too large for a slot (a map of 65,534+ members) reads kByKey and
+  // is looked up by name instead.
+  enum HotField : uint8_t {
+    kApiVersion,
+    kKind,
+    kName,
+    kNamespace,
+    kUid,
+    kResourceVersion,
+    kLabels,
+    kAnnotations,
+    kHotFields,
+  };
+  static constexpr uint16_t kAbsent = 0xFFFF;
+  static constexpr uint16_t kByKey = 0xFFFE;
+  const rapidjson::Value* Hot(HotField field) const {
+    const uint16_t slot = hot_[field];
+    if (slot < kByKey) {
+      const rapidjson::Value& parent = field <= kKind ? root_ : *metadata_;
+      return &(parent.MemberBegin() + slot)->value;
+    }
+    return slot == kAbsent ? nullptr : HotByKey(field);
+  }
+  const rapidjson::Value* HotByKey(HotField field) const;
+  // Fills metadata_ and hot_ from root_ (already validated).
   void Index();
   const rapidjson::Value* MetadataMember(std::string_view key) const;
 
-  // The tree's nodes and long strings, in one allocation.
+  // The tree's nodes and long strings, in one allocation of arena_size_
+  // bytes. Values hold no allocator, so nothing else is owned.
   std::unique_ptr<char[]> arena_;
-  size_t arena_size_ = 0;
-  // Only when building overflowed the arena (never expected): the pool
-  // that owns the overflow, and its bytes.
-  std::unique_ptr<rapidjson::MemoryPoolAllocator<>> spill_;
-  size_t spill_bytes_ = 0;
   rapidjson::Value root_;
-  // Hot fields, resolved once. Null when absent.
   const rapidjson::Value* metadata_ = nullptr;
-  const rapidjson::Value* api_version_ = nullptr;
-  const rapidjson::Value* kind_ = nullptr;
-  const rapidjson::Value* name_ = nullptr;
-  const rapidjson::Value* namespace__ = nullptr;
-  const rapidjson::Value* uid_ = nullptr;
-  const rapidjson::Value* resource_version_ = nullptr;
-  const rapidjson::Value* labels_ = nullptr;
-  const rapidjson::Value* annotations_ = nullptr;
+  uint32_t arena_size_ = 0;
+  uint16_t hot_[kHotFields] = {};
 };
 
 // A mutable deep copy of an object, for controllers to edit and send.

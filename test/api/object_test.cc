@@ -393,6 +393,23 @@ TEST(ObjectTest, MemoryIsProportionalToJson) {
               wire.size(), full->SpaceUsed());
 }
 
+// Hot fields are located by member index at parse time; an index too large
+// for its 16-bit slot falls back to a lookup by name.
+TEST(ObjectTest, HotFieldsPastAnyIndexSlot) {
+  std::string json = R"({"metadata":{)";
+  for (int i = 0; i < 70000; ++i) absl::StrAppend(&json, "\"k", i, "\":1,");
+  absl::StrAppend(&json, R"("name":"far","namespace":"ns","labels":{"a":"b"}},)",
+                  R"("kind":"Pod"})");
+  ObjectPtr obj = MustParse(json);
+  ASSERT_NE(obj, nullptr);
+  EXPECT_EQ(obj->name(), "far");
+  EXPECT_EQ(obj->Key(), "ns/far");
+  EXPECT_EQ(obj->Label("a"), "b");
+  EXPECT_EQ(obj->kind(), "Pod");
+  EXPECT_TRUE(obj->uid().empty());
+  EXPECT_TRUE(obj->annotations().empty());
+}
+
 TEST(ObjectTest, StripManagedFieldsAtParse) {
   ObjectPtr pod = MustParse(ReadTestdata("pod.json"),
                             {.strip_managed_fields = true});
