@@ -23,8 +23,8 @@
 //   strings ("creationTimestamp", "/dev/termination-log", ...) point at
 //   static storage and cost nothing per object. The only remaining cost is
 //   RapidJSON's 16 bytes per value and per key, which is the floor for any
-//   RapidJSON tree: measured, an Object costs 1.36x its minified JSON for a
-//   ConfigMap, 1.58x for a Pod and 1.68x for a Deployment (whose JSON
+//   RapidJSON tree: measured, an Object costs 1.26x its minified JSON for a
+//   ConfigMap, 1.56x for a Pod and 1.63x for a Deployment (whose JSON
 //   averages 11-12 bytes per value and key); see docs/benchmarks.md.
 //   The alternatives: RapidJSON's default Document reserves a 64 KiB chunk
 //   per object; in-situ parsing into an owned copy of the text keeps the
