@@ -908,47 +908,46 @@ absl::StatusOr<ObjectPtr> Object::FromValue(const Value& value,
 
 namespace {
 
+// What each hot field is: its key, and whether its value is an object
+// (else a string). Indexed by Object::HotField.
 struct HotFieldSpec {
   const char* key;
-  bool in_metadata;
-  bool is_object;  // else a string
+  bool is_object;
 };
 constexpr HotFieldSpec kHotFieldSpecs[] = {
-    {"apiVersion", false, false},      {"kind", false, false},
-    {"name", true, false},             {"namespace", true, false},
-    {"uid", true, false},              {"resourceVersion", true, false},
-    {"labels", true, true},            {"annotations", true, true},
+    {"apiVersion", false}, {"kind", false},  {"name", false},
+    {"namespace", false},  {"uid", false},   {"resourceVersion", false},
+    {"labels", true},      {"annotations", true},
 };
-
-bool HasType(const Value& v, bool is_object) {
-  return is_object ? v.IsObject() : v.IsString();
-}
 
 }  // namespace
 
-const Value* Object::HotByKey(HotField field) const {
+Value::ConstMemberIterator Object::FindHot(HotField field) const {
   const HotFieldSpec& spec = kHotFieldSpecs[field];
-  const Value& parent = spec.in_metadata ? *metadata_ : root_;
+  const Value& parent = HotParent(field);
   auto it = parent.FindMember(spec.key);
-  return it != parent.MemberEnd() && HasType(it->value, spec.is_object)
-             ? &it->value
-             : nullptr;
+  if (it == parent.MemberEnd()) return it;
+  const bool typed = spec.is_object ? it->value.IsObject()
+                                    : it->value.IsString();
+  return typed ? it : parent.MemberEnd();
+}
+
+const Value* Object::HotByKey(HotField field) const {
+  auto it = FindHot(field);
+  return it == HotParent(field).MemberEnd() ? nullptr : &it->value;
 }
 
 void Object::Index() {
   static_assert(std::size(kHotFieldSpecs) == kHotFields);
-  auto root_metadata = root_.FindMember("metadata");
-  metadata_ = &root_metadata->value;  // Validate guarantees an object
+  metadata_ = &root_.FindMember("metadata")->value;  // Validate checked it
   for (int f = 0; f < kHotFields; ++f) {
-    const HotFieldSpec& spec = kHotFieldSpecs[f];
-    const Value& parent = spec.in_metadata ? *metadata_ : root_;
-    auto it = parent.FindMember(spec.key);
-    if (it == parent.MemberEnd() || !HasType(it->value, spec.is_object)) {
-      hot_[f] = kAbsent;
-      continue;
-    }
+    const auto field = static_cast<HotField>(f);
+    const Value& parent = HotParent(field);
+    auto it = FindHot(field);
     const size_t index = static_cast<size_t>(it - parent.MemberBegin());
-    hot_[f] = index < kByKey ? static_cast<uint16_t>(index) : kByKey;
+    hot_[f] = it == parent.MemberEnd() ? kAbsent
+              : index < kByKey         ? static_cast<uint16_t>(index)
+                                       : kByKey;
   }
 }
 

@@ -278,12 +278,16 @@ class Object {
   static constexpr uint16_t kByKey = 0xFFFE;
   const rapidjson::Value* Hot(HotField field) const {
     const uint16_t slot = hot_[field];
-    if (slot < kByKey) {
-      const rapidjson::Value& parent = field <= kKind ? root_ : *metadata_;
-      return &(parent.MemberBegin() + slot)->value;
-    }
+    if (slot < kByKey) return &(HotParent(field).MemberBegin() + slot)->value;
     return slot == kAbsent ? nullptr : HotByKey(field);
   }
+  // The root for apiVersion and kind, metadata for the rest.
+  const rapidjson::Value& HotParent(HotField field) const {
+    return field <= kKind ? root_ : *metadata_;
+  }
+  // The member for `field` in HotParent(field), or its MemberEnd() when
+  // the member is missing or of another type.
+  rapidjson::Value::ConstMemberIterator FindHot(HotField field) const;
   const rapidjson::Value* HotByKey(HotField field) const;
   // Fills metadata_ and hot_ from root_ (already validated).
   void Index();
