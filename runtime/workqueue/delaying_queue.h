@@ -104,7 +104,8 @@ class DelayingQueue final : public DelayingInterface<T> {
       if (ready < inbox_earliest_.load(std::memory_order_relaxed)) {
         inbox_earliest_.store(ready, std::memory_order_relaxed);
       }
-      // Due before the timer wakes, or enough items to fold: wake it now.
+      // Due before the timer wakes, or enough items to fold (repeated
+      // AddAfters of one item collapse only when folded): wake it now.
       if (ready < wake_at_ ||
           (inbox_.size() >= kInboxLimit && wake_at_ != kAwake)) {
         wake_at_ = kAwake;
@@ -159,7 +160,7 @@ class DelayingQueue final : public DelayingInterface<T> {
     {
       MutexLock lock(&inbox_mu_);
       if (inbox_.empty()) return false;
-      // Taken, not swapped: a buffer handed back and forth would bring every
+      // Taken, not handed back and forth: a reused buffer would bring every
       // AddAfter a cache line last written by this thread.
       inbox_.swap(folding);
       inbox_earliest_.store(kNever, std::memory_order_relaxed);
@@ -174,6 +175,7 @@ class DelayingQueue final : public DelayingInterface<T> {
   // item is due, an AddAfter wakes it, or shutdown.
   void WaitingLoop() {
     int spins = 0;
+    bool inbox_full = false;  // woken because the inbox reached kInboxLimit
     for (;;) {
       int64_t next;
       size_t due;
@@ -183,9 +185,11 @@ class DelayingQueue final : public DelayingInterface<T> {
         // due now come out in ready order whichever fold brought them in.
         const int64_t now = absl::ToUnixNanos(clock_->Now());
         // Items added since the last fold are folded when the first of them
-        // is due, not one by one as they come.
-        if (inbox_earliest_.load(std::memory_order_relaxed) <= now) {
+        // is due, not one by one as they come, or when there are many.
+        if (inbox_full ||
+            inbox_earliest_.load(std::memory_order_relaxed) <= now) {
           FoldInboxLocked();
+          inbox_full = false;
         }
         due = queue_.AddDueLocked(now, kMaxDueBatch);
         next = queue_.NextReadyLocked().value_or(
@@ -211,6 +215,7 @@ class DelayingQueue final : public DelayingInterface<T> {
       if (stopping_) return;
       kicked_ = false;
       wake_at_ = kAwake;
+      inbox_full = inbox_.size() >= kInboxLimit;
     }
   }
 

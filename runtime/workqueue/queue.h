@@ -383,22 +383,19 @@ class Queue final : public Interface<T> {
       if (shutting_down_.load()) return;
       Batch batch;
       const uint32_t slot = InsertLocked(std::move(item), &batch);
-      {
-        MutexLock lock(&mu_);
-        if (slot != kNil) metrics_->Add(slot);  // queued, or marked dirty
-        if (batch.len != 0) PushLocked(batch);
-        TakeFinishedLocked();
+      if (slot != kNil) {  // queued, or marked dirty
+        PublishLocked(batch, &slot, 1);
+      } else {
+        PublishLocked(batch);
       }
-      ReapLocked();
     }
-    if (sleepers_pending_.load()) WakeOneSleeper();
   }
 
   // Moves every inboxed item into the queue proper, with client-go's Add
   // semantics, and reaps finished entries.
-  FoldResult Fold() const {
+  void Fold() const {
     MutexLock lock(&index_mu_);
-    return FoldLocked();
+    FoldLocked();
   }
 
   // As Fold, unless another thread is folding (it will fold these items too).
@@ -419,23 +416,37 @@ class Queue final : public Interface<T> {
     Batch batch;
     for (T& item : folding_) InsertLocked(std::move(item), &batch);
     folding_.clear();
+    PublishLocked(batch);
+    result.queued = batch.len != 0;
+    return result;
+  }
+
+  // Joins `batch` to the FIFO, counts the `n_counted` Adds at `counted` in
+  // the metrics, reaps the entries finished so far, and wakes a worker if
+  // anything was queued.
+  void PublishLocked(const Batch& batch, const uint32_t* counted = nullptr,
+                     size_t n_counted = 0) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
     {
       MutexLock lock(&mu_);
+      for (size_t i = 0; i < n_counted; ++i) metrics_->Add(counted[i]);
       if (batch.len != 0) PushLocked(batch);
       TakeFinishedLocked();
     }
     ReapLocked();
-    if (batch.len != 0) {
-      result.queued = true;
-      if (sleepers_pending_.load()) WakeOneSleeper();
-    }
-    return result;
+    if (batch.len != 0 && sleepers_pending_.load()) WakeOneSleeper();
   }
 
-  // Hands the entries finished so far to ReapLocked.
+  // Hands the entries finished so far to ReapLocked, after any already
+  // there.
   void TakeFinishedLocked() const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_, mu_) {
-    reaping_.swap(finished_);
+    if (reaping_.empty()) {
+      reaping_.swap(finished_);
+    } else {
+      reaping_.insert(reaping_.end(), finished_.begin(), finished_.end());
+      finished_.clear();
+    }
     finished_len_.store(0, std::memory_order_relaxed);
   }
 
@@ -443,11 +454,7 @@ class Queue final : public Interface<T> {
   // index.
   void TryReap() const {
     if (!index_mu_.TryLock()) return;
-    {
-      MutexLock lock(&mu_);
-      TakeFinishedLocked();
-    }
-    ReapLocked();
+    PublishLocked(Batch{});
     index_mu_.Unlock();
   }
 
@@ -657,16 +664,7 @@ class Queue final : public Interface<T> {
     for (; due < limit; ++due) {
       const std::optional<int64_t> next = NextReadyLocked();
       if (!next.has_value() || *next > now) break;
-      Pending p;
-      if (heap_.empty() ||
-          (!sorted_.empty() && sorted_.front().ready <= heap_.front().ready)) {
-        p = sorted_.front();
-        sorted_.pop_front();
-      } else {
-        std::pop_heap(heap_.begin(), heap_.end(), LaterFirst());
-        p = heap_.back();
-        heap_.pop_back();
-      }
+      const Pending p = PopPendingLocked();
       Entry& entry = slab_.at(p.slot);
       if (entry.ready != p.ready) continue;  // superseded, or added already
       entry.ready = 0;
@@ -678,15 +676,23 @@ class Queue final : public Interface<T> {
       const uint32_t slot = AddExistingLocked(p.slot, &batch);
       if (slot != kNil && metrics_ != nullptr) counted.push_back(slot);
     }
-    if (batch.len != 0 || !counted.empty()) {
-      {
-        MutexLock lock(&mu_);
-        for (const uint32_t slot : counted) metrics_->Add(slot);
-        if (batch.len != 0) PushLocked(batch);
-      }
-      if (batch.len != 0 && sleepers_pending_.load()) WakeOneSleeper();
-    }
+    if (due != 0) PublishLocked(batch, counted.data(), counted.size());
     return due;
+  }
+
+  // Removes and returns the pending pair that is due first (there is one).
+  Pending PopPendingLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    Pending p;
+    if (heap_.empty() ||
+        (!sorted_.empty() && sorted_.front().ready <= heap_.front().ready)) {
+      p = sorted_.front();
+      sorted_.pop_front();
+    } else {
+      std::pop_heap(heap_.begin(), heap_.end(), LaterFirst());
+      p = heap_.back();
+      heap_.pop_back();
+    }
+    return p;
   }
 
   // Yields the CPU a few times while nothing is waiting, in case work is
