@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -137,9 +138,11 @@ absl::Status Invalid(std::string_view what) {
 // Where Validate found a problem: the position of each step from the root
 // (member or element index, so a repeated key is told apart), and whether
 // the problem is a member missing from that object rather than the value
-// there. Parse turns it into a byte offset (LocateSite).
+// there. Parse turns it into a byte offset (SiteLocator). The deepest path
+// Validate writes is metadata.ownerReferences[i].field, four steps, so the
+// path stays inline and Validate does not allocate on success.
 struct ErrorSite {
-  std::vector<size_t> path;
+  absl::InlinedVector<size_t, 4> path;
   bool missing = false;
 };
 
@@ -343,7 +346,7 @@ class SiteLocator
     if (container) {
       Level level;
       level.on_path = on_path;
-      level.is_metadata = is_metadata && depth == 1;
+      level.is_metadata = is_metadata;
       level.skipped = skipped;
       levels_.push_back(level);
       // The reader may report a bracket before or after consuming it.

@@ -7,15 +7,6 @@
 
 namespace kcr {
 namespace api {
-namespace {
-
-rapidjson::Value Str(std::string_view s, rapidjson::MemoryPoolAllocator<>& a) {
-  return rapidjson::Value(s.data(), static_cast<rapidjson::SizeType>(s.size()),
-                          a);
-}
-
-}  // namespace
-
 Condition ConditionFromJson(const rapidjson::Value& value) {
   Condition c;
   c.type = std::string(field::String(&value, "type"));
@@ -41,18 +32,18 @@ std::vector<Condition> ConditionsFromJson(const rapidjson::Value* list) {
 rapidjson::Value ConditionToJson(const Condition& c,
                                  rapidjson::MemoryPoolAllocator<>& a) {
   rapidjson::Value v(rapidjson::kObjectType);
-  v.AddMember("type", Str(c.type, a), a);
-  v.AddMember("status", Str(c.status, a), a);
+  v.AddMember("type", field::Str(c.type, a), a);
+  v.AddMember("status", field::Str(c.status, a), a);
   if (c.observed_generation != 0) {
     v.AddMember("observedGeneration",
                 rapidjson::Value(static_cast<int64_t>(c.observed_generation)),
                 a);
   }
   if (!c.last_transition_time.empty()) {
-    v.AddMember("lastTransitionTime", Str(c.last_transition_time, a), a);
+    v.AddMember("lastTransitionTime", field::Str(c.last_transition_time, a), a);
   }
-  if (!c.reason.empty()) v.AddMember("reason", Str(c.reason, a), a);
-  if (!c.message.empty()) v.AddMember("message", Str(c.message, a), a);
+  if (!c.reason.empty()) v.AddMember("reason", field::Str(c.reason, a), a);
+  if (!c.message.empty()) v.AddMember("message", field::Str(c.message, a), a);
   return v;
 }
 

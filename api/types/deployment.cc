@@ -140,12 +140,8 @@ DeploymentBuilder& DeploymentBuilder::SetContainer(std::string_view name,
                                                    int32_t port) {
   auto& a = builder_.allocator();
   rapidjson::Value container(rapidjson::kObjectType);
-  auto str = [&a](std::string_view s) {
-    return rapidjson::Value(s.data(),
-                            static_cast<rapidjson::SizeType>(s.size()), a);
-  };
-  container.AddMember("name", str(name), a);
-  container.AddMember("image", str(image), a);
+  container.AddMember("name", field::Str(name, a), a);
+  container.AddMember("image", field::Str(image, a), a);
   if (port != 0) {
     rapidjson::Value ports(rapidjson::kArrayType);
     rapidjson::Value p(rapidjson::kObjectType);
@@ -155,12 +151,8 @@ DeploymentBuilder& DeploymentBuilder::SetContainer(std::string_view name,
   }
   const rapidjson::Value* list =
       builder_.Find("/spec/template/spec/containers");
-  size_t index = 0;
   if (list != nullptr && list->IsArray()) {
-    for (; index < list->Size(); ++index) {
-      const rapidjson::Value& c = (*list)[static_cast<rapidjson::SizeType>(index)];
-      if (field::String(&c, "name") == name) break;
-    }
+    const size_t index = field::IndexByName(list, name);
     if (index < list->Size()) {
       // Keep the container's other fields; replace image and ports.
       const std::string base = "/spec/template/spec/containers/" +

@@ -54,6 +54,17 @@ const rapidjson::Value* Array(const rapidjson::Value* object,
   return v != nullptr && v->IsArray() ? v : nullptr;
 }
 
+size_t IndexByName(const rapidjson::Value* list, std::string_view name) {
+  if (list == nullptr || !list->IsArray()) return 0;
+  size_t i = 0;
+  for (; i < list->Size(); ++i) {
+    if (String(&(*list)[static_cast<rapidjson::SizeType>(i)], "name") == name) {
+      break;
+    }
+  }
+  return i;
+}
+
 absl::Status CheckStringMap(const rapidjson::Value* map,
                             std::string_view path) {
   const absl::string_view p(path.data(), path.size());

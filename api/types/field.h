@@ -3,6 +3,7 @@
 #ifndef KCR_API_TYPES_FIELD_H_
 #define KCR_API_TYPES_FIELD_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -36,6 +37,11 @@ const rapidjson::Value* Object(const rapidjson::Value* object,
 const rapidjson::Value* Array(const rapidjson::Value* object,
                               std::string_view key);
 
+// Index of the first element of the array `list` whose string member
+// "name" is `name`; list->Size() when none is, and 0 when `list` is null or
+// not an array.
+size_t IndexByName(const rapidjson::Value* list, std::string_view name);
+
 // OK when `map` is null, JSON null, or an object whose values are all
 // strings; otherwise InvalidArgument naming `path` and the bad key.
 absl::Status CheckStringMap(const rapidjson::Value* map,
@@ -44,6 +50,13 @@ absl::Status CheckStringMap(const rapidjson::Value* map,
 // `s` as std::string_view.
 inline std::string_view View(const rapidjson::Value& s) {
   return std::string_view(s.GetString(), s.GetStringLength());
+}
+
+// A string value holding a copy of `s`, allocated from `a`.
+inline rapidjson::Value Str(std::string_view s,
+                            rapidjson::MemoryPoolAllocator<>& a) {
+  return rapidjson::Value(s.data(), static_cast<rapidjson::SizeType>(s.size()),
+                          a);
 }
 
 }  // namespace field

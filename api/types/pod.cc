@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "api/types/field.h"
 
 namespace kcr {
@@ -14,6 +15,10 @@ absl::StatusOr<PodView> PodView::Create(ObjectPtr pod) {
 }
 
 namespace {
+// The members of a container's "state"; at most one is set.
+constexpr std::string_view kContainerStates[] = {"running", "waiting",
+                                                 "terminated"};
+
 const rapidjson::Value* Status(const Object& o) {
   return field::Object(&o.json(), "status");
 }
@@ -48,7 +53,7 @@ std::vector<ContainerStatus> PodView::Statuses(std::string_view key) const {
     cs.started = field::Bool(&v, "started");
     cs.restart_count = field::Int32(&v, "restartCount").value_or(0);
     if (const rapidjson::Value* state = field::Object(&v, "state")) {
-      for (const char* s : {"running", "waiting", "terminated"}) {
+      for (std::string_view s : kContainerStates) {
         if (const rapidjson::Value* detail = field::Object(state, s)) {
           cs.state = s;
           cs.state_reason = field::String(detail, "reason");
@@ -88,15 +93,10 @@ int PodView::ready_containers() const {
 
 namespace {
 
-rapidjson::Value Str(std::string_view s, rapidjson::MemoryPoolAllocator<>& a) {
-  return rapidjson::Value(s.data(), static_cast<rapidjson::SizeType>(s.size()),
-                          a);
-}
-
 rapidjson::Value StrList(const std::vector<std::string>& list,
                          rapidjson::MemoryPoolAllocator<>& a) {
   rapidjson::Value out(rapidjson::kArrayType);
-  for (const std::string& s : list) out.PushBack(Str(s, a), a);
+  for (const std::string& s : list) out.PushBack(field::Str(s, a), a);
   return out;
 }
 
@@ -105,7 +105,7 @@ absl::string_view A(std::string_view s) {
   return absl::string_view(s.data(), s.size());
 }
 
-bool OneOf(std::string_view v, std::initializer_list<std::string_view> set) {
+bool OneOf(std::string_view v, absl::Span<const std::string_view> set) {
   for (std::string_view s : set) {
     if (v == s) return true;
   }
@@ -148,14 +148,7 @@ size_t PodBuilder::NamedIndex(std::string_view pointer, std::string_view name) {
     (void)builder_.Set(pointer, rapidjson::Value(rapidjson::kArrayType));
     return 0;
   }
-  size_t i = 0;
-  for (; i < list->Size(); ++i) {
-    if (field::String(&(*list)[static_cast<rapidjson::SizeType>(i)], "name") ==
-        name) {
-      break;
-    }
-  }
-  return i;
+  return field::IndexByName(list, name);
 }
 
 PodBuilder& PodBuilder::SetContainer(const PodContainer& c) {
@@ -173,16 +166,16 @@ PodBuilder& PodBuilder::SetContainer(const PodContainer& c) {
   }
   auto& a = builder_.allocator();
   rapidjson::Value v(rapidjson::kObjectType);
-  v.AddMember("name", Str(c.name, a), a);
-  if (!c.image.empty()) v.AddMember("image", Str(c.image, a), a);
+  v.AddMember("name", field::Str(c.name, a), a);
+  if (!c.image.empty()) v.AddMember("image", field::Str(c.image, a), a);
   if (!c.command.empty()) v.AddMember("command", StrList(c.command, a), a);
   if (!c.args.empty()) v.AddMember("args", StrList(c.args, a), a);
   if (!c.env.empty()) {
     rapidjson::Value env(rapidjson::kArrayType);
     for (const auto& [name, value] : c.env) {
       rapidjson::Value e(rapidjson::kObjectType);
-      e.AddMember("name", Str(name, a), a);
-      e.AddMember("value", Str(value, a), a);
+      e.AddMember("name", field::Str(name, a), a);
+      e.AddMember("value", field::Str(value, a), a);
       env.PushBack(e, a);
     }
     v.AddMember("env", env, a);
@@ -249,7 +242,7 @@ PodBuilder& PodBuilder::SetContainerStatus(const ContainerStatus& status) {
     return *this;
   }
   if (!status.state.empty() &&
-      !OneOf(status.state, {"running", "waiting", "terminated"})) {
+      !OneOf(status.state, kContainerStates)) {
     Fail(absl::InvalidArgumentError(absl::StrCat(
         "status.containerStatuses[", A(status.name),
         "].state: unknown state \"", A(status.state), "\"")));
@@ -257,18 +250,20 @@ PodBuilder& PodBuilder::SetContainerStatus(const ContainerStatus& status) {
   }
   auto& a = builder_.allocator();
   rapidjson::Value v(rapidjson::kObjectType);
-  v.AddMember("name", Str(status.name, a), a);
-  if (!status.image.empty()) v.AddMember("image", Str(status.image, a), a);
+  v.AddMember("name", field::Str(status.name, a), a);
+  if (!status.image.empty()) {
+    v.AddMember("image", field::Str(status.image, a), a);
+  }
   v.AddMember("ready", status.ready, a);
   v.AddMember("started", status.started, a);
   v.AddMember("restartCount", status.restart_count, a);
   if (!status.state.empty()) {
     rapidjson::Value detail(rapidjson::kObjectType);
     if (!status.state_reason.empty()) {
-      detail.AddMember("reason", Str(status.state_reason, a), a);
+      detail.AddMember("reason", field::Str(status.state_reason, a), a);
     }
     rapidjson::Value state(rapidjson::kObjectType);
-    state.AddMember(Str(status.state, a), detail, a);
+    state.AddMember(field::Str(status.state, a), detail, a);
     v.AddMember("state", state, a);
   }
   const size_t i = NamedIndex("/status/containerStatuses", status.name);
