@@ -292,6 +292,13 @@ struct TlsState {
   uint64_t cert_generation ABSL_GUARDED_BY(mu) = 0;
 };
 
+// The timeout of the shared client: config.timeout, or an hour when it is
+// zero (none).
+absl::Duration SharedClientTimeout(const Config& config) {
+  return config.timeout > absl::ZeroDuration() ? config.timeout
+                                               : absl::Hours(1);
+}
+
 class CppRestClient final : public RestClient {
  public:
   static absl::StatusOr<std::unique_ptr<RestClient>> New(const Config& config,
@@ -561,8 +568,7 @@ absl::StatusOr<std::unique_ptr<RestClient>> CppRestClient::New(
   }
   {
     MutexLock lock(&c->http_mu_);
-    c->http_ = c->MakeHttpClient(config.timeout > absl::ZeroDuration() ? config.timeout
-                                                                       : absl::Hours(1));
+    c->http_ = c->MakeHttpClient(SharedClientTimeout(config));
   }
   return std::unique_ptr<RestClient>(std::move(c));
 }
@@ -628,8 +634,8 @@ absl::StatusOr<std::string> CppRestClient::Authorization() {
           tls_->key_pem = cred.client_key_data;
           ++tls_->cert_generation;
         }
-        std::shared_ptr<http_client> fresh = MakeHttpClient(
-            config_.timeout > absl::ZeroDuration() ? config_.timeout : absl::Hours(1));
+        std::shared_ptr<http_client> fresh =
+            MakeHttpClient(SharedClientTimeout(config_));
         MutexLock lock(&http_mu_);
         http_ = std::move(fresh);
         VLOG(2) << "exec plugin gave a new client certificate; new connections use it";

@@ -7,6 +7,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/time/time.h"
+#include "api/types/time.h"
 #include "rapidjson/document.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
@@ -193,16 +194,13 @@ const Message kResourceFieldSelector{
      {2, "resource", Type::kString, kKeepZero},
      {3, "divisor", Type::kQuantity}}};
 // ConfigMapKeySelector and SecretKeySelector have the same shape.
-const Message kConfigMapKeySelector{
-    "v1 ConfigMapKeySelector",
-    {{1, "localObjectReference", Type::kInline, 0, &kLocalObjectReference},
-     {2, "key", Type::kString, kKeepZero},
-     {3, "optional", Type::kBool, kKeepZero}}};  // *bool
-const Message kSecretKeySelector{
-    "v1 SecretKeySelector",
-    {{1, "localObjectReference", Type::kInline, 0, &kLocalObjectReference},
-     {2, "key", Type::kString, kKeepZero},
-     {3, "optional", Type::kBool, kKeepZero}}};  // *bool
+const std::vector<Field> kKeySelectorFields{
+    {1, "localObjectReference", Type::kInline, 0, &kLocalObjectReference},
+    {2, "key", Type::kString, kKeepZero},
+    {3, "optional", Type::kBool, kKeepZero}};  // *bool
+const Message kConfigMapKeySelector{"v1 ConfigMapKeySelector",
+                                    kKeySelectorFields};
+const Message kSecretKeySelector{"v1 SecretKeySelector", kKeySelectorFields};
 const Message kEnvVarSource{
     "v1 EnvVarSource",
     {{1, "fieldRef", Type::kMessage, 0, &kObjectFieldSelector},
@@ -491,7 +489,8 @@ absl::Status Decode(std::string_view data, const Message& m,
                     rapidjson::Value* out, Allocator& a, int depth);
 
 // Reads a map entry {1: key, 2: value}; the value is left as its bytes.
-absl::Status DecodeMapEntry(std::string_view data, std::string* key,
+// Both point into `data`.
+absl::Status DecodeMapEntry(std::string_view data, std::string_view* key,
                             std::string_view* value) {
   Reader r(data);
   while (!r.done()) {
@@ -503,7 +502,7 @@ absl::Status DecodeMapEntry(std::string_view data, std::string* key,
       std::string_view s;
       if (!r.Bytes(&s)) return Malformed();
       if (num == 1) {
-        *key = std::string(s);
+        *key = s;
       } else {
         *value = s;
       }
@@ -524,9 +523,7 @@ absl::Status DecodeTime(std::string_view data, rapidjson::Value* out,
   rapidjson::Value t(rapidjson::kObjectType);
   if (absl::Status s = Decode(data, kTime, &t, a, depth + 1); !s.ok()) return s;
   int64_t seconds = t.HasMember("seconds") ? t["seconds"].GetInt64() : 0;
-  std::string text =
-      absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixSeconds(seconds),
-                       absl::UTCTimeZone());
+  std::string text = api::FormatRfc3339(absl::FromUnixSeconds(seconds));
   out->SetString(text.c_str(), static_cast<rapidjson::SizeType>(text.size()),
                  a);
   return absl::OkStatus();
@@ -587,11 +584,44 @@ bool IsZero(const rapidjson::Value& v) {
 rapidjson::Value& Member(rapidjson::Value* out, const char* name,
                          rapidjson::Type type, Allocator& a) {
   auto it = out->FindMember(name);
-  if (it == out->MemberEnd()) {
-    out->AddMember(rapidjson::StringRef(name), rapidjson::Value(type), a);
-    it = out->FindMember(name);
+  if (it != out->MemberEnd()) return it->value;
+  out->AddMember(rapidjson::StringRef(name), rapidjson::Value(type), a);
+  return out->MemberEnd()[-1].value;
+}
+
+// A length-delimited scalar: a field's value or a map entry's.
+absl::Status DecodeDelimited(Type type, std::string_view s,
+                             rapidjson::Value* out, Allocator& a, int depth) {
+  switch (type) {
+    case Type::kString:
+      out->SetString(s.data(), static_cast<rapidjson::SizeType>(s.size()), a);
+      return absl::OkStatus();
+    case Type::kBytes: {
+      std::string b64 = absl::Base64Escape(ToAbsl(s));
+      out->SetString(b64.c_str(), a);
+      return absl::OkStatus();
+    }
+    case Type::kTime:
+      return DecodeTime(s, out, a, depth);
+    case Type::kIntOrString:
+      return DecodeIntOrString(s, out, a, depth);
+    case Type::kQuantity:
+      return DecodeQuantity(s, out, a, depth);
+    default:
+      return Malformed();
   }
-  return it->value;
+}
+
+// The type of a map field's values.
+Type MapValueType(Type map) {
+  switch (map) {
+    case Type::kBytesMap:
+      return Type::kBytes;
+    case Type::kQuantityMap:
+      return Type::kQuantity;
+    default:
+      return Type::kString;
+  }
 }
 
 absl::Status Decode(std::string_view data, const Message& m,
@@ -628,22 +658,11 @@ absl::Status Decode(std::string_view data, const Message& m,
       absl::Status st;
       switch (f->type) {
         case Type::kString:
-          value.SetString(s.data(), static_cast<rapidjson::SizeType>(s.size()),
-                          a);
-          break;
-        case Type::kBytes: {
-          std::string b64 = absl::Base64Escape(ToAbsl(s));
-          value.SetString(b64.c_str(), a);
-          break;
-        }
+        case Type::kBytes:
         case Type::kTime:
-          st = DecodeTime(s, &value, a, depth);
-          break;
         case Type::kIntOrString:
-          st = DecodeIntOrString(s, &value, a, depth);
-          break;
         case Type::kQuantity:
-          st = DecodeQuantity(s, &value, a, depth);
+          st = DecodeDelimited(f->type, s, &value, a, depth);
           break;
         case Type::kInline:
           st = Decode(s, *f->message, out, a, depth + 1);
@@ -665,21 +684,13 @@ absl::Status Decode(std::string_view data, const Message& m,
         case Type::kStringMap:
         case Type::kBytesMap:
         case Type::kQuantityMap: {
-          std::string key;
+          std::string_view key;
           std::string_view raw;
           st = DecodeMapEntry(s, &key, &raw);
           if (!st.ok()) return st;
           rapidjson::Value v;
-          if (f->type == Type::kQuantityMap) {
-            st = DecodeQuantity(raw, &v, a, depth);
-            if (!st.ok()) return st;
-          } else if (f->type == Type::kBytesMap) {
-            std::string b64 = absl::Base64Escape(ToAbsl(raw));
-            v.SetString(b64.c_str(), a);
-          } else {
-            v.SetString(raw.data(),
-                        static_cast<rapidjson::SizeType>(raw.size()), a);
-          }
+          st = DecodeDelimited(MapValueType(f->type), raw, &v, a, depth);
+          if (!st.ok()) return st;
           rapidjson::Value& map = Member(out, f->json, rapidjson::kObjectType, a);
           rapidjson::Value name(key.data(),
                                 static_cast<rapidjson::SizeType>(key.size()), a);

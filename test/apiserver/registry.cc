@@ -364,22 +364,14 @@ void ApplyBuiltinDefaults(const ResourceInfo& r, api::ObjectBuilder* b) {
     }
     // As apps/v1 SetDefaults_Deployment: an empty strategy (what kubectl's
     // generators send) is a RollingUpdate of 25% / 25%.
-    const Value* strategy = b->Find("/spec/strategy");
-    if (strategy == nullptr || strategy->IsObject()) {
-      if (strategy == nullptr) (void)b->SetJson("/spec/strategy", "{}");
-      SetIfAbsent(b, "/spec/strategy/type", "RollingUpdate");
-      const Value* type = b->Find("/spec/strategy/type");
-      if (type != nullptr && type->IsString() &&
-          std::string_view(type->GetString()) == "RollingUpdate") {
-        if (b->Find("/spec/strategy/rollingUpdate") == nullptr) {
-          (void)b->SetJson("/spec/strategy/rollingUpdate", "{}");
-        }
-        const Value* rolling = b->Find("/spec/strategy/rollingUpdate");
-        if (rolling != nullptr && rolling->IsObject()) {
-          SetIfAbsent(b, "/spec/strategy/rollingUpdate/maxUnavailable", "25%");
-          SetIfAbsent(b, "/spec/strategy/rollingUpdate/maxSurge", "25%");
-        }
-      }
+    // SetString creates a missing strategy or rollingUpdate and does nothing
+    // under one that is not an object.
+    SetIfAbsent(b, "/spec/strategy/type", "RollingUpdate");
+    const Value* type = b->Find("/spec/strategy/type");
+    if (type != nullptr && type->IsString() &&
+        std::string_view(type->GetString()) == "RollingUpdate") {
+      SetIfAbsent(b, "/spec/strategy/rollingUpdate/maxUnavailable", "25%");
+      SetIfAbsent(b, "/spec/strategy/rollingUpdate/maxSurge", "25%");
     }
     DefaultPodSpec(b, "/spec/template/spec");
   } else if (r.group().empty() && r.resource() == "services") {
