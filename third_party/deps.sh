@@ -22,6 +22,7 @@ packages=(
   libbenchmark-dev
   libyaml-cpp-dev
   prometheus-cpp-dev
+  libre2-dev
   python3-kubernetes
 )
 

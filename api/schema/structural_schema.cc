@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
-#include <regex>
 #include <string>
 #include <utility>
 
@@ -12,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "api/patch/json_util.h"
+#include "re2/re2.h"
 
 namespace kcr {
 namespace api {
@@ -38,7 +38,9 @@ struct Node {
   std::optional<uint64_t> min_items, max_items;
   std::optional<uint64_t> min_properties, max_properties;
   std::string pattern_source;
-  std::optional<std::regex> pattern;
+  // Compiled once with the schema; RE2 matches in time linear in the input
+  // without recursion, so a long string cannot exhaust a small stack.
+  std::unique_ptr<RE2> pattern;
 
   const Node* FindProperty(absl::string_view name) const {
     for (const auto& [key, child] : properties) {
@@ -58,39 +60,146 @@ absl::string_view View(const rapidjson::Value& s) {
   return absl::string_view(s.GetString(), s.GetStringLength());
 }
 
-absl::Status SchemaError(absl::string_view path, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(path, ": ", what));
+// How a value of the schema itself reads in an error: JSON text for
+// scalars (long strings cut), the type's name for objects and arrays.
+std::string Shown(const rapidjson::Value& v) {
+  if (v.IsObject()) return "\"object\"";
+  if (v.IsArray()) return "\"array\"";
+  if (v.IsString() && v.GetStringLength() > 64) {
+    // Cut at a character boundary, never inside a UTF-8 sequence.
+    rapidjson::SizeType n = 64;
+    while (n > 0 && (static_cast<unsigned char>(v.GetString()[n]) & 0xC0) ==
+                        0x80) {
+      --n;
+    }
+    rapidjson::Value cut(v.GetString(), n);
+    absl::StatusOr<std::string> s = JsonToString(cut);
+    return s.ok() ? absl::StrCat(*s, "...") : "\"\"";
+  }
+  absl::StatusOr<std::string> s = JsonToString(v);
+  return s.ok() ? *s : "\"\"";
 }
 
-absl::StatusOr<std::optional<uint64_t>> NonNegative(const rapidjson::Value& s,
-                                                    const char* key,
-                                                    const std::string& path) {
+// Go's regexp error text ("error parsing regexp: missing closing ): `(`"),
+// so a CRD with a bad pattern reads as kube-apiserver would report it. RE2
+// and Go's regexp/syntax share their syntax and refuse patterns for the
+// same reasons; only the wording of each reason differs.
+std::string RegexpError(const RE2& re) {
+  const char* what = nullptr;
+  switch (re.error_code()) {
+    case RE2::ErrorBadEscape:
+      what = "invalid escape sequence";
+      break;
+    case RE2::ErrorBadCharClass:
+      what = "invalid character class";
+      break;
+    case RE2::ErrorBadCharRange:
+      what = "invalid character class range";
+      break;
+    case RE2::ErrorMissingBracket:
+      what = "missing closing ]";
+      break;
+    case RE2::ErrorMissingParen:
+      what = "missing closing )";
+      break;
+    case RE2::ErrorUnexpectedParen:
+      what = "unexpected )";
+      break;
+    case RE2::ErrorTrailingBackslash:
+      what = "trailing backslash at end of expression";
+      break;
+    case RE2::ErrorRepeatArgument:
+      what = "missing argument to repetition operator";
+      break;
+    case RE2::ErrorRepeatSize:
+      what = "invalid repeat count";
+      break;
+    case RE2::ErrorRepeatOp:
+      what = "invalid nested repetition operator";
+      break;
+    case RE2::ErrorBadPerlOp:
+      what = "invalid or unsupported Perl syntax";
+      break;
+    case RE2::ErrorBadUTF8:
+      what = "invalid UTF-8";
+      break;
+    case RE2::ErrorBadNamedCapture:
+      what = "invalid named capture";
+      break;
+    case RE2::ErrorPatternTooLarge:
+      what = "expression too large";
+      break;
+    default:
+      return absl::StrCat("error parsing regexp: ", re.error());
+  }
+  if (re.error_arg().empty()) {
+    return absl::StrCat("error parsing regexp: ", what);
+  }
+  return absl::StrCat("error parsing regexp: ", what, ": `", re.error_arg(),
+                      "`");
+}
+
+// Compiles one schema tree, remembering the first thing wrong with it as a
+// field error (paths in a CRD's notation: openAPIV3Schema.properties[a]).
+class Compiler {
+ public:
+  absl::StatusOr<std::unique_ptr<Node>> Compile(const rapidjson::Value& s,
+                                                const std::string& path,
+                                                int depth);
+  const FieldError& failure() const { return failure_; }
+
+ private:
+  absl::Status Fail(FieldError::Type type, std::string path,
+                    std::string value, std::string detail,
+                    absl::StatusCode code = absl::StatusCode::kInvalidArgument) {
+    failure_ = {type, std::move(path), std::move(value), std::move(detail)};
+    return absl::Status(code, failure_.ToString());
+  }
+  absl::Status Invalid(std::string path, const rapidjson::Value& value,
+                       std::string detail) {
+    return Fail(FieldError::Type::kInvalid, std::move(path), Shown(value),
+                std::move(detail));
+  }
+  absl::StatusOr<std::optional<uint64_t>> NonNegative(
+      const rapidjson::Value& s, const char* key, const std::string& path);
+  absl::StatusOr<bool> Flag(const rapidjson::Value& s, const char* key,
+                            const std::string& path);
+  absl::StatusOr<std::optional<double>> Bound(const rapidjson::Value& s,
+                                              const char* key,
+                                              const std::string& path);
+
+  FieldError failure_;
+};
+
+absl::StatusOr<std::optional<uint64_t>> Compiler::NonNegative(
+    const rapidjson::Value& s, const char* key, const std::string& path) {
   auto it = s.FindMember(key);
   if (it == s.MemberEnd()) return std::optional<uint64_t>();
   if (!it->value.IsUint64()) {
-    return SchemaError(absl::StrCat(path, ".", key),
-                       "must be a non-negative integer");
+    return Invalid(absl::StrCat(path, ".", key), it->value,
+                   "must be a non-negative integer");
   }
   return std::optional<uint64_t>(it->value.GetUint64());
 }
 
-absl::StatusOr<bool> Flag(const rapidjson::Value& s, const char* key,
-                          const std::string& path) {
+absl::StatusOr<bool> Compiler::Flag(const rapidjson::Value& s,
+                                    const char* key, const std::string& path) {
   auto it = s.FindMember(key);
   if (it == s.MemberEnd()) return false;
   if (!it->value.IsBool()) {
-    return SchemaError(absl::StrCat(path, ".", key), "must be a boolean");
+    return Invalid(absl::StrCat(path, ".", key), it->value,
+                   "must be a boolean");
   }
   return it->value.GetBool();
 }
 
-absl::StatusOr<std::optional<double>> Bound(const rapidjson::Value& s,
-                                            const char* key,
-                                            const std::string& path) {
+absl::StatusOr<std::optional<double>> Compiler::Bound(
+    const rapidjson::Value& s, const char* key, const std::string& path) {
   auto it = s.FindMember(key);
   if (it == s.MemberEnd()) return std::optional<double>();
   if (!it->value.IsNumber()) {
-    return SchemaError(absl::StrCat(path, ".", key), "must be a number");
+    return Invalid(absl::StrCat(path, ".", key), it->value,
+                   "must be a number");
   }
   return std::optional<double>(it->value.GetDouble());
 }
@@ -101,17 +210,19 @@ std::unique_ptr<rapidjson::Document> CopyOf(const rapidjson::Value& v) {
   return doc;
 }
 
-absl::StatusOr<std::unique_ptr<Node>> Compile(const rapidjson::Value& s,
-                                              const std::string& path,
-                                              int depth) {
+absl::StatusOr<std::unique_ptr<Node>> Compiler::Compile(
+    const rapidjson::Value& s, const std::string& path, int depth) {
   if (depth > StructuralSchema::kMaxSchemaDepth) {
-    return SchemaError(path, "schema nests too deeply");
+    return Fail(FieldError::Type::kForbidden, path, "",
+                absl::StrCat("schema nests deeper than ",
+                             StructuralSchema::kMaxSchemaDepth, " levels"));
   }
-  if (!s.IsObject()) return SchemaError(path, "must be an object");
+  if (!s.IsObject()) return Invalid(path, s, "must be an object");
   for (const char* unsupported : {"allOf", "oneOf", "not", "$ref"}) {
     if (s.HasMember(unsupported)) {
-      return absl::UnimplementedError(
-          absl::StrCat(path, ".", unsupported, ": not supported"));
+      return Fail(FieldError::Type::kForbidden,
+                  absl::StrCat(path, ".", unsupported), "", "not supported",
+                  absl::StatusCode::kUnimplemented);
     }
   }
   auto node = std::make_unique<Node>();
@@ -125,32 +236,35 @@ absl::StatusOr<std::unique_ptr<Node>> Compile(const rapidjson::Value& s,
   if (!flag.ok()) return flag.status();
   node->preserve_unknown = *flag;
   if (s.HasMember("anyOf") && !node->int_or_string) {
-    return absl::UnimplementedError(
-        absl::StrCat(path, ".anyOf: not supported"));
+    return Fail(FieldError::Type::kForbidden, absl::StrCat(path, ".anyOf"),
+                "", "not supported", absl::StatusCode::kUnimplemented);
   }
 
   if (auto it = s.FindMember("type"); it != s.MemberEnd()) {
     if (!it->value.IsString()) {
-      return SchemaError(absl::StrCat(path, ".type"), "must be a string");
+      return Invalid(absl::StrCat(path, ".type"), it->value,
+                     "must be a string");
     }
     node->type = std::string(View(it->value));
     if (node->type != "object" && node->type != "array" &&
         node->type != "string" && node->type != "integer" &&
         node->type != "number" && node->type != "boolean") {
-      return SchemaError(absl::StrCat(path, ".type"),
-                         absl::StrCat("unknown type \"", node->type, "\""));
+      return Fail(FieldError::Type::kNotSupported,
+                  absl::StrCat(path, ".type"), Shown(it->value),
+                  "supported values: \"array\", \"boolean\", \"integer\", "
+                  "\"number\", \"object\", \"string\"");
     }
   }
 
   if (auto it = s.FindMember("properties"); it != s.MemberEnd()) {
     if (!it->value.IsObject()) {
-      return SchemaError(absl::StrCat(path, ".properties"),
-                         "must be an object");
+      return Invalid(absl::StrCat(path, ".properties"), it->value,
+                     "must be an object");
     }
     for (const auto& m : it->value.GetObject()) {
       std::string name(View(m.name));
       auto child = Compile(m.value,
-                           absl::StrCat(path, ".properties.", name),
+                           absl::StrCat(path, ".properties[", name, "]"),
                            depth + 1);
       if (!child.ok()) return child.status();
       node->properties.emplace_back(std::move(name), std::move(*child));
@@ -158,21 +272,21 @@ absl::StatusOr<std::unique_ptr<Node>> Compile(const rapidjson::Value& s,
   }
   if (auto it = s.FindMember("required"); it != s.MemberEnd()) {
     if (!it->value.IsArray()) {
-      return SchemaError(absl::StrCat(path, ".required"),
-                         "must be a list of strings");
+      return Invalid(absl::StrCat(path, ".required"), it->value,
+                     "must be a list of strings");
     }
     for (const auto& r : it->value.GetArray()) {
       if (!r.IsString()) {
-        return SchemaError(absl::StrCat(path, ".required"),
-                           "must be a list of strings");
+        return Invalid(absl::StrCat(path, ".required"), r,
+                       "must be a list of strings");
       }
       node->required.emplace_back(View(r));
     }
   }
   if (auto it = s.FindMember("items"); it != s.MemberEnd()) {
     if (!it->value.IsObject()) {
-      return SchemaError(absl::StrCat(path, ".items"),
-                         "must be a schema object");
+      return Invalid(absl::StrCat(path, ".items"), it->value,
+                     "must be a schema object");
     }
     auto items = Compile(it->value, absl::StrCat(path, ".items"), depth + 1);
     if (!items.ok()) return items.status();
@@ -192,7 +306,7 @@ absl::StatusOr<std::unique_ptr<Node>> Compile(const rapidjson::Value& s,
   }
   if (auto it = s.FindMember("enum"); it != s.MemberEnd()) {
     if (!it->value.IsArray()) {
-      return SchemaError(absl::StrCat(path, ".enum"), "must be a list");
+      return Invalid(absl::StrCat(path, ".enum"), it->value, "must be a list");
     }
     node->enum_values = CopyOf(it->value);
   }
@@ -229,15 +343,21 @@ absl::StatusOr<std::unique_ptr<Node>> Compile(const rapidjson::Value& s,
 
   if (auto it = s.FindMember("pattern"); it != s.MemberEnd()) {
     if (!it->value.IsString()) {
-      return SchemaError(absl::StrCat(path, ".pattern"), "must be a string");
+      return Invalid(absl::StrCat(path, ".pattern"), it->value,
+                     "must be a string");
     }
     node->pattern_source = std::string(View(it->value));
-    try {
-      node->pattern.emplace(node->pattern_source, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return SchemaError(absl::StrCat(path, ".pattern"),
-                         absl::StrCat("does not compile: ", e.what()));
+    RE2::Options options;
+    // A bad pattern is reported to the caller, not logged.
+    options.set_log_errors(false);
+    auto re = std::make_unique<RE2>(node->pattern_source, options);
+    if (!re->ok()) {
+      return Invalid(absl::StrCat(path, ".pattern"), it->value,
+                     absl::StrCat("must be a valid regular expression, but "
+                                  "isn't: ",
+                                  RegexpError(*re)));
     }
+    node->pattern = std::move(re);
   }
   return node;
 }
@@ -407,24 +527,13 @@ void Check(const Node& n, const rapidjson::Value& v, const std::string& path,
                          absl::StrCat(InBody(path), " should be at most ",
                                       *n.max_length, " chars long")});
     }
-    if (n.pattern) {
-      bool matched = false;
-      bool evaluated = true;
-      try {
-        matched = std::regex_search(
-            v.GetString(), v.GetString() + v.GetStringLength(), *n.pattern);
-      } catch (const std::regex_error&) {
-        evaluated = false;
-      }
-      if (!matched) {
-        errors->push_back(
-            {FieldError::Type::kInvalid, path, Render(v),
-             evaluated ? absl::StrCat(InBody(path), " should match '",
-                                      n.pattern_source, "'")
-                       : absl::StrCat(InBody(path),
-                                      " could not be matched against '",
+    if (n.pattern != nullptr &&
+        !RE2::PartialMatch(
+            re2::StringPiece(v.GetString(), v.GetStringLength()),
+            *n.pattern)) {
+      errors->push_back({FieldError::Type::kInvalid, path, Render(v),
+                         absl::StrCat(InBody(path), " should match '",
                                       n.pattern_source, "'")});
-      }
     }
   }
 
@@ -581,9 +690,13 @@ StructuralSchema::StructuralSchema(std::unique_ptr<Node> root)
 StructuralSchema::~StructuralSchema() = default;
 
 absl::StatusOr<std::unique_ptr<StructuralSchema>> StructuralSchema::Create(
-    const rapidjson::Value& openapi_v3_schema) {
-  auto root = Compile(openapi_v3_schema, "openAPIV3Schema", 0);
-  if (!root.ok()) return root.status();
+    const rapidjson::Value& openapi_v3_schema, FieldError* error) {
+  Compiler compiler;
+  auto root = compiler.Compile(openapi_v3_schema, "openAPIV3Schema", 0);
+  if (!root.ok()) {
+    if (error != nullptr) *error = compiler.failure();
+    return root.status();
+  }
   return std::unique_ptr<StructuralSchema>(
       new StructuralSchema(std::move(*root)));
 }

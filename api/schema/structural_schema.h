@@ -37,8 +37,11 @@
 //   spec.image: Invalid value: "": spec.image in body should be at least 1
 //       chars long
 //   spec.args: Too many: 4: must have at most 3 items
-// `pattern` uses std::regex (ECMAScript); kube uses Go's RE2. The common
-// subset (classes, anchors, repetition, alternation) behaves the same.
+// `pattern` is Go's regexp syntax, as in kube-apiserver, compiled once with
+// the schema by RE2 (the library Go's regexp follows) and matched as an
+// unanchored search. RE2 runs in time linear in the string and never
+// recurses per character, so a megabyte-long string is as safe as a short
+// one on a connection thread's small stack.
 //
 // Thread safety: a StructuralSchema is immutable after Create; every method
 // is const and may be called from many threads at once.
@@ -65,12 +68,19 @@ class StructuralSchema {
   static constexpr int kMaxSchemaDepth = 64;
 
   // Compiles `openapi_v3_schema` (spec.versions[].schema.openAPIV3Schema of
-  // a CRD). InvalidArgument naming the schema path when a keyword has the
-  // wrong type, a type is unknown, a pattern does not compile, or the tree
-  // is deeper than kMaxSchemaDepth; Unimplemented for the keywords listed
-  // above. The schema is copied: `openapi_v3_schema` need not outlive this.
+  // a CRD). InvalidArgument when a keyword has the wrong type, a type is
+  // unknown, a pattern does not compile, or the tree is deeper than
+  // kMaxSchemaDepth; Unimplemented for the keywords listed above. The
+  // message is the first problem as a field error under "openAPIV3Schema",
+  // in a CRD's path notation, e.g.
+  //   openAPIV3Schema.properties[a].pattern: Invalid value: "(": must be a
+  //   valid regular expression, but isn't: error parsing regexp: missing ):
+  //   `(`
+  // and when `error` is not null it also receives that field error, for a
+  // caller that reports it within a larger object (a CRD). The schema is
+  // copied: `openapi_v3_schema` need not outlive this.
   static absl::StatusOr<std::unique_ptr<StructuralSchema>> Create(
-      const rapidjson::Value& openapi_v3_schema);
+      const rapidjson::Value& openapi_v3_schema, FieldError* error = nullptr);
 
   ~StructuralSchema();
   StructuralSchema(const StructuralSchema&) = delete;

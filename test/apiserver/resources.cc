@@ -383,11 +383,14 @@ absl::StatusOr<std::vector<ResourceInfo>> ResourceRegistry::FromCRD(
       errors->push_back(Required(prefix + ".schema.openAPIV3Schema",
                                  "schemas are required"));
     } else {
-      auto compiled = api::StructuralSchema::Create(*open_api);
+      // The schema's own errors name the keyword at fault under the CRD's
+      // path, as kube-apiserver's CRD validation does:
+      // spec.versions[0].schema.openAPIV3Schema.properties[a].pattern.
+      api::FieldError error;
+      auto compiled = api::StructuralSchema::Create(*open_api, &error);
       if (!compiled.ok()) {
-        errors->push_back(InvalidValue(prefix + ".schema.openAPIV3Schema",
-                                       "\"\"",
-                                       std::string(compiled.status().message())));
+        error.field = Cat(prefix, ".schema.", error.field);
+        errors->push_back(std::move(error));
       } else {
         r.schema = std::shared_ptr<const api::StructuralSchema>(
             std::move(*compiled));

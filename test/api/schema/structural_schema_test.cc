@@ -342,39 +342,89 @@ TEST(StructuralSchemaTest, RejectsBadSchemas) {
   };
   std::vector<Case> cases = {
       {"[]", absl::StatusCode::kInvalidArgument,
-       "openAPIV3Schema: must be an object"},
+       "openAPIV3Schema: Invalid value: \"array\": must be an object"},
       {R"({"type": "thing"})", absl::StatusCode::kInvalidArgument,
-       "openAPIV3Schema.type: unknown type \"thing\""},
+       "openAPIV3Schema.type: Unsupported value: \"thing\": supported "
+       "values: \"array\", \"boolean\", \"integer\", \"number\", "
+       "\"object\", \"string\""},
       {R"({"type": 1})", absl::StatusCode::kInvalidArgument,
-       "openAPIV3Schema.type: must be a string"},
+       "openAPIV3Schema.type: Invalid value: 1: must be a string"},
       {R"({"properties": {"a": {"minimum": "0"}}})",
        absl::StatusCode::kInvalidArgument,
-       "openAPIV3Schema.properties.a.minimum: must be a number"},
+       "openAPIV3Schema.properties[a].minimum: Invalid value: \"0\": must "
+       "be a number"},
       {R"({"properties": {"a": {"maxLength": -1}}})",
        absl::StatusCode::kInvalidArgument,
-       "openAPIV3Schema.properties.a.maxLength: must be a non-negative"},
+       "openAPIV3Schema.properties[a].maxLength: Invalid value: -1: must be "
+       "a non-negative integer"},
       {R"({"properties": {"a": {"pattern": "("}}})",
        absl::StatusCode::kInvalidArgument,
-       "openAPIV3Schema.properties.a.pattern: does not compile"},
+       "openAPIV3Schema.properties[a].pattern: Invalid value: \"(\": must "
+       "be a valid regular expression, but isn't: error parsing regexp: "
+       "missing closing ): `(`"},
+      {R"({"items": {"pattern": "+"}})", absl::StatusCode::kInvalidArgument,
+       "openAPIV3Schema.items.pattern: Invalid value: \"+\": must be a "
+       "valid regular expression, but isn't: error parsing regexp: missing "
+       "argument to repetition operator: `+`"},
       {R"({"required": "a"})", absl::StatusCode::kInvalidArgument,
-       "openAPIV3Schema.required: must be a list of strings"},
+       "openAPIV3Schema.required: Invalid value: \"a\": must be a list of "
+       "strings"},
       {R"({"items": [{}]})", absl::StatusCode::kInvalidArgument,
-       "openAPIV3Schema.items: must be a schema object"},
+       "openAPIV3Schema.items: Invalid value: \"array\": must be a schema "
+       "object"},
       {R"({"nullable": "yes"})", absl::StatusCode::kInvalidArgument,
-       "openAPIV3Schema.nullable: must be a boolean"},
+       "openAPIV3Schema.nullable: Invalid value: \"yes\": must be a "
+       "boolean"},
       {R"({"enum": "a"})", absl::StatusCode::kInvalidArgument,
-       "openAPIV3Schema.enum: must be a list"},
+       "openAPIV3Schema.enum: Invalid value: \"a\": must be a list"},
       {R"({"oneOf": []})", absl::StatusCode::kUnimplemented,
-       "openAPIV3Schema.oneOf: not supported"},
+       "openAPIV3Schema.oneOf: Forbidden: not supported"},
       {R"({"anyOf": []})", absl::StatusCode::kUnimplemented,
-       "openAPIV3Schema.anyOf: not supported"},
+       "openAPIV3Schema.anyOf: Forbidden: not supported"},
   };
   for (const Case& c : cases) {
-    auto s = StructuralSchema::Create(Json(c.schema));
+    FieldError error;
+    auto s = StructuralSchema::Create(Json(c.schema), &error);
     EXPECT_EQ(s.status().code(), c.code) << c.schema;
-    EXPECT_THAT(std::string(s.status().message()), HasSubstr(c.message))
-        << c.schema;
+    EXPECT_EQ(s.status().message(), c.message) << c.schema;
+    EXPECT_EQ(error.ToString(), c.message) << c.schema;
   }
+}
+
+TEST(StructuralSchemaTest, PatternIsGoRegexpSyntaxSearchedUnanchored) {
+  auto s = Schema(R"({"properties": {
+      "a": {"type": "string", "pattern": "\\d{2}"},
+      "b": {"type": "string", "pattern": "^(?i)abc$"},
+      "c": {"type": "string", "pattern": "^\\p{Greek}+$"}}})");
+  EXPECT_THAT(Errors(*s, R"({"a": "x12y", "b": "ABC", "c": "αβγ"})"),
+              IsEmpty());
+  EXPECT_THAT(Errors(*s, R"({"a": "x1y2", "b": "abcd", "c": "abc"})"),
+              ElementsAre(HasSubstr("a in body should match"),
+                          HasSubstr("b in body should match"),
+                          HasSubstr("c in body should match")));
+}
+
+// RE2 needs no stack per character, so a long string that nearly matches
+// (a backtracking matcher's worst case) is checked like a short one.
+TEST(StructuralSchemaTest, PatternOnLongStringDoesNotRecurse) {
+  auto s = Schema(R"({"properties": {"port": {"type": "string",
+      "pattern": "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"}}})");
+  std::string long_name(1 << 20, 'a');
+  std::string text = "{\"port\": \"" + long_name + "\"}";
+  EXPECT_THAT(Errors(*s, text.c_str()), IsEmpty());
+  long_name.back() = '-';
+  text = "{\"port\": \"" + long_name + "\"}";
+  EXPECT_THAT(Errors(*s, text.c_str()),
+              ElementsAre(HasSubstr("port in body should match")));
+}
+
+TEST(StructuralSchemaTest, PatternTooLargeToCompileIsInvalid) {
+  auto s = StructuralSchema::Create(
+      Json(R"({"properties": {"a": {"pattern": "\\pL{1000}"}}})"));
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.status().message()),
+              HasSubstr("must be a valid regular expression, but isn't: "
+                        "error parsing regexp: expression too large"));
 }
 
 TEST(StructuralSchemaTest, RejectsTooDeepSchema) {
@@ -384,7 +434,7 @@ TEST(StructuralSchemaTest, RejectsTooDeepSchema) {
   for (int i = 0; i < 100; ++i) deep += "}";
   auto s = StructuralSchema::Create(Json(deep.c_str()));
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(s.status().message()), HasSubstr("too deeply"));
+  EXPECT_THAT(std::string(s.status().message()), HasSubstr("schema nests deeper than 64 levels"));
 }
 
 TEST(StructuralSchemaTest, IgnoresDocumentationKeywords) {
