@@ -50,6 +50,16 @@ std::string GroupVersionResource::ToString() const {
   return absl::StrCat(GetGroupVersion().ToString(), ", Resource=", resource);
 }
 
+std::string GroupResource::ToString() const {
+  if (group.empty()) return resource;
+  return absl::StrCat(resource, ".", group);
+}
+
+std::string GroupKind::ToString() const {
+  if (group.empty()) return kind;
+  return absl::StrCat(kind, ".", group);
+}
+
 namespace {
 
 // A version of the form v<major>[(alpha|beta)<minor>].

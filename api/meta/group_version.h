@@ -132,6 +132,41 @@ struct GroupVersionResource {
   }
 };
 
+// A resource (plural) within a group, any version, e.g. {"apps",
+// "deployments"}: how errors and RBAC name a collection.
+struct GroupResource {
+  std::string group;
+  std::string resource;
+
+  // "deployments.apps", or "configmaps" for the core group (as
+  // schema.GroupResource.String(); error messages use this form).
+  std::string ToString() const;
+
+  friend bool operator==(const GroupResource& a, const GroupResource& b) {
+    return a.group == b.group && a.resource == b.resource;
+  }
+  friend bool operator!=(const GroupResource& a, const GroupResource& b) {
+    return !(a == b);
+  }
+};
+
+// A kind within a group, any version, e.g. {"apps", "Deployment"}.
+struct GroupKind {
+  std::string group;
+  std::string kind;
+
+  // "Deployment.apps", or "ConfigMap" for the core group (as
+  // schema.GroupKind.String()).
+  std::string ToString() const;
+
+  friend bool operator==(const GroupKind& a, const GroupKind& b) {
+    return a.group == b.group && a.kind == b.kind;
+  }
+  friend bool operator!=(const GroupKind& a, const GroupKind& b) {
+    return !(a == b);
+  }
+};
+
 // Orders versions as Kubernetes does for discovery and preferred versions
 // (apimachinery's CompareKubeAwareVersionStrings): GA before beta before
 // alpha ("v2" > "v1" > "v1beta2" > "v1beta1" > "v1alpha1"), higher numbers

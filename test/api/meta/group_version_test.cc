@@ -90,6 +90,15 @@ TEST(GroupVersionResourceTest, StringFormAndHash) {
   EXPECT_EQ(set.size(), 2u);
 }
 
+TEST(GroupResourceTest, StringFormsAsErrorMessagesWriteThem) {
+  EXPECT_EQ((GroupResource{"apps", "deployments"}).ToString(), "deployments.apps");
+  EXPECT_EQ((GroupResource{"", "configmaps"}).ToString(), "configmaps");
+  EXPECT_EQ((GroupKind{"apps", "Deployment"}).ToString(), "Deployment.apps");
+  EXPECT_EQ((GroupKind{"", "ConfigMap"}).ToString(), "ConfigMap");
+  EXPECT_EQ((GroupResource{"", "pods"}), (GroupResource{"", "pods"}));
+  EXPECT_NE((GroupKind{"a", "K"}), (GroupKind{"b", "K"}));
+}
+
 TEST(KubeVersionLessTest, OrdersAsKubernetes) {
   std::vector<std::string> v = {"v1alpha1", "foo", "v1", "v2beta1",
                                 "v1beta2",  "v2",  "v1beta1", "v10",
