@@ -1010,7 +1010,7 @@ absl::StatusOr<WriteResult> Registry::Create(const ResourceInfo& r,
           return CreateLocked(r, cur, copy->ToBuilder());
         });
     if (!result.ok()) {
-      if (generated && IsAlreadyExistsError(result.status()) && attempt < 8) {
+      if (generated && api::IsAlreadyExists(result.status()) && attempt < 8) {
         continue;
       }
       return result.status();
@@ -1357,8 +1357,8 @@ absl::StatusOr<WriteResult> Registry::Patch(const ResourceInfo& r,
             break;
         }
         if (!s.ok()) {
-          if (ApiError::FromStatus(s).reason.empty() ||
-              !s.GetPayload("type.kcr.io/kubernetes.Status").has_value()) {
+          const std::optional<ApiError> e = api::GetStatusError(s);
+          if (!e.has_value() || e->reason.empty()) {
             return PatchError(ToStd(s.message()));
           }
           return s;
@@ -1503,7 +1503,7 @@ absl::StatusOr<ListResult> Registry::DeleteCollection(
   for (const api::ObjectPtr& o : items.items) {
     auto d = Delete(r, o->ns(), o->name(), options);
     if (!d.ok()) {
-      if (IsNotFoundError(d.status())) continue;
+      if (api::IsNotFound(d.status())) continue;
       return d.status();
     }
     out.items.push_back(d->object);
@@ -1638,7 +1638,7 @@ void Registry::CleanUpCRD(const api::ObjectPtr& crd) {
     const ResourceInfo& r = *served.front();
     for (const api::ObjectPtr& o : storage_->Snapshot(r.StorageKey())) {
       auto d = Delete(r, o->ns(), o->name(), {});
-      if (!d.ok() && !IsNotFoundError(d.status())) {
+      if (!d.ok() && !api::IsNotFound(d.status())) {
         LOG(WARNING) << "crd cleanup crd=" << crd->name()
                      << " object=" << o->Key() << ": " << d.status();
       }
