@@ -2,11 +2,19 @@
 
 #include <utility>
 
+#include "api/errors/errors.h"
 #include "glog/logging.h"
 #include "runtime/base/status_macros.h"
-#include "runtime/client/api_errors.h"
 
 namespace kcr::client {
+namespace {
+
+// The continue token is too old (410): Expired, or Gone from older servers.
+bool IsExpired(const absl::Status& status) {
+  return api::IsResourceExpired(status) || api::IsGone(status);
+}
+
+}  // namespace
 
 absl::StatusOr<std::string> ListPager::EachListItem(
     const Resource& resource, const ListOptions& options,
@@ -18,7 +26,7 @@ absl::StatusOr<std::string> ListPager::EachListItem(
   while (true) {
     ++pages_;
     absl::StatusOr<ObjectList> list = client_->List(resource, page);
-    if (!list.ok() && client::IsResourceExpired(list.status()) &&
+    if (!list.ok() && IsExpired(list.status()) &&
         !page.continue_token.empty()) {
       // The token outlived the server's history: start over in one piece.
       // Items already handed to fn are handed again.
@@ -50,7 +58,7 @@ absl::StatusOr<ObjectList> ListPager::List(const Resource& resource,
   while (true) {
     ++pages_;
     absl::StatusOr<ObjectList> list = client_->List(resource, page);
-    if (!list.ok() && client::IsResourceExpired(list.status()) &&
+    if (!list.ok() && IsExpired(list.status()) &&
         !page.continue_token.empty()) {
       LOG(WARNING) << "continue token expired; listing " << resource.gvr.ToString()
                    << " without paging";

@@ -818,7 +818,7 @@ absl::StatusOr<Attempt> CppRestClient::Execute(const RequestSpec& spec) {
 
 absl::StatusOr<std::string> CppRestClient::Call(const RequestSpec& spec) {
   KCR_ASSIGN_OR_RETURN(Attempt a, Execute(spec));
-  if (a.code < 200 || a.code > 299) return ToStatus(a.code, a.body, a.retry_after);
+  if (a.code < 200 || a.code > 299) return StatusFromResponse(a.code, a.body, a.retry_after);
   return std::move(a.body);
 }
 
@@ -889,7 +889,7 @@ absl::StatusOr<std::unique_ptr<WatchStream>> CppRestClient::Watch(const Resource
     spec.stream_timeout = absl::Seconds(*options.timeout_seconds) + absl::Minutes(1);
   }
   KCR_ASSIGN_OR_RETURN(Attempt a, Execute(spec));
-  if (a.code < 200 || a.code > 299) return ToStatus(a.code, a.body, a.retry_after);
+  if (a.code < 200 || a.code > 299) return StatusFromResponse(a.code, a.body, a.retry_after);
   VLOG(2) << "watch started path=" << spec.path;
   return std::unique_ptr<WatchStream>(
       new CppRestWatchStream(std::move(a.client), std::move(*a.response), cancel,

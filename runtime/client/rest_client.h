@@ -7,7 +7,7 @@
 // the answer (never a thread of cpprestsdk's pool). Results:
 //   - a 2xx answer is decoded into Objects;
 //   - any other answer becomes the server's Status as an absl::Status
-//     (api_errors.h: client::IsNotFound, IsConflict, ...);
+//     (api/errors/errors.h: api::IsNotFound, api::IsConflict, ...);
 //   - a transport failure (refused, reset, TLS verification, timeout) is
 //     kUnavailable with the cause; a bad argument is kInvalidArgument
 //     before anything is sent.

@@ -25,8 +25,8 @@ struct WatchEvent {
   // annotation k8s.io/initial-events-end on the end of initial events).
   // For ERROR: the Status object if it parsed as an Object, else null.
   api::ObjectPtr object;
-  // For ERROR: the server's Status as an absl::Status (see api_errors.h;
-  // IsResourceExpired tells a too-old resourceVersion). OK otherwise.
+  // For ERROR: the server's Status as an absl::Status (api/errors/errors.h;
+  // api::IsResourceExpired tells a too-old resourceVersion). OK otherwise.
   absl::Status error;
 };
 

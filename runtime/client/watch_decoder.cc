@@ -3,9 +3,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "api/errors/errors.h"
 #include "rapidjson/document.h"
 #include "rapidjson/error/en.h"
-#include "runtime/client/api_errors.h"
 
 namespace kcr::client {
 namespace {
@@ -166,7 +166,7 @@ absl::Status WatchDecoder::Decode(std::string_view text,
         "watch stream: event ", index, " (", type_name, ") has no \"object\""));
   }
   if (event.type == EventType::kError) {
-    event.error = StatusFromObject(object_it->value);
+    event.error = api::StatusFromObject(object_it->value);
     if (event.error.ok()) {
       event.error = absl::InternalError("watch ERROR event with a Success status");
     }

@@ -14,7 +14,7 @@
 #include "prometheus/registry.h"
 #include "prometheus/text_serializer.h"
 #include "runtime/base/mutex.h"
-#include "runtime/client/api_errors.h"
+#include "api/errors/errors.h"
 #include "runtime/client/list_pager.h"
 #include "runtime/client/rest_client.h"
 #include "runtime/client/typed_client.h"
@@ -116,9 +116,9 @@ TEST_P(ApiServerClientTest, EveryVerb) {
   ASSERT_TRUE(created.ok()) << created.status();
   EXPECT_FALSE((*created)->uid().empty());
   EXPECT_FALSE((*created)->resource_version().empty());
-  EXPECT_TRUE(client::IsAlreadyExists(client->Create(cms, *ConfigMap("a")).status()));
+  EXPECT_TRUE(api::IsAlreadyExists(client->Create(cms, *ConfigMap("a")).status()));
   ASSERT_TRUE(client->Create(cms, *ConfigMap("dry"), {.dry_run = true}).ok());
-  EXPECT_TRUE(client::IsNotFound(client->Get(cms, "dry").status()));
+  EXPECT_TRUE(api::IsNotFound(client->Get(cms, "dry").status()));
   ASSERT_TRUE(client->Create(cms, *ConfigMap("b", R"({"app":"db"})")).ok());
   ASSERT_TRUE(client->Create(cms, *ConfigMap("c", R"({"app":"web"})")).ok());
   auto got = client->Get(cms, "a");
@@ -148,7 +148,7 @@ TEST_P(ApiServerClientTest, EveryVerb) {
   ASSERT_TRUE(updated.ok()) << updated.status();
   EXPECT_NE((*updated)->resource_version(), (*got)->resource_version());
   auto stale = client->Update(cms, **edited);
-  EXPECT_TRUE(IsConflict(stale.status())) << stale.status();
+  EXPECT_TRUE(api::IsConflict(stale.status())) << stale.status();
 
   // Patches of every type.
   auto merged = client->Patch(cms, "a", PatchType::kMerge, R"({"data":{"m":"1"}})");
@@ -168,7 +168,7 @@ TEST_P(ApiServerClientTest, EveryVerb) {
                                 "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n"
                                 "data:\n  k: two\n",
                                 {.field_manager = "second"});
-  EXPECT_TRUE(IsConflict(conflict.status())) << conflict.status();
+  EXPECT_TRUE(api::IsConflict(conflict.status())) << conflict.status();
   auto forced = client->Patch(cms, "applied", PatchType::kApply,
                               "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n"
                               "data:\n  k: two\n",
@@ -178,19 +178,19 @@ TEST_P(ApiServerClientTest, EveryVerb) {
   // Delete with a precondition that does not hold, then for real.
   DeleteOptions wrong_uid;
   wrong_uid.preconditions.uid = "not-the-uid";
-  EXPECT_TRUE(IsConflict(client->Delete(cms, "a", wrong_uid)));
+  EXPECT_TRUE(api::IsConflict(client->Delete(cms, "a", wrong_uid)));
   DeleteOptions right;
   right.preconditions.uid = std::string((*created)->uid());
   right.propagation_policy = "Background";
   EXPECT_TRUE(client->Delete(cms, "a", right).ok());
-  EXPECT_TRUE(client::IsNotFound(client->Get(cms, "a").status()));
-  EXPECT_TRUE(client::IsNotFound(client->Delete(cms, "a")));
+  EXPECT_TRUE(api::IsNotFound(client->Get(cms, "a").status()));
+  EXPECT_TRUE(api::IsNotFound(client->Delete(cms, "a")));
 
   // DeleteCollection by label.
   ListOptions db;
   db.label_selector = "app=db";
   ASSERT_TRUE(client->DeleteCollection(cms, {}, db).ok());
-  EXPECT_TRUE(client::IsNotFound(client->Get(cms, "b").status()));
+  EXPECT_TRUE(api::IsNotFound(client->Get(cms, "b").status()));
   EXPECT_TRUE(client->Get(cms, "c").ok());
 }
 
@@ -239,7 +239,7 @@ TEST_P(ApiServerClientTest, ListOptionsReachTheServer) {
   EXPECT_EQ(selected->items[0]->name(), "l3");
   ListOptions unsupported;
   unsupported.field_selector = "data.a=1";
-  EXPECT_TRUE(IsBadRequest(client->List(cms, unsupported).status()));
+  EXPECT_TRUE(api::IsBadRequest(client->List(cms, unsupported).status()));
 
   // limit and continue by hand: pages of two, one snapshot.
   ListOptions page;
@@ -279,7 +279,7 @@ TEST_P(ApiServerClientTest, ListOptionsReachTheServer) {
   EXPECT_EQ(then->resource_version, first->resource_version);
   ListOptions match_alone;
   match_alone.resource_version_match = "Exact";
-  EXPECT_TRUE(IsInvalid(client->List(cms, match_alone).status()));
+  EXPECT_TRUE(api::IsInvalid(client->List(cms, match_alone).status()));
 
   // Get from the cache ("0") and at the latest version.
   auto cached = client->Get(cms, "l1", {.resource_version = "0"});
@@ -333,7 +333,7 @@ TEST_P(ApiServerClientTest, DeleteOptionsReachTheServer) {
   DeleteOptions stale;
   stale.preconditions.resource_version = std::string((*created)->resource_version());
   absl::Status conflict = client->Delete(cms, "x", stale);
-  EXPECT_TRUE(IsConflict(conflict)) << conflict;
+  EXPECT_TRUE(api::IsConflict(conflict)) << conflict;
   EXPECT_THAT(std::string(conflict.message()), HasSubstr("Precondition failed"));
 
   DeleteOptions current;
@@ -342,14 +342,14 @@ TEST_P(ApiServerClientTest, DeleteOptionsReachTheServer) {
   current.grace_period_seconds = 0;
   current.propagation_policy = "Background";
   ASSERT_TRUE(client->Delete(cms, "x", current).ok());
-  EXPECT_TRUE(client::IsNotFound(client->Get(cms, "x").status()));
+  EXPECT_TRUE(api::IsNotFound(client->Get(cms, "x").status()));
 
   // An unknown propagation policy is the server's 422, not a local error.
   ASSERT_TRUE(client->Create(cms, *ConfigMap("y")).ok());
   DeleteOptions bogus;
   bogus.propagation_policy = "Sometimes";
   absl::Status invalid = client->Delete(cms, "y", bogus);
-  EXPECT_TRUE(IsInvalid(invalid) || IsBadRequest(invalid)) << invalid;
+  EXPECT_TRUE(api::IsInvalid(invalid) || api::IsBadRequest(invalid)) << invalid;
 
   // Cluster-scoped: a namespace goes into Terminating.
   const Resource namespaces = Resource::ClusterScoped(kNamespaces);
@@ -359,7 +359,7 @@ TEST_P(ApiServerClientTest, DeleteOptionsReachTheServer) {
   if (ns.ok()) {
     EXPECT_NE((*ns)->Find("/metadata/deletionTimestamp"), nullptr);
   } else {
-    EXPECT_TRUE(client::IsNotFound(ns.status())) << ns.status();
+    EXPECT_TRUE(api::IsNotFound(ns.status())) << ns.status();
   }
 }
 
@@ -433,7 +433,7 @@ TEST_P(ApiServerClientTest, WatchFromTooOldVersionIsExpired) {
     ASSERT_EQ(e.type, EventType::kError);
     status = e.error;
   }
-  EXPECT_TRUE(IsResourceExpired(status)) << status;
+  EXPECT_TRUE(api::IsResourceExpired(status)) << status;
 }
 
 TEST_P(ApiServerClientTest, BearerToken) {
@@ -446,7 +446,7 @@ TEST_P(ApiServerClientTest, BearerToken) {
   Config bad;
   bad.bearer_token = "nope";
   auto list = Client(bad)->List(Resource::Namespaced(kConfigMaps, "default"));
-  EXPECT_TRUE(IsUnauthorized(list.status())) << list.status();
+  EXPECT_TRUE(api::IsUnauthorized(list.status())) << list.status();
 }
 
 // Records the code of every attempt, as rest_client_requests_total sees it.
@@ -499,7 +499,7 @@ TEST_P(ApiServerClientTest, TokenFileRotatedOnDisk) {
   // holds, which this server refuses; the 401's re-read finds the same
   // token, so the 401 is the answer.
   clock.Advance(absl::Seconds(31));
-  EXPECT_TRUE(IsUnauthorized(client->List(cms).status()));
+  EXPECT_TRUE(api::IsUnauthorized(client->List(cms).status()));
   EXPECT_THAT(attempts.codes(), ::testing::ElementsAre("200", "200", "401"));
 
   // The file is fixed; the clock stands still, yet the 401 to the cached
@@ -561,7 +561,7 @@ TEST_P(ApiServerClientTest, PrometheusMetrics) {
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
   ASSERT_TRUE(client->Create(cms, *ConfigMap("m")).ok());
   ASSERT_TRUE(client->Get(cms, "m").ok());
-  EXPECT_TRUE(client::IsNotFound(client->Get(cms, "absent").status()));
+  EXPECT_TRUE(api::IsNotFound(client->Get(cms, "absent").status()));
   const std::string host = absl::StrCat("127.0.0.1:", server_->port());
   const std::string text = prometheus::TextSerializer().Serialize(registry.Collect());
   EXPECT_THAT(text, HasSubstr(absl::StrCat(
@@ -596,7 +596,7 @@ TEST_P(ApiServerClientTest, InjectedThrottleAndErrorsAreRetried) {
 
   server_->faults()->set_options(faults);
   auto created = client->Create(cms, *ConfigMap("u"));
-  EXPECT_TRUE(IsInternalError(created.status())) << created.status();
+  EXPECT_TRUE(api::IsInternalError(created.status())) << created.status();
 }
 
 TEST_P(ApiServerClientTest, TypedClients) {

@@ -14,7 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/base/mutex.h"
-#include "runtime/client/api_errors.h"
+#include "api/errors/errors.h"
 #include "runtime/client/list_pager.h"
 #include "test/fakes/fake_clock.h"
 #include "test/runtime/client/test_server.h"
@@ -338,12 +338,12 @@ TEST_F(RestClientTest, ServerErrorsKeepReasonAndMessage) {
   });
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
   auto got = client_->Get(cms, "cm1");
-  EXPECT_TRUE(client::IsNotFound(got.status()));
+  EXPECT_TRUE(api::IsNotFound(got.status()));
   EXPECT_EQ(got.status().message(), "configmaps \"cm1\" not found");
-  EXPECT_TRUE(client::IsAlreadyExists(client_->Create(cms, *Obj(kCm)).status()));
+  EXPECT_TRUE(api::IsAlreadyExists(client_->Create(cms, *Obj(kCm)).status()));
   auto updated = client_->Update(cms, *Obj(kCm));
-  EXPECT_TRUE(IsConflict(updated.status()));
-  EXPECT_FALSE(client::IsAlreadyExists(updated.status()));
+  EXPECT_TRUE(api::IsConflict(updated.status()));
+  EXPECT_FALSE(api::IsAlreadyExists(updated.status()));
   // 4xx are not retried.
   EXPECT_EQ(recorder_.count(), 3u);
 }
@@ -371,7 +371,7 @@ TEST_F(RestClientTest, TooManyRequestsGivesUpAfterTenRetries) {
     w.Respond(429, StatusBody(429, "TooManyRequests", "slow down"));
   }, config);
   auto got = client_->Get(Resource::Namespaced(kConfigMaps, "d"), "x");
-  EXPECT_TRUE(IsTooManyRequests(got.status()));
+  EXPECT_TRUE(api::IsTooManyRequests(got.status()));
   EXPECT_EQ(recorder_.count(), 11u);
   EXPECT_EQ(sleeps().size(), 10u);
   EXPECT_EQ(sleeps()[0], absl::Seconds(1));  // no Retry-After: the default
@@ -391,14 +391,14 @@ TEST_F(RestClientTest, ServerErrorsRetriedForIdempotentVerbsOnly) {
   EXPECT_EQ(recorder_.count(), 3u);
   EXPECT_THAT(sleeps(), ::testing::ElementsAre(absl::Milliseconds(200), absl::Milliseconds(400)));
   auto created = client_->Create(Resource::Namespaced(kConfigMaps), *Obj(kCm));
-  EXPECT_TRUE(IsInternalError(created.status()));
+  EXPECT_TRUE(api::IsInternalError(created.status()));
   EXPECT_EQ(recorder_.count(), 4u);
 }
 
 TEST_F(RestClientTest, PersistentServerErrorsGiveUp) {
   Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(503, "upstream down"); });
   auto got = client_->Get(Resource::Namespaced(kConfigMaps, "d"), "x");
-  EXPECT_TRUE(IsServiceUnavailable(got.status()));
+  EXPECT_TRUE(api::IsServiceUnavailable(got.status()));
   EXPECT_EQ(recorder_.count(), 5u);  // 1 + max_backoff_retries
 }
 
@@ -412,7 +412,7 @@ TEST_F(RestClientTest, TransportErrorIsUnavailableWithCause) {
   auto got = client_->Get(Resource::Namespaced(kConfigMaps, "d"), "x");
   EXPECT_EQ(got.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(got.status().message()), HasSubstr(config.host));
-  EXPECT_FALSE(GetApiStatus(got.status()).has_value());
+  EXPECT_FALSE(api::GetStatusError(got.status()).has_value());
   EXPECT_EQ(sleeps().size(), 4u);  // retried as a GET
   auto created = client_->Create(Resource::Namespaced(kConfigMaps), *Obj(kCm));
   EXPECT_EQ(created.status().code(), absl::StatusCode::kUnavailable);
@@ -534,7 +534,7 @@ TEST_F(RestClientTest, TokenFileRotation) {
   // A 401 with no newer token is returned as is.
   tokens.Accept("four");
   auto got = client_->Get(cms, "cm1");
-  EXPECT_TRUE(IsUnauthorized(got.status()));
+  EXPECT_TRUE(api::IsUnauthorized(got.status()));
 }
 
 TEST_F(RestClientTest, ExecPluginReRunOn401) {
@@ -680,7 +680,7 @@ TEST_F(RestClientTest, WatchErrorEventCarriesStatus) {
   WatchEvent e;
   ASSERT_TRUE((*watch)->Next(&e));
   EXPECT_EQ(e.type, EventType::kError);
-  EXPECT_TRUE(IsResourceExpired(e.error));
+  EXPECT_TRUE(api::IsResourceExpired(e.error));
   EXPECT_FALSE((*watch)->Next(&e));
 }
 
@@ -689,7 +689,7 @@ TEST_F(RestClientTest, WatchRejectedIsAnError) {
     w.Respond(403, StatusBody(403, "Forbidden", "configmaps is forbidden"));
   });
   auto watch = client_->Watch(Resource::Namespaced(kConfigMaps, "default"), {});
-  EXPECT_TRUE(IsForbidden(watch.status()));
+  EXPECT_TRUE(api::IsForbidden(watch.status()));
 }
 
 TEST_F(RestClientTest, WatchCutMidEventIsAnError) {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/client/api_errors.h"
+#include "api/errors/errors.h"
 
 namespace kcr::client {
 namespace {
@@ -68,7 +68,7 @@ TEST_F(RecordedStreamTest, DecodesEveryEventType) {
   EXPECT_EQ(events[3].type, EventType::kDeleted);
   EXPECT_EQ(events[4].object->kind(), "Pod");
   EXPECT_EQ(events[5].type, EventType::kError);
-  EXPECT_TRUE(IsResourceExpired(events[5].error));
+  EXPECT_TRUE(api::IsResourceExpired(events[5].error));
   EXPECT_EQ(events[5].error.message(), "too old resource version: 100 (200)");
   EXPECT_EQ(decoder.events_decoded(), 6);
 }
