@@ -62,19 +62,6 @@ PatchResult InvalidManager(const absl::Status& s) {
 
 }  // namespace
 
-std::optional<PatchType> PatchTypeFromContentType(
-    absl::string_view content_type) {
-  absl::string_view media = content_type.substr(0, content_type.find(';'));
-  const std::string m =
-      absl::AsciiStrToLower(absl::StripAsciiWhitespace(media));
-  if (m == "application/json-patch+json") return PatchType::kJsonPatch;
-  if (m == "application/merge-patch+json") return PatchType::kMergePatch;
-  if (m == "application/strategic-merge-patch+json")
-    return PatchType::kStrategicMerge;
-  if (m == "application/apply-patch+yaml") return PatchType::kApply;
-  return std::nullopt;
-}
-
 std::string UnsupportedPatchMediaTypeMessage(bool strategic_allowed) {
   std::vector<absl::string_view> types = {"application/json-patch+json",
                                           "application/merge-patch+json"};
@@ -149,7 +136,7 @@ PatchResult ApplyPatchRequest(const PatchRequest& request) {
   PatchResult r;
   absl::Status s;
   switch (request.type) {
-    case PatchType::kJsonPatch: {
+    case PatchType::kJson: {
       if (!patch.IsArray()) {
         return Fail(400, "BadRequest",
                     "JSON patch must be an array of operations");
@@ -159,7 +146,7 @@ PatchResult ApplyPatchRequest(const PatchRequest& request) {
       if (!s.ok()) return Fail(422, "Invalid", s.message());
       break;
     }
-    case PatchType::kMergePatch:
+    case PatchType::kMerge:
       s = ApplyMergePatch(*request.live, patch, &r.object,
                           r.object.GetAllocator());
       if (!s.ok()) return Fail(400, "BadRequest", s.message());

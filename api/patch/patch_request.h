@@ -19,22 +19,11 @@
 #include "absl/time/time.h"
 #include "api/patch/apply.h"
 #include "api/patch/patch_schema.h"
+#include "api/patch/patch_type.h"
 #include "rapidjson/document.h"
 
 namespace kcr {
 namespace api {
-
-enum class PatchType {
-  kJsonPatch,       // application/json-patch+json
-  kMergePatch,      // application/merge-patch+json
-  kStrategicMerge,  // application/strategic-merge-patch+json
-  kApply,           // application/apply-patch+yaml
-};
-
-// The patch type of a Content-Type header value (media type parameters and
-// case ignored), or nullopt for any other media type.
-std::optional<PatchType> PatchTypeFromContentType(
-    absl::string_view content_type);
 
 // kube-apiserver's 415 message for a PATCH with an unaccepted media type:
 // "the body of the request was in an unknown format - accepted media types
@@ -44,7 +33,7 @@ std::optional<PatchType> PatchTypeFromContentType(
 std::string UnsupportedPatchMediaTypeMessage(bool strategic_allowed);
 
 struct PatchRequest {
-  PatchType type = PatchType::kMergePatch;
+  PatchType type = PatchType::kMerge;
   absl::string_view body;
   // The current object; nullptr when it does not exist, which only an
   // apply may create.

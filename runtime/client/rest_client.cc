@@ -120,20 +120,6 @@ absl::StatusOr<std::string> LoadPem(const std::string& data, const std::string& 
   return pem;
 }
 
-std::string ContentType(PatchType type) {
-  switch (type) {
-    case PatchType::kJson:
-      return "application/json-patch+json";
-    case PatchType::kMerge:
-      return "application/merge-patch+json";
-    case PatchType::kStrategicMerge:
-      return "application/strategic-merge-patch+json";
-    case PatchType::kApply:
-      return "application/apply-patch+yaml";
-  }
-  return "application/json";
-}
-
 void AddListQuery(const ListOptions& o, Query* q) {
   if (!o.label_selector.empty()) q->emplace_back("labelSelector", o.label_selector);
   if (!o.field_selector.empty()) q->emplace_back("fieldSelector", o.field_selector);
@@ -962,7 +948,7 @@ absl::StatusOr<api::ObjectPtr> CppRestClient::Patch(const Resource& resource,
   if (!options.field_manager.empty()) spec.query.emplace_back("fieldManager", options.field_manager);
   if (options.force) spec.query.emplace_back("force", "true");
   spec.body = std::string(patch);
-  spec.content_type = ContentType(type);
+  spec.content_type = std::string(api::ContentType(type));
   return CallForObject(spec);
 }
 

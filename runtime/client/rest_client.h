@@ -36,6 +36,7 @@
 #include "absl/time/time.h"
 #include "api/meta/group_version.h"
 #include "api/object.h"
+#include "api/patch/patch_type.h"
 #include "runtime/base/clock.h"
 #include "runtime/client/metrics.h"
 #include "runtime/client/rest_config.h"
@@ -86,12 +87,8 @@ struct CreateOptions {
 };
 using UpdateOptions = CreateOptions;
 
-enum class PatchType {
-  kJson,            // application/json-patch+json (RFC 6902)
-  kMerge,           // application/merge-patch+json (RFC 7386)
-  kStrategicMerge,  // application/strategic-merge-patch+json (built-ins)
-  kApply,           // application/apply-patch+yaml (server-side apply)
-};
+// kJson, kMerge, kStrategicMerge, kApply (api/patch/patch_type.h).
+using api::PatchType;
 
 struct PatchOptions {
   bool dry_run = false;

@@ -719,18 +719,9 @@ void ApiHandler::HandleResource(const HttpRequest& req, HttpExchange* ex) {
       return SendApiError(ex, ApiError::MethodNotSupported(r.group_resource(),
                                                            "patch"));
     }
-    MediaType ct = ParseMediaType(req.Header("content-type"));
-    PatchType type;
-    if (ct.type == "application/json-patch+json") {
-      type = PatchType::kJson;
-    } else if (ct.type == "application/merge-patch+json") {
-      type = PatchType::kMerge;
-    } else if (ct.type == "application/strategic-merge-patch+json") {
-      type = PatchType::kStrategicMerge;
-    } else if (ct.type == "application/apply-patch+yaml" ||
-               ct.type == "application/apply-patch+cbor") {
-      type = PatchType::kApply;
-    } else {
+    const std::optional<PatchType> type =
+        api::PatchTypeFromContentType(req.Header("content-type"));
+    if (!type.has_value()) {
       // kube-apiserver's order: json, merge, strategic (built-ins), apply.
       return SendApiError(ex, ApiError::UnsupportedMediaType(
                                   api::UnsupportedPatchMediaTypeMessage(!r.custom)));
@@ -742,7 +733,7 @@ void ApiHandler::HandleResource(const HttpRequest& req, HttpExchange* ex) {
     po.user_agent = req.Header("user-agent");
     po.subresource = sub;
     if (req.HasQuery("force")) po.force = ParseBool(req.Query("force"));
-    auto w = registry_->Patch(r, ns, name, type, req.body, po);
+    auto w = registry_->Patch(r, ns, name, *type, req.body, po);
     if (!w.ok()) return SendError(ex, w.status());
     if (sub == "scale") return SendJson(ex, 200, w->object->ToJson());
     return send_object(w->created ? 201 : 200, w->object, w->warnings);

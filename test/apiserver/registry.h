@@ -40,6 +40,7 @@
 #include "absl/status/statusor.h"
 #include <string_view>
 #include "api/object.h"
+#include "api/patch/patch_type.h"
 #include "api/selector/field_selector.h"
 #include "api/selector/label_selector.h"
 #include "rapidjson/document.h"
@@ -50,12 +51,7 @@
 namespace kcr {
 namespace apiserver {
 
-enum class PatchType {
-  kJson,            // application/json-patch+json
-  kMerge,           // application/merge-patch+json
-  kStrategicMerge,  // application/strategic-merge-patch+json
-  kApply,           // application/apply-patch+yaml
-};
+using api::PatchType;
 
 // The patch algorithms that live outside this package. Each takes the live
 // object's JSON and the patch, and writes the patched object into *result.
