@@ -19,7 +19,7 @@ PatchResult Fail(int code, absl::string_view reason,
                  absl::string_view message) {
   PatchResult r;
   r.object.SetNull();
-  PatchError e;
+  StatusError e;
   e.code = code;
   e.reason = std::string(reason);
   e.message = std::string(message);
@@ -35,8 +35,8 @@ PatchResult InvalidOptions(absl::string_view field,
       Fail(422, "Invalid",
            absl::StrCat("PatchOptions.meta.k8s.io \"\" is invalid: ", field,
                         ": ", detail));
-  r.error->details_kind = "PatchOptions";
-  r.error->details_group = "meta.k8s.io";
+  r.error->kind = "PatchOptions";
+  r.error->group = "meta.k8s.io";
   r.error->causes.push_back(
       {std::string(cause_type), std::string(detail), std::string(field)});
   return r;

@@ -2,9 +2,8 @@
 // pick the patch type from the Content-Type, apply the body to the live
 // object (JSON patch, JSON merge patch, strategic merge patch or
 // server-side apply), and record the field manager in managedFields. The
-// result is the new object or the error kube-apiserver would answer, as an
-// HTTP code, a Status reason, a message and causes, ready to be written as
-// a Status object.
+// result is the new object or the error kube-apiserver would answer, an
+// api::StatusError ready to be written as a Status object.
 //
 // Pure functions: thread-compatible, no shared state, nothing crashes on
 // any body.
@@ -17,6 +16,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "api/errors/errors.h"
 #include "api/patch/apply.h"
 #include "api/patch/patch_schema.h"
 #include "api/patch/patch_type.h"
@@ -53,32 +53,15 @@ struct PatchRequest {
   absl::Time now = absl::UnixEpoch();
 };
 
-// A Status cause (details.causes[]).
-struct PatchErrorCause {
-  std::string type;  // "FieldValueRequired", "FieldManagerConflict", ...
-  std::string message;
-  std::string field;
-};
-
-// The error kube-apiserver answers.
-struct PatchError {
-  int code = 400;
-  // "BadRequest", "Invalid", "Conflict", "UnsupportedMediaType".
-  std::string reason;
-  std::string message;
-  std::vector<PatchErrorCause> causes;
-  // For 422 Invalid on the request options: the kind and group of the
-  // invalid object ("PatchOptions", "meta.k8s.io"), else empty.
-  std::string details_kind;
-  std::string details_group;
-};
-
 struct PatchResult {
   // The new state of the object, managedFields updated; null on error.
   rapidjson::Document object;
   // True when an apply created the object (answer 201).
   bool created = false;
-  std::optional<PatchError> error;
+  // The error kube-apiserver answers ("BadRequest", "Invalid", "Conflict",
+  // "UnsupportedMediaType"); for 422 on the request options, details name
+  // the kind "PatchOptions" in group "meta.k8s.io".
+  std::optional<StatusError> error;
 };
 
 // Applies `request`. The caller checks preconditions and identity (name,

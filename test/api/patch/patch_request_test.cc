@@ -102,7 +102,7 @@ TEST(PatchRequestTest, ApplyCreatesThenConflicts) {
   EXPECT_EQ(conflict.error->message,
             "Apply failed with 1 conflict: conflict with \"kubectl\": .data.a");
   ASSERT_EQ(conflict.error->causes.size(), 1u);
-  EXPECT_EQ(conflict.error->causes[0].type, "FieldManagerConflict");
+  EXPECT_EQ(conflict.error->causes[0].reason, "FieldManagerConflict");
   EXPECT_EQ(conflict.error->causes[0].message, "conflict with \"kubectl\"");
   EXPECT_EQ(conflict.error->causes[0].field, ".data.a");
 
@@ -121,9 +121,9 @@ TEST(PatchRequestTest, OptionErrorsAreInvalidPatchOptions) {
   EXPECT_EQ(no_manager.error->message,
             "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required "
             "value: is required for apply patch");
-  EXPECT_EQ(no_manager.error->details_kind, "PatchOptions");
+  EXPECT_EQ(no_manager.error->kind, "PatchOptions");
   ASSERT_EQ(no_manager.error->causes.size(), 1u);
-  EXPECT_EQ(no_manager.error->causes[0].type, "FieldValueRequired");
+  EXPECT_EQ(no_manager.error->causes[0].reason, "FieldValueRequired");
   EXPECT_EQ(no_manager.error->causes[0].field, "fieldManager");
 
   PatchRequest forced = Request(PatchType::kMerge, "{}", &live);
