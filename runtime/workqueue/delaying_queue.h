@@ -96,6 +96,7 @@ class DelayingQueue final : public DelayingInterface<T> {
       return;
     }
     const int64_t ready = absl::ToUnixNanos(clock_->Now() + delay);
+    internal::AtStep(internal::Step::kAddAfterTimed);
     bool wake = false;
     {
       MutexLock lock(&inbox_mu_);
@@ -113,6 +114,7 @@ class DelayingQueue final : public DelayingInterface<T> {
         wake = true;
       }
     }
+    internal::AtStep(internal::Step::kAddInboxed);
     if (wake) cv_.Signal();
   }
 
@@ -184,6 +186,7 @@ class DelayingQueue final : public DelayingInterface<T> {
         // Time first: every item added before it is in the inbox, so items
         // due now come out in ready order whichever fold brought them in.
         const int64_t now = absl::ToUnixNanos(clock_->Now());
+        internal::AtStep(internal::Step::kTimerNow);
         // Items added since the last fold are folded when the first of them
         // is due, not one by one as they come, or when there are many.
         if (inbox_full ||
@@ -204,6 +207,7 @@ class DelayingQueue final : public DelayingInterface<T> {
         }
       }
       spins = 0;
+      internal::AtStep(internal::Step::kTimerPlanned);
       MutexLock lock(&inbox_mu_);
       if (stopping_) return;
       next = std::min(next, inbox_earliest_.load(std::memory_order_relaxed));
@@ -211,6 +215,7 @@ class DelayingQueue final : public DelayingInterface<T> {
       const absl::Time deadline = absl::FromUnixNanos(next);
       while (!stopping_ && !kicked_ && clock_->Now() < deadline) {
         clock_->WaitUntil(&inbox_mu_, &cv_, deadline);
+        internal::AtStep(internal::Step::kTimerWoken);
       }
       if (stopping_) return;
       kicked_ = false;

@@ -67,6 +67,7 @@
 #include "runtime/base/mutex.h"
 #include "runtime/workqueue/internal/queue_metrics.h"
 #include "runtime/workqueue/internal/slab.h"
+#include "runtime/workqueue/internal/step_hooks.h"
 #include "runtime/workqueue/metrics.h"
 
 namespace kcr::workqueue {
@@ -366,6 +367,7 @@ class Queue final : public Interface<T> {
       inboxed = inbox_.size();
       if (inboxed == 1) inbox_filled_.store(true, std::memory_order_relaxed);
     }
+    internal::AtStep(internal::Step::kAddInboxed);
     if (wake) inbox_cv_.Signal();
     if (inboxed >= kInboxLimit) {
       Fold();
@@ -413,6 +415,7 @@ class Queue final : public Interface<T> {
       inbox_filled_.store(false, std::memory_order_relaxed);
       result.shutting_down = shutting_down_.load(std::memory_order_relaxed);
     }
+    internal::AtStep(internal::Step::kFoldTaken);
     Batch batch;
     for (T& item : folding_) InsertLocked(std::move(item), &batch);
     folding_.clear();
@@ -434,6 +437,7 @@ class Queue final : public Interface<T> {
       TakeFinishedLocked();
     }
     ReapLocked();
+    internal::AtStep(internal::Step::kPublished);
     if (batch.len != 0 && sleepers_pending_.load()) WakeOneSleeper();
   }
 
@@ -715,13 +719,24 @@ class Queue final : public Interface<T> {
   void SleepUntilWork() {
     MutexLock lock(&inbox_mu_);
     ++sleepers_;
-    sleepers_pending_.store(sleepers_ > signalled_);
-    // queued_ is read after sleepers_ is published (both sequentially
-    // consistent), and whoever queues publishes queued_ before reading
-    // sleepers_pending_, so one of the two always sees the other.
-    while (inbox_.empty() && queued_.load() == 0 &&
-           !shutting_down_.load(std::memory_order_relaxed)) {
+    for (;;) {
+      // Announced before every look for work, the first and each one after
+      // a wake-up: a waker that signalled this thread for work it has since
+      // taken itself cleared the flag, and a sleeper that went back to sleep
+      // without raising it again would never be woken (every later publish
+      // would see no sleeper and skip the signal).
+      sleepers_pending_.store(sleepers_ > signalled_);
+      internal::AtStep(internal::Step::kSleepAnnounced);
+      // queued_ is read after sleepers_pending_ is published (both
+      // sequentially consistent), and whoever queues publishes queued_
+      // before reading sleepers_pending_, so one of the two always sees the
+      // other.
+      if (!inbox_.empty() || queued_.load() != 0 ||
+          shutting_down_.load(std::memory_order_relaxed)) {
+        break;
+      }
       inbox_cv_.Wait(&inbox_mu_);
+      internal::AtStep(internal::Step::kSleepWoken);
       if (signalled_ > 0) --signalled_;
     }
     --sleepers_;
@@ -737,6 +752,7 @@ class Queue final : public Interface<T> {
       if (wake) ++signalled_;
       sleepers_pending_.store(sleepers_ > signalled_);
     }
+    internal::AtStep(internal::Step::kBeforeSignal);
     if (wake) inbox_cv_.Signal();
   }
 
