@@ -10,7 +10,9 @@
 //      drain with 1 consumer.
 //
 // (a), (b) and (c) also run on bench/reference_queue.h, client-go's
-// algorithm in C++ (BM_*_Reference), in the same process.
+// algorithm in C++ (BM_*_Reference), and on a named queue that records
+// client-go's metrics in a Prometheus registry (BM_*_Metered), the way every
+// controller's queue runs, in the same process.
 //
 // "Drained" means the producer has added everything, called ShutDown, and
 // every consumer has seen Get report shutdown (ShutDown still hands out the
@@ -22,7 +24,9 @@
 #include <sys/resource.h>
 
 #include <atomic>
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <thread>
 #include <vector>
 
@@ -31,6 +35,8 @@
 #include "absl/time/time.h"
 #include "bench/reference_queue.h"
 #include "benchmark/benchmark.h"
+#include "prometheus/registry.h"
+#include "runtime/metrics/workqueue_metrics.h"
 #include "runtime/workqueue/default_rate_limiters.h"
 #include "runtime/workqueue/delaying_queue.h"
 #include "runtime/workqueue/queue.h"
@@ -51,6 +57,26 @@ double PeakRssMiB() {
   return usage.ru_maxrss / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
+// Options of a queue that records client-go's metrics in a Prometheus
+// registry, as a controller's queue does.
+QueueOptions MeteredOptions() {
+  static auto* registry = new prometheus::Registry();
+  static auto* provider = new metrics::PrometheusWorkqueueMetrics(*registry);
+  QueueOptions options;
+  options.name = "bench";
+  options.metrics_provider = provider;
+  return options;
+}
+
+template <typename Q>
+std::unique_ptr<Q> NewQueue(bool metered) {
+  if constexpr (std::is_same_v<Q, bench::ReferenceQueue>) {
+    return std::make_unique<Q>();
+  } else {
+    return std::make_unique<Q>(metered ? MeteredOptions() : QueueOptions{});
+  }
+}
+
 // Drains `queue` until it reports shutdown; returns the items processed.
 template <typename Q>
 int64_t Drain(Q& queue) {
@@ -68,8 +94,9 @@ int64_t Drain(Q& queue) {
 template <typename Q = Queue<std::string>>
 absl::Duration ProduceAndDrain(const std::vector<std::string>& keys,
                                int64_t adds, int consumers,
-                               int64_t* processed) {
-  Q queue;
+                               int64_t* processed, bool metered = false) {
+  std::unique_ptr<Q> owned = NewQueue<Q>(metered);
+  Q& queue = *owned;
   std::atomic<int64_t> total{0};
   const absl::Time start = absl::Now();
   std::vector<std::thread> workers;
@@ -91,12 +118,13 @@ void ReportRss(benchmark::State& state) {
 
 // (a) and (b): 1,000,000 distinct keys, `consumers` workers.
 template <typename Q = Queue<std::string>>
-void DistinctKeys(benchmark::State& state, int consumers) {
+void DistinctKeys(benchmark::State& state, int consumers,
+                  bool metered = false) {
   const auto keys = MakeKeys(1'000'000);
   for (auto _ : state) {
     int64_t processed;
-    state.SetIterationTime(absl::ToDoubleSeconds(
-        ProduceAndDrain<Q>(keys, keys.size(), consumers, &processed)));
+    state.SetIterationTime(absl::ToDoubleSeconds(ProduceAndDrain<Q>(
+        keys, keys.size(), consumers, &processed, metered)));
     if (processed != static_cast<int64_t>(keys.size())) {
       state.SkipWithError("lost or duplicated items");
     }
@@ -107,6 +135,8 @@ void DistinctKeys(benchmark::State& state, int consumers) {
 
 void BM_A_DistinctKeys_1Consumer(benchmark::State& state) { DistinctKeys(state, 1); }
 void BM_B_DistinctKeys_4Consumers(benchmark::State& state) { DistinctKeys(state, 4); }
+void BM_A_Metered(benchmark::State& state) { DistinctKeys(state, 1, true); }
+void BM_B_Metered(benchmark::State& state) { DistinctKeys(state, 4, true); }
 void BM_A_Reference(benchmark::State& state) {
   DistinctKeys<bench::ReferenceQueue>(state, 1);
 }
@@ -115,14 +145,15 @@ void BM_B_Reference(benchmark::State& state) {
 }
 
 template <typename Q = Queue<std::string>>
-void AddsOver1000Keys(benchmark::State& state) {
+void AddsOver1000Keys(benchmark::State& state, bool metered = false) {
   const auto keys = MakeKeys(1'000);
   constexpr int64_t kAdds = 1'000'000;
   int64_t processed_total = 0;
   for (auto _ : state) {
     int64_t processed;
     state.SetIterationTime(
-        absl::ToDoubleSeconds(ProduceAndDrain<Q>(keys, kAdds, 2, &processed)));
+        absl::ToDoubleSeconds(ProduceAndDrain<Q>(keys, kAdds, 2, &processed,
+                                                 metered)));
     processed_total += processed;
   }
   // Adds per second; the items actually processed after deduplication are
@@ -135,6 +166,7 @@ void AddsOver1000Keys(benchmark::State& state) {
 void BM_C_1MAddsOver1000Keys_2Workers(benchmark::State& state) {
   AddsOver1000Keys(state);
 }
+void BM_C_Metered(benchmark::State& state) { AddsOver1000Keys(state, true); }
 void BM_C_Reference(benchmark::State& state) {
   AddsOver1000Keys<bench::ReferenceQueue>(state);
 }
@@ -186,6 +218,9 @@ BENCHMARK(BM_B_DistinctKeys_4Consumers)->Apply(OneTimedRun);
 BENCHMARK(BM_C_1MAddsOver1000Keys_2Workers)->Apply(OneTimedRun);
 BENCHMARK(BM_D_ExponentialWhenForget)->Repetitions(3);
 BENCHMARK(BM_E_DelayingAddAfter1ms_Drain)->Apply(OneTimedRun);
+BENCHMARK(BM_A_Metered)->Apply(OneTimedRun);
+BENCHMARK(BM_B_Metered)->Apply(OneTimedRun);
+BENCHMARK(BM_C_Metered)->Apply(OneTimedRun);
 BENCHMARK(BM_A_Reference)->Apply(OneTimedRun);
 BENCHMARK(BM_B_Reference)->Apply(OneTimedRun);
 BENCHMARK(BM_C_Reference)->Apply(OneTimedRun);

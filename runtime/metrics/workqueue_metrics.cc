@@ -30,6 +30,7 @@ class Gauge final : public workqueue::GaugeMetric, public workqueue::SettableGau
  public:
   explicit Gauge(prometheus::Gauge& gauge) : gauge_(gauge) {}
   void Inc() override { gauge_.Increment(); }
+  void IncBy(size_t n) override { gauge_.Increment(static_cast<double>(n)); }
   void Dec() override { gauge_.Decrement(); }
   void Set(double value) override { gauge_.Set(value); }
 
@@ -41,6 +42,7 @@ class Counter final : public workqueue::CounterMetric {
  public:
   explicit Counter(prometheus::Counter& counter) : counter_(counter) {}
   void Inc() override { counter_.Increment(); }
+  void IncBy(size_t n) override { counter_.Increment(static_cast<double>(n)); }
 
  private:
   prometheus::Counter& counter_;

@@ -56,7 +56,7 @@ class DelayingQueue final : public DelayingInterface<T> {
 
   explicit DelayingQueue(Options options = {})
       : clock_(options.clock != nullptr ? options.clock : Clock::Real()),
-        queue_(options) {
+        queue_(clock_, internal::ResolveProvider(options), options.name) {
     if (MetricsProvider* provider = internal::ResolveProvider(options)) {
       retries_ = provider->NewRetriesMetric(options.name);
     }
@@ -108,7 +108,7 @@ class DelayingQueue final : public DelayingInterface<T> {
       // Due before the timer wakes, or enough items to fold (repeated
       // AddAfters of one item collapse only when folded): wake it now.
       if (ready < wake_at_ ||
-          (inbox_.size() >= kInboxLimit && wake_at_ != kAwake)) {
+          (inbox_.size() >= internal::kInboxLimit && wake_at_ != kAwake)) {
         wake_at_ = kAwake;
         kicked_ = true;
         wake = true;
@@ -177,7 +177,7 @@ class DelayingQueue final : public DelayingInterface<T> {
   // item is due, an AddAfter wakes it, or shutdown.
   void WaitingLoop() {
     int spins = 0;
-    bool inbox_full = false;  // woken because the inbox reached kInboxLimit
+    bool inbox_full = false;  // woken because the inbox reached internal::kInboxLimit
     for (;;) {
       int64_t next;
       size_t due;
@@ -188,9 +188,14 @@ class DelayingQueue final : public DelayingInterface<T> {
         const int64_t now = absl::ToUnixNanos(clock_->Now());
         internal::AtStep(internal::Step::kTimerNow);
         // Items added since the last fold are folded when the first of them
-        // is due, not one by one as they come, or when there are many.
+        // is due, not one by one as they come, or when there are many, or
+        // before a waiting item is added: an AddAfter that found the item
+        // waiting for an earlier time is dropped, as client-go drops it,
+        // not kept to wait a second time.
+        const std::optional<int64_t> first_ready = queue_.NextReadyLocked();
         if (inbox_full ||
-            inbox_earliest_.load(std::memory_order_relaxed) <= now) {
+            inbox_earliest_.load(std::memory_order_relaxed) <= now ||
+            (first_ready.has_value() && *first_ready <= now)) {
           FoldInboxLocked();
           inbox_full = false;
         }
@@ -201,7 +206,7 @@ class DelayingQueue final : public DelayingInterface<T> {
         if (due == kMaxDueBatch) continue;  // more may be due: let others in
         // The next item is due in a moment (a steady stream of AddAfters):
         // yield rather than sleep and be woken, a few times in a row.
-        if (next - now < kSpinNanos && ++spins < kSpinsBeforeSleep) {
+        if (next - now < kSpinNanos && ++spins < internal::kSpinsBeforeSleep) {
           std::this_thread::yield();
           continue;
         }
@@ -220,7 +225,7 @@ class DelayingQueue final : public DelayingInterface<T> {
       if (stopping_) return;
       kicked_ = false;
       wake_at_ = kAwake;
-      inbox_full = inbox_.size() >= kInboxLimit;
+      inbox_full = inbox_.size() >= internal::kInboxLimit;
     }
   }
 
@@ -233,7 +238,7 @@ class DelayingQueue final : public DelayingInterface<T> {
   static constexpr int64_t kNever = INT64_MAX;
 
   const Clock* const clock_;
-  Queue<T, Hash, Eq> queue_;
+  internal::FoldingQueue<T, Hash, Eq> queue_;
   std::unique_ptr<CounterMetric> retries_;
 
   // AddAfter's side. Lock order: the queue's index lock, then inbox_mu_.

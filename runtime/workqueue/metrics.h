@@ -15,6 +15,7 @@
 #ifndef KCR_RUNTIME_WORKQUEUE_METRICS_H_
 #define KCR_RUNTIME_WORKQUEUE_METRICS_H_
 
+#include <cstddef>
 #include <memory>
 #include <string_view>
 
@@ -26,6 +27,10 @@ class GaugeMetric {
   virtual ~GaugeMetric() = default;
   virtual void Inc() = 0;
   virtual void Dec() = 0;
+  // As `n` Inc calls; implementations override it to add at once.
+  virtual void IncBy(size_t n) {
+    for (size_t i = 0; i < n; ++i) Inc();
+  }
 };
 
 class SettableGaugeMetric {
@@ -38,6 +43,10 @@ class CounterMetric {
  public:
   virtual ~CounterMetric() = default;
   virtual void Inc() = 0;
+  // As `n` Inc calls; implementations override it to add at once.
+  virtual void IncBy(size_t n) {
+    for (size_t i = 0; i < n; ++i) Inc();
+  }
 };
 
 class HistogramMetric {

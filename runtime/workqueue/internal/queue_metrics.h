@@ -1,14 +1,17 @@
 // Bookkeeping behind a queue's metrics, as client-go's defaultQueueMetrics:
-// first-add and processing-start times per item, keyed by the queue's slot
-// number (stable from Add to Done), all under the owning queue's mutex.
+// the first-add and processing-start time of each item, kept in an array
+// indexed by the queue's slot number (stable from Add to Done), so that no
+// Add, Get or Done hashes anything for its metrics.
 #ifndef KCR_RUNTIME_WORKQUEUE_INTERNAL_QUEUE_METRICS_H_
 #define KCR_RUNTIME_WORKQUEUE_INTERNAL_QUEUE_METRICS_H_
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "runtime/base/clock.h"
 #include "runtime/workqueue/metrics.h"
@@ -29,45 +32,87 @@ class QueueMetrics {
         longest_running_(
             provider->NewLongestRunningProcessorSecondsMetric(name)) {}
 
-  void Add(uint32_t slot) {
-    adds_->Inc();
-    depth_->Inc();
-    add_times_.try_emplace(slot, clock_->Now());
+  // `n` Adds that count (client-go's metrics.add, for n items at once).
+  void AddAll(size_t n) {
+    adds_->IncBy(n);
+    depth_->IncBy(n);
   }
 
-  void Get(uint32_t slot) {
+  // One of those Adds, made at `at`: the item's first-add time, unless it
+  // has one already.
+  void Add(uint32_t slot, absl::Time at) {
+    Times& t = At(slot);
+    if (!t.added_set) {
+      t.added = at;
+      t.added_set = true;
+    }
+  }
+
+  void Get(uint32_t slot, absl::Time now) {
     depth_->Dec();
-    const absl::Time now = clock_->Now();
-    processing_start_[slot] = now;
-    auto it = add_times_.find(slot);
-    if (it != add_times_.end()) {
-      latency_->Observe(absl::ToDoubleSeconds(now - it->second));
-      add_times_.erase(it);
+    Times& t = At(slot);
+    if (t.added_set) {
+      latency_->Observe(absl::ToDoubleSeconds(now - t.added));
+      t.added_set = false;
     }
+    if (!t.processing) {
+      t.processing = true;
+      t.prev = kNone;
+      t.next = processing_head_;
+      if (processing_head_ != kNone) times_[processing_head_].prev = slot;
+      processing_head_ = slot;
+    }
+    t.started = now;
   }
 
-  void Done(uint32_t slot) {
-    auto it = processing_start_.find(slot);
-    if (it != processing_start_.end()) {
-      work_duration_->Observe(absl::ToDoubleSeconds(clock_->Now() - it->second));
-      processing_start_.erase(it);
+  void Done(uint32_t slot, absl::Time now) {
+    Times& t = At(slot);
+    if (!t.processing) return;
+    work_duration_->Observe(absl::ToDoubleSeconds(now - t.started));
+    t.processing = false;
+    if (t.prev != kNone) {
+      times_[t.prev].next = t.next;
+    } else {
+      processing_head_ = t.next;
     }
+    if (t.next != kNone) times_[t.next].prev = t.prev;
   }
 
+  // Sets the two unfinished-work gauges from the items being processed.
   void UpdateUnfinishedWork() {
     const absl::Time now = clock_->Now();
     double total = 0;
     double oldest = 0;
-    for (const auto& [slot, start] : processing_start_) {
-      const double age = absl::ToDoubleSeconds(now - start);
+    for (uint32_t s = processing_head_; s != kNone; s = times_[s].next) {
+      const double age = absl::ToDoubleSeconds(now - times_[s].started);
       total += age;
-      if (age > oldest) oldest = age;
+      oldest = std::max(oldest, age);
     }
     unfinished_work_->Set(total);
     longest_running_->Set(oldest);
   }
 
  private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+  // One slot's times. Items being processed are linked in a list, so the
+  // unfinished-work update visits only them.
+  struct Times {
+    absl::Time added;
+    absl::Time started;
+    uint32_t prev = kNone;
+    uint32_t next = kNone;
+    bool added_set = false;
+    bool processing = false;
+  };
+
+  Times& At(uint32_t slot) {
+    if (slot >= times_.size()) {
+      times_.resize(std::max<size_t>(size_t{slot} + 1, times_.size() * 2));
+    }
+    return times_[slot];
+  }
+
   const Clock* const clock_;
   std::unique_ptr<GaugeMetric> depth_;
   std::unique_ptr<CounterMetric> adds_;
@@ -75,8 +120,8 @@ class QueueMetrics {
   std::unique_ptr<HistogramMetric> work_duration_;
   std::unique_ptr<SettableGaugeMetric> unfinished_work_;
   std::unique_ptr<SettableGaugeMetric> longest_running_;
-  absl::flat_hash_map<uint32_t, absl::Time> add_times_;
-  absl::flat_hash_map<uint32_t, absl::Time> processing_start_;
+  std::vector<Times> times_;
+  uint32_t processing_head_ = kNone;
 };
 
 }  // namespace kcr::workqueue::internal

@@ -76,10 +76,38 @@ TEST(DelayingQueueTest, AnEarlierItemWakesTheSleepingTimer) {
   EXPECT_EQ(q.WaitingLen(), 1u);
 }
 
+// A later AddAfter of an item waiting for an earlier time is dropped, even
+// when the earlier time comes before the timer looks at the later AddAfter:
+// the item is added once, not kept waiting a second time.
+TEST(DelayingQueueTest, ALaterAddAfterOfAWaitingItemIsDroppedForGood) {
+  testing::FakeClock clock;
+  DelayingQueue<std::string> q(WithClock(&clock));
+  q.AddAfter("a", absl::Milliseconds(5));
+  EXPECT_EQ(q.WaitingLen(), 1u);  // folded: "a" waits until 5 ms
+  q.AddAfter("a", absl::Milliseconds(30));  // later: to be dropped
+  clock.Advance(absl::Milliseconds(5));
+  clock.BlockUntilWaiters(1);
+  EXPECT_EQ(q.Len(), 1u);
+  EXPECT_EQ(q.WaitingLen(), 0u);
+}
+
+// An Add made before an item came due is ahead of it.
+TEST(DelayingQueueTest, AddsMadeBeforeAnItemCameDueAreAheadOfIt) {
+  testing::FakeClock clock;
+  DelayingQueue<std::string> q(WithClock(&clock));
+  q.AddAfter("due", absl::Milliseconds(5));
+  EXPECT_EQ(q.WaitingLen(), 1u);
+  q.Add("first");
+  clock.Advance(absl::Milliseconds(5));
+  clock.BlockUntilWaiters(1);
+  EXPECT_EQ(*q.Get(), "first");
+  EXPECT_EQ(*q.Get(), "due");
+}
+
 TEST(DelayingQueueTest, RepeatedAddAftersOfOneItemWaitOnce) {
   testing::FakeClock clock;
   DelayingQueue<std::string> q(WithClock(&clock));
-  for (int i = 0; i < 3 * static_cast<int>(kInboxLimit); ++i) {
+  for (int i = 0; i < 3 * static_cast<int>(internal::kInboxLimit); ++i) {
     q.AddAfter("same", absl::Minutes(1) + absl::Milliseconds(i % 5));
   }
   EXPECT_EQ(q.WaitingLen(), 1u);

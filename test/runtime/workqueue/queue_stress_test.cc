@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "runtime/workqueue/queue.h"
+#include "test/runtime/workqueue/fake_metrics.h"
 #include "test/runtime/workqueue/stress.h"
 
 namespace kcr::workqueue {
@@ -83,7 +84,7 @@ TEST(QueueStressTest, AnIdleWorkerIsWokenForEveryQueuedItem) {
 
 // Producers add a small set of keys (adds collapse, and arrive while the
 // key is being processed); workers process them, some adding their key
-// again. Each add first bumps the key's version, and a worker reads the
+// again. Every other round the queue records metrics (the metered path). Each add first bumps the key's version, and a worker reads the
 // version after Get: once everything has drained, every key's newest
 // version has been seen by a worker (no add lost), and no key was ever held
 // by two workers at once.
@@ -95,8 +96,14 @@ TEST(QueueStressTest, AddsAreNeverLostNorProcessedTwiceAtOnce) {
   constexpr int kProducers = 3;
   constexpr int kWorkers = 3;
   constexpr int kOpsPerProducer = 100;
+  FakeMetricsProvider provider;
   for (int round = 0; round < rounds; ++round) {
-    Queue<int> queue;
+    QueueOptions options;
+    if (round % 2 == 1) {
+      options.name = "stress";
+      options.metrics_provider = &provider;
+    }
+    Queue<int> queue(options);
     std::vector<std::atomic<int64_t>> version(kKeys);
     std::vector<std::atomic<int64_t>> processed(kKeys);
     std::vector<std::atomic<int>> busy(kKeys);

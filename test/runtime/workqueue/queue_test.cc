@@ -361,6 +361,46 @@ TEST(QueueTest, ReAddsUnderContentionKeepEveryGuarantee) {
   }
 }
 
+// Add A; Get -> A; Add A; Add B; Done A; Get: client-go hands out B (A,
+// added while processed, is queued again at Done, behind B), with metrics
+// or without.
+TEST(QueueOrderTest, AnItemAddedWhileProcessedIsQueuedBehindEarlierAdds) {
+  FakeMetricsProvider provider;
+  for (const bool metered : {false, true}) {
+    QueueOptions options;
+    if (metered) {
+      options.name = "order";
+      options.metrics_provider = &provider;
+    }
+    Queue<std::string> q(options);
+    q.Add("A");
+    ASSERT_EQ(*q.Get(), "A");
+    q.Add("A");
+    q.Add("B");
+    q.Done("A");
+    EXPECT_EQ(*q.Get(), "B") << (metered ? "metered" : "unmetered");
+    q.Done("B");
+    EXPECT_EQ(*q.Get(), "A") << (metered ? "metered" : "unmetered");
+    q.Done("A");
+    EXPECT_EQ(q.Len(), 0u);
+  }
+}
+
+// Add A; Add B; Add A; Get -> A: the second Add found A queued and
+// collapsed, so A is not processed again after Done.
+TEST(QueueOrderTest, AnAddThatFoundTheItemQueuedDoesNotQueueItAgain) {
+  Queue<std::string> q;
+  q.Add("A");
+  EXPECT_EQ(q.Len(), 1u);  // A is queued, past the inbox
+  q.Add("B");
+  q.Add("A");  // collapses into the queued A
+  ASSERT_EQ(*q.Get(), "A");
+  q.Done("A");
+  ASSERT_EQ(*q.Get(), "B");
+  q.Done("B");
+  EXPECT_EQ(q.Len(), 0u);
+}
+
 TEST(QueueMetricsTest, RecordsClientGoInstrumentsWhenNamed) {
   testing::FakeClock clock;
   FakeMetricsProvider provider;
@@ -373,6 +413,8 @@ TEST(QueueMetricsTest, RecordsClientGoInstrumentsWhenNamed) {
     q.Add("a");
     q.Add("a");  // collapsed: not an add
     q.Add("b");
+    // Adds reach the instruments when they are folded in: on Len here.
+    EXPECT_EQ(q.Len(), 2u);
     EXPECT_EQ(provider.Value("adds", "pods"), 2);
     EXPECT_EQ(provider.Value("depth", "pods"), 2);
     clock.Advance(absl::Seconds(3));
@@ -391,6 +433,25 @@ TEST(QueueMetricsTest, RecordsClientGoInstrumentsWhenNamed) {
     EXPECT_EQ(provider.Observations("work", "pods"),
               std::vector<double>{2.5});
   }
+}
+
+TEST(QueueMetricsTest, AddsReachTheInstrumentsWithinOneUpdatePeriod) {
+  testing::FakeClock clock;
+  FakeMetricsProvider provider;
+  QueueOptions options;
+  options.name = "idle";
+  options.metrics_provider = &provider;
+  options.clock = &clock;
+  Queue<std::string> q(options);
+  clock.BlockUntilWaiters(1);  // the updater's first tick is behind it
+  q.Add("a");
+  q.Add("b");
+  q.Add("a");
+  // No worker calls Get or Len: the updater's next tick folds the adds in.
+  clock.Advance(internal::kUnfinishedWorkUpdatePeriod);
+  clock.BlockUntilWaiters(1);
+  EXPECT_EQ(provider.Value("adds", "idle"), 2);
+  EXPECT_EQ(provider.Value("depth", "idle"), 2);
 }
 
 TEST(QueueMetricsTest, CountsStayConsistentUnderConcurrentUse) {

@@ -1,0 +1,921 @@
+// FoldingQueue: the implementation behind Queue and DelayingQueue
+// (runtime/workqueue/queue.h, delaying_queue.h), which state the contract.
+// Nothing outside runtime/workqueue uses this header.
+//
+// Three locks, so that neither producers nor the
+// hashing ever hold up a worker:
+//  * Add appends the key to an inbox under `inbox_mu_` (one short critical
+//    section, no hashing). Every kFoldBatch items the producer folds the
+//    inbox in if no one else is folding; at kInboxLimit it waits for the
+//    folder, which bounds the inbox.
+//  * Folding (under `index_mu_`) deduplicates: a hash index maps each key to
+//    its slot in a slab of entries (key, state, intrusive FIFO link). New and
+//    finished entries are linked into a batch that joins the FIFO in one
+//    step under `mu_`; an entry being processed is marked to be queued again
+//    on Done. The fold also reaps entries that finished since the last one;
+//    a worker that finds kFoldBatch of them waiting reaps them itself if no
+//    one is folding.
+//  * Workers take `mu_` only: Get pops the FIFO without hashing; Done finds
+//    the slot through a per-thread note of the last Get (falling back to the
+//    index) and marks it finished. The one state both sides change, "being
+//    processed", moves by compare-and-swap, so a fold and a Done may run at
+//    once. So workers pay O(1) per item and the hashing happens in batches,
+//    on whichever thread folds.
+//  * A worker that finds the FIFO empty folds the inbox itself (and Len
+//    folds first), so every observable result is that of client-go's queue:
+//    duplicates collapse, order is kept, items added during processing are
+//    queued again on Done. With nothing to fold it yields a few times, then
+//    sleeps; a producer signals only when a worker sleeps and none is
+//    already being woken.
+//  * Done folds first when the inbox (or a fold under way) holds adds, so an
+//    item added while it was processed is queued again behind everything
+//    added before the Done, as in client-go.
+//  * A queue with metrics takes the same path: each Add carries its time
+//    through the inbox, and the fold records adds, depth and the first-add
+//    time with the values client-go's Add records. Slots never move, so the
+//    metrics keep their per-item times in arrays indexed by slot.
+#ifndef KCR_RUNTIME_WORKQUEUE_INTERNAL_FOLDING_QUEUE_H_
+#define KCR_RUNTIME_WORKQUEUE_INTERNAL_FOLDING_QUEUE_H_
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/time/time.h"
+#include "runtime/base/clock.h"
+#include "runtime/base/mutex.h"
+#include "runtime/workqueue/internal/queue_metrics.h"
+#include "runtime/workqueue/internal/slab.h"
+#include "runtime/workqueue/internal/step_hooks.h"
+#include "runtime/workqueue/metrics.h"
+
+namespace kcr::workqueue {
+
+template <typename T, typename Hash, typename Eq>
+class DelayingQueue;
+
+namespace internal {
+
+// How often the unfinished-work gauges are refreshed, as in client-go.
+inline constexpr absl::Duration kUnfinishedWorkUpdatePeriod =
+    absl::Milliseconds(500);
+
+// A producer folds its inbox into the queue every kFoldBatch items when no
+// other thread is folding, and at kInboxLimit in any case.
+inline constexpr size_t kFoldBatch = 64;
+inline constexpr size_t kInboxLimit = 4096;
+
+// Fields written by different threads are kept this far apart.
+inline constexpr size_t kCacheLine = 64;
+
+// A worker with nothing to do yields this many times before it sleeps.
+inline constexpr int kSpinsBeforeSleep = 64;
+
+// The work queue's implementation: Queue's and DelayingQueue's semantics,
+// documented on Interface (runtime/workqueue/queue.h). T is any copyable
+// type hashable by `Hash` and comparable by `Eq`.
+template <typename T, typename Hash, typename Eq>
+class FoldingQueue {
+ public:
+  // `clock` must not be null; `metrics` may be (no metrics).
+  FoldingQueue(const Clock* clock, MetricsProvider* metrics,
+               std::string_view name)
+      : clock_(clock),
+        id_(next_id_.fetch_add(1) + 1),
+        index_(0, IndexHash{}, IndexEq{&slab_}) {
+    if (metrics != nullptr) {
+      metrics_ = std::make_unique<QueueMetrics>(metrics, name, clock_);
+      updater_ = std::thread([this] { UpdateUnfinishedWorkLoop(); });
+    }
+  }
+
+  // Shuts the queue down. Items still waiting are dropped.
+  ~FoldingQueue() {
+    ShutDown();
+    if (updater_.joinable()) updater_.join();
+  }
+
+  FoldingQueue(const FoldingQueue&) = delete;
+  FoldingQueue& operator=(const FoldingQueue&) = delete;
+
+  void Add(const T& item) { AddImpl(item); }
+  void Add(T&& item) { AddImpl(std::move(item)); }
+
+  size_t Len() const {
+    // Folding changes how the items are stored, not which items are queued,
+    // so a const Len may do it.
+    Fold();
+    MutexLock lock(&mu_);
+    return len_;
+  }
+
+  std::optional<T> Get() {
+    // Workers share the reaping with whoever folds, when no one is folding.
+    if (finished_len_.load(std::memory_order_relaxed) >= kFoldBatch) TryReap();
+    bool folded_for_head = false;
+    for (;;) {
+      {
+        MutexLock lock(&mu_);
+        // An Add of the item at the head that precedes this Get may still
+        // wait to be folded. In client-go it found the item queued and
+        // collapsed; folded after the Get it would mark the item to be
+        // processed again. Fold it first (once: Adds left after that fold
+        // are concurrent with this Get).
+        if (head_ != kNil &&
+            (folded_for_head || !UnfoldedAddMayBeOf(slab_.at(head_).hash))) {
+          return PopLocked();
+        }
+      }
+      if (!folded_for_head && HeadIsQueued()) {
+        Fold();
+        folded_for_head = true;
+        continue;
+      }
+      // Nothing queued: fold what producers left in the inbox, unless a fold
+      // is under way (its batch is about to arrive).
+      if (index_mu_.TryLock()) {
+        const FoldResult folded = FoldLocked();
+        index_mu_.Unlock();
+        if (folded.queued) continue;
+        if (folded.shutting_down) {
+          // Nothing can be added any more; Done may still queue an item.
+          MutexLock lock(&mu_);
+          if (head_ != kNil) return PopLocked();
+          return std::nullopt;
+        }
+      }
+      if (!SpinForWork()) SleepUntilWork();
+    }
+  }
+
+  void Done(const T& item) {
+    // The item's slot: this thread's last Get, or found through the index.
+    // Only the worker that took the item calls Done for it, so the slot
+    // cannot change hands before the check at the end.
+    uint32_t slot = kNil;
+    {
+      MutexLock lock(&mu_);
+      const LastGet last = last_get_;
+      if (last.queue_id == id_ && IsProcessingLocked(last.slot, item)) {
+        slot = last.slot;
+      }
+    }
+    if (slot == kNil) {
+      MutexLock lock(&index_mu_);
+      auto it = index_.find(item);
+      if (it == index_.end()) return;  // not queued, not being processed
+      slot = it->slot;
+    }
+    if (MustFoldBeforeDone(slot)) Fold();
+    AtStep(Step::kDoneChecked);
+    MutexLock lock(&mu_);
+    if (IsProcessingLocked(slot, item)) FinishLocked(slot);
+  }
+
+  void ShutDown() {
+    {
+      MutexLock lock(&inbox_mu_);
+      shutting_down_.store(true);
+    }
+    inbox_cv_.SignalAll();
+    {
+      MutexLock lock(&mu_);
+      draining_ = false;
+    }
+    drain_cv_.SignalAll();
+    updater_cv_.SignalAll();
+  }
+
+  void ShutDownWithDrain() {
+    {
+      MutexLock lock(&inbox_mu_);
+      shutting_down_.store(true);
+    }
+    inbox_cv_.SignalAll();
+    updater_cv_.SignalAll();
+    MutexLock lock(&mu_);
+    draining_ = true;
+    while (processing_ != 0 && draining_) drain_cv_.Wait(&mu_);
+  }
+
+  bool ShuttingDown() const { return shutting_down_.load(); }
+
+ private:
+  // The delaying queue keeps its waiting items in this queue's index (see
+  // "Waiting items" below), so that a due item joins the FIFO without being
+  // hashed or copied again.
+  template <typename, typename, typename>
+  friend class ::kcr::workqueue::DelayingQueue;
+
+  // An entry's life: kFree → kQueued (folded in) → kProcessing (Get) →
+  // kFinished (Done) → kFree (reaped), with kProcessingDirty (added again
+  // while processing; Done queues it again) and kFinished → kQueued (added
+  // again before the reap). The folder (under index_mu_) moves kProcessing
+  // to kProcessingDirty and kFinished onwards; workers (under mu_) move
+  // kQueued, kProcessing and kProcessingDirty onwards. The one transition
+  // both sides start from, kProcessing, is a compare-and-swap.
+  enum State : uint8_t {
+    kFree,
+    kQueued,
+    kProcessing,
+    kProcessingDirty,
+    kFinished
+  };
+  static constexpr uint32_t kNil = kNilSlot;
+
+  // One item. `key` is alive unless state == kFree and does not change until
+  // the entry is reaped; `next` links the FIFO, a fold's batch or the free
+  // list; `hash` is 32 bits of the key's hash, as in the index.
+  struct Entry {
+    Entry() {}
+    ~Entry() {
+      if (state.load(std::memory_order_relaxed) != kFree) key.~T();
+    }
+    union {
+      T key;
+    };
+    uint32_t next = kNil;
+    uint32_t hash = 0;  // the key's, so that the reap never hashes
+    std::atomic<uint8_t> state{kFree};
+    // Under index_mu_: when a delaying queue adds the item (Unix
+    // nanoseconds), or 0 if it is not waiting.
+    int64_t ready = 0;
+  };
+  using EntrySlab = Slab<Entry>;
+
+  // The index stores a slot number and 32 bits of the key's hash, and looks
+  // keys up through the slab. With the hash at hand, growing the index never
+  // reads the slab, a probe touches the slab only on a likely match, and a
+  // reap (with the hash kept in the entry) compares slot numbers, not keys.
+  struct SlotRef {
+    uint32_t slot;
+    uint32_t hash;
+  };
+  // An Add waiting in the inbox, hashed by the producer.
+  struct Inboxed {
+    T item;
+    uint32_t hash;
+  };
+
+  // A set of hashes with false positives: one bit per hash value modulo
+  // kBits, enough for the few dozen Adds an inbox holds between folds.
+  // Written under the inbox lock, read without it.
+  class HashFilter {
+   public:
+    void Insert(uint32_t hash) {
+      std::atomic<uint64_t>& word = words_[Word(hash)];
+      word.store(word.load(std::memory_order_relaxed) | Bit(hash),
+                 std::memory_order_relaxed);
+    }
+    bool Has(uint32_t hash) const {
+      return (words_[Word(hash)].load(std::memory_order_acquire) &
+              Bit(hash)) != 0;
+    }
+    void CopyFrom(const HashFilter& other) {
+      for (size_t i = 0; i < kWords; ++i) {
+        words_[i].store(other.words_[i].load(std::memory_order_relaxed),
+                        std::memory_order_relaxed);
+      }
+    }
+    // Release: a reader that sees a word cleared sees what was written
+    // before it (the fold's own filter and folding_now_).
+    void Clear() {
+      for (auto& word : words_) word.store(0, std::memory_order_release);
+    }
+
+   private:
+    static constexpr uint32_t kBits = 1024;
+    static constexpr size_t kWords = kBits / 64;
+    static size_t Word(uint32_t hash) { return (hash % kBits) / 64; }
+    static uint64_t Bit(uint32_t hash) { return uint64_t{1} << (hash % 64); }
+    std::atomic<uint64_t> words_[kWords] = {};
+  };
+
+  // A key with its hash already computed.
+  struct HashedKey {
+    const T* key;
+    uint32_t hash;
+  };
+  static uint32_t HashOf(const T& key) {
+    return static_cast<uint32_t>(Hash()(key));
+  }
+  struct IndexHash {
+    using is_transparent = void;
+    size_t operator()(SlotRef ref) const { return ref.hash; }
+    size_t operator()(HashedKey key) const { return key.hash; }
+    size_t operator()(const T& key) const { return HashOf(key); }
+  };
+  struct IndexEq {
+    using is_transparent = void;
+    const EntrySlab* slab;
+    bool operator()(SlotRef a, SlotRef b) const { return a.slot == b.slot; }
+    bool operator()(SlotRef a, HashedKey key) const {
+      return a.hash == key.hash && Eq()(slab->at(a.slot).key, *key.key);
+    }
+    bool operator()(HashedKey key, SlotRef a) const { return (*this)(a, key); }
+    bool operator()(SlotRef a, const T& key) const {
+      return Eq()(slab->at(a.slot).key, key);
+    }
+    bool operator()(const T& key, SlotRef a) const { return (*this)(a, key); }
+  };
+
+  // Entries a fold queues, linked through `next`, pushed in one step.
+  struct Batch {
+    uint32_t head = kNil;
+    uint32_t tail = kNil;
+    size_t len = 0;
+  };
+
+  struct FoldResult {
+    bool queued = false;         // the fold queued at least one entry
+    bool shutting_down = false;  // nothing can be added any more
+  };
+
+  template <typename K>
+  void AddImpl(K&& item) {
+    // A metered queue stamps each Add with its time, for the latency
+    // metric; the metrics themselves are recorded when the item is folded
+    // in, with the values client-go records at Add.
+    const absl::Time now = metrics_ != nullptr ? clock_->Now() : absl::Time();
+    // Hashed here, outside every lock: the fold uses the hash, and Done
+    // asks the inbox's filter whether its item waits to be folded.
+    const uint32_t hash = HashOf(item);
+    bool wake = false;
+    size_t inboxed;
+    {
+      MutexLock lock(&inbox_mu_);
+      if (shutting_down_.load(std::memory_order_relaxed)) return;
+      inbox_.push_back(Inboxed{T(std::forward<K>(item)), hash});
+      inbox_filter_.Insert(hash);
+      if (metrics_ != nullptr) inbox_times_.push_back(now);
+      wake = sleepers_ > signalled_;
+      if (wake) ++signalled_;
+      inboxed = inbox_.size();
+      if (inboxed == 1) inbox_filled_.store(true, std::memory_order_relaxed);
+    }
+    AtStep(Step::kAddInboxed);
+    if (wake) inbox_cv_.Signal();
+    if (inboxed >= kInboxLimit) {
+      Fold();
+    } else if (inboxed % kFoldBatch == 0) {
+      TryFold();
+    }
+  }
+
+  // Moves every inboxed item into the queue proper, with client-go's Add
+  // semantics, and reaps finished entries.
+  void Fold() const {
+    MutexLock lock(&index_mu_);
+    FoldLocked();
+  }
+
+  // As Fold, unless another thread is folding (it will fold these items too).
+  void TryFold() const {
+    if (!index_mu_.TryLock()) return;
+    FoldLocked();
+    index_mu_.Unlock();
+  }
+
+  FoldResult FoldLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    FoldResult result;
+    {
+      MutexLock lock(&inbox_mu_);
+      inbox_.swap(folding_);
+      inbox_times_.swap(folding_times_);
+      if (!folding_.empty()) {
+        folding_filter_.CopyFrom(inbox_filter_);
+        folding_now_.store(true, std::memory_order_release);
+        inbox_filter_.Clear();
+      }
+      inbox_filled_.store(false, std::memory_order_release);
+      result.shutting_down = shutting_down_.load(std::memory_order_relaxed);
+    }
+    if (folding_.empty()) {
+      PublishLocked(Batch{});
+      return result;
+    }
+    AtStep(Step::kFoldTaken);
+    Batch batch;
+    counted_.clear();
+    for (size_t i = 0; i < folding_.size(); ++i) {
+      Inboxed& in = folding_[i];
+      const uint32_t slot = InsertLocked(std::move(in.item), in.hash, &batch);
+      if (slot != kNil && metrics_ != nullptr) {
+        counted_.push_back(Counted{slot, folding_times_[i]});
+      }
+    }
+    folding_.clear();
+    folding_times_.clear();
+    PublishLocked(batch, counted_);
+    {
+      MutexLock lock(&inbox_mu_);
+      folding_now_.store(false, std::memory_order_release);
+    }
+    result.queued = batch.len != 0;
+    return result;
+  }
+
+  // Whether Done of the item in `slot` must fold the inbox first to keep
+  // client-go's order. In client-go an Add made before Done has already
+  // marked the item dirty, and every other Add made before Done has already
+  // queued its item, so Done queues the item again behind them all. Here
+  // such Adds may still sit in the inbox or in a fold under way; they matter
+  // only if one of them is of this item, or if the item is already marked
+  // dirty (Done would queue it ahead of them). The filters of the inbox's
+  // hashes tell, with a few false positives and none missed, without a lock.
+  //
+  // Why nothing is missed: an Add that precedes this Done left its hash in
+  // inbox_filter_ and inbox_filled_ set, unless a fold has taken it since.
+  // A fold copies the filter to folding_filter_ and sets folding_now_
+  // before it clears inbox_filter_ and inbox_filled_ (release), and clears
+  // folding_now_ (release) only once its items are published. So each
+  // acquire below either still sees the Add, or sees the fold that took it
+  // and then that fold's filter, or sees the fold finished, its effects
+  // (the item marked dirty) visible.
+  bool MustFoldBeforeDone(uint32_t slot) const {
+    const Entry& entry = slab_.at(slot);
+    if (!UnfoldedAddsMayExist()) return false;
+    return UnfoldedAddMayBeOf(entry.hash) ||
+           entry.state.load(std::memory_order_acquire) == kProcessingDirty;
+  }
+
+  bool UnfoldedAddsMayExist() const {
+    return inbox_filled_.load(std::memory_order_acquire) ||
+           folding_now_.load(std::memory_order_acquire);
+  }
+
+  // Whether an Add of an item with this hash may wait in the inbox or in a
+  // fold under way (false positives possible, no misses; see above).
+  bool UnfoldedAddMayBeOf(uint32_t hash) const {
+    if (!UnfoldedAddsMayExist()) return false;
+    if (inbox_filter_.Has(hash)) return true;
+    return folding_now_.load(std::memory_order_acquire) &&
+           folding_filter_.Has(hash);
+  }
+
+  bool HeadIsQueued() const {
+    MutexLock lock(&mu_);
+    return head_ != kNil;
+  }
+
+  // An Add that counts in the metrics (queued, or marked to be queued
+  // again), with the time it was made.
+  struct Counted {
+    uint32_t slot;
+    absl::Time at;
+  };
+
+  // Joins `batch` to the FIFO, records the `counted` Adds in the metrics,
+  // reaps the entries finished so far, and wakes a worker if anything was
+  // queued.
+  void PublishLocked(const Batch& batch,
+                     const std::vector<Counted>& counted = {}) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    {
+      MutexLock lock(&mu_);
+      if (!counted.empty()) {
+        metrics_->AddAll(counted.size());
+        for (const Counted& c : counted) metrics_->Add(c.slot, c.at);
+      }
+      if (batch.len != 0) PushLocked(batch);
+      TakeFinishedLocked();
+    }
+    ReapLocked();
+    AtStep(Step::kPublished);
+    if (batch.len != 0 && sleepers_pending_.load()) WakeOneSleeper();
+  }
+
+  // Hands the entries finished so far to ReapLocked, after any already
+  // there.
+  void TakeFinishedLocked() const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_, mu_) {
+    if (reaping_.empty()) {
+      reaping_.swap(finished_);
+    } else {
+      reaping_.insert(reaping_.end(), finished_.begin(), finished_.end());
+      finished_.clear();
+    }
+    finished_len_.store(0, std::memory_order_relaxed);
+  }
+
+  // Reaps the entries finished so far, unless another thread holds the
+  // index.
+  void TryReap() const {
+    if (!index_mu_.TryLock()) return;
+    PublishLocked(Batch{});
+    index_mu_.Unlock();
+  }
+
+  // client-go's Add for one item. Returns the item's slot if the Add counts
+  // (queued, or marked to be queued again), kNil if it collapsed into an
+  // entry already waiting. A newly queued slot is appended to `batch`.
+  uint32_t InsertLocked(T&& item, uint32_t hash, Batch* batch) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    return AddExistingLocked(EntryForLocked(std::move(item), hash), batch);
+  }
+
+  // The slot of `item`'s entry, created if it has none. A new entry is
+  // kFinished: in no list, processed by no one.
+  uint32_t EntryForLocked(T&& item, uint32_t hash) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    uint32_t slot = kNil;
+    // The lambda runs inside lazy_emplace, under index_mu_; the analysis
+    // cannot follow it there.
+    auto it = index_.lazy_emplace(
+        HashedKey{&item, hash},
+        [&](const auto& construct) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+          slot = slab_.Allocate();
+          Entry& fresh = slab_.at(slot);
+          new (&fresh.key) T(std::move(item));
+          fresh.hash = hash;
+          fresh.state.store(kFinished, std::memory_order_relaxed);
+          construct(SlotRef{slot, hash});
+        });
+    return slot != kNil ? slot : it->slot;
+  }
+
+  // client-go's Add on an entry: as InsertLocked.
+  uint32_t AddExistingLocked(uint32_t slot, Batch* batch) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    Entry& entry = slab_.at(slot);
+    uint8_t state = entry.state.load(std::memory_order_acquire);
+    if (state == kProcessing &&
+        entry.state.compare_exchange_strong(state, kProcessingDirty,
+                                            std::memory_order_acq_rel)) {
+      return slot;  // Done queues it again
+    }
+    // Already waiting, or about to be queued again by Done: collapse.
+    if (state != kFinished) return kNil;
+    // New, finished but not yet reaped, or only waiting for a delay: queue
+    // the entry as it stands.
+    LinkLocked(slot, batch);
+    return slot;
+  }
+
+  // Marks the entry queued and appends it to `batch`.
+  void LinkLocked(uint32_t slot, Batch* batch) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    Entry& entry = slab_.at(slot);
+    entry.state.store(kQueued, std::memory_order_relaxed);
+    entry.next = kNil;
+    if (batch->tail == kNil) {
+      batch->head = slot;
+    } else {
+      slab_.at(batch->tail).next = slot;
+    }
+    batch->tail = slot;
+    ++batch->len;
+  }
+
+  void PushLocked(const Batch& batch) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (tail_ == kNil) {
+      head_ = batch.head;
+    } else {
+      slab_.at(tail_).next = batch.head;
+    }
+    tail_ = batch.tail;
+    len_ += batch.len;
+    queued_.store(len_);
+  }
+
+  T PopLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const uint32_t slot = head_;
+    Entry& entry = slab_.at(slot);
+    head_ = entry.next;
+    if (head_ == kNil) {
+      tail_ = kNil;
+    } else {
+      // Written by the folder: fetch it while this item is processed.
+      __builtin_prefetch(&slab_.at(head_), /*rw=*/1);
+    }
+    --len_;
+    queued_.store(len_, std::memory_order_relaxed);
+    entry.state.store(kProcessing, std::memory_order_release);
+    ++processing_;
+    if (metrics_ != nullptr) metrics_->Get(slot, clock_->Now());
+    last_get_ = LastGet{id_, slot};
+    // Others sleep while items wait: hand the next one on.
+    if (head_ != kNil && sleepers_pending_.load(std::memory_order_relaxed)) {
+      WakeOneSleeper();
+    }
+    return entry.key;
+  }
+
+  // Whether `slot` holds `item` and a worker is processing it. The key of a
+  // processing entry does not change, so it may be compared under mu_.
+  bool IsProcessingLocked(uint32_t slot, const T& item) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const Entry& entry = slab_.at(slot);
+    const uint8_t state = entry.state.load(std::memory_order_acquire);
+    return (state == kProcessing || state == kProcessingDirty) &&
+           Eq()(entry.key, item);
+  }
+
+  void FinishLocked(uint32_t slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    Entry& entry = slab_.at(slot);
+    if (metrics_ != nullptr) metrics_->Done(slot, clock_->Now());
+    --processing_;
+    bool requeued = false;
+    uint8_t state = kProcessing;
+    if (entry.state.compare_exchange_strong(state, kFinished,
+                                            std::memory_order_acq_rel)) {
+      finished_.push_back(slot);
+      finished_len_.store(finished_.size(), std::memory_order_relaxed);
+    } else {  // kProcessingDirty: added again meanwhile
+      entry.state.store(kQueued, std::memory_order_relaxed);
+      entry.next = kNil;
+      PushLocked(Batch{slot, slot, 1});
+      requeued = true;
+    }
+    const bool wake_drain = processing_ == 0 && draining_;
+    if (requeued && sleepers_pending_.load()) WakeOneSleeper();
+    if (wake_drain) drain_cv_.SignalAll();
+  }
+
+  // Removes the finished entries taken from finished_ from the index and
+  // frees them, unless an Add revived them meanwhile.
+  void ReapLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    // The entries were last written by the workers that finished them:
+    // start fetching them all before touching the first.
+    for (const uint32_t slot : reaping_) {
+      __builtin_prefetch(&slab_.at(slot), /*rw=*/1);
+    }
+    for (const uint32_t slot : reaping_) {
+      Entry& entry = slab_.at(slot);
+      if (entry.state.load(std::memory_order_acquire) != kFinished) continue;
+      if (entry.ready != 0) continue;  // still waiting for its delay
+      index_.erase(SlotRef{slot, entry.hash});
+      entry.key.~T();
+      entry.state.store(kFree, std::memory_order_relaxed);
+      slab_.Free(slot);
+    }
+    reaping_.clear();
+  }
+
+  // Waiting items (DelayingQueue::AddAfter). An item waiting for a delay
+  // has an entry in the index like any other, with its ready time; if it is
+  // in no other state it is kFinished, which reaps skip while the item
+  // waits. A due item gets client-go's Add on its entry. (ready, slot) pairs
+  // usually arrive in non-decreasing ready order (the same delay for every
+  // item) and are appended to a sorted run in O(1); only out-of-order times
+  // go to a binary heap. A pair whose ready time no longer matches its
+  // entry's was superseded by an earlier AddAfter and is skipped.
+  struct Pending {
+    int64_t ready;  // Unix nanoseconds
+    uint32_t slot;
+  };
+  struct LaterFirst {
+    bool operator()(const Pending& a, const Pending& b) const {
+      return a.ready > b.ready;
+    }
+  };
+
+  // Keeps `item` waiting until `ready`, or until its earlier ready time.
+  void AddWaitingLocked(T&& item, int64_t ready) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    const uint32_t hash = HashOf(item);
+    const uint32_t slot = EntryForLocked(std::move(item), hash);
+    Entry& entry = slab_.at(slot);
+    if (entry.ready == 0) {
+      ++waiting_;
+    } else if (ready >= entry.ready) {
+      return;  // keep the earlier time
+    }
+    entry.ready = ready;
+    const Pending p{ready, slot};
+    if (sorted_.empty() || ready >= sorted_.back().ready) {
+      sorted_.push_back(p);
+    } else {
+      heap_.push_back(p);
+      std::push_heap(heap_.begin(), heap_.end(), LaterFirst());
+    }
+  }
+
+  // The earliest ready time of a waiting item (stale pairs included, which
+  // only wake the timer early), or nullopt.
+  std::optional<int64_t> NextReadyLocked() const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    if (sorted_.empty() && heap_.empty()) return std::nullopt;
+    if (sorted_.empty()) return heap_.front().ready;
+    if (heap_.empty()) return sorted_.front().ready;
+    return std::min(sorted_.front().ready, heap_.front().ready);
+  }
+
+  // Adds up to `limit` items due at `now`, in ready order, as Add would,
+  // and queues them. Returns how many were due.
+  size_t AddDueLocked(int64_t now, size_t limit) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    // Adds made before these items came due are ahead of them in client-go:
+    // fold them in first.
+    if (inbox_filled_.load(std::memory_order_acquire)) FoldLocked();
+    Batch batch;
+    counted_.clear();
+    const absl::Time added_at =
+        metrics_ != nullptr ? absl::FromUnixNanos(now) : absl::Time();
+    const bool shutting_down = shutting_down_.load();
+    size_t due = 0;
+    for (; due < limit; ++due) {
+      const std::optional<int64_t> next = NextReadyLocked();
+      if (!next.has_value() || *next > now) break;
+      const Pending p = PopPendingLocked();
+      Entry& entry = slab_.at(p.slot);
+      if (entry.ready != p.ready) continue;  // superseded, or added already
+      entry.ready = 0;
+      --waiting_;
+      if (shutting_down) {
+        reaping_.push_back(p.slot);  // no Add after shutdown: let it go
+        continue;
+      }
+      const uint32_t slot = AddExistingLocked(p.slot, &batch);
+      if (slot != kNil && metrics_ != nullptr) {
+        counted_.push_back(Counted{slot, added_at});
+      }
+    }
+    if (due != 0) PublishLocked(batch, counted_);
+    return due;
+  }
+
+  // Removes and returns the pending pair that is due first (there is one).
+  Pending PopPendingLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    Pending p;
+    if (heap_.empty() ||
+        (!sorted_.empty() && sorted_.front().ready <= heap_.front().ready)) {
+      p = sorted_.front();
+      sorted_.pop_front();
+    } else {
+      std::pop_heap(heap_.begin(), heap_.end(), LaterFirst());
+      p = heap_.back();
+      heap_.pop_back();
+    }
+    return p;
+  }
+
+  // Yields the CPU a few times while nothing is waiting, in case work is
+  // about to arrive: sleeping and being woken costs a futex round trip, and
+  // on virtual machines waking an idle CPU costs tens of microseconds.
+  // Returns whether work (or shutdown) arrived.
+  bool SpinForWork() const {
+    for (int i = 0; i < kSpinsBeforeSleep; ++i) {
+      if (inbox_filled_.load(std::memory_order_relaxed) ||
+          queued_.load(std::memory_order_relaxed) != 0 ||
+          shutting_down_.load(std::memory_order_relaxed)) {
+        return true;
+      }
+      std::this_thread::yield();
+    }
+    return false;
+  }
+
+  // Blocks until the inbox or the queue may hold an item, or shutdown.
+  void SleepUntilWork() {
+    MutexLock lock(&inbox_mu_);
+    ++sleepers_;
+    for (;;) {
+      // Announced before every look for work, the first and each one after
+      // a wake-up: a waker that signalled this thread for work it has since
+      // taken itself cleared the flag, and a sleeper that went back to sleep
+      // without raising it again would never be woken (every later publish
+      // would see no sleeper and skip the signal).
+      sleepers_pending_.store(sleepers_ > signalled_);
+      AtStep(Step::kSleepAnnounced);
+      // queued_ is read after sleepers_pending_ is published (both
+      // sequentially consistent), and whoever queues publishes queued_
+      // before reading sleepers_pending_, so one of the two always sees the
+      // other.
+      if (!inbox_.empty() || queued_.load() != 0 ||
+          shutting_down_.load(std::memory_order_relaxed)) {
+        break;
+      }
+      inbox_cv_.Wait(&inbox_mu_);
+      AtStep(Step::kSleepWoken);
+      if (signalled_ > 0) --signalled_;
+    }
+    --sleepers_;
+    if (signalled_ > sleepers_) signalled_ = sleepers_;
+    sleepers_pending_.store(sleepers_ > signalled_);
+  }
+
+  void WakeOneSleeper() const {
+    bool wake = false;
+    {
+      MutexLock lock(&inbox_mu_);
+      wake = sleepers_ > signalled_;
+      if (wake) ++signalled_;
+      sleepers_pending_.store(sleepers_ > signalled_);
+    }
+    AtStep(Step::kBeforeSignal);
+    if (wake) inbox_cv_.Signal();
+  }
+
+  // Every kUnfinishedWorkUpdatePeriod: folds the inbox, so that the adds
+  // and depth instruments are never further behind than one period even
+  // when no worker calls Get, and refreshes the unfinished-work gauges.
+  void UpdateUnfinishedWorkLoop() {
+    absl::Time next = clock_->Now();
+    for (;;) {
+      {
+        MutexLock lock(&mu_);
+        while (!shutting_down_.load() && clock_->Now() < next) {
+          clock_->WaitUntil(&mu_, &updater_cv_, next);
+        }
+        if (shutting_down_.load()) return;
+      }
+      Fold();
+      MutexLock lock(&mu_);
+      metrics_->UpdateUnfinishedWork();
+      next = clock_->Now() + kUnfinishedWorkUpdatePeriod;
+    }
+  }
+
+  // The last slot each thread took with Get, by queue id (ids are never
+  // reused, so a note about a destroyed queue is simply ignored).
+  struct LastGet {
+    uint64_t queue_id = 0;
+    uint32_t slot = 0;
+  };
+  static inline thread_local LastGet last_get_;
+  static inline std::atomic<uint64_t> next_id_{0};
+
+  const Clock* const clock_;
+  const uint64_t id_;
+
+  // Set once in the constructor; its own state is guarded by mu_.
+  std::unique_ptr<QueueMetrics> metrics_;
+  std::thread updater_;
+
+  // Lock order: index_mu_, then mu_, then inbox_mu_. Each side's fields
+  // start a cache line of their own, so that a producer's writes do not
+  // evict what a worker reads on every Get, and the other way round.
+
+  // The folder's side: deduplication. The index holds every entry that is
+  // not free; the slab's allocation state is the folder's too.
+  alignas(kCacheLine) mutable Mutex index_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  mutable std::vector<Inboxed> folding_ ABSL_GUARDED_BY(index_mu_);
+  mutable std::vector<absl::Time> folding_times_ ABSL_GUARDED_BY(index_mu_);
+  mutable std::vector<Counted> counted_ ABSL_GUARDED_BY(index_mu_);
+  mutable std::vector<uint32_t> reaping_ ABSL_GUARDED_BY(index_mu_);
+  // Entries are read by workers under mu_ once pushed; see State.
+  mutable EntrySlab slab_;
+  mutable absl::flat_hash_set<SlotRef, IndexHash, IndexEq> index_
+      ABSL_GUARDED_BY(index_mu_);
+  // Waiting items: how many, and their (ready, slot) pairs.
+  mutable size_t waiting_ ABSL_GUARDED_BY(index_mu_) = 0;
+  mutable std::deque<Pending> sorted_ ABSL_GUARDED_BY(index_mu_);
+  mutable std::vector<Pending> heap_ ABSL_GUARDED_BY(index_mu_);
+
+  // Producers' side.
+  alignas(kCacheLine) mutable Mutex inbox_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  mutable CondVar inbox_cv_;  // consumers with nothing to do
+  mutable std::vector<Inboxed> inbox_ ABSL_GUARDED_BY(inbox_mu_);
+  // The hashes of the items in inbox_, and of those of the fold under way
+  // (see MustFoldBeforeDone). Written under inbox_mu_.
+  mutable HashFilter inbox_filter_;
+  mutable HashFilter folding_filter_;
+  // When each inboxed item was added; metered queues only.
+  mutable std::vector<absl::Time> inbox_times_ ABSL_GUARDED_BY(inbox_mu_);
+  int sleepers_ ABSL_GUARDED_BY(inbox_mu_) = 0;
+  // Sleepers signalled but not yet awake: no need to signal them again.
+  mutable int signalled_ ABSL_GUARDED_BY(inbox_mu_) = 0;
+  // sleepers_ > signalled_, readable without the lock: read on every Get,
+  // written only as workers fall asleep and wake.
+  alignas(kCacheLine) mutable std::atomic<bool> sleepers_pending_{false};
+  // !inbox_.empty(), readable without the lock; written as the inbox fills
+  // and as it is folded, not on every Add, since idle workers watch it.
+  mutable std::atomic<bool> inbox_filled_{false};
+  // A fold has taken items from the inbox and not yet published them.
+  // Written under inbox_mu_.
+  mutable std::atomic<bool> folding_now_{false};
+  // Written under inbox_mu_, so no Add is accepted after it is seen.
+  std::atomic<bool> shutting_down_{false};
+
+  // Workers' side: the FIFO and the processing count.
+  alignas(kCacheLine) mutable Mutex mu_;
+  CondVar drain_cv_;    // ShutDownWithDrain
+  CondVar updater_cv_;  // the unfinished-work updater
+  mutable std::vector<uint32_t> finished_ ABSL_GUARDED_BY(mu_);  // to reap
+  // finished_.size(), readable without the lock.
+  mutable std::atomic<size_t> finished_len_{0};
+  mutable uint32_t head_ ABSL_GUARDED_BY(mu_) = kNil;
+  mutable uint32_t tail_ ABSL_GUARDED_BY(mu_) = kNil;
+  mutable size_t len_ ABSL_GUARDED_BY(mu_) = 0;
+  // len_, readable by sleeping consumers without mu_.
+  mutable std::atomic<size_t> queued_{0};
+  size_t processing_ ABSL_GUARDED_BY(mu_) = 0;
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace internal
+}  // namespace kcr::workqueue
+
+#endif  // KCR_RUNTIME_WORKQUEUE_INTERNAL_FOLDING_QUEUE_H_
