@@ -261,7 +261,7 @@ absl::Status Validate(const Value& root, ErrorSite* site = nullptr) {
 
 // Finds, by re-reading the text, the byte offset at which a value starts:
 // either the value at `site` (child positions from the root), or the first
-// array or object nested deeper than kMaxObjectDepth, not counting
+// array or object nested deeper than kMaxJsonDepth, not counting
 // metadata.managedFields when `skip_managed_fields` (as MakePlan does).
 // Runs only on the error path, over text that is known to parse; the
 // iterative reader keeps it safe on any nesting.
@@ -271,7 +271,7 @@ class SiteLocator
   // Locates the value at `site`.
   SiteLocator(std::string_view json, const ErrorSite& site)
       : json_(json), stream_(json.data(), json.size()), site_(&site) {}
-  // Locates the first container deeper than kMaxObjectDepth.
+  // Locates the first container deeper than kMaxJsonDepth.
   SiteLocator(std::string_view json, bool skip_managed_fields)
       : json_(json),
         stream_(json.data(), json.size()),
@@ -339,7 +339,7 @@ class SiteLocator
       return false;  // stop reading
     }
     if (site_ == nullptr && container && !skipped &&
-        depth + 1 > static_cast<size_t>(kMaxObjectDepth)) {
+        depth + 1 > static_cast<size_t>(kMaxJsonDepth)) {
       found_ = start;
       return false;
     }
@@ -440,9 +440,9 @@ absl::Status MakePlan(const Value& root, const Value* skip, Plan* plan) {
       PlanString(v, plan);
     } else if (v.IsObject() || v.IsArray()) {
       const int depth = item.depth + 1;
-      if (depth > kMaxObjectDepth) {
+      if (depth > kMaxJsonDepth) {
         return Invalid(
-            absl::StrCat("JSON nests deeper than ", kMaxObjectDepth, " levels"));
+            absl::StrCat("JSON nests deeper than ", kMaxJsonDepth, " levels"));
       }
       if (v.IsObject()) {
         size_t count = 0;
@@ -825,7 +825,7 @@ absl::StatusOr<ObjectPtr> Object::Parse(std::string_view json,
   // it back never changes a value.
   constexpr unsigned kExact = rapidjson::kParseFullPrecisionFlag;
   char* text = scratch.text.data();
-  if (shape.brackets <= kMaxObjectDepth) {
+  if (shape.brackets <= kMaxJsonDepth) {
     if (shape.ascii) {
       doc.ParseInsitu<kExact>(text);
     } else {
@@ -1301,7 +1301,7 @@ Value* ObjectBuilder::Resolve(std::string_view pointer, bool create,
   // Creating levels one per token must not build a tree deeper than any
   // Object may be (ToJson and copies recurse over it).
   if (create && static_cast<size_t>(std::count(pointer.begin(), pointer.end(),
-                                               '/')) >= kMaxObjectDepth) {
+                                               '/')) >= kMaxJsonDepth) {
     *status = Invalid("JSON pointer nests too deep");
     return nullptr;
   }

@@ -32,7 +32,8 @@
 //   the input length must assume the worst bytes-per-node ratio (8x for
 //   "[0,0,...]") or spill into extra chunks.
 //
-// Input limits: nesting deeper than kMaxObjectDepth is rejected. Parse uses
+// Input limits: nesting deeper than kMaxJsonDepth (api/json_limits.h) is
+// rejected. Parse uses
 // RapidJSON's recursive parser only when the input holds fewer '[' and '{'
 // bytes than that limit, and its iterative parser otherwise; nothing else
 // here recurses deeper than the limit. So a hostile "[[[[..." returns an
@@ -53,6 +54,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "api/json_limits.h"
 #include "rapidjson/document.h"
 
 namespace kcr {
@@ -63,10 +65,6 @@ class ObjectBuilder;
 
 // How objects are shared. Never null when returned from a successful call.
 using ObjectPtr = std::shared_ptr<const Object>;
-
-// The deepest nesting an Object accepts (1 for {}, 2 for {"a":{}}, ...).
-// Far beyond any real Kubernetes object.
-inline constexpr int kMaxObjectDepth = 512;
 
 // A read-only view of a JSON object whose values are all strings
 // (metadata.labels, metadata.annotations, ConfigMap data). An absent map
@@ -161,7 +159,7 @@ class Object {
   //                    "metadata.finalizers[2] is not a string at ...",
   //                    "metadata.ownerReferences[0].uid is not a string at
   //                     offset 39",
-  //                    "JSON nests deeper than 512 levels at offset 533"
+  //                    "JSON nests deeper than 256 levels at offset 277"
   //                    (the first array or object past the limit).
   // FromValue and ObjectBuilder::Build give the same messages without the
   // offset (there is no text). Finding the offset re-reads the text, on the

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "yaml-cpp/depthguard.h"
 #include "yaml-cpp/yaml.h"
 
 namespace kcr {
@@ -66,11 +67,26 @@ bool LooksLikeFloat(const std::string& s) {
   return true;
 }
 
+// How many values a stream may convert to. An alias copies its anchor's
+// whole subtree, so without a bound a short document of aliases of aliases
+// expands exponentially; a document without aliases never holds more
+// values than bytes.
+size_t ValueBudget(absl::string_view yaml) { return yaml.size() + 10000; }
+
+// Recursive over the YAML tree, one level per container: the depth check
+// comes first, so the recursion never goes deeper than kMaxJsonDepth
+// (yaml-cpp's parser has already refused anything past its own guard).
 absl::Status Convert(const YAML::Node& node, rapidjson::Value* out,
-                     rapidjson::Document::AllocatorType& alloc, int depth) {
-  if (depth > kMaxYamlDepth) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("YAML nests deeper than ", kMaxYamlDepth, Where(node)));
+                     rapidjson::Document::AllocatorType& alloc, int depth,
+                     size_t* budget) {
+  if (*budget == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "YAML expands to too many values through aliases", Where(node)));
+  }
+  --*budget;
+  if ((node.IsSequence() || node.IsMap()) && depth >= kMaxJsonDepth) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "YAML nests deeper than ", kMaxJsonDepth, " levels", Where(node)));
   }
   switch (node.Type()) {
     case YAML::NodeType::Undefined:
@@ -130,7 +146,7 @@ absl::Status Convert(const YAML::Node& node, rapidjson::Value* out,
       out->Reserve(static_cast<rapidjson::SizeType>(node.size()), alloc);
       for (const auto& item : node) {
         rapidjson::Value v;
-        absl::Status s = Convert(item, &v, alloc, depth + 1);
+        absl::Status s = Convert(item, &v, alloc, depth + 1, budget);
         if (!s.ok()) return s;
         out->PushBack(v, alloc);
       }
@@ -149,7 +165,7 @@ absl::Status Convert(const YAML::Node& node, rapidjson::Value* out,
               "YAML mapping key \"", key, "\" already set", Where(kv.first)));
         }
         rapidjson::Value v;
-        absl::Status s = Convert(kv.second, &v, alloc, depth + 1);
+        absl::Status s = Convert(kv.second, &v, alloc, depth + 1, budget);
         if (!s.ok()) return s;
         rapidjson::Value k(key.data(),
                            static_cast<rapidjson::SizeType>(key.size()),
@@ -167,15 +183,23 @@ absl::Status Convert(const YAML::Node& node, rapidjson::Value* out,
 absl::StatusOr<std::vector<std::unique_ptr<rapidjson::Document>>>
 YamlToJsonDocuments(absl::string_view yaml) {
   std::vector<std::unique_ptr<rapidjson::Document>> out;
+  size_t budget = ValueBudget(yaml);
   try {
     std::vector<YAML::Node> nodes = YAML::LoadAll(std::string(yaml));
     for (const YAML::Node& node : nodes) {
       if (node.IsNull()) continue;
       auto doc = std::make_unique<rapidjson::Document>();
-      absl::Status s = Convert(node, doc.get(), doc->GetAllocator(), 0);
+      absl::Status s =
+          Convert(node, doc.get(), doc->GetAllocator(), 0, &budget);
       if (!s.ok()) return s;
       out.push_back(std::move(doc));
     }
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's parser recurses per level and stops itself (about 500
+    // levels) with a message that does not say why.
+    return absl::InvalidArgumentError(absl::StrCat(
+        "YAML nests deeper than ", kMaxJsonDepth, " levels at line ",
+        e.mark.line + 1, ", column ", e.mark.column + 1));
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(
         "malformed YAML at line ", e.mark.line + 1, ", column ",

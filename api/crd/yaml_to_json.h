@@ -12,18 +12,19 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "api/json_limits.h"
 #include "rapidjson/document.h"
 
 namespace kcr {
 namespace api {
 
-// Deepest YAML nesting accepted; deeper input is InvalidArgument.
-inline constexpr int kMaxYamlDepth = 200;
-
 // Converts every document of a (possibly multi-document, "---"-separated)
 // YAML stream; empty documents are skipped. InvalidArgument with the line
 // and column for malformed YAML, a non-scalar mapping key, a scalar JSON
-// cannot hold (.inf, .nan) or nesting deeper than kMaxYamlDepth.
+// cannot hold (.inf, .nan), nesting deeper than kMaxJsonDepth (the limit
+// JSON bodies share), or aliases that would expand the stream to more
+// values than it has bytes plus 10,000 (a "billion laughs" document: a few
+// hundred bytes that name the same anchor over and over).
 absl::StatusOr<std::vector<std::unique_ptr<rapidjson::Document>>>
 YamlToJsonDocuments(absl::string_view yaml);
 

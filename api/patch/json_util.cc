@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "rapidjson/error/en.h"
 #include "rapidjson/memorystream.h"
+#include "rapidjson/reader.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 
@@ -40,24 +41,86 @@ int JsonDepth(const rapidjson::Value& value, int limit) {
   return deepest;
 }
 
+namespace {
+
+// Forwards SAX events to a Document and stops the parse at the first array
+// or object deeper than `max_depth`, so a hostile document is refused
+// after at most `max_depth` levels are built, not after the whole tree.
+class DepthLimitedHandler {
+ public:
+  DepthLimitedHandler(rapidjson::Document* doc, int max_depth)
+      : doc_(*doc), max_depth_(max_depth) {}
+
+  bool too_deep() const { return too_deep_; }
+
+  bool Null() { return doc_.Null(); }
+  bool Bool(bool b) { return doc_.Bool(b); }
+  bool Int(int i) { return doc_.Int(i); }
+  bool Uint(unsigned u) { return doc_.Uint(u); }
+  bool Int64(int64_t i) { return doc_.Int64(i); }
+  bool Uint64(uint64_t u) { return doc_.Uint64(u); }
+  bool Double(double d) { return doc_.Double(d); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool copy) {
+    return doc_.RawNumber(s, n, copy);
+  }
+  bool String(const char* s, rapidjson::SizeType n, bool copy) {
+    return doc_.String(s, n, copy);
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool copy) {
+    return doc_.Key(s, n, copy);
+  }
+  bool StartObject() { return Enter() && doc_.StartObject(); }
+  bool EndObject(rapidjson::SizeType members) {
+    --depth_;
+    return doc_.EndObject(members);
+  }
+  bool StartArray() { return Enter() && doc_.StartArray(); }
+  bool EndArray(rapidjson::SizeType elements) {
+    --depth_;
+    return doc_.EndArray(elements);
+  }
+
+ private:
+  bool Enter() {
+    if (++depth_ <= max_depth_) return true;
+    too_deep_ = true;
+    return false;
+  }
+
+  rapidjson::Document& doc_;
+  const int max_depth_;
+  int depth_ = 0;
+  bool too_deep_ = false;
+};
+
+}  // namespace
+
 absl::Status ParseJson(absl::string_view text, rapidjson::Document* doc,
                        int max_depth) {
-  constexpr unsigned kFlags =
-      rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag;
+  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |
+                             rapidjson::kParseValidateEncodingFlag |
+                             rapidjson::kParseFullPrecisionFlag;
   // A MemoryStream reads exactly `text`, embedded NULs included.
   rapidjson::MemoryStream stream(text.data(), text.size());
-  doc->ParseStream<kFlags, rapidjson::UTF8<>>(stream);
-  if (doc->HasParseError()) {
-    const size_t offset = doc->GetErrorOffset();
-    const char* reason = rapidjson::GetParseError_En(doc->GetParseError());
+  DepthLimitedHandler handler(doc, max_depth);
+  rapidjson::ParseResult result;
+  auto generator = [&](rapidjson::Document&) {
+    rapidjson::Reader reader;
+    result = reader.Parse<kFlags>(stream, handler);
+    return !result.IsError();
+  };
+  doc->Populate(generator);
+  if (handler.too_deep()) {
     doc->SetNull();
     return absl::InvalidArgumentError(
-        absl::StrCat("invalid JSON at offset ", offset, ": ", reason));
+        absl::StrCat("JSON nests deeper than ", max_depth,
+                     " levels at offset ", result.Offset()));
   }
-  if (JsonDepth(*doc, max_depth) > max_depth) {
+  if (result.IsError()) {
     doc->SetNull();
     return absl::InvalidArgumentError(
-        absl::StrCat("JSON nests deeper than ", max_depth, " levels"));
+        absl::StrCat("invalid JSON at offset ", result.Offset(), ": ",
+                     rapidjson::GetParseError_En(result.Code())));
   }
   return absl::OkStatus();
 }

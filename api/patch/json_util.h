@@ -6,7 +6,8 @@
 // operator== all recurse once per nesting level, so a hostile 100000-deep
 // "[[[[" would overflow the stack. Everything in api/patch parses with the
 // iterative parser and refuses values nested deeper than kMaxJsonDepth
-// before calling any recursive RapidJSON routine.
+// (api/json_limits.h, the limit every JSON reader shares) before calling
+// any recursive RapidJSON routine.
 #ifndef KCR_API_PATCH_JSON_UTIL_H_
 #define KCR_API_PATCH_JSON_UTIL_H_
 
@@ -15,15 +16,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "api/json_limits.h"
 #include "rapidjson/document.h"
 
 namespace kcr {
 namespace api {
-
-// The deepest nesting the patch functions accept: far beyond any real
-// Kubernetes object, and shallow enough that recursion over it is safe on a
-// small thread stack (even with sanitizers).
-inline constexpr int kMaxJsonDepth = 1000;
 
 // Nesting depth of `value`: 0 for a scalar, 1 for [] or {}, 2 for [[]], ...
 // Iterative: safe on any input. Stops counting once `limit` is exceeded and
@@ -31,9 +28,16 @@ inline constexpr int kMaxJsonDepth = 1000;
 int JsonDepth(const rapidjson::Value& value, int limit = kMaxJsonDepth);
 
 // Parses one JSON document (RFC 8259; UTF-8 validated; trailing
-// non-whitespace is an error) into `*doc` with the iterative parser.
-// InvalidArgument names the byte offset and RapidJSON's reason, or says the
-// document nests deeper than `max_depth`.
+// non-whitespace is an error) into `*doc` with the iterative parser, which
+// never recurses, then checks the depth before anything recursive can see
+// the tree. Numbers are read to the nearest double, as Object::Parse and
+// Go read them. This is how every JSON from the network is read (request
+// bodies on the local API server; list, error and watch bodies in the REST
+// client): never RapidJSON's recursive Parse. `max_depth` is above
+// kMaxJsonDepth only for envelopes around objects (a list's items are two
+// levels down, a watch event's object one). InvalidArgument names the byte
+// offset and RapidJSON's reason, or says the document nests deeper than
+// `max_depth`.
 absl::Status ParseJson(absl::string_view text, rapidjson::Document* doc,
                        int max_depth = kMaxJsonDepth);
 

@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "api/errors/errors.h"
+#include "api/patch/json_util.h"
 #include "rapidjson/document.h"
 
 namespace kcr::client {
@@ -16,8 +17,13 @@ namespace {
 std::optional<api::StatusError> ParseStatusBody(std::string_view body) {
   if (body.empty()) return std::nullopt;
   rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
-  if (doc.HasParseError() || !doc.IsObject()) return std::nullopt;
+  // Iterative and depth-bounded: a hostile error body is not a Status, never
+  // a stack overflow.
+  if (!api::ParseJson(absl::string_view(body.data(), body.size()), &doc)
+           .ok() ||
+      !doc.IsObject()) {
+    return std::nullopt;
+  }
   auto kind = doc.FindMember("kind");
   if (kind == doc.MemberEnd() || !kind->value.IsString() ||
       std::string_view(kind->value.GetString(), kind->value.GetStringLength()) !=

@@ -22,6 +22,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "api/meta/api_path.h"
+#include "api/patch/json_util.h"
 #include "glog/logging.h"
 #include "rapidjson/document.h"
 #include "rapidjson/stringbuffer.h"
@@ -183,8 +184,14 @@ std::string StringMember(const rapidjson::Value& v, const char* key) {
 absl::StatusOr<ObjectList> ParseList(const std::string& body,
                                      const api::ParseOptions& parse_options) {
   rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
-  if (doc.HasParseError() || !doc.IsObject()) {
+  // Iterative and depth-bounded: a hostile list nested a million deep is an
+  // error here, not a stack overflow. Items sit two levels down.
+  if (absl::Status s = api::ParseJson(body, &doc, api::kMaxJsonDepth + 2);
+      !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("list response is not valid JSON: ", s.message()));
+  }
+  if (!doc.IsObject()) {
     return absl::InvalidArgumentError("list response is not a JSON object");
   }
   ObjectList list;

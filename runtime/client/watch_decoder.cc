@@ -4,8 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/errors/errors.h"
+#include "api/json_limits.h"
+#include "api/patch/json_util.h"
 #include "rapidjson/document.h"
-#include "rapidjson/error/en.h"
 
 namespace kcr::client {
 namespace {
@@ -82,10 +83,10 @@ absl::Status WatchDecoder::Feed(std::string_view chunk,
       case '{':
       case '[':
         // The envelope adds one level above the object.
-        if (++depth_ > api::kMaxObjectDepth + 1) {
+        if (++depth_ > api::kMaxJsonDepth + 1) {
           return Fail(absl::InvalidArgumentError(absl::StrCat(
               "watch stream: event ", events_decoded_ + 1, " nests deeper than ",
-              api::kMaxObjectDepth, " levels")));
+              api::kMaxJsonDepth, " levels")));
         }
         break;
       case '}':
@@ -141,11 +142,14 @@ absl::Status WatchDecoder::Decode(std::string_view text,
                                   std::vector<WatchEvent>* events) {
   const int64_t index = events_decoded_ + 1;
   rapidjson::Document doc;
-  doc.Parse(text.data(), text.size());
-  if (doc.HasParseError()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "watch stream: event ", index, " is not valid JSON at offset ",
-        doc.GetErrorOffset(), ": ", rapidjson::GetParseError_En(doc.GetParseError())));
+  // The event's object sits one level down.
+  if (absl::Status s =
+          api::ParseJson(absl::string_view(text.data(), text.size()), &doc,
+                         api::kMaxJsonDepth + 1);
+      !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("watch stream: event ", index, " is not valid JSON: ",
+                     s.message()));
   }
   auto type_it = doc.FindMember("type");
   if (type_it == doc.MemberEnd() || !type_it->value.IsString()) {

@@ -46,7 +46,7 @@ class WatchDecoder {
   // stream order. Errors (kInvalidArgument): bytes other than whitespace
   // between events, an event that is not valid JSON, lacks a string `type`
   // among ADDED/MODIFIED/DELETED/BOOKMARK/ERROR, or has an `object` that is
-  // not a valid Kubernetes object; nesting deeper than api::kMaxObjectDepth.
+  // not a valid Kubernetes object; nesting deeper than api::kMaxJsonDepth.
   // kResourceExhausted: an event longer than max_event_bytes. Events
   // completed before the error are still appended.
   absl::Status Feed(std::string_view chunk, std::vector<WatchEvent>* events);

@@ -211,9 +211,11 @@ TEST(ObjectTest, DeepNestingIsAnErrorNotACrash) {
   std::string nested = R"({"metadata":{},"spec":)" + std::string(100000, '[') +
                        std::string(100000, ']') + "}";
   // The first array past the limit: the root object is level 1, so the
-  // 512th '[' (at 22 + 511) is level 513.
+  // 256th '[' (at 22 + 255) is level 257.
+  const std::string too_deep =
+      absl::StrCat("JSON nests deeper than ", kMaxJsonDepth, " levels");
   EXPECT_EQ(ErrorOf(nested),
-            "JSON nests deeper than 512 levels at offset 533");
+            absl::StrCat(too_deep, " at offset ", 22 + kMaxJsonDepth - 1));
   // Deep managedFields are not kept when stripped, so they are not an
   // error then; the deep spec after them is, and its offset is named.
   std::string deep_fields = R"({"metadata":{"managedFields":)" +
@@ -222,14 +224,13 @@ TEST(ObjectTest, DeepNestingIsAnErrorNotACrash) {
                             std::string(600, ']') + "}";
   const size_t spec = deep_fields.find(R"("spec":)") + 7;
   EXPECT_EQ(ErrorOf(deep_fields),
-            absl::StrCat("JSON nests deeper than 512 levels at offset ",
-                         29 + 510));
+            absl::StrCat(too_deep, " at offset ", 29 + kMaxJsonDepth - 2));
   // Only the managedFields are deep: an error when kept, fine when stripped.
   const std::string only_fields = R"({"metadata":{"managedFields":)" +
                                   std::string(1000, '[') +
                                   std::string(1000, ']') + "}}";
   EXPECT_EQ(ErrorOf(only_fields),
-            "JSON nests deeper than 512 levels at offset 539");
+            absl::StrCat(too_deep, " at offset ", 29 + kMaxJsonDepth - 2));
   EXPECT_TRUE(
       Object::Parse(only_fields, ParseOptions{/*strip_managed_fields=*/true})
           .ok());
@@ -237,11 +238,11 @@ TEST(ObjectTest, DeepNestingIsAnErrorNotACrash) {
       Object::Parse(deep_fields, ParseOptions{/*strip_managed_fields=*/true});
   ASSERT_FALSE(stripped.ok());
   EXPECT_EQ(stripped.status().message(),
-            absl::StrCat("JSON nests deeper than 512 levels at offset ",
-                         spec + 511));
-  // At the limit is fine: root object + 510 arrays + metadata level.
-  std::string ok = R"({"metadata":{},"spec":)" + std::string(511, '[') +
-                   std::string(511, ']') + "}";
+            absl::StrCat(too_deep, " at offset ", spec + kMaxJsonDepth - 1));
+  // At the limit is fine: the root object and kMaxJsonDepth - 1 arrays.
+  std::string ok = R"({"metadata":{},"spec":)" +
+                   std::string(kMaxJsonDepth - 1, '[') +
+                   std::string(kMaxJsonDepth - 1, ']') + "}";
   EXPECT_TRUE(Object::Parse(ok).ok());
 }
 

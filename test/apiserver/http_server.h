@@ -5,8 +5,9 @@
 // a chunked body (watches), flushing each chunk.
 //
 // Threads: Start() spawns an accept thread; each connection gets its own
-// thread with a small fixed stack (HttpServerOptions::thread_stack_bytes),
-// so hundreds of open watches cost little memory. Nothing busy-waits: a
+// thread with a small fixed stack (HttpServerOptions::thread_stack_bytes,
+// kConnectionThreadStackBytes by default), so hundreds of open watches cost
+// little memory. Nothing busy-waits: a
 // streaming handler blocks on its own data source and checks
 // HttpExchange::Cancelled() whenever it wakes.
 //
@@ -36,6 +37,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "runtime/base/mutex.h"
+#include "test/apiserver/request_limits.h"
 
 namespace kcr {
 namespace apiserver {
@@ -96,7 +98,7 @@ struct HttpServerOptions {
   std::string tls_key_file;
   // Larger request bodies get 413.
   size_t max_body_bytes = size_t{64} << 20;
-  size_t thread_stack_bytes = size_t{1} << 20;
+  size_t thread_stack_bytes = kConnectionThreadStackBytes;
   // Called (from Stop or DropConnections) after connections are marked
   // cancelled, to wake streaming handlers blocked elsewhere.
   std::function<void()> on_cancel;

@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using kcr::apiserver::TablePrinter;
   std::string input(reinterpret_cast<const char*>(data), size);
   rapidjson::Document object;
-  if (!kcr::api::ParseJson(input, &object, 512).ok() || !object.IsObject()) {
+  if (!kcr::api::ParseJson(input, &object).ok() || !object.IsObject()) {
     return 0;
   }
   static const char* const kResources[][2] = {

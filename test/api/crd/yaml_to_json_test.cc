@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "api/patch/json_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -59,10 +60,59 @@ TEST(YamlToJsonTest, Errors) {
               HasSubstr("cannot be represented in JSON"));
   EXPECT_THAT(std::string(YamlToJson("a: 1\na: 2\n").status().message()),
               HasSubstr("already set"));
-  std::string deep(300, '[');
-  deep += std::string(300, ']');
-  EXPECT_EQ(YamlToJson(deep).status().code(),
+}
+
+// YAML bodies meet the same nesting limit as JSON ones.
+TEST(YamlToJsonTest, NestingIsHeldToTheJsonLimit) {
+  auto nested = [](int levels) {
+    return std::string(levels, '[') + std::string(levels, ']');
+  };
+  auto at_limit = YamlToJson(nested(kMaxJsonDepth));
+  ASSERT_TRUE(at_limit.ok()) << at_limit.status();
+  EXPECT_EQ(JsonDepth(**at_limit), kMaxJsonDepth);
+  const std::string too_deep =
+      absl::StrCat("YAML nests deeper than ", kMaxJsonDepth, " levels at line ");
+  EXPECT_THAT(std::string(
+                  YamlToJson(nested(kMaxJsonDepth + 1)).status().message()),
+              HasSubstr(too_deep));
+  std::string block;
+  for (int i = 0; i <= kMaxJsonDepth; ++i) {
+    block += std::string(i, ' ') + "a:\n";
+  }
+  block += std::string(kMaxJsonDepth + 1, ' ') + "1\n";
+  EXPECT_THAT(std::string(YamlToJson(block).status().message()),
+              HasSubstr(too_deep));
+  // Deeper than yaml-cpp's own guard: its parser stops first, and the
+  // message still says why.
+  EXPECT_THAT(std::string(YamlToJson(nested(100000)).status().message()),
+              HasSubstr(too_deep));
+}
+
+// A few hundred bytes that would expand to billions of values through
+// aliases of aliases are refused, not expanded.
+TEST(YamlToJsonTest, AliasExpansionIsBounded) {
+  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  for (char c = 'b'; c <= 'j'; ++c) {
+    const char prev = static_cast<char>(c - 1);
+    bomb += absl::StrCat(std::string(1, c), ": &", std::string(1, c), " [");
+    for (int i = 0; i < 10; ++i) {
+      bomb += absl::StrCat(i ? ", " : "", "*", std::string(1, prev));
+    }
+    bomb += "]\n";
+  }
+  EXPECT_THAT(std::string(YamlToJson(bomb).status().message()),
+              HasSubstr("YAML expands to too many values through aliases"));
+  // An anchor inside itself would expand forever.
+  EXPECT_EQ(YamlToJson("a: &a [*a]\n").status().code(),
             absl::StatusCode::kInvalidArgument);
+  // Modest reuse is fine.
+  auto reuse = YamlToJson("base: &b {image: nginx, port: 80}\n"
+                          "one: *b\ntwo: *b\n");
+  ASSERT_TRUE(reuse.ok()) << reuse.status();
+  EXPECT_EQ(*JsonToString(**reuse),
+            R"({"base":{"image":"nginx","port":80},)"
+            R"("one":{"image":"nginx","port":80},)"
+            R"("two":{"image":"nginx","port":80}})");
 }
 
 }  // namespace

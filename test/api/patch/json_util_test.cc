@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/api/patch/json_test_util.h"
@@ -26,13 +27,22 @@ TEST(JsonUtilTest, ParseErrorsNameOffset) {
   EXPECT_TRUE(ParseJson("  {\"a\": [1, 2.5, null]}  ", &d).ok());
 }
 
+TEST(JsonUtilTest, DepthLimitNamesTheFirstContainerPastIt) {
+  rapidjson::Document d;
+  EXPECT_EQ(std::string(ParseJson(R"([{"a":[1]}])", &d, 2).message()),
+            "JSON nests deeper than 2 levels at offset 6");
+  EXPECT_TRUE(d.IsNull());
+  EXPECT_TRUE(ParseJson(R"([{"a":1},{"b":2}])", &d, 2).ok());
+  EXPECT_EQ(JsonDepth(d), 2);
+}
+
 TEST(JsonUtilTest, DeepNestingIsRefusedWithoutOverflow) {
   rapidjson::Document d;
   const std::string open(100000, '[');
   EXPECT_FALSE(ParseJson(open, &d).ok());
   const std::string closed = open + std::string(100000, ']');
   absl::Status s = ParseJson(closed, &d);
-  EXPECT_THAT(std::string(s.message()), HasSubstr("nests deeper than 1000"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr(absl::StrCat("nests deeper than ", kMaxJsonDepth)));
   std::string ok_depth = std::string(kMaxJsonDepth, '[') +
                          std::string(kMaxJsonDepth, ']');
   EXPECT_TRUE(ParseJson(ok_depth, &d).ok());
