@@ -69,16 +69,16 @@ inline void RandomStall() {
   }
 }
 
-// Rounds to run: `fallback` (a tenth of it under ThreadSanitizer, which
-// runs each round ten times slower), or the KCR_STRESS_ROUNDS environment
+// Rounds to run: `fallback` (a quarter of it under ThreadSanitizer, which
+// runs each round several times slower), or the KCR_STRESS_ROUNDS environment
 // variable, to run a stress test longer by hand.
 inline int Rounds(int fallback) {
   if (const char* env = std::getenv("KCR_STRESS_ROUNDS")) return std::atoi(env);
 #if defined(__SANITIZE_THREAD__)
-  return std::max(1, fallback / 10);
+  return std::max(1, fallback / 4);
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer)
-  return std::max(1, fallback / 10);
+  return std::max(1, fallback / 4);
 #endif
 #endif
   return fallback;
