@@ -432,20 +432,10 @@ class FoldingQueue {
   // queued its item, so Done queues the item again behind them all. Here
   // such Adds may still sit in the inbox or in a fold under way; they matter
   // only if one of them is of this item, or if the item is already marked
-  // dirty (Done would queue it ahead of them). The filters of the inbox's
-  // hashes tell, with a few false positives and none missed, without a lock.
-  //
-  // Why nothing is missed: an Add that precedes this Done left its hash in
-  // inbox_filter_ and inbox_filled_ set, unless a fold has taken it since.
-  // A fold copies the filter to folding_filter_ and sets folding_now_
-  // before it clears inbox_filter_ and inbox_filled_ (release), and clears
-  // folding_now_ (release) only once its items are published. So each
-  // acquire below either still sees the Add, or sees the fold that took it
-  // and then that fold's filter, or sees the fold finished, its effects
-  // (the item marked dirty) visible.
+  // dirty (Done would queue it ahead of them).
   bool MustFoldBeforeDone(uint32_t slot) const {
-    const Entry& entry = slab_.at(slot);
     if (!UnfoldedAddsMayExist()) return false;
+    const Entry& entry = slab_.at(slot);
     return UnfoldedAddMayBeOf(entry.hash) ||
            entry.state.load(std::memory_order_acquire) == kProcessingDirty;
   }
@@ -456,7 +446,17 @@ class FoldingQueue {
   }
 
   // Whether an Add of an item with this hash may wait in the inbox or in a
-  // fold under way (false positives possible, no misses; see above).
+  // fold under way: false positives possible, no misses, no lock.
+  //
+  // Why nothing is missed: an Add that precedes the caller left its hash in
+  // inbox_filter_ and inbox_filled_ set, unless a fold has taken it since.
+  // A fold copies the filter to folding_filter_ and sets folding_now_
+  // (release) before it clears inbox_filter_ and inbox_filled_ (release),
+  // and clears folding_now_ (release, under inbox_mu_, so a later fold sets
+  // it again only after) once its items are published. So each acquire
+  // below either still sees the Add, or sees the fold that took it and then
+  // that fold's filter, or sees that fold finished and its effects (the
+  // item marked dirty, or the Add collapsed) visible.
   bool UnfoldedAddMayBeOf(uint32_t hash) const {
     if (!UnfoldedAddsMayExist()) return false;
     if (inbox_filter_.Has(hash)) return true;
