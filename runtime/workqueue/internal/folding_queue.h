@@ -125,6 +125,11 @@ class FoldingQueue {
     if (finished_len_.load(std::memory_order_relaxed) >= kFoldBatch) TryReap();
     bool folded_for_head = false;
     for (;;) {
+      // A metered queue reads the clock and observes outside mu_, so that
+      // neither holds up the other workers.
+      const absl::Time now = metrics_ != nullptr ? clock_->Now() : absl::Time();
+      double latency = -1;
+      std::optional<T> item;
       {
         MutexLock lock(&mu_);
         // An Add of the item at the head that precedes this Get may still
@@ -134,8 +139,12 @@ class FoldingQueue {
         // are concurrent with this Get).
         if (head_ != kNil &&
             (folded_for_head || !UnfoldedAddMayBeOf(slab_.at(head_).hash))) {
-          return PopLocked();
+          item = PopLocked(now, &latency);
         }
+      }
+      if (item.has_value()) {
+        if (metrics_ != nullptr) metrics_->ObserveGet(latency);
+        return item;
       }
       if (!folded_for_head && HeadIsQueued()) {
         Fold();
@@ -150,9 +159,14 @@ class FoldingQueue {
         if (folded.queued) continue;
         if (folded.shutting_down) {
           // Nothing can be added any more; Done may still queue an item.
-          MutexLock lock(&mu_);
-          if (head_ != kNil) return PopLocked();
-          return std::nullopt;
+          {
+            MutexLock lock(&mu_);
+            if (head_ != kNil) item = PopLocked(now, &latency);
+          }
+          if (item.has_value() && metrics_ != nullptr) {
+            metrics_->ObserveGet(latency);
+          }
+          return item;
         }
       }
       if (!SpinForWork()) SleepUntilWork();
@@ -179,8 +193,13 @@ class FoldingQueue {
     }
     if (MustFoldBeforeDone(slot)) Fold();
     AtStep(Step::kDoneChecked);
-    MutexLock lock(&mu_);
-    if (IsProcessingLocked(slot, item)) FinishLocked(slot);
+    const absl::Time now = metrics_ != nullptr ? clock_->Now() : absl::Time();
+    double duration = -1;
+    {
+      MutexLock lock(&mu_);
+      if (IsProcessingLocked(slot, item)) FinishLocked(slot, now, &duration);
+    }
+    if (metrics_ != nullptr) metrics_->ObserveDone(duration);
   }
 
   void ShutDown() {
@@ -344,10 +363,6 @@ class FoldingQueue {
 
   template <typename K>
   void AddImpl(K&& item) {
-    // A metered queue stamps each Add with its time, for the latency
-    // metric; the metrics themselves are recorded when the item is folded
-    // in, with the values client-go records at Add.
-    const absl::Time now = metrics_ != nullptr ? clock_->Now() : absl::Time();
     // Hashed here, outside every lock: the fold uses the hash, and Done
     // asks the inbox's filter whether its item waits to be folded.
     const uint32_t hash = HashOf(item);
@@ -358,7 +373,6 @@ class FoldingQueue {
       if (shutting_down_.load(std::memory_order_relaxed)) return;
       inbox_.push_back(Inboxed{T(std::forward<K>(item)), hash});
       inbox_filter_.Insert(hash);
-      if (metrics_ != nullptr) inbox_times_.push_back(now);
       wake = sleepers_ > signalled_;
       if (wake) ++signalled_;
       inboxed = inbox_.size();
@@ -392,7 +406,6 @@ class FoldingQueue {
     {
       MutexLock lock(&inbox_mu_);
       inbox_.swap(folding_);
-      inbox_times_.swap(folding_times_);
       if (!folding_.empty()) {
         folding_filter_.CopyFrom(inbox_filter_);
         folding_now_.store(true, std::memory_order_release);
@@ -408,16 +421,16 @@ class FoldingQueue {
     AtStep(Step::kFoldTaken);
     Batch batch;
     counted_.clear();
-    for (size_t i = 0; i < folding_.size(); ++i) {
-      Inboxed& in = folding_[i];
+    for (Inboxed& in : folding_) {
       const uint32_t slot = InsertLocked(std::move(in.item), in.hash, &batch);
-      if (slot != kNil && metrics_ != nullptr) {
-        counted_.push_back(Counted{slot, folding_times_[i]});
-      }
+      if (slot != kNil && metrics_ != nullptr) counted_.push_back(slot);
     }
     folding_.clear();
-    folding_times_.clear();
-    PublishLocked(batch, counted_);
+    // A metered queue's Adds count from the moment they are folded in, a
+    // few microseconds after the calls (one clock read per fold, none per
+    // Add).
+    PublishLocked(batch, counted_,
+                  metrics_ != nullptr ? clock_->Now() : absl::Time());
     {
       MutexLock lock(&inbox_mu_);
       folding_now_.store(false, std::memory_order_release);
@@ -469,25 +482,17 @@ class FoldingQueue {
     return head_ != kNil;
   }
 
-  // An Add that counts in the metrics (queued, or marked to be queued
-  // again), with the time it was made.
-  struct Counted {
-    uint32_t slot;
-    absl::Time at;
-  };
-
-  // Joins `batch` to the FIFO, records the `counted` Adds in the metrics,
-  // reaps the entries finished so far, and wakes a worker if anything was
-  // queued.
+  // Joins `batch` to the FIFO, records in the metrics the Adds made `at`
+  // that count (queued, or marked to be queued again: their slots are
+  // `counted`), reaps the entries finished so far, and wakes a worker if
+  // anything was queued.
   void PublishLocked(const Batch& batch,
-                     const std::vector<Counted>& counted = {}) const
+                     const std::vector<uint32_t>& counted = {},
+                     absl::Time at = absl::Time()) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
     {
       MutexLock lock(&mu_);
-      if (!counted.empty()) {
-        metrics_->AddAll(counted.size());
-        for (const Counted& c : counted) metrics_->Add(c.slot, c.at);
-      }
+      if (!counted.empty()) metrics_->Add(counted, at);
       if (batch.len != 0) PushLocked(batch);
       TakeFinishedLocked();
     }
@@ -589,7 +594,11 @@ class FoldingQueue {
     queued_.store(len_);
   }
 
-  T PopLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  // Takes the head of the FIFO. A metered queue records the Get at `now`
+  // and leaves the item's queue latency in `*latency` (or -1), for the
+  // caller to observe once mu_ is released.
+  T PopLocked(absl::Time now, double* latency)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const uint32_t slot = head_;
     Entry& entry = slab_.at(slot);
     head_ = entry.next;
@@ -603,7 +612,7 @@ class FoldingQueue {
     queued_.store(len_, std::memory_order_relaxed);
     entry.state.store(kProcessing, std::memory_order_release);
     ++processing_;
-    if (metrics_ != nullptr) metrics_->Get(slot, clock_->Now());
+    if (metrics_ != nullptr) *latency = metrics_->Get(slot, now);
     last_get_ = LastGet{id_, slot};
     // Others sleep while items wait: hand the next one on.
     if (head_ != kNil && sleepers_pending_.load(std::memory_order_relaxed)) {
@@ -622,9 +631,12 @@ class FoldingQueue {
            Eq()(entry.key, item);
   }
 
-  void FinishLocked(uint32_t slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  // Marks the entry finished (or queues it again), at `now` for a metered
+  // queue, which leaves the work duration in `*duration` for the caller.
+  void FinishLocked(uint32_t slot, absl::Time now, double* duration)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     Entry& entry = slab_.at(slot);
-    if (metrics_ != nullptr) metrics_->Done(slot, clock_->Now());
+    if (metrics_ != nullptr) *duration = metrics_->Done(slot, now);
     --processing_;
     bool requeued = false;
     uint8_t state = kProcessing;
@@ -721,8 +733,6 @@ class FoldingQueue {
     if (inbox_filled_.load(std::memory_order_acquire)) FoldLocked();
     Batch batch;
     counted_.clear();
-    const absl::Time added_at =
-        metrics_ != nullptr ? absl::FromUnixNanos(now) : absl::Time();
     const bool shutting_down = shutting_down_.load();
     size_t due = 0;
     for (; due < limit; ++due) {
@@ -738,11 +748,9 @@ class FoldingQueue {
         continue;
       }
       const uint32_t slot = AddExistingLocked(p.slot, &batch);
-      if (slot != kNil && metrics_ != nullptr) {
-        counted_.push_back(Counted{slot, added_at});
-      }
+      if (slot != kNil && metrics_ != nullptr) counted_.push_back(slot);
     }
-    if (due != 0) PublishLocked(batch, counted_);
+    if (due != 0) PublishLocked(batch, counted_, absl::FromUnixNanos(now));
     return due;
   }
 
@@ -862,8 +870,7 @@ class FoldingQueue {
   // not free; the slab's allocation state is the folder's too.
   alignas(kCacheLine) mutable Mutex index_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable std::vector<Inboxed> folding_ ABSL_GUARDED_BY(index_mu_);
-  mutable std::vector<absl::Time> folding_times_ ABSL_GUARDED_BY(index_mu_);
-  mutable std::vector<Counted> counted_ ABSL_GUARDED_BY(index_mu_);
+  mutable std::vector<uint32_t> counted_ ABSL_GUARDED_BY(index_mu_);
   mutable std::vector<uint32_t> reaping_ ABSL_GUARDED_BY(index_mu_);
   // Entries are read by workers under mu_ once pushed; see State.
   mutable EntrySlab slab_;
@@ -882,8 +889,6 @@ class FoldingQueue {
   // (see MustFoldBeforeDone). Written under inbox_mu_.
   mutable HashFilter inbox_filter_;
   mutable HashFilter folding_filter_;
-  // When each inboxed item was added; metered queues only.
-  mutable std::vector<absl::Time> inbox_times_ ABSL_GUARDED_BY(inbox_mu_);
   int sleepers_ ABSL_GUARDED_BY(inbox_mu_) = 0;
   // Sleepers signalled but not yet awake: no need to signal them again.
   mutable int signalled_ ABSL_GUARDED_BY(inbox_mu_) = 0;

@@ -18,7 +18,8 @@
 
 namespace kcr::workqueue::internal {
 
-// Not thread-safe: the owning queue serialises every call.
+// Not thread-safe, but for the Observe* calls: the owning queue serialises
+// every other call.
 class QueueMetrics {
  public:
   QueueMetrics(MetricsProvider* provider, std::string_view name,
@@ -32,27 +33,28 @@ class QueueMetrics {
         longest_running_(
             provider->NewLongestRunningProcessorSecondsMetric(name)) {}
 
-  // `n` Adds that count (client-go's metrics.add, for n items at once).
-  void AddAll(size_t n) {
-    adds_->IncBy(n);
-    depth_->IncBy(n);
-  }
-
-  // One of those Adds, made at `at`: the item's first-add time, unless it
-  // has one already.
-  void Add(uint32_t slot, absl::Time at) {
-    Times& t = At(slot);
-    if (!t.added_set) {
-      t.added = at;
-      t.added_set = true;
+  // Adds that count (client-go's metrics.add), of the items in `slots`,
+  // made at `at`: the adds and depth instruments, and each item's first-add
+  // time unless it has one already.
+  void Add(const std::vector<uint32_t>& slots, absl::Time at) {
+    adds_->IncBy(slots.size());
+    depth_->IncBy(slots.size());
+    for (const uint32_t slot : slots) {
+      Times& t = At(slot);
+      if (!t.added_set) {
+        t.added = at;
+        t.added_set = true;
+      }
     }
   }
 
-  void Get(uint32_t slot, absl::Time now) {
-    depth_->Dec();
+  // The Get of the item in `slot` at `now`. Returns its queue latency in
+  // seconds, or -1 if it has no first-add time, for ObserveGet.
+  double Get(uint32_t slot, absl::Time now) {
     Times& t = At(slot);
+    double latency = -1;
     if (t.added_set) {
-      latency_->Observe(absl::ToDoubleSeconds(now - t.added));
+      latency = absl::ToDoubleSeconds(now - t.added);
       t.added_set = false;
     }
     if (!t.processing) {
@@ -63,12 +65,14 @@ class QueueMetrics {
       processing_head_ = slot;
     }
     t.started = now;
+    return latency;
   }
 
-  void Done(uint32_t slot, absl::Time now) {
+  // The Done of the item in `slot` at `now`. Returns its work duration in
+  // seconds, or -1 if it was not being processed, for ObserveDone.
+  double Done(uint32_t slot, absl::Time now) {
     Times& t = At(slot);
-    if (!t.processing) return;
-    work_duration_->Observe(absl::ToDoubleSeconds(now - t.started));
+    if (!t.processing) return -1;
     t.processing = false;
     if (t.prev != kNone) {
       times_[t.prev].next = t.next;
@@ -76,6 +80,17 @@ class QueueMetrics {
       processing_head_ = t.next;
     }
     if (t.next != kNone) times_[t.next].prev = t.prev;
+    return absl::ToDoubleSeconds(now - t.started);
+  }
+
+  // The instruments' side of Get and Done. Thread-safe: the queue calls
+  // them after releasing its lock.
+  void ObserveGet(double latency) const {
+    depth_->Dec();
+    if (latency >= 0) latency_->Observe(latency);
+  }
+  void ObserveDone(double duration) const {
+    if (duration >= 0) work_duration_->Observe(duration);
   }
 
   // Sets the two unfinished-work gauges from the items being processed.
