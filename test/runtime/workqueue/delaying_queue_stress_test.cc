@@ -106,10 +106,7 @@ TEST(DelayingQueueStressTest, MixedAddsAreNeverLostNorProcessedTwiceAtOnce) {
     DelayingQueue<std::string> queue;
     std::vector<std::string> keys;
     for (int k = 0; k < kKeys; ++k) keys.push_back(absl::StrCat("ns/key-", k));
-    std::vector<std::atomic<int64_t>> version(kKeys);
-    std::vector<std::atomic<int64_t>> processed(kKeys);
-    std::vector<std::atomic<int>> busy(kKeys);
-    std::atomic<int> overlaps{0};
+    stress::KeyVersions versions(kKeys);
     std::atomic<bool> producing{true};
 
     auto key_index = [&](const std::string& key) {
@@ -121,21 +118,17 @@ TEST(DelayingQueueStressTest, MixedAddsAreNeverLostNorProcessedTwiceAtOnce) {
         Rng rng(round * 100 + w);
         while (auto key = queue.Get()) {
           const int k = key_index(*key);
-          if (busy[k].exchange(1) != 0) overlaps.fetch_add(1);
-          const int64_t v = version[k].load();
-          int64_t seen = processed[k].load();
-          while (seen < v && !processed[k].compare_exchange_weak(seen, v)) {
-          }
+          versions.Take(k);
           stress::RandomStall();
           if (producing.load() && rng.Below(8) == 0) {
-            version[k].fetch_add(1);  // a reconcile that asks for another
+            versions.Bump(k);  // a reconcile that asks for another
             if (rng.Below(2) == 0) {
               queue.Add(*key);
             } else {
               queue.AddAfter(*key, absl::Microseconds(rng.Below(300)));
             }
           }
-          busy[k].store(0);
+          versions.Release(k);
           queue.Done(*key);
         }
       });
@@ -146,9 +139,8 @@ TEST(DelayingQueueStressTest, MixedAddsAreNeverLostNorProcessedTwiceAtOnce) {
         Rng rng(round * 100 + 50 + p);
         for (int i = 0; i < kOpsPerProducer; ++i) {
           const int k = rng.Below(kKeys);
-          version[k].fetch_add(1);
-          const uint64_t how = rng.Below(4);
-          if (how == 0) {
+          versions.Bump(k);
+          if (rng.Below(4) == 0) {
             queue.Add(keys[k]);
           } else {
             // Short delays, zero and negative ones too.
@@ -161,28 +153,15 @@ TEST(DelayingQueueStressTest, MixedAddsAreNeverLostNorProcessedTwiceAtOnce) {
     }
     for (auto& t : producers) t.join();
     producing.store(false);
-    const bool drained = WaitFor([&] {
-      for (int k = 0; k < kKeys; ++k) {
-        if (processed[k].load() != version[k].load()) return false;
-      }
-      return true;
-    });
+    const bool drained = WaitFor([&] { return versions.AllSeen(); });
     const size_t len = queue.Len();
     const size_t waiting = queue.WaitingLen();
     queue.ShutDown();
     for (auto& t : workers) t.join();
-    if (!drained) {
-      std::string lag;
-      for (int k = 0; k < kKeys; ++k) {
-        if (processed[k].load() != version[k].load()) {
-          absl::StrAppend(&lag, " ", keys[k], ":", processed[k].load(), "<",
-                          version[k].load());
-        }
-      }
-      FAIL() << "round " << round << ": adds lost; Len=" << len
-             << " WaitingLen=" << waiting << " behind:" << lag;
-    }
-    ASSERT_EQ(overlaps.load(), 0) << "round " << round;
+    ASSERT_TRUE(drained) << "round " << round << ": adds lost; Len=" << len
+                         << " WaitingLen=" << waiting
+                         << " behind:" << versions.Behind();
+    ASSERT_EQ(versions.overlaps(), 0) << "round " << round;
   }
 }
 

@@ -66,6 +66,49 @@ std::optional<std::string> AnyProcessing(
   return *it;
 }
 
+// One Get on both, when client-go has an item: Get blocks on an empty
+// queue (a queue that wrongly had none would hang the test: its timeout).
+// Returns the difference, or "".
+template <typename Q>
+std::string GetBoth(Q& q, model::ClientGoModel<std::string>& m, int step) {
+  if (m.Len() == 0) return "";
+  const std::optional<std::string> want = m.Get();
+  const std::optional<std::string> got = q.Get();
+  if (got == want) return "";
+  return absl::StrCat("step ", step, ": Get gave ", got.value_or("-"),
+                      ", client-go ", want.value_or("-"));
+}
+
+// Done on both for an item being processed, if any.
+template <typename Q>
+void DoneBoth(Q& q, model::ClientGoModel<std::string>& m, Rng& rng) {
+  const std::optional<std::string> item = AnyProcessing(m, rng);
+  if (!item.has_value()) return;
+  q.Done(*item);
+  m.Done(*item);
+}
+
+// Compares what both hold and, for a metered queue, client-go's counts.
+// Len folds the inbox, which would hide what Adds still there do to a later
+// Get or Done, so callers look only now and then.
+template <typename Q>
+std::string CompareBoth(const Q& q, const model::ClientGoModel<std::string>& m,
+                        FakeMetricsProvider& provider, bool metered,
+                        int step) {
+  if (q.Len() != m.Len()) {
+    return absl::StrCat("step ", step, ": Len ", q.Len(), ", client-go ",
+                        m.Len());
+  }
+  if (metered && (provider.Value("adds", "q") != m.adds() ||
+                  provider.Value("depth", "q") != m.depth())) {
+    return absl::StrCat("step ", step, ": adds/depth ",
+                        provider.Value("adds", "q"), "/",
+                        provider.Value("depth", "q"), ", client-go ", m.adds(),
+                        "/", m.depth());
+  }
+  return "";
+}
+
 // Runs one random sequence on a Queue. Returns a description of the first
 // difference from client-go, or "" when there is none.
 std::string RunQueueSequence(uint64_t seed, bool metered, int steps) {
@@ -82,34 +125,14 @@ std::string RunQueueSequence(uint64_t seed, bool metered, int steps) {
       q.Add(key);
       m.Add(key);
     } else if (op < 72) {
-      // Get blocks on an empty queue, so only when client-go has an item
-      // (a queue that wrongly had none would hang the test: its timeout).
-      if (m.Len() == 0) continue;
-      const std::optional<std::string> want = m.Get();
-      const std::optional<std::string> got = q.Get();
-      if (got != want) {
-        return absl::StrCat("step ", step, ": Get gave ", got.value_or("-"),
-                            ", client-go ", want.value_or("-"));
-      }
+      if (std::string diff = GetBoth(q, m, step); !diff.empty()) return diff;
     } else {
-      const std::optional<std::string> item = AnyProcessing(m, rng);
-      if (!item.has_value()) continue;
-      q.Done(*item);
-      m.Done(*item);
+      DoneBoth(q, m, rng);
     }
-    // Len folds the inbox, which would hide what Adds still there do to a
-    // later Get or Done: look only now and then.
     if (rng.Below(8) != 0) continue;
-    if (q.Len() != m.Len()) {
-      return absl::StrCat("step ", step, ": Len ", q.Len(), ", client-go ",
-                          m.Len());
-    }
-    if (metered && (provider.Value("adds", "q") != m.adds() ||
-                    provider.Value("depth", "q") != m.depth())) {
-      return absl::StrCat("step ", step, ": adds/depth ",
-                          provider.Value("adds", "q"), "/",
-                          provider.Value("depth", "q"), ", client-go ",
-                          m.adds(), "/", m.depth());
+    if (std::string diff = CompareBoth(q, m, provider, metered, step);
+        !diff.empty()) {
+      return diff;
     }
   }
   return "";
@@ -164,31 +187,18 @@ std::string RunDelayingSequence(uint64_t seed, bool metered, int steps) {
       m.AdvanceTo(now);
       clock.BlockUntilWaiters(loops);  // the timer has added what is due
     } else if (op < 82) {
-      if (m.Len() == 0) continue;
-      const std::optional<std::string> want = m.Get();
-      const std::optional<std::string> got = q.Get();
-      if (got != want) {
-        return absl::StrCat("step ", step, ": Get gave ", got.value_or("-"),
-                            ", client-go ", want.value_or("-"));
-      }
+      if (std::string diff = GetBoth(q, m, step); !diff.empty()) return diff;
     } else {
-      const std::optional<std::string> item = AnyProcessing(m, rng);
-      if (!item.has_value()) continue;
-      q.Done(*item);
-      m.Done(*item);
+      DoneBoth(q, m, rng);
     }
-    if (rng.Below(8) != 0) continue;  // as above
-    if (q.Len() != m.Len() || q.WaitingLen() != m.WaitingLen()) {
-      return absl::StrCat("step ", step, ": Len/WaitingLen ", q.Len(), "/",
-                          q.WaitingLen(), ", client-go ", m.Len(), "/",
-                          m.WaitingLen());
+    if (rng.Below(8) != 0) continue;
+    if (q.WaitingLen() != m.WaitingLen()) {
+      return absl::StrCat("step ", step, ": WaitingLen ", q.WaitingLen(),
+                          ", client-go ", m.WaitingLen());
     }
-    if (metered && (provider.Value("adds", "q") != m.adds() ||
-                    provider.Value("depth", "q") != m.depth())) {
-      return absl::StrCat("step ", step, ": adds/depth ",
-                          provider.Value("adds", "q"), "/",
-                          provider.Value("depth", "q"), ", client-go ",
-                          m.adds(), "/", m.depth());
+    if (std::string diff = CompareBoth(q, m, provider, metered, step);
+        !diff.empty()) {
+      return diff;
     }
   }
   return "";

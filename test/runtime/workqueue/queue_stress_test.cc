@@ -104,10 +104,7 @@ TEST(QueueStressTest, AddsAreNeverLostNorProcessedTwiceAtOnce) {
       options.metrics_provider = &provider;
     }
     Queue<int> queue(options);
-    std::vector<std::atomic<int64_t>> version(kKeys);
-    std::vector<std::atomic<int64_t>> processed(kKeys);
-    std::vector<std::atomic<int>> busy(kKeys);
-    std::atomic<int> overlaps{0};
+    stress::KeyVersions versions(kKeys);
     std::atomic<bool> producing{true};
     std::vector<std::thread> workers;
     for (int w = 0; w < kWorkers; ++w) {
@@ -115,17 +112,13 @@ TEST(QueueStressTest, AddsAreNeverLostNorProcessedTwiceAtOnce) {
         Rng rng(round * 100 + w);
         while (auto key = queue.Get()) {
           const int k = *key;
-          if (busy[k].exchange(1) != 0) overlaps.fetch_add(1);
-          const int64_t v = version[k].load();
-          int64_t seen = processed[k].load();
-          while (seen < v && !processed[k].compare_exchange_weak(seen, v)) {
-          }
+          versions.Take(k);
           stress::RandomStall();
           if (producing.load() && rng.Below(8) == 0) {
-            version[k].fetch_add(1);
+            versions.Bump(k);
             queue.Add(k);
           }
-          busy[k].store(0);
+          versions.Release(k);
           queue.Done(k);
         }
       });
@@ -136,7 +129,7 @@ TEST(QueueStressTest, AddsAreNeverLostNorProcessedTwiceAtOnce) {
         Rng rng(round * 100 + 50 + p);
         for (int i = 0; i < kOpsPerProducer; ++i) {
           const int k = rng.Below(kKeys);
-          version[k].fetch_add(1);
+          versions.Bump(k);
           queue.Add(k);
           if (rng.Below(16) == 0) stress::RandomStall();
         }
@@ -144,17 +137,13 @@ TEST(QueueStressTest, AddsAreNeverLostNorProcessedTwiceAtOnce) {
     }
     for (auto& t : producers) t.join();
     producing.store(false);
-    const bool drained = WaitFor([&] {
-      for (int k = 0; k < kKeys; ++k) {
-        if (processed[k].load() != version[k].load()) return false;
-      }
-      return true;
-    });
+    const bool drained = WaitFor([&] { return versions.AllSeen(); });
     const size_t len = queue.Len();
     queue.ShutDown();
     for (auto& t : workers) t.join();
-    ASSERT_TRUE(drained) << "round " << round << ": adds lost; Len=" << len;
-    ASSERT_EQ(overlaps.load(), 0) << "round " << round;
+    ASSERT_TRUE(drained) << "round " << round << ": adds lost; Len=" << len
+                         << " behind:" << versions.Behind();
+    ASSERT_EQ(versions.overlaps(), 0) << "round " << round;
   }
 }
 

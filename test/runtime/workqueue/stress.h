@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -130,6 +131,57 @@ class CpuHogs {
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> sink_{0};
   std::vector<std::thread> threads_;
+};
+
+// Per-key versions, to check that no add is lost and no key is processed
+// twice at once: whoever adds a key first bumps its version; a worker, after
+// Get, takes the key (noting any other worker holding it) and records the
+// newest version it sees, and releases the key before Done. Once the queue
+// has drained, every key's newest version has been seen.
+class KeyVersions {
+ public:
+  explicit KeyVersions(int keys)
+      : version_(keys), seen_(keys), busy_(keys) {}
+
+  void Bump(int k) { version_[k].fetch_add(1); }
+
+  void Take(int k) {
+    if (busy_[k].exchange(1) != 0) overlaps_.fetch_add(1);
+    const int64_t v = version_[k].load();
+    int64_t seen = seen_[k].load();
+    while (seen < v && !seen_[k].compare_exchange_weak(seen, v)) {
+    }
+  }
+
+  void Release(int k) { busy_[k].store(0); }
+
+  bool AllSeen() const {
+    for (size_t k = 0; k < version_.size(); ++k) {
+      if (seen_[k].load() != version_[k].load()) return false;
+    }
+    return true;
+  }
+
+  // The keys whose newest version no worker has seen, as " k:seen<newest".
+  std::string Behind() const {
+    std::string out;
+    for (size_t k = 0; k < version_.size(); ++k) {
+      if (seen_[k].load() != version_[k].load()) {
+        out += " " + std::to_string(k) + ":" + std::to_string(seen_[k]) +
+               "<" + std::to_string(version_[k]);
+      }
+    }
+    return out;
+  }
+
+  // Times a key was taken while another worker held it.
+  int overlaps() const { return overlaps_.load(); }
+
+ private:
+  std::vector<std::atomic<int64_t>> version_;
+  std::vector<std::atomic<int64_t>> seen_;
+  std::vector<std::atomic<int>> busy_;
+  std::atomic<int> overlaps_{0};
 };
 
 }  // namespace kcr::workqueue::stress
