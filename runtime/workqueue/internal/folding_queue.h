@@ -431,10 +431,9 @@ class FoldingQueue {
     // Add).
     PublishLocked(batch, counted_,
                   metrics_ != nullptr ? clock_->Now() : absl::Time());
-    {
-      MutexLock lock(&inbox_mu_);
-      folding_now_.store(false, std::memory_order_release);
-    }
+    // Release: a reader that sees it clear sees this fold's effects. The
+    // next fold sets it again only after this one releases index_mu_.
+    folding_now_.store(false, std::memory_order_release);
     result.queued = batch.len != 0;
     return result;
   }
@@ -465,8 +464,8 @@ class FoldingQueue {
   // inbox_filter_ and inbox_filled_ set, unless a fold has taken it since.
   // A fold copies the filter to folding_filter_ and sets folding_now_
   // (release) before it clears inbox_filter_ and inbox_filled_ (release),
-  // and clears folding_now_ (release, under inbox_mu_, so a later fold sets
-  // it again only after) once its items are published. So each acquire
+  // and clears folding_now_ (release; a later fold, holding index_mu_ after
+  // this one, sets it again only after) once its items are published. So each acquire
   // below either still sees the Add, or sees the fold that took it and then
   // that fold's filter, or sees that fold finished and its effects (the
   // item marked dirty, or the Add collapsed) visible.
@@ -899,7 +898,7 @@ class FoldingQueue {
   // and as it is folded, not on every Add, since idle workers watch it.
   mutable std::atomic<bool> inbox_filled_{false};
   // A fold has taken items from the inbox and not yet published them.
-  // Written under inbox_mu_.
+  // Written under index_mu_ (set under inbox_mu_ too).
   mutable std::atomic<bool> folding_now_{false};
   // Written under inbox_mu_, so no Add is accepted after it is seen.
   std::atomic<bool> shutting_down_{false};
