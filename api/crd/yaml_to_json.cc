@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "api/patch/json_util.h"
 #include "yaml-cpp/depthguard.h"
 #include "yaml-cpp/yaml.h"
 
@@ -183,6 +184,10 @@ absl::Status Convert(const YAML::Node& node, rapidjson::Value* out,
 absl::StatusOr<std::vector<std::unique_ptr<rapidjson::Document>>>
 YamlToJsonDocuments(absl::string_view yaml) {
   std::vector<std::unique_ptr<rapidjson::Document>> out;
+  if (const size_t valid = ValidUtf8Prefix(yaml); valid != yaml.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("YAML is not valid UTF-8 at offset ", valid));
+  }
   size_t budget = ValueBudget(yaml);
   try {
     std::vector<YAML::Node> nodes = YAML::LoadAll(std::string(yaml));

@@ -125,6 +125,67 @@ absl::Status ParseJson(absl::string_view text, rapidjson::Document* doc,
   return absl::OkStatus();
 }
 
+namespace {
+
+// The length of the valid UTF-8 sequence at the start of `s` (non-empty),
+// or 0 when its first byte does not start one.
+size_t Utf8SequenceLength(absl::string_view s) {
+  const auto byte = [&s](size_t i) {
+    return static_cast<unsigned char>(s[i]);
+  };
+  const unsigned char b0 = byte(0);
+  if (b0 < 0x80) return 1;
+  size_t n;
+  unsigned char lo = 0x80, hi = 0xBF;  // bounds of the second byte
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    n = 2;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    n = 3;
+    if (b0 == 0xE0) lo = 0xA0;  // no overlong forms
+    if (b0 == 0xED) hi = 0x9F;  // no surrogates
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    n = 4;
+    if (b0 == 0xF0) lo = 0x90;  // no overlong forms
+    if (b0 == 0xF4) hi = 0x8F;  // nothing past U+10FFFF
+  } else {
+    return 0;
+  }
+  if (s.size() < n || byte(1) < lo || byte(1) > hi) return 0;
+  for (size_t i = 2; i < n; ++i) {
+    if (byte(i) < 0x80 || byte(i) > 0xBF) return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+size_t ValidUtf8Prefix(absl::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t n = Utf8SequenceLength(text.substr(i));
+    if (n == 0) break;
+    i += n;
+  }
+  return i;
+}
+
+bool ReplaceInvalidUtf8(absl::string_view text, std::string* out) {
+  size_t i = ValidUtf8Prefix(text);
+  if (i == text.size()) return false;
+  out->assign(text.data(), i);
+  while (i < text.size()) {
+    const size_t n = Utf8SequenceLength(text.substr(i));
+    if (n == 0) {
+      out->append("\xEF\xBF\xBD");
+      ++i;
+    } else {
+      out->append(text.data() + i, n);
+      i += n;
+    }
+  }
+  return true;
+}
+
 absl::StatusOr<std::string> JsonToString(const rapidjson::Value& value) {
   if (JsonDepth(value) > kMaxJsonDepth) {
     return absl::InvalidArgumentError(

@@ -41,6 +41,19 @@ int JsonDepth(const rapidjson::Value& value, int limit = kMaxJsonDepth);
 absl::Status ParseJson(absl::string_view text, rapidjson::Document* doc,
                        int max_depth = kMaxJsonDepth);
 
+// Go's encoding/json (and so kube-apiserver) does not refuse a string that
+// is not valid UTF-8: it reads every byte outside a valid sequence as
+// U+FFFD. When `text` holds such bytes, sets `*out` to `text` with each of
+// them replaced by U+FFFD (EF BF BD) and returns true; otherwise returns
+// false and leaves `*out` alone, so valid text is never copied. Valid
+// means Go's utf8.DecodeRune: shortest form, no surrogates, at most
+// U+10FFFF.
+bool ReplaceInvalidUtf8(absl::string_view text, std::string* out);
+
+// The length of the longest prefix of `text` that is valid UTF-8 (as
+// above): text.size() when all of it is.
+size_t ValidUtf8Prefix(absl::string_view text);
+
 // Compact JSON text of `value`. InvalidArgument when it nests deeper than
 // kMaxJsonDepth or holds a number JSON cannot represent (NaN, infinity).
 absl::StatusOr<std::string> JsonToString(const rapidjson::Value& value);

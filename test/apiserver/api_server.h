@@ -28,6 +28,7 @@
 #include "test/apiserver/handler.h"
 #include "test/apiserver/http_server.h"
 #include "test/apiserver/registry.h"
+#include "test/apiserver/request_limits.h"
 #include "test/apiserver/resources.h"
 #include "test/apiserver/storage.h"
 #include "test/apiserver/table_convertor.h"
@@ -65,7 +66,8 @@ struct ApiServerOptions {
   // (printer_table_convertor.h).
   std::shared_ptr<const TableConvertor> table_convertor;
   PatchHandlers patch_handlers;
-  size_t max_body_bytes = size_t{64} << 20;
+  // Request bodies past this are refused with 413 (request_limits.h).
+  size_t max_body_bytes = kMaxRequestBodyBytes;
 };
 
 class ApiServer {

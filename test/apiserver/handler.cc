@@ -282,6 +282,16 @@ absl::StatusOr<ListOptions> ParseListOptions(const HttpRequest& req) {
     }
     o.limit = std::max<int64_t>(0, limit);
   }
+  // Read by watches; checked here for lists too, as kube-apiserver's
+  // parameter codec converts it for both.
+  if (req.HasQuery("timeoutSeconds") && !req.Query("timeoutSeconds").empty()) {
+    int64_t timeout = 0;
+    if (!absl::SimpleAtoi(req.Query("timeoutSeconds"), &timeout)) {
+      return ApiError::BadRequest(Cat("invalid timeoutSeconds: ",
+                                      Quote(req.Query("timeoutSeconds"))))
+          .ToStatus();
+    }
+  }
   o.send_initial_events_set = req.HasQuery("sendInitialEvents");
   return o;
 }
@@ -336,11 +346,16 @@ absl::StatusOr<DeleteOptions> ParseDeleteOptions(const HttpRequest& req) {
   if (req.HasQuery("orphanDependents")) {
     o.orphan_dependents = ParseBool(req.Query("orphanDependents"));
   }
-  if (req.HasQuery("gracePeriodSeconds")) {
+  if (req.HasQuery("gracePeriodSeconds") &&
+      !req.Query("gracePeriodSeconds").empty()) {
     int64_t g = 0;
-    if (absl::SimpleAtoi(req.Query("gracePeriodSeconds"), &g)) {
-      o.grace_period_seconds = g;
+    // kube-apiserver refuses a value its parameter codec cannot convert.
+    if (!absl::SimpleAtoi(req.Query("gracePeriodSeconds"), &g)) {
+      return ApiError::BadRequest(Cat("invalid gracePeriodSeconds: ",
+                                      Quote(req.Query("gracePeriodSeconds"))))
+          .ToStatus();
     }
+    o.grace_period_seconds = g;
   }
   return o;
 }
@@ -525,7 +540,23 @@ void ApiHandler::HandleFaults(const HttpRequest& req, HttpExchange* ex) {
                                                 req.method));
 }
 
-void ApiHandler::HandleResource(const HttpRequest& req, HttpExchange* ex) {
+void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
+  // kube-apiserver reads JSON bodies (objects, DeleteOptions, patches) with
+  // Go's decoder, which reads every byte that is not valid UTF-8 as U+FFFD
+  // instead of failing: a ConfigMap value with a stray \xff is stored with
+  // U+FFFD, a name with one is refused by name validation (422). Do the
+  // same, once, for every JSON body; YAML bodies stay strict, as go-yaml's.
+  HttpRequest coerced;
+  const bool json_body =
+      absl::StrContains(ParseMediaType(raw.Header("content-type")).type,
+                        "json") ||
+      raw.Header("content-type").empty();
+  if (json_body && api::ReplaceInvalidUtf8(ToAbsl(raw.body), &coerced.body)) {
+    std::string body = std::move(coerced.body);
+    coerced = raw;
+    coerced.body = std::move(body);
+  }
+  const HttpRequest& req = coerced.method.empty() ? raw : coerced;
   std::vector<std::string> segs;
   for (std::string& s : Split(req.path, '/')) {
     if (!s.empty()) segs.push_back(std::move(s));

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "boost/asio/ip/tcp.hpp"
@@ -17,6 +18,9 @@
 #include "boost/beast/core.hpp"
 #include "boost/beast/http.hpp"
 #include "boost/beast/ssl.hpp"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "api/errors/errors.h"
 #include "glog/logging.h"
 #include "test/apiserver/str_util.h"
 
@@ -240,6 +244,73 @@ class Exchange : public HttpExchange {
   bool broken_ = false;
 };
 
+// How long, and for how many bytes, a refused request's remaining body is
+// read and dropped before the connection closes. Closing a socket that
+// still holds unread bytes makes the kernel reset the connection, and a
+// client still sending its body may then lose the answer that says why
+// (413, 400); Go's server lingers the same way. The bounds stop a client
+// that keeps sending from holding the thread.
+constexpr absl::Duration kLingerTime = absl::Seconds(2);
+constexpr size_t kLingerBytes = size_t{64} << 20;
+
+// Ends a connection whose request was refused: the answer is out, so stop
+// sending (FIN), then drop what the client still sends until it closes,
+// kLingerBytes arrive or kLingerTime passes. On TLS the bytes are dropped
+// still encrypted.
+void LingeringClose(int fd, HttpServer::Connection* conn) {
+  if (fd < 0) return;
+  ::shutdown(fd, SHUT_WR);
+  const absl::Time deadline = absl::Now() + kLingerTime;
+  size_t dropped = 0;
+  char scratch[16 << 10];
+  while (dropped < kLingerBytes && !conn->cancelled.load()) {
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) return;
+    struct pollfd p;
+    p.fd = fd;
+    p.events = POLLIN;
+    p.revents = 0;
+    const int ready =
+        poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(left)) + 1);
+    if (ready <= 0) return;
+    const ssize_t n = ::recv(fd, scratch, sizeof(scratch), 0);
+    if (n <= 0) return;
+    dropped += static_cast<size_t>(n);
+  }
+}
+
+// The Status a request that never reached the handler is refused with, or
+// nullopt when there is no one to answer: the client closed or reset the
+// connection, or the server is stopping.
+std::optional<api::StatusError> RefusalFor(const beast::error_code& ec,
+                                           const HttpServerOptions& options) {
+  if (ec.category() != http::make_error_code(http::error::end_of_stream)
+                           .category() ||
+      ec == http::error::end_of_stream) {
+    return std::nullopt;
+  }
+  if (ec == http::error::body_limit) {
+    // kube-apiserver's words (limitedReadBody).
+    return api::StatusError::RequestEntityTooLarge(
+        Cat("Request entity too large: limit is ", options.max_body_bytes));
+  }
+  if (ec == http::error::header_limit) {
+    // Go's server answers 431 to oversized headers; no Status reason names
+    // it.
+    api::StatusError e;
+    e.code = 431;
+    e.message = Cat("request header fields too large: limit is ",
+                    kMaxRequestHeaderBytes);
+    return e;
+  }
+  if (ec == http::error::partial_message) {
+    return api::StatusError::BadRequest(
+        "the request ended before it was complete");
+  }
+  return api::StatusError::BadRequest(
+      Cat("malformed HTTP request: ", ec.message()));
+}
+
 template <class Stream>
 void ServeRequests(Stream& stream, HttpServer::Connection* conn, int fd,
                    const HttpServerOptions& options, const HttpHandler& handler,
@@ -248,21 +319,28 @@ void ServeRequests(Stream& stream, HttpServer::Connection* conn, int fd,
   while (!conn->cancelled.load() && !stopping->load()) {
     http::request_parser<http::string_body> parser;
     parser.body_limit(options.max_body_bytes);
-    parser.header_limit(1 << 20);
+    parser.header_limit(kMaxRequestHeaderBytes);
     beast::error_code ec;
     http::read(stream, buffer, parser, ec);
-    if (ec == http::error::body_limit) {
+    if (ec) {
+      std::optional<api::StatusError> refusal = RefusalFor(ec, options);
+      if (!refusal.has_value() || stopping->load() || conn->cancelled.load()) {
+        return;
+      }
+      VLOG(2) << "request refused code=" << refusal->code
+              << " error=" << ec.message() << " remote=" << remote;
       http::response<http::string_body> res;
-      res.result(http::status::payload_too_large);
+      res.version(11);
+      res.result(static_cast<unsigned>(refusal->code));
       res.set(http::field::content_type, "application/json");
-      res.body() =
-          R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the request body is too large","reason":"RequestEntityTooLarge","code":413})";
+      res.set(http::field::cache_control, "no-cache, private");
+      res.body() = refusal->ToJson();
       res.keep_alive(false);
       res.prepare_payload();
       http::write(stream, res, ec);
+      if (!ec) LingeringClose(fd, conn);
       return;
     }
-    if (ec) return;
     http::request<http::string_body> req = parser.release();
     HttpRequest r;
     r.method = std::string(req.method_string());

@@ -17,6 +17,13 @@
 // joins every thread. DropConnections() does the same to the connections
 // only and keeps serving ("restart" for fault injection).
 //
+// A request that cannot reach the handler is still answered with a Status
+// and the connection closed: 413 RequestEntityTooLarge past
+// max_body_bytes, 431 for headers past kMaxRequestHeaderBytes, 400
+// BadRequest for malformed HTTP or a body cut short. The rest of a refused
+// body is read and dropped (for a bounded time) before the close, so a
+// client still sending it receives the answer instead of a reset.
+//
 // The public interface carries no Boost types; Beast stays in the .cc.
 #ifndef KCR_TEST_APISERVER_HTTP_SERVER_H_
 #define KCR_TEST_APISERVER_HTTP_SERVER_H_
@@ -96,8 +103,10 @@ struct HttpServerOptions {
   // PEM files; both set means HTTPS.
   std::string tls_cert_file;
   std::string tls_key_file;
-  // Larger request bodies get 413.
-  size_t max_body_bytes = size_t{64} << 20;
+  // Larger request bodies are refused with 413 RequestEntityTooLarge
+  // ("Request entity too large: limit is 3145728") before they are read
+  // whole.
+  size_t max_body_bytes = kMaxRequestBodyBytes;
   size_t thread_stack_bytes = kConnectionThreadStackBytes;
   // Called (from Stop or DropConnections) after connections are marked
   // cancelled, to wake streaming handlers blocked elsewhere.

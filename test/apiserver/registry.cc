@@ -510,6 +510,10 @@ absl::Status ParseBody(std::string_view text, rapidjson::Document* doc,
       doc->CopyFrom(**y, doc->GetAllocator());
       return absl::OkStatus();
     }
+    // An apply body is YAML (JSON being a form of it): say what YAML found.
+    return ApiError::BadRequest(
+               Cat("error decoding YAML: ", y.status().message()))
+        .ToStatus();
   }
   return ApiError::BadRequest(Cat("error decoding patch: ", s.message()))
       .ToStatus();

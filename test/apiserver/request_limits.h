@@ -27,6 +27,17 @@ inline constexpr size_t kSanitizerStackScale = 8;
 inline constexpr size_t kSanitizerStackScale = 1;
 #endif
 
+// The largest request body read: kube-apiserver's MaxRequestBodyBytes, 3
+// MiB (twice etcd's 1.5 MiB request limit, so a JSON body that shrinks to
+// protobuf in storage still fits). A larger body is answered 413
+// RequestEntityTooLarge, "Request entity too large: limit is 3145728",
+// before more than the limit is buffered.
+inline constexpr size_t kMaxRequestBodyBytes = size_t{3} << 20;
+
+// The largest request line plus headers read. A longer one (a URL with a
+// megabyte of query) is refused with 431, as Go's server does.
+inline constexpr size_t kMaxRequestHeaderBytes = size_t{1} << 20;
+
 // The stack of every connection thread: a request runs to completion on the
 // thread of its connection, so this is all the stack that parsing,
 // validation and patching of one body get. 1 MiB (times

@@ -62,6 +62,13 @@ TEST(YamlToJsonTest, Errors) {
               HasSubstr("already set"));
 }
 
+// go-yaml refuses bytes that are not UTF-8; so does this.
+TEST(YamlToJsonTest, InvalidUtf8IsRefused) {
+  EXPECT_EQ(std::string(YamlToJson("a: b\xff\n").status().message()),
+            "YAML is not valid UTF-8 at offset 4");
+  EXPECT_TRUE(YamlToJson("a: \xc3\xa9\n").ok());
+}
+
 // YAML bodies meet the same nesting limit as JSON ones.
 TEST(YamlToJsonTest, NestingIsHeldToTheJsonLimit) {
   auto nested = [](int levels) {

@@ -27,6 +27,34 @@ TEST(JsonUtilTest, ParseErrorsNameOffset) {
   EXPECT_TRUE(ParseJson("  {\"a\": [1, 2.5, null]}  ", &d).ok());
 }
 
+TEST(JsonUtilTest, InvalidUtf8IsReplacedByteByByteAsGoDoes) {
+  std::string out = "untouched";
+  EXPECT_FALSE(ReplaceInvalidUtf8("plain \xc3\xa9 \xf0\x9f\x98\x80", &out));
+  EXPECT_EQ(out, "untouched");
+  EXPECT_EQ(ValidUtf8Prefix("ab\xffcd"), 2u);
+  const std::string fffd = "\xef\xbf\xbd";
+  struct Case {
+    std::string in, out;
+  } cases[] = {
+      {"a\xff" "b", "a" + fffd + "b"},
+      // A sequence cut short: each byte stands alone.
+      {"\xe2\x82", fffd + fffd},
+      // Overlong forms, surrogates and code points past U+10FFFF.
+      {"\xc0\xaf", fffd + fffd},
+      {"\xe0\x80\xaf", fffd + fffd + fffd},
+      {"\xed\xa0\x80", fffd + fffd + fffd},
+      {"\xf4\x90\x80\x80", fffd + fffd + fffd + fffd},
+      // Valid sequences around the invalid ones are kept.
+      {"\xc3\xa9\x80\xe2\x82\xac", "\xc3\xa9" + fffd + "\xe2\x82\xac"},
+  };
+  for (const Case& c : cases) {
+    std::string got;
+    EXPECT_TRUE(ReplaceInvalidUtf8(c.in, &got));
+    EXPECT_EQ(got, c.out);
+    EXPECT_EQ(ValidUtf8Prefix(got), got.size());
+  }
+}
+
 TEST(JsonUtilTest, DepthLimitNamesTheFirstContainerPastIt) {
   rapidjson::Document d;
   EXPECT_EQ(std::string(ParseJson(R"([{"a":[1]}])", &d, 2).message()),
