@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "runtime/base/internal/queue_timer.h"
+
 namespace kcr::testing {
 namespace {
 // How long a waiter sleeps in real time before it looks at fake time again.
@@ -24,17 +26,34 @@ void FakeClock::WaitUntil(Mutex* mu, CondVar* cv, absl::Time deadline) const {
   cv->WaitWithTimeout(mu, kPollInterval);
 }
 
+std::unique_ptr<Timer> FakeClock::AfterFunc(absl::Duration d,
+                                            std::function<void()> fn) const {
+  return internal::NewQueueTimer(this, &timers_, d, std::move(fn));
+}
+
 void FakeClock::SetTime(absl::Time t) {
-  MutexLock lock(&mu_);
-  now_ = t;
-  ++epoch_;
+  {
+    MutexLock lock(&mu_);
+    now_ = t;
+    ++epoch_;
+  }
+  timers_.RunDue(t);
 }
 
 void FakeClock::Advance(absl::Duration d) {
-  MutexLock lock(&mu_);
-  now_ += d;
-  ++epoch_;
+  absl::Time now;
+  {
+    MutexLock lock(&mu_);
+    now_ += d;
+    now = now_;
+    ++epoch_;
+  }
+  timers_.RunDue(now);
 }
+
+void FakeClock::BlockUntilTimers(int n) const { timers_.AwaitArmed(n); }
+
+int FakeClock::ArmedTimers() const { return timers_.armed(); }
 
 bool FakeClock::EnoughWaitersLocked(int n) const {
   int count = 0;

@@ -2,14 +2,25 @@
 #ifndef KCR_TEST_FAKES_FAKE_CLOCK_H_
 #define KCR_TEST_FAKES_FAKE_CLOCK_H_
 
+#include <functional>
+#include <memory>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "runtime/base/clock.h"
+#include "runtime/base/internal/timer_queue.h"
 #include "runtime/base/mutex.h"
 
 namespace kcr::testing {
 
 // Time starts at a fixed instant and changes only through SetTime/Advance.
+//
+// Timers (AfterFunc, NewTimer, NewTicker, Sleep, context deadlines) fire
+// inside the SetTime/Advance that moves time to or past them, on the
+// calling thread, in due order; when it returns, every callback due by the
+// new time has run and every Timer::Wait due by then has been woken.
+// BlockUntilTimers() is the barrier that tells a test another thread has
+// armed its timer (e.g. gone to sleep) before it moves time.
 //
 // A thread in WaitUntil wakes within a millisecond of real time after fake
 // time passes its deadline (it polls, so the fake clock never needs to reach
@@ -23,7 +34,10 @@ class FakeClock final : public Clock {
   absl::Time Now() const override;
   void WaitUntil(Mutex* mu, CondVar* cv, absl::Time deadline) const override
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  std::unique_ptr<Timer> AfterFunc(absl::Duration d,
+                                   std::function<void()> fn) const override;
 
+  // Move time, then fire the timers due by then.
   void SetTime(absl::Time t);
   void Advance(absl::Duration d);
 
@@ -31,6 +45,11 @@ class FakeClock final : public Clock {
   // entered WaitUntil since the last SetTime/Advance, with a deadline still
   // in the future — i.e. they have reacted to the current time.
   void BlockUntilWaiters(int n) const;
+
+  // Blocks until at least `n` timers are armed (not yet fired or stopped).
+  void BlockUntilTimers(int n) const;
+  // Timers armed now.
+  int ArmedTimers() const;
 
  private:
   bool EnoughWaitersLocked(int n) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -42,6 +61,7 @@ class FakeClock final : public Clock {
   // The epoch at which each waiter last went to sleep.
   mutable absl::flat_hash_map<const CondVar*, int64_t> sleeping_
       ABSL_GUARDED_BY(mu_);
+  mutable internal::TimerQueue timers_;
 };
 
 }  // namespace kcr::testing
