@@ -5,8 +5,10 @@
 #define KCR_RUNTIME_BASE_TOKEN_BUCKET_H_
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "runtime/base/clock.h"
+#include "runtime/base/context.h"
 #include "runtime/base/mutex.h"
 
 namespace kcr {
@@ -24,16 +26,31 @@ class TokenBucket {
 
   absl::Duration Reserve();
 
+  // Takes one token and waits on the clock until it may be used, as
+  // rate.Limiter.Wait. Returns ctx.Err() if `ctx` ends first (at once if it
+  // already has), and DeadlineExceeded at once when the wait would outlast
+  // the deadline of `ctx` (on the same clock); either way the token is
+  // given back, minus what later reservations already count on.
+  absl::Status Wait(const Context& ctx);
+
   double qps() const { return qps_; }
   int burst() const { return burst_; }
 
  private:
+  // Takes a token at `now`; returns the wait and sets *time_to_act.
+  absl::Duration ReserveLocked(absl::Time now, absl::Time* time_to_act)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Gives back the token of a reservation due at `time_to_act`.
+  void CancelReservation(absl::Time time_to_act);
+
   const double qps_;
   const int burst_;
   const Clock* const clock_;
   Mutex mu_;
   double tokens_ ABSL_GUARDED_BY(mu_);
   absl::Time last_ ABSL_GUARDED_BY(mu_);
+  // When the latest reservation may act (rate.Limiter's lastEvent).
+  absl::Time last_event_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kcr
