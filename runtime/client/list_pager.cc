@@ -17,7 +17,7 @@ bool IsExpired(const absl::Status& status) {
 }  // namespace
 
 absl::StatusOr<std::string> ListPager::EachListItem(
-    const Resource& resource, const ListOptions& options,
+    const Context& ctx, const Resource& resource, const ListOptions& options,
     const std::function<absl::Status(const api::ObjectPtr&)>& fn) {
   ListOptions page = options;
   page.limit = page_size_;
@@ -25,7 +25,7 @@ absl::StatusOr<std::string> ListPager::EachListItem(
   std::string resource_version;
   while (true) {
     ++pages_;
-    absl::StatusOr<ObjectList> list = client_->List(resource, page);
+    absl::StatusOr<ObjectList> list = client_->List(ctx, resource, page);
     if (!list.ok() && IsExpired(list.status()) &&
         !page.continue_token.empty()) {
       // The token outlived the server's history: start over in one piece.
@@ -36,7 +36,7 @@ absl::StatusOr<std::string> ListPager::EachListItem(
       full.limit = 0;
       full.continue_token.clear();
       ++pages_;
-      list = client_->List(resource, full);
+      list = client_->List(ctx, resource, full);
     }
     KCR_RETURN_IF_ERROR(list.status());
     for (const api::ObjectPtr& item : list->items) KCR_RETURN_IF_ERROR(fn(item));
@@ -49,7 +49,7 @@ absl::StatusOr<std::string> ListPager::EachListItem(
   }
 }
 
-absl::StatusOr<ObjectList> ListPager::List(const Resource& resource,
+absl::StatusOr<ObjectList> ListPager::List(const Context& ctx, const Resource& resource,
                                            const ListOptions& options) {
   ObjectList all;
   ListOptions page = options;
@@ -57,7 +57,7 @@ absl::StatusOr<ObjectList> ListPager::List(const Resource& resource,
   page.continue_token.clear();
   while (true) {
     ++pages_;
-    absl::StatusOr<ObjectList> list = client_->List(resource, page);
+    absl::StatusOr<ObjectList> list = client_->List(ctx, resource, page);
     if (!list.ok() && IsExpired(list.status()) &&
         !page.continue_token.empty()) {
       LOG(WARNING) << "continue token expired; listing " << resource.gvr.ToString()
@@ -66,7 +66,7 @@ absl::StatusOr<ObjectList> ListPager::List(const Resource& resource,
       full.limit = 0;
       full.continue_token.clear();
       ++pages_;
-      return client_->List(resource, full);
+      return client_->List(ctx, resource, full);
     }
     KCR_RETURN_IF_ERROR(list.status());
     if (all.kind.empty()) {

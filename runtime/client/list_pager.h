@@ -3,7 +3,9 @@
 //
 // Each page is one List call with `limit` = page_size. If the server says a
 // continue token has expired (410 Expired) part-way, the pager falls back
-// to one full list without a limit, as client-go's FullListIfExpired.
+// to one full list without a limit, as client-go's FullListIfExpired. The
+// context bounds the whole list: once it ends, no further page is asked
+// for and the page in flight is abandoned (ctx.Err()).
 #ifndef KCR_RUNTIME_CLIENT_LIST_PAGER_H_
 #define KCR_RUNTIME_CLIENT_LIST_PAGER_H_
 
@@ -27,7 +29,7 @@ class ListPager {
   // All items, in one ObjectList whose resource_version is the last page's
   // (the collection's version at the first page, since continue tokens
   // pin it). options.limit and continue_token are ignored.
-  absl::StatusOr<ObjectList> List(const Resource& resource,
+  absl::StatusOr<ObjectList> List(const Context& ctx, const Resource& resource,
                                   const ListOptions& options = {});
 
   // Calls `fn` for each item, page by page, stopping at the first error
@@ -35,7 +37,7 @@ class ListPager {
   // After the expired-token fallback, items of the earlier pages are
   // handed to `fn` again.
   absl::StatusOr<std::string> EachListItem(
-      const Resource& resource, const ListOptions& options,
+      const Context& ctx, const Resource& resource, const ListOptions& options,
       const std::function<absl::Status(const api::ObjectPtr&)>& fn);
 
   // Pages requested so far.

@@ -271,7 +271,9 @@ struct RequestSpec {
   // attempt, whose connection the stream keeps.
   absl::Duration stream_timeout = absl::Hours(1);
   // Cancelling closes the connection, also while its body is being read.
-  pplx::cancellation_token cancel = pplx::cancellation_token::none();
+  // A watch passes the source its stream keeps; every other request gets
+  // one of its own.
+  std::optional<pplx::cancellation_token_source> cancel;
 };
 
 // Credentials and TLS material shared with cpprestsdk's TLS callbacks,
@@ -297,28 +299,33 @@ class CppRestClient final : public RestClient {
   static absl::StatusOr<std::unique_ptr<RestClient>> New(const Config& config,
                                                         const ClientOptions& options);
 
-  absl::StatusOr<api::ObjectPtr> Get(const Resource& resource, std::string_view name,
+  absl::StatusOr<api::ObjectPtr> Get(const Context& ctx, const Resource& resource,
+                                     std::string_view name,
                                      const GetOptions& options) override;
-  absl::StatusOr<ObjectList> List(const Resource& resource,
+  absl::StatusOr<ObjectList> List(const Context& ctx, const Resource& resource,
                                   const ListOptions& options) override;
-  absl::StatusOr<std::unique_ptr<WatchStream>> Watch(const Resource& resource,
+  absl::StatusOr<std::unique_ptr<WatchStream>> Watch(const Context& ctx,
+                                                     const Resource& resource,
                                                      const ListOptions& options) override;
-  absl::StatusOr<api::ObjectPtr> Create(const Resource& resource, const api::Object& object,
+  absl::StatusOr<api::ObjectPtr> Create(const Context& ctx, const Resource& resource,
+                                        const api::Object& object,
                                         const CreateOptions& options) override;
-  absl::StatusOr<api::ObjectPtr> Update(const Resource& resource, const api::Object& object,
+  absl::StatusOr<api::ObjectPtr> Update(const Context& ctx, const Resource& resource,
+                                        const api::Object& object,
                                         const UpdateOptions& options) override;
-  absl::StatusOr<api::ObjectPtr> UpdateStatus(const Resource& resource,
+  absl::StatusOr<api::ObjectPtr> UpdateStatus(const Context& ctx, const Resource& resource,
                                               const api::Object& object,
                                               const UpdateOptions& options) override;
-  absl::StatusOr<api::ObjectPtr> Patch(const Resource& resource, std::string_view name,
-                                       PatchType type, std::string_view patch,
-                                       const PatchOptions& options,
+  absl::StatusOr<api::ObjectPtr> Patch(const Context& ctx, const Resource& resource,
+                                       std::string_view name, PatchType type,
+                                       std::string_view patch, const PatchOptions& options,
                                        std::string_view subresource) override;
-  absl::Status Delete(const Resource& resource, std::string_view name,
+  absl::Status Delete(const Context& ctx, const Resource& resource, std::string_view name,
                       const DeleteOptions& options) override;
-  absl::Status DeleteCollection(const Resource& resource, const DeleteOptions& options,
+  absl::Status DeleteCollection(const Context& ctx, const Resource& resource,
+                                const DeleteOptions& options,
                                 const ListOptions& list_options) override;
-  absl::StatusOr<std::string> GetRaw(std::string_view path) override;
+  absl::StatusOr<std::string> GetRaw(const Context& ctx, std::string_view path) override;
 
  private:
   CppRestClient(const Config& config, const ClientOptions& options);
@@ -336,17 +343,22 @@ class CppRestClient final : public RestClient {
   uint64_t CertGeneration();
   void InvalidateCredentials(absl::Time request_start);
   Attempt SendOnce(http_client& client, const RequestSpec& spec,
+                   const pplx::cancellation_token& cancel,
                    const std::string& authorization);
-  // Rate limit, send, retry; a response with any HTTP code, or a
-  // transport error.
-  absl::StatusOr<Attempt> Execute(const RequestSpec& spec);
-  void Sleep(absl::Duration d);
+  // Rate limit, send, retry; a response with any HTTP code, a transport
+  // error, or the error of `ctx` once it is done.
+  absl::StatusOr<Attempt> Execute(const Context& ctx, const RequestSpec& spec);
+  // Waits for the rate limiter (when there is one).
+  absl::Status Throttle(const Context& ctx, const RequestSpec& spec);
+  // Waits `d` before a retry, or until `ctx` ends.
+  absl::Status Sleep(const Context& ctx, absl::Duration d);
   // Execute and turn non-2xx into the server's Status.
-  absl::StatusOr<std::string> Call(const RequestSpec& spec);
-  absl::StatusOr<api::ObjectPtr> CallForObject(const RequestSpec& spec);
+  absl::StatusOr<std::string> Call(const Context& ctx, const RequestSpec& spec);
+  absl::StatusOr<api::ObjectPtr> CallForObject(const Context& ctx, const RequestSpec& spec);
   absl::StatusOr<std::string> NamespaceFor(const Resource& resource,
                                            const api::Object* object) const;
-  absl::StatusOr<api::ObjectPtr> Put(const Resource& resource, const api::Object& object,
+  absl::StatusOr<api::ObjectPtr> Put(const Context& ctx, const Resource& resource,
+                                     const api::Object& object,
                                      const UpdateOptions& options,
                                      std::string_view subresource);
 
@@ -357,7 +369,8 @@ class CppRestClient final : public RestClient {
   std::string sni_host_;     // Host header for tls-server-name
   std::string user_agent_;
   std::shared_ptr<TlsState> tls_;
-  TokenBucket limiter_;
+  // Null when Config::qps is negative: no client-side throttling.
+  std::unique_ptr<TokenBucket> limiter_;
   std::unique_ptr<CachedFileTokenSource> token_file_;
   std::unique_ptr<ExecCredentialProvider> exec_;
   std::unique_ptr<RequestResultMetric> result_metric_;
@@ -374,22 +387,29 @@ class CppRestWatchStream final : public WatchStream {
  public:
   static constexpr size_t kMaxQueued = 1024;
 
-  CppRestWatchStream(std::shared_ptr<http_client> client, http::http_response response,
-                     pplx::cancellation_token_source cancel,
+  // `ctx` bounds the stream: when it ends, so does the stream.
+  CppRestWatchStream(const Context& ctx, std::shared_ptr<http_client> client,
+                     http::http_response response, pplx::cancellation_token_source cancel,
                      const api::ParseOptions& parse_options)
       : client_(std::move(client)),
         response_(std::move(response)),
         cancel_(cancel),
         decoder_(WatchDecoderOptions{.parse_options = parse_options}) {
     reader_ = std::thread([this] { ReadLoop(); });
+    // Last: the callback may run at once, and uses everything above.
+    watch_done_ = ctx.OnDone([this, ctx] { StopWith(ctx.Err()); });
   }
 
   ~CppRestWatchStream() override {
+    watch_done_.Reset();
     Stop();
     reader_.join();
   }
 
-  bool Next(WatchEvent* event) override {
+  using WatchStream::Next;
+  bool Next(const Context& ctx, WatchEvent* event) override {
+    // Dropped after mu_ is released: its callback takes mu_.
+    Context::DoneCallback next_done = ctx.OnDone([this, ctx] { StopWith(ctx.Err()); });
     MutexLock lock(&mu_);
     mu_.Await(absl::Condition(this, &CppRestWatchStream::ReadyLocked));
     if (stopped_ || events_.empty()) return false;
@@ -398,16 +418,7 @@ class CppRestWatchStream final : public WatchStream {
     return true;
   }
 
-  void Stop() override {
-    {
-      MutexLock lock(&mu_);
-      if (stopped_) return;
-      stopped_ = true;
-      if (!done_) status_ = absl::CancelledError("watch stopped");
-    }
-    // Closes the connection: a read blocked in the reader fails at once.
-    cancel_.cancel();
-  }
+  void Stop() override { StopWith(absl::CancelledError("watch stopped")); }
 
   absl::Status status() const override {
     MutexLock lock(&mu_);
@@ -420,6 +431,19 @@ class CppRestWatchStream final : public WatchStream {
   }
   bool RoomLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return stopped_ || events_.size() < kMaxQueued;
+  }
+
+  // Ends the stream with `why` (unless the server ended it first) and
+  // closes the connection, so that a read blocked in the reader fails at
+  // once. Releasing mu_ wakes a Next waiting on it.
+  void StopWith(absl::Status why) {
+    {
+      MutexLock lock(&mu_);
+      if (stopped_) return;
+      stopped_ = true;
+      if (!done_) status_ = std::move(why);
+    }
+    cancel_.cancel();
   }
 
   void Finish(absl::Status status) {
@@ -501,6 +525,8 @@ class CppRestWatchStream final : public WatchStream {
   bool done_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status status_ ABSL_GUARDED_BY(mu_);
   std::thread reader_;
+  // The watch's context ends the stream. Last: reset first.
+  Context::DoneCallback watch_done_;
 };
 
 CppRestClient::CppRestClient(const Config& config, const ClientOptions& options)
@@ -509,8 +535,10 @@ CppRestClient::CppRestClient(const Config& config, const ClientOptions& options)
       clock_(options.clock != nullptr ? options.clock : Clock::Real()),
       user_agent_(config.user_agent.empty() ? DefaultUserAgent() : config.user_agent),
       tls_(std::make_shared<TlsState>()),
-      limiter_(config.qps > 0 ? config.qps : 5, config.burst > 0 ? config.burst : 10,
-               options.clock) {
+      limiter_(config.qps < 0 ? nullptr
+                              : std::make_unique<TokenBucket>(
+                                    config.qps > 0 ? config.qps : 5,
+                                    config.burst > 0 ? config.burst : 10, options.clock)) {
   MetricsProvider* metrics =
       options.metrics != nullptr ? options.metrics : GlobalMetricsProvider();
   if (metrics != nullptr) {
@@ -654,20 +682,34 @@ void CppRestClient::InvalidateCredentials(absl::Time request_start) {
   if (token_file_ != nullptr) token_file_->Invalidate(request_start);
 }
 
-void CppRestClient::Sleep(absl::Duration d) {
-  if (d <= absl::ZeroDuration()) return;
+absl::Status CppRestClient::Sleep(const Context& ctx, absl::Duration d) {
   if (options_.sleep) {
-    options_.sleep(d);
-    return;
+    if (d > absl::ZeroDuration()) options_.sleep(d);
+    return ctx.Err();
   }
-  Mutex mu;
-  CondVar cv;
-  MutexLock lock(&mu);
-  const absl::Time deadline = clock_->Now() + d;
-  while (clock_->Now() < deadline) clock_->WaitUntil(&mu, &cv, deadline);
+  return clock_->Sleep(ctx, d);
+}
+
+absl::Status CppRestClient::Throttle(const Context& ctx, const RequestSpec& spec) {
+  if (limiter_ == nullptr) return absl::OkStatus();
+  absl::Duration waited;
+  if (options_.sleep) {
+    waited = limiter_->Reserve();
+    KCR_RETURN_IF_ERROR(Sleep(ctx, waited));
+  } else {
+    const absl::Time start = clock_->Now();
+    KCR_RETURN_IF_ERROR(limiter_->Wait(ctx));
+    waited = clock_->Now() - start;
+  }
+  if (waited > absl::Seconds(1)) {
+    LOG(INFO) << "waited " << waited << " due to client-side throttling, not priority "
+              << "and fairness, request: " << spec.method << ":" << spec.path;
+  }
+  return absl::OkStatus();
 }
 
 Attempt CppRestClient::SendOnce(http_client& client, const RequestSpec& spec,
+                                const pplx::cancellation_token& cancel,
                                 const std::string& authorization) {
   Attempt a;
   const std::string target = PathWithQuery(spec.path, spec.query);
@@ -686,7 +728,7 @@ Attempt CppRestClient::SendOnce(http_client& client, const RequestSpec& spec,
       req.set_body(spec.body, spec.content_type);
       h.set_content_type(spec.content_type);
     }
-    http::http_response resp = client.request(req, spec.cancel).get();
+    http::http_response resp = client.request(req, cancel).get();
     a.code = resp.status_code();
     auto ra = resp.headers().find("Retry-After");
     if (ra != resp.headers().end()) a.retry_after = ra->second;
@@ -739,25 +781,42 @@ Attempt CppRestClient::SendOnce(http_client& client, const RequestSpec& spec,
   return a;
 }
 
-absl::StatusOr<Attempt> CppRestClient::Execute(const RequestSpec& spec) {
+absl::StatusOr<Attempt> CppRestClient::Execute(const Context& ctx, const RequestSpec& spec) {
+  // The context's end closes the connection of the attempt in flight (and
+  // of a watch's stream, until the stream takes over).
+  pplx::cancellation_token_source cancel =
+      spec.cancel.has_value() ? *spec.cancel : pplx::cancellation_token_source();
+  Context::DoneCallback cancel_on_done = ctx.OnDone([cancel]() mutable { cancel.cancel(); });
+  // The caller's error, saying what was cut short.
+  auto ended = [&]() {
+    const absl::Status err = ctx.Err();
+    return absl::Status(err.code(),
+                        absl::StrCat(spec.method, " ", spec.path, ": ", err.message()));
+  };
+  auto wait = [&](absl::Duration d) -> absl::Status {
+    absl::Status slept = Sleep(ctx, d);
+    return slept.ok() ? slept : ended();
+  };
   int retry_after_retries = 0;
   int backoff_retries = 0;
   bool auth_retried = false;
   absl::Duration backoff = options_.initial_backoff;
   while (true) {
-    const absl::Duration wait = limiter_.Reserve();
-    if (wait > absl::ZeroDuration()) {
-      if (wait > absl::Seconds(1)) {
-        LOG(INFO) << "waited " << wait << " due to client-side throttling, not priority "
-                  << "and fairness, request: " << spec.method << ":" << spec.path;
-      }
-      Sleep(wait);
+    if (ctx.done()) return ended();
+    if (absl::Status throttled = Throttle(ctx, spec); !throttled.ok()) {
+      if (ctx.done()) return ended();
+      // The limiter's DeadlineExceeded: the wait would outlast the deadline.
+      return absl::Status(throttled.code(), absl::StrCat(spec.method, " ", spec.path, ": ",
+                                                         throttled.message()));
     }
     KCR_ASSIGN_OR_RETURN(std::string authorization, Authorization());
     const uint64_t cert_generation = CertGeneration();
     const absl::Time start = clock_->Now();
     std::shared_ptr<http_client> client = ClientFor(spec);
-    Attempt a = SendOnce(*client, spec, authorization);
+    Attempt a = SendOnce(*client, spec, cancel.get_token(), authorization);
+    // Whatever the attempt says (a closed connection, a half-read body), a
+    // call whose context ended reports that.
+    if (ctx.done()) return ended();
     if (spec.stream) a.client = std::move(client);
     if (!a.transport.ok()) {
       if (spec.idempotent && !a.permanent &&
@@ -765,7 +824,7 @@ absl::StatusOr<Attempt> CppRestClient::Execute(const RequestSpec& spec) {
         ++backoff_retries;
         VLOG(2) << "retrying after transport error attempt=" << backoff_retries << " "
                 << a.transport;
-        Sleep(backoff);
+        KCR_RETURN_IF_ERROR(wait(backoff));
         backoff = std::min(backoff * 2, options_.max_backoff);
         continue;
       }
@@ -795,13 +854,13 @@ absl::StatusOr<Attempt> CppRestClient::Execute(const RequestSpec& spec) {
                                                       : options_.default_retry_after;
       VLOG(2) << "got " << a.code << ", retrying after " << delay
               << " attempt=" << retry_after_retries;
-      Sleep(delay);
+      KCR_RETURN_IF_ERROR(wait(delay));
       continue;
     }
     if (a.code >= 500 && spec.idempotent && backoff_retries < options_.max_backoff_retries) {
       ++backoff_retries;
       VLOG(2) << "got " << a.code << ", retrying attempt=" << backoff_retries;
-      Sleep(backoff);
+      KCR_RETURN_IF_ERROR(wait(backoff));
       backoff = std::min(backoff * 2, options_.max_backoff);
       continue;
     }
@@ -809,14 +868,15 @@ absl::StatusOr<Attempt> CppRestClient::Execute(const RequestSpec& spec) {
   }
 }
 
-absl::StatusOr<std::string> CppRestClient::Call(const RequestSpec& spec) {
-  KCR_ASSIGN_OR_RETURN(Attempt a, Execute(spec));
+absl::StatusOr<std::string> CppRestClient::Call(const Context& ctx, const RequestSpec& spec) {
+  KCR_ASSIGN_OR_RETURN(Attempt a, Execute(ctx, spec));
   if (a.code < 200 || a.code > 299) return StatusFromResponse(a.code, a.body, a.retry_after);
   return std::move(a.body);
 }
 
-absl::StatusOr<api::ObjectPtr> CppRestClient::CallForObject(const RequestSpec& spec) {
-  KCR_ASSIGN_OR_RETURN(std::string body, Call(spec));
+absl::StatusOr<api::ObjectPtr> CppRestClient::CallForObject(const Context& ctx,
+                                                            const RequestSpec& spec) {
+  KCR_ASSIGN_OR_RETURN(std::string body, Call(ctx, spec));
   return ParseObject(body, options_.parse_options);
 }
 
@@ -835,7 +895,8 @@ absl::StatusOr<std::string> CppRestClient::NamespaceFor(const Resource& resource
   return std::string();
 }
 
-absl::StatusOr<api::ObjectPtr> CppRestClient::Get(const Resource& resource,
+absl::StatusOr<api::ObjectPtr> CppRestClient::Get(const Context& ctx,
+                                                  const Resource& resource,
                                                   std::string_view name,
                                                   const GetOptions& options) {
   KCR_ASSIGN_OR_RETURN(std::string ns, NamespaceFor(resource, nullptr));
@@ -846,10 +907,11 @@ absl::StatusOr<api::ObjectPtr> CppRestClient::Get(const Resource& resource,
     spec.query.emplace_back("resourceVersion", options.resource_version);
   }
   spec.idempotent = true;
-  return CallForObject(spec);
+  return CallForObject(ctx, spec);
 }
 
-absl::StatusOr<ObjectList> CppRestClient::List(const Resource& resource,
+absl::StatusOr<ObjectList> CppRestClient::List(const Context& ctx,
+                                               const Resource& resource,
                                                const ListOptions& options) {
   RequestSpec spec{http::methods::GET};
   KCR_ASSIGN_OR_RETURN(spec.path,
@@ -857,11 +919,12 @@ absl::StatusOr<ObjectList> CppRestClient::List(const Resource& resource,
                                            resource.namespaced ? resource.namespace_ : ""));
   AddListQuery(options, &spec.query);
   spec.idempotent = true;
-  KCR_ASSIGN_OR_RETURN(std::string body, Call(spec));
+  KCR_ASSIGN_OR_RETURN(std::string body, Call(ctx, spec));
   return ParseList(body, options_.parse_options);
 }
 
-absl::StatusOr<std::unique_ptr<WatchStream>> CppRestClient::Watch(const Resource& resource,
+absl::StatusOr<std::unique_ptr<WatchStream>> CppRestClient::Watch(const Context& ctx,
+                                                                  const Resource& resource,
                                                                   const ListOptions& options) {
   RequestSpec spec{http::methods::GET};
   KCR_ASSIGN_OR_RETURN(spec.path,
@@ -874,22 +937,23 @@ absl::StatusOr<std::unique_ptr<WatchStream>> CppRestClient::Watch(const Resource
   spec.idempotent = true;
   spec.stream = true;
   pplx::cancellation_token_source cancel;
-  spec.cancel = cancel.get_token();
+  spec.cancel = cancel;
   // Its own connection: the stream lives as long as the caller keeps it.
   // The timeout covers a silent connection: beyond the server's own
   // timeoutSeconds, or an hour.
   if (options.timeout_seconds.has_value()) {
     spec.stream_timeout = absl::Seconds(*options.timeout_seconds) + absl::Minutes(1);
   }
-  KCR_ASSIGN_OR_RETURN(Attempt a, Execute(spec));
+  KCR_ASSIGN_OR_RETURN(Attempt a, Execute(ctx, spec));
   if (a.code < 200 || a.code > 299) return StatusFromResponse(a.code, a.body, a.retry_after);
   VLOG(2) << "watch started path=" << spec.path;
   return std::unique_ptr<WatchStream>(
-      new CppRestWatchStream(std::move(a.client), std::move(*a.response), cancel,
+      new CppRestWatchStream(ctx, std::move(a.client), std::move(*a.response), cancel,
                              options_.parse_options));
 }
 
-absl::StatusOr<api::ObjectPtr> CppRestClient::Create(const Resource& resource,
+absl::StatusOr<api::ObjectPtr> CppRestClient::Create(const Context& ctx,
+                                                     const Resource& resource,
                                                      const api::Object& object,
                                                      const CreateOptions& options) {
   KCR_ASSIGN_OR_RETURN(std::string ns, NamespaceFor(resource, &object));
@@ -903,10 +967,11 @@ absl::StatusOr<api::ObjectPtr> CppRestClient::Create(const Resource& resource,
   if (!options.field_manager.empty()) spec.query.emplace_back("fieldManager", options.field_manager);
   spec.body = object.ToJson();
   spec.content_type = "application/json";
-  return CallForObject(spec);
+  return CallForObject(ctx, spec);
 }
 
-absl::StatusOr<api::ObjectPtr> CppRestClient::Put(const Resource& resource,
+absl::StatusOr<api::ObjectPtr> CppRestClient::Put(const Context& ctx,
+                                                  const Resource& resource,
                                                   const api::Object& object,
                                                   const UpdateOptions& options,
                                                   std::string_view subresource) {
@@ -920,22 +985,25 @@ absl::StatusOr<api::ObjectPtr> CppRestClient::Put(const Resource& resource,
   spec.body = object.ToJson();
   spec.content_type = "application/json";
   spec.idempotent = true;
-  return CallForObject(spec);
+  return CallForObject(ctx, spec);
 }
 
-absl::StatusOr<api::ObjectPtr> CppRestClient::Update(const Resource& resource,
+absl::StatusOr<api::ObjectPtr> CppRestClient::Update(const Context& ctx,
+                                                     const Resource& resource,
                                                      const api::Object& object,
                                                      const UpdateOptions& options) {
-  return Put(resource, object, options, "");
+  return Put(ctx, resource, object, options, "");
 }
 
-absl::StatusOr<api::ObjectPtr> CppRestClient::UpdateStatus(const Resource& resource,
+absl::StatusOr<api::ObjectPtr> CppRestClient::UpdateStatus(const Context& ctx,
+                                                           const Resource& resource,
                                                            const api::Object& object,
                                                            const UpdateOptions& options) {
-  return Put(resource, object, options, "status");
+  return Put(ctx, resource, object, options, "status");
 }
 
-absl::StatusOr<api::ObjectPtr> CppRestClient::Patch(const Resource& resource,
+absl::StatusOr<api::ObjectPtr> CppRestClient::Patch(const Context& ctx,
+                                                    const Resource& resource,
                                                     std::string_view name, PatchType type,
                                                     std::string_view patch,
                                                     const PatchOptions& options,
@@ -956,10 +1024,11 @@ absl::StatusOr<api::ObjectPtr> CppRestClient::Patch(const Resource& resource,
   if (options.force) spec.query.emplace_back("force", "true");
   spec.body = std::string(patch);
   spec.content_type = std::string(api::ContentType(type));
-  return CallForObject(spec);
+  return CallForObject(ctx, spec);
 }
 
-absl::Status CppRestClient::Delete(const Resource& resource, std::string_view name,
+absl::Status CppRestClient::Delete(const Context& ctx, const Resource& resource,
+                                   std::string_view name,
                                    const DeleteOptions& options) {
   KCR_ASSIGN_OR_RETURN(std::string ns, NamespaceFor(resource, nullptr));
   RequestSpec spec{http::methods::DEL};
@@ -968,10 +1037,11 @@ absl::Status CppRestClient::Delete(const Resource& resource, std::string_view na
   spec.body = DeleteOptionsJson(options);
   spec.content_type = "application/json";
   spec.idempotent = true;
-  return Call(spec).status();
+  return Call(ctx, spec).status();
 }
 
-absl::Status CppRestClient::DeleteCollection(const Resource& resource,
+absl::Status CppRestClient::DeleteCollection(const Context& ctx,
+                                             const Resource& resource,
                                              const DeleteOptions& options,
                                              const ListOptions& list_options) {
   RequestSpec spec{http::methods::DEL};
@@ -982,17 +1052,18 @@ absl::Status CppRestClient::DeleteCollection(const Resource& resource,
   spec.body = DeleteOptionsJson(options);
   spec.content_type = "application/json";
   spec.idempotent = true;
-  return Call(spec).status();
+  return Call(ctx, spec).status();
 }
 
-absl::StatusOr<std::string> CppRestClient::GetRaw(std::string_view path) {
+absl::StatusOr<std::string> CppRestClient::GetRaw(const Context& ctx,
+                                                  std::string_view path) {
   if (path.empty() || path[0] != '/') {
     return absl::InvalidArgumentError("GetRaw: the path must start with '/'");
   }
   RequestSpec spec{http::methods::GET};
   spec.path = std::string(path);
   spec.idempotent = true;
-  return Call(spec);
+  return Call(ctx, spec);
 }
 
 }  // namespace

@@ -4,16 +4,26 @@
 // cpprestsdk.
 //
 // Every call is synchronous and thread-safe; the caller's thread waits for
-// the answer (never a thread of cpprestsdk's pool). Results:
+// the answer (never a thread of cpprestsdk's pool). Every call takes a
+// Context first, as client-go's: when it is cancelled or its deadline
+// passes, the call returns within moments with kCancelled or
+// kDeadlineExceeded (message: the verb, the path and "context canceled" or
+// "context deadline exceeded") — wherever it is: waiting for the rate
+// limiter, sleeping before a retry, with the request in flight (its
+// connection is closed) or reading the answer. A context that is already
+// done sends nothing. Results:
 //   - a 2xx answer is decoded into Objects;
 //   - any other answer becomes the server's Status as an absl::Status
 //     (api/errors/errors.h: api::IsNotFound, api::IsConflict, ...);
 //   - a transport failure (refused, reset, TLS verification, timeout) is
 //     kUnavailable with the cause; a bad argument is kInvalidArgument
 //     before anything is sent.
+// Nothing from a cancelled call is retried: the retries below stop as soon
+// as the context is done.
 //
 // Flow control, as client-go: a token bucket (Config::qps / burst, 5/10 by
-// default) delays requests before they are sent; 429 answers are retried
+// default; a negative qps turns it off) delays requests before they are
+// sent, giving its token back when the context ends first; 429 answers are retried
 // after their Retry-After (default 1 s), as are 5xx answers that carry one;
 // GET, PUT and DELETE are also retried with exponential backoff after other
 // 5xx answers and transport errors (but not after a failed TLS
@@ -37,6 +47,7 @@
 #include "api/meta/group_version.h"
 #include "api/object.h"
 #include "api/patch/patch_type.h"
+#include "runtime/base/context.h"
 #include "runtime/base/clock.h"
 #include "runtime/client/metrics.h"
 #include "runtime/client/rest_config.h"
@@ -123,41 +134,50 @@ class RestClient {
  public:
   virtual ~RestClient() = default;
 
-  virtual absl::StatusOr<api::ObjectPtr> Get(const Resource& resource,
+  virtual absl::StatusOr<api::ObjectPtr> Get(const Context& ctx,
+                                             const Resource& resource,
                                              std::string_view name,
                                              const GetOptions& options = {}) = 0;
 
   // One page (or everything when options.limit is 0). See ListPager for
   // following continue tokens.
-  virtual absl::StatusOr<ObjectList> List(const Resource& resource,
+  virtual absl::StatusOr<ObjectList> List(const Context& ctx,
+                                          const Resource& resource,
                                           const ListOptions& options = {}) = 0;
 
   // Starts a watch (the request has `watch=true`). The returned stream is
   // independent of the client's other requests; it holds its own
-  // connection, and the client must outlive it.
+  // connection, and the client must outlive it. `ctx` bounds the whole
+  // watch, as the request context does in client-go: when it ends, the
+  // stream ends too (a Next blocked on it returns false, and status() is
+  // ctx.Err()).
   virtual absl::StatusOr<std::unique_ptr<WatchStream>> Watch(
-      const Resource& resource, const ListOptions& options = {}) = 0;
+      const Context& ctx, const Resource& resource,
+      const ListOptions& options = {}) = 0;
 
   // POST to the collection. The namespace is resource.namespace_ if set,
   // else the object's.
-  virtual absl::StatusOr<api::ObjectPtr> Create(const Resource& resource,
+  virtual absl::StatusOr<api::ObjectPtr> Create(const Context& ctx,
+                                                const Resource& resource,
                                                 const api::Object& object,
                                                 const CreateOptions& options = {}) = 0;
 
   // PUT of the whole object (metadata.resourceVersion makes it conditional:
   // a stale one gives IsConflict).
-  virtual absl::StatusOr<api::ObjectPtr> Update(const Resource& resource,
+  virtual absl::StatusOr<api::ObjectPtr> Update(const Context& ctx,
+                                                const Resource& resource,
                                                 const api::Object& object,
                                                 const UpdateOptions& options = {}) = 0;
 
   // PUT to the object's status subresource.
   virtual absl::StatusOr<api::ObjectPtr> UpdateStatus(
-      const Resource& resource, const api::Object& object,
+      const Context& ctx, const Resource& resource, const api::Object& object,
       const UpdateOptions& options = {}) = 0;
 
   // PATCH `name` (or its `subresource`, e.g. "status") with `patch`, JSON
   // (or YAML for kApply) of the given type. kApply needs a field manager.
-  virtual absl::StatusOr<api::ObjectPtr> Patch(const Resource& resource,
+  virtual absl::StatusOr<api::ObjectPtr> Patch(const Context& ctx,
+                                               const Resource& resource,
                                                std::string_view name, PatchType type,
                                                std::string_view patch,
                                                const PatchOptions& options = {},
@@ -165,17 +185,20 @@ class RestClient {
 
   // DELETE. OK also when the object stays because of finalizers (it then
   // has a deletionTimestamp).
-  virtual absl::Status Delete(const Resource& resource, std::string_view name,
+  virtual absl::Status Delete(const Context& ctx, const Resource& resource,
+                              std::string_view name,
                               const DeleteOptions& options = {}) = 0;
 
   // DELETE on the collection, selecting with `list_options`.
-  virtual absl::Status DeleteCollection(const Resource& resource,
+  virtual absl::Status DeleteCollection(const Context& ctx,
+                                        const Resource& resource,
                                         const DeleteOptions& options,
                                         const ListOptions& list_options) = 0;
 
   // GET of any path under the server ("/version", "/apis"), returning the
   // body of a 2xx answer.
-  virtual absl::StatusOr<std::string> GetRaw(std::string_view path) = 0;
+  virtual absl::StatusOr<std::string> GetRaw(const Context& ctx,
+                                             std::string_view path) = 0;
 };
 
 // Knobs of NewRestClient beyond Config; defaults suit production.
@@ -184,7 +207,9 @@ struct ClientOptions {
   // null means the real clock.
   const Clock* clock = nullptr;
   // How the client waits before a retry or for the rate limiter. Null:
-  // wait on `clock`. Tests record the waits instead.
+  // wait on `clock` until the time passes or the call's context ends.
+  // Tests record the waits instead; the call still ends if its context is
+  // done when the hook returns.
   std::function<void(absl::Duration)> sleep;
   // Metrics; null means GlobalMetricsProvider() (and none if unset).
   MetricsProvider* metrics = nullptr;

@@ -72,8 +72,10 @@ absl::Status ValidateConfig(const Config& c) {
         "more than one authentication method (token, username/password, exec) "
         "is configured");
   }
-  if (c.qps < 0 || c.burst < 0) {
-    return absl::InvalidArgumentError("qps and burst must not be negative");
+  // A negative qps is client-go's way to turn client-side throttling off;
+  // a negative burst means nothing.
+  if (c.burst < 0) {
+    return absl::InvalidArgumentError("burst must not be negative");
   }
   return absl::OkStatus();
 }

@@ -53,7 +53,9 @@ struct Config {
   // "default" when neither says.
   std::string namespace_ = "default";
 
-  // Client-side flow control: client-go's defaults.
+  // Client-side flow control: client-go's defaults. 0 means the default
+  // (5 and 10); a negative qps turns client-side throttling off, as in
+  // client-go.
   double qps = 5;
   int burst = 10;
   // Per-request timeout for everything but watches; zero means none.

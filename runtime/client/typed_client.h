@@ -4,7 +4,7 @@
 // Objects, as client-go's typed clientsets (clientset.CoreV1().Pods(ns)).
 //
 //   client::TypedClient<api::PodView> pods(rest.get(), "default");
-//   KCR_ASSIGN_OR_RETURN(api::PodView pod, pods.Get("web-0"));
+//   KCR_ASSIGN_OR_RETURN(api::PodView pod, pods.Get(ctx, "web-0"));
 //
 // Each call is the RestClient call on ResourceTraits<T>::Resource() in the
 // bound namespace, followed by the conversion; an object of another kind
@@ -119,16 +119,17 @@ class TypedClient {
 
   const Resource& resource() const { return resource_; }
 
-  absl::StatusOr<T> Get(std::string_view name, const GetOptions& options = {}) const {
-    KCR_ASSIGN_OR_RETURN(api::ObjectPtr obj, client_->Get(resource_, name, options));
+  absl::StatusOr<T> Get(const Context& ctx, std::string_view name,
+                        const GetOptions& options = {}) const {
+    KCR_ASSIGN_OR_RETURN(api::ObjectPtr obj, client_->Get(ctx, resource_, name, options));
     return Traits::Convert(std::move(obj));
   }
 
   // One page (options.limit) or everything; the list's resourceVersion in
   // `*resource_version` when not null.
-  absl::StatusOr<std::vector<T>> List(const ListOptions& options = {},
+  absl::StatusOr<std::vector<T>> List(const Context& ctx, const ListOptions& options = {},
                                       std::string* resource_version = nullptr) const {
-    KCR_ASSIGN_OR_RETURN(ObjectList list, client_->List(resource_, options));
+    KCR_ASSIGN_OR_RETURN(ObjectList list, client_->List(ctx, resource_, options));
     if (resource_version != nullptr) *resource_version = list.resource_version;
     std::vector<T> out;
     out.reserve(list.items.size());
@@ -139,41 +140,46 @@ class TypedClient {
     return out;
   }
 
-  absl::StatusOr<std::unique_ptr<WatchStream>> Watch(const ListOptions& options = {}) const {
-    return client_->Watch(resource_, options);
+  absl::StatusOr<std::unique_ptr<WatchStream>> Watch(const Context& ctx,
+                                                     const ListOptions& options = {}) const {
+    return client_->Watch(ctx, resource_, options);
   }
 
-  absl::StatusOr<T> Create(const api::Object& object, const CreateOptions& options = {}) const {
-    KCR_ASSIGN_OR_RETURN(api::ObjectPtr obj, client_->Create(resource_, object, options));
+  absl::StatusOr<T> Create(const Context& ctx, const api::Object& object,
+                           const CreateOptions& options = {}) const {
+    KCR_ASSIGN_OR_RETURN(api::ObjectPtr obj, client_->Create(ctx, resource_, object, options));
     return Traits::Convert(std::move(obj));
   }
 
-  absl::StatusOr<T> Update(const api::Object& object, const UpdateOptions& options = {}) const {
-    KCR_ASSIGN_OR_RETURN(api::ObjectPtr obj, client_->Update(resource_, object, options));
+  absl::StatusOr<T> Update(const Context& ctx, const api::Object& object,
+                           const UpdateOptions& options = {}) const {
+    KCR_ASSIGN_OR_RETURN(api::ObjectPtr obj, client_->Update(ctx, resource_, object, options));
     return Traits::Convert(std::move(obj));
   }
 
-  absl::StatusOr<T> UpdateStatus(const api::Object& object,
+  absl::StatusOr<T> UpdateStatus(const Context& ctx, const api::Object& object,
                                  const UpdateOptions& options = {}) const {
-    KCR_ASSIGN_OR_RETURN(api::ObjectPtr obj, client_->UpdateStatus(resource_, object, options));
+    KCR_ASSIGN_OR_RETURN(api::ObjectPtr obj,
+                         client_->UpdateStatus(ctx, resource_, object, options));
     return Traits::Convert(std::move(obj));
   }
 
-  absl::StatusOr<T> Patch(std::string_view name, PatchType type, std::string_view patch,
-                          const PatchOptions& options = {},
+  absl::StatusOr<T> Patch(const Context& ctx, std::string_view name, PatchType type,
+                          std::string_view patch, const PatchOptions& options = {},
                           std::string_view subresource = "") const {
     KCR_ASSIGN_OR_RETURN(api::ObjectPtr obj,
-                         client_->Patch(resource_, name, type, patch, options, subresource));
+                         client_->Patch(ctx, resource_, name, type, patch, options, subresource));
     return Traits::Convert(std::move(obj));
   }
 
-  absl::Status Delete(std::string_view name, const DeleteOptions& options = {}) const {
-    return client_->Delete(resource_, name, options);
+  absl::Status Delete(const Context& ctx, std::string_view name,
+                      const DeleteOptions& options = {}) const {
+    return client_->Delete(ctx, resource_, name, options);
   }
 
-  absl::Status DeleteCollection(const DeleteOptions& options,
+  absl::Status DeleteCollection(const Context& ctx, const DeleteOptions& options,
                                 const ListOptions& list_options) const {
-    return client_->DeleteCollection(resource_, options, list_options);
+    return client_->DeleteCollection(ctx, resource_, options, list_options);
   }
 
  private:

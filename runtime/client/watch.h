@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "api/object.h"
+#include "runtime/base/context.h"
 
 namespace kcr::client {
 
@@ -37,18 +38,24 @@ class WatchStream {
   virtual ~WatchStream() = default;
 
   // Blocks until the next event and returns true with it in `*event`, or
-  // returns false once the stream is over (see status()).
-  virtual bool Next(WatchEvent* event) = 0;
+  // returns false once the stream is over (see status()). When `ctx` ends
+  // first, the stream ends with it, as if stopped (status() is ctx.Err()):
+  // one consumer giving up waiting is the end of the watch (Go's
+  // `case <-ctx.Done(): w.Stop()`).
+  virtual bool Next(const Context& ctx, WatchEvent* event) = 0;
+  // Next without a context of its own (the watch's still applies).
+  bool Next(WatchEvent* event) { return Next(Context::Background(), event); }
 
-  // Ends the stream: a Next() blocked in a read returns false within a
-  // second, and every later Next() returns false. Releases the connection.
+  // Ends the stream: a Next() blocked on it returns false at once, and
+  // every later Next() returns false. Releases the connection.
   virtual void Stop() = 0;
 
   // Why the stream is over: OK when the server closed it cleanly (the
   // caller re-watches from the last resourceVersion), kCancelled after
-  // Stop(), kUnavailable when the connection broke, kDataLoss when it was
-  // cut in the middle of an event, kInvalidArgument when an event did not
-  // decode. Meaningful after Next() returned false.
+  // Stop(), ctx.Err() when the watch's or Next's context ended,
+  // kUnavailable when the connection broke, kDataLoss when it was cut in
+  // the middle of an event, kInvalidArgument when an event did not decode.
+  // Meaningful after Next() returned false.
   virtual absl::Status status() const = 0;
 };
 

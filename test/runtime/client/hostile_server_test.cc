@@ -66,7 +66,7 @@ TEST_F(HostileServerTest, ListItemsNestedAMillionDeep) {
   Serve(200, absl::StrCat(R"({"kind":"ConfigMapList","apiVersion":"v1",)"
                           R"("metadata":{"resourceVersion":"1"},"items":)",
                           DeepArrays(kMillion), "}"));
-  auto list = client_->List(cms_);
+  auto list = client_->List(Context::Background(), cms_);
   ASSERT_FALSE(list.ok());
   EXPECT_EQ(list.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(list.status().message()),
@@ -79,7 +79,7 @@ TEST_F(HostileServerTest, ListItemNestedAMillionDeep) {
                           R"("metadata":{"resourceVersion":"1"},"items":[)",
                           R"({"metadata":{"name":"a"},"data":)",
                           DeepObjects(kMillion), "}]}"));
-  auto list = client_->List(cms_);
+  auto list = client_->List(Context::Background(), cms_);
   ASSERT_FALSE(list.ok());
   EXPECT_THAT(std::string(list.status().message()),
               HasSubstr("nests deeper than"));
@@ -89,7 +89,7 @@ TEST_F(HostileServerTest, ObjectNestedAMillionDeep) {
   Serve(200, absl::StrCat(R"({"kind":"ConfigMap","apiVersion":"v1",)"
                           R"("metadata":{"name":"a"},"data":)",
                           DeepArrays(kMillion), "}"));
-  auto object = client_->Get(cms_, "a");
+  auto object = client_->Get(Context::Background(), cms_, "a");
   ASSERT_FALSE(object.ok());
   EXPECT_THAT(std::string(object.status().message()),
               HasSubstr("response is not a Kubernetes object"));
@@ -102,7 +102,7 @@ TEST_F(HostileServerTest, ErrorStatusNestedAMillionDeep) {
                           R"("status":"Failure","reason":"NotFound",)"
                           R"("code":404,"details":)",
                           DeepObjects(kMillion), "}"));
-  auto object = client_->Get(cms_, "a");
+  auto object = client_->Get(Context::Background(), cms_, "a");
   ASSERT_FALSE(object.ok());
   EXPECT_TRUE(api::IsNotFound(object.status())) << object.status();
   EXPECT_THAT(std::string(object.status().message()),
@@ -112,7 +112,7 @@ TEST_F(HostileServerTest, ErrorStatusNestedAMillionDeep) {
 TEST_F(HostileServerTest, WatchEventNestedAMillionDeep) {
   Serve(200, absl::StrCat(R"({"type":"ADDED","object":)",
                           DeepArrays(kMillion), "}\n"));
-  auto watch = client_->Watch(cms_);
+  auto watch = client_->Watch(Context::Background(), cms_);
   ASSERT_TRUE(watch.ok()) << watch.status();
   WatchEvent event;
   EXPECT_FALSE((*watch)->Next(&event));

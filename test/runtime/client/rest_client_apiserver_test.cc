@@ -4,6 +4,7 @@
 // disk, an exec plugin, metrics, TLS trust, and the server's injected 429s
 // and 500s.
 #include <memory>
+#include <thread>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,8 +14,9 @@
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "prometheus/text_serializer.h"
-#include "runtime/base/mutex.h"
 #include "api/errors/errors.h"
+#include "runtime/base/context.h"
+#include "runtime/base/mutex.h"
 #include "runtime/client/list_pager.h"
 #include "runtime/client/rest_client.h"
 #include "runtime/client/typed_client.h"
@@ -26,6 +28,9 @@
 
 namespace kcr::client {
 namespace {
+
+// The context of the calls that are not about cancellation.
+const Context kBg = Context::Background();
 
 using ::kcr::client::testing::MakeTempDir;
 using ::kcr::client::testing::ReadFileOrDie;
@@ -73,20 +78,27 @@ class ApiServerClientTest : public ::testing::TestWithParam<bool> {
   }
   // A client for the server; over HTTPS it trusts the server's CA unless
   // `config` says otherwise.
-  std::unique_ptr<RestClient> Client(Config config = {}, ClientOptions options = {}) {
+  // Unless `record_sleeps` is false, the client does not wait before its
+  // retries: it records the wait and clears the server's faults.
+  std::unique_ptr<RestClient> Client(Config config = {}, ClientOptions options = {},
+                                     bool record_sleeps = true) {
     if (config.host.empty()) config.host = server_->url();
     if (https() && config.tls.ca_file.empty() && config.tls.ca_data.empty() &&
         !config.tls.insecure) {
       config.tls.ca_file = server_->options().tls_ca_file;
     }
-    config.qps = 1000;
-    config.burst = 1000;
-    options.sleep = [this](absl::Duration d) {
-      MutexLock lock(&mu_);
-      sleeps_.push_back(d);
-      // The fault has been seen: let the retry through.
-      server_->faults()->set_options({});
-    };
+    if (config.qps == Config().qps) {
+      config.qps = 1000;
+      config.burst = 1000;
+    }
+    if (record_sleeps) {
+      options.sleep = [this](absl::Duration d) {
+        MutexLock lock(&mu_);
+        sleeps_.push_back(d);
+        // The fault has been seen: let the retry through.
+        server_->faults()->set_options({});
+      };
+    }
     auto client = NewRestClient(config, options);
     EXPECT_TRUE(client.ok()) << client.status();
     return client.ok() ? *std::move(client) : nullptr;
@@ -112,29 +124,29 @@ TEST_P(ApiServerClientTest, EveryVerb) {
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
 
   // Create, Get, dry run.
-  auto created = client->Create(Resource::Namespaced(kConfigMaps), *ConfigMap("a", R"({"app":"web"})"));
+  auto created = client->Create(kBg, Resource::Namespaced(kConfigMaps), *ConfigMap("a", R"({"app":"web"})"));
   ASSERT_TRUE(created.ok()) << created.status();
   EXPECT_FALSE((*created)->uid().empty());
   EXPECT_FALSE((*created)->resource_version().empty());
-  EXPECT_TRUE(api::IsAlreadyExists(client->Create(cms, *ConfigMap("a")).status()));
-  ASSERT_TRUE(client->Create(cms, *ConfigMap("dry"), {.dry_run = true}).ok());
-  EXPECT_TRUE(api::IsNotFound(client->Get(cms, "dry").status()));
-  ASSERT_TRUE(client->Create(cms, *ConfigMap("b", R"({"app":"db"})")).ok());
-  ASSERT_TRUE(client->Create(cms, *ConfigMap("c", R"({"app":"web"})")).ok());
-  auto got = client->Get(cms, "a");
+  EXPECT_TRUE(api::IsAlreadyExists(client->Create(kBg, cms, *ConfigMap("a")).status()));
+  ASSERT_TRUE(client->Create(kBg, cms, *ConfigMap("dry"), {.dry_run = true}).ok());
+  EXPECT_TRUE(api::IsNotFound(client->Get(kBg, cms, "dry").status()));
+  ASSERT_TRUE(client->Create(kBg, cms, *ConfigMap("b", R"({"app":"db"})")).ok());
+  ASSERT_TRUE(client->Create(kBg, cms, *ConfigMap("c", R"({"app":"web"})")).ok());
+  auto got = client->Get(kBg, cms, "a");
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ((*got)->uid(), (*created)->uid());
 
   // List with a selector; a pager over pages of one.
   ListOptions web;
   web.label_selector = "app=web";
-  auto list = client->List(cms, web);
+  auto list = client->List(kBg, cms, web);
   ASSERT_TRUE(list.ok()) << list.status();
   EXPECT_EQ(list->items.size(), 2u);
   EXPECT_EQ(list->items[0]->kind(), "ConfigMap");
   EXPECT_FALSE(list->resource_version.empty());
   ListPager pager(client.get(), 1);
-  auto all = pager.List(cms);
+  auto all = pager.List(kBg, cms);
   ASSERT_TRUE(all.ok()) << all.status();
   EXPECT_EQ(all->items.size(), 3u);
   EXPECT_EQ(pager.pages(), 3);
@@ -144,32 +156,32 @@ TEST_P(ApiServerClientTest, EveryVerb) {
   ASSERT_TRUE(builder.SetString("/data/a", "2").ok());
   auto edited = builder.Build();
   ASSERT_TRUE(edited.ok());
-  auto updated = client->Update(cms, **edited);
+  auto updated = client->Update(kBg, cms, **edited);
   ASSERT_TRUE(updated.ok()) << updated.status();
   EXPECT_NE((*updated)->resource_version(), (*got)->resource_version());
-  auto stale = client->Update(cms, **edited);
+  auto stale = client->Update(kBg, cms, **edited);
   EXPECT_TRUE(api::IsConflict(stale.status())) << stale.status();
 
   // Patches of every type.
-  auto merged = client->Patch(cms, "a", PatchType::kMerge, R"({"data":{"m":"1"}})");
+  auto merged = client->Patch(kBg, cms, "a", PatchType::kMerge, R"({"data":{"m":"1"}})");
   ASSERT_TRUE(merged.ok()) << merged.status();
   EXPECT_NE((*merged)->Find("/data/m"), nullptr);
-  auto json = client->Patch(cms, "a", PatchType::kJson, R"([{"op":"add","path":"/data/j","value":"1"}])");
+  auto json = client->Patch(kBg, cms, "a", PatchType::kJson, R"([{"op":"add","path":"/data/j","value":"1"}])");
   ASSERT_TRUE(json.ok()) << json.status();
   EXPECT_NE((*json)->Find("/data/j"), nullptr);
-  auto strategic = client->Patch(cms, "a", PatchType::kStrategicMerge, R"({"data":{"s":"1"}})");
+  auto strategic = client->Patch(kBg, cms, "a", PatchType::kStrategicMerge, R"({"data":{"s":"1"}})");
   ASSERT_TRUE(strategic.ok()) << strategic.status();
-  auto applied = client->Patch(cms, "applied", PatchType::kApply,
+  auto applied = client->Patch(kBg, cms, "applied", PatchType::kApply,
                                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n"
                                "data:\n  k: one\n",
                                {.field_manager = "first"});
   ASSERT_TRUE(applied.ok()) << applied.status();
-  auto conflict = client->Patch(cms, "applied", PatchType::kApply,
+  auto conflict = client->Patch(kBg, cms, "applied", PatchType::kApply,
                                 "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n"
                                 "data:\n  k: two\n",
                                 {.field_manager = "second"});
   EXPECT_TRUE(api::IsConflict(conflict.status())) << conflict.status();
-  auto forced = client->Patch(cms, "applied", PatchType::kApply,
+  auto forced = client->Patch(kBg, cms, "applied", PatchType::kApply,
                               "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n"
                               "data:\n  k: two\n",
                               {.field_manager = "second", .force = true});
@@ -178,35 +190,35 @@ TEST_P(ApiServerClientTest, EveryVerb) {
   // Delete with a precondition that does not hold, then for real.
   DeleteOptions wrong_uid;
   wrong_uid.preconditions.uid = "not-the-uid";
-  EXPECT_TRUE(api::IsConflict(client->Delete(cms, "a", wrong_uid)));
+  EXPECT_TRUE(api::IsConflict(client->Delete(kBg, cms, "a", wrong_uid)));
   DeleteOptions right;
   right.preconditions.uid = std::string((*created)->uid());
   right.propagation_policy = "Background";
-  EXPECT_TRUE(client->Delete(cms, "a", right).ok());
-  EXPECT_TRUE(api::IsNotFound(client->Get(cms, "a").status()));
-  EXPECT_TRUE(api::IsNotFound(client->Delete(cms, "a")));
+  EXPECT_TRUE(client->Delete(kBg, cms, "a", right).ok());
+  EXPECT_TRUE(api::IsNotFound(client->Get(kBg, cms, "a").status()));
+  EXPECT_TRUE(api::IsNotFound(client->Delete(kBg, cms, "a")));
 
   // DeleteCollection by label.
   ListOptions db;
   db.label_selector = "app=db";
-  ASSERT_TRUE(client->DeleteCollection(cms, {}, db).ok());
-  EXPECT_TRUE(api::IsNotFound(client->Get(cms, "b").status()));
-  EXPECT_TRUE(client->Get(cms, "c").ok());
+  ASSERT_TRUE(client->DeleteCollection(kBg, cms, {}, db).ok());
+  EXPECT_TRUE(api::IsNotFound(client->Get(kBg, cms, "b").status()));
+  EXPECT_TRUE(client->Get(kBg, cms, "c").ok());
 }
 
 TEST_P(ApiServerClientTest, ClusterScopedAndStatus) {
   StartServer();
   auto client = Client();
   const Resource namespaces = Resource::ClusterScoped(kNamespaces);
-  ASSERT_TRUE(client->Create(namespaces, *Obj(R"({"kind":"Namespace","apiVersion":"v1","metadata":{"name":"team"}})")).ok());
-  auto ns = client->Get(namespaces, "team");
+  ASSERT_TRUE(client->Create(kBg, namespaces, *Obj(R"({"kind":"Namespace","apiVersion":"v1","metadata":{"name":"team"}})")).ok());
+  auto ns = client->Get(kBg, namespaces, "team");
   ASSERT_TRUE(ns.ok()) << ns.status();
-  auto list = client->List(namespaces);
+  auto list = client->List(kBg, namespaces);
   ASSERT_TRUE(list.ok());
   EXPECT_GE(list->items.size(), 2u);
 
   const Resource deployments = Resource::Namespaced(kDeployments, "team");
-  auto d = client->Create(deployments, *Obj(R"({"kind":"Deployment","apiVersion":"apps/v1",
+  auto d = client->Create(kBg, deployments, *Obj(R"({"kind":"Deployment","apiVersion":"apps/v1",
       "metadata":{"name":"web","namespace":"team"},
       "spec":{"replicas":2,"selector":{"matchLabels":{"app":"web"}},
         "template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx:1.7.9"}]}}}})"));
@@ -216,7 +228,7 @@ TEST_P(ApiServerClientTest, ClusterScopedAndStatus) {
   ASSERT_TRUE(b.SetInt("/spec/replicas", 5).ok());
   auto with_status = b.Build();
   ASSERT_TRUE(with_status.ok());
-  auto updated = client->UpdateStatus(deployments, **with_status);
+  auto updated = client->UpdateStatus(kBg, deployments, **with_status);
   ASSERT_TRUE(updated.ok()) << updated.status();
   EXPECT_EQ((*updated)->Find("/status/replicas")->GetInt(), 2);
   EXPECT_EQ((*updated)->Find("/spec/replicas")->GetInt(), 2);  // status only
@@ -227,35 +239,35 @@ TEST_P(ApiServerClientTest, ListOptionsReachTheServer) {
   auto client = Client();
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
   for (const char* name : {"l1", "l2", "l3", "l4", "l5"}) {
-    ASSERT_TRUE(client->Create(cms, *ConfigMap(name)).ok());
+    ASSERT_TRUE(client->Create(kBg, cms, *ConfigMap(name)).ok());
   }
 
   // A field selector.
   ListOptions one;
   one.field_selector = "metadata.name=l3";
-  auto selected = client->List(cms, one);
+  auto selected = client->List(kBg, cms, one);
   ASSERT_TRUE(selected.ok()) << selected.status();
   ASSERT_EQ(selected->items.size(), 1u);
   EXPECT_EQ(selected->items[0]->name(), "l3");
   ListOptions unsupported;
   unsupported.field_selector = "data.a=1";
-  EXPECT_TRUE(api::IsBadRequest(client->List(cms, unsupported).status()));
+  EXPECT_TRUE(api::IsBadRequest(client->List(kBg, cms, unsupported).status()));
 
   // limit and continue by hand: pages of two, one snapshot.
   ListOptions page;
   page.limit = 2;
-  auto first = client->List(cms, page);
+  auto first = client->List(kBg, cms, page);
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_EQ(first->items.size(), 2u);
   ASSERT_FALSE(first->continue_token.empty());
   ASSERT_TRUE(first->remaining_item_count.has_value());
   EXPECT_EQ(*first->remaining_item_count, 3);
-  ASSERT_TRUE(client->Create(cms, *ConfigMap("l6")).ok());  // not in the snapshot
+  ASSERT_TRUE(client->Create(kBg, cms, *ConfigMap("l6")).ok());  // not in the snapshot
   std::vector<std::string> names;
   for (const auto& item : first->items) names.emplace_back(item->name());
   page.continue_token = first->continue_token;
   while (!page.continue_token.empty()) {
-    auto next = client->List(cms, page);
+    auto next = client->List(kBg, cms, page);
     ASSERT_TRUE(next.ok()) << next.status();
     EXPECT_EQ(next->resource_version, first->resource_version);
     for (const auto& item : next->items) names.emplace_back(item->name());
@@ -267,22 +279,22 @@ TEST_P(ApiServerClientTest, ListOptionsReachTheServer) {
   ListOptions not_older;
   not_older.resource_version = first->resource_version;
   not_older.resource_version_match = "NotOlderThan";
-  auto fresh = client->List(cms, not_older);
+  auto fresh = client->List(kBg, cms, not_older);
   ASSERT_TRUE(fresh.ok()) << fresh.status();
   EXPECT_EQ(fresh->items.size(), 6u);
   ListOptions exact;
   exact.resource_version = first->resource_version;
   exact.resource_version_match = "Exact";
-  auto then = client->List(cms, exact);
+  auto then = client->List(kBg, cms, exact);
   ASSERT_TRUE(then.ok()) << then.status();
   EXPECT_EQ(then->items.size(), 5u);
   EXPECT_EQ(then->resource_version, first->resource_version);
   ListOptions match_alone;
   match_alone.resource_version_match = "Exact";
-  EXPECT_TRUE(api::IsInvalid(client->List(cms, match_alone).status()));
+  EXPECT_TRUE(api::IsInvalid(client->List(kBg, cms, match_alone).status()));
 
   // Get from the cache ("0") and at the latest version.
-  auto cached = client->Get(cms, "l1", {.resource_version = "0"});
+  auto cached = client->Get(kBg, cms, "l1", {.resource_version = "0"});
   ASSERT_TRUE(cached.ok()) << cached.status();
   EXPECT_EQ((*cached)->name(), "l1");
 }
@@ -291,7 +303,7 @@ TEST_P(ApiServerClientTest, DryRunWritesChangeNothing) {
   StartServer();
   auto client = Client();
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
-  auto created = client->Create(cms, *ConfigMap("d", R"({"app":"dry"})"));
+  auto created = client->Create(kBg, cms, *ConfigMap("d", R"({"app":"dry"})"));
   ASSERT_TRUE(created.ok()) << created.status();
   const std::string rv((*created)->resource_version());
 
@@ -299,21 +311,21 @@ TEST_P(ApiServerClientTest, DryRunWritesChangeNothing) {
   ASSERT_TRUE(b.SetString("/data/a", "changed").ok());
   auto edited = b.Build();
   ASSERT_TRUE(edited.ok());
-  auto updated = client->Update(cms, **edited, {.dry_run = true});
+  auto updated = client->Update(kBg, cms, **edited, {.dry_run = true});
   ASSERT_TRUE(updated.ok()) << updated.status();
   EXPECT_EQ((*updated)->Find("/data/a")->GetString(), std::string("changed"));
-  auto patched = client->Patch(cms, "d", PatchType::kMerge, R"({"data":{"p":"1"}})",
+  auto patched = client->Patch(kBg, cms, "d", PatchType::kMerge, R"({"data":{"p":"1"}})",
                                {.dry_run = true});
   ASSERT_TRUE(patched.ok()) << patched.status();
   EXPECT_NE((*patched)->Find("/data/p"), nullptr);
   DeleteOptions dry_delete;
   dry_delete.dry_run = true;
-  ASSERT_TRUE(client->Delete(cms, "d", dry_delete).ok());
+  ASSERT_TRUE(client->Delete(kBg, cms, "d", dry_delete).ok());
   ListOptions selector;
   selector.label_selector = "app=dry";
-  ASSERT_TRUE(client->DeleteCollection(cms, dry_delete, selector).ok());
+  ASSERT_TRUE(client->DeleteCollection(kBg, cms, dry_delete, selector).ok());
 
-  auto now = client->Get(cms, "d");
+  auto now = client->Get(kBg, cms, "d");
   ASSERT_TRUE(now.ok()) << now.status();
   EXPECT_EQ((*now)->resource_version(), rv);
   EXPECT_EQ((*now)->Find("/data/a")->GetString(), std::string("1"));
@@ -324,15 +336,15 @@ TEST_P(ApiServerClientTest, DeleteOptionsReachTheServer) {
   StartServer();
   auto client = Client();
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
-  auto created = client->Create(cms, *ConfigMap("x"));
+  auto created = client->Create(kBg, cms, *ConfigMap("x"));
   ASSERT_TRUE(created.ok()) << created.status();
-  auto touched = client->Patch(cms, "x", PatchType::kMerge, R"({"data":{"b":"2"}})");
+  auto touched = client->Patch(kBg, cms, "x", PatchType::kMerge, R"({"data":{"b":"2"}})");
   ASSERT_TRUE(touched.ok()) << touched.status();
 
   // A resourceVersion precondition that no longer holds: Conflict.
   DeleteOptions stale;
   stale.preconditions.resource_version = std::string((*created)->resource_version());
-  absl::Status conflict = client->Delete(cms, "x", stale);
+  absl::Status conflict = client->Delete(kBg, cms, "x", stale);
   EXPECT_TRUE(api::IsConflict(conflict)) << conflict;
   EXPECT_THAT(std::string(conflict.message()), HasSubstr("Precondition failed"));
 
@@ -341,21 +353,21 @@ TEST_P(ApiServerClientTest, DeleteOptionsReachTheServer) {
   current.preconditions.resource_version = std::string((*touched)->resource_version());
   current.grace_period_seconds = 0;
   current.propagation_policy = "Background";
-  ASSERT_TRUE(client->Delete(cms, "x", current).ok());
-  EXPECT_TRUE(api::IsNotFound(client->Get(cms, "x").status()));
+  ASSERT_TRUE(client->Delete(kBg, cms, "x", current).ok());
+  EXPECT_TRUE(api::IsNotFound(client->Get(kBg, cms, "x").status()));
 
   // An unknown propagation policy is the server's 422, not a local error.
-  ASSERT_TRUE(client->Create(cms, *ConfigMap("y")).ok());
+  ASSERT_TRUE(client->Create(kBg, cms, *ConfigMap("y")).ok());
   DeleteOptions bogus;
   bogus.propagation_policy = "Sometimes";
-  absl::Status invalid = client->Delete(cms, "y", bogus);
+  absl::Status invalid = client->Delete(kBg, cms, "y", bogus);
   EXPECT_TRUE(api::IsInvalid(invalid) || api::IsBadRequest(invalid)) << invalid;
 
   // Cluster-scoped: a namespace goes into Terminating.
   const Resource namespaces = Resource::ClusterScoped(kNamespaces);
-  ASSERT_TRUE(client->Create(namespaces, *Obj(R"({"kind":"Namespace","apiVersion":"v1","metadata":{"name":"gone"}})")).ok());
-  ASSERT_TRUE(client->Delete(namespaces, "gone").ok());
-  auto ns = client->Get(namespaces, "gone");
+  ASSERT_TRUE(client->Create(kBg, namespaces, *Obj(R"({"kind":"Namespace","apiVersion":"v1","metadata":{"name":"gone"}})")).ok());
+  ASSERT_TRUE(client->Delete(kBg, namespaces, "gone").ok());
+  auto ns = client->Get(kBg, namespaces, "gone");
   if (ns.ok()) {
     EXPECT_NE((*ns)->Find("/metadata/deletionTimestamp"), nullptr);
   } else {
@@ -367,15 +379,15 @@ TEST_P(ApiServerClientTest, Watch) {
   StartServer();
   auto client = Client();
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
-  auto first = client->Create(cms, *ConfigMap("w"));
+  auto first = client->Create(kBg, cms, *ConfigMap("w"));
   ASSERT_TRUE(first.ok());
   ListOptions o;
   o.resource_version = std::string((*first)->resource_version());
-  auto watch = client->Watch(cms, o);
+  auto watch = client->Watch(kBg, cms, o);
   ASSERT_TRUE(watch.ok()) << watch.status();
-  ASSERT_TRUE(client->Patch(cms, "w", PatchType::kMerge, R"({"data":{"x":"y"}})").ok());
-  ASSERT_TRUE(client->Create(cms, *ConfigMap("w2")).ok());
-  ASSERT_TRUE(client->Delete(cms, "w").ok());
+  ASSERT_TRUE(client->Patch(kBg, cms, "w", PatchType::kMerge, R"({"data":{"x":"y"}})").ok());
+  ASSERT_TRUE(client->Create(kBg, cms, *ConfigMap("w2")).ok());
+  ASSERT_TRUE(client->Delete(kBg, cms, "w").ok());
   std::vector<std::string> got;
   WatchEvent e;
   while (got.size() < 3 && (*watch)->Next(&e)) {
@@ -385,6 +397,100 @@ TEST_P(ApiServerClientTest, Watch) {
   (*watch)->Stop();
   EXPECT_FALSE((*watch)->Next(&e));
   EXPECT_EQ((*watch)->status().code(), absl::StatusCode::kCancelled);
+}
+
+// Cancellation against the real server. The wall-clock bound is only a
+// guard against hanging: what each call waits for (a 3 s delay, a 30 s
+// Retry-After, a watch without events) is far longer.
+constexpr absl::Duration kHangGuard = absl::Seconds(2);
+
+TEST_P(ApiServerClientTest, DeadlineEndsARequestTheServerDelays) {
+  StartServer();
+  auto client = Client();
+  const Resource cms = Resource::Namespaced(kConfigMaps, "default");
+  apiserver::FaultOptions faults;
+  faults.delay = absl::Seconds(3);
+  server_->faults()->set_options(faults);
+  auto [ctx, cancel] = WithTimeout(kBg, absl::Milliseconds(100));
+  const absl::Time start = absl::Now();
+  const absl::Status got = client->List(ctx, cms).status();
+  EXPECT_LT(absl::Now() - start, kHangGuard);
+  EXPECT_EQ(got.code(), absl::StatusCode::kDeadlineExceeded) << got;
+  EXPECT_THAT(got.message(), HasSubstr("context deadline exceeded"));
+  cancel();
+  server_->faults()->set_options({});
+  EXPECT_TRUE(client->List(kBg, cms).ok());
+}
+
+TEST_P(ApiServerClientTest, DeadlineEndsARetryAfterWait) {
+  StartServer();
+  auto client = Client({}, {}, /*record_sleeps=*/false);
+  const Resource cms = Resource::Namespaced(kConfigMaps, "default");
+  apiserver::FaultOptions faults;
+  faults.throttle_fraction = 1;
+  faults.retry_after_seconds = 30;
+  server_->faults()->set_options(faults);
+  auto [ctx, cancel] = WithTimeout(kBg, absl::Milliseconds(300));
+  const absl::Time start = absl::Now();
+  const absl::Status got = client->Create(ctx, cms, *ConfigMap("throttled")).status();
+  EXPECT_LT(absl::Now() - start, kHangGuard);
+  EXPECT_EQ(got.code(), absl::StatusCode::kDeadlineExceeded) << got;
+  EXPECT_LE(server_->faults()->throttles_injected(), 1);  // never retried
+  cancel();
+}
+
+TEST_P(ApiServerClientTest, CancelEndsAWatchWithoutEvents) {
+  StartServer();
+  auto client = Client();
+  const Resource cms = Resource::Namespaced(kConfigMaps, "default");
+  auto [ctx, cancel] = WithCancel(kBg);
+  auto watch = client->Watch(ctx, cms);
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  Notification returned;
+  std::thread reader([&] {
+    WatchEvent e;
+    EXPECT_FALSE((*watch)->Next(&e));
+    returned.Notify();
+  });
+  const absl::Time at = absl::Now();
+  cancel();
+  EXPECT_TRUE(returned.WaitForNotificationWithTimeout(kHangGuard));
+  reader.join();
+  EXPECT_LT(absl::Now() - at, kHangGuard);
+  EXPECT_EQ((*watch)->status().code(), absl::StatusCode::kCancelled);
+
+  // A deadline on one Next ends the stream too.
+  auto quiet = client->Watch(kBg, cms);
+  ASSERT_TRUE(quiet.ok()) << quiet.status();
+  auto [next_ctx, cancel_next] = WithTimeout(kBg, absl::Milliseconds(100));
+  WatchEvent e;
+  EXPECT_FALSE((*quiet)->Next(next_ctx, &e));
+  EXPECT_EQ((*quiet)->status().code(), absl::StatusCode::kDeadlineExceeded);
+  cancel_next();
+}
+
+TEST_P(ApiServerClientTest, RateLimiterWaitEndsWithTheContext) {
+  StartServer();
+  Config config;
+  config.qps = 0.01;  // a token every 100 s
+  config.burst = 1;
+  auto client = Client(config, {}, /*record_sleeps=*/false);
+  const Resource cms = Resource::Namespaced(kConfigMaps, "default");
+  ASSERT_TRUE(client->List(kBg, cms).ok());
+  // Longer than the deadline: refused at once, nothing sent.
+  auto [ctx, cancel] = WithTimeout(kBg, absl::Seconds(1));
+  EXPECT_EQ(client->List(ctx, cms).status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_FALSE(ctx.done());
+  cancel();
+  // No deadline: waits until cancelled.
+  auto [waiting, cancel_waiting] = WithCancel(kBg);
+  absl::Status got;
+  std::thread caller([&, waiting = waiting] { got = client->List(waiting, cms).status(); });
+  const absl::Time at = absl::Now();
+  cancel_waiting();
+  caller.join();
+  EXPECT_LT(absl::Now() - at, kHangGuard);
+  EXPECT_EQ(got.code(), absl::StatusCode::kCancelled);
 }
 
 TEST_P(ApiServerClientTest, ManyIdleWatchesLeaveRequestsFlowing) {
@@ -397,12 +503,12 @@ TEST_P(ApiServerClientTest, ManyIdleWatchesLeaveRequestsFlowing) {
   constexpr int kWatches = 64;
   std::vector<std::unique_ptr<WatchStream>> watches;
   for (int i = 0; i < kWatches; ++i) {
-    auto watch = client->Watch(cms);
+    auto watch = client->Watch(kBg, cms);
     ASSERT_TRUE(watch.ok()) << i << ": " << watch.status();
     watches.push_back(*std::move(watch));
   }
-  ASSERT_TRUE(client->Create(cms, *ConfigMap("seen-by-all")).ok());
-  ASSERT_TRUE(client->Get(cms, "seen-by-all").ok());
+  ASSERT_TRUE(client->Create(kBg, cms, *ConfigMap("seen-by-all")).ok());
+  ASSERT_TRUE(client->Get(kBg, cms, "seen-by-all").ok());
   for (auto& watch : watches) {
     WatchEvent e;
     ASSERT_TRUE(watch->Next(&e)) << watch->status();
@@ -418,12 +524,12 @@ TEST_P(ApiServerClientTest, WatchFromTooOldVersionIsExpired) {
   StartServer(options);
   auto client = Client();
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
-  auto first = client->Create(cms, *ConfigMap("v0"));
+  auto first = client->Create(kBg, cms, *ConfigMap("v0"));
   ASSERT_TRUE(first.ok());
-  for (int i = 1; i < 6; ++i) ASSERT_TRUE(client->Create(cms, *ConfigMap("v" + std::to_string(i))).ok());
+  for (int i = 1; i < 6; ++i) ASSERT_TRUE(client->Create(kBg, cms, *ConfigMap("v" + std::to_string(i))).ok());
   ListOptions o;
   o.resource_version = std::string((*first)->resource_version());
-  auto watch = client->Watch(cms, o);
+  auto watch = client->Watch(kBg, cms, o);
   absl::Status status;
   if (!watch.ok()) {
     status = watch.status();
@@ -442,10 +548,10 @@ TEST_P(ApiServerClientTest, BearerToken) {
   StartServer(options);
   Config good;
   good.bearer_token = "s3cret";
-  EXPECT_TRUE(Client(good)->List(Resource::Namespaced(kConfigMaps, "default")).ok());
+  EXPECT_TRUE(Client(good)->List(kBg, Resource::Namespaced(kConfigMaps, "default")).ok());
   Config bad;
   bad.bearer_token = "nope";
-  auto list = Client(bad)->List(Resource::Namespaced(kConfigMaps, "default"));
+  auto list = Client(bad)->List(kBg, Resource::Namespaced(kConfigMaps, "default"));
   EXPECT_TRUE(api::IsUnauthorized(list.status())) << list.status();
 }
 
@@ -488,24 +594,24 @@ TEST_P(ApiServerClientTest, TokenFileRotatedOnDisk) {
   config.bearer_token_file = token_file;
   auto client = Client(config, {.clock = &clock, .metrics = &attempts});
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
-  ASSERT_TRUE(client->List(cms).ok());
+  ASSERT_TRUE(client->List(kBg, cms).ok());
 
   // The file changes; within the minute the cached token is still sent.
   WriteFile(token_file, "revoked\n");
   clock.Advance(absl::Seconds(30));
-  EXPECT_TRUE(client->List(cms).ok());
+  EXPECT_TRUE(client->List(kBg, cms).ok());
 
   // After the minute the next request re-reads the file and sends what it
   // holds, which this server refuses; the 401's re-read finds the same
   // token, so the 401 is the answer.
   clock.Advance(absl::Seconds(31));
-  EXPECT_TRUE(api::IsUnauthorized(client->List(cms).status()));
+  EXPECT_TRUE(api::IsUnauthorized(client->List(kBg, cms).status()));
   EXPECT_THAT(attempts.codes(), ::testing::ElementsAre("200", "200", "401"));
 
   // The file is fixed; the clock stands still, yet the 401 to the cached
   // token forces a re-read at once and the request goes again.
   WriteFile(token_file, "current\n");
-  EXPECT_TRUE(client->List(cms).ok());
+  EXPECT_TRUE(client->List(kBg, cms).ok());
   EXPECT_THAT(attempts.codes(), ::testing::ElementsAre("200", "200", "401", "401", "200"));
 }
 
@@ -546,10 +652,10 @@ contexts:
   ASSERT_TRUE(config.ok()) << config.status();
   auto client = Client(*config);
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
-  ASSERT_TRUE(client->List(cms).ok());
+  ASSERT_TRUE(client->List(kBg, cms).ok());
   EXPECT_EQ(ReadFileOrDie(state + "/count"), "2\n");
   EXPECT_EQ(ReadFileOrDie(state + "/extra"), "from-kubeconfig");
-  ASSERT_TRUE(client->List(cms).ok());  // cached: no expiry
+  ASSERT_TRUE(client->List(kBg, cms).ok());  // cached: no expiry
   EXPECT_EQ(ReadFileOrDie(state + "/count"), "2\n");
 }
 
@@ -559,9 +665,9 @@ TEST_P(ApiServerClientTest, PrometheusMetrics) {
   metrics::PrometheusRestClientMetrics provider(registry);
   auto client = Client({}, {.metrics = &provider});
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
-  ASSERT_TRUE(client->Create(cms, *ConfigMap("m")).ok());
-  ASSERT_TRUE(client->Get(cms, "m").ok());
-  EXPECT_TRUE(api::IsNotFound(client->Get(cms, "absent").status()));
+  ASSERT_TRUE(client->Create(kBg, cms, *ConfigMap("m")).ok());
+  ASSERT_TRUE(client->Get(kBg, cms, "m").ok());
+  EXPECT_TRUE(api::IsNotFound(client->Get(kBg, cms, "absent").status()));
   const std::string host = absl::StrCat("127.0.0.1:", server_->port());
   const std::string text = prometheus::TextSerializer().Serialize(registry.Collect());
   EXPECT_THAT(text, HasSubstr(absl::StrCat(
@@ -583,19 +689,19 @@ TEST_P(ApiServerClientTest, InjectedThrottleAndErrorsAreRetried) {
   faults.retry_after_seconds = 3;
   server_->faults()->set_options(faults);
   // A create is retried after a 429: the server did not act on it.
-  ASSERT_TRUE(client->Create(cms, *ConfigMap("t")).ok());
+  ASSERT_TRUE(client->Create(kBg, cms, *ConfigMap("t")).ok());
   EXPECT_THAT(sleeps(), ::testing::ElementsAre(absl::Seconds(3)));
   EXPECT_EQ(server_->faults()->throttles_injected(), 1);
 
   faults = {};
   faults.error_fraction = 1;
   server_->faults()->set_options(faults);
-  ASSERT_TRUE(client->Get(cms, "t").ok());
+  ASSERT_TRUE(client->Get(kBg, cms, "t").ok());
   EXPECT_EQ(server_->faults()->errors_injected(), 1);
   EXPECT_EQ(sleeps().size(), 2u);
 
   server_->faults()->set_options(faults);
-  auto created = client->Create(cms, *ConfigMap("u"));
+  auto created = client->Create(kBg, cms, *ConfigMap("u"));
   EXPECT_TRUE(api::IsInternalError(created.status())) << created.status();
 }
 
@@ -604,23 +710,23 @@ TEST_P(ApiServerClientTest, TypedClients) {
   auto client = Client();
   TypedClient<api::ConfigMapView> cms(client.get(), "default");
   EXPECT_EQ(cms.resource().gvr.resource, "configmaps");
-  auto created = cms.Create(*ConfigMap("typed"));
+  auto created = cms.Create(kBg, *ConfigMap("typed"));
   ASSERT_TRUE(created.ok()) << created.status();
   EXPECT_EQ(created->object().name(), "typed");
-  auto got = cms.Get("typed");
+  auto got = cms.Get(kBg, "typed");
   ASSERT_TRUE(got.ok()) << got.status();
   std::string rv;
-  auto list = cms.List({}, &rv);
+  auto list = cms.List(kBg, {}, &rv);
   ASSERT_TRUE(list.ok()) << list.status();
   EXPECT_EQ(list->size(), 1u);
   EXPECT_FALSE(rv.empty());
-  auto patched = cms.Patch("typed", PatchType::kMerge, R"({"data":{"b":"2"}})");
+  auto patched = cms.Patch(kBg, "typed", PatchType::kMerge, R"({"data":{"b":"2"}})");
   ASSERT_TRUE(patched.ok()) << patched.status();
-  EXPECT_TRUE(cms.Delete("typed").ok());
+  EXPECT_TRUE(cms.Delete(kBg, "typed").ok());
 
   TypedClient<api::NamespaceView> namespaces(client.get(), "ignored");
   EXPECT_FALSE(namespaces.resource().namespaced);
-  auto all = namespaces.List();
+  auto all = namespaces.List(kBg);
   ASSERT_TRUE(all.ok()) << all.status();
   EXPECT_GE(all->size(), 1u);
   EXPECT_EQ(ResourceFor<api::crd::Nginx>("x").gvr.group, "example.org");
@@ -638,14 +744,14 @@ TEST_P(ApiServerTlsTest, TrustMatrix) {
 
   Config right;
   right.tls.ca_file = server_->options().tls_ca_file;
-  EXPECT_TRUE(Client(right)->List(cms).ok());
+  EXPECT_TRUE(Client(right)->List(kBg, cms).ok());
   Config right_data;
   right_data.tls.ca_data = ReadFileOrDie(server_->options().tls_ca_file);
-  EXPECT_TRUE(Client(right_data)->List(cms).ok());
+  EXPECT_TRUE(Client(right_data)->List(kBg, cms).ok());
 
   Config wrong;
   wrong.tls.ca_file = TestdataPath("other-ca.pem");
-  auto list = Client(wrong)->List(cms);
+  auto list = Client(wrong)->List(kBg, cms);
   EXPECT_EQ(list.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(list.status().message()), HasSubstr("TLS handshake"));
   EXPECT_THAT(std::string(list.status().message()), HasSubstr("certificate verify failed"));
@@ -653,7 +759,7 @@ TEST_P(ApiServerTlsTest, TrustMatrix) {
 
   Config insecure;
   insecure.tls.insecure = true;
-  EXPECT_TRUE(Client(insecure)->List(cms).ok());
+  EXPECT_TRUE(Client(insecure)->List(kBg, cms).ok());
 
   // The server's own kubeconfig works as written.
   const std::string kubeconfig = MakeTempDir("kubeconfig") + "/kubeconfig";
@@ -662,8 +768,8 @@ TEST_P(ApiServerTlsTest, TrustMatrix) {
   rules.explicit_path = kubeconfig;
   auto config = LoadFromKubeconfig(rules);
   ASSERT_TRUE(config.ok()) << config.status();
-  EXPECT_TRUE(Client(*config)->List(cms).ok());
-  EXPECT_TRUE(Client(*config)->GetRaw("/version").ok());
+  EXPECT_TRUE(Client(*config)->List(kBg, cms).ok());
+  EXPECT_TRUE(Client(*config)->GetRaw(kBg, "/version").ok());
 }
 
 TEST_P(ApiServerTlsTest, InClusterConfig) {
@@ -684,7 +790,7 @@ TEST_P(ApiServerTlsTest, InClusterConfig) {
   EXPECT_EQ(config->host, absl::StrCat("https://127.0.0.1:", server_->port()));
   EXPECT_EQ(config->namespace_, "kube-system");
   auto client = Client(*config);
-  EXPECT_TRUE(client->List(Resource::Namespaced(kConfigMaps, config->namespace_)).ok());
+  EXPECT_TRUE(client->List(kBg, Resource::Namespaced(kConfigMaps, config->namespace_)).ok());
 }
 
 }  // namespace

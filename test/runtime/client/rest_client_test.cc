@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -13,8 +14,9 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/base/mutex.h"
 #include "api/errors/errors.h"
+#include "runtime/base/context.h"
+#include "runtime/base/mutex.h"
 #include "runtime/client/list_pager.h"
 #include "test/fakes/fake_clock.h"
 #include "test/runtime/client/test_server.h"
@@ -22,6 +24,9 @@
 
 namespace kcr::client {
 namespace {
+
+// The context of the calls that are not about cancellation.
+const Context kBg = Context::Background();
 
 using ::kcr::client::testing::MakeTempDir;
 using ::kcr::client::testing::ReadFileOrDie;
@@ -90,10 +95,12 @@ class RestClientTest : public ::testing::Test {
   void MakeClient(const Config& config) {
     ClientOptions options;
     options.clock = &clock_;
-    options.sleep = [this](absl::Duration d) {
-      MutexLock lock(&sleeps_mu_);
-      sleeps_.push_back(d);
-    };
+    if (record_sleeps_) {
+      options.sleep = [this](absl::Duration d) {
+        MutexLock lock(&sleeps_mu_);
+        sleeps_.push_back(d);
+      };
+    }
     options.metrics = metrics_;
     auto client = NewRestClient(config, options);
     ASSERT_TRUE(client.ok()) << client.status();
@@ -105,6 +112,9 @@ class RestClientTest : public ::testing::Test {
   }
 
   kcr::testing::FakeClock clock_;
+  // False: the client really waits, on clock_, for the rate limiter and
+  // before retries (and a test moves clock_ or cancels).
+  bool record_sleeps_ = true;
   Recorder recorder_;
   MetricsProvider* metrics_ = nullptr;
   Mutex sleeps_mu_;
@@ -117,7 +127,7 @@ TEST_F(RestClientTest, GetSendsPathAndHeaders) {
   Config config;
   config.bearer_token = "secret";
   Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); }, config);
-  auto obj = client_->Get(Resource::Namespaced(kConfigMaps, "default"), "cm1",
+  auto obj = client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1",
                           {.resource_version = "0"});
   ASSERT_TRUE(obj.ok()) << obj.status();
   EXPECT_EQ((*obj)->name(), "cm1");
@@ -137,7 +147,7 @@ TEST_F(RestClientTest, HostWithPathPrefixOrTrailingSlash) {
     Config config;
     config.host = server_->url() + suffix;
     MakeClient(config);
-    ASSERT_TRUE(client_->Get(Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
+    ASSERT_TRUE(client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
     const std::string prefix = suffix == "/" ? "" : "/prefix";
     EXPECT_EQ(recorder_.last().path, prefix + "/api/v1/namespaces/default/configmaps/cm1")
         << suffix;
@@ -156,7 +166,7 @@ TEST_F(RestClientTest, ListSendsOptionsAndFillsItemKinds) {
   o.continue_token = "abc=";
   o.resource_version = "10";
   o.resource_version_match = "NotOlderThan";
-  auto list = client_->List(Resource::Namespaced(kDeployments, "ns"), o);
+  auto list = client_->List(kBg, Resource::Namespaced(kDeployments, "ns"), o);
   ASSERT_TRUE(list.ok()) << list.status();
   EXPECT_EQ(list->resource_version, "77");
   EXPECT_EQ(list->continue_token, "tok");
@@ -183,9 +193,9 @@ TEST_F(RestClientTest, AllNamespacesAndClusterScoped) {
       w.Respond(200, R"({"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[]})");
     }
   });
-  ASSERT_TRUE(client_->List(Resource::Namespaced(kConfigMaps)).ok());
+  ASSERT_TRUE(client_->List(kBg, Resource::Namespaced(kConfigMaps)).ok());
   EXPECT_EQ(recorder_.last().path, "/api/v1/configmaps");
-  auto ns = client_->Get(Resource::ClusterScoped(kNamespaces), "kube-system");
+  auto ns = client_->Get(kBg, Resource::ClusterScoped(kNamespaces), "kube-system");
   ASSERT_TRUE(ns.ok()) << ns.status();
   EXPECT_EQ((*ns)->name(), "kube-system");
 }
@@ -199,7 +209,7 @@ TEST_F(RestClientTest, PagerFollowsContinueTokens) {
                                 next, R"("},"items":[{"metadata":{"name":"p)", page, R"(","namespace":"d"}}]})"));
   });
   ListPager pager(client_.get(), 1);
-  auto all = pager.List(Resource::Namespaced(kConfigMaps, "d"));
+  auto all = pager.List(kBg, Resource::Namespaced(kConfigMaps, "d"));
   ASSERT_TRUE(all.ok()) << all.status();
   ASSERT_EQ(all->items.size(), 3u);
   EXPECT_EQ(all->items[2]->name(), "p2");
@@ -219,7 +229,7 @@ TEST_F(RestClientTest, PagerFallsBackToFullListWhenTokenExpires) {
     }
   });
   ListPager pager(client_.get(), 1);
-  auto all = pager.List(Resource::Namespaced(kConfigMaps, "d"));
+  auto all = pager.List(kBg, Resource::Namespaced(kConfigMaps, "d"));
   ASSERT_TRUE(all.ok()) << all.status();
   EXPECT_EQ(all->items.size(), 2u);
   EXPECT_EQ(all->resource_version, "50");
@@ -236,7 +246,7 @@ TEST_F(RestClientTest, WriteVerbs) {
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
   api::ObjectPtr cm = Obj(kCm);
 
-  ASSERT_TRUE(client_->Create(Resource::Namespaced(kConfigMaps), *cm,
+  ASSERT_TRUE(client_->Create(kBg, Resource::Namespaced(kConfigMaps), *cm,
                               {.dry_run = true, .field_manager = "kcr"})
                   .ok());
   TestRequest r = recorder_.last();
@@ -247,13 +257,13 @@ TEST_F(RestClientTest, WriteVerbs) {
   EXPECT_EQ(r.Header("content-type"), "application/json");
   EXPECT_EQ(*api::Object::Parse(r.body).value()->Find("/data/a"), rapidjson::Value("1"));
 
-  ASSERT_TRUE(client_->Update(cms, *cm).ok());
+  ASSERT_TRUE(client_->Update(kBg, cms, *cm).ok());
   r = recorder_.last();
   EXPECT_EQ(r.method, "PUT");
   EXPECT_EQ(r.path, "/api/v1/namespaces/default/configmaps/cm1");
   EXPECT_FALSE(r.HasQuery("dryRun"));
 
-  ASSERT_TRUE(client_->UpdateStatus(cms, *cm).ok());
+  ASSERT_TRUE(client_->UpdateStatus(kBg, cms, *cm).ok());
   EXPECT_EQ(recorder_.last().path, "/api/v1/namespaces/default/configmaps/cm1/status");
 
   struct PatchCase {
@@ -265,21 +275,21 @@ TEST_F(RestClientTest, WriteVerbs) {
       {PatchType::kStrategicMerge, "application/strategic-merge-patch+json"},
   };
   for (const auto& p : patches) {
-    ASSERT_TRUE(client_->Patch(cms, "cm1", p.type, R"({"data":{"b":"2"}})").ok());
+    ASSERT_TRUE(client_->Patch(kBg, cms, "cm1", p.type, R"({"data":{"b":"2"}})").ok());
     r = recorder_.last();
     EXPECT_EQ(r.method, "PATCH");
     EXPECT_EQ(r.Header("content-type"), p.content_type);
     EXPECT_EQ(r.body, R"({"data":{"b":"2"}})");
     EXPECT_FALSE(r.HasQuery("force"));
   }
-  ASSERT_TRUE(client_->Patch(cms, "cm1", PatchType::kApply, "data:\n  b: '2'\n",
+  ASSERT_TRUE(client_->Patch(kBg, cms, "cm1", PatchType::kApply, "data:\n  b: '2'\n",
                              {.field_manager = "kcr-ctl", .force = true})
                   .ok());
   r = recorder_.last();
   EXPECT_EQ(r.Header("content-type"), "application/apply-patch+yaml");
   EXPECT_EQ(r.Query("fieldManager"), "kcr-ctl");
   EXPECT_EQ(r.Query("force"), "true");
-  ASSERT_TRUE(client_->Patch(cms, "cm1", PatchType::kMerge, "{}", {}, "status").ok());
+  ASSERT_TRUE(client_->Patch(kBg, cms, "cm1", PatchType::kMerge, "{}", {}, "status").ok());
   EXPECT_EQ(recorder_.last().path, "/api/v1/namespaces/default/configmaps/cm1/status");
 
   DeleteOptions d;
@@ -288,7 +298,7 @@ TEST_F(RestClientTest, WriteVerbs) {
   d.preconditions.uid = "u-1";
   d.preconditions.resource_version = "5";
   d.dry_run = true;
-  ASSERT_TRUE(client_->Delete(cms, "cm1", d).ok());
+  ASSERT_TRUE(client_->Delete(kBg, cms, "cm1", d).ok());
   r = recorder_.last();
   EXPECT_EQ(r.method, "DELETE");
   EXPECT_EQ(r.path, "/api/v1/namespaces/default/configmaps/cm1");
@@ -303,7 +313,7 @@ TEST_F(RestClientTest, WriteVerbs) {
 
   ListOptions sel;
   sel.label_selector = "app=web";
-  ASSERT_TRUE(client_->DeleteCollection(cms, {.propagation_policy = "Background"}, sel).ok());
+  ASSERT_TRUE(client_->DeleteCollection(kBg, cms, {.propagation_policy = "Background"}, sel).ok());
   r = recorder_.last();
   EXPECT_EQ(r.method, "DELETE");
   EXPECT_EQ(r.path, "/api/v1/namespaces/default/configmaps");
@@ -313,14 +323,14 @@ TEST_F(RestClientTest, WriteVerbs) {
 TEST_F(RestClientTest, BadArgumentsFailBeforeSending) {
   Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); });
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
-  EXPECT_EQ(client_->Patch(cms, "cm1", PatchType::kApply, "{}").status().code(),
+  EXPECT_EQ(client_->Patch(kBg, cms, "cm1", PatchType::kApply, "{}").status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(client_->Patch(cms, "cm1", PatchType::kMerge, "{}", {.force = true}).status().code(),
+  EXPECT_EQ(client_->Patch(kBg, cms, "cm1", PatchType::kMerge, "{}", {.force = true}).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(client_->Get(cms, "a/b").status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(client_->Get(Resource::Namespaced(kConfigMaps), "x").status().code(),
+  EXPECT_EQ(client_->Get(kBg, cms, "a/b").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(client_->Get(kBg, Resource::Namespaced(kConfigMaps), "x").status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(client_->Create(Resource::Namespaced(kConfigMaps, "other"), *Obj(kCm)).status().code(),
+  EXPECT_EQ(client_->Create(kBg, Resource::Namespaced(kConfigMaps, "other"), *Obj(kCm)).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(recorder_.count(), 0u);
 }
@@ -337,11 +347,11 @@ TEST_F(RestClientTest, ServerErrorsKeepReasonAndMessage) {
     }
   });
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
-  auto got = client_->Get(cms, "cm1");
+  auto got = client_->Get(kBg, cms, "cm1");
   EXPECT_TRUE(api::IsNotFound(got.status()));
   EXPECT_EQ(got.status().message(), "configmaps \"cm1\" not found");
-  EXPECT_TRUE(api::IsAlreadyExists(client_->Create(cms, *Obj(kCm)).status()));
-  auto updated = client_->Update(cms, *Obj(kCm));
+  EXPECT_TRUE(api::IsAlreadyExists(client_->Create(kBg, cms, *Obj(kCm)).status()));
+  auto updated = client_->Update(kBg, cms, *Obj(kCm));
   EXPECT_TRUE(api::IsConflict(updated.status()));
   EXPECT_FALSE(api::IsAlreadyExists(updated.status()));
   // 4xx are not retried.
@@ -358,7 +368,7 @@ TEST_F(RestClientTest, TooManyRequestsHonoursRetryAfter) {
     }
   });
   // Even a POST: the server did not act on a 429.
-  auto created = client_->Create(Resource::Namespaced(kConfigMaps), *Obj(kCm));
+  auto created = client_->Create(kBg, Resource::Namespaced(kConfigMaps), *Obj(kCm));
   ASSERT_TRUE(created.ok()) << created.status();
   EXPECT_EQ(recorder_.count(), 3u);
   EXPECT_THAT(sleeps(), ::testing::ElementsAre(absl::Seconds(7), absl::Seconds(7)));
@@ -370,7 +380,7 @@ TEST_F(RestClientTest, TooManyRequestsGivesUpAfterTenRetries) {
   Serve([](const TestRequest&, ResponseWriter& w) {
     w.Respond(429, StatusBody(429, "TooManyRequests", "slow down"));
   }, config);
-  auto got = client_->Get(Resource::Namespaced(kConfigMaps, "d"), "x");
+  auto got = client_->Get(kBg, Resource::Namespaced(kConfigMaps, "d"), "x");
   EXPECT_TRUE(api::IsTooManyRequests(got.status()));
   EXPECT_EQ(recorder_.count(), 11u);
   EXPECT_EQ(sleeps().size(), 10u);
@@ -386,18 +396,18 @@ TEST_F(RestClientTest, ServerErrorsRetriedForIdempotentVerbsOnly) {
       w.Respond(200, kCm);
     }
   });
-  auto got = client_->Get(Resource::Namespaced(kConfigMaps, "default"), "cm1");
+  auto got = client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1");
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(recorder_.count(), 3u);
   EXPECT_THAT(sleeps(), ::testing::ElementsAre(absl::Milliseconds(200), absl::Milliseconds(400)));
-  auto created = client_->Create(Resource::Namespaced(kConfigMaps), *Obj(kCm));
+  auto created = client_->Create(kBg, Resource::Namespaced(kConfigMaps), *Obj(kCm));
   EXPECT_TRUE(api::IsInternalError(created.status()));
   EXPECT_EQ(recorder_.count(), 4u);
 }
 
 TEST_F(RestClientTest, PersistentServerErrorsGiveUp) {
   Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(503, "upstream down"); });
-  auto got = client_->Get(Resource::Namespaced(kConfigMaps, "d"), "x");
+  auto got = client_->Get(kBg, Resource::Namespaced(kConfigMaps, "d"), "x");
   EXPECT_TRUE(api::IsServiceUnavailable(got.status()));
   EXPECT_EQ(recorder_.count(), 5u);  // 1 + max_backoff_retries
 }
@@ -409,12 +419,12 @@ TEST_F(RestClientTest, TransportErrorIsUnavailableWithCause) {
     config.host = (*server)->url();
   }  // closed: connections are refused
   MakeClient(config);
-  auto got = client_->Get(Resource::Namespaced(kConfigMaps, "d"), "x");
+  auto got = client_->Get(kBg, Resource::Namespaced(kConfigMaps, "d"), "x");
   EXPECT_EQ(got.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(got.status().message()), HasSubstr(config.host));
   EXPECT_FALSE(api::GetStatusError(got.status()).has_value());
   EXPECT_EQ(sleeps().size(), 4u);  // retried as a GET
-  auto created = client_->Create(Resource::Namespaced(kConfigMaps), *Obj(kCm));
+  auto created = client_->Create(kBg, Resource::Namespaced(kConfigMaps), *Obj(kCm));
   EXPECT_EQ(created.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(sleeps().size(), 4u);  // a POST is not
 }
@@ -425,7 +435,7 @@ TEST_F(RestClientTest, ClientSideRateLimit) {
   config.burst = 2;
   Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); }, config);
   for (int i = 0; i < 4; ++i) {
-    ASSERT_TRUE(client_->Get(Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
+    ASSERT_TRUE(client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
   }
   // The fake clock stands still: the 3rd and 4th requests wait 200 ms and
   // 400 ms for their tokens.
@@ -438,7 +448,7 @@ TEST_F(RestClientTest, DefaultRateLimitIsClientGos) {
   EXPECT_EQ(defaults.burst, 10);
   Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); }, defaults);
   for (int i = 0; i < 12; ++i) {
-    ASSERT_TRUE(client_->Get(Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
+    ASSERT_TRUE(client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
   }
   // A burst of ten, then one every 200 ms (the fake clock stands still).
   EXPECT_THAT(sleeps(), ::testing::ElementsAre(absl::Milliseconds(200), absl::Milliseconds(400)));
@@ -452,7 +462,7 @@ TEST_F(RestClientTest, PerRequestTimeout) {
     release.WaitForNotificationWithTimeout(absl::Seconds(20));
     w.Respond(200, kCm);
   }, config);
-  auto created = client_->Create(Resource::Namespaced(kConfigMaps), *Obj(kCm));
+  auto created = client_->Create(kBg, Resource::Namespaced(kConfigMaps), *Obj(kCm));
   release.Notify();
   server_.reset();  // joins the handler before `release` goes away
   EXPECT_EQ(created.status().code(), absl::StatusCode::kUnavailable);
@@ -465,7 +475,7 @@ TEST_F(RestClientTest, BasicAuthAndImpersonation) {
   config.impersonate = "jane";
   config.impersonate_groups = {"devs"};
   Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); }, config);
-  ASSERT_TRUE(client_->Get(Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
+  ASSERT_TRUE(client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
   TestRequest r = recorder_.last();
   EXPECT_EQ(r.Header("authorization"), "Basic " + absl::Base64Escape("admin:pw"));
   EXPECT_EQ(r.Header("impersonate-user"), "jane");
@@ -506,18 +516,18 @@ TEST_F(RestClientTest, TokenFileRotation) {
   config.bearer_token_file = token_path;
   Serve([&tokens](const TestRequest& r, ResponseWriter& w) { tokens.Handle(r, w); }, config);
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
-  ASSERT_TRUE(client_->Get(cms, "cm1").ok());
+  ASSERT_TRUE(client_->Get(kBg, cms, "cm1").ok());
   EXPECT_EQ(recorder_.last().Header("authorization"), "Bearer one");
 
   // The kubelet rotates the token; both stay valid for a while. Within the
   // minute the old one is still sent; after it, the new one.
   WriteFile(token_path, "two\n");
   clock_.Advance(absl::Seconds(30));
-  ASSERT_TRUE(client_->Get(cms, "cm1").ok());
+  ASSERT_TRUE(client_->Get(kBg, cms, "cm1").ok());
   EXPECT_EQ(recorder_.last().Header("authorization"), "Bearer one");
   clock_.Advance(absl::Seconds(31));
   tokens.Accept("two");
-  ASSERT_TRUE(client_->Get(cms, "cm1").ok());
+  ASSERT_TRUE(client_->Get(kBg, cms, "cm1").ok());
   EXPECT_EQ(recorder_.last().Header("authorization"), "Bearer two");
 
   // The server stops accepting "two" at once: the 401 forces a re-read and
@@ -525,7 +535,7 @@ TEST_F(RestClientTest, TokenFileRotation) {
   WriteFile(token_path, "three\n");
   tokens.Accept("three");
   size_t before = recorder_.count();
-  ASSERT_TRUE(client_->Get(cms, "cm1").ok());
+  ASSERT_TRUE(client_->Get(kBg, cms, "cm1").ok());
   auto requests = recorder_.requests();
   ASSERT_EQ(requests.size(), before + 2);
   EXPECT_EQ(requests[before].Header("authorization"), "Bearer two");
@@ -533,7 +543,7 @@ TEST_F(RestClientTest, TokenFileRotation) {
 
   // A 401 with no newer token is returned as is.
   tokens.Accept("four");
-  auto got = client_->Get(cms, "cm1");
+  auto got = client_->Get(kBg, cms, "cm1");
   EXPECT_TRUE(api::IsUnauthorized(got.status()));
 }
 
@@ -548,11 +558,11 @@ TEST_F(RestClientTest, ExecPluginReRunOn401) {
   config.exec->args = {state, "ok"};
   Serve([&tokens](const TestRequest& r, ResponseWriter& w) { tokens.Handle(r, w); }, config);
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
-  ASSERT_TRUE(client_->Get(cms, "cm1").ok());
-  ASSERT_TRUE(client_->Get(cms, "cm1").ok());
+  ASSERT_TRUE(client_->Get(kBg, cms, "cm1").ok());
+  ASSERT_TRUE(client_->Get(kBg, cms, "cm1").ok());
   EXPECT_EQ(ReadFileOrDie(state + "/count"), "1\n");
   tokens.Accept("exec-token-2");
-  ASSERT_TRUE(client_->Get(cms, "cm1").ok());
+  ASSERT_TRUE(client_->Get(kBg, cms, "cm1").ok());
   EXPECT_EQ(ReadFileOrDie(state + "/count"), "2\n");
   EXPECT_EQ(recorder_.last().Header("authorization"), "Bearer exec-token-2");
 }
@@ -596,7 +606,7 @@ TEST_F(RestClientTest, MetricsCountEveryAttempt) {
       w.Respond(200, kCm);
     }
   });
-  ASSERT_TRUE(client_->Get(Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
+  ASSERT_TRUE(client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
   const std::string host = absl::StrCat("127.0.0.1:", server_->port());
   MutexLock lock(&provider.mu);
   EXPECT_THAT(provider.results,
@@ -625,7 +635,7 @@ TEST_F(RestClientTest, WatchStreamsEventsSplitAcrossChunks) {
   o.allow_watch_bookmarks = true;
   o.timeout_seconds = 30;
   o.label_selector = "app=web";
-  auto watch = client_->Watch(Resource::Namespaced(kConfigMaps, "default"), o);
+  auto watch = client_->Watch(kBg, Resource::Namespaced(kConfigMaps, "default"), o);
   ASSERT_TRUE(watch.ok()) << watch.status();
   std::vector<std::string> got;
   WatchEvent e;
@@ -658,7 +668,7 @@ TEST_F(RestClientTest, WatchCarriesVeryLargeObjects) {
   options.parse_options.strip_managed_fields = true;
   auto client = NewRestClient(Config{.host = server_->url()}, options);
   ASSERT_TRUE(client.ok());
-  auto watch = (*client)->Watch(Resource::Namespaced(kConfigMaps, "default"), {});
+  auto watch = (*client)->Watch(kBg, Resource::Namespaced(kConfigMaps, "default"), {});
   ASSERT_TRUE(watch.ok()) << watch.status();
   WatchEvent e;
   ASSERT_TRUE((*watch)->Next(&e));
@@ -675,7 +685,7 @@ TEST_F(RestClientTest, WatchErrorEventCarriesStatus) {
                  "\n");
     w.EndChunks();
   });
-  auto watch = client_->Watch(Resource::Namespaced(kConfigMaps, "default"), {});
+  auto watch = client_->Watch(kBg, Resource::Namespaced(kConfigMaps, "default"), {});
   ASSERT_TRUE(watch.ok());
   WatchEvent e;
   ASSERT_TRUE((*watch)->Next(&e));
@@ -688,7 +698,7 @@ TEST_F(RestClientTest, WatchRejectedIsAnError) {
   Serve([](const TestRequest&, ResponseWriter& w) {
     w.Respond(403, StatusBody(403, "Forbidden", "configmaps is forbidden"));
   });
-  auto watch = client_->Watch(Resource::Namespaced(kConfigMaps, "default"), {});
+  auto watch = client_->Watch(kBg, Resource::Namespaced(kConfigMaps, "default"), {});
   EXPECT_TRUE(api::IsForbidden(watch.status()));
 }
 
@@ -700,7 +710,7 @@ TEST_F(RestClientTest, WatchCutMidEventIsAnError) {
     // Half of the next event, inside a chunk that never ends.
     w.WriteRaw("100\r\n{\"type\":\"MODIFIED\",\"object\":{\"kind\"");
   });
-  auto watch = client_->Watch(Resource::Namespaced(kConfigMaps, "default"), {});
+  auto watch = client_->Watch(kBg, Resource::Namespaced(kConfigMaps, "default"), {});
   ASSERT_TRUE(watch.ok()) << watch.status();
   WatchEvent e;
   ASSERT_TRUE((*watch)->Next(&e));
@@ -723,7 +733,7 @@ TEST_F(RestClientTest, WatchStopInterruptsABlockedRead) {
     release.WaitForNotificationWithTimeout(absl::Seconds(20));
     server_done.Notify();
   });
-  auto watch = client_->Watch(Resource::Namespaced(kConfigMaps, "default"), {});
+  auto watch = client_->Watch(kBg, Resource::Namespaced(kConfigMaps, "default"), {});
   ASSERT_TRUE(watch.ok()) << watch.status();
   WatchEvent e;
   ASSERT_TRUE((*watch)->Next(&e));
@@ -748,6 +758,252 @@ TEST_F(RestClientTest, WatchStopInterruptsABlockedRead) {
   server_.reset();  // joins the handler before the notifications go away
 }
 
+// --- Cancellation ---
+//
+// Each test cancels a call where it blocks and checks the status code. The
+// wall-clock bound is only a guard against hanging: "promptly" is shown by
+// the call ending long before what it waited for could have (a server that
+// never answers, a 30 s Retry-After, a fake clock that does not move).
+
+constexpr absl::Duration kHangGuard = absl::Seconds(2);
+
+// Runs `call` on a thread; Wait() returns its status once it is back.
+class Call {
+ public:
+  explicit Call(std::function<absl::Status()> call)
+      : thread_([this, call = std::move(call)] {
+          absl::Status s = call();
+          MutexLock lock(&mu_);
+          status_ = std::move(s);
+          done_ = true;
+        }) {}
+  ~Call() { thread_.join(); }
+
+  // The status, after `cancel` was done at `since`; fails the test if the
+  // call is not back within kHangGuard.
+  absl::Status Wait(absl::Time since) {
+    MutexLock lock(&mu_);
+    EXPECT_TRUE(mu_.AwaitWithDeadline(absl::Condition(&done_), since + kHangGuard))
+        << "the call did not return after its context ended";
+    mu_.Await(absl::Condition(&done_));
+    return status_;
+  }
+
+ private:
+  Mutex mu_;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_;
+};
+
+TEST_F(RestClientTest, CancelEndsARequestInFlight) {
+  Notification received;
+  Notification release;
+  Serve([&](const TestRequest& r, ResponseWriter& w) {
+    if (r.Query("resourceVersion") != "slow") {
+      w.Respond(200, kCm);
+      return;
+    }
+    if (!received.HasBeenNotified()) received.Notify();
+    release.WaitForNotificationWithTimeout(absl::Seconds(20));
+    w.Respond(200, kCm);
+  });
+  auto [ctx, cancel] = WithCancel(kBg);
+  Call call([&, ctx = ctx] {
+    return client_->Get(ctx, Resource::Namespaced(kConfigMaps, "default"), "cm1",
+                        {.resource_version = "slow"}).status();
+  });
+  received.WaitForNotification();  // the request is on the server
+  const absl::Time at = absl::Now();
+  cancel();
+  const absl::Status got = call.Wait(at);
+  EXPECT_EQ(got.code(), absl::StatusCode::kCancelled) << got;
+  EXPECT_THAT(got.message(), HasSubstr("context canceled"));
+  EXPECT_FALSE(api::GetStatusError(got).has_value());
+  release.Notify();
+  // The client goes on working.
+  EXPECT_TRUE(client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
+  server_.reset();  // joins the handler before the notifications go away
+}
+
+TEST_F(RestClientTest, DeadlineEndsARequestInFlight) {
+  Notification release;
+  Serve([&](const TestRequest&, ResponseWriter& w) {
+    release.WaitForNotificationWithTimeout(absl::Seconds(20));
+    w.Respond(200, kCm);
+  });
+  // The deadline is on the real clock; the client's own clock is fake.
+  auto [ctx, cancel] = WithTimeout(kBg, absl::Milliseconds(100), Clock::Real());
+  const absl::Time at = absl::Now();
+  const absl::Status got =
+      client_->Create(ctx, Resource::Namespaced(kConfigMaps), *Obj(kCm)).status();
+  EXPECT_EQ(got.code(), absl::StatusCode::kDeadlineExceeded) << got;
+  EXPECT_THAT(got.message(), HasSubstr("context deadline exceeded"));
+  EXPECT_LT(absl::Now() - at, kHangGuard);
+  cancel();
+  release.Notify();
+  server_.reset();
+}
+
+TEST_F(RestClientTest, DoneContextSendsNothing) {
+  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); });
+  auto [ctx, cancel] = WithCancel(kBg);
+  cancel();
+  const Resource cms = Resource::Namespaced(kConfigMaps, "default");
+  EXPECT_EQ(client_->Get(ctx, cms, "cm1").status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(client_->List(ctx, cms).status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(client_->Watch(ctx, cms).status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(client_->Create(ctx, cms, *Obj(kCm)).status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(client_->Update(ctx, cms, *Obj(kCm)).status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(client_->UpdateStatus(ctx, cms, *Obj(kCm)).status().code(),
+            absl::StatusCode::kCancelled);
+  EXPECT_EQ(client_->Patch(ctx, cms, "cm1", PatchType::kMerge, "{}").status().code(),
+            absl::StatusCode::kCancelled);
+  EXPECT_EQ(client_->Delete(ctx, cms, "cm1").code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(client_->DeleteCollection(ctx, cms, {}, {}).code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(client_->GetRaw(ctx, "/version").status().code(), absl::StatusCode::kCancelled);
+  ListPager pager(client_.get(), 1);
+  EXPECT_EQ(pager.List(ctx, cms).status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(recorder_.count(), 0u);
+}
+
+TEST_F(RestClientTest, CancelEndsTheRetryAfterSleep) {
+  record_sleeps_ = false;
+  Serve([](const TestRequest&, ResponseWriter& w) {
+    w.Respond(429, StatusBody(429, "TooManyRequests", "slow down"), {{"Retry-After", "30"}});
+  });
+  auto [ctx, cancel] = WithCancel(kBg);
+  Call call([&, ctx = ctx] {
+    return client_->Create(ctx, Resource::Namespaced(kConfigMaps), *Obj(kCm)).status();
+  });
+  clock_.BlockUntilTimers(1);  // asleep for the Retry-After (fake time stands still)
+  const absl::Time at = absl::Now();
+  cancel();
+  const absl::Status got = call.Wait(at);
+  EXPECT_EQ(got.code(), absl::StatusCode::kCancelled) << got;
+  EXPECT_EQ(recorder_.count(), 1u);  // not retried
+  EXPECT_EQ(clock_.ArmedTimers(), 0);
+}
+
+TEST_F(RestClientTest, RetryAfterSleepsOnTheClientsClock) {
+  record_sleeps_ = false;
+  std::atomic<int> calls{0};
+  Serve([&](const TestRequest&, ResponseWriter& w) {
+    if (calls++ == 0) {
+      w.Respond(429, StatusBody(429, "TooManyRequests", "slow down"), {{"Retry-After", "30"}});
+    } else {
+      w.Respond(200, kCm);
+    }
+  });
+  Call call([&] {
+    return client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1").status();
+  });
+  clock_.BlockUntilTimers(1);
+  clock_.Advance(absl::Seconds(29));
+  EXPECT_EQ(recorder_.count(), 1u);
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_TRUE(call.Wait(absl::Now()).ok());
+  EXPECT_EQ(recorder_.count(), 2u);
+}
+
+TEST_F(RestClientTest, DeadlineEndsTheBackoffSleep) {
+  record_sleeps_ = false;
+  Serve([](const TestRequest&, ResponseWriter& w) {
+    w.Respond(500, StatusBody(500, "InternalError", "boom"));
+  });
+  auto [ctx, cancel] = WithTimeout(kBg, absl::Milliseconds(500), &clock_);
+  Call call([&, ctx = ctx] {
+    return client_->Get(ctx, Resource::Namespaced(kConfigMaps, "default"), "cm1").status();
+  });
+  clock_.BlockUntilTimers(2);  // the deadline, and the 200 ms backoff
+  clock_.Advance(absl::Milliseconds(200));
+  clock_.BlockUntilTimers(2);  // the deadline, and the 400 ms backoff
+  EXPECT_EQ(recorder_.count(), 2u);
+  const absl::Time at = absl::Now();
+  clock_.Advance(absl::Milliseconds(300));  // the deadline, mid-backoff
+  const absl::Status got = call.Wait(at);
+  EXPECT_EQ(got.code(), absl::StatusCode::kDeadlineExceeded) << got;
+  EXPECT_EQ(recorder_.count(), 2u);
+  cancel();
+}
+
+TEST_F(RestClientTest, CancelEndsTheRateLimiterWait) {
+  record_sleeps_ = false;
+  Config config;
+  config.qps = 1;
+  config.burst = 1;
+  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); }, config);
+  const Resource cms = Resource::Namespaced(kConfigMaps, "default");
+  ASSERT_TRUE(client_->Get(kBg, cms, "cm1").ok());  // the burst
+  auto [ctx, cancel] = WithCancel(kBg);
+  Call call([&, ctx = ctx] { return client_->Get(ctx, cms, "cm1").status(); });
+  clock_.BlockUntilTimers(1);  // waiting 1 s for a token
+  const absl::Time at = absl::Now();
+  cancel();
+  EXPECT_EQ(call.Wait(at).code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(recorder_.count(), 1u);
+
+  // A wait that would outlast the deadline ends at once.
+  auto [short_ctx, cancel_short] = WithTimeout(kBg, absl::Milliseconds(500), &clock_);
+  const absl::Status got = client_->Get(short_ctx, cms, "cm1").status();
+  EXPECT_EQ(got.code(), absl::StatusCode::kDeadlineExceeded) << got;
+  EXPECT_FALSE(short_ctx.done());
+  EXPECT_EQ(recorder_.count(), 1u);
+  cancel_short();
+}
+
+TEST_F(RestClientTest, NegativeQpsTurnsThrottlingOff) {
+  record_sleeps_ = false;
+  Config config;
+  config.qps = -1;
+  config.burst = 0;
+  // NewRestClient (in Serve) accepts it: ValidateConfig does.
+  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); }, config);
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
+  }
+  // The fake clock never moved and nothing waited on it.
+  EXPECT_EQ(clock_.ArmedTimers(), 0);
+  EXPECT_EQ(recorder_.count(), 50u);
+}
+
+TEST_F(RestClientTest, WatchWithoutEventsEndsWithItsContext) {
+  Notification release;
+  Serve([&](const TestRequest&, ResponseWriter& w) {
+    w.StartChunks(200);
+    // An idle watch: headers, then silence.
+    release.WaitForNotificationWithTimeout(absl::Seconds(20));
+  });
+  const Resource cms = Resource::Namespaced(kConfigMaps, "default");
+  auto [watch_ctx, cancel_watch] = WithCancel(kBg);
+  auto watch = client_->Watch(watch_ctx, cms);
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  Call call([&] {
+    WatchEvent e;
+    EXPECT_FALSE((*watch)->Next(&e));
+    return (*watch)->status();
+  });
+  const absl::Time at = absl::Now();
+  cancel_watch();
+  EXPECT_EQ(call.Wait(at).code(), absl::StatusCode::kCancelled);
+  WatchEvent e;
+  EXPECT_FALSE((*watch)->Next(&e));
+
+  // Next's own context: here a deadline, which ends the stream.
+  auto second = client_->Watch(kBg, cms);
+  ASSERT_TRUE(second.ok()) << second.status();
+  auto [next_ctx, cancel_next] = WithTimeout(kBg, absl::Milliseconds(50), Clock::Real());
+  const absl::Time next_at = absl::Now();
+  EXPECT_FALSE((*second)->Next(next_ctx, &e));
+  EXPECT_LT(absl::Now() - next_at, kHangGuard);
+  EXPECT_EQ((*second)->status().code(), absl::StatusCode::kDeadlineExceeded);
+  cancel_next();
+  watch->reset();
+  second->reset();
+  release.Notify();
+  server_.reset();
+}
+
 // --- TLS ---
 
 class TlsTest : public RestClientTest {
@@ -770,7 +1026,7 @@ class TlsTest : public RestClientTest {
     MakeClient(config);
   }
   absl::Status Get() {
-    return client_->Get(Resource::Namespaced(kConfigMaps, "default"), "cm1").status();
+    return client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1").status();
   }
 };
 
@@ -985,7 +1241,7 @@ TEST_F(TlsTest, WatchOverTls) {
   config.host = server_->url();
   config.tls.ca_file = TestdataPath("ca.pem");
   MakeClient(config);
-  auto watch = client_->Watch(Resource::Namespaced(kConfigMaps, "default"), {});
+  auto watch = client_->Watch(kBg, Resource::Namespaced(kConfigMaps, "default"), {});
   ASSERT_TRUE(watch.ok()) << watch.status();
   int n = 0;
   WatchEvent e;
