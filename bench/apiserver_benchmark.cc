@@ -1,7 +1,8 @@
 // Local API server throughput over loopback HTTP: a 50,000-pod list and a
 // 100,000-event watch stream, each beside the cost of a client decoding the
-// same bytes with RapidJSON (the server should outrun any decoder), and one
-// collection's writes fanned out to hundreds of concurrent watchers.
+// same bytes with RapidJSON (the server should outrun any decoder), one
+// collection's writes fanned out to hundreds of concurrent watchers, and
+// writes to one collection beside a thousand idle watchers of others.
 //
 //   bazel run -c opt //bench:apiserver_benchmark
 #include <cstdio>
@@ -16,6 +17,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "benchmark/benchmark.h"
 #include "rapidjson/document.h"
 #include "test/apiserver/api_server.h"
@@ -339,6 +342,98 @@ void BM_ConcurrentWatchers(benchmark::State& state) {
 BENCHMARK(BM_ConcurrentWatchers)
     ->Arg(200)
     ->Arg(500)
+    ->Iterations(10)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// Writes to one collection beside watchers of other collections:
+// kActiveWatchers raw watchers on the default namespace's ConfigMaps and
+// state.range(0) idle raw watchers spread over five other resources (pods,
+// secrets, services, serviceaccounts, leases), which no write touches. Each
+// iteration makes 1,000 merge patches of one ConfigMap in process, then
+// waits until every ConfigMap watcher has read all of them. "writes/s"
+// times the writes alone; "events/s" is the events delivered to the
+// ConfigMap watchers over the whole iteration. Idle watchers should cost
+// nothing: the two figures should not move between /0 and /1000.
+constexpr int kActiveWatchers = 10;
+
+void BM_WritesBesideIdleWatchers(benchmark::State& state) {
+  const int idle = static_cast<int>(state.range(0));
+  auto started = ApiServer::Start(ServerOptions(100000));
+  if (!started.ok()) {
+    state.SkipWithError("server did not start");
+    return;
+  }
+  std::unique_ptr<ApiServer> server = std::move(*started);
+  Registry* reg = server->registry();
+  ResourceInfoPtr cms = server->resources()->Lookup("", "v1", "configmaps");
+  auto cm = api::ObjectBuilder::FromJson(
+      R"({"metadata":{"name":"counter"},"data":{"n":"0"}})");
+  if (!reg->Create(*cms, "default", std::move(*cm)).ok()) {
+    state.SkipWithError("create failed");
+    return;
+  }
+  static const char* const kOtherResources[] = {
+      "/api/v1/pods", "/api/v1/secrets", "/api/v1/services",
+      "/api/v1/serviceaccounts", "/apis/coordination.k8s.io/v1/leases"};
+  std::vector<int> idle_fds;
+  for (int i = 0; i < idle; ++i) {
+    int fd = Connect(server->port());
+    if (fd < 0) {
+      state.SkipWithError("connect failed");
+      break;
+    }
+    SendGet(fd, absl::StrCat(kOtherResources[i % 5], "?watch=1"));
+    idle_fds.push_back(fd);
+  }
+  const std::string path = absl::StrCat(
+      "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=",
+      server->storage()->CurrentResourceVersion());
+  std::vector<EventCounter> conns(kActiveWatchers);
+  for (EventCounter& c : conns) {
+    c.fd = Connect(server->port());
+    if (c.fd >= 0) SendGet(c.fd, path);
+  }
+  // Every watch streaming before the clock starts.
+  const absl::Time give_up = absl::Now() + absl::Seconds(120);
+  while (server->handler()->active_watches() < idle + kActiveWatchers &&
+         absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  if (server->handler()->active_watches() < idle + kActiveWatchers) {
+    state.SkipWithError("watches did not start");
+  }
+  std::vector<char> buf(1 << 16);
+  int64_t writes = 0;
+  absl::Duration writing;
+  for (auto _ : state) {
+    const absl::Time t0 = absl::Now();
+    for (int i = 0; i < kFanOutWrites; ++i) {
+      auto patched = reg->Patch(
+          *cms, "default", "counter", PatchType::kMerge,
+          absl::StrCat(R"({"data":{"n":")", ++writes, R"("}})"));
+      if (!patched.ok()) state.SkipWithError("patch failed");
+    }
+    writing += absl::Now() - t0;
+    for (EventCounter& c : conns) {
+      if (!c.ReadUntil(writes, buf)) {
+        state.SkipWithError("watch ended early");
+        break;
+      }
+    }
+  }
+  for (EventCounter& c : conns) close(c.fd);
+  for (int fd : idle_fds) close(fd);
+  server->Stop();
+  state.counters["idle"] = idle;
+  state.counters["writes/s"] =
+      static_cast<double>(writes) / absl::ToDoubleSeconds(writing);
+  state.counters["events/s"] = benchmark::Counter(
+      static_cast<double>(writes) * kActiveWatchers, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_WritesBesideIdleWatchers)
+    ->Arg(0)
+    ->Arg(1000)
     ->Iterations(10)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
