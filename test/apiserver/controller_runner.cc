@@ -47,14 +47,14 @@ void ControllerRunner::Loop() {
       wait = std::min(wait, std::max(next - clock_->Now(), absl::ZeroDuration()));
     }
     int64_t scanned = after;
-    absl::StatusOr<std::vector<StoredEvent>> events = storage_->WaitForEvents(
+    absl::StatusOr<std::vector<StoredEventPtr>> events = storage_->WaitForEvents(
         "", after, absl::Now() + wait, 4096, [this] { return stopped(); },
         &scanned);
     bool wanted = false;
     if (events.ok()) {
       after = scanned;
-      for (const StoredEvent& e : *events) {
-        if (controller_->Wants(e)) {
+      for (const StoredEventPtr& e : *events) {
+        if (controller_->Wants(*e)) {
           wanted = true;
           break;
         }

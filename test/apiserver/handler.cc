@@ -831,7 +831,8 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
     return SendApiError(
         ex, ApiError::BadRequest(Cat("invalid resource version: ", Quote(rv))));
   }
-  absl::Time start = absl::Now();
+  const Clock* clock = options_.clock;
+  absl::Time start = clock->Now();
   absl::Duration timeout;
   int64_t timeout_seconds = 0;
   if (req.HasQuery("timeoutSeconds") &&
@@ -852,21 +853,19 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
   std::string collection = r.StorageKey();
   bool initial = send_initial.value_or(rv.empty() || rv == "0");
   bool selective = !lo.label_selector.Empty() || !lo.field_selector.Empty();
-  auto matches = [&](const api::Object& o) {
-    if (!ns.empty() && o.ns() != ns) return false;
-    return !selective || Registry::Matches(o, lo);
-  };
+  WatchFilter filter;
+  filter.ns = ns;
+  if (selective) {
+    filter.selects = [lo](const api::Object& o) {
+      return Registry::Matches(o, lo);
+    };
+  }
   std::vector<api::ObjectPtr> initial_objects;
   int64_t cursor = 0;
   if (initial) {
     Storage::ListOptions so;
     so.ns = ns;
-    if (selective) {
-      ListOptions copy = lo;
-      so.filter = [copy](const api::Object& o) {
-        return Registry::Matches(o, copy);
-      };
-    }
+    so.filter = filter.selects;
     auto l = storage->List(collection, so);
     if (!l.ok()) return SendError(ex, l.status());
     initial_objects = std::move(l->items);
@@ -906,6 +905,10 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
               "}\n");
     ++sent;
   };
+  auto add_error = [&](const absl::Status& status) {
+    ApiError e = ApiError::FromStatus(status);
+    CatAppend(&batch, R"({"type":"ERROR","object":)", e.ToJson(), "}\n");
+  };
   auto bookmark = [&](int64_t at, bool initial_end) {
     CatAppend(&batch, R"({"type":"BOOKMARK","object":{"kind":")", r.kind(),
               R"(","apiVersion":")", r.api_version(),
@@ -936,10 +939,23 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
     bookmark(cursor, true);
   }
   alive = alive && flush();
+  // Registered only now, so that what was written while the initial state
+  // went out comes from the history rather than filling the queue.
+  std::unique_ptr<CacheWatcher> watcher;
+  if (alive && !close_after_events()) {
+    auto w = storage->Watch(collection, cursor, filter);
+    if (w.ok()) {
+      watcher = std::move(*w);
+    } else {
+      add_error(w.status());
+      flush();
+    }
+  }
   absl::Time next_bookmark = start + options_.bookmark_interval;
-  auto cancelled = [ex]() { return ex->Cancelled(); };
-  while (alive && !close_after_events()) {
-    absl::Time now = absl::Now();
+  while (watcher != nullptr && !close_after_events()) {
+    // Outside every lock: this may cost a system call.
+    if (ex->Cancelled()) break;
+    absl::Time now = clock->Now();
     if (now >= end) {
       if (bookmarks) {
         bookmark(cursor, false);
@@ -947,57 +963,36 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
       }
       break;
     }
+    // Wake at least every 5 s to notice a client that went away.
     absl::Time deadline = std::min(end, now + absl::Seconds(5));
     if (bookmarks) deadline = std::min(deadline, next_bookmark);
-    int64_t scanned = cursor;
-    auto events = storage->WaitForEvents(collection, cursor, deadline, 1000,
-                                         cancelled, &scanned);
-    if (!events.ok()) {
-      ApiError e = ApiError::FromStatus(events.status());
-      CatAppend(&batch, R"({"type":"ERROR","object":)", e.ToJson(), "}\n");
+    CacheWatcher::Batch b = watcher->Next(deadline, 1000);
+    cursor = b.resource_version;
+    for (const WatchEvent& e : b.events) {
+      add_event(EventTypeName(e.type), e.object);
+      if (close_after_events()) break;
+      // Chunks of about 64 KiB at most, as for the initial state.
+      if (batch.size() > (1 << 16) && !(alive = flush())) break;
+    }
+    if (!alive) break;
+    if (b.terminated) {
+      LOG(WARNING) << "watch terminated, too slow to keep up resource="
+                   << collection << " ns=" << ns << " rv=" << cursor
+                   << " expired=" << !b.error.ok();
+      if (!b.error.ok()) add_error(b.error);
       flush();
       break;
     }
-    cursor = scanned;
-    for (const StoredEvent& e : *events) {
-      const char* type = nullptr;
-      api::ObjectPtr obj = e.object;
-      switch (e.type) {
-        case EventType::kAdded:
-          if (matches(*e.object)) type = "ADDED";
-          break;
-        case EventType::kDeleted:
-          if (matches(*e.previous)) type = "DELETED";
-          break;
-        case EventType::kModified: {
-          bool was = matches(*e.previous);
-          bool is = matches(*e.object);
-          if (was && is) {
-            type = "MODIFIED";
-          } else if (is) {
-            type = "ADDED";
-          } else if (was) {
-            type = "DELETED";
-            api::ObjectBuilder b = e.previous->ToBuilder();
-            b.SetResourceVersion(Cat(e.resource_version));
-            auto built = b.Build();
-            if (built.ok()) obj = *built;
-          }
-          break;
-        }
-      }
-      if (type == nullptr) continue;
-      add_event(type, obj);
-      if (close_after_events()) break;
-    }
     if (!flush()) break;
-    if (ex->Cancelled()) break;
-    if (bookmarks && absl::Now() >= next_bookmark) {
+    now = clock->Now();
+    // At the deadline the loop's head sends the last bookmark.
+    if (bookmarks && now >= next_bookmark && now < end) {
       bookmark(cursor, false);
       if (!flush()) break;
-      next_bookmark = absl::Now() + options_.bookmark_interval;
+      next_bookmark = now + options_.bookmark_interval;
     }
   }
+  watcher.reset();
   ex->EndStream();
   --active_watches_;
 }

@@ -25,6 +25,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "runtime/base/clock.h"
 #include "test/apiserver/faults.h"
 #include "test/apiserver/http_server.h"
 #include "test/apiserver/registry.h"
@@ -42,6 +43,8 @@ struct HandlerOptions {
   std::string git_version = "v1.32.4";
   std::string major = "1";
   std::string minor = "32";
+  // Watch timeouts and bookmarks follow this clock.
+  const Clock* clock = Clock::Real();
   // Watch bookmarks are sent this often when asked for.
   absl::Duration bookmark_interval = absl::Seconds(60);
   // A watch without timeoutSeconds ends after this, times 1 + rand [0, 1).

@@ -11,22 +11,12 @@
 namespace kcr {
 namespace apiserver {
 
-const char* EventTypeName(EventType type) {
-  switch (type) {
-    case EventType::kAdded:
-      return "ADDED";
-    case EventType::kModified:
-      return "MODIFIED";
-    case EventType::kDeleted:
-      return "DELETED";
-  }
-  return "ADDED";
-}
-
 Storage::Storage(StorageOptions options)
     : options_(options),
       resource_version_(options.initial_resource_version),
-      first_rv_(options.initial_resource_version + 1) {}
+      published_rv_(options.initial_resource_version),
+      first_rv_(options.initial_resource_version + 1),
+      compacted_through_(options.initial_resource_version) {}
 
 std::string Storage::Key(std::string_view ns, std::string_view name) {
   return Cat(ns, "/", name);
@@ -38,20 +28,56 @@ absl::Status Storage::TooOld(int64_t rv) const {
       .ToStatus();
 }
 
-void Storage::Record(StoredEvent event) {
-  history_.push_back(std::move(event));
+WatchCache* Storage::CacheLocked(std::string_view collection) {
+  std::unique_ptr<WatchCache>& c = caches_[ToAbsl(collection)];
+  if (c == nullptr) {
+    WatchCacheOptions wo;
+    wo.queue_size = options_.watch_queue_size;
+    wo.clock = options_.clock;
+    // Nothing of this collection was ever evicted; only a compaction
+    // bounds where its watches may start.
+    c = std::make_unique<WatchCache>(std::string(collection), &published_rv_,
+                                     compacted_through_, wo);
+  }
+  return c.get();
+}
+
+void Storage::Record(StoredEvent event, WatchCache** dispatch) {
+  auto e = std::make_shared<const StoredEvent>(std::move(event));
+  WatchCache* cache = CacheLocked(e->collection);
+  const int64_t rv = e->resource_version;
+  if (cache->Append(e)) *dispatch = cache;
+  history_.push_back({std::move(e), cache});
   size_t cap = std::max<size_t>(1, options_.history_size);
   while (history_.size() > cap) {
+    const Recorded& oldest = history_.front();
+    oldest.cache->Evict(oldest.event->resource_version);
     history_.pop_front();
     ++first_rv_;
   }
-  events_cv_.SignalAll();
+  published_rv_.store(rv, std::memory_order_release);
 }
 
 absl::StatusOr<Storage::WriteResult> Storage::Write(
     std::string_view collection, std::string_view ns, std::string_view name,
     const UpdateFunc& fn) {
-  MutexLock l(&mu_);
+  WatchCache* dispatch = nullptr;
+  absl::StatusOr<WriteResult> result;
+  {
+    MutexLock l(&mu_);
+    result = WriteLocked(collection, ns, name, fn, &dispatch);
+  }
+  // Nobody is woken under the storage lock.
+  if (result.ok() && result->op != Mutation::Op::kKeep) {
+    events_cv_.SignalAll();
+    if (dispatch != nullptr) dispatch->Kick();
+  }
+  return result;
+}
+
+absl::StatusOr<Storage::WriteResult> Storage::WriteLocked(
+    std::string_view collection, std::string_view ns, std::string_view name,
+    const UpdateFunc& fn, WatchCache** dispatch) {
   std::string coll(collection);
   Collection& c = collections_[coll];
   std::string key = Key(ns, name);
@@ -81,7 +107,7 @@ absl::StatusOr<Storage::WriteResult> Storage::Write(
       c[key] = *built;
       result.object = *built;
       result.event = current == nullptr ? EventType::kAdded : EventType::kModified;
-      Record({result.event, rv, coll, *built, current});
+      Record({result.event, rv, coll, *built, current}, dispatch);
       return result;
     }
     case Mutation::Op::kRemove: {
@@ -98,7 +124,7 @@ absl::StatusOr<Storage::WriteResult> Storage::Write(
       c.erase(key);
       result.object = *built;
       result.event = EventType::kDeleted;
-      Record({EventType::kDeleted, rv, coll, *built, current});
+      Record({EventType::kDeleted, rv, coll, *built, current}, dispatch);
       return result;
     }
   }
@@ -158,7 +184,7 @@ absl::StatusOr<Storage::ListResult> Storage::List(
   if (at < resource_version_) {
     for (size_t i = static_cast<size_t>(at + 1 - first_rv_); i < history_.size();
          ++i) {
-      const StoredEvent& e = history_[i];
+      const StoredEvent& e = *history_[i].event;
       if (e.collection != collection) continue;
       const api::Object& o = e.object ? *e.object : *e.previous;
       std::string key = Key(o.ns(), o.name());
@@ -224,19 +250,31 @@ size_t Storage::HistorySize() const {
   return history_.size();
 }
 
-absl::StatusOr<std::vector<StoredEvent>> Storage::WaitForEvents(
+absl::StatusOr<std::unique_ptr<CacheWatcher>> Storage::Watch(
+    std::string_view collection, int64_t after, WatchFilter filter) {
+  WatchCache* cache;
+  {
+    MutexLock l(&mu_);
+    cache = CacheLocked(collection);
+  }
+  // Caches live as long as Storage; registering needs only the cache.
+  return cache->Watch(after, std::move(filter));
+}
+
+absl::StatusOr<std::vector<StoredEventPtr>> Storage::WaitForEvents(
     std::string_view collection, int64_t after, absl::Time deadline,
     size_t max, const std::function<bool()>& cancelled,
     int64_t* scanned_to) const {
-  std::vector<StoredEvent> out;
+  std::vector<StoredEventPtr> out;
   MutexLock l(&mu_);
   while (true) {
     if (after < first_rv_ - 1) return TooOld(after);
     int64_t rv = after;
     while (rv < resource_version_ && out.size() < max) {
       ++rv;
-      const StoredEvent& e = history_[static_cast<size_t>(rv - first_rv_)];
-      if (collection.empty() || e.collection == collection) out.push_back(e);
+      const StoredEventPtr& e =
+          history_[static_cast<size_t>(rv - first_rv_)].event;
+      if (collection.empty() || e->collection == collection) out.push_back(e);
     }
     *scanned_to = rv;
     after = rv;
@@ -247,14 +285,28 @@ absl::StatusOr<std::vector<StoredEvent>> Storage::WaitForEvents(
 }
 
 void Storage::Interrupt() {
-  MutexLock l(&mu_);
-  events_cv_.SignalAll();
+  std::vector<WatchCache*> caches;
+  {
+    // Under the lock: a WaitForEvents between its check of `cancelled` and
+    // its wait would miss the signal otherwise.
+    MutexLock l(&mu_);
+    events_cv_.SignalAll();
+    caches.reserve(caches_.size());
+    for (const auto& [name, cache] : caches_) caches.push_back(cache.get());
+  }
+  for (WatchCache* cache : caches) cache->InterruptAll();
 }
 
 void Storage::Compact() {
-  MutexLock l(&mu_);
-  history_.clear();
-  first_rv_ = resource_version_ + 1;
+  {
+    MutexLock l(&mu_);
+    history_.clear();
+    first_rv_ = resource_version_ + 1;
+    compacted_through_ = resource_version_;
+    for (const auto& [name, cache] : caches_) {
+      cache->Compact(resource_version_);
+    }
+  }
   events_cv_.SignalAll();
 }
 

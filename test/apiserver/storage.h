@@ -16,9 +16,18 @@
 // objects), so a listing comes out in etcd's order: namespace, then name.
 //
 // Every write produces exactly one event, so the events in the history have
-// consecutive resourceVersions: event N is at index N - first_rv. Watching
-// from a resourceVersion older than the history (after it filled up or was
+// consecutive resourceVersions: event N is at index N - first_rv. Listing
+// at a resourceVersion older than the history (after it filled up or was
 // compacted) fails with 410 Expired "too old resource version: N (M)".
+//
+// Watches are per collection (watch_cache.h): each collection keeps its
+// own events of the history, its own watchers and its own dispatcher. A
+// write appends its event to its collection under the storage lock and,
+// with the lock released, wakes that collection's dispatcher, which hands
+// the event to the watchers whose namespace and selectors could match;
+// nobody else is woken, writes never wait for watchers, and watchers never
+// take the storage lock. A watch from before the newest evicted event of
+// its collection gets 410.
 //
 // Thread safety: every method may be called from any thread. UpdateFuncs
 // run with the storage lock held: they must not call back into Storage.
@@ -26,46 +35,38 @@
 #ifndef KCR_TEST_APISERVER_STORAGE_H_
 #define KCR_TEST_APISERVER_STORAGE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include <string_view>
 #include "absl/time/time.h"
 #include "api/object.h"
+#include "runtime/base/clock.h"
 #include "runtime/base/mutex.h"
+#include "test/apiserver/watch_cache.h"
 
 namespace kcr {
 namespace apiserver {
-
-enum class EventType { kAdded, kModified, kDeleted };
-
-// "ADDED", "MODIFIED", "DELETED".
-const char* EventTypeName(EventType type);
-
-// One recorded write.
-struct StoredEvent {
-  EventType type = EventType::kAdded;
-  int64_t resource_version = 0;
-  std::string collection;
-  // The object after the write; for kDeleted its last state, stamped with
-  // the deletion's resourceVersion (as kube-apiserver sends it).
-  api::ObjectPtr object;
-  // The object before the write; null for kAdded.
-  api::ObjectPtr previous;
-};
 
 struct StorageOptions {
   // Events kept for watches. At least 1.
   size_t history_size = 10000;
   // The resourceVersion of an empty store; the first write gets the next.
   int64_t initial_resource_version = 1;
+  // Events a watcher may have waiting before it is terminated (see
+  // watch_cache.h). At least 1.
+  size_t watch_queue_size = 4096;
+  // The clock watchers wait on.
+  const Clock* clock = Clock::Real();
 };
 
 class Storage {
@@ -166,19 +167,29 @@ class Storage {
   // The oldest resourceVersion a watch can start from.
   int64_t OldestResourceVersion() const;
 
+  // Watches one collection: the events after resourceVersion `after` that
+  // `filter` selects, first those still in the history, then each new one
+  // as it is written (see CacheWatcher). 410 Expired when the history of
+  // the collection no longer reaches `after`. Storage must outlive the
+  // watcher.
+  absl::StatusOr<std::unique_ptr<CacheWatcher>> Watch(
+      std::string_view collection, int64_t after, WatchFilter filter);
+
   // Events of `collection` ("" for every collection) with resourceVersion
-  // greater than `after`, at most `max`. Blocks until at least one event
-  // is available, `deadline` passes, or `cancelled()` returns true after
-  // Interrupt(); then returns what is available (possibly nothing).
-  // `*scanned_to` is set to the resourceVersion up to which the history was
-  // examined: pass it as `after` next time. 410 Expired when `after` is
-  // older than the history.
-  absl::StatusOr<std::vector<StoredEvent>> WaitForEvents(
+  // greater than `after`, at most `max`, for in-process controllers that
+  // follow every collection at once (ControllerRunner). Blocks until at
+  // least one event is available, `deadline` (real time) passes, or
+  // `cancelled()` returns true after Interrupt(); then returns what is
+  // available (possibly nothing). `*scanned_to` is set to the
+  // resourceVersion up to which the history was examined: pass it as
+  // `after` next time. 410 Expired when `after` is older than the history.
+  absl::StatusOr<std::vector<StoredEventPtr>> WaitForEvents(
       std::string_view collection, int64_t after, absl::Time deadline,
       size_t max, const std::function<bool()>& cancelled,
       int64_t* scanned_to) const;
 
-  // Wakes every WaitForEvents so it re-checks `cancelled`.
+  // Wakes every WaitForEvents so it re-checks `cancelled`, and interrupts
+  // every watcher (CacheWatcher::Interrupt).
   void Interrupt();
 
   // Drops the whole history: a watch from any resourceVersion before now
@@ -190,20 +201,45 @@ class Storage {
 
  private:
   using Collection = std::map<std::string, api::ObjectPtr>;
+  struct Recorded {
+    StoredEventPtr event;
+    WatchCache* cache;
+  };
 
+  absl::StatusOr<WriteResult> WriteLocked(std::string_view collection,
+                                          std::string_view ns,
+                                          std::string_view name,
+                                          const UpdateFunc& fn,
+                                          WatchCache** dispatch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The message kube-apiserver's watch cache gives for a too old RV.
   absl::Status TooOld(int64_t rv) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Record(StoredEvent event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records `event` in the history and its collection's watch cache; sets
+  // `*dispatch` to the cache when its dispatcher must be kicked.
+  void Record(StoredEvent event, WatchCache** dispatch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  WatchCache* CacheLocked(std::string_view collection)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const StorageOptions options_;
   mutable Mutex mu_;
+  // WaitForEvents waits here; signalled after the lock is released.
   mutable CondVar events_cv_;
   absl::flat_hash_map<std::string, Collection> collections_
       ABSL_GUARDED_BY(mu_);
   int64_t resource_version_ ABSL_GUARDED_BY(mu_);
+  // resource_version_, published after each write's event is in its
+  // watch cache (read by watchers without the lock).
+  std::atomic<int64_t> published_rv_;
+  // One per collection ever written or watched; never removed. After
+  // published_rv_, which they read, so that they go first.
+  absl::flat_hash_map<std::string, std::unique_ptr<WatchCache>> caches_
+      ABSL_GUARDED_BY(mu_);
   // history_[i] has resourceVersion first_rv_ + i.
-  std::deque<StoredEvent> history_ ABSL_GUARDED_BY(mu_);
+  std::deque<Recorded> history_ ABSL_GUARDED_BY(mu_);
   int64_t first_rv_ ABSL_GUARDED_BY(mu_);
+  // A watch cache created now gets 410 before this (the last compaction).
+  int64_t compacted_through_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace apiserver
