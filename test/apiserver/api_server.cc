@@ -25,9 +25,12 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
   const ApiServerOptions& o = s->options_;
   StorageOptions so;
   so.history_size = o.history_size;
+  so.watch_queue_size = o.watch_queue_size;
+  so.clock = o.clock;
   s->storage_ = std::make_unique<Storage>(so);
   s->resources_ = std::make_unique<ResourceRegistry>();
   RegistryOptions ro;
+  ro.clock = o.clock;
   ro.patch_handlers = o.patch_handlers;
   const PatchHandlers defaults = DefaultPatchHandlers(ro.clock);
   if (!ro.patch_handlers.strategic_merge) {
@@ -42,6 +45,7 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
   ho.token = o.token;
   ho.git_version = o.git_version;
   ho.minor = o.minor;
+  ho.clock = o.clock;
   ho.bookmark_interval = o.bookmark_interval;
   ho.min_request_timeout = o.min_request_timeout;
   ho.table_convertor = o.table_convertor != nullptr

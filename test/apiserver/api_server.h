@@ -23,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "runtime/base/clock.h"
 #include "test/apiserver/builtin_controllers.h"
 #include "test/apiserver/faults.h"
 #include "test/apiserver/handler.h"
@@ -49,6 +50,12 @@ struct ApiServerOptions {
   std::string token;
   // Events kept for watches; older resourceVersions get 410.
   size_t history_size = 10000;
+  // Events a watcher may have waiting before it is terminated (a watcher
+  // that cannot keep up; see watch_cache.h).
+  size_t watch_queue_size = 4096;
+  // The server's clock: object timestamps, watch timeouts and bookmarks.
+  // Tests may pass a FakeClock (test/fakes/fake_clock.h).
+  const Clock* clock = Clock::Real();
   absl::Duration bookmark_interval = absl::Seconds(60);
   absl::Duration min_request_timeout = absl::Seconds(1800);
   // /version

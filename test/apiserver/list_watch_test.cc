@@ -10,6 +10,7 @@
 #include "rapidjson/pointer.h"
 #include "test/apiserver/api_server.h"
 #include "test/apiserver/test_client.h"
+#include "test/fakes/fake_clock.h"
 
 namespace kcr {
 namespace apiserver {
@@ -268,6 +269,45 @@ TEST_F(ListWatchTest, BookmarkBeforeTheTimeoutEndsTheStream) {
                               "?watch=1&timeoutSeconds=1&resourceVersion=" + rv);
   EXPECT_FALSE(plain->Next().has_value());
   EXPECT_TRUE(plain->ended());
+}
+
+// Timeouts and bookmarks follow the server's clock, not the wall clock.
+TEST_F(ListWatchTest, WatchTimeoutAndBookmarksFollowTheServersClock) {
+  testing::FakeClock clock;
+  ApiServerOptions options;
+  options.controllers.node_simulator = false;
+  options.clock = &clock;
+  options.bookmark_interval = absl::Seconds(60);
+  Start(options);
+  std::string rv = Create("a");
+  auto w = client_->Watch(std::string(kCms) +
+                          "?watch=1&allowWatchBookmarks=true&timeoutSeconds=300&"
+                          "resourceVersion=" + rv);
+  ASSERT_EQ(w->status(), 200);
+  clock.BlockUntilWaiters(1);  // the watch waits for events
+  clock.Advance(absl::Seconds(60));
+  auto bookmark = w->Next();
+  ASSERT_TRUE(bookmark.has_value());
+  EXPECT_EQ(Type(*bookmark), "BOOKMARK");
+  EXPECT_EQ(Field(*bookmark, "/object/metadata/resourceVersion"), rv);
+
+  std::string b = Create("b");
+  auto added = w->Next();
+  ASSERT_TRUE(added.has_value());
+  EXPECT_EQ(Type(*added), "ADDED");
+  // Nothing more until the server's clock reaches the timeout; then a last
+  // bookmark, and the stream ends.
+  clock.BlockUntilWaiters(1);
+  clock.Advance(absl::Seconds(240));
+  std::vector<std::string> types;
+  std::string last;
+  while (auto line = w->Next()) {
+    types.push_back(Type(*line));
+    last = *line;
+  }
+  EXPECT_TRUE(w->ended());
+  EXPECT_THAT(types, ElementsAre("BOOKMARK"));
+  EXPECT_EQ(Field(last, "/object/metadata/resourceVersion"), b);
 }
 
 TEST_F(ListWatchTest, SingleObjectWatchByName) {
