@@ -355,9 +355,13 @@ BENCHMARK(BM_ConcurrentWatchers)
 // times the writes alone; "events/s" is the events delivered to the
 // ConfigMap watchers over the whole iteration. Idle watchers should cost
 // nothing: the two figures should not move between /0 and /1000.
+//
+// BM_WritesBesideIdleConnections is the same with idle keep-alive
+// connections that watch nothing (one health check each), to tell the cost
+// of a watcher from the cost of a connection's thread.
 constexpr int kActiveWatchers = 10;
 
-void BM_WritesBesideIdleWatchers(benchmark::State& state) {
+void WritesBeside(benchmark::State& state, bool idle_watch) {
   const int idle = static_cast<int>(state.range(0));
   auto started = ApiServer::Start(ServerOptions(100000));
   if (!started.ok()) {
@@ -376,6 +380,7 @@ void BM_WritesBesideIdleWatchers(benchmark::State& state) {
   static const char* const kOtherResources[] = {
       "/api/v1/pods", "/api/v1/secrets", "/api/v1/services",
       "/api/v1/serviceaccounts", "/apis/coordination.k8s.io/v1/leases"};
+  std::vector<char> buf(1 << 16);
   std::vector<int> idle_fds;
   for (int i = 0; i < idle; ++i) {
     int fd = Connect(server->port());
@@ -383,7 +388,14 @@ void BM_WritesBesideIdleWatchers(benchmark::State& state) {
       state.SkipWithError("connect failed");
       break;
     }
-    SendGet(fd, absl::StrCat(kOtherResources[i % 5], "?watch=1"));
+    if (idle_watch) {
+      SendGet(fd, absl::StrCat(kOtherResources[i % 5], "?watch=1"));
+    } else {
+      // Kept alive: its thread then waits for a next request.
+      const std::string req = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+      (void)!write(fd, req.data(), req.size());
+      (void)!read(fd, buf.data(), buf.size());
+    }
     idle_fds.push_back(fd);
   }
   const std::string path = absl::StrCat(
@@ -395,15 +407,15 @@ void BM_WritesBesideIdleWatchers(benchmark::State& state) {
     if (c.fd >= 0) SendGet(c.fd, path);
   }
   // Every watch streaming before the clock starts.
+  const int watches = (idle_watch ? idle : 0) + kActiveWatchers;
   const absl::Time give_up = absl::Now() + absl::Seconds(120);
-  while (server->handler()->active_watches() < idle + kActiveWatchers &&
+  while (server->handler()->active_watches() < watches &&
          absl::Now() < give_up) {
     absl::SleepFor(absl::Milliseconds(10));
   }
-  if (server->handler()->active_watches() < idle + kActiveWatchers) {
+  if (server->handler()->active_watches() < watches) {
     state.SkipWithError("watches did not start");
   }
-  std::vector<char> buf(1 << 16);
   int64_t writes = 0;
   absl::Duration writing;
   for (auto _ : state) {
@@ -431,8 +443,21 @@ void BM_WritesBesideIdleWatchers(benchmark::State& state) {
   state.counters["events/s"] = benchmark::Counter(
       static_cast<double>(writes) * kActiveWatchers, benchmark::Counter::kIsRate);
 }
+
+void BM_WritesBesideIdleWatchers(benchmark::State& state) {
+  WritesBeside(state, /*idle_watch=*/true);
+}
 BENCHMARK(BM_WritesBesideIdleWatchers)
     ->Arg(0)
+    ->Arg(1000)
+    ->Iterations(10)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_WritesBesideIdleConnections(benchmark::State& state) {
+  WritesBeside(state, /*idle_watch=*/false);
+}
+BENCHMARK(BM_WritesBesideIdleConnections)
     ->Arg(1000)
     ->Iterations(10)
     ->Unit(benchmark::kMillisecond)
