@@ -270,6 +270,11 @@ class FoldingQueue {
     // Under index_mu_: when a delaying queue adds the item (Unix
     // nanoseconds), or 0 if it is not waiting.
     int64_t ready = 0;
+    // A metered queue's first-add time of the item (Unix nanoseconds), for
+    // its queue latency, or 0. Kept here, on the line a worker fetches
+    // anyway, rather than in the metrics. Written by the folder before the
+    // entry is published or marked dirty, read and cleared by Get.
+    int64_t added = 0;
   };
   using EntrySlab = Slab<Entry>;
 
@@ -420,17 +425,19 @@ class FoldingQueue {
     }
     AtStep(Step::kFoldTaken);
     Batch batch;
-    counted_.clear();
-    for (Inboxed& in : folding_) {
-      const uint32_t slot = InsertLocked(std::move(in.item), in.hash, &batch);
-      if (slot != kNil && metrics_ != nullptr) counted_.push_back(slot);
-    }
-    folding_.clear();
+    counted_ = 0;
     // A metered queue's Adds count from the moment they are folded in, a
     // few microseconds after the calls (one clock read per fold, none per
     // Add).
-    PublishLocked(batch, counted_,
-                  metrics_ != nullptr ? clock_->Now() : absl::Time());
+    const int64_t added_at =
+        metrics_ != nullptr ? absl::ToUnixNanos(clock_->Now()) : 0;
+    for (Inboxed& in : folding_) {
+      const uint32_t slot =
+          InsertLocked(std::move(in.item), in.hash, added_at, &batch);
+      if (slot != kNil) ++counted_;
+    }
+    folding_.clear();
+    PublishLocked(batch, counted_);
     // Release: a reader that sees it clear sees this fold's effects. The
     // next fold sets it again only after this one releases index_mu_.
     folding_now_.store(false, std::memory_order_release);
@@ -481,17 +488,14 @@ class FoldingQueue {
     return head_ != kNil;
   }
 
-  // Joins `batch` to the FIFO, records in the metrics the Adds made `at`
-  // that count (queued, or marked to be queued again: their slots are
-  // `counted`), reaps the entries finished so far, and wakes a worker if
-  // anything was queued.
-  void PublishLocked(const Batch& batch,
-                     const std::vector<uint32_t>& counted = {},
-                     absl::Time at = absl::Time()) const
+  // Joins `batch` to the FIFO, counts in the metrics the `counted` Adds
+  // that count (queued, or marked to be queued again), reaps the entries
+  // finished so far, and wakes a worker if anything was queued.
+  void PublishLocked(const Batch& batch, size_t counted = 0) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
     {
       MutexLock lock(&mu_);
-      if (!counted.empty()) metrics_->Add(counted, at);
+      if (counted != 0 && metrics_ != nullptr) metrics_->Add(counted);
       if (batch.len != 0) PushLocked(batch);
       TakeFinishedLocked();
     }
@@ -524,9 +528,11 @@ class FoldingQueue {
   // client-go's Add for one item. Returns the item's slot if the Add counts
   // (queued, or marked to be queued again), kNil if it collapsed into an
   // entry already waiting. A newly queued slot is appended to `batch`.
-  uint32_t InsertLocked(T&& item, uint32_t hash, Batch* batch) const
+  uint32_t InsertLocked(T&& item, uint32_t hash, int64_t added_at,
+                        Batch* batch) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
-    return AddExistingLocked(EntryForLocked(std::move(item), hash), batch);
+    return AddExistingLocked(EntryForLocked(std::move(item), hash), added_at,
+                             batch);
   }
 
   // The slot of `item`'s entry, created if it has none. A new entry is
@@ -543,26 +549,36 @@ class FoldingQueue {
           Entry& fresh = slab_.at(slot);
           new (&fresh.key) T(std::move(item));
           fresh.hash = hash;
+          fresh.added = 0;
           fresh.state.store(kFinished, std::memory_order_relaxed);
           construct(SlotRef{slot, hash});
         });
     return slot != kNil ? slot : it->slot;
   }
 
-  // client-go's Add on an entry: as InsertLocked.
-  uint32_t AddExistingLocked(uint32_t slot, Batch* batch) const
+  // client-go's Add on an entry: as InsertLocked. A metered queue passes
+  // the Add's time in `added_at` (0 otherwise), kept as the item's first-add
+  // time if the Add counts.
+  uint32_t AddExistingLocked(uint32_t slot, int64_t added_at,
+                             Batch* batch) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
     Entry& entry = slab_.at(slot);
     uint8_t state = entry.state.load(std::memory_order_acquire);
-    if (state == kProcessing &&
-        entry.state.compare_exchange_strong(state, kProcessingDirty,
-                                            std::memory_order_acq_rel)) {
-      return slot;  // Done queues it again
+    if (state == kProcessing) {
+      // Written before the compare-and-swap that lets Done queue the entry
+      // (Done's failed swap acquires it). If Done finishes the entry first,
+      // the Add still counts: it is queued below.
+      if (added_at != 0 && entry.added == 0) entry.added = added_at;
+      if (entry.state.compare_exchange_strong(state, kProcessingDirty,
+                                              std::memory_order_acq_rel)) {
+        return slot;  // Done queues it again
+      }
     }
     // Already waiting, or about to be queued again by Done: collapse.
     if (state != kFinished) return kNil;
     // New, finished but not yet reaped, or only waiting for a delay: queue
     // the entry as it stands.
+    if (added_at != 0 && entry.added == 0) entry.added = added_at;
     LinkLocked(slot, batch);
     return slot;
   }
@@ -611,7 +627,13 @@ class FoldingQueue {
     queued_.store(len_, std::memory_order_relaxed);
     entry.state.store(kProcessing, std::memory_order_release);
     ++processing_;
-    if (metrics_ != nullptr) *latency = metrics_->Get(slot, now);
+    if (metrics_ != nullptr) {
+      *latency = entry.added != 0
+                     ? absl::ToDoubleSeconds(now - absl::FromUnixNanos(entry.added))
+                     : -1;
+      entry.added = 0;
+      metrics_->Get(slot, now);
+    }
     last_get_ = LastGet{id_, slot};
     // Others sleep while items wait: hand the next one on.
     if (head_ != kNil && sleepers_pending_.load(std::memory_order_relaxed)) {
@@ -731,7 +753,8 @@ class FoldingQueue {
     // fold them in first.
     if (inbox_filled_.load(std::memory_order_acquire)) FoldLocked();
     Batch batch;
-    counted_.clear();
+    counted_ = 0;
+    const int64_t added_at = metrics_ != nullptr ? now : 0;
     const bool shutting_down = shutting_down_.load();
     size_t due = 0;
     for (; due < limit; ++due) {
@@ -746,10 +769,9 @@ class FoldingQueue {
         reaping_.push_back(p.slot);  // no Add after shutdown: let it go
         continue;
       }
-      const uint32_t slot = AddExistingLocked(p.slot, &batch);
-      if (slot != kNil && metrics_ != nullptr) counted_.push_back(slot);
+      if (AddExistingLocked(p.slot, added_at, &batch) != kNil) ++counted_;
     }
-    if (due != 0) PublishLocked(batch, counted_, absl::FromUnixNanos(now));
+    if (due != 0) PublishLocked(batch, counted_);
     return due;
   }
 
@@ -869,7 +891,8 @@ class FoldingQueue {
   // not free; the slab's allocation state is the folder's too.
   alignas(kCacheLine) mutable Mutex index_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable std::vector<Inboxed> folding_ ABSL_GUARDED_BY(index_mu_);
-  mutable std::vector<uint32_t> counted_ ABSL_GUARDED_BY(index_mu_);
+  // Adds of the current fold or due batch that count, for the metrics.
+  mutable size_t counted_ ABSL_GUARDED_BY(index_mu_) = 0;
   mutable std::vector<uint32_t> reaping_ ABSL_GUARDED_BY(index_mu_);
   // Entries are read by workers under mu_ once pushed; see State.
   mutable EntrySlab slab_;

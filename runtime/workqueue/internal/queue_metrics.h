@@ -1,7 +1,8 @@
 // Bookkeeping behind a queue's metrics, as client-go's defaultQueueMetrics:
-// the first-add and processing-start time of each item, kept in an array
-// indexed by the queue's slot number (stable from Add to Done), so that no
-// Add, Get or Done hashes anything for its metrics.
+// the processing-start time of each item, kept in an array indexed by the
+// queue's slot number (stable from Add to Done), so that no Get or Done
+// hashes anything for its metrics. (The first-add time lives in the queue's
+// own entry.)
 #ifndef KCR_RUNTIME_WORKQUEUE_INTERNAL_QUEUE_METRICS_H_
 #define KCR_RUNTIME_WORKQUEUE_INTERNAL_QUEUE_METRICS_H_
 
@@ -33,30 +34,16 @@ class QueueMetrics {
         longest_running_(
             provider->NewLongestRunningProcessorSecondsMetric(name)) {}
 
-  // Adds that count (client-go's metrics.add), of the items in `slots`,
-  // made at `at`: the adds and depth instruments, and each item's first-add
-  // time unless it has one already.
-  void Add(const std::vector<uint32_t>& slots, absl::Time at) {
-    adds_->IncBy(slots.size());
-    depth_->IncBy(slots.size());
-    for (const uint32_t slot : slots) {
-      Times& t = At(slot);
-      if (!t.added_set) {
-        t.added = at;
-        t.added_set = true;
-      }
-    }
+  // `n` Adds that count (client-go's metrics.add, for n items at once).
+  // Their first-add times are kept by the queue, in its entries.
+  void Add(size_t n) {
+    adds_->IncBy(n);
+    depth_->IncBy(n);
   }
 
-  // The Get of the item in `slot` at `now`. Returns its queue latency in
-  // seconds, or -1 if it has no first-add time, for ObserveGet.
-  double Get(uint32_t slot, absl::Time now) {
+  // The Get of the item in `slot` at `now`: it is being processed from now.
+  void Get(uint32_t slot, absl::Time now) {
     Times& t = At(slot);
-    double latency = -1;
-    if (t.added_set) {
-      latency = absl::ToDoubleSeconds(now - t.added);
-      t.added_set = false;
-    }
     if (!t.processing) {
       t.processing = true;
       t.prev = kNone;
@@ -65,7 +52,6 @@ class QueueMetrics {
       processing_head_ = slot;
     }
     t.started = now;
-    return latency;
   }
 
   // The Done of the item in `slot` at `now`. Returns its work duration in
@@ -113,11 +99,9 @@ class QueueMetrics {
   // One slot's times. Items being processed are linked in a list, so the
   // unfinished-work update visits only them.
   struct Times {
-    absl::Time added;
     absl::Time started;
     uint32_t prev = kNone;
     uint32_t next = kNone;
-    bool added_set = false;
     bool processing = false;
   };
 
