@@ -79,6 +79,12 @@ FaultInjector::Verdict FaultInjector::Roll() {
   return Verdict::kNone;
 }
 
+absl::Duration FaultInjector::TakeDelay() {
+  MutexLock l(&mu_);
+  if (options_.delay > absl::ZeroDuration()) ++delays_;
+  return options_.delay;
+}
+
 int64_t FaultInjector::errors_injected() const {
   MutexLock l(&mu_);
   return errors_;
@@ -87,6 +93,11 @@ int64_t FaultInjector::errors_injected() const {
 int64_t FaultInjector::throttles_injected() const {
   MutexLock l(&mu_);
   return throttles_;
+}
+
+int64_t FaultInjector::delays_injected() const {
+  MutexLock l(&mu_);
+  return delays_;
 }
 
 }  // namespace apiserver

@@ -54,10 +54,14 @@ class FaultInjector {
 
   // Decides the fault for one resource request (random per the fractions).
   Verdict Roll();
+  // The delay to inject before one resource request is processed (zero for
+  // none); counts it in delays_injected() when it is not zero.
+  absl::Duration TakeDelay();
 
   // Counters of injected faults.
   int64_t errors_injected() const;
   int64_t throttles_injected() const;
+  int64_t delays_injected() const;
 
  private:
   mutable Mutex mu_;
@@ -65,6 +69,7 @@ class FaultInjector {
   absl::BitGen gen_ ABSL_GUARDED_BY(mu_);
   int64_t errors_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t throttles_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t delays_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace apiserver

@@ -97,21 +97,24 @@ TEST_F(FaultsTest, InjectedErrorsAndThrottlingNeverChangeState) {
   EXPECT_EQ(client_->Put("/fault-injection", R"({"errorFraction":2})").status, 400);
 }
 
+// Which requests were delayed is read from the injector's counter, never
+// from how long they took, so a slow machine cannot pass or fail it; the
+// only timing check is a lower bound, which slowness cannot break.
 TEST_F(FaultsTest, InjectedDelaySlowsResourceRequestsOnly) {
   StartWithEndpoint();
   ASSERT_EQ(client_->Put("/fault-injection", R"({"delayMilliseconds":300})").status, 200);
   EXPECT_EQ(client_->Get("/fault-injection").Int("/delayMilliseconds"), 300);
-  absl::Time start = absl::Now();
+  EXPECT_EQ(server_->faults()->delays_injected(), 0);
+  const absl::Time start = absl::Now();
   EXPECT_EQ(client_->Get(kCms).status, 200);
   EXPECT_GE(absl::Now() - start, absl::Milliseconds(300));
-  start = absl::Now();
+  EXPECT_EQ(server_->faults()->delays_injected(), 1);
   EXPECT_EQ(client_->Get("/healthz").status, 200);
   EXPECT_EQ(client_->Get("/api/v1").status, 200);
-  EXPECT_LT(absl::Now() - start, absl::Milliseconds(300));
+  EXPECT_EQ(server_->faults()->delays_injected(), 1) << "only resource requests";
   ASSERT_EQ(client_->Put("/fault-injection", R"({"delayMilliseconds":0})").status, 200);
-  start = absl::Now();
   EXPECT_EQ(client_->Get(kCms).status, 200);
-  EXPECT_LT(absl::Now() - start, absl::Milliseconds(300));
+  EXPECT_EQ(server_->faults()->delays_injected(), 1) << "delay switched off";
 }
 
 // Memory is bounded by the objects plus the configured history: however
@@ -184,10 +187,10 @@ TEST_F(FaultsTest, TwoHundredConcurrentWatchersAndPromptShutdown) {
     EXPECT_THAT(*line, StartsWith(R"({"type":"ADDED")"));
   }
   EXPECT_EQ(server_->handler()->active_watches(), 200);
-  absl::Time start = absl::Now();
+  // Each watch would run for half an hour or more on its own (the server's
+  // min request timeout): Stop returning at all, well inside the test's
+  // timeout, shows that it ends the streams itself.
   server_->Stop();
-  // Generous bound: Stop closes every stream and joins every thread at once.
-  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
   for (auto& w : watches) {
     while (w->Next().has_value()) {
     }

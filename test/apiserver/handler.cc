@@ -605,7 +605,8 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
   // Fault injection applies to resource requests only.
   FaultInjector* faults = options_.faults;
   FaultOptions fo = faults->options();
-  if (fo.delay > absl::ZeroDuration()) absl::SleepFor(fo.delay);
+  const absl::Duration delay = faults->TakeDelay();
+  if (delay > absl::ZeroDuration()) absl::SleepFor(delay);
   switch (faults->Roll()) {
     case FaultInjector::Verdict::kError:
       SendApiError(ex, ApiError::InternalError("injected fault"));
