@@ -409,7 +409,16 @@ TEST_F(LifecycleTest, GarbageCollectionByOwnerReferences) {
                 .Str("/metadata/deletionTimestamp")
                 .empty();
   })) << "the collector never deleted the dependent";
-  absl::SleepFor(absl::Milliseconds(100));
+  // A barrier instead of a pause: the collector's pass that removes the
+  // dependent of another, background-deleted owner starts after fg-dep was
+  // seen terminating, and each pass looks at every object, so by then it
+  // has had its chance to (wrongly) let fg go.
+  dependent("mark-dep", "mark", owner("mark"), "");
+  ASSERT_EQ(client_->Delete(std::string(kCms) + "/mark",
+                            R"({"propagationPolicy":"Background"})")
+                .status,
+            200);
+  EXPECT_TRUE(Eventually([&] { return gone("mark-dep"); }));
   TestResponse waiting = client_->Get(std::string(kCms) + "/fg");
   EXPECT_EQ(waiting.status, 200) << "a blocking dependent keeps its owner";
   EXPECT_FALSE(waiting.Str("/metadata/deletionTimestamp").empty());
