@@ -1,6 +1,11 @@
 #include "test/apiserver/builtin_controllers.h"
 
+#include <string>
 #include <utility>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "glog/logging.h"
 
 namespace kcr {
 namespace apiserver {
@@ -27,6 +32,9 @@ BuiltinControllers::BuiltinControllers(Registry* registry,
 BuiltinControllers::~BuiltinControllers() { Stop(); }
 
 void BuiltinControllers::Start() {
+  std::vector<std::string> names;
+  for (const auto& c : controllers_) names.push_back(c->Name());
+  LOG(INFO) << "built-in controllers starting names=" << absl::StrJoin(names, ",");
   for (const auto& r : runners_) r->Start();
 }
 

@@ -40,6 +40,8 @@ class BuiltinControllers {
   BuiltinControllers(const BuiltinControllers&) = delete;
   BuiltinControllers& operator=(const BuiltinControllers&) = delete;
 
+  // Logs the names of the controllers it starts (for operators, and for
+  // tests of a server process to see which are switched off).
   void Start();
   // Stops every controller thread. Idempotent.
   void Stop();

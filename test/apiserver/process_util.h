@@ -71,7 +71,9 @@ class LocalApiServerProcess {
   const std::string& error() const { return error_; }
   // Sends `sig` (SIGTERM by default; the server also stops on SIGINT)
   // and waits; returns the exit code (nullopt if it had to be killed).
-  std::optional<int> Stop(absl::Duration timeout = absl::Seconds(5),
+  // The default timeout only guards against a hang: a clean exit on a slow
+  // machine must not count as one.
+  std::optional<int> Stop(absl::Duration timeout = absl::Seconds(30),
                           int sig = SIGTERM);
 
  private:

@@ -24,6 +24,13 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
 constexpr char kBinary[] = "cmd/local-apiserver/local-apiserver";
+// How long Stop waits for the process to exit by itself before it kills it
+// (and the test fails). Only a guard against a hang, never a measure of
+// promptness: however slow the machine, a clean exit passes.
+constexpr absl::Duration kExitGrace = absl::Seconds(30);
+// The line the server logs (to <dir>/apiserver.log) before it prints its
+// URL, naming the built-in controllers it runs.
+constexpr char kControllersLine[] = "built-in controllers starting names=";
 
 int PortOf(const std::string& url) {
   std::smatch m;
@@ -88,12 +95,12 @@ TEST_F(LocalApiServerTest, PrintsLoopbackUrlWritesKubeconfigAndStopsOnSigint) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   EXPECT_EQ(client_->Get("/healthz").body, "ok");
 
-  // A watch in progress does not hold the process up.
+  // A watch in progress does not hold the process up: it would run for
+  // half an hour or more (the server's min request timeout), and the
+  // process exits by itself (code 0, not killed) well before.
   auto watch = client_->Watch("/api/v1/namespaces/default/configmaps?watch=1");
   ASSERT_EQ(watch->status(), 200);
-  absl::Time start = absl::Now();
-  EXPECT_EQ(server_->Stop(absl::Seconds(5), SIGINT), std::optional<int>(0));
-  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  EXPECT_EQ(server_->Stop(kExitGrace, SIGINT), std::optional<int>(0));
   while (watch->Next().has_value()) {
   }
   EXPECT_TRUE(watch->ended());
@@ -101,9 +108,7 @@ TEST_F(LocalApiServerTest, PrintsLoopbackUrlWritesKubeconfigAndStopsOnSigint) {
 
 TEST_F(LocalApiServerTest, StopsOnSigterm) {
   Start();
-  absl::Time start = absl::Now();
-  EXPECT_EQ(server_->Stop(absl::Seconds(5), SIGTERM), std::optional<int>(0));
-  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  EXPECT_EQ(server_->Stop(kExitGrace, SIGTERM), std::optional<int>(0));
 }
 
 TEST_F(LocalApiServerTest, FaultFlagsAreInForceFromTheStart) {
@@ -146,6 +151,9 @@ TEST_F(LocalApiServerTest, FaultEndpointIsOffUnlessEnabled) {
 
 TEST_F(LocalApiServerTest, SimulatedNodeRunsPodsByDefault) {
   Start({"--sim-running-after-ms=100"});
+  EXPECT_THAT(ReadFile(dir_ + "/apiserver.log"),
+              HasSubstr(std::string(kControllersLine) +
+                        "garbage-collector,namespace-controller,node-simulator\n"));
   // The simulated node registers its Node object as it starts, beside the
   // server.
   EXPECT_TRUE(WaitFor(
@@ -160,14 +168,18 @@ TEST_F(LocalApiServerTest, SimulatedNodeRunsPodsByDefault) {
   }));
 }
 
+// That nothing runs pods is read from what the server says it started, not
+// from a pause long enough for a simulated node to have acted.
 TEST_F(LocalApiServerTest, SimulatedNodeSwitchedOff) {
   Start({"--simulate-node=false", "--sim-running-after-ms=100"});
+  EXPECT_THAT(ReadFile(dir_ + "/apiserver.log"),
+              HasSubstr(std::string(kControllersLine) +
+                        "garbage-collector,namespace-controller\n"));
   EXPECT_EQ(client_->Get("/api/v1/nodes/kcr-node").status, 404);
   ASSERT_EQ(client_->Post("/api/v1/namespaces/default/pods",
                           R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}})")
                 .status,
             201);
-  absl::SleepFor(absl::Milliseconds(500));
   TestResponse pod = client_->Get("/api/v1/namespaces/default/pods/p");
   EXPECT_EQ(pod.Str("/status/phase"), "Pending");
   EXPECT_EQ(pod.Str("/spec/nodeName"), "");
