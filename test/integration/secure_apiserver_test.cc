@@ -39,7 +39,9 @@ class SecureApiServerTest : public ::testing::Test {
   }
 
   void TearDown() override {
-    if (server_ != nullptr) EXPECT_EQ(server_->Stop(), std::optional<int>(0));
+    if (server_ != nullptr) {
+      EXPECT_EQ(server_->Stop(), std::optional<int>(0));
+    }
   }
 
   ProcessResult Kubectl(const std::vector<std::string>& args) {
