@@ -4,10 +4,13 @@
 # The rest are conveniences for developers.
 
 BAZEL ?= bazel
+CLANG_FORMAT ?= clang-format-14
 
-.PHONY: deps run test bench tsan asan clang fuzz clean
+.PHONY: deps run test bench tsan asan clang fuzz format format-check clean
 
 FUZZ_SECONDS ?= 60
+# Every tracked C++ file outside third_party/, NUL-separated.
+FORMAT_FILES = git ls-files -z -- '*.cc' '*.h' ':(exclude)third_party/**'
 
 deps:
 	@./third_party/deps.sh
@@ -32,6 +35,14 @@ clang: deps
 
 fuzz: deps
 	FUZZ_SECONDS=$(FUZZ_SECONDS) ./test/fuzz/run_fuzzers.sh
+
+# Rewrites every file in place with clang-format-14 (.clang-format).
+format: deps
+	@$(FORMAT_FILES) | xargs -0 $(CLANG_FORMAT) -i
+
+# Lists what `make format` would change and fails if anything would.
+format-check: deps
+	@$(FORMAT_FILES) | xargs -0 $(CLANG_FORMAT) --dry-run --Werror
 
 clean:
 	$(BAZEL) clean

@@ -9,6 +9,7 @@ packages=(
   g++
   clang-14
   libclang-rt-14-dev
+  clang-format-14
   pkg-config
   libcpprest-dev
   libboost-dev
