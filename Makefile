@@ -1,14 +1,21 @@
 # Two commands do everything on a fresh Debian 12 machine:
 #   make run    install what is missing, build, run kcr's main job
 #   make test   install what is missing, run every test, print the count
-# The rest are conveniences for developers.
+# The rest are conveniences for developers; .ci/run runs the CI set.
 
 BAZEL ?= bazel
 CLANG_FORMAT ?= clang-format-14
 
-.PHONY: deps run test bench tsan asan clang fuzz format format-check clean
+.PHONY: deps run test bench tsan asan clang werror fuzz format format-check clean
 
 FUZZ_SECONDS ?= 60
+# Extra flags for `make test`, e.g. TEST_FLAGS=--config=werror (as CI does).
+TEST_FLAGS ?=
+# The .bazelrc config `make clang` builds with. CI uses tsan (clang with
+# the thread-safety analysis and TSan) so that `make tsan` reuses the build.
+CLANG_CONFIG ?= clang
+# What `make tsan` runs: the runtime's and the local API server's tests.
+TSAN_TARGETS ?= //test/runtime/... //test/apiserver/...
 # Every tracked C++ file outside third_party/, NUL-separated.
 FORMAT_FILES = git ls-files -z -- '*.cc' '*.h' ':(exclude)third_party/**'
 
@@ -19,19 +26,22 @@ run: deps
 	$(BAZEL) run -c opt //bench:workqueue_benchmark -- --benchmark_report_aggregates_only=true
 
 test: deps
-	@./test/run_all.sh
+	@./test/run_all.sh $(TEST_FLAGS)
 
 bench: deps
 	$(BAZEL) run -c opt //bench:workqueue_benchmark -- --benchmark_report_aggregates_only=true
 
 tsan: deps
-	$(BAZEL) test --config=tsan //test/runtime/...
+	@./test/run_all.sh --config=tsan $(TSAN_TARGETS)
 
 asan: deps
 	$(BAZEL) test --config=asan //...
 
 clang: deps
-	$(BAZEL) build --config=clang //...
+	$(BAZEL) build --config=$(CLANG_CONFIG) //...
+
+werror: deps
+	$(BAZEL) build --config=werror //...
 
 fuzz: deps
 	FUZZ_SECONDS=$(FUZZ_SECONDS) ./test/fuzz/run_fuzzers.sh

@@ -1,15 +1,26 @@
 #!/usr/bin/env bash
-# Runs `bazel test //...` (extra arguments are passed on; tests always run,
-# never served from the shared cache), then prints
-# `N passed, N failed` on a line of its own, counted from Bazel's per-test
-# results, and exits non-zero if anything failed or did not build.
+# Runs `bazel test` with the given flags and targets (targets default to
+# `//...`; tests always run, never served from the shared cache), then
+# prints `N passed, N failed` on a line of its own, counted from Bazel's
+# per-test results, and exits non-zero if anything failed or did not build.
+#
+#   test/run_all.sh                                   every test
+#   test/run_all.sh --config=werror                   every test, gcc -Werror
+#   test/run_all.sh --config=tsan //test/runtime/...  some tests, under TSan
 set -uo pipefail
 cd "$(dirname "$0")/.."
+
+args=("$@")
+has_target=0
+for a in "${args[@]}"; do
+  case "$a" in -*) ;; *) has_target=1 ;; esac
+done
+if [ "$has_target" -eq 0 ]; then args+=("//..."); fi
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-bazel test //... --keep_going --nocache_test_results "$@" 2>&1 | tee "$log"
+bazel test --keep_going --nocache_test_results "${args[@]}" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 
 passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")
