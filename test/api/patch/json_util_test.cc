@@ -31,7 +31,7 @@ TEST(JsonUtilTest, InvalidUtf8IsReplacedByteByByteAsGoDoes) {
   std::string out = "untouched";
   EXPECT_FALSE(ReplaceInvalidUtf8("plain \xc3\xa9 \xf0\x9f\x98\x80", &out));
   EXPECT_EQ(out, "untouched");
-  EXPECT_EQ(ValidUtf8Prefix("ab\xffcd"), 2u);
+  EXPECT_EQ(ValidUtf8Prefix("ab\xff" "cd"), 2u);
   const std::string fffd = "\xef\xbf\xbd";
   struct Case {
     std::string in, out;
