@@ -30,7 +30,9 @@ struct FaultOptions {
   // Retry-After header (0..1).
   double throttle_fraction = 0;
   int retry_after_seconds = 1;
-  // Delay before every resource request is processed.
+  // Delay before every resource request is processed. A request whose
+  // client goes away, or that a stopping server cancels, ends its delay
+  // there, unanswered.
   absl::Duration delay = absl::ZeroDuration();
 
   // {"watchCloseAfterEvents":0,"watchCloseAfterSeconds":0,

@@ -29,6 +29,18 @@ namespace {
 
 constexpr char kJson[] = "application/json";
 
+// Sleeps for `d` of real time in short steps, so that a stopping server or
+// a client that went away ends the wait. Returns false if it was cut short.
+bool SleepUnlessCancelled(absl::Duration d, HttpExchange* ex) {
+  const absl::Time end = absl::Now() + d;
+  while (!ex->Cancelled()) {
+    const absl::Duration left = end - absl::Now();
+    if (left <= absl::ZeroDuration()) return true;
+    absl::SleepFor(std::min(left, absl::Milliseconds(10)));
+  }
+  return false;
+}
+
 struct MediaType {
   std::string type;  // "application/json", lower case
   std::map<std::string, std::string> params;
@@ -605,8 +617,9 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
   // Fault injection applies to resource requests only.
   FaultInjector* faults = options_.faults;
   FaultOptions fo = faults->options();
+  // The client is gone or the server is stopping: nobody to answer.
   const absl::Duration delay = faults->TakeDelay();
-  if (delay > absl::ZeroDuration()) absl::SleepFor(delay);
+  if (delay > absl::ZeroDuration() && !SleepUnlessCancelled(delay, ex)) return;
   switch (faults->Roll()) {
     case FaultInjector::Verdict::kError:
       SendApiError(ex, ApiError::InternalError("injected fault"));
