@@ -399,22 +399,21 @@ TEST_P(ApiServerClientTest, Watch) {
   EXPECT_EQ((*watch)->status().code(), absl::StatusCode::kCancelled);
 }
 
-// Cancellation against the real server. The wall-clock bound is only a
-// guard against hanging: what each call waits for (a 3 s delay, a 30 s
-// Retry-After, a watch without events) is far longer.
-constexpr absl::Duration kHangGuard = absl::Seconds(2);
+// Cancellation against the real server. No clock measures "promptly":
+// what each call waits for (an hour's delay, an hour's Retry-After, a
+// watch that would last half an hour, a token days away) outlasts Bazel's
+// timeout, so a call that did not end with its context would fail the
+// test however fast or slow the machine is.
 
 TEST_P(ApiServerClientTest, DeadlineEndsARequestTheServerDelays) {
   StartServer();
   auto client = Client();
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
   apiserver::FaultOptions faults;
-  faults.delay = absl::Seconds(3);
+  faults.delay = absl::Hours(1);
   server_->faults()->set_options(faults);
   auto [ctx, cancel] = WithTimeout(kBg, absl::Milliseconds(100));
-  const absl::Time start = absl::Now();
   const absl::Status got = client->List(ctx, cms).status();
-  EXPECT_LT(absl::Now() - start, kHangGuard);
   EXPECT_EQ(got.code(), absl::StatusCode::kDeadlineExceeded) << got;
   EXPECT_THAT(got.message(), HasSubstr("context deadline exceeded"));
   cancel();
@@ -428,12 +427,10 @@ TEST_P(ApiServerClientTest, DeadlineEndsARetryAfterWait) {
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
   apiserver::FaultOptions faults;
   faults.throttle_fraction = 1;
-  faults.retry_after_seconds = 30;
+  faults.retry_after_seconds = 3600;
   server_->faults()->set_options(faults);
   auto [ctx, cancel] = WithTimeout(kBg, absl::Milliseconds(300));
-  const absl::Time start = absl::Now();
   const absl::Status got = client->Create(ctx, cms, *ConfigMap("throttled")).status();
-  EXPECT_LT(absl::Now() - start, kHangGuard);
   EXPECT_EQ(got.code(), absl::StatusCode::kDeadlineExceeded) << got;
   EXPECT_LE(server_->faults()->throttles_injected(), 1);  // never retried
   cancel();
@@ -452,11 +449,9 @@ TEST_P(ApiServerClientTest, CancelEndsAWatchWithoutEvents) {
     EXPECT_FALSE((*watch)->Next(&e));
     returned.Notify();
   });
-  const absl::Time at = absl::Now();
   cancel();
-  EXPECT_TRUE(returned.WaitForNotificationWithTimeout(kHangGuard));
   reader.join();
-  EXPECT_LT(absl::Now() - at, kHangGuard);
+  EXPECT_TRUE(returned.HasBeenNotified());
   EXPECT_EQ((*watch)->status().code(), absl::StatusCode::kCancelled);
 
   // A deadline on one Next ends the stream too.
@@ -472,13 +467,13 @@ TEST_P(ApiServerClientTest, CancelEndsAWatchWithoutEvents) {
 TEST_P(ApiServerClientTest, RateLimiterWaitEndsWithTheContext) {
   StartServer();
   Config config;
-  config.qps = 0.01;  // a token every 100 s
+  config.qps = 1e-6;  // a token every 11.6 days
   config.burst = 1;
   auto client = Client(config, {}, /*record_sleeps=*/false);
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
   ASSERT_TRUE(client->List(kBg, cms).ok());
   // Longer than the deadline: refused at once, nothing sent.
-  auto [ctx, cancel] = WithTimeout(kBg, absl::Seconds(1));
+  auto [ctx, cancel] = WithTimeout(kBg, absl::Hours(1));
   EXPECT_EQ(client->List(ctx, cms).status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_FALSE(ctx.done());
   cancel();
@@ -486,10 +481,8 @@ TEST_P(ApiServerClientTest, RateLimiterWaitEndsWithTheContext) {
   auto [waiting, cancel_waiting] = WithCancel(kBg);
   absl::Status got;
   std::thread caller([&, waiting = waiting] { got = client->List(waiting, cms).status(); });
-  const absl::Time at = absl::Now();
   cancel_waiting();
   caller.join();
-  EXPECT_LT(absl::Now() - at, kHangGuard);
   EXPECT_EQ(got.code(), absl::StatusCode::kCancelled);
 }
 

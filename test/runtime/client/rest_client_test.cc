@@ -766,12 +766,11 @@ TEST_F(RestClientTest, WatchStopInterruptsABlockedRead) {
 
 // --- Cancellation ---
 //
-// Each test cancels a call where it blocks and checks the status code. The
-// wall-clock bound is only a guard against hanging: "promptly" is shown by
-// the call ending long before what it waited for could have (a server that
-// never answers, a 30 s Retry-After, a fake clock that does not move).
-
-constexpr absl::Duration kHangGuard = absl::Seconds(2);
+// Each test cancels a call where it blocks and checks the status code. No
+// clock measures "promptly": what the call waited for would have ended it
+// differently (a server that answers 200 or ends the stream once the test
+// lets go) or never (a Retry-After or backoff on a fake clock that does not
+// move, which Bazel's timeout fails), so a slow machine changes nothing.
 
 // Runs `call` on a thread; Wait() returns its status once it is back.
 class Call {
@@ -785,12 +784,9 @@ class Call {
         }) {}
   ~Call() { thread_.join(); }
 
-  // The status, after `cancel` was done at `since`; fails the test if the
-  // call is not back within kHangGuard.
-  absl::Status Wait(absl::Time since) {
+  // The status, once the call is back.
+  absl::Status Wait() {
     MutexLock lock(&mu_);
-    EXPECT_TRUE(mu_.AwaitWithDeadline(absl::Condition(&done_), since + kHangGuard))
-        << "the call did not return after its context ended";
     mu_.Await(absl::Condition(&done_));
     return status_;
   }
@@ -820,9 +816,8 @@ TEST_F(RestClientTest, CancelEndsARequestInFlight) {
                         {.resource_version = "slow"}).status();
   });
   received.WaitForNotification();  // the request is on the server
-  const absl::Time at = absl::Now();
   cancel();
-  const absl::Status got = call.Wait(at);
+  const absl::Status got = call.Wait();
   EXPECT_EQ(got.code(), absl::StatusCode::kCancelled) << got;
   EXPECT_THAT(got.message(), HasSubstr("context canceled"));
   EXPECT_FALSE(api::GetStatusError(got).has_value());
@@ -840,12 +835,10 @@ TEST_F(RestClientTest, DeadlineEndsARequestInFlight) {
   });
   // The deadline is on the real clock; the client's own clock is fake.
   auto [ctx, cancel] = WithTimeout(kBg, absl::Milliseconds(100), Clock::Real());
-  const absl::Time at = absl::Now();
   const absl::Status got =
       client_->Create(ctx, Resource::Namespaced(kConfigMaps), *Obj(kCm)).status();
   EXPECT_EQ(got.code(), absl::StatusCode::kDeadlineExceeded) << got;
   EXPECT_THAT(got.message(), HasSubstr("context deadline exceeded"));
-  EXPECT_LT(absl::Now() - at, kHangGuard);
   cancel();
   release.Notify();
   server_.reset();
@@ -883,9 +876,8 @@ TEST_F(RestClientTest, CancelEndsTheRetryAfterSleep) {
     return client_->Create(ctx, Resource::Namespaced(kConfigMaps), *Obj(kCm)).status();
   });
   clock_.BlockUntilTimers(1);  // asleep for the Retry-After (fake time stands still)
-  const absl::Time at = absl::Now();
   cancel();
-  const absl::Status got = call.Wait(at);
+  const absl::Status got = call.Wait();
   EXPECT_EQ(got.code(), absl::StatusCode::kCancelled) << got;
   EXPECT_EQ(recorder_.count(), 1u);  // not retried
   EXPECT_EQ(clock_.ArmedTimers(), 0);
@@ -908,7 +900,7 @@ TEST_F(RestClientTest, RetryAfterSleepsOnTheClientsClock) {
   clock_.Advance(absl::Seconds(29));
   EXPECT_EQ(recorder_.count(), 1u);
   clock_.Advance(absl::Seconds(1));
-  EXPECT_TRUE(call.Wait(absl::Now()).ok());
+  EXPECT_TRUE(call.Wait().ok());
   EXPECT_EQ(recorder_.count(), 2u);
 }
 
@@ -925,9 +917,8 @@ TEST_F(RestClientTest, DeadlineEndsTheBackoffSleep) {
   clock_.Advance(absl::Milliseconds(200));
   clock_.BlockUntilTimers(2);  // the deadline, and the 400 ms backoff
   EXPECT_EQ(recorder_.count(), 2u);
-  const absl::Time at = absl::Now();
   clock_.Advance(absl::Milliseconds(300));  // the deadline, mid-backoff
-  const absl::Status got = call.Wait(at);
+  const absl::Status got = call.Wait();
   EXPECT_EQ(got.code(), absl::StatusCode::kDeadlineExceeded) << got;
   EXPECT_EQ(recorder_.count(), 2u);
   cancel();
@@ -944,9 +935,8 @@ TEST_F(RestClientTest, CancelEndsTheRateLimiterWait) {
   auto [ctx, cancel] = WithCancel(kBg);
   Call call([&, ctx = ctx] { return client_->Get(ctx, cms, "cm1").status(); });
   clock_.BlockUntilTimers(1);  // waiting 1 s for a token
-  const absl::Time at = absl::Now();
   cancel();
-  EXPECT_EQ(call.Wait(at).code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(call.Wait().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(recorder_.count(), 1u);
 
   // A wait that would outlast the deadline ends at once.
@@ -989,9 +979,8 @@ TEST_F(RestClientTest, WatchWithoutEventsEndsWithItsContext) {
     EXPECT_FALSE((*watch)->Next(&e));
     return (*watch)->status();
   });
-  const absl::Time at = absl::Now();
   cancel_watch();
-  EXPECT_EQ(call.Wait(at).code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(call.Wait().code(), absl::StatusCode::kCancelled);
   WatchEvent e;
   EXPECT_FALSE((*watch)->Next(&e));
 
@@ -999,9 +988,7 @@ TEST_F(RestClientTest, WatchWithoutEventsEndsWithItsContext) {
   auto second = client_->Watch(kBg, cms);
   ASSERT_TRUE(second.ok()) << second.status();
   auto [next_ctx, cancel_next] = WithTimeout(kBg, absl::Milliseconds(50), Clock::Real());
-  const absl::Time next_at = absl::Now();
   EXPECT_FALSE((*second)->Next(next_ctx, &e));
-  EXPECT_LT(absl::Now() - next_at, kHangGuard);
   EXPECT_EQ((*second)->status().code(), absl::StatusCode::kDeadlineExceeded);
   cancel_next();
   watch->reset();
