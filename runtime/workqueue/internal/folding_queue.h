@@ -625,15 +625,17 @@ class FoldingQueue {
     }
     --len_;
     queued_.store(len_, std::memory_order_relaxed);
-    entry.state.store(kProcessing, std::memory_order_release);
-    ++processing_;
     if (metrics_ != nullptr) {
       *latency = entry.added != 0
                      ? absl::ToDoubleSeconds(now - absl::FromUnixNanos(entry.added))
                      : -1;
+      // Before the entry is marked processing: from then on the folder may
+      // record a new Add's time here (AddExistingLocked acquires the state).
       entry.added = 0;
       metrics_->Get(slot, now);
     }
+    entry.state.store(kProcessing, std::memory_order_release);
+    ++processing_;
     last_get_ = LastGet{id_, slot};
     // Others sleep while items wait: hand the next one on.
     if (head_ != kNil && sleepers_pending_.load(std::memory_order_relaxed)) {
