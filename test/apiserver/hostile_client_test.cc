@@ -559,6 +559,34 @@ TEST_F(HostileClientTest, WrongContentTypesAre415) {
                400, "BadRequest");
 }
 
+// kubectl's typed generators send protobuf. A map entry without its key or
+// value once reached RapidJSON as a null pointer and aborted the server; Go
+// reads either as the empty string (and an empty label key then fails
+// validation).
+TEST_F(HostileClientTest, ProtobufMapEntryWithoutKeyOrValue) {
+  auto field = [](int number, const std::string& bytes) {
+    return std::string(1, static_cast<char>(number << 3 | 2)) +
+           std::string(1, static_cast<char>(bytes.size())) + bytes;
+  };
+  auto config_map = [&field](const std::string& name,
+                             const std::string& label) {
+    const std::string meta = field(1, name) + field(11, label);
+    const std::string type_meta = field(1, "v1") + field(2, "ConfigMap");
+    return std::string("k8s\0", 4) + field(1, type_meta) +
+           field(2, field(1, meta));
+  };
+  TestResponse no_value =
+      client_->Do("POST", kCms, config_map("pb", field(1, "app")),
+                  "application/vnd.kubernetes.protobuf");
+  EXPECT_EQ(no_value.status, 201) << no_value.body;
+  EXPECT_THAT(no_value.body, HasSubstr(R"("labels":{"app":""})"));
+  ExpectHealthy();
+  ExpectStatus("no key",
+               client_->Do("POST", kCms, config_map("pb2", ""),
+                           "application/vnd.kubernetes.protobuf"),
+               422, "Invalid");
+}
+
 TEST_F(HostileClientTest, AbsurdQueryValues) {
   ASSERT_EQ(client_->Post(kCms, ConfigMap("cm", "{}")).status, 201);
   const std::string list = kCms;

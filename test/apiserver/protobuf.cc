@@ -492,6 +492,10 @@ absl::Status Decode(std::string_view data, const Message& m,
 // Both point into `data`.
 absl::Status DecodeMapEntry(std::string_view data, std::string_view* key,
                             std::string_view* value) {
+  // A missing key or value is the empty string, as in Go; and never a null
+  // pointer, which RapidJSON refuses to make a string of.
+  *key = std::string_view("", 0);
+  *value = std::string_view("", 0);
   Reader r(data);
   while (!r.done()) {
     uint64_t tag;

@@ -72,6 +72,18 @@ TEST(ProtobufTest, DecodesConfigMap) {
             R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"team","labels":{"app":"web"}},"data":{"a":"b"}})");
 }
 
+// A map entry without its key or value is the empty string, as in Go. It
+// once reached RapidJSON as a null pointer and aborted the server.
+TEST(ProtobufTest, MapEntryWithoutKeyOrValueIsEmpty) {
+  std::string meta = Bytes(1, "c") + Bytes(11, "") + Bytes(12, Bytes(1, "k"));
+  std::string data = Bytes(2, Bytes(2, "v"));
+  auto json = KubernetesProtobufToJson(
+      Envelope("ConfigMap", Bytes(1, meta) + data));
+  ASSERT_TRUE(json.ok()) << json.status();
+  EXPECT_EQ(*json,
+            R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","labels":{"":""},"annotations":{"k":""}},"data":{"":"v"}})");
+}
+
 TEST(ProtobufTest, DecodesNamespaceAndSecretBytesAsBase64) {
   auto ns = KubernetesProtobufToJson(
       Envelope("Namespace", Bytes(1, Bytes(1, "team")) +
