@@ -21,8 +21,9 @@ namespace api {
 // Converts every document of a (possibly multi-document, "---"-separated)
 // YAML stream; empty documents are skipped. InvalidArgument with the line
 // and column for malformed YAML, a non-scalar mapping key, a scalar JSON
-// cannot hold (.inf, .nan), bytes that are not UTF-8 (as go-yaml refuses
-// them), nesting deeper than kMaxJsonDepth (the limit
+// cannot hold (.inf, .nan), bytes that are not UTF-8 or characters YAML
+// does not allow (control characters; go-yaml refuses both), a token no
+// node starts with (a lone ","), nesting deeper than kMaxJsonDepth (the limit
 // JSON bodies share), or aliases that would expand the stream to more
 // values than it has bytes plus 10,000 (a "billion laughs" document: a few
 // hundred bytes that name the same anchor over and over).

@@ -521,6 +521,22 @@ TEST_F(HostileClientTest, InvalidUtf8IsReadAsGoReadsIt) {
   EXPECT_EQ(patched.Str("/data/j"), "\xef\xbf\xbd");
 }
 
+// One byte, ",", made yaml-cpp's LoadAll add empty documents until the
+// server ran out of memory; control characters, which go-yaml refuses,
+// are refused too.
+TEST_F(HostileClientTest, YamlThatNeverEndsIsBadRequest) {
+  ASSERT_EQ(client_->Post(kCms, ConfigMap("cm", "{}")).status, 201);
+  for (const std::string& body : {std::string(","), std::string("a: 1\n---\n,"),
+                                 std::string("a: b\0", 5)}) {
+    ExpectStatus("create", client_->Do("POST", kCms, body, "application/yaml"),
+                 400, "BadRequest");
+    ExpectStatus("apply",
+                 client_->Do("PATCH", std::string(kCms) + "/cm?fieldManager=m",
+                             body, "application/apply-patch+yaml"),
+                 400, "BadRequest");
+  }
+}
+
 TEST_F(HostileClientTest, WrongContentTypesAre415) {
   ASSERT_EQ(client_->Post(kCms, ConfigMap("cm", "{}")).status, 201);
   const std::string cm = std::string(kCms) + "/cm";

@@ -69,6 +69,31 @@ TEST(YamlToJsonTest, InvalidUtf8IsRefused) {
   EXPECT_TRUE(YamlToJson("a: \xc3\xa9\n").ok());
 }
 
+// yaml-cpp 0.7's LoadAll loops, adding empty documents until memory runs
+// out, on a token that cannot start a node at the top of a document.
+TEST(YamlToJsonTest, StrayFlowEntryIsAnErrorNotAnEndlessStream) {
+  for (const char* yaml : {",", "a: 1\n---\n,\n", "- a\n,", ",,,"}) {
+    auto docs = YamlToJsonDocuments(yaml);
+    ASSERT_FALSE(docs.ok()) << yaml;
+    EXPECT_THAT(std::string(docs.status().message()),
+                HasSubstr("did not find expected node content"))
+        << yaml;
+  }
+}
+
+// As go-yaml: "control characters are not allowed".
+TEST(YamlToJsonTest, ControlCharactersAreRefused) {
+  for (const std::string& yaml :
+       {std::string("a: b\0c\n", 7), std::string("a: \x01\n"),
+        std::string("a: \x7f\n"), std::string("a: \xc2\x80\n"),
+        std::string("a: \xef\xbf\xbe\n")}) {
+    EXPECT_THAT(std::string(YamlToJson(yaml).status().message()),
+                HasSubstr("control characters are not allowed"))
+        << yaml;
+  }
+  EXPECT_TRUE(YamlToJson("a: \"tab\there\"\r\nb: \xc2\x85\xc2\xa0\n").ok());
+}
+
 // YAML bodies meet the same nesting limit as JSON ones.
 TEST(YamlToJsonTest, NestingIsHeldToTheJsonLimit) {
   auto nested = [](int levels) {
