@@ -4,6 +4,7 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_join.h"
+#include "api/patch/json_util.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 
@@ -89,7 +90,12 @@ void WriteString(rapidjson::Writer<rapidjson::StringBuffer>& w,
                  const char* key, const std::string& value) {
   if (value.empty()) return;
   w.Key(key);
-  w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+  // Messages quote what a client sent (a name from the URL, a protobuf
+  // apiVersion), which need not be UTF-8; Go's encoder writes U+FFFD for
+  // such bytes, and so must this, for the Status to stay JSON.
+  std::string valid;
+  const std::string& text = ReplaceInvalidUtf8(value, &valid) ? valid : value;
+  w.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
 }
 
 // apimachinery's cause type for a field error.

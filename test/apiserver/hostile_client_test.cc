@@ -514,6 +514,11 @@ TEST_F(HostileClientTest, InvalidUtf8IsReadAsGoReadsIt) {
                            "  name: y\ndata:\n  k: a\xff\n",
                            "application/apply-patch+yaml"),
                400, "BadRequest");
+  // A name from the URL is quoted in the answer: still JSON.
+  const std::string missing = ExpectStatus(
+      "404 naming bytes from the URL",
+      client_->Get(std::string(kCms) + "/a%ff%c3"), 404, "NotFound");
+  EXPECT_EQ(missing, "configmaps \"a\xef\xbf\xbd\xef\xbf\xbd\" not found");
   TestResponse patched = client_->Patch(std::string(kCms) + "/utf8",
                                         "{\"data\":{\"j\":\"\xfe\"}}",
                                         "application/merge-patch+json");

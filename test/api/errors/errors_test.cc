@@ -183,6 +183,20 @@ TEST(ErrorsTest, StatusesWithoutPayloadAreNotApiErrors) {
   }
 }
 
+// A message may quote bytes a client sent that are not UTF-8 (a name from
+// the URL): the Status is still JSON, with U+FFFD for them as Go writes.
+TEST(ErrorsTest, BodiesAreUtf8WhateverTheMessageQuotes) {
+  StatusError e = StatusError::NotFound({"", "configmaps"}, "a\xff");
+  e.causes.push_back({"FieldValueInvalid", "bad \xc3", "metadata.name"});
+  EXPECT_EQ(e.ToJson(),
+            "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+            "\"status\":\"Failure\",\"message\":\"configmaps \\\"a\xef\xbf\xbd\\\" "
+            "not found\",\"reason\":\"NotFound\",\"details\":{\"name\":"
+            "\"a\xef\xbf\xbd\",\"kind\":\"configmaps\",\"causes\":[{\"reason\":"
+            "\"FieldValueInvalid\",\"message\":\"bad \xef\xbf\xbd\",\"field\":"
+            "\"metadata.name\"}]},\"code\":404}");
+}
+
 TEST(ErrorsTest, BodiesAreWhatKubeApiserverWrites) {
   EXPECT_EQ(StatusError::NotFound({"", "configmaps"}, "cm1").ToJson(),
             R"({"kind":"Status","apiVersion":"v1","metadata":{},)"
