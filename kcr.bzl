@@ -45,11 +45,15 @@ def kcr_cc_benchmark(name, copts = [], deps = [], **kwargs):
         **kwargs
     )
 
-def kcr_cc_fuzz_test(name, srcs, deps = [], copts = [], **kwargs):
+def kcr_cc_fuzz_test(name, srcs, deps = [], copts = [], data = [], **kwargs):
     """A libFuzzer target and a test that replays its seed corpus.
 
-    `srcs` define LLVMFuzzerTestOneInput; the seed corpus is the directory
-    corpus/<name>/ next to the BUILD file. Two targets are made:
+    `srcs` define LLVMFuzzerTestOneInput, which should run its input through
+    kcr::fuzz::RunOnServerStack (test/fuzz/server_stack.h, linked in here)
+    so that it meets the local API server's connection-thread stack; the
+    seed corpus is the directory corpus/<name>/ next to the BUILD file.
+    `data` is made available to both targets (paths relative to the
+    workspace root). Two targets are made:
       <name>:        a cc_test (any compiler) that feeds every seed to the
                      fuzz function; part of `bazel test //...`.
       <name>_fuzzer: the libFuzzer binary, tagged "manual" and "fuzzer";
@@ -61,8 +65,8 @@ def kcr_cc_fuzz_test(name, srcs, deps = [], copts = [], **kwargs):
         name = name,
         srcs = srcs,
         copts = KCR_COPTS + copts,
-        deps = deps + ["//test/fuzz:replay_main"],
-        data = native.glob([corpus + "/**"]),
+        deps = deps + ["//test/fuzz:replay_main", "//test/fuzz:server_stack"],
+        data = data + native.glob([corpus + "/**"]),
         args = [native.package_name() + "/" + corpus],
         size = "small",
         **kwargs
@@ -71,7 +75,8 @@ def kcr_cc_fuzz_test(name, srcs, deps = [], copts = [], **kwargs):
         name = name + "_fuzzer",
         srcs = srcs,
         copts = KCR_COPTS + copts,
-        deps = deps,
+        deps = deps + ["//test/fuzz:server_stack"],
+        data = data,
         linkopts = ["-fsanitize=fuzzer"],
         tags = ["manual", "fuzzer"],
         testonly = True,

@@ -10,6 +10,7 @@
 #include "api/patch/json_util.h"
 #include "rapidjson/document.h"
 #include "test/apiserver/table.h"
+#include "test/fuzz/server_stack.h"
 
 namespace {
 
@@ -20,7 +21,7 @@ void CheckJson(const std::string& text) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+static int FuzzOne(const uint8_t* data, size_t size) {
   using kcr::apiserver::TablePrinter;
   std::string input(reinterpret_cast<const char*>(data), size);
   rapidjson::Document object;
@@ -56,5 +57,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   full.include_object = kcr::apiserver::IncludeObject::kObject;
   CheckJson(cr->RenderList(items, {}, full));
   CheckJson(cr->RenderCells(object));
+  return 0;
+}
+
+// On a thread with the local API server's connection stack, so that
+// recursion the server could not afford fails here too.
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  kcr::fuzz::RunOnServerStack([data, size] { FuzzOne(data, size); });
   return 0;
 }

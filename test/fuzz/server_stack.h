@@ -13,9 +13,11 @@
 namespace kcr {
 namespace fuzz {
 
-// Runs `fn` on a new thread whose stack is `stack_bytes`, and waits for it.
-// Aborts if the thread cannot be started (a fuzz target must not silently
-// skip its input).
+// Runs `fn` on a thread whose stack is `stack_bytes`, and waits for it. The
+// thread is started on the first call for that size and reused after (so
+// `fn` starts on an empty stack each time); calls are serialised. Aborts if
+// the thread cannot be started (a fuzz target must not silently skip its
+// input).
 void RunWithStack(size_t stack_bytes, const std::function<void()>& fn);
 
 // RunWithStack with the server's connection-thread stack.

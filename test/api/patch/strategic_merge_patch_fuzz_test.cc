@@ -13,6 +13,7 @@
 #include "api/patch/patch_schema.h"
 #include "api/patch/strategic_merge_patch.h"
 #include "rapidjson/document.h"
+#include "test/fuzz/server_stack.h"
 
 namespace {
 
@@ -24,7 +25,7 @@ void Check(bool ok) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+static int FuzzOne(const uint8_t* data, size_t size) {
   absl::string_view input(reinterpret_cast<const char*>(data), size);
   const size_t newline = input.find('\n');
   absl::string_view first = input.substr(0, newline);
@@ -82,5 +83,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Check(JsonToString(next).ok());
     }
   }
+  return 0;
+}
+
+// On a thread with the local API server's connection stack, so that
+// recursion the server could not afford fails here too.
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  kcr::fuzz::RunOnServerStack([data, size] { FuzzOne(data, size); });
   return 0;
 }

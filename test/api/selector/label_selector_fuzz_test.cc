@@ -8,6 +8,7 @@
 #include "api/selector/field_selector.h"
 #include "api/selector/label_selector.h"
 #include "rapidjson/document.h"
+#include "test/fuzz/server_stack.h"
 
 namespace {
 
@@ -58,9 +59,16 @@ void FuzzFields(absl::string_view input) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+static int FuzzOne(const uint8_t* data, size_t size) {
   absl::string_view input(reinterpret_cast<const char*>(data), size);
   FuzzLabels(input);
   FuzzFields(input);
+  return 0;
+}
+
+// On a thread with the local API server's connection stack, so that
+// recursion the server could not afford fails here too.
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  kcr::fuzz::RunOnServerStack([data, size] { FuzzOne(data, size); });
   return 0;
 }
