@@ -152,7 +152,10 @@ struct ErrorSite {
 absl::Status Validate(const Value& root, ErrorSite* site = nullptr) {
   ErrorSite ignored;
   ErrorSite& at = site != nullptr ? *site : ignored;
-  at = ErrorSite();
+  // Reset field by field: gcc -O2 wrongly reports the inlined storage of
+  // a whole-struct assignment from a temporary as used uninitialized.
+  at.path.clear();
+  at.missing = false;
   if (!root.IsObject()) return Invalid("top level is not an object");
   auto index = [](const Value& object, Value::ConstMemberIterator it) {
     return static_cast<size_t>(it - object.MemberBegin());
