@@ -28,20 +28,7 @@ using stress::CpuHogs;
 using stress::Rng;
 using stress::StallAtEveryStep;
 
-// How long a round may take to drain before it counts as a hang: far more
-// than any round needs even under load, far less than the test's timeout.
-constexpr absl::Duration kHangAfter = absl::Seconds(20);
-
-// Waits until `done()` holds or kHangAfter passes; returns whether it held.
-template <typename F>
-bool WaitFor(F done) {
-  const absl::Time give_up = absl::Now() + kHangAfter;
-  while (!done()) {
-    if (absl::Now() > give_up) return false;
-    absl::SleepFor(absl::Microseconds(200));
-  }
-  return true;
-}
+using stress::WaitFor;
 
 // The benchmark's scenario (e): one producer AddAfters distinct keys, one
 // worker drains them. Each item must come out exactly once, and not before

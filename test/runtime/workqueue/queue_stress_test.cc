@@ -23,17 +23,7 @@ using stress::CpuHogs;
 using stress::Rng;
 using stress::StallAtEveryStep;
 
-constexpr absl::Duration kHangAfter = absl::Seconds(20);
-
-template <typename F>
-bool WaitFor(F done) {
-  const absl::Time give_up = absl::Now() + kHangAfter;
-  while (!done()) {
-    if (absl::Now() > give_up) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
+using stress::WaitFor;
 
 // Each worker holds item i until another worker has taken item i + 1, so
 // the round only finishes if every item that is queued while a worker is

@@ -85,6 +85,27 @@ inline int Rounds(int fallback) {
   return fallback;
 }
 
+// How long a round may take to drain before it counts as a hang: far more
+// than any round needs even under load, far less than a test's timeout.
+inline constexpr auto kHangAfter = std::chrono::seconds(20);
+
+// Waits until `done()` holds or kHangAfter passes; returns whether it held.
+// Yields at first (a hand-over between workers is usually quick), then
+// sleeps briefly between looks.
+template <typename F>
+bool WaitFor(F done) {
+  const auto give_up = std::chrono::steady_clock::now() + kHangAfter;
+  for (int looks = 0; !done(); ++looks) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    if (looks < 1000) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+  return true;
+}
+
 // Installs RandomStall at every step hook for its lifetime.
 class StallAtEveryStep {
  public:
