@@ -1,6 +1,9 @@
 #include "runtime/metrics/workqueue_metrics.h"
 
+#include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
@@ -32,6 +35,7 @@ class Gauge final : public workqueue::GaugeMetric, public workqueue::SettableGau
   void Inc() override { gauge_.Increment(); }
   void IncBy(size_t n) override { gauge_.Increment(static_cast<double>(n)); }
   void Dec() override { gauge_.Decrement(); }
+  void DecBy(size_t n) override { gauge_.Decrement(static_cast<double>(n)); }
   void Set(double value) override { gauge_.Set(value); }
 
  private:
@@ -50,11 +54,29 @@ class Counter final : public workqueue::CounterMetric {
 
 class Histogram final : public workqueue::HistogramMetric {
  public:
-  explicit Histogram(prometheus::Histogram& histogram) : histogram_(histogram) {}
+  Histogram(prometheus::Histogram& histogram,
+            prometheus::Histogram::BucketBoundaries bounds)
+      : histogram_(histogram), bounds_(std::move(bounds)) {}
   void Observe(double value) override { histogram_.Observe(value); }
+
+  // Sorts the values into buckets here, as Observe would (the first bound
+  // not below the value; past the last, +Inf), and takes the histogram's
+  // lock once for the batch.
+  void ObserveBatch(absl::Span<const double> values) override {
+    std::vector<double> increments(bounds_.size() + 1, 0.0);
+    double sum = 0;
+    for (double v : values) {
+      const auto bucket = std::lower_bound(bounds_.begin(), bounds_.end(), v) -
+                          bounds_.begin();
+      increments[static_cast<size_t>(bucket)] += 1;
+      sum += v;
+    }
+    histogram_.ObserveMultiple(increments, sum);
+  }
 
  private:
   prometheus::Histogram& histogram_;
+  const prometheus::Histogram::BucketBoundaries bounds_;
 };
 
 }  // namespace
@@ -122,13 +144,15 @@ std::unique_ptr<workqueue::CounterMetric> PrometheusWorkqueueMetrics::NewAddsMet
 std::unique_ptr<workqueue::HistogramMetric> PrometheusWorkqueueMetrics::NewLatencyMetric(
     std::string_view name) {
   return std::make_unique<Histogram>(
-      families_->latency.Add(NameLabel(name), ClientGoBuckets()));
+      families_->latency.Add(NameLabel(name), ClientGoBuckets()),
+      ClientGoBuckets());
 }
 
 std::unique_ptr<workqueue::HistogramMetric>
 PrometheusWorkqueueMetrics::NewWorkDurationMetric(std::string_view name) {
   return std::make_unique<Histogram>(
-      families_->work_duration.Add(NameLabel(name), ClientGoBuckets()));
+      families_->work_duration.Add(NameLabel(name), ClientGoBuckets()),
+      ClientGoBuckets());
 }
 
 std::unique_ptr<workqueue::SettableGaugeMetric>

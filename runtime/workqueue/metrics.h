@@ -19,6 +19,8 @@
 #include <memory>
 #include <string_view>
 
+#include "absl/types/span.h"
+
 namespace kcr::workqueue {
 
 // All instruments must be safe to call from any thread.
@@ -30,6 +32,10 @@ class GaugeMetric {
   // As `n` Inc calls; implementations override it to add at once.
   virtual void IncBy(size_t n) {
     for (size_t i = 0; i < n; ++i) Inc();
+  }
+  // As `n` Dec calls; implementations override it to subtract at once.
+  virtual void DecBy(size_t n) {
+    for (size_t i = 0; i < n; ++i) Dec();
   }
 };
 
@@ -53,6 +59,11 @@ class HistogramMetric {
  public:
   virtual ~HistogramMetric() = default;
   virtual void Observe(double value) = 0;
+  // As one Observe call per value; implementations override it to record
+  // the batch at once (one lock instead of `values.size()`).
+  virtual void ObserveBatch(absl::Span<const double> values) {
+    for (double v : values) Observe(v);
+  }
 };
 
 // Creates the instruments of one queue. `name` is the queue's name, the

@@ -116,6 +116,7 @@ class FoldingQueue {
     // Folding changes how the items are stored, not which items are queued,
     // so a const Len may do it.
     Fold();
+    PublishObservations();
     MutexLock lock(&mu_);
     return len_;
   }
@@ -125,27 +126,27 @@ class FoldingQueue {
     if (finished_len_.load(std::memory_order_relaxed) >= kFoldBatch) TryReap();
     bool folded_for_head = false;
     for (;;) {
-      // A metered queue reads the clock and observes outside mu_, so that
-      // neither holds up the other workers.
-      const absl::Time now = metrics_ != nullptr ? clock_->Now() : absl::Time();
-      double latency = -1;
+      // A metered queue reads the clock outside mu_, and hands its
+      // observations to the instruments outside mu_, so that neither holds
+      // up the other workers.
+      const int64_t now = NowNanosIfMetered();
       std::optional<T> item;
-      {
-        MutexLock lock(&mu_);
-        // An Add of the item at the head that precedes this Get may still
-        // wait to be folded. In client-go it found the item queued and
-        // collapsed; folded after the Get it would mark the item to be
-        // processed again. Fold it first (once: Adds left after that fold
-        // are concurrent with this Get).
-        if (head_ != kNil &&
-            (folded_for_head || !UnfoldedAddMayBeOf(slab_.at(head_).hash))) {
-          item = PopLocked(now, &latency);
-        }
+      mu_.Lock();
+      // An Add of the item at the head that precedes this Get may still
+      // wait to be folded. In client-go it found the item queued and
+      // collapsed; folded after the Get it would mark the item to be
+      // processed again. Fold it first (once: Adds left after that fold are
+      // concurrent with this Get).
+      if (head_ != kNil &&
+          (folded_for_head || !UnfoldedAddMayBeOf(slab_.at(head_).hash))) {
+        item = PopLocked(now);
       }
-      if (item.has_value()) {
-        if (metrics_ != nullptr) metrics_->ObserveGet(latency);
-        return item;
+      if (ObservationsFullLocked()) {
+        PublishObservationsLocked();  // releases mu_
+      } else {
+        mu_.Unlock();
       }
+      if (item.has_value()) return item;
       if (!folded_for_head && HeadIsQueued()) {
         Fold();
         folded_for_head = true;
@@ -159,17 +160,21 @@ class FoldingQueue {
         if (folded.queued) continue;
         if (folded.shutting_down) {
           // Nothing can be added any more; Done may still queue an item.
-          {
-            MutexLock lock(&mu_);
-            if (head_ != kNil) item = PopLocked(now, &latency);
-          }
-          if (item.has_value() && metrics_ != nullptr) {
-            metrics_->ObserveGet(latency);
+          mu_.Lock();
+          if (head_ != kNil) item = PopLocked(now);
+          if (metrics_ != nullptr) {
+            PublishObservationsLocked();  // releases mu_
+          } else {
+            mu_.Unlock();
           }
           return item;
         }
       }
-      if (!SpinForWork()) SleepUntilWork();
+      if (!SpinForWork()) {
+        // An idle queue's instruments are exact.
+        PublishObservations();
+        SleepUntilWork();
+      }
     }
   }
 
@@ -193,13 +198,14 @@ class FoldingQueue {
     }
     if (MustFoldBeforeDone(slot)) Fold();
     AtStep(Step::kDoneChecked);
-    const absl::Time now = metrics_ != nullptr ? clock_->Now() : absl::Time();
-    double duration = -1;
-    {
-      MutexLock lock(&mu_);
-      if (IsProcessingLocked(slot, item)) FinishLocked(slot, now, &duration);
+    const int64_t now = NowNanosIfMetered();
+    mu_.Lock();
+    if (IsProcessingLocked(slot, item)) FinishLocked(slot, now);
+    if (ObservationsFullLocked()) {
+      PublishObservationsLocked();  // releases mu_
+    } else {
+      mu_.Unlock();
     }
-    if (metrics_ != nullptr) metrics_->ObserveDone(duration);
   }
 
   void ShutDown() {
@@ -612,8 +618,7 @@ class FoldingQueue {
   // Takes the head of the FIFO. A metered queue records the Get at `now`
   // and leaves the item's queue latency in `*latency` (or -1), for the
   // caller to observe once mu_ is released.
-  T PopLocked(absl::Time now, double* latency)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  T PopLocked(int64_t now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const uint32_t slot = head_;
     Entry& entry = slab_.at(slot);
     head_ = entry.next;
@@ -626,13 +631,10 @@ class FoldingQueue {
     --len_;
     queued_.store(len_, std::memory_order_relaxed);
     if (metrics_ != nullptr) {
-      *latency = entry.added != 0
-                     ? absl::ToDoubleSeconds(now - absl::FromUnixNanos(entry.added))
-                     : -1;
+      metrics_->Get(slot, now, entry.added);
       // Before the entry is marked processing: from then on the folder may
       // record a new Add's time here (AddExistingLocked acquires the state).
       entry.added = 0;
-      metrics_->Get(slot, now);
     }
     entry.state.store(kProcessing, std::memory_order_release);
     ++processing_;
@@ -656,10 +658,10 @@ class FoldingQueue {
 
   // Marks the entry finished (or queues it again), at `now` for a metered
   // queue, which leaves the work duration in `*duration` for the caller.
-  void FinishLocked(uint32_t slot, absl::Time now, double* duration)
+  void FinishLocked(uint32_t slot, int64_t now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     Entry& entry = slab_.at(slot);
-    if (metrics_ != nullptr) *duration = metrics_->Done(slot, now);
+    if (metrics_ != nullptr) metrics_->Done(slot, now);
     --processing_;
     bool requeued = false;
     uint8_t state = kProcessing;
@@ -849,9 +851,42 @@ class FoldingQueue {
     if (wake) inbox_cv_.Signal();
   }
 
-  // Every kUnfinishedWorkUpdatePeriod: folds the inbox, so that the adds
-  // and depth instruments are never further behind than one period even
-  // when no worker calls Get, and refreshes the unfinished-work gauges.
+  // The clock in Unix nanoseconds for a metered queue; 0 (unread) otherwise.
+  int64_t NowNanosIfMetered() const {
+    return metrics_ != nullptr ? absl::ToUnixNanos(clock_->Now()) : 0;
+  }
+
+  // Whether the metrics' batch of observations is full: the Get or Done
+  // that filled it publishes it before anything else is recorded.
+  bool ObservationsFullLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return metrics_ != nullptr && metrics_->Full();
+  }
+
+  // Hands every observation recorded so far to the instruments, outside
+  // mu_, which it releases. Publishers take publish_mu_ before they let go
+  // of mu_, so when this returns every observation recorded before it
+  // (including those another thread took) has reached the instruments.
+  void PublishObservationsLocked() const ABSL_UNLOCK_FUNCTION(mu_) {
+    Observations taken;
+    const bool any = metrics_->HasPending();
+    if (any) metrics_->Take(&taken);
+    publish_mu_.Lock();
+    mu_.Unlock();
+    if (any) metrics_->Publish(taken);
+    publish_mu_.Unlock();
+  }
+
+  // As PublishObservationsLocked, from outside mu_.
+  void PublishObservations() const ABSL_LOCKS_EXCLUDED(mu_) {
+    if (metrics_ == nullptr) return;
+    mu_.Lock();
+    PublishObservationsLocked();
+  }
+
+  // Every kUnfinishedWorkUpdatePeriod: folds the inbox and publishes the
+  // workers' pending observations, so that no instrument is further behind
+  // than one period even when no worker calls Get, and refreshes the
+  // unfinished-work gauges.
   void UpdateUnfinishedWorkLoop() {
     absl::Time next = clock_->Now();
     for (;;) {
@@ -863,6 +898,7 @@ class FoldingQueue {
         if (shutting_down_.load()) return;
       }
       Fold();
+      PublishObservations();
       MutexLock lock(&mu_);
       metrics_->UpdateUnfinishedWork();
       next = clock_->Now() + kUnfinishedWorkUpdatePeriod;
@@ -883,6 +919,9 @@ class FoldingQueue {
 
   // Set once in the constructor; its own state is guarded by mu_.
   std::unique_ptr<QueueMetrics> metrics_;
+  // Serialises publishing metrics' batches; taken under mu_ (never the
+  // other way round), held after mu_ is released.
+  mutable Mutex publish_mu_ ABSL_ACQUIRED_AFTER(mu_);
   std::thread updater_;
 
   // Lock order: index_mu_, then mu_, then inbox_mu_. Each side's fields

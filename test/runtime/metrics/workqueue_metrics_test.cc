@@ -30,6 +30,9 @@ TEST(PrometheusWorkqueueMetricsTest, ExportsClientGoNamesWithTheQueueNameLabel) 
     clock.Advance(absl::Milliseconds(20));
     ASSERT_EQ(*queue.Get(), "a");
     queue.Done("a");
+    // Workers' observations reach the instruments in batches; Len (or the
+    // queue's 500 ms tick) hands them over.
+    ASSERT_EQ(queue.Len(), 1u);
 
     const std::string text = prometheus::TextSerializer().Serialize(registry.Collect());
     EXPECT_THAT(text, HasSubstr("workqueue_adds_total{name=\"pods\"} 2"));

@@ -419,6 +419,8 @@ TEST(QueueMetricsTest, RecordsClientGoInstrumentsWhenNamed) {
     EXPECT_EQ(provider.Value("depth", "pods"), 2);
     clock.Advance(absl::Seconds(3));
     ASSERT_EQ(*q.Get(), "a");
+    // A worker's Get and Done reach the instruments in batches: on Len here.
+    EXPECT_EQ(q.Len(), 1u);
     EXPECT_EQ(provider.Value("depth", "pods"), 1);
     EXPECT_EQ(provider.Observations("latency", "pods"),
               std::vector<double>{3.0});
@@ -430,6 +432,7 @@ TEST(QueueMetricsTest, RecordsClientGoInstrumentsWhenNamed) {
     EXPECT_DOUBLE_EQ(provider.Value("unfinished", "pods"), 2.5);
     EXPECT_DOUBLE_EQ(provider.Value("longest", "pods"), 2.5);
     q.Done("a");
+    EXPECT_EQ(q.Len(), 1u);
     EXPECT_EQ(provider.Observations("work", "pods"),
               std::vector<double>{2.5});
   }
@@ -452,6 +455,32 @@ TEST(QueueMetricsTest, AddsReachTheInstrumentsWithinOneUpdatePeriod) {
   clock.BlockUntilWaiters(1);
   EXPECT_EQ(provider.Value("adds", "idle"), 2);
   EXPECT_EQ(provider.Value("depth", "idle"), 2);
+}
+
+TEST(QueueMetricsTest, WorkersObservationsReachTheInstrumentsWithinOneUpdatePeriod) {
+  testing::FakeClock clock;
+  FakeMetricsProvider provider;
+  QueueOptions options;
+  options.name = "working";
+  options.metrics_provider = &provider;
+  options.clock = &clock;
+  Queue<std::string> q(options);
+  clock.BlockUntilWaiters(1);  // the updater's first tick is behind it
+  q.Add("a");
+  q.Add("b");
+  ASSERT_EQ(q.Len(), 2u);  // folds the adds in: they count from now
+  clock.Advance(absl::Milliseconds(100));
+  ASSERT_EQ(*q.Get(), "a");  // "b" is still queued: the worker is not idle
+  clock.Advance(absl::Milliseconds(300));
+  q.Done("a");
+  // No Len, no idle worker: the updater's next tick hands the batch over.
+  clock.Advance(absl::Milliseconds(100));
+  clock.BlockUntilWaiters(1);
+  EXPECT_EQ(provider.Value("depth", "working"), 1);
+  EXPECT_EQ(provider.Observations("latency", "working"),
+            std::vector<double>{0.1});
+  EXPECT_EQ(provider.Observations("work", "working"),
+            std::vector<double>{0.3});
 }
 
 TEST(QueueMetricsTest, CountsStayConsistentUnderConcurrentUse) {
