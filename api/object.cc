@@ -50,69 +50,151 @@ std::string_view StringOf(const Value& v) {
 const absl::flat_hash_set<std::string_view>& WellKnownStrings() {
   static const auto* const kSet = new absl::flat_hash_set<std::string_view>{
       // metadata
-      "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
-      "resourceVersion", "ownerReferences", "blockOwnerDeletion",
-      "kube-controller-manager", "kube-scheduler",
+      "creationTimestamp",
+      "deletionTimestamp",
+      "deletionGracePeriodSeconds",
+      "resourceVersion",
+      "ownerReferences",
+      "blockOwnerDeletion",
+      "kube-controller-manager",
+      "kube-scheduler",
       // common labels and annotations
-      "app.kubernetes.io/name", "app.kubernetes.io/instance",
-      "app.kubernetes.io/version", "app.kubernetes.io/component",
-      "app.kubernetes.io/part-of", "app.kubernetes.io/managed-by",
-      "pod-template-hash", "controller-revision-hash",
-      "kubernetes.io/metadata.name", "kubectl.kubernetes.io/restartedAt",
+      "app.kubernetes.io/name",
+      "app.kubernetes.io/instance",
+      "app.kubernetes.io/version",
+      "app.kubernetes.io/component",
+      "app.kubernetes.io/part-of",
+      "app.kubernetes.io/managed-by",
+      "pod-template-hash",
+      "controller-revision-hash",
+      "kubernetes.io/metadata.name",
+      "kubectl.kubernetes.io/restartedAt",
       "kubectl.kubernetes.io/last-applied-configuration",
       "deployment.kubernetes.io/revision",
       "deployment.kubernetes.io/desired-replicas",
-      "deployment.kubernetes.io/max-replicas", "prometheus.io/scrape",
-      "prometheus.io/port", "prometheus.io/path",
+      "deployment.kubernetes.io/max-replicas",
+      "prometheus.io/scrape",
+      "prometheus.io/port",
+      "prometheus.io/path",
       "control-plane.alpha.kubernetes.io/leader",
       // pod and container spec
-      "terminationMessagePath", "terminationMessagePolicy", "imagePullPolicy",
-      "terminationGracePeriodSeconds", "serviceAccountName", "serviceAccount",
-      "securityContext", "tolerationSeconds", "enableServiceLinks",
-      "preemptionPolicy", "priorityClassName", "runtimeClassName",
-      "topologySpreadConstraints", "imagePullSecrets", "initContainers",
-      "ephemeralContainers", "readinessProbe", "startupProbe",
-      "failureThreshold", "successThreshold", "initialDelaySeconds",
-      "timeoutSeconds", "allowPrivilegeEscalation", "readOnlyRootFilesystem",
-      "seccompProfile", "persistentVolumeClaim", "serviceAccountToken",
-      "expirationSeconds", "automountServiceAccountToken",
-      "/dev/termination-log", "default-scheduler", "PreemptLowerPriority",
-      "FallbackToLogsOnError", "node.kubernetes.io/not-ready",
-      "node.kubernetes.io/unreachable", "metadata.namespace",
-      "kube-root-ca.crt", "/var/run/secrets/kubernetes.io/serviceaccount",
-      "ClusterFirstWithHostNet", "RuntimeDefault",
+      "terminationMessagePath",
+      "terminationMessagePolicy",
+      "imagePullPolicy",
+      "terminationGracePeriodSeconds",
+      "serviceAccountName",
+      "serviceAccount",
+      "securityContext",
+      "tolerationSeconds",
+      "enableServiceLinks",
+      "preemptionPolicy",
+      "priorityClassName",
+      "runtimeClassName",
+      "topologySpreadConstraints",
+      "imagePullSecrets",
+      "initContainers",
+      "ephemeralContainers",
+      "readinessProbe",
+      "startupProbe",
+      "failureThreshold",
+      "successThreshold",
+      "initialDelaySeconds",
+      "timeoutSeconds",
+      "allowPrivilegeEscalation",
+      "readOnlyRootFilesystem",
+      "seccompProfile",
+      "persistentVolumeClaim",
+      "serviceAccountToken",
+      "expirationSeconds",
+      "automountServiceAccountToken",
+      "/dev/termination-log",
+      "default-scheduler",
+      "PreemptLowerPriority",
+      "FallbackToLogsOnError",
+      "node.kubernetes.io/not-ready",
+      "node.kubernetes.io/unreachable",
+      "metadata.namespace",
+      "kube-root-ca.crt",
+      "/var/run/secrets/kubernetes.io/serviceaccount",
+      "ClusterFirstWithHostNet",
+      "RuntimeDefault",
       // status
-      "lastTransitionTime", "lastUpdateTime", "lastHeartbeatTime",
-      "containerStatuses", "initContainerStatuses",
-      "ephemeralContainerStatuses", "observedGeneration", "readyReplicas",
-      "availableReplicas", "updatedReplicas", "unavailableReplicas",
-      "collisionCount", "ContainersReady", "PodReadyToStartContainers",
-      "CrashLoopBackOff", "ContainerCreating", "ImagePullBackOff",
-      "MinimumReplicasAvailable", "NewReplicaSetAvailable",
-      "ReplicaSetUpdated", "NewReplicaSetCreated", "FoundNewReplicaSet",
+      "lastTransitionTime",
+      "lastUpdateTime",
+      "lastHeartbeatTime",
+      "containerStatuses",
+      "initContainerStatuses",
+      "ephemeralContainerStatuses",
+      "observedGeneration",
+      "readyReplicas",
+      "availableReplicas",
+      "updatedReplicas",
+      "unavailableReplicas",
+      "collisionCount",
+      "ContainersReady",
+      "PodReadyToStartContainers",
+      "CrashLoopBackOff",
+      "ContainerCreating",
+      "ImagePullBackOff",
+      "MinimumReplicasAvailable",
+      "NewReplicaSetAvailable",
+      "ReplicaSetUpdated",
+      "NewReplicaSetCreated",
+      "FoundNewReplicaSet",
       // workloads
-      "revisionHistoryLimit", "progressDeadlineSeconds", "maxUnavailable",
-      "minReadySeconds", "matchExpressions",
+      "revisionHistoryLimit",
+      "progressDeadlineSeconds",
+      "maxUnavailable",
+      "minReadySeconds",
+      "matchExpressions",
       // services, leases, events, secrets
-      "sessionAffinity", "internalTrafficPolicy", "ipFamilyPolicy",
-      "leaseDurationSeconds", "holderIdentity", "leaseTransitions",
-      "involvedObject", "firstTimestamp", "reportingComponent",
-      "reportingInstance", "FailedScheduling", "SuccessfulCreate",
-      "SuccessfulDelete", "ScalingReplicaSet",
-      "kubernetes.io/service-account-token", "kubernetes.io/dockerconfigjson",
-      "kubernetes.io/tls", "kubernetes.io/basic-auth",
+      "sessionAffinity",
+      "internalTrafficPolicy",
+      "ipFamilyPolicy",
+      "leaseDurationSeconds",
+      "holderIdentity",
+      "leaseTransitions",
+      "involvedObject",
+      "firstTimestamp",
+      "reportingComponent",
+      "reportingInstance",
+      "FailedScheduling",
+      "SuccessfulCreate",
+      "SuccessfulDelete",
+      "ScalingReplicaSet",
+      "kubernetes.io/service-account-token",
+      "kubernetes.io/dockerconfigjson",
+      "kubernetes.io/tls",
+      "kubernetes.io/basic-auth",
       // managedFields (when kept)
-      "f:creationTimestamp", "f:ownerReferences", "f:lastTransitionTime",
-      "f:lastProbeTime", "f:containerStatuses", "f:terminationMessagePath",
-      "f:terminationMessagePolicy", "f:imagePullPolicy", "f:securityContext",
-      "f:terminationGracePeriodSeconds", "f:enableServiceLinks",
-      "f:restartPolicy", "f:schedulerName", "f:volumeMounts",
-      "f:containerPort", "f:generateName", "f:pod-template-hash",
-      "f:observedGeneration", "f:readyReplicas", "f:availableReplicas",
-      "f:updatedReplicas", "f:resourceVersion",
-      "k:{\"type\":\"ContainersReady\"}", "k:{\"type\":\"Initialized\"}",
-      "k:{\"type\":\"Ready\"}", "k:{\"type\":\"PodScheduled\"}",
-      "k:{\"type\":\"Available\"}", "k:{\"type\":\"Progressing\"}",
+      "f:creationTimestamp",
+      "f:ownerReferences",
+      "f:lastTransitionTime",
+      "f:lastProbeTime",
+      "f:containerStatuses",
+      "f:terminationMessagePath",
+      "f:terminationMessagePolicy",
+      "f:imagePullPolicy",
+      "f:securityContext",
+      "f:terminationGracePeriodSeconds",
+      "f:enableServiceLinks",
+      "f:restartPolicy",
+      "f:schedulerName",
+      "f:volumeMounts",
+      "f:containerPort",
+      "f:generateName",
+      "f:pod-template-hash",
+      "f:observedGeneration",
+      "f:readyReplicas",
+      "f:availableReplicas",
+      "f:updatedReplicas",
+      "f:resourceVersion",
+      "k:{\"type\":\"ContainersReady\"}",
+      "k:{\"type\":\"Initialized\"}",
+      "k:{\"type\":\"Ready\"}",
+      "k:{\"type\":\"PodScheduled\"}",
+      "k:{\"type\":\"Available\"}",
+      "k:{\"type\":\"Progressing\"}",
   };
   return *kSet;
 }
@@ -234,8 +316,8 @@ absl::Status Validate(const Value& root, ErrorSite* site = nullptr) {
       const Value& ref = it->value[i];
       at.path.push_back(i);
       if (!ref.IsObject()) {
-        return Invalid(absl::StrCat("metadata.ownerReferences[", i,
-                                    "] is not an object"));
+        return Invalid(
+            absl::StrCat("metadata.ownerReferences[", i, "] is not an object"));
       }
       for (const char* field : {"apiVersion", "kind", "name", "uid"}) {
         auto f = ref.FindMember(field);
@@ -248,8 +330,7 @@ absl::Status Validate(const Value& root, ErrorSite* site = nullptr) {
       }
       for (const char* field : {"controller", "blockOwnerDeletion"}) {
         auto f = ref.FindMember(field);
-        if (f != ref.MemberEnd() && !f->value.IsBool() &&
-            !f->value.IsNull()) {
+        if (f != ref.MemberEnd() && !f->value.IsBool() && !f->value.IsNull()) {
           at.path.push_back(index(ref, f));
           return Invalid(absl::StrCat("metadata.ownerReferences[", i, "].",
                                       field, " is not a boolean"));
@@ -309,10 +390,10 @@ class SiteLocator
 
  private:
   struct Level {
-    size_t count = 0;       // children seen so far
-    bool on_path = false;   // this container's path is a prefix of site_
+    size_t count = 0;      // children seen so far
+    bool on_path = false;  // this container's path is a prefix of site_
     bool is_metadata = false;
-    bool skipped = false;   // inside a member MakePlan skips
+    bool skipped = false;        // inside a member MakePlan skips
     bool metadata_next = false;  // the next child is the root's metadata
     bool skip_next = false;      // the next child is metadata.managedFields
   };
@@ -594,8 +675,8 @@ InputShape Inspect(std::string_view json) {
     // '[' is 0x5B and '{' is 0x7B: they differ only in bit 5.
     // Marked bytes are 0x80: shift each to 1 and add the bytes up with a
     // multiply (no popcnt instruction in the baseline x86-64 target).
-    brackets += ((ZeroBytes((w | k20) ^ k7B) >> 7) * 0x0101010101010101ULL) >>
-                56;
+    brackets +=
+        ((ZeroBytes((w | k20) ^ k7B) >> 7) * 0x0101010101010101ULL) >> 56;
   }
   for (; n > 0; ++p, --n) {
     const unsigned char u = static_cast<unsigned char>(*p);
@@ -705,14 +786,14 @@ bool ParseIndex(std::string_view token, size_t* index) {
 }
 
 Value::ConstMemberIterator FindKey(const Value& object, std::string_view key) {
-  Value name(rapidjson::StringRef(key.data(),
-                                  static_cast<rapidjson::SizeType>(key.size())));
+  Value name(rapidjson::StringRef(
+      key.data(), static_cast<rapidjson::SizeType>(key.size())));
   return object.FindMember(name);
 }
 
 Value::MemberIterator FindKey(Value& object, std::string_view key) {
-  Value name(rapidjson::StringRef(key.data(),
-                                  static_cast<rapidjson::SizeType>(key.size())));
+  Value name(rapidjson::StringRef(
+      key.data(), static_cast<rapidjson::SizeType>(key.size())));
   return object.FindMember(name);
 }
 
@@ -778,8 +859,7 @@ StringMapView::value_type StringMapView::iterator::operator*() const {
   return {StringOf(it_->name), StringOf(it_->value)};
 }
 
-std::optional<std::string_view> StringMapView::Get(
-    std::string_view key) const {
+std::optional<std::string_view> StringMapView::Get(std::string_view key) const {
   if (map_ == nullptr) return std::nullopt;
   auto it = FindKey(*map_, key);
   if (it == map_->MemberEnd()) return std::nullopt;
@@ -842,10 +922,9 @@ absl::StatusOr<ObjectPtr> Object::Parse(std::string_view json,
     }
   }
   if (doc.HasParseError()) {
-    return Invalid(absl::StrCat("invalid JSON at offset ",
-                                doc.GetErrorOffset(), ": ",
-                                rapidjson::GetParseError_En(
-                                    doc.GetParseError())));
+    return Invalid(
+        absl::StrCat("invalid JSON at offset ", doc.GetErrorOffset(), ": ",
+                     rapidjson::GetParseError_En(doc.GetParseError())));
   }
   if (MayHoldSurrogateEscape(json)) ReplaceLoneSurrogates(doc);
   absl::StatusOr<ObjectPtr> object = FromValue(doc, options);
@@ -869,8 +948,8 @@ absl::StatusOr<ObjectPtr> Object::Parse(std::string_view json,
 absl::StatusOr<ObjectPtr> Object::FromValue(const Value& value,
                                             const ParseOptions& options) {
   if (absl::Status s = Validate(value); !s.ok()) return s;
-  const Value* skip = options.strip_managed_fields ? MetadataOf(value)
-                                                   : nullptr;
+  const Value* skip =
+      options.strip_managed_fields ? MetadataOf(value) : nullptr;
   Plan& plan = ThreadScratch().plan;
   plan.Clear();
   if (absl::Status s = MakePlan(value, skip, &plan); !s.ok()) return s;
@@ -921,8 +1000,8 @@ struct HotFieldSpec {
   bool is_object;
 };
 constexpr HotFieldSpec kHotFieldSpecs[] = {
-    {"apiVersion", false}, {"kind", false},  {"name", false},
-    {"namespace", false},  {"uid", false},   {"resourceVersion", false},
+    {"apiVersion", false}, {"kind", false},       {"name", false},
+    {"namespace", false},  {"uid", false},        {"resourceVersion", false},
     {"labels", true},      {"annotations", true},
 };
 
@@ -933,8 +1012,8 @@ Value::ConstMemberIterator Object::FindHot(HotField field) const {
   const Value& parent = HotParent(field);
   auto it = parent.FindMember(spec.key);
   if (it == parent.MemberEnd()) return it;
-  const bool typed = spec.is_object ? it->value.IsObject()
-                                    : it->value.IsString();
+  const bool typed =
+      spec.is_object ? it->value.IsObject() : it->value.IsString();
   return typed ? it : parent.MemberEnd();
 }
 
@@ -1090,9 +1169,9 @@ ObjectBuilder::~ObjectBuilder() = default;
 
 absl::StatusOr<ObjectBuilder> ObjectBuilder::FromJson(std::string_view json) {
   ObjectBuilder builder;
-  constexpr unsigned kFlags =
-      rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
-      rapidjson::kParseFullPrecisionFlag;
+  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |
+                              rapidjson::kParseValidateEncodingFlag |
+                              rapidjson::kParseFullPrecisionFlag;
   rapidjson::MemoryStream stream(json.data(), json.size());
   builder.doc_->ParseStream<kFlags, rapidjson::UTF8<>>(stream);
   if (builder.doc_->HasParseError()) {
@@ -1291,7 +1370,8 @@ ObjectBuilder& ObjectBuilder::SetOwnerReferences(
     const std::vector<OwnerReferenceView>& refs) {
   Value& list = ArrayMember(Metadata(), "ownerReferences", *pool_);
   list.Clear();
-  for (const auto& ref : refs) list.PushBack(OwnerReferenceJson(ref, *pool_), *pool_);
+  for (const auto& ref : refs)
+    list.PushBack(OwnerReferenceJson(ref, *pool_), *pool_);
   return *this;
 }
 
@@ -1326,8 +1406,8 @@ Value* ObjectBuilder::Resolve(std::string_view pointer, bool create,
     } else if (v->IsArray()) {
       size_t index;
       if (!ParseIndex(token, &index) || index >= v->Size()) {
-        *status = Invalid(absl::StrCat("array index \"", Quote(token),
-                                       "\" out of range"));
+        *status = Invalid(
+            absl::StrCat("array index \"", Quote(token), "\" out of range"));
         return nullptr;
       }
       v = &(*v)[static_cast<rapidjson::SizeType>(index)];
@@ -1379,8 +1459,8 @@ absl::Status ObjectBuilder::SetValue(std::string_view pointer, Value&& value) {
     }
     return absl::OkStatus();
   }
-  return Invalid(absl::StrCat("\"", Quote(token),
-                              "\": parent is not an object or array"));
+  return Invalid(
+      absl::StrCat("\"", Quote(token), "\": parent is not an object or array"));
 }
 
 absl::Status ObjectBuilder::Set(std::string_view pointer, const Value& value) {
@@ -1415,15 +1495,15 @@ absl::Status ObjectBuilder::SetDouble(std::string_view pointer, double v) {
 absl::Status ObjectBuilder::SetJson(std::string_view pointer,
                                     std::string_view json) {
   rapidjson::Document tmp(pool_.get());
-  constexpr unsigned kFlags =
-      rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
-      rapidjson::kParseFullPrecisionFlag;
+  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |
+                              rapidjson::kParseValidateEncodingFlag |
+                              rapidjson::kParseFullPrecisionFlag;
   rapidjson::MemoryStream stream(json.data(), json.size());
   tmp.ParseStream<kFlags, rapidjson::UTF8<>>(stream);
   if (tmp.HasParseError()) {
-    return Invalid(absl::StrCat("invalid JSON at offset ", tmp.GetErrorOffset(),
-                                ": ",
-                                rapidjson::GetParseError_En(tmp.GetParseError())));
+    return Invalid(
+        absl::StrCat("invalid JSON at offset ", tmp.GetErrorOffset(), ": ",
+                     rapidjson::GetParseError_En(tmp.GetParseError())));
   }
   Plan plan;
   if (absl::Status s = MakePlan(tmp, nullptr, &plan); !s.ok()) return s;

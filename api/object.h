@@ -176,8 +176,8 @@ class Object {
 
   // Builds an Object from any RapidJSON value (deep copy, same validation
   // as Parse). The value is not modified.
-  static absl::StatusOr<ObjectPtr> FromValue(
-      const rapidjson::Value& value, const ParseOptions& options = {});
+  static absl::StatusOr<ObjectPtr> FromValue(const rapidjson::Value& value,
+                                             const ParseOptions& options = {});
 
   Object(const Object&) = delete;
   Object& operator=(const Object&) = delete;
@@ -253,8 +253,9 @@ class Object {
 
  private:
   static std::string_view View(const rapidjson::Value* v) {
-    return v == nullptr ? std::string_view()
-                        : std::string_view(v->GetString(), v->GetStringLength());
+    return v == nullptr
+               ? std::string_view()
+               : std::string_view(v->GetString(), v->GetStringLength());
   }
   // Fields read on every event, located once at parse time. A slot holds
   // the member's index in the root (apiVersion, kind) or in metadata (the

@@ -5,16 +5,16 @@
 // writes to one collection beside a thousand idle watchers of others.
 //
 //   bazel run -c opt //bench:apiserver_benchmark
-#include <cstdio>
-#include <cstdlib>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -58,8 +58,8 @@ int Connect(int port) {
 }
 
 void SendGet(int fd, const std::string& path) {
-  std::string req = absl::StrCat("GET ", path,
-                                 " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  std::string req = absl::StrCat(
+      "GET ", path, " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   (void)!write(fd, req.data(), req.size());
 }
 
@@ -128,20 +128,24 @@ Fixture& Get() {
       auto b = api::ObjectBuilder::FromJson(PodJson(i));
       (void)reg->Create(*pods, "default", std::move(*b));
     }
-    ResourceInfoPtr cms = fx->server->resources()->Lookup("", "v1", "configmaps");
+    ResourceInfoPtr cms =
+        fx->server->resources()->Lookup("", "v1", "configmaps");
     auto cm = api::ObjectBuilder::FromJson(
         R"({"metadata":{"name":"counter"},"data":{"n":"0"}})");
     auto created = reg->Create(*cms, "default", std::move(*cm));
     if (!created.ok()) {
-      fprintf(stderr, "create failed: %s\n", created.status().ToString().c_str());
+      fprintf(stderr, "create failed: %s\n",
+              created.status().ToString().c_str());
       abort();
     }
     fx->watch_from = fx->server->storage()->CurrentResourceVersion();
     for (int i = 0; i < kEvents; ++i) {
-      auto patched = reg->Patch(*cms, "default", "counter", PatchType::kMerge,
-                                absl::StrCat(R"({"data":{"n":")", i + 1, R"("}})"));
+      auto patched =
+          reg->Patch(*cms, "default", "counter", PatchType::kMerge,
+                     absl::StrCat(R"({"data":{"n":")", i + 1, R"("}})"));
       if (!patched.ok()) {
-        fprintf(stderr, "patch failed: %s\n", patched.status().ToString().c_str());
+        fprintf(stderr, "patch failed: %s\n",
+                patched.status().ToString().c_str());
         abort();
       }
     }
@@ -180,7 +184,9 @@ void BM_ListPods50kRawReader(benchmark::State& state) {
   }
   state.SetBytesProcessed(bytes);
 }
-BENCHMARK(BM_ListPods50kRawReader)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ListPods50kRawReader)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_DecodeListPods50k(benchmark::State& state) {
   Fixture& f = Get();
@@ -213,8 +219,8 @@ void BM_Watch100kEvents(benchmark::State& state) {
     if (n != kEvents) state.SkipWithError("watch ended early");
     events += n;
   }
-  state.counters["events/s"] =
-      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["events/s"] = benchmark::Counter(static_cast<double>(events),
+                                                  benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_Watch100kEvents)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -231,10 +237,12 @@ void BM_Watch100kEventsRawReader(benchmark::State& state) {
     events += kEvents;
   }
   state.SetBytesProcessed(bytes);
-  state.counters["events/s"] =
-      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["events/s"] = benchmark::Counter(static_cast<double>(events),
+                                                  benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_Watch100kEventsRawReader)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Watch100kEventsRawReader)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_DecodeWatch100kEvents(benchmark::State& state) {
   Fixture& f = Get();
@@ -255,10 +263,12 @@ void BM_DecodeWatch100kEvents(benchmark::State& state) {
     }
     events += static_cast<int64_t>(lines.size());
   }
-  state.counters["events/s"] =
-      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["events/s"] = benchmark::Counter(static_cast<double>(events),
+                                                  benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_DecodeWatch100kEvents)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_DecodeWatch100kEvents)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // Many concurrent watchers: state.range(0) raw watch connections on one
 // collection, then 1,000 writes per iteration, timed until every watcher
@@ -319,9 +329,9 @@ void BM_ConcurrentWatchers(benchmark::State& state) {
   int64_t writes = 0;
   for (auto _ : state) {
     for (int i = 0; i < kFanOutWrites; ++i) {
-      auto patched = reg->Patch(
-          *cms, "default", "counter", PatchType::kMerge,
-          absl::StrCat(R"({"data":{"n":")", ++writes, R"("}})"));
+      auto patched =
+          reg->Patch(*cms, "default", "counter", PatchType::kMerge,
+                     absl::StrCat(R"({"data":{"n":")", ++writes, R"("}})"));
       if (!patched.ok()) state.SkipWithError("patch failed");
     }
     for (EventCounter& c : conns) {
@@ -334,8 +344,8 @@ void BM_ConcurrentWatchers(benchmark::State& state) {
   for (EventCounter& c : conns) close(c.fd);
   server->Stop();
   state.counters["watchers"] = watchers;
-  state.counters["writes/s"] =
-      benchmark::Counter(static_cast<double>(writes), benchmark::Counter::kIsRate);
+  state.counters["writes/s"] = benchmark::Counter(static_cast<double>(writes),
+                                                  benchmark::Counter::kIsRate);
   state.counters["events/s"] = benchmark::Counter(
       static_cast<double>(writes) * watchers, benchmark::Counter::kIsRate);
 }
@@ -421,9 +431,9 @@ void WritesBeside(benchmark::State& state, bool idle_watch) {
   for (auto _ : state) {
     const absl::Time t0 = absl::Now();
     for (int i = 0; i < kFanOutWrites; ++i) {
-      auto patched = reg->Patch(
-          *cms, "default", "counter", PatchType::kMerge,
-          absl::StrCat(R"({"data":{"n":")", ++writes, R"("}})"));
+      auto patched =
+          reg->Patch(*cms, "default", "counter", PatchType::kMerge,
+                     absl::StrCat(R"({"data":{"n":")", ++writes, R"("}})"));
       if (!patched.ok()) state.SkipWithError("patch failed");
     }
     writing += absl::Now() - t0;
@@ -440,8 +450,9 @@ void WritesBeside(benchmark::State& state, bool idle_watch) {
   state.counters["idle"] = idle;
   state.counters["writes/s"] =
       static_cast<double>(writes) / absl::ToDoubleSeconds(writing);
-  state.counters["events/s"] = benchmark::Counter(
-      static_cast<double>(writes) * kActiveWatchers, benchmark::Counter::kIsRate);
+  state.counters["events/s"] =
+      benchmark::Counter(static_cast<double>(writes) * kActiveWatchers,
+                         benchmark::Counter::kIsRate);
 }
 
 void BM_WritesBesideIdleWatchers(benchmark::State& state) {

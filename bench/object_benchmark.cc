@@ -66,8 +66,7 @@ size_t NodeBytes(const rapidjson::Value& v) {
 void SetCounters(benchmark::State& state, const Object& object) {
   state.counters["node_bytes_per_object"] =
       static_cast<double>(NodeBytes(object.json()));
-  state.counters["bytes_per_object"] =
-      static_cast<double>(object.SpaceUsed());
+  state.counters["bytes_per_object"] = static_cast<double>(object.SpaceUsed());
   state.counters["json_bytes_per_object"] =
       static_cast<double>(object.ToJson().size());
   state.counters["wire_bytes_per_object"] =

@@ -33,7 +33,8 @@ void BM_WatchDecode(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(decoder.Finish());
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * stream.size()));
+  state.SetBytesProcessed(
+      static_cast<int64_t>(state.iterations() * stream.size()));
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * 1000));
 }
 BENCHMARK(BM_WatchDecode)->Arg(16 << 10)->Arg(64);

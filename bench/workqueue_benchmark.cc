@@ -26,8 +26,8 @@
 #include <atomic>
 #include <memory>
 #include <string>
-#include <type_traits>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -93,8 +93,8 @@ int64_t Drain(Q& queue) {
 // threads drain; returns the wall time and checks the processed count.
 template <typename Q = Queue<std::string>>
 absl::Duration ProduceAndDrain(const std::vector<std::string>& keys,
-                               int64_t adds, int consumers,
-                               int64_t* processed, bool metered = false) {
+                               int64_t adds, int consumers, int64_t* processed,
+                               bool metered = false) {
   std::unique_ptr<Q> owned = NewQueue<Q>(metered);
   Q& queue = *owned;
   std::atomic<int64_t> total{0};
@@ -123,8 +123,8 @@ void DistinctKeys(benchmark::State& state, int consumers,
   const auto keys = MakeKeys(1'000'000);
   for (auto _ : state) {
     int64_t processed;
-    state.SetIterationTime(absl::ToDoubleSeconds(ProduceAndDrain<Q>(
-        keys, keys.size(), consumers, &processed, metered)));
+    state.SetIterationTime(absl::ToDoubleSeconds(
+        ProduceAndDrain<Q>(keys, keys.size(), consumers, &processed, metered)));
     if (processed != static_cast<int64_t>(keys.size())) {
       state.SkipWithError("lost or duplicated items");
     }
@@ -133,8 +133,12 @@ void DistinctKeys(benchmark::State& state, int consumers,
   ReportRss(state);
 }
 
-void BM_A_DistinctKeys_1Consumer(benchmark::State& state) { DistinctKeys(state, 1); }
-void BM_B_DistinctKeys_4Consumers(benchmark::State& state) { DistinctKeys(state, 4); }
+void BM_A_DistinctKeys_1Consumer(benchmark::State& state) {
+  DistinctKeys(state, 1);
+}
+void BM_B_DistinctKeys_4Consumers(benchmark::State& state) {
+  DistinctKeys(state, 4);
+}
 void BM_A_Metered(benchmark::State& state) { DistinctKeys(state, 1, true); }
 void BM_B_Metered(benchmark::State& state) { DistinctKeys(state, 4, true); }
 void BM_A_Reference(benchmark::State& state) {
@@ -151,9 +155,8 @@ void AddsOver1000Keys(benchmark::State& state, bool metered = false) {
   int64_t processed_total = 0;
   for (auto _ : state) {
     int64_t processed;
-    state.SetIterationTime(
-        absl::ToDoubleSeconds(ProduceAndDrain<Q>(keys, kAdds, 2, &processed,
-                                                 metered)));
+    state.SetIterationTime(absl::ToDoubleSeconds(
+        ProduceAndDrain<Q>(keys, kAdds, 2, &processed, metered)));
     processed_total += processed;
   }
   // Adds per second; the items actually processed after deduplication are
@@ -209,8 +212,10 @@ void BM_E_DelayingAddAfter1ms_Drain(benchmark::State& state) {
 
 // One timed run per repetition: each run measures its own wall time.
 void OneTimedRun(benchmark::internal::Benchmark* b) {
-  b->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(
-      3);
+  b->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(1)
+      ->Repetitions(3);
 }
 
 BENCHMARK(BM_A_DistinctKeys_1Consumer)->Apply(OneTimedRun);

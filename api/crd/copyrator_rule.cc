@@ -28,9 +28,10 @@ absl::StatusOr<CopyratorRule> CopyratorRule::FromJson(
       for (const auto& m : v.GetObject()) {
         std::string key(m.name.GetString(), m.name.GetStringLength());
         if (!m.value.IsString()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "selector.", key, ": must be a string (quote label values "
-              "such as \"true\")"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("selector.", key,
+                           ": must be a string (quote label values "
+                           "such as \"true\")"));
         }
         r.selector_labels.emplace_back(
             std::move(key),
@@ -95,9 +96,9 @@ std::vector<std::string> CopyratorRule::Validate() const {
   } else if (selector_form == SelectorForm::kString) {
     absl::StatusOr<LabelSelector> s = LabelSelector::Parse(selector_string);
     if (!s.ok()) {
-      out.push_back(absl::StrCat("selector: Invalid value: ",
-                                 Quote(selector_string), ": ",
-                                 s.status().message()));
+      out.push_back(
+          absl::StrCat("selector: Invalid value: ", Quote(selector_string),
+                       ": ", s.status().message()));
     }
   }
   if (namespace_form == NamespaceForm::kList && namespaces.empty()) {
@@ -116,8 +117,8 @@ std::vector<std::string> CopyratorRule::Validate() const {
       ValidateMinimum("status.copies", *status->copies, 0, &out);
     }
     if (status->observed_generation) {
-      ValidateMinimum("status.observedGeneration",
-                      *status->observed_generation, 0, &out);
+      ValidateMinimum("status.observedGeneration", *status->observed_generation,
+                      0, &out);
     }
     ValidateConditions("status.conditions", status->conditions, &out);
   }
@@ -146,8 +147,8 @@ rapidjson::Document CopyratorRule::ToJson() const {
     rapidjson::Value list(rapidjson::kArrayType);
     for (const std::string& n : namespaces) {
       list.PushBack(
-          rapidjson::Value(n.data(),
-                           static_cast<rapidjson::SizeType>(n.size()), a),
+          rapidjson::Value(n.data(), static_cast<rapidjson::SizeType>(n.size()),
+                           a),
           a);
     }
     WriteMember(&d, "namespace", &list, a);

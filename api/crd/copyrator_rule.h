@@ -92,9 +92,7 @@ struct CopyratorRule {
   rapidjson::Document ToJson() const;
 
   std::string name() const { return metadata.StringMember("name"); }
-  std::string namespace_() const {
-    return metadata.StringMember("namespace");
-  }
+  std::string namespace_() const { return metadata.StringMember("namespace"); }
 
   friend bool operator==(const CopyratorRule& a, const CopyratorRule& b) {
     return a.metadata == b.metadata && a.rule_type == b.rule_type &&

@@ -33,16 +33,14 @@ RawJson& RawJson::operator=(const RawJson& other) {
 
 const rapidjson::Value& RawJson::value() const {
   static const rapidjson::Value kNull;
-  return doc_ != nullptr ? static_cast<const rapidjson::Value&>(*doc_)
-                         : kNull;
+  return doc_ != nullptr ? static_cast<const rapidjson::Value&>(*doc_) : kNull;
 }
 
 std::string RawJson::StringMember(absl::string_view key) const {
   const rapidjson::Value& v = value();
   if (!v.IsObject()) return "";
-  auto it = v.FindMember(rapidjson::Value(
-      rapidjson::StringRef(key.data(),
-                           static_cast<rapidjson::SizeType>(key.size()))));
+  auto it = v.FindMember(rapidjson::Value(rapidjson::StringRef(
+      key.data(), static_cast<rapidjson::SizeType>(key.size()))));
   if (it == v.MemberEnd() || !it->value.IsString()) return "";
   return std::string(it->value.GetString(), it->value.GetStringLength());
 }
@@ -95,8 +93,7 @@ bool AsInt(const rapidjson::Value& v, int64_t* out) {
   if (v.IsDouble()) {
     double d = v.GetDouble();
     // Integral doubles (2.0) are integers to the API server too.
-    if (std::isfinite(d) && d == std::floor(d) && d >= -9.2e18 &&
-        d <= 9.2e18) {
+    if (std::isfinite(d) && d == std::floor(d) && d >= -9.2e18 && d <= 9.2e18) {
       *out = static_cast<int64_t>(d);
       return true;
     }
@@ -172,8 +169,8 @@ absl::Status ReadIntOrString(const rapidjson::Value& obj, const char* key,
   if (v == nullptr) return absl::OkStatus();
   int64_t i;
   if (v->IsString()) {
-    *out = IntOrString::String(std::string(v->GetString(),
-                                           v->GetStringLength()));
+    *out =
+        IntOrString::String(std::string(v->GetString(), v->GetStringLength()));
   } else if (v->IsNumber() && AsInt(*v, &i)) {
     *out = IntOrString::Int(i);
   } else {
@@ -253,9 +250,9 @@ absl::Status ReadTypeAndMetadata(const rapidjson::Value& obj,
   s = ReadString(obj, "kind", "", &got_kind);
   if (!s.ok()) return s;
   if (got_version && *got_version != api_version) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "apiVersion: expected ", Quote(api_version), ", got ",
-        Quote(*got_version)));
+    return absl::InvalidArgumentError(absl::StrCat("apiVersion: expected ",
+                                                   Quote(api_version), ", got ",
+                                                   Quote(*got_version)));
   }
   if (got_kind && *got_kind != kind) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -368,14 +365,13 @@ void ValidateMaximum(absl::string_view path, int64_t v, int64_t max,
 void ValidateMinimum(absl::string_view path, double v, double min,
                      std::vector<std::string>* out) {
   if (v >= min) return;
-  out->push_back(absl::StrCat(path, ": Invalid value: ", FormatNumber(v), ": ",
-                              path,
-                              " in body should be greater than or equal to ",
-                              FormatNumber(min)));
+  out->push_back(absl::StrCat(
+      path, ": Invalid value: ", FormatNumber(v), ": ", path,
+      " in body should be greater than or equal to ", FormatNumber(min)));
 }
 
-void ValidateMinLength(absl::string_view path, const std::string& v,
-                       size_t min, std::vector<std::string>* out) {
+void ValidateMinLength(absl::string_view path, const std::string& v, size_t min,
+                       std::vector<std::string>* out) {
   size_t chars = 0;
   for (char c : v) {
     if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++chars;
@@ -394,9 +390,9 @@ void ValidateEnum(absl::string_view path, const std::string& v,
   }
   std::vector<std::string> quoted;
   for (const std::string& s : supported) quoted.push_back(Quote(s));
-  out->push_back(absl::StrCat(path, ": Unsupported value: ", Quote(v),
-                              ": supported values: ",
-                              absl::StrJoin(quoted, ", ")));
+  out->push_back(
+      absl::StrCat(path, ": Unsupported value: ", Quote(v),
+                   ": supported values: ", absl::StrJoin(quoted, ", ")));
 }
 
 void ValidateConditions(absl::string_view path,
@@ -415,8 +411,8 @@ void ValidateConditions(absl::string_view path,
                    {"True", "False", "Unknown"}, out);
     }
     if (c.observed_generation) {
-      ValidateMinimum(Child(item, "observedGeneration"),
-                      *c.observed_generation, 0, out);
+      ValidateMinimum(Child(item, "observedGeneration"), *c.observed_generation,
+                      0, out);
     }
   }
 }

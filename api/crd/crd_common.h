@@ -61,8 +61,7 @@ struct IntOrString {
 
   friend bool operator==(const IntOrString& a, const IntOrString& b) {
     return a.is_int == b.is_int &&
-           (a.is_int ? a.int_value == b.int_value
-                     : a.str_value == b.str_value);
+           (a.is_int ? a.int_value == b.int_value : a.str_value == b.str_value);
   }
   friend bool operator!=(const IntOrString& a, const IntOrString& b) {
     return !(a == b);
@@ -116,8 +115,7 @@ absl::Status ReadConditions(const rapidjson::Value& obj, const char* key,
 // The member `key` if present and not null; InvalidArgument if it is not an
 // object. Returns nullptr when absent.
 absl::Status ReadObject(const rapidjson::Value& obj, const char* key,
-                        absl::string_view parent,
-                        const rapidjson::Value** out);
+                        absl::string_view parent, const rapidjson::Value** out);
 // Checks apiVersion and kind when present; InvalidArgument on a mismatch.
 // Copies metadata (which must be an object when present).
 absl::Status ReadTypeAndMetadata(const rapidjson::Value& obj,
@@ -153,8 +151,8 @@ void ValidateMaximum(absl::string_view path, int64_t v, int64_t max,
                      std::vector<std::string>* out);
 void ValidateMinimum(absl::string_view path, double v, double min,
                      std::vector<std::string>* out);
-void ValidateMinLength(absl::string_view path, const std::string& v,
-                       size_t min, std::vector<std::string>* out);
+void ValidateMinLength(absl::string_view path, const std::string& v, size_t min,
+                       std::vector<std::string>* out);
 void ValidateEnum(absl::string_view path, const std::string& v,
                   const std::vector<std::string>& supported,
                   std::vector<std::string>* out);

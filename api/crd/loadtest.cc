@@ -77,8 +77,7 @@ absl::StatusOr<LoadTest> LoadTest::FromJson(const rapidjson::Value& json) {
       Test x;
       const char* p = "spec.test";
       KCR_RETURN_IF_ERROR(ReadString(*test, "method", p, &x.method));
-      KCR_RETURN_IF_ERROR(
-          ReadString(*test, "serviceName", p, &x.service_name));
+      KCR_RETURN_IF_ERROR(ReadString(*test, "serviceName", p, &x.service_name));
       KCR_RETURN_IF_ERROR(
           ReadIntOrString(*test, "servicePort", p, &x.service_port));
       KCR_RETURN_IF_ERROR(ReadString(*test, "path", p, &x.path));
@@ -187,14 +186,16 @@ std::vector<std::string> LoadTest::Validate() const {
                    {kPending, kExecuting, kFinished, kFailed}, &out);
     }
     if (status->observed_generation) {
-      ValidateMinimum("status.observedGeneration",
-                      *status->observed_generation, 0, &out);
+      ValidateMinimum("status.observedGeneration", *status->observed_generation,
+                      0, &out);
     }
     if (status->result) {
       const Result& r = *status->result;
       const std::string p = "status.result";
-      if (r.requests) ValidateMinimum(Child(p, "requests"), *r.requests, 0, &out);
-      if (r.failures) ValidateMinimum(Child(p, "failures"), *r.failures, 0, &out);
+      if (r.requests)
+        ValidateMinimum(Child(p, "requests"), *r.requests, 0, &out);
+      if (r.failures)
+        ValidateMinimum(Child(p, "failures"), *r.failures, 0, &out);
       ValidateLatency(p, r.latency_ms, &out);
       for (size_t i = 0; i < r.pods.size(); ++i) {
         const PodResult& pr = r.pods[i];

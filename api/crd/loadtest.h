@@ -40,7 +40,7 @@ struct LoadTest {
   static constexpr char kFailed[] = "failed";
 
   struct Test {
-    std::optional<std::string> method;  // GET POST PUT DELETE HEAD; GET
+    std::optional<std::string> method;        // GET POST PUT DELETE HEAD; GET
     std::optional<std::string> service_name;  // required, non-empty
     std::optional<IntOrString> service_port;  // 1..65535 or a port name; 80
     std::optional<std::string> path;          // default "/"
@@ -85,7 +85,7 @@ struct LoadTest {
     }
   };
   struct Status {
-    std::optional<std::string> state;  // pending executing finished failed
+    std::optional<std::string> state;   // pending executing finished failed
     std::vector<std::string> children;  // load pod names
     std::optional<std::string> message;
     std::optional<Result> result;
@@ -125,9 +125,7 @@ struct LoadTest {
   rapidjson::Document ToJson() const;
 
   std::string name() const { return metadata.StringMember("name"); }
-  std::string namespace_() const {
-    return metadata.StringMember("namespace");
-  }
+  std::string namespace_() const { return metadata.StringMember("namespace"); }
 
   friend bool operator==(const LoadTest& a, const LoadTest& b) {
     return a.metadata == b.metadata && a.has_spec == b.has_spec &&

@@ -10,8 +10,8 @@ using namespace internal;  // NOLINT: the field helpers are this file's idiom.
 
 absl::StatusOr<Nginx> Nginx::FromJson(const rapidjson::Value& json) {
   Nginx n;
-  KCR_RETURN_IF_ERROR(ReadTypeAndMetadata(json, kApiVersion, kKind,
-                                          &n.metadata));
+  KCR_RETURN_IF_ERROR(
+      ReadTypeAndMetadata(json, kApiVersion, kKind, &n.metadata));
   const rapidjson::Value* spec;
   KCR_RETURN_IF_ERROR(ReadObject(json, "spec", "", &spec));
   if (spec != nullptr) {
@@ -50,12 +50,11 @@ std::vector<std::string> Nginx::Validate() const {
   }
   if (status) {
     if (status->ready_replicas) {
-      ValidateMinimum("status.readyReplicas", *status->ready_replicas, 0,
-                      &out);
+      ValidateMinimum("status.readyReplicas", *status->ready_replicas, 0, &out);
     }
     if (status->observed_generation) {
-      ValidateMinimum("status.observedGeneration",
-                      *status->observed_generation, 0, &out);
+      ValidateMinimum("status.observedGeneration", *status->observed_generation,
+                      0, &out);
     }
     ValidateConditions("status.conditions", status->conditions, &out);
   }

@@ -32,12 +32,11 @@ struct Nginx {
   static constexpr int64_t kDefaultPort = 80;
 
   struct Spec {
-    std::optional<int64_t> replicas;  // >= 0, default 1
+    std::optional<int64_t> replicas;   // >= 0, default 1
     std::optional<std::string> image;  // non-empty, default nginx:1.7.9
-    std::optional<int64_t> port;      // 1..65535, default 80
+    std::optional<int64_t> port;       // 1..65535, default 80
     friend bool operator==(const Spec& a, const Spec& b) {
-      return a.replicas == b.replicas && a.image == b.image &&
-             a.port == b.port;
+      return a.replicas == b.replicas && a.image == b.image && a.port == b.port;
     }
   };
   struct Status {
@@ -78,13 +77,10 @@ struct Nginx {
   rapidjson::Document ToJson() const;
 
   std::string name() const { return metadata.StringMember("name"); }
-  std::string namespace_() const {
-    return metadata.StringMember("namespace");
-  }
+  std::string namespace_() const { return metadata.StringMember("namespace"); }
 
   friend bool operator==(const Nginx& a, const Nginx& b) {
-    return a.metadata == b.metadata && a.spec == b.spec &&
-           a.status == b.status;
+    return a.metadata == b.metadata && a.spec == b.spec && a.status == b.status;
   }
 };
 

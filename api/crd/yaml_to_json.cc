@@ -150,8 +150,7 @@ ABSL_ATTRIBUTE_NOINLINE absl::Status ConvertScalar(
   const std::string& s = node.Scalar();
   // Quoted scalars carry the non-specific tag "!"; plain ones "?".
   if (node.Tag() == "!" || node.Tag() == kStrTag) {
-    out->SetString(s.data(), static_cast<rapidjson::SizeType>(s.size()),
-                   alloc);
+    out->SetString(s.data(), static_cast<rapidjson::SizeType>(s.size()), alloc);
     return absl::OkStatus();
   }
   if (IsOneOf(s, {"", "~", "null", "Null", "NULL"})) {
@@ -165,8 +164,7 @@ ABSL_ATTRIBUTE_NOINLINE absl::Status ConvertScalar(
   } else if (IsOneOf(s, {".inf", ".Inf", ".INF", "+.inf", "-.inf", "+.Inf",
                          "-.Inf", ".nan", ".NaN", ".NAN"})) {
     return Refuse(
-        absl::StrCat("YAML value ", s, " cannot be represented in JSON"),
-        node);
+        absl::StrCat("YAML value ", s, " cannot be represented in JSON"), node);
   } else if (LooksLikeInteger(s)) {
     int64_t i;
     uint64_t u;
@@ -186,12 +184,10 @@ ABSL_ATTRIBUTE_NOINLINE absl::Status ConvertScalar(
     if (absl::SimpleAtod(s, &d) && std::isfinite(d)) {
       out->SetDouble(d);
     } else {
-      return Refuse(absl::StrCat("YAML number ", s, " is out of range"),
-                    node);
+      return Refuse(absl::StrCat("YAML number ", s, " is out of range"), node);
     }
   } else {
-    out->SetString(s.data(), static_cast<rapidjson::SizeType>(s.size()),
-                   alloc);
+    out->SetString(s.data(), static_cast<rapidjson::SizeType>(s.size()), alloc);
   }
   return absl::OkStatus();
 }
@@ -243,9 +239,9 @@ absl::Status Convert(const YAML::Node& node, rapidjson::Value* out,
       break;
   }
   if (depth >= kMaxJsonDepth) {
-    return Refuse(absl::StrCat("YAML nests deeper than ", kMaxJsonDepth,
-                               " levels"),
-                  node);
+    return Refuse(
+        absl::StrCat("YAML nests deeper than ", kMaxJsonDepth, " levels"),
+        node);
   }
   absl::Status status;
   if (node.IsSequence()) {
@@ -279,9 +275,9 @@ YamlToJsonDocuments(absl::string_view yaml) {
   }
   if (const size_t bad = FirstNonPrintable(yaml);
       bad != absl::string_view::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "YAML holds a control character at offset ", bad,
-        "; control characters are not allowed"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("YAML holds a control character at offset ", bad,
+                     "; control characters are not allowed"));
   }
   size_t budget = ValueBudget(yaml);
   try {
@@ -311,9 +307,9 @@ YamlToJsonDocuments(absl::string_view yaml) {
         "YAML nests deeper than ", kMaxJsonDepth, " levels at line ",
         e.mark.line + 1, ", column ", e.mark.column + 1));
   } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "malformed YAML at line ", e.mark.line + 1, ", column ",
-        e.mark.column + 1, ": ", e.msg));
+    return absl::InvalidArgumentError(
+        absl::StrCat("malformed YAML at line ", e.mark.line + 1, ", column ",
+                     e.mark.column + 1, ": ", e.msg));
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(
         absl::StrCat("malformed YAML: ", e.what()));
@@ -326,8 +322,8 @@ absl::StatusOr<std::unique_ptr<rapidjson::Document>> YamlToJson(
   auto docs = YamlToJsonDocuments(yaml);
   if (!docs.ok()) return docs.status();
   if (docs->size() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "expected one YAML document, found ", docs->size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected one YAML document, found ", docs->size()));
   }
   return std::move(docs->front());
 }

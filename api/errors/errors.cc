@@ -43,8 +43,7 @@ constexpr ReasonRow kReasons[] = {
     {"UnsupportedMediaType", 415, absl::StatusCode::kUnimplemented, true,
      false},
     {"Invalid", 422, absl::StatusCode::kInvalidArgument, true, false},
-    {"TooManyRequests", 429, absl::StatusCode::kResourceExhausted, true,
-     false},
+    {"TooManyRequests", 429, absl::StatusCode::kResourceExhausted, true, false},
     {"InternalError", 500, absl::StatusCode::kInternal, true, false},
     {"ServerTimeout", 500, absl::StatusCode::kDeadlineExceeded, false, false},
     {"ServiceUnavailable", 503, absl::StatusCode::kUnavailable, true, true},
@@ -86,8 +85,8 @@ std::optional<int32_t> GetInt(const rapidjson::Value& obj, const char* key) {
   return static_cast<int32_t>(d);
 }
 
-void WriteString(rapidjson::Writer<rapidjson::StringBuffer>& w,
-                 const char* key, const std::string& value) {
+void WriteString(rapidjson::Writer<rapidjson::StringBuffer>& w, const char* key,
+                 const std::string& value) {
   if (value.empty()) return;
   w.Key(key);
   // Messages quote what a client sent (a name from the URL, a protobuf
@@ -292,8 +291,9 @@ std::string ReasonForError(const absl::Status& status) {
 
 StatusError StatusError::NotFound(const GroupResource& resource,
                                   std::string_view name) {
-  StatusError e = Make(404, "NotFound",
-                       resource.ToString() + " \"" + Str(name) + "\" not found");
+  StatusError e =
+      Make(404, "NotFound",
+           resource.ToString() + " \"" + Str(name) + "\" not found");
   e.name = Str(name);
   e.group = resource.group;
   e.kind = resource.resource;
@@ -317,12 +317,11 @@ StatusError StatusError::AlreadyExists(const GroupResource& resource,
 }
 
 StatusError StatusError::Conflict(const GroupResource& resource,
-                                  std::string_view name,
-                                  std::string_view why) {
-  StatusError e = Make(409, "Conflict",
-                       "Operation cannot be fulfilled on " +
-                           resource.ToString() + " \"" + Str(name) +
-                           "\": " + Str(why));
+                                  std::string_view name, std::string_view why) {
+  StatusError e =
+      Make(409, "Conflict",
+           "Operation cannot be fulfilled on " + resource.ToString() + " \"" +
+               Str(name) + "\": " + Str(why));
   e.name = Str(name);
   e.group = resource.group;
   e.kind = resource.resource;
@@ -339,17 +338,17 @@ StatusError StatusError::StaleConflict(const GroupResource& resource,
 StatusError StatusError::Invalid(const GroupKind& kind, std::string_view name,
                                  const std::vector<FieldError>& errors) {
   const std::vector<std::string> texts = ToStrings(errors);
-  const std::string aggregate = texts.size() == 1
-                                    ? texts[0]
-                                    : "[" + absl::StrJoin(texts, ", ") + "]";
-  StatusError e = Make(422, "Invalid",
-                       kind.ToString() + " \"" + Str(name) +
-                           "\" is invalid: " + aggregate);
+  const std::string aggregate =
+      texts.size() == 1 ? texts[0] : "[" + absl::StrJoin(texts, ", ") + "]";
+  StatusError e =
+      Make(422, "Invalid",
+           kind.ToString() + " \"" + Str(name) + "\" is invalid: " + aggregate);
   e.name = Str(name);
   e.group = kind.group;
   e.kind = kind.kind;
   for (const FieldError& fe : errors) {
-    e.causes.push_back({FieldErrorReason(fe.type), FieldErrorBody(fe), fe.field});
+    e.causes.push_back(
+        {FieldErrorReason(fe.type), FieldErrorBody(fe), fe.field});
   }
   return e;
 }
@@ -365,11 +364,10 @@ StatusError StatusError::Unauthorized() {
 StatusError StatusError::Forbidden(const GroupResource& resource,
                                    std::string_view name,
                                    std::string_view why) {
-  std::string message =
-      name.empty()
-          ? resource.ToString() + " is forbidden: " + Str(why)
-          : resource.ToString() + " \"" + Str(name) + "\" is forbidden: " +
-                Str(why);
+  std::string message = name.empty()
+                            ? resource.ToString() + " is forbidden: " + Str(why)
+                            : resource.ToString() + " \"" + Str(name) +
+                                  "\" is forbidden: " + Str(why);
   StatusError e = Make(403, "Forbidden", std::move(message));
   e.name = Str(name);
   e.group = resource.group;
@@ -379,10 +377,10 @@ StatusError StatusError::Forbidden(const GroupResource& resource,
 
 StatusError StatusError::MethodNotSupported(const GroupResource& resource,
                                             std::string_view action) {
-  StatusError e = Make(405, "MethodNotAllowed",
-                       Str(action) +
-                           " is not supported on resources of kind \"" +
-                           resource.ToString() + "\"");
+  StatusError e =
+      Make(405, "MethodNotAllowed",
+           Str(action) + " is not supported on resources of kind \"" +
+               resource.ToString() + "\"");
   e.group = resource.group;
   e.kind = resource.resource;
   return e;

@@ -76,8 +76,7 @@ struct StatusCause {
   std::string field;  // e.g. "spec.replicas"
 
   friend bool operator==(const StatusCause& a, const StatusCause& b) {
-    return a.reason == b.reason && a.message == b.message &&
-           a.field == b.field;
+    return a.reason == b.reason && a.message == b.message && a.field == b.field;
   }
 };
 
@@ -182,7 +181,7 @@ std::string ReasonForError(const absl::Status& status);
 // when the HTTP code does; IsTooManyRequests and IsRequestEntityTooLarge
 // look at the code whatever the reason, and IsAlreadyExists,
 // IsResourceExpired and IsServerTimeout only at the reason, as upstream.
-bool IsNotFound(const absl::Status& status);            // 404
+bool IsNotFound(const absl::Status& status);  // 404
 bool IsAlreadyExists(const absl::Status& status);
 bool IsConflict(const absl::Status& status);            // 409
 bool IsInvalid(const absl::Status& status);             // 422

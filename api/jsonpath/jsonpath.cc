@@ -201,14 +201,30 @@ absl::StatusOr<std::string> Unquote(absl::string_view quoted) {
     char e = s[i + 1];
     i += 2;
     switch (e) {
-      case 'a': out.push_back('\a'); break;
-      case 'b': out.push_back('\b'); break;
-      case 'f': out.push_back('\f'); break;
-      case 'n': out.push_back('\n'); break;
-      case 'r': out.push_back('\r'); break;
-      case 't': out.push_back('\t'); break;
-      case 'v': out.push_back('\v'); break;
-      case '\\': out.push_back('\\'); break;
+      case 'a':
+        out.push_back('\a');
+        break;
+      case 'b':
+        out.push_back('\b');
+        break;
+      case 'f':
+        out.push_back('\f');
+        break;
+      case 'n':
+        out.push_back('\n');
+        break;
+      case 'r':
+        out.push_back('\r');
+        break;
+      case 't':
+        out.push_back('\t');
+        break;
+      case 'v':
+        out.push_back('\v');
+        break;
+      case '\\':
+        out.push_back('\\');
+        break;
       case '\'':
       case '"':
         if (e != quote) return error();
@@ -332,8 +348,8 @@ class ActionParser {
         --pos_;
         s = ParseIdentifier(out);
       } else {
-        return SyntaxError(
-            absl::StrCat("unrecognized character in action: ", DescribeChar(r)));
+        return SyntaxError(absl::StrCat("unrecognized character in action: ",
+                                        DescribeChar(r)));
       }
       if (!s.ok()) return s;
     }
@@ -480,8 +496,8 @@ class ActionParser {
       Node node;
       node.type = NodeType::kUnion;
       for (const std::string& part : parts) {
-        absl::StatusOr<NodeList> list = SubAction(
-            absl::StrCat("[", absl::StripAsciiWhitespace(part), "]"));
+        absl::StatusOr<NodeList> list =
+            SubAction(absl::StrCat("[", absl::StripAsciiWhitespace(part), "]"));
         if (!list.ok()) return list.status();
         node.lists.push_back(std::move(*list));
       }
@@ -635,8 +651,8 @@ absl::Status ParseTemplate(absl::string_view input, LiteralPool* pool,
     const auto& ids = parser.identifiers();
     if (ids.size() == 1 && ids[0].first == 0 && ids[0].second == "range") {
       if (static_cast<int>(stack.size()) > kMaxRangeDepth) {
-        return SyntaxError(absl::StrCat("ranges nested deeper than ",
-                                        kMaxRangeDepth));
+        return SyntaxError(
+            absl::StrCat("ranges nested deeper than ", kMaxRangeDepth));
       }
       Segment range;
       range.kind = Segment::kRange;
@@ -769,9 +785,8 @@ class Evaluator {
 
  private:
   absl::Status TooMany() const {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("jsonpath evaluation produced more than ", kMaxResults,
-                     " values"));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "jsonpath evaluation produced more than ", kMaxResults, " values"));
   }
 
   absl::Status Count(const ValueList& values) {
@@ -881,9 +896,9 @@ class Evaluator {
                             params[1].value - 1, length));
       }
       if (params[0].value > params[1].value) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "starting index %d is greater than ending index %d",
-            params[0].value, params[1].value));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("starting index %d is greater than ending index %d",
+                            params[0].value, params[1].value));
       }
       int64_t step = 1;
       if (params[2].known) {
@@ -1050,12 +1065,23 @@ void AppendJsonString(absl::string_view s, std::string* out) {
   for (size_t i = 0; i < s.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     switch (c) {
-      case '"': out->append("\\\""); continue;
-      case '\\': out->append("\\\\"); continue;
-      case '\n': out->append("\\n"); continue;
-      case '\r': out->append("\\r"); continue;
-      case '\t': out->append("\\t"); continue;
-      default: break;
+      case '"':
+        out->append("\\\"");
+        continue;
+      case '\\':
+        out->append("\\\\");
+        continue;
+      case '\n':
+        out->append("\\n");
+        continue;
+      case '\r':
+        out->append("\\r");
+        continue;
+      case '\t':
+        out->append("\\t");
+        continue;
+      default:
+        break;
     }
     if (c < 0x20 || c == '<' || c == '>' || c == '&') {
       out->append("\\u00");
@@ -1069,7 +1095,7 @@ void AppendJsonString(absl::string_view s, std::string* out) {
         (static_cast<unsigned char>(s[i + 2]) == 0xA8 ||
          static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
       out->append(static_cast<unsigned char>(s[i + 2]) == 0xA8 ? "\\u2028"
-                                                                : "\\u2029");
+                                                               : "\\u2029");
       i += 2;
       continue;
     }
@@ -1221,8 +1247,8 @@ absl::StatusOr<JsonPath> JsonPath::ParseExpression(absl::string_view expr) {
   return Parse(absl::StrCat("{", expr, "}"));
 }
 
-absl::StatusOr<Results> JsonPath::FindResults(const rapidjson::Value& data,
-                                              const EvalOptions& options) const {
+absl::StatusOr<Results> JsonPath::FindResults(
+    const rapidjson::Value& data, const EvalOptions& options) const {
   Results results;
   Evaluator evaluator(options);
   absl::Status s = evaluator.Run(impl_->segments, data, &results);

@@ -113,7 +113,8 @@ class JsonPath {
 
  private:
   struct Impl;
-  explicit JsonPath(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+  explicit JsonPath(std::shared_ptr<const Impl> impl)
+      : impl_(std::move(impl)) {}
 
   std::shared_ptr<const Impl> impl_;
 };

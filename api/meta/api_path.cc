@@ -52,8 +52,7 @@ absl::StatusOr<std::string> CollectionPath(const GroupVersionResource& resource,
                                            bool namespaced,
                                            absl::string_view ns) {
   if (resource.resource.empty() || resource.version.empty()) {
-    return absl::InvalidArgumentError(
-        "resource and version must not be empty");
+    return absl::InvalidArgumentError("resource and version must not be empty");
   }
   std::string path = GroupVersionPath(resource.GetGroupVersion());
   if (!ns.empty()) {
@@ -101,9 +100,9 @@ absl::StatusOr<std::string> ItemPath(const RESTMapping& mapping,
                                      absl::string_view name,
                                      absl::string_view subresource) {
   if (!subresource.empty() && !mapping.HasSubresource(subresource)) {
-    return absl::NotFoundError(
-        absl::StrCat(mapping.resource.ToString(), " has no subresource \"",
-                     subresource, "\""));
+    return absl::NotFoundError(absl::StrCat(mapping.resource.ToString(),
+                                            " has no subresource \"",
+                                            subresource, "\""));
   }
   return ItemPath(mapping.resource, mapping.namespaced(), ns, name,
                   subresource);

@@ -25,8 +25,8 @@ absl::StatusOr<GroupVersion> ParseGroupVersion(absl::string_view api_version) {
   absl::string_view group = api_version.substr(0, slash);
   absl::string_view version = api_version.substr(slash + 1);
   if (version.find('/') != absl::string_view::npos || version.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unexpected GroupVersion string: \"", api_version, "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unexpected GroupVersion string: \"", api_version, "\""));
   }
   return GroupVersion(std::string(group), std::string(version));
 }
@@ -74,7 +74,8 @@ KubeVersion ParseKubeVersion(absl::string_view v) {
   KubeVersion out;
   if (v.size() < 2 || v[0] != 'v') return out;
   size_t i = 1;
-  while (i < v.size() && absl::ascii_isdigit(static_cast<unsigned char>(v[i]))) {
+  while (i < v.size() &&
+         absl::ascii_isdigit(static_cast<unsigned char>(v[i]))) {
     ++i;
   }
   if (i == 1 || v[1] == '0') return out;

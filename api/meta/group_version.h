@@ -72,12 +72,10 @@ struct GroupVersionKind {
   // "apps/v1, Kind=Deployment"; "v1, Kind=Pod" for the core group.
   std::string ToString() const;
 
-  friend bool operator==(const GroupVersionKind& a,
-                         const GroupVersionKind& b) {
+  friend bool operator==(const GroupVersionKind& a, const GroupVersionKind& b) {
     return a.group == b.group && a.version == b.version && a.kind == b.kind;
   }
-  friend bool operator!=(const GroupVersionKind& a,
-                         const GroupVersionKind& b) {
+  friend bool operator!=(const GroupVersionKind& a, const GroupVersionKind& b) {
     return !(a == b);
   }
   friend bool operator<(const GroupVersionKind& a, const GroupVersionKind& b) {

@@ -125,8 +125,8 @@ std::unique_ptr<RESTMapper> RESTMapper::NewDefault() {
               {"finalize", "status"}),
       Builtin("", "services", "Service", "service", {"svc"}, kNs,
               {"proxy", "status"}),
-      Builtin("", "serviceaccounts", "ServiceAccount", "serviceaccount",
-              {"sa"}, kNs, {"token"}),
+      Builtin("", "serviceaccounts", "ServiceAccount", "serviceaccount", {"sa"},
+              kNs, {"token"}),
       Builtin("", "events", "Event", "event", {"ev"}, kNs, {}),
       Builtin("apps", "deployments", "Deployment", "deployment", {"deploy"},
               kNs, {"scale", "status"}),
@@ -211,9 +211,9 @@ absl::Status RESTMapper::AddFromCRD(const rapidjson::Value& crd) {
   auto scope = StringMember(s, "spec", "scope", true);
   if (!scope.ok()) return scope.status();
   if (*scope != "Namespaced" && *scope != "Cluster") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "spec.scope: Unsupported value: \"", *scope,
-        "\": supported values: \"Cluster\", \"Namespaced\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.scope: Unsupported value: \"", *scope,
+                     "\": supported values: \"Cluster\", \"Namespaced\""));
   }
   auto versions = Member(s, "spec", "versions", true);
   if (!versions.ok()) return versions.status();
@@ -303,8 +303,8 @@ absl::Status RESTMapper::AddFromDiscovery(
       m.kind = GroupVersionKind(*gv, *kind);
       m.singular = *singular;
       m.short_names = *short_names;
-      m.scope = *namespaced ? ResourceScope::kNamespaced
-                            : ResourceScope::kCluster;
+      m.scope =
+          *namespaced ? ResourceScope::kNamespaced : ResourceScope::kCluster;
       mappings.push_back(std::move(m));
     }
     for (const auto& [parent, sub] : subresources) {
@@ -378,13 +378,13 @@ absl::StatusOr<RESTMapping> RESTMapper::Resolve(
     // "<name>.<version>.<group>" is tried before "<name>.<group>", as
     // kubectl does.
     if (parts.size() >= 3) {
-      queries.push_back(
-          {parts[0], parts[1],
-           absl::StrJoin(parts.begin() + 2, parts.end(), "."), false});
+      queries.push_back({parts[0], parts[1],
+                         absl::StrJoin(parts.begin() + 2, parts.end(), "."),
+                         false});
     }
-    queries.push_back(
-        {parts[0], "", absl::StrJoin(parts.begin() + 1, parts.end(), "."),
-         false});
+    queries.push_back({parts[0], "",
+                       absl::StrJoin(parts.begin() + 1, parts.end(), "."),
+                       false});
   }
 
   MutexLock lock(&mu_);
@@ -417,10 +417,9 @@ absl::StatusOr<RESTMapping> RESTMapper::Resolve(
       matches.push_back(&m);
     }
     if (matches.empty()) continue;
-    bool has_core = std::any_of(matches.begin(), matches.end(),
-                                [](const RESTMapping* m) {
-                                  return m->resource.group.empty();
-                                });
+    bool has_core = std::any_of(
+        matches.begin(), matches.end(),
+        [](const RESTMapping* m) { return m->resource.group.empty(); });
     std::vector<const RESTMapping*> chosen;
     for (const RESTMapping* m : matches) {
       if (!has_core || m->resource.group.empty()) chosen.push_back(m);

@@ -30,11 +30,11 @@ enum class ResourceScope { kNamespaced, kCluster };
 
 // Everything known about one resource in one group and version.
 struct RESTMapping {
-  GroupVersionResource resource;  // e.g. apps/v1 deployments
-  GroupVersionKind kind;          // e.g. apps/v1 Deployment
-  std::string singular;           // e.g. deployment (lower case)
+  GroupVersionResource resource;         // e.g. apps/v1 deployments
+  GroupVersionKind kind;                 // e.g. apps/v1 Deployment
+  std::string singular;                  // e.g. deployment (lower case)
   std::vector<std::string> short_names;  // e.g. {"deploy"}
-  std::string list_kind;          // e.g. DeploymentList
+  std::string list_kind;                 // e.g. DeploymentList
   ResourceScope scope = ResourceScope::kNamespaced;
   // Subresource names without the parent: {"status", "scale"}.
   std::vector<std::string> subresources;
@@ -111,8 +111,7 @@ class RESTMapper {
   void AddLocked(RESTMapping mapping) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable Mutex mu_;
-  std::map<GroupVersionResource, RESTMapping> by_resource_
-      ABSL_GUARDED_BY(mu_);
+  std::map<GroupVersionResource, RESTMapping> by_resource_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<GroupVersionKind, GroupVersionResource> by_kind_
       ABSL_GUARDED_BY(mu_);
 };

@@ -26,7 +26,8 @@ rapidjson::Value NameRef(absl::string_view s) {
 // Printable and short: paths come from untrusted patches.
 std::string Printable(absl::string_view s) {
   constexpr size_t kMaxShown = 80;
-  if (s.size() > kMaxShown) return absl::StrCat(absl::CHexEscape(s.substr(0, kMaxShown)), "...");
+  if (s.size() > kMaxShown)
+    return absl::StrCat(absl::CHexEscape(s.substr(0, kMaxShown)), "...");
   return absl::CHexEscape(s);
 }
 
@@ -92,7 +93,8 @@ class Applier {
     op_label_.clear();
     if (!op.IsObject()) return absl::InvalidArgumentError("not an object");
     auto op_it = op.FindMember("op");
-    if (op_it == op.MemberEnd()) return absl::InvalidArgumentError("missing \"op\"");
+    if (op_it == op.MemberEnd())
+      return absl::InvalidArgumentError("missing \"op\"");
     if (!op_it->value.IsString()) {
       return absl::InvalidArgumentError("\"op\" must be a string");
     }
@@ -183,9 +185,9 @@ class Applier {
       if (options_.max_copied_bytes > 0) {
         copied_bytes_ += CopyCost(*source);
         if (copied_bytes_ > options_.max_copied_bytes) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "copies exceed the limit of ", options_.max_copied_bytes,
-              " bytes"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("copies exceed the limit of ",
+                           options_.max_copied_bytes, " bytes"));
         }
       }
       if (absl::Status s = CheckDepth(path->size(), *source); !s.ok()) return s;
@@ -263,10 +265,11 @@ class Applier {
       if (it != parent->MemberEnd()) {
         it->value = std::move(value);
       } else {
-        parent->AddMember(rapidjson::Value(last.data(),
-                                           static_cast<rapidjson::SizeType>(last.size()),
-                                           allocator_),
-                          value, allocator_);
+        parent->AddMember(
+            rapidjson::Value(last.data(),
+                             static_cast<rapidjson::SizeType>(last.size()),
+                             allocator_),
+            value, allocator_);
       }
       return absl::OkStatus();
     }
@@ -320,8 +323,9 @@ class Applier {
             absl::StrCat("invalid array index \"", Printable(last), "\""));
       }
       if (index >= parent->Size()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "array index ", index, " out of bounds (size ", parent->Size(), ")"));
+        return absl::InvalidArgumentError(absl::StrCat("array index ", index,
+                                                       " out of bounds (size ",
+                                                       parent->Size(), ")"));
       }
       *removed = std::move((*parent)[index]);
       parent->Erase(parent->Begin() + index);
@@ -353,8 +357,9 @@ absl::StatusOr<std::vector<std::string>> ParseJsonPointer(
   std::vector<std::string> tokens;
   if (pointer.empty()) return tokens;
   if (pointer[0] != '/') {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "invalid JSON pointer \"", Printable(pointer), "\": must start with '/'"));
+    return absl::InvalidArgumentError(absl::StrCat("invalid JSON pointer \"",
+                                                   Printable(pointer),
+                                                   "\": must start with '/'"));
   }
   std::string token;
   for (size_t i = 1; i <= pointer.size(); ++i) {
@@ -368,7 +373,8 @@ absl::StatusOr<std::vector<std::string>> ParseJsonPointer(
       token.push_back(c);
       continue;
     }
-    if (i + 1 < pointer.size() && (pointer[i + 1] == '0' || pointer[i + 1] == '1')) {
+    if (i + 1 < pointer.size() &&
+        (pointer[i + 1] == '0' || pointer[i + 1] == '1')) {
       token.push_back(pointer[i + 1] == '0' ? '~' : '/');
       ++i;
       continue;
@@ -387,7 +393,8 @@ const rapidjson::Value* ResolveJsonPointer(const rapidjson::Value& root,
   const rapidjson::Value* v = &root;
   for (const std::string& t : *tokens) {
     if (v->IsObject()) {
-      if (t.size() > std::numeric_limits<rapidjson::SizeType>::max()) return nullptr;
+      if (t.size() > std::numeric_limits<rapidjson::SizeType>::max())
+        return nullptr;
       auto it = v->FindMember(NameRef(t));
       if (it == v->MemberEnd()) return nullptr;
       v = &it->value;
@@ -405,7 +412,8 @@ const rapidjson::Value* ResolveJsonPointer(const rapidjson::Value& root,
 absl::Status ApplyJsonPatch(const rapidjson::Value& patch,
                             rapidjson::Document* doc,
                             const JsonPatchOptions& options) {
-  absl::StatusOr<rapidjson::Document> result = ApplyJsonPatch(*doc, patch, options);
+  absl::StatusOr<rapidjson::Document> result =
+      ApplyJsonPatch(*doc, patch, options);
   if (!result.ok()) return result.status();
   doc->Swap(*result);
   return absl::OkStatus();
@@ -436,13 +444,17 @@ absl::StatusOr<std::string> ApplyJsonPatch(absl::string_view target_json,
                                            absl::string_view patch_json,
                                            const JsonPatchOptions& options) {
   rapidjson::Document target, patch;
-  if (absl::Status s = ParseJson(target_json, &target, options.max_depth); !s.ok()) {
+  if (absl::Status s = ParseJson(target_json, &target, options.max_depth);
+      !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("target: ", s.message()));
   }
-  if (absl::Status s = ParseJson(patch_json, &patch, options.max_depth); !s.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("JSON patch: ", s.message()));
+  if (absl::Status s = ParseJson(patch_json, &patch, options.max_depth);
+      !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("JSON patch: ", s.message()));
   }
-  absl::StatusOr<rapidjson::Document> result = ApplyJsonPatch(target, patch, options);
+  absl::StatusOr<rapidjson::Document> result =
+      ApplyJsonPatch(target, patch, options);
   if (!result.ok()) return result.status();
   return JsonToString(*result);
 }

@@ -62,9 +62,9 @@ absl::StatusOr<rapidjson::Document> ApplyJsonPatch(
 
 // Text form: parses both (InvalidArgument naming which one is not valid
 // JSON) and returns the compact JSON text of the result.
-absl::StatusOr<std::string> ApplyJsonPatch(absl::string_view target_json,
-                                           absl::string_view patch_json,
-                                           const JsonPatchOptions& options = {});
+absl::StatusOr<std::string> ApplyJsonPatch(
+    absl::string_view target_json, absl::string_view patch_json,
+    const JsonPatchOptions& options = {});
 
 }  // namespace api
 }  // namespace kcr

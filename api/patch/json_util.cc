@@ -98,8 +98,8 @@ class DepthLimitedHandler {
 absl::Status ParseJson(absl::string_view text, rapidjson::Document* doc,
                        int max_depth) {
   constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |
-                             rapidjson::kParseValidateEncodingFlag |
-                             rapidjson::kParseFullPrecisionFlag;
+                              rapidjson::kParseValidateEncodingFlag |
+                              rapidjson::kParseFullPrecisionFlag;
   // A MemoryStream reads exactly `text`, embedded NULs included.
   rapidjson::MemoryStream stream(text.data(), text.size());
   DepthLimitedHandler handler(doc, max_depth);
@@ -113,8 +113,8 @@ absl::Status ParseJson(absl::string_view text, rapidjson::Document* doc,
   if (handler.too_deep()) {
     doc->SetNull();
     return absl::InvalidArgumentError(
-        absl::StrCat("JSON nests deeper than ", max_depth,
-                     " levels at offset ", result.Offset()));
+        absl::StrCat("JSON nests deeper than ", max_depth, " levels at offset ",
+                     result.Offset()));
   }
   if (result.IsError()) {
     doc->SetNull();
@@ -130,9 +130,7 @@ namespace {
 // The length of the valid UTF-8 sequence at the start of `s` (non-empty),
 // or 0 when its first byte does not start one.
 size_t Utf8SequenceLength(absl::string_view s) {
-  const auto byte = [&s](size_t i) {
-    return static_cast<unsigned char>(s[i]);
-  };
+  const auto byte = [&s](size_t i) { return static_cast<unsigned char>(s[i]); };
   const unsigned char b0 = byte(0);
   if (b0 < 0x80) return 1;
   size_t n;

@@ -13,8 +13,8 @@ using Allocator = rapidjson::Value::AllocatorType;
 
 absl::Status CheckDepth(const rapidjson::Value& v, absl::string_view what) {
   if (JsonDepth(v) > kMaxJsonDepth) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, " nests deeper than ", kMaxJsonDepth, " levels"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " nests deeper than ", kMaxJsonDepth, " levels"));
   }
   return absl::OkStatus();
 }
@@ -72,10 +72,9 @@ bool Diff(const rapidjson::Value& original, const rapidjson::Value& modified,
   return patch->MemberCount() > 0;
 }
 
-absl::Status ParseBoth(
-    absl::string_view a_json, absl::string_view a_name,
-    absl::string_view b_json, absl::string_view b_name,
-    rapidjson::Document* a, rapidjson::Document* b) {
+absl::Status ParseBoth(absl::string_view a_json, absl::string_view a_name,
+                       absl::string_view b_json, absl::string_view b_name,
+                       rapidjson::Document* a, rapidjson::Document* b) {
   if (absl::Status s = ParseJson(a_json, a); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(a_name, ": ", s.message()));
   }
@@ -109,8 +108,8 @@ absl::StatusOr<rapidjson::Document> ApplyMergePatch(
 absl::StatusOr<std::string> ApplyMergePatch(absl::string_view target_json,
                                             absl::string_view patch_json) {
   rapidjson::Document target, patch;
-  absl::Status parsed =
-      ParseBoth(target_json, "target", patch_json, "merge patch", &target, &patch);
+  absl::Status parsed = ParseBoth(target_json, "target", patch_json,
+                                  "merge patch", &target, &patch);
   if (!parsed.ok()) return parsed;
   absl::StatusOr<rapidjson::Document> result = ApplyMergePatch(target, patch);
   if (!result.ok()) return result.status();
@@ -139,7 +138,8 @@ absl::Status CreateMergePatch(const rapidjson::Value& original,
 absl::StatusOr<rapidjson::Document> CreateMergePatch(
     const rapidjson::Value& original, const rapidjson::Value& modified) {
   rapidjson::Document doc;
-  absl::Status s = CreateMergePatch(original, modified, &doc, doc.GetAllocator());
+  absl::Status s =
+      CreateMergePatch(original, modified, &doc, doc.GetAllocator());
   if (!s.ok()) return s;
   return doc;
 }
@@ -147,10 +147,11 @@ absl::StatusOr<rapidjson::Document> CreateMergePatch(
 absl::StatusOr<std::string> CreateMergePatch(absl::string_view original_json,
                                              absl::string_view modified_json) {
   rapidjson::Document original, modified;
-  absl::Status parsed = ParseBoth(
-      original_json, "original", modified_json, "modified", &original, &modified);
+  absl::Status parsed = ParseBoth(original_json, "original", modified_json,
+                                  "modified", &original, &modified);
   if (!parsed.ok()) return parsed;
-  absl::StatusOr<rapidjson::Document> patch = CreateMergePatch(original, modified);
+  absl::StatusOr<rapidjson::Document> patch =
+      CreateMergePatch(original, modified);
   if (!patch.ok()) return patch.status();
   return JsonToString(*patch);
 }

@@ -68,8 +68,8 @@ std::string Shown(const rapidjson::Value& v) {
   if (v.IsString() && v.GetStringLength() > 64) {
     // Cut at a character boundary, never inside a UTF-8 sequence.
     rapidjson::SizeType n = 64;
-    while (n > 0 && (static_cast<unsigned char>(v.GetString()[n]) & 0xC0) ==
-                        0x80) {
+    while (n > 0 &&
+           (static_cast<unsigned char>(v.GetString()[n]) & 0xC0) == 0x80) {
       --n;
     }
     rapidjson::Value cut(v.GetString(), n);
@@ -149,9 +149,10 @@ class Compiler {
   const FieldError& failure() const { return failure_; }
 
  private:
-  absl::Status Fail(FieldError::Type type, std::string path,
-                    std::string value, std::string detail,
-                    absl::StatusCode code = absl::StatusCode::kInvalidArgument) {
+  absl::Status Fail(
+      FieldError::Type type, std::string path, std::string value,
+      std::string detail,
+      absl::StatusCode code = absl::StatusCode::kInvalidArgument) {
     failure_ = {type, std::move(path), std::move(value), std::move(detail)};
     return absl::Status(code, failure_.ToString());
   }
@@ -160,8 +161,9 @@ class Compiler {
     return Fail(FieldError::Type::kInvalid, std::move(path), Shown(value),
                 std::move(detail));
   }
-  absl::StatusOr<std::optional<uint64_t>> NonNegative(
-      const rapidjson::Value& s, const char* key, const std::string& path);
+  absl::StatusOr<std::optional<uint64_t>> NonNegative(const rapidjson::Value& s,
+                                                      const char* key,
+                                                      const std::string& path);
   absl::StatusOr<bool> Flag(const rapidjson::Value& s, const char* key,
                             const std::string& path);
   absl::StatusOr<std::optional<double>> Bound(const rapidjson::Value& s,
@@ -182,8 +184,8 @@ absl::StatusOr<std::optional<uint64_t>> Compiler::NonNegative(
   return std::optional<uint64_t>(it->value.GetUint64());
 }
 
-absl::StatusOr<bool> Compiler::Flag(const rapidjson::Value& s,
-                                    const char* key, const std::string& path) {
+absl::StatusOr<bool> Compiler::Flag(const rapidjson::Value& s, const char* key,
+                                    const std::string& path) {
   auto it = s.FindMember(key);
   if (it == s.MemberEnd()) return false;
   if (!it->value.IsBool()) {
@@ -193,13 +195,13 @@ absl::StatusOr<bool> Compiler::Flag(const rapidjson::Value& s,
   return it->value.GetBool();
 }
 
-absl::StatusOr<std::optional<double>> Compiler::Bound(
-    const rapidjson::Value& s, const char* key, const std::string& path) {
+absl::StatusOr<std::optional<double>> Compiler::Bound(const rapidjson::Value& s,
+                                                      const char* key,
+                                                      const std::string& path) {
   auto it = s.FindMember(key);
   if (it == s.MemberEnd()) return std::optional<double>();
   if (!it->value.IsNumber()) {
-    return Invalid(absl::StrCat(path, ".", key), it->value,
-                   "must be a number");
+    return Invalid(absl::StrCat(path, ".", key), it->value, "must be a number");
   }
   return std::optional<double>(it->value.GetDouble());
 }
@@ -236,8 +238,8 @@ absl::StatusOr<std::unique_ptr<Node>> Compiler::Compile(
   if (!flag.ok()) return flag.status();
   node->preserve_unknown = *flag;
   if (s.HasMember("anyOf") && !node->int_or_string) {
-    return Fail(FieldError::Type::kForbidden, absl::StrCat(path, ".anyOf"),
-                "", "not supported", absl::StatusCode::kUnimplemented);
+    return Fail(FieldError::Type::kForbidden, absl::StrCat(path, ".anyOf"), "",
+                "not supported", absl::StatusCode::kUnimplemented);
   }
 
   if (auto it = s.FindMember("type"); it != s.MemberEnd()) {
@@ -249,8 +251,8 @@ absl::StatusOr<std::unique_ptr<Node>> Compiler::Compile(
     if (node->type != "object" && node->type != "array" &&
         node->type != "string" && node->type != "integer" &&
         node->type != "number" && node->type != "boolean") {
-      return Fail(FieldError::Type::kNotSupported,
-                  absl::StrCat(path, ".type"), Shown(it->value),
+      return Fail(FieldError::Type::kNotSupported, absl::StrCat(path, ".type"),
+                  Shown(it->value),
                   "supported values: \"array\", \"boolean\", \"integer\", "
                   "\"number\", \"object\", \"string\"");
     }
@@ -263,9 +265,8 @@ absl::StatusOr<std::unique_ptr<Node>> Compiler::Compile(
     }
     for (const auto& m : it->value.GetObject()) {
       std::string name(View(m.name));
-      auto child = Compile(m.value,
-                           absl::StrCat(path, ".properties[", name, "]"),
-                           depth + 1);
+      auto child = Compile(
+          m.value, absl::StrCat(path, ".properties[", name, "]"), depth + 1);
       if (!child.ok()) return child.status();
       node->properties.emplace_back(std::move(name), std::move(*child));
     }
@@ -297,8 +298,7 @@ absl::StatusOr<std::unique_ptr<Node>> Compiler::Compile(
       node->additional_true = it->value.GetBool();
       node->additional_false = !it->value.GetBool();
     } else {
-      auto add = Compile(it->value,
-                         absl::StrCat(path, ".additionalProperties"),
+      auto add = Compile(it->value, absl::StrCat(path, ".additionalProperties"),
                          depth + 1);
       if (!add.ok()) return add.status();
       node->additional = std::move(*add);
@@ -435,15 +435,21 @@ bool IsRootKeep(absl::string_view name) {
 }
 
 bool IsObjectMetaField(absl::string_view name) {
-  static constexpr absl::string_view kFields[] = {
-      "name",           "generateName",
-      "namespace",      "selfLink",
-      "uid",            "resourceVersion",
-      "generation",     "creationTimestamp",
-      "deletionTimestamp", "deletionGracePeriodSeconds",
-      "labels",         "annotations",
-      "ownerReferences", "finalizers",
-      "managedFields"};
+  static constexpr absl::string_view kFields[] = {"name",
+                                                  "generateName",
+                                                  "namespace",
+                                                  "selfLink",
+                                                  "uid",
+                                                  "resourceVersion",
+                                                  "generation",
+                                                  "creationTimestamp",
+                                                  "deletionTimestamp",
+                                                  "deletionGracePeriodSeconds",
+                                                  "labels",
+                                                  "annotations",
+                                                  "ownerReferences",
+                                                  "finalizers",
+                                                  "managedFields"};
   for (absl::string_view f : kFields) {
     if (f == name) return true;
   }
@@ -490,28 +496,25 @@ void Check(const Node& n, const rapidjson::Value& v, const std::string& path,
       }
       errors->push_back(
           {FieldError::Type::kNotSupported, path, Render(v),
-           absl::StrCat("supported values: ",
-                        absl::StrJoin(supported, ", "))});
+           absl::StrCat("supported values: ", absl::StrJoin(supported, ", "))});
     }
   }
 
   if (v.IsNumber()) {
     double d = v.GetDouble();
-    if (n.minimum && (n.exclusive_minimum ? !(d > *n.minimum)
-                                          : !(d >= *n.minimum))) {
-      errors->push_back(
-          {FieldError::Type::kInvalid, path, Render(v),
-           absl::StrCat(InBody(path), " should be greater than ",
-                        n.exclusive_minimum ? "" : "or equal to ",
-                        FormatNumber(*n.minimum))});
+    if (n.minimum &&
+        (n.exclusive_minimum ? !(d > *n.minimum) : !(d >= *n.minimum))) {
+      errors->push_back({FieldError::Type::kInvalid, path, Render(v),
+                         absl::StrCat(InBody(path), " should be greater than ",
+                                      n.exclusive_minimum ? "" : "or equal to ",
+                                      FormatNumber(*n.minimum))});
     }
-    if (n.maximum && (n.exclusive_maximum ? !(d < *n.maximum)
-                                          : !(d <= *n.maximum))) {
-      errors->push_back(
-          {FieldError::Type::kInvalid, path, Render(v),
-           absl::StrCat(InBody(path), " should be less than ",
-                        n.exclusive_maximum ? "" : "or equal to ",
-                        FormatNumber(*n.maximum))});
+    if (n.maximum &&
+        (n.exclusive_maximum ? !(d < *n.maximum) : !(d <= *n.maximum))) {
+      errors->push_back({FieldError::Type::kInvalid, path, Render(v),
+                         absl::StrCat(InBody(path), " should be less than ",
+                                      n.exclusive_maximum ? "" : "or equal to ",
+                                      FormatNumber(*n.maximum))});
     }
   }
 
@@ -528,9 +531,8 @@ void Check(const Node& n, const rapidjson::Value& v, const std::string& path,
                                       *n.max_length, " chars long")});
     }
     if (n.pattern != nullptr &&
-        !RE2::PartialMatch(
-            re2::StringPiece(v.GetString(), v.GetStringLength()),
-            *n.pattern)) {
+        !RE2::PartialMatch(re2::StringPiece(v.GetString(), v.GetStringLength()),
+                           *n.pattern)) {
       errors->push_back({FieldError::Type::kInvalid, path, Render(v),
                          absl::StrCat(InBody(path), " should match '",
                                       n.pattern_source, "'")});
@@ -540,15 +542,14 @@ void Check(const Node& n, const rapidjson::Value& v, const std::string& path,
   if (v.IsArray()) {
     size_t size = v.Size();
     if (n.min_items && size < *n.min_items) {
-      errors->push_back({FieldError::Type::kInvalid, path,
-                         absl::StrCat(size),
+      errors->push_back({FieldError::Type::kInvalid, path, absl::StrCat(size),
                          absl::StrCat(InBody(path), " should have at least ",
                                       *n.min_items, " items")});
     }
     if (n.max_items && size > *n.max_items) {
-      errors->push_back({FieldError::Type::kTooMany, path, absl::StrCat(size),
-                         absl::StrCat("must have at most ", *n.max_items,
-                                      " items")});
+      errors->push_back(
+          {FieldError::Type::kTooMany, path, absl::StrCat(size),
+           absl::StrCat("must have at most ", *n.max_items, " items")});
     }
     if (n.items) {
       for (rapidjson::SizeType i = 0; i < size; ++i) {
@@ -560,8 +561,7 @@ void Check(const Node& n, const rapidjson::Value& v, const std::string& path,
   if (v.IsObject()) {
     size_t size = v.MemberCount();
     if (n.min_properties && size < *n.min_properties) {
-      errors->push_back({FieldError::Type::kInvalid, path,
-                         absl::StrCat(size),
+      errors->push_back({FieldError::Type::kInvalid, path, absl::StrCat(size),
                          absl::StrCat(InBody(path), " should have at least ",
                                       *n.min_properties, " properties")});
     }
@@ -594,9 +594,9 @@ void Check(const Node& n, const rapidjson::Value& v, const std::string& path,
         Check(*n.additional, m.value, Child(path, name), false, errors);
       } else if (n.additional_false && !n.preserve_unknown) {
         std::string child = Child(path, name);
-        errors->push_back({FieldError::Type::kForbidden, child, "",
-                           absl::StrCat(InBody(child),
-                                        " is a forbidden property")});
+        errors->push_back(
+            {FieldError::Type::kForbidden, child, "",
+             absl::StrCat(InBody(child), " is a forbidden property")});
       }
     }
   }

@@ -52,8 +52,9 @@ absl::StatusOr<std::string> UnescapeFieldValue(absl::string_view escaped) {
   for (char c : escaped) {
     if (in_escape) {
       if (c != '\\' && c != ',' && c != '=') {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "invalid escape sequence: ", Quote(absl::StrCat("\\", std::string(1, c)))));
+        return absl::InvalidArgumentError(
+            absl::StrCat("invalid escape sequence: ",
+                         Quote(absl::StrCat("\\", std::string(1, c)))));
       }
       out.push_back(c);
       in_escape = false;
@@ -62,8 +63,8 @@ absl::StatusOr<std::string> UnescapeFieldValue(absl::string_view escaped) {
     if (c == '\\') {
       in_escape = true;
     } else if (c == ',' || c == '=') {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unescaped character in value: '", std::string(1, c), "'"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unescaped character in value: '", std::string(1, c), "'"));
     } else {
       out.push_back(c);
     }
@@ -136,8 +137,9 @@ absl::StatusOr<FieldSelector> FieldSelector::Parse(absl::string_view selector) {
     start = i + 1;
     if (term.empty()) continue;
     auto error = [&](absl::string_view what) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "invalid field selector: at ", term_pos, " ", Quote(term), ": ", what));
+      return absl::InvalidArgumentError(
+          absl::StrCat("invalid field selector: at ", term_pos, " ",
+                       Quote(term), ": ", what));
     };
     // The field takes no escapes: the first operator splits the term.
     size_t op_pos = absl::string_view::npos;
@@ -173,9 +175,8 @@ absl::StatusOr<FieldSelector> FieldSelector::Parse(absl::string_view selector) {
 
 FieldSelector FieldSelector::OneTermEqual(absl::string_view field,
                                           absl::string_view value) {
-  return FieldSelector({FieldRequirement{std::string(field),
-                                         FieldOperator::kEquals,
-                                         std::string(value)}});
+  return FieldSelector({FieldRequirement{
+      std::string(field), FieldOperator::kEquals, std::string(value)}});
 }
 
 FieldSelector FieldSelector::FromSet(

@@ -81,7 +81,8 @@ class FieldSelector {
   bool Matches(const rapidjson::Value& object) const;
   // True when every requirement holds for a flat field set such as
   // {"metadata.name": "x", "status.phase": "Running"}; absent fields are "".
-  bool Matches(const absl::flat_hash_map<std::string, std::string>& fields) const;
+  bool Matches(
+      const absl::flat_hash_map<std::string, std::string>& fields) const;
 
   bool Empty() const { return requirements_.empty(); }
 

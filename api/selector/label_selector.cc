@@ -33,7 +33,9 @@ bool IsQualifiedNamePart(absl::string_view s) {
   return true;
 }
 
-bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+bool IsLowerAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
 
 // RFC 1123 subdomain: dot-separated labels of [a-z0-9-] that start and end
 // with an alphanumeric.
@@ -61,9 +63,9 @@ bool ParseInt64(absl::string_view s, int64_t* out) {
     s.remove_prefix(1);
     if (s.empty()) return false;
   }
-  uint64_t limit = negative
-                       ? static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) + 1
-                       : static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  uint64_t limit =
+      negative ? static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) + 1
+               : static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   uint64_t v = 0;
   for (char c : s) {
     if (c < '0' || c > '9') return false;
@@ -202,8 +204,8 @@ class Parser {
       }
       absl::StatusOr<LabelRequirement> r = ParseRequirement();
       if (!r.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("unable to parse requirement: ", r.status().message()));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "unable to parse requirement: ", r.status().message()));
       }
       requirements.push_back(*std::move(r));
       const Token& next = Next();
@@ -286,8 +288,9 @@ class Parser {
         op = SelectorOperator::kLessThan;
         break;
       default:
-        return Error(op_token,
-                     "expected one of '!=', '=', '==', '>', '<', 'in', 'notin'");
+        return Error(
+            op_token,
+            "expected one of '!=', '=', '==', '>', '<', 'in', 'notin'");
     }
     std::vector<const Token*> value_tokens;
     std::vector<std::string> values;

@@ -39,7 +39,8 @@ class Labels {
 
   // Returns the value of `key`, or nullopt when the key is absent. The view
   // stays valid as long as the underlying labels do.
-  virtual absl::optional<absl::string_view> Get(absl::string_view key) const = 0;
+  virtual absl::optional<absl::string_view> Get(
+      absl::string_view key) const = 0;
 };
 
 // Labels backed by a LabelMap. Holds a reference: `map` must outlive it.

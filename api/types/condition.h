@@ -70,9 +70,9 @@ bool IsStatusConditionFalse(const std::vector<Condition>& conditions,
 std::vector<Condition> ConditionsOf(
     const Object& object, std::string_view json_pointer = "/status/conditions");
 // Writes `conditions` at `json_pointer` of a builder.
-absl::Status SetConditions(ObjectBuilder& builder,
-                           const std::vector<Condition>& conditions,
-                           std::string_view json_pointer = "/status/conditions");
+absl::Status SetConditions(
+    ObjectBuilder& builder, const std::vector<Condition>& conditions,
+    std::string_view json_pointer = "/status/conditions");
 
 }  // namespace api
 }  // namespace kcr

@@ -31,7 +31,8 @@ StringMapView MapOrEmpty(const rapidjson::Value* v) {
 absl::StatusOr<ConfigMapView> ConfigMapView::Create(ObjectPtr config_map) {
   if (absl::Status s = Check(config_map, "ConfigMap"); !s.ok()) return s;
   const rapidjson::Value* root = &config_map->json();
-  if (absl::Status s = field::CheckStringMap(field::Member(root, "data"), "data");
+  if (absl::Status s =
+          field::CheckStringMap(field::Member(root, "data"), "data");
       !s.ok()) {
     return s;
   }

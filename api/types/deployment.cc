@@ -62,8 +62,8 @@ StringMapView DeploymentView::template_labels() const {
 
 std::vector<ContainerSpec> DeploymentView::containers() const {
   std::vector<ContainerSpec> out;
-  const rapidjson::Value* list = field::Array(
-      field::Object(pod_template(), "spec"), "containers");
+  const rapidjson::Value* list =
+      field::Array(field::Object(pod_template(), "spec"), "containers");
   if (list == nullptr) return out;
   for (const rapidjson::Value& c : list->GetArray()) {
     if (!c.IsObject()) continue;
@@ -126,8 +126,8 @@ DeploymentBuilder& DeploymentBuilder::SetSelectorLabels(
   auto& a = builder_.allocator();
   rapidjson::Value map(rapidjson::kObjectType);
   for (const auto& [k, v] : labels) {
-    map.AddMember(rapidjson::Value(k.c_str(), a), rapidjson::Value(v.c_str(), a),
-                  a);
+    map.AddMember(rapidjson::Value(k.c_str(), a),
+                  rapidjson::Value(v.c_str(), a), a);
   }
   // Set() deep-copies, so the same map serves both places.
   (void)builder_.Set("/spec/selector/matchLabels", map);
@@ -155,8 +155,8 @@ DeploymentBuilder& DeploymentBuilder::SetContainer(std::string_view name,
     const size_t index = field::IndexByName(list, name);
     if (index < list->Size()) {
       // Keep the container's other fields; replace image and ports.
-      const std::string base = "/spec/template/spec/containers/" +
-                               std::to_string(index);
+      const std::string base =
+          "/spec/template/spec/containers/" + std::to_string(index);
       (void)builder_.SetString(base + "/image", image);
       if (port != 0) {
         (void)builder_.Set(base + "/ports", container["ports"]);

@@ -70,8 +70,8 @@ class DeploymentBuilder {
       const std::map<std::string, std::string>& labels);
   // Adds or updates the container `name` in the pod template; `port` 0
   // leaves ports unset.
-  DeploymentBuilder& SetContainer(std::string_view name,
-                                  std::string_view image, int32_t port = 0);
+  DeploymentBuilder& SetContainer(std::string_view name, std::string_view image,
+                                  int32_t port = 0);
   DeploymentBuilder& SetOwner(const OwnerReference& owner);
 
   ObjectBuilder& object() { return builder_; }

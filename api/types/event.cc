@@ -72,8 +72,11 @@ EventBuilder& EventBuilder::SetInvolvedObject(const ObjectReference& ref) {
   rapidjson::Value v(rapidjson::kObjectType);
   auto add = [&](const char* key, const std::string& value) {
     if (!value.empty()) {
-      v.AddMember(rapidjson::StringRef(key), rapidjson::Value(value.c_str(),
-                  static_cast<rapidjson::SizeType>(value.size()), a), a);
+      v.AddMember(
+          rapidjson::StringRef(key),
+          rapidjson::Value(value.c_str(),
+                           static_cast<rapidjson::SizeType>(value.size()), a),
+          a);
     }
   };
   add("kind", ref.kind);

@@ -74,11 +74,11 @@ absl::Status CheckStringMap(const rapidjson::Value* map,
   }
   for (const auto& m : map->GetObject()) {
     if (!m.value.IsString()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          p, ".",
-          absl::CHexEscape(absl::string_view(m.name.GetString(),
-                                             m.name.GetStringLength())),
-          " is not a string"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(p, ".",
+                       absl::CHexEscape(absl::string_view(
+                           m.name.GetString(), m.name.GetStringLength())),
+                       " is not a string"));
     }
   }
   return absl::OkStatus();

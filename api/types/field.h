@@ -44,8 +44,7 @@ size_t IndexByName(const rapidjson::Value* list, std::string_view name);
 
 // OK when `map` is null, JSON null, or an object whose values are all
 // strings; otherwise InvalidArgument naming `path` and the bad key.
-absl::Status CheckStringMap(const rapidjson::Value* map,
-                            std::string_view path);
+absl::Status CheckStringMap(const rapidjson::Value* map, std::string_view path);
 
 // `s` as std::string_view.
 inline std::string_view View(const rapidjson::Value& s) {

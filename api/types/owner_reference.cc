@@ -4,14 +4,14 @@ namespace kcr {
 namespace api {
 
 OwnerReference OwnerReference::FromView(const OwnerReferenceView& v) {
-  return OwnerReference{std::string(v.api_version), std::string(v.kind),
-                        std::string(v.name),        std::string(v.uid),
-                        v.controller,               v.block_owner_deletion};
+  return OwnerReference{
+      std::string(v.api_version), std::string(v.kind), std::string(v.name),
+      std::string(v.uid),         v.controller,        v.block_owner_deletion};
 }
 
 OwnerReferenceView OwnerReference::view() const {
-  return OwnerReferenceView{api_version, kind, name, uid, controller,
-                            block_owner_deletion};
+  return OwnerReferenceView{api_version, kind,       name,
+                            uid,         controller, block_owner_deletion};
 }
 
 std::vector<OwnerReference> OwnerReferencesOf(const Object& object) {

@@ -27,8 +27,7 @@ struct OwnerReference {
 
   friend bool operator==(const OwnerReference& a, const OwnerReference& b) {
     return a.api_version == b.api_version && a.kind == b.kind &&
-           a.name == b.name && a.uid == b.uid &&
-           a.controller == b.controller &&
+           a.name == b.name && a.uid == b.uid && a.controller == b.controller &&
            a.block_owner_deletion == b.block_owner_deletion;
   }
 };

@@ -241,11 +241,10 @@ PodBuilder& PodBuilder::SetContainerStatus(const ContainerStatus& status) {
         "status.containerStatuses: name is required"));
     return *this;
   }
-  if (!status.state.empty() &&
-      !OneOf(status.state, kContainerStates)) {
-    Fail(absl::InvalidArgumentError(absl::StrCat(
-        "status.containerStatuses[", A(status.name),
-        "].state: unknown state \"", A(status.state), "\"")));
+  if (!status.state.empty() && !OneOf(status.state, kContainerStates)) {
+    Fail(absl::InvalidArgumentError(
+        absl::StrCat("status.containerStatuses[", A(status.name),
+                     "].state: unknown state \"", A(status.state), "\"")));
     return *this;
   }
   auto& a = builder_.allocator();

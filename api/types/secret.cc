@@ -60,7 +60,8 @@ StringMapView SecretView::data() const {
 absl::StatusOr<std::string> SecretView::Decoded(std::string_view key) const {
   std::optional<std::string_view> b64 = data().Get(key);
   if (!b64.has_value()) {
-    return absl::NotFoundError(absl::StrCat("no data key ", absl::CHexEscape(A(key))));
+    return absl::NotFoundError(
+        absl::StrCat("no data key ", absl::CHexEscape(A(key))));
   }
   std::string out;
   if (!absl::Base64Unescape(A(*b64), &out)) {
@@ -72,8 +73,9 @@ absl::StatusOr<std::string> SecretView::Decoded(std::string_view key) const {
 }
 
 std::string SecretView::DebugString() const {
-  std::string out = absl::StrCat("Secret ", A(object().Key()), " type=",
-                                 absl::CHexEscape(A(type())), " data={");
+  std::string out =
+      absl::StrCat("Secret ", A(object().Key()),
+                   " type=", absl::CHexEscape(A(type())), " data={");
   bool first = true;
   for (const auto& [key, value] : data()) {
     absl::StrAppend(&out, first ? "" : ", ", absl::CHexEscape(A(key)), ": ",

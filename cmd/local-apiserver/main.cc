@@ -7,17 +7,16 @@
 // The first line on stdout is the server's URL. Serves until SIGTERM or
 // SIGINT, then stops within a second. `--help` lists every flag.
 #include <signal.h>
-
 #include <stdlib.h>
 
 #include <cstdio>
 #include <iostream>
 #include <string>
 
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
-#include "absl/strings/str_split.h"
 #include "test/apiserver/api_server.h"
 #include "test/apiserver/tls.h"
 

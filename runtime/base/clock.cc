@@ -44,8 +44,7 @@ class QueueTimer final : public Timer {
 
   absl::Status Wait(const Context& ctx) override {
     MutexLock lock(&mu_);
-    KCR_RETURN_IF_ERROR(
-        cv_.Await(&mu_, ctx, absl::Condition(&fired_)));
+    KCR_RETURN_IF_ERROR(cv_.Await(&mu_, ctx, absl::Condition(&fired_)));
     fired_ = false;
     return absl::OkStatus();
   }
@@ -146,7 +145,8 @@ class TickerImpl final : public Ticker {
  public:
   TickerImpl(const Clock* clock, absl::Duration period)
       : clock_(clock), period_(period), next_(clock->Now() + period) {
-    CHECK_GT(period, absl::ZeroDuration()) << "a ticker needs a positive period";
+    CHECK_GT(period, absl::ZeroDuration())
+        << "a ticker needs a positive period";
     // Armed only once timer_ is set: Tick uses it.
     timer_ = clock_->AfterFunc(absl::InfiniteDuration(), [this] { Tick(); });
     timer_->Reset(period);
@@ -166,7 +166,8 @@ class TickerImpl final : public Ticker {
   }
 
   void Reset(absl::Duration period) override {
-    CHECK_GT(period, absl::ZeroDuration()) << "a ticker needs a positive period";
+    CHECK_GT(period, absl::ZeroDuration())
+        << "a ticker needs a positive period";
     timer_->Stop();
     {
       MutexLock lock(&mu_);
@@ -180,8 +181,7 @@ class TickerImpl final : public Ticker {
 
   absl::Status Wait(const Context& ctx) override {
     MutexLock lock(&mu_);
-    KCR_RETURN_IF_ERROR(
-        cv_.Await(&mu_, ctx, absl::Condition(&ticked_)));
+    KCR_RETURN_IF_ERROR(cv_.Await(&mu_, ctx, absl::Condition(&ticked_)));
     ticked_ = false;
     return absl::OkStatus();
   }

@@ -116,7 +116,9 @@ class ContextState {
 
 namespace {
 
-absl::Status CanceledError() { return absl::CancelledError("context canceled"); }
+absl::Status CanceledError() {
+  return absl::CancelledError("context canceled");
+}
 
 // A new context below `parent`, done when the parent is.
 std::shared_ptr<internal::ContextState> NewChild(const Context& parent,

@@ -5,8 +5,8 @@
 //
 //   auto [ctx, cancel] = kcr::WithTimeout(kcr::Context::Background(),
 //                                         absl::Seconds(10));
-//   auto cm = client->Get(ctx, cms, "settings");  // DeadlineExceeded after 10 s
-//   cancel();  // from any thread; ends every call using ctx or its children
+//   auto cm = client->Get(ctx, cms, "settings");  // DeadlineExceeded after 10
+//   s cancel();  // from any thread; ends every call using ctx or its children
 //
 // A Context is a cheap, copyable handle to shared state; copies see the same
 // cancellation. A context made from a parent is done when the parent is.
@@ -144,8 +144,7 @@ class ContextCondVar {
 
   // Waits until `cond` holds (OK) or `ctx` is done (ctx.Err()); `cond` is
   // evaluated with `mu` held, and re-evaluated on every signal.
-  absl::Status Await(Mutex* mu, const Context& ctx,
-                     const absl::Condition& cond)
+  absl::Status Await(Mutex* mu, const Context& ctx, const absl::Condition& cond)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 
   void Signal();

@@ -10,12 +10,12 @@
 
 // Evaluates `expr` (an absl::Status); returns it from the enclosing function
 // when it is not OK.
-#define KCR_RETURN_IF_ERROR(expr)                        \
-  do {                                                   \
-    const ::absl::Status kcr_status_ = (expr);           \
-    if (ABSL_PREDICT_FALSE(!kcr_status_.ok())) {         \
-      return kcr_status_;                                \
-    }                                                    \
+#define KCR_RETURN_IF_ERROR(expr)                \
+  do {                                           \
+    const ::absl::Status kcr_status_ = (expr);   \
+    if (ABSL_PREDICT_FALSE(!kcr_status_.ok())) { \
+      return kcr_status_;                        \
+    }                                            \
   } while (false)
 
 #define KCR_STATUS_MACROS_CONCAT_INNER_(a, b) a##b
@@ -24,8 +24,8 @@
 // Evaluates `rexpr` (an absl::StatusOr<T>); on error returns its status from
 // the enclosing function, otherwise moves the value into `lhs`, which may be a
 // declaration: KCR_ASSIGN_OR_RETURN(auto obj, Object::Parse(bytes));
-#define KCR_ASSIGN_OR_RETURN(lhs, rexpr)                                    \
-  KCR_ASSIGN_OR_RETURN_IMPL_(                                               \
+#define KCR_ASSIGN_OR_RETURN(lhs, rexpr) \
+  KCR_ASSIGN_OR_RETURN_IMPL_(            \
       KCR_STATUS_MACROS_CONCAT_(kcr_statusor_, __LINE__), lhs, rexpr)
 
 #define KCR_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, rexpr) \

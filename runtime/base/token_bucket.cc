@@ -82,9 +82,9 @@ absl::Status TokenBucket::Wait(const Context& ctx) {
   if (wait <= absl::ZeroDuration()) return absl::OkStatus();
   if (ctx.clock() == clock_ && time_to_act > ctx.deadline()) {
     CancelReservation(time_to_act);
-    return absl::DeadlineExceededError(absl::StrCat(
-        "rate limiter: waiting ", absl::FormatDuration(wait),
-        " for a token would exceed the context deadline"));
+    return absl::DeadlineExceededError(
+        absl::StrCat("rate limiter: waiting ", absl::FormatDuration(wait),
+                     " for a token would exceed the context deadline"));
   }
   absl::Status slept = clock_->Sleep(ctx, wait);
   if (!slept.ok()) CancelReservation(time_to_act);

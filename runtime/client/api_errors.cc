@@ -19,15 +19,14 @@ std::optional<api::StatusError> ParseStatusBody(std::string_view body) {
   rapidjson::Document doc;
   // Iterative and depth-bounded: a hostile error body is not a Status, never
   // a stack overflow.
-  if (!api::ParseJson(absl::string_view(body.data(), body.size()), &doc)
-           .ok() ||
+  if (!api::ParseJson(absl::string_view(body.data(), body.size()), &doc).ok() ||
       !doc.IsObject()) {
     return std::nullopt;
   }
   auto kind = doc.FindMember("kind");
   if (kind == doc.MemberEnd() || !kind->value.IsString() ||
-      std::string_view(kind->value.GetString(), kind->value.GetStringLength()) !=
-          "Status") {
+      std::string_view(kind->value.GetString(),
+                       kind->value.GetStringLength()) != "Status") {
     return std::nullopt;
   }
   return api::StatusError::FromObject(doc);
@@ -46,11 +45,11 @@ absl::Status StatusFromResponse(int http_code, std::string_view body,
     absl::string_view text =
         absl::StripAsciiWhitespace(absl::string_view(body.data(), body.size()));
     if (text.size() > 256) text = text.substr(0, 256);
-    e.message = text.empty()
-                    ? absl::StrCat("the server responded with HTTP status ",
-                                   http_code)
-                    : absl::StrCat("the server responded with HTTP status ",
-                                   http_code, ": ", text);
+    e.message =
+        text.empty()
+            ? absl::StrCat("the server responded with HTTP status ", http_code)
+            : absl::StrCat("the server responded with HTTP status ", http_code,
+                           ": ", text);
   }
   // The HTTP code is the truth when the body lacks one.
   if (e.code == 0) e.code = http_code;

@@ -68,15 +68,17 @@ std::string ExecInfo(const ExecConfig& config, const ExecClusterInfo& cluster) {
 
 }  // namespace
 
-absl::StatusOr<ExecCredential> ParseExecCredential(const std::string& json,
-                                                   const std::string& api_version) {
+absl::StatusOr<ExecCredential> ParseExecCredential(
+    const std::string& json, const std::string& api_version) {
   rapidjson::Document doc;
   doc.Parse(json.data(), json.size());
   if (doc.HasParseError() || !doc.IsObject()) {
-    return absl::InvalidArgumentError("exec plugin: output is not a JSON object");
+    return absl::InvalidArgumentError(
+        "exec plugin: output is not a JSON object");
   }
   if (Str(doc, "kind") != "ExecCredential") {
-    return absl::InvalidArgumentError("exec plugin: output kind is not ExecCredential");
+    return absl::InvalidArgumentError(
+        "exec plugin: output kind is not ExecCredential");
   }
   const std::string got = Str(doc, "apiVersion");
   if (got != api_version) {
@@ -95,25 +97,29 @@ absl::StatusOr<ExecCredential> ParseExecCredential(const std::string& json,
   c.client_key_data = Str(s, "clientKeyData");
   if (c.client_certificate_data.empty() != c.client_key_data.empty()) {
     return absl::InvalidArgumentError(
-        "exec plugin: status must hold both clientCertificateData and clientKeyData");
+        "exec plugin: status must hold both clientCertificateData and "
+        "clientKeyData");
   }
   if (c.token.empty() && c.client_certificate_data.empty()) {
     return absl::InvalidArgumentError(
-        "exec plugin: status must hold a token or a client certificate and key");
+        "exec plugin: status must hold a token or a client certificate and "
+        "key");
   }
   const std::string exp = Str(s, "expirationTimestamp");
   if (!exp.empty()) {
     auto t = api::ParseTime(exp);
     if (!t.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "exec plugin: expirationTimestamp \"", exp, "\" is not an RFC 3339 time"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("exec plugin: expirationTimestamp \"", exp,
+                       "\" is not an RFC 3339 time"));
     }
     c.expiration = *t;
   }
   return c;
 }
 
-ExecCredentialProvider::ExecCredentialProvider(ExecConfig config, ExecClusterInfo cluster,
+ExecCredentialProvider::ExecCredentialProvider(ExecConfig config,
+                                               ExecClusterInfo cluster,
                                                const Clock* clock)
     : config_(std::move(config)),
       cluster_(std::move(cluster)),
@@ -137,7 +143,8 @@ absl::StatusOr<ExecCredential> ExecCredentialProvider::Get() {
   }
   VLOG(2) << "exec plugin returned a credential command=" << config_.command
           << " expires="
-          << (cred->expiration ? api::FormatRfc3339(*cred->expiration) : "never");
+          << (cred->expiration ? api::FormatRfc3339(*cred->expiration)
+                               : "never");
   cached_ = *cred;
   obtained_at_ = now;
   return *cred;
@@ -180,22 +187,24 @@ absl::StatusOr<std::string> ExecCredentialProvider::Run() {
 
   int out_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) {
-    return absl::UnavailableError(absl::StrCat("exec plugin: pipe: ", std::strerror(errno)));
+    return absl::UnavailableError(
+        absl::StrCat("exec plugin: pipe: ", std::strerror(errno)));
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
   pid_t pid = 0;
-  int rc = posix_spawnp(&pid, config_.command.c_str(), &actions, nullptr, argv.data(),
-                        envp.data());
+  int rc = posix_spawnp(&pid, config_.command.c_str(), &actions, nullptr,
+                        argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   close(out_pipe[1]);
   if (rc != 0) {
     close(out_pipe[0]);
-    std::string msg = absl::StrCat("exec plugin: cannot run ", config_.command, ": ",
-                                   std::strerror(rc));
-    if (!config_.install_hint.empty()) absl::StrAppend(&msg, "\n", config_.install_hint);
+    std::string msg = absl::StrCat("exec plugin: cannot run ", config_.command,
+                                   ": ", std::strerror(rc));
+    if (!config_.install_hint.empty())
+      absl::StrAppend(&msg, "\n", config_.install_hint);
     return absl::UnauthenticatedError(msg);
   }
   std::string output;
@@ -217,8 +226,9 @@ absl::StatusOr<std::string> ExecCredentialProvider::Run() {
   if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
     return absl::UnauthenticatedError(absl::StrCat(
         "exec plugin ", config_.command, " failed: ",
-        WIFEXITED(wstatus) ? absl::StrCat("exit status ", WEXITSTATUS(wstatus))
-                           : absl::StrCat("killed by signal ", WTERMSIG(wstatus))));
+        WIFEXITED(wstatus)
+            ? absl::StrCat("exit status ", WEXITSTATUS(wstatus))
+            : absl::StrCat("killed by signal ", WTERMSIG(wstatus))));
   }
   return output;
 }

@@ -44,8 +44,8 @@ struct ExecClusterInfo {
 // for; the answer must use the same. InvalidArgument on anything else,
 // e.g. "exec plugin: status must hold a token or a client certificate
 // and key".
-absl::StatusOr<ExecCredential> ParseExecCredential(const std::string& json,
-                                                   const std::string& api_version);
+absl::StatusOr<ExecCredential> ParseExecCredential(
+    const std::string& json, const std::string& api_version);
 
 // Thread-safe.
 class ExecCredentialProvider {

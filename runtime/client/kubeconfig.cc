@@ -24,7 +24,8 @@ class Fields {
   Fields(const YAML::Node& node, const std::string& origin, std::string path)
       : node_(node), origin_(origin), path_(std::move(path)) {}
 
-  absl::Status Error(const std::string& field, const std::string& problem) const {
+  absl::Status Error(const std::string& field,
+                     const std::string& problem) const {
     return absl::InvalidArgumentError(absl::StrCat(
         "kubeconfig ", origin_.empty() ? "<inline>" : origin_, ": ", path_,
         field.empty() ? "" : ".", field, ": ", problem));
@@ -66,10 +67,13 @@ class Fields {
 
   std::string Resolve(const std::string& p) const {
     if (p.empty() || origin_.empty() || p[0] == '/') return p;
-    return (std::filesystem::path(origin_).parent_path() / p).lexically_normal().string();
+    return (std::filesystem::path(origin_).parent_path() / p)
+        .lexically_normal()
+        .string();
   }
 
-  absl::StatusOr<std::vector<std::string>> Strings(const std::string& field) const {
+  absl::StatusOr<std::vector<std::string>> Strings(
+      const std::string& field) const {
     std::vector<std::string> out;
     YAML::Node v = node_[field];
     if (!v.IsDefined() || v.IsNull()) return out;
@@ -98,7 +102,8 @@ absl::StatusOr<ExecConfig> ParseExec(const Fields& f) {
   KCR_ASSIGN_OR_RETURN(e.command, f.String("command"));
   if (e.command.empty()) return f.Error("command", "is missing");
   if (e.api_version.empty()) return f.Error("apiVersion", "is missing");
-  if (e.command.find('/') != std::string::npos) e.command = f.Resolve(e.command);
+  if (e.command.find('/') != std::string::npos)
+    e.command = f.Resolve(e.command);
   KCR_ASSIGN_OR_RETURN(e.args, f.Strings("args"));
   YAML::Node env = f.node()["env"];
   if (env.IsDefined() && !env.IsNull()) {
@@ -112,8 +117,9 @@ absl::StatusOr<ExecConfig> ParseExec(const Fields& f) {
       if (!name.IsDefined() || !name.IsScalar() || name.Scalar().empty()) {
         return f.Error(absl::StrCat("env[", i, "].name"), "is missing");
       }
-      e.env.emplace_back(name.Scalar(),
-                         value.IsDefined() && value.IsScalar() ? value.Scalar() : "");
+      e.env.emplace_back(name.Scalar(), value.IsDefined() && value.IsScalar()
+                                            ? value.Scalar()
+                                            : "");
     }
   }
   KCR_ASSIGN_OR_RETURN(e.install_hint, f.String("installHint"));
@@ -170,8 +176,8 @@ absl::StatusOr<Kubeconfig> ParseKubeconfig(const std::string& yaml,
   try {
     root = YAML::Load(yaml);
   } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "kubeconfig ", origin, ": not valid YAML: ", e.what()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("kubeconfig ", origin, ": not valid YAML: ", e.what()));
   }
   if (!root.IsDefined() || root.IsNull()) return config;
   if (!root.IsMap()) {
@@ -193,14 +199,16 @@ absl::StatusOr<Kubeconfig> ParseKubeconfig(const std::string& yaml,
           KubeconfigCluster c;
           c.origin = origin;
           KCR_ASSIGN_OR_RETURN(c.server, f.String("server"));
-          KCR_ASSIGN_OR_RETURN(c.certificate_authority, f.Path("certificate-authority"));
+          KCR_ASSIGN_OR_RETURN(c.certificate_authority,
+                               f.Path("certificate-authority"));
           KCR_ASSIGN_OR_RETURN(c.certificate_authority_data,
                                f.Base64("certificate-authority-data"));
           KCR_ASSIGN_OR_RETURN(c.insecure_skip_tls_verify,
                                f.Bool("insecure-skip-tls-verify"));
           KCR_ASSIGN_OR_RETURN(c.tls_server_name, f.String("tls-server-name"));
           KCR_ASSIGN_OR_RETURN(c.proxy_url, f.String("proxy-url"));
-          KCR_ASSIGN_OR_RETURN(c.disable_compression, f.Bool("disable-compression"));
+          KCR_ASSIGN_OR_RETURN(c.disable_compression,
+                               f.Bool("disable-compression"));
           config.clusters.emplace(name, std::move(c));
           return absl::OkStatus();
         }));
@@ -211,7 +219,8 @@ absl::StatusOr<Kubeconfig> ParseKubeconfig(const std::string& yaml,
           u.origin = origin;
           KCR_ASSIGN_OR_RETURN(u.token, f.String("token"));
           KCR_ASSIGN_OR_RETURN(u.token_file, f.Path("tokenFile"));
-          KCR_ASSIGN_OR_RETURN(u.client_certificate, f.Path("client-certificate"));
+          KCR_ASSIGN_OR_RETURN(u.client_certificate,
+                               f.Path("client-certificate"));
           KCR_ASSIGN_OR_RETURN(u.client_certificate_data,
                                f.Base64("client-certificate-data"));
           KCR_ASSIGN_OR_RETURN(u.client_key, f.Path("client-key"));
@@ -223,8 +232,8 @@ absl::StatusOr<Kubeconfig> ParseKubeconfig(const std::string& yaml,
           YAML::Node exec = f.node()["exec"];
           if (exec.IsDefined() && !exec.IsNull()) {
             if (!exec.IsMap()) return f.Error("exec", "must be a mapping");
-            KCR_ASSIGN_OR_RETURN(u.exec,
-                                 ParseExec(Fields(exec, origin, f.path() + ".exec")));
+            KCR_ASSIGN_OR_RETURN(
+                u.exec, ParseExec(Fields(exec, origin, f.path() + ".exec")));
           }
           YAML::Node ap = f.node()["auth-provider"];
           u.has_auth_provider = ap.IsDefined() && !ap.IsNull();
@@ -252,7 +261,8 @@ absl::StatusOr<Kubeconfig> ParseKubeconfig(const std::string& yaml,
 absl::StatusOr<Kubeconfig> LoadKubeconfigFile(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
-    return absl::NotFoundError(absl::StrCat("kubeconfig ", path, ": no such file"));
+    return absl::NotFoundError(
+        absl::StrCat("kubeconfig ", path, ": no such file"));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -261,11 +271,13 @@ absl::StatusOr<Kubeconfig> LoadKubeconfigFile(const std::string& path) {
   }
   std::string text((std::istreambuf_iterator<char>(in)),
                    std::istreambuf_iterator<char>());
-  std::string abs = std::filesystem::absolute(path, ec).lexically_normal().string();
+  std::string abs =
+      std::filesystem::absolute(path, ec).lexically_normal().string();
   return ParseKubeconfig(text, ec ? path : abs);
 }
 
-absl::StatusOr<Kubeconfig> LoadKubeconfigFiles(const std::vector<std::string>& paths) {
+absl::StatusOr<Kubeconfig> LoadKubeconfigFiles(
+    const std::vector<std::string>& paths) {
   Kubeconfig merged;
   bool any = false;
   std::vector<std::string> seen;

@@ -49,7 +49,7 @@ struct ExecConfig {
 // users[].user
 struct KubeconfigAuthInfo {
   std::string token;
-  std::string token_file;  // absolute path, or ""
+  std::string token_file;               // absolute path, or ""
   std::string client_certificate;       // path
   std::string client_certificate_data;  // PEM (decoded)
   std::string client_key;               // path

@@ -30,8 +30,8 @@ absl::StatusOr<std::string> ListPager::EachListItem(
         !page.continue_token.empty()) {
       // The token outlived the server's history: start over in one piece.
       // Items already handed to fn are handed again.
-      LOG(WARNING) << "continue token expired; listing " << resource.gvr.ToString()
-                   << " without paging";
+      LOG(WARNING) << "continue token expired; listing "
+                   << resource.gvr.ToString() << " without paging";
       ListOptions full = options;
       full.limit = 0;
       full.continue_token.clear();
@@ -39,7 +39,8 @@ absl::StatusOr<std::string> ListPager::EachListItem(
       list = client_->List(ctx, resource, full);
     }
     KCR_RETURN_IF_ERROR(list.status());
-    for (const api::ObjectPtr& item : list->items) KCR_RETURN_IF_ERROR(fn(item));
+    for (const api::ObjectPtr& item : list->items)
+      KCR_RETURN_IF_ERROR(fn(item));
     resource_version = list->resource_version;
     if (list->continue_token.empty()) return resource_version;
     page.continue_token = list->continue_token;
@@ -49,7 +50,8 @@ absl::StatusOr<std::string> ListPager::EachListItem(
   }
 }
 
-absl::StatusOr<ObjectList> ListPager::List(const Context& ctx, const Resource& resource,
+absl::StatusOr<ObjectList> ListPager::List(const Context& ctx,
+                                           const Resource& resource,
                                            const ListOptions& options) {
   ObjectList all;
   ListOptions page = options;
@@ -60,8 +62,8 @@ absl::StatusOr<ObjectList> ListPager::List(const Context& ctx, const Resource& r
     absl::StatusOr<ObjectList> list = client_->List(ctx, resource, page);
     if (!list.ok() && IsExpired(list.status()) &&
         !page.continue_token.empty()) {
-      LOG(WARNING) << "continue token expired; listing " << resource.gvr.ToString()
-                   << " without paging";
+      LOG(WARNING) << "continue token expired; listing "
+                   << resource.gvr.ToString() << " without paging";
       ListOptions full = options;
       full.limit = 0;
       full.continue_token.clear();

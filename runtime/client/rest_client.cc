@@ -1,20 +1,19 @@
 #include "runtime/client/rest_client.h"
 
+#include <cpprest/http_client.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <boost/asio/ssl.hpp>
 #include <chrono>
 #include <deque>
 #include <fstream>
 #include <iterator>
 #include <thread>
 #include <utility>
-
-#include <boost/asio/ssl.hpp>
-#include <cpprest/http_client.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
@@ -44,7 +43,9 @@ using http::client::http_client_config;
 
 using Query = std::vector<std::pair<std::string, std::string>>;
 
-absl::string_view AbslView(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+absl::string_view AbslView(std::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
 
 // Percent-encodes a query component (everything but RFC 3986 unreserved).
 std::string EscapeQuery(std::string_view s) {
@@ -52,7 +53,8 @@ std::string EscapeQuery(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (unsigned char c : s) {
-    if (absl::ascii_isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+    if (absl::ascii_isalnum(c) || c == '-' || c == '.' || c == '_' ||
+        c == '~') {
       out.push_back(static_cast<char>(c));
     } else {
       out.push_back('%');
@@ -76,12 +78,15 @@ std::string PathWithQuery(const std::string& path, const Query& query) {
   return out;
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path, const char* what) {
+absl::StatusOr<std::string> ReadFile(const std::string& path,
+                                     const char* what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " ", path, ": cannot be read"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " ", path, ": cannot be read"));
   }
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return std::string((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
 }
 
 bool HasPemCertificate(const std::string& pem) {
@@ -105,8 +110,9 @@ bool HasPemKey(const std::string& pem) {
 }
 
 // PEM from data or file, checked by `check`.
-absl::StatusOr<std::string> LoadPem(const std::string& data, const std::string& file,
-                                    const char* what, bool (*check)(const std::string&)) {
+absl::StatusOr<std::string> LoadPem(const std::string& data,
+                                    const std::string& file, const char* what,
+                                    bool (*check)(const std::string&)) {
   std::string pem = data;
   std::string source = "data";
   if (pem.empty() && !file.empty()) {
@@ -122,11 +128,14 @@ absl::StatusOr<std::string> LoadPem(const std::string& data, const std::string& 
 }
 
 void AddListQuery(const ListOptions& o, Query* q) {
-  if (!o.label_selector.empty()) q->emplace_back("labelSelector", o.label_selector);
-  if (!o.field_selector.empty()) q->emplace_back("fieldSelector", o.field_selector);
+  if (!o.label_selector.empty())
+    q->emplace_back("labelSelector", o.label_selector);
+  if (!o.field_selector.empty())
+    q->emplace_back("fieldSelector", o.field_selector);
   if (o.limit > 0) q->emplace_back("limit", absl::StrCat(o.limit));
   if (!o.continue_token.empty()) q->emplace_back("continue", o.continue_token);
-  if (!o.resource_version.empty()) q->emplace_back("resourceVersion", o.resource_version);
+  if (!o.resource_version.empty())
+    q->emplace_back("resourceVersion", o.resource_version);
   if (!o.resource_version_match.empty()) {
     q->emplace_back("resourceVersionMatch", o.resource_version_match);
   }
@@ -147,7 +156,8 @@ std::string DeleteOptionsJson(const DeleteOptions& o) {
     w.Key("gracePeriodSeconds");
     w.Int64(*o.grace_period_seconds);
   }
-  if (o.preconditions.uid.has_value() || o.preconditions.resource_version.has_value()) {
+  if (o.preconditions.uid.has_value() ||
+      o.preconditions.resource_version.has_value()) {
     w.Key("preconditions");
     w.StartObject();
     if (o.preconditions.uid.has_value()) {
@@ -218,17 +228,19 @@ absl::StatusOr<ObjectList> ParseList(const std::string& body,
   for (auto& item : items->value.GetArray()) {
     if (item.IsObject()) {
       if (!item.HasMember("kind") && !item_kind.empty()) {
-        item.AddMember("kind", rapidjson::Value(item_kind.c_str(), alloc), alloc);
+        item.AddMember("kind", rapidjson::Value(item_kind.c_str(), alloc),
+                       alloc);
       }
       if (!item.HasMember("apiVersion") && !list.api_version.empty()) {
-        item.AddMember("apiVersion", rapidjson::Value(list.api_version.c_str(), alloc),
+        item.AddMember("apiVersion",
+                       rapidjson::Value(list.api_version.c_str(), alloc),
                        alloc);
       }
     }
     auto obj = api::Object::FromValue(item, parse_options);
     if (!obj.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("list response: items[", index, "]: ", obj.status().message()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "list response: items[", index, "]: ", obj.status().message()));
     }
     list.items.push_back(*std::move(obj));
     ++index;
@@ -236,12 +248,12 @@ absl::StatusOr<ObjectList> ParseList(const std::string& body,
   return list;
 }
 
-absl::StatusOr<api::ObjectPtr> ParseObject(const std::string& body,
-                                           const api::ParseOptions& parse_options) {
+absl::StatusOr<api::ObjectPtr> ParseObject(
+    const std::string& body, const api::ParseOptions& parse_options) {
   auto obj = api::Object::Parse(body, parse_options);
   if (!obj.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("response is not a Kubernetes object: ", obj.status().message()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "response is not a Kubernetes object: ", obj.status().message()));
   }
   return obj;
 }
@@ -296,36 +308,43 @@ absl::Duration SharedClientTimeout(const Config& config) {
 
 class CppRestClient final : public RestClient {
  public:
-  static absl::StatusOr<std::unique_ptr<RestClient>> New(const Config& config,
-                                                        const ClientOptions& options);
+  static absl::StatusOr<std::unique_ptr<RestClient>> New(
+      const Config& config, const ClientOptions& options);
 
-  absl::StatusOr<api::ObjectPtr> Get(const Context& ctx, const Resource& resource,
+  absl::StatusOr<api::ObjectPtr> Get(const Context& ctx,
+                                     const Resource& resource,
                                      std::string_view name,
                                      const GetOptions& options) override;
   absl::StatusOr<ObjectList> List(const Context& ctx, const Resource& resource,
                                   const ListOptions& options) override;
-  absl::StatusOr<std::unique_ptr<WatchStream>> Watch(const Context& ctx,
-                                                     const Resource& resource,
-                                                     const ListOptions& options) override;
-  absl::StatusOr<api::ObjectPtr> Create(const Context& ctx, const Resource& resource,
+  absl::StatusOr<std::unique_ptr<WatchStream>> Watch(
+      const Context& ctx, const Resource& resource,
+      const ListOptions& options) override;
+  absl::StatusOr<api::ObjectPtr> Create(const Context& ctx,
+                                        const Resource& resource,
                                         const api::Object& object,
                                         const CreateOptions& options) override;
-  absl::StatusOr<api::ObjectPtr> Update(const Context& ctx, const Resource& resource,
+  absl::StatusOr<api::ObjectPtr> Update(const Context& ctx,
+                                        const Resource& resource,
                                         const api::Object& object,
                                         const UpdateOptions& options) override;
-  absl::StatusOr<api::ObjectPtr> UpdateStatus(const Context& ctx, const Resource& resource,
-                                              const api::Object& object,
-                                              const UpdateOptions& options) override;
-  absl::StatusOr<api::ObjectPtr> Patch(const Context& ctx, const Resource& resource,
+  absl::StatusOr<api::ObjectPtr> UpdateStatus(
+      const Context& ctx, const Resource& resource, const api::Object& object,
+      const UpdateOptions& options) override;
+  absl::StatusOr<api::ObjectPtr> Patch(const Context& ctx,
+                                       const Resource& resource,
                                        std::string_view name, PatchType type,
-                                       std::string_view patch, const PatchOptions& options,
+                                       std::string_view patch,
+                                       const PatchOptions& options,
                                        std::string_view subresource) override;
-  absl::Status Delete(const Context& ctx, const Resource& resource, std::string_view name,
+  absl::Status Delete(const Context& ctx, const Resource& resource,
+                      std::string_view name,
                       const DeleteOptions& options) override;
   absl::Status DeleteCollection(const Context& ctx, const Resource& resource,
                                 const DeleteOptions& options,
                                 const ListOptions& list_options) override;
-  absl::StatusOr<std::string> GetRaw(const Context& ctx, std::string_view path) override;
+  absl::StatusOr<std::string> GetRaw(const Context& ctx,
+                                     std::string_view path) override;
 
  private:
   CppRestClient(const Config& config, const ClientOptions& options);
@@ -354,10 +373,12 @@ class CppRestClient final : public RestClient {
   absl::Status Sleep(const Context& ctx, absl::Duration d);
   // Execute and turn non-2xx into the server's Status.
   absl::StatusOr<std::string> Call(const Context& ctx, const RequestSpec& spec);
-  absl::StatusOr<api::ObjectPtr> CallForObject(const Context& ctx, const RequestSpec& spec);
+  absl::StatusOr<api::ObjectPtr> CallForObject(const Context& ctx,
+                                               const RequestSpec& spec);
   absl::StatusOr<std::string> NamespaceFor(const Resource& resource,
                                            const api::Object* object) const;
-  absl::StatusOr<api::ObjectPtr> Put(const Context& ctx, const Resource& resource,
+  absl::StatusOr<api::ObjectPtr> Put(const Context& ctx,
+                                     const Resource& resource,
                                      const api::Object& object,
                                      const UpdateOptions& options,
                                      std::string_view subresource);
@@ -365,8 +386,8 @@ class CppRestClient final : public RestClient {
   const Config config_;
   const ClientOptions options_;
   const Clock* const clock_;
-  std::string host_label_;   // host:port for metrics
-  std::string sni_host_;     // Host header for tls-server-name
+  std::string host_label_;  // host:port for metrics
+  std::string sni_host_;    // Host header for tls-server-name
   std::string user_agent_;
   std::shared_ptr<TlsState> tls_;
   // Null when Config::qps is negative: no client-side throttling.
@@ -389,7 +410,8 @@ class CppRestWatchStream final : public WatchStream {
 
   // `ctx` bounds the stream: when it ends, so does the stream.
   CppRestWatchStream(const Context& ctx, std::shared_ptr<http_client> client,
-                     http::http_response response, pplx::cancellation_token_source cancel,
+                     http::http_response response,
+                     pplx::cancellation_token_source cancel,
                      const api::ParseOptions& parse_options)
       : client_(std::move(client)),
         response_(std::move(response)),
@@ -409,7 +431,8 @@ class CppRestWatchStream final : public WatchStream {
   using WatchStream::Next;
   bool Next(const Context& ctx, WatchEvent* event) override {
     // Dropped after mu_ is released: its callback takes mu_.
-    Context::DoneCallback next_done = ctx.OnDone([this, ctx] { StopWith(ctx.Err()); });
+    Context::DoneCallback next_done =
+        ctx.OnDone([this, ctx] { StopWith(ctx.Err()); });
     MutexLock lock(&mu_);
     mu_.Await(absl::Condition(this, &CppRestWatchStream::ReadyLocked));
     if (stopped_ || events_.empty()) return false;
@@ -460,9 +483,11 @@ class CppRestWatchStream final : public WatchStream {
     } catch (const std::exception& e) {
       absl::Status partial = decoder_.Finish();
       if (!partial.ok()) {
-        return absl::DataLossError(absl::StrCat(partial.message(), ": ", e.what()));
+        return absl::DataLossError(
+            absl::StrCat(partial.message(), ": ", e.what()));
       }
-      return absl::UnavailableError(absl::StrCat("watch stream broken: ", e.what()));
+      return absl::UnavailableError(
+          absl::StrCat("watch stream broken: ", e.what()));
     }
     return decoder_.Finish();
   }
@@ -495,13 +520,15 @@ class CppRestWatchStream final : public WatchStream {
         }
       } catch (const std::exception& e) {
         absl::Status partial = decoder_.Finish();
-        Finish(partial.ok()
-                   ? absl::UnavailableError(absl::StrCat("watch stream broken: ", e.what()))
-                   : absl::DataLossError(absl::StrCat(partial.message(), ": ", e.what())));
+        Finish(partial.ok() ? absl::UnavailableError(absl::StrCat(
+                                  "watch stream broken: ", e.what()))
+                            : absl::DataLossError(absl::StrCat(
+                                  partial.message(), ": ", e.what())));
         break;
       }
       events.clear();
-      absl::Status status = decoder_.Feed(std::string_view(data.data(), n), &events);
+      absl::Status status =
+          decoder_.Feed(std::string_view(data.data(), n), &events);
       {
         MutexLock lock(&mu_);
         for (auto& e : events) events_.push_back(std::move(e));
@@ -533,12 +560,14 @@ CppRestClient::CppRestClient(const Config& config, const ClientOptions& options)
     : config_(config),
       options_(options),
       clock_(options.clock != nullptr ? options.clock : Clock::Real()),
-      user_agent_(config.user_agent.empty() ? DefaultUserAgent() : config.user_agent),
+      user_agent_(config.user_agent.empty() ? DefaultUserAgent()
+                                            : config.user_agent),
       tls_(std::make_shared<TlsState>()),
-      limiter_(config.qps < 0 ? nullptr
-                              : std::make_unique<TokenBucket>(
-                                    config.qps > 0 ? config.qps : 5,
-                                    config.burst > 0 ? config.burst : 10, options.clock)) {
+      limiter_(config.qps < 0
+                   ? nullptr
+                   : std::make_unique<TokenBucket>(
+                         config.qps > 0 ? config.qps : 5,
+                         config.burst > 0 ? config.burst : 10, options.clock)) {
   MetricsProvider* metrics =
       options.metrics != nullptr ? options.metrics : GlobalMetricsProvider();
   if (metrics != nullptr) {
@@ -555,24 +584,29 @@ absl::StatusOr<std::unique_ptr<RestClient>> CppRestClient::New(
   try {
     uri = web::uri(utility::conversions::to_string_t(config.host));
   } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("config: host \"", config.host, "\" is not a URL: ", e.what()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "config: host \"", config.host, "\" is not a URL: ", e.what()));
   }
   if (uri.scheme() != "https" && uri.scheme() != "http") {
     return absl::InvalidArgumentError(
-        absl::StrCat("config: host \"", config.host, "\" must start with https:// or http://"));
+        absl::StrCat("config: host \"", config.host,
+                     "\" must start with https:// or http://"));
   }
-  c->host_label_ = absl::StrCat(uri.host(), ":",
-                                uri.port() > 0 ? uri.port() : (uri.scheme() == "https" ? 443 : 80));
+  c->host_label_ = absl::StrCat(
+      uri.host(), ":",
+      uri.port() > 0 ? uri.port() : (uri.scheme() == "https" ? 443 : 80));
   if (uri.scheme() == "https" && !config.tls.server_name.empty()) {
     c->sni_host_ = config.tls.server_name;
   }
-  KCR_ASSIGN_OR_RETURN(c->tls_->ca_pem, LoadPem(config.tls.ca_data, config.tls.ca_file,
-                                                "certificate authority", HasPemCertificate));
-  KCR_ASSIGN_OR_RETURN(std::string cert, LoadPem(config.tls.cert_data, config.tls.cert_file,
-                                                 "client certificate", HasPemCertificate));
-  KCR_ASSIGN_OR_RETURN(std::string key, LoadPem(config.tls.key_data, config.tls.key_file,
-                                                "client key", HasPemKey));
+  KCR_ASSIGN_OR_RETURN(c->tls_->ca_pem,
+                       LoadPem(config.tls.ca_data, config.tls.ca_file,
+                               "certificate authority", HasPemCertificate));
+  KCR_ASSIGN_OR_RETURN(std::string cert,
+                       LoadPem(config.tls.cert_data, config.tls.cert_file,
+                               "client certificate", HasPemCertificate));
+  KCR_ASSIGN_OR_RETURN(std::string key,
+                       LoadPem(config.tls.key_data, config.tls.key_file,
+                               "client key", HasPemKey));
   {
     MutexLock lock(&c->tls_->mu);
     c->tls_->cert_pem = std::move(cert);
@@ -583,9 +617,10 @@ absl::StatusOr<std::unique_ptr<RestClient>> CppRestClient::New(
         config.bearer_token_file, config.bearer_token, options.clock);
   }
   if (config.exec.has_value()) {
-    ExecClusterInfo info{config.host, config.tls.server_name, config.tls.insecure,
-                         c->tls_->ca_pem};
-    c->exec_ = std::make_unique<ExecCredentialProvider>(*config.exec, info, options.clock);
+    ExecClusterInfo info{config.host, config.tls.server_name,
+                         config.tls.insecure, c->tls_->ca_pem};
+    c->exec_ = std::make_unique<ExecCredentialProvider>(*config.exec, info,
+                                                        options.clock);
   }
   {
     MutexLock lock(&c->http_mu_);
@@ -594,9 +629,11 @@ absl::StatusOr<std::unique_ptr<RestClient>> CppRestClient::New(
   return std::unique_ptr<RestClient>(std::move(c));
 }
 
-std::unique_ptr<http_client> CppRestClient::MakeHttpClient(absl::Duration timeout) const {
+std::unique_ptr<http_client> CppRestClient::MakeHttpClient(
+    absl::Duration timeout) const {
   http_client_config cfg;
-  cfg.set_timeout(std::chrono::milliseconds(absl::ToInt64Milliseconds(timeout)));
+  cfg.set_timeout(
+      std::chrono::milliseconds(absl::ToInt64Milliseconds(timeout)));
   cfg.set_validate_certificates(!config_.tls.insecure);
   std::shared_ptr<TlsState> tls = tls_;
   cfg.set_ssl_context_callback([tls](boost::asio::ssl::context& ctx) {
@@ -610,13 +647,15 @@ std::unique_ptr<http_client> CppRestClient::MakeHttpClient(absl::Duration timeou
     MutexLock lock(&tls->mu);
     if (!tls->cert_pem.empty()) {
       ctx.use_certificate_chain(boost::asio::buffer(tls->cert_pem), ec);
-      if (ec) LOG(WARNING) << "cannot use the client certificate: " << ec.message();
-      ctx.use_private_key(boost::asio::buffer(tls->key_pem), boost::asio::ssl::context::pem,
-                          ec);
+      if (ec)
+        LOG(WARNING) << "cannot use the client certificate: " << ec.message();
+      ctx.use_private_key(boost::asio::buffer(tls->key_pem),
+                          boost::asio::ssl::context::pem, ec);
       if (ec) LOG(WARNING) << "cannot use the client key: " << ec.message();
     }
   });
-  return std::make_unique<http_client>(utility::conversions::to_string_t(config_.host), cfg);
+  return std::make_unique<http_client>(
+      utility::conversions::to_string_t(config_.host), cfg);
 }
 
 std::shared_ptr<http_client> CppRestClient::ClientFor(const RequestSpec& spec) {
@@ -645,9 +684,10 @@ absl::StatusOr<std::string> CppRestClient::Authorization() {
         // failing later inside a TLS handshake.
         if (!HasPemCertificate(cred.client_certificate_data) ||
             !HasPemKey(cred.client_key_data)) {
-          return absl::UnauthenticatedError(absl::StrCat(
-              "exec plugin ", config_.exec->command,
-              ": clientCertificateData and clientKeyData must be a PEM certificate and key"));
+          return absl::UnauthenticatedError(
+              absl::StrCat("exec plugin ", config_.exec->command,
+                           ": clientCertificateData and clientKeyData must be "
+                           "a PEM certificate and key"));
         }
         {
           MutexLock lock(&tls_->mu);
@@ -659,7 +699,8 @@ absl::StatusOr<std::string> CppRestClient::Authorization() {
             MakeHttpClient(SharedClientTimeout(config_));
         MutexLock lock(&http_mu_);
         http_ = std::move(fresh);
-        VLOG(2) << "exec plugin gave a new client certificate; new connections use it";
+        VLOG(2) << "exec plugin gave a new client certificate; new connections "
+                   "use it";
       }
     }
     if (!cred.token.empty()) return absl::StrCat("Bearer ", cred.token);
@@ -669,10 +710,12 @@ absl::StatusOr<std::string> CppRestClient::Authorization() {
     KCR_ASSIGN_OR_RETURN(std::string token, token_file_->Token());
     return absl::StrCat("Bearer ", token);
   }
-  if (!config_.bearer_token.empty()) return absl::StrCat("Bearer ", config_.bearer_token);
+  if (!config_.bearer_token.empty())
+    return absl::StrCat("Bearer ", config_.bearer_token);
   if (!config_.username.empty() || !config_.password.empty()) {
-    return absl::StrCat("Basic ",
-                        absl::Base64Escape(absl::StrCat(config_.username, ":", config_.password)));
+    return absl::StrCat(
+        "Basic ", absl::Base64Escape(
+                      absl::StrCat(config_.username, ":", config_.password)));
   }
   return std::string();
 }
@@ -690,7 +733,8 @@ absl::Status CppRestClient::Sleep(const Context& ctx, absl::Duration d) {
   return clock_->Sleep(ctx, d);
 }
 
-absl::Status CppRestClient::Throttle(const Context& ctx, const RequestSpec& spec) {
+absl::Status CppRestClient::Throttle(const Context& ctx,
+                                     const RequestSpec& spec) {
   if (limiter_ == nullptr) return absl::OkStatus();
   absl::Duration waited;
   if (options_.sleep) {
@@ -702,7 +746,8 @@ absl::Status CppRestClient::Throttle(const Context& ctx, const RequestSpec& spec
     waited = clock_->Now() - start;
   }
   if (waited > absl::Seconds(1)) {
-    LOG(INFO) << "waited " << waited << " due to client-side throttling, not priority "
+    LOG(INFO) << "waited " << waited
+              << " due to client-side throttling, not priority "
               << "and fairness, request: " << spec.method << ":" << spec.path;
   }
   return absl::OkStatus();
@@ -721,8 +766,10 @@ Attempt CppRestClient::SendOnce(http_client& client, const RequestSpec& spec,
     h.add("User-Agent", user_agent_);
     h.add("Accept", "application/json");
     if (!authorization.empty()) h.add("Authorization", authorization);
-    if (!config_.impersonate.empty()) h.add("Impersonate-User", config_.impersonate);
-    for (const auto& g : config_.impersonate_groups) h.add("Impersonate-Group", g);
+    if (!config_.impersonate.empty())
+      h.add("Impersonate-User", config_.impersonate);
+    for (const auto& g : config_.impersonate_groups)
+      h.add("Impersonate-Group", g);
     if (!sni_host_.empty()) h.add("Host", sni_host_);
     if (!spec.body.empty() || !spec.content_type.empty()) {
       req.set_body(spec.body, spec.content_type);
@@ -742,9 +789,10 @@ Attempt CppRestClient::SendOnce(http_client& client, const RequestSpec& spec,
     std::string detail = e.error_code().message();
     // TLS failures carry OpenSSL's packed error code, which the generic
     // category prints as "Unknown error N".
-    if (absl::StartsWith(detail, "Unknown error") && e.error_code().value() > 0) {
-      const char* reason =
-          ERR_reason_error_string(static_cast<unsigned long>(e.error_code().value()));
+    if (absl::StartsWith(detail, "Unknown error") &&
+        e.error_code().value() > 0) {
+      const char* reason = ERR_reason_error_string(
+          static_cast<unsigned long>(e.error_code().value()));
       if (reason != nullptr) detail = reason;
     }
     if (!detail.empty() && cause.find(detail) == std::string::npos) {
@@ -753,27 +801,30 @@ Attempt CppRestClient::SendOnce(http_client& client, const RequestSpec& spec,
     if (absl::StrContains(cause, "certificate verify failed")) {
       a.permanent = true;
       a.transport = absl::UnavailableError(absl::StrCat(
-          "TLS handshake with ", config_.host, " failed: the server's certificate is not ",
-          "trusted (", config_.tls.ca_file.empty() && config_.tls.ca_data.empty()
-                           ? "system certificate store"
-                           : "only the configured certificate authority is trusted",
+          "TLS handshake with ", config_.host,
+          " failed: the server's certificate is not ", "trusted (",
+          config_.tls.ca_file.empty() && config_.tls.ca_data.empty()
+              ? "system certificate store"
+              : "only the configured certificate authority is trusted",
           ", name checked: ",
-          config_.tls.server_name.empty() ? "the host in the URL" : config_.tls.server_name,
+          config_.tls.server_name.empty() ? "the host in the URL"
+                                          : config_.tls.server_name,
           "): ", cause));
     } else if (absl::StrContains(cause, "handshake")) {
-      a.transport = absl::UnavailableError(
-          absl::StrCat("TLS handshake with ", config_.host, " failed: ", cause));
-    } else {
       a.transport = absl::UnavailableError(absl::StrCat(
-          spec.method, " ", config_.host, target, ": ", cause));
+          "TLS handshake with ", config_.host, " failed: ", cause));
+    } else {
+      a.transport = absl::UnavailableError(
+          absl::StrCat(spec.method, " ", config_.host, target, ": ", cause));
     }
   } catch (const std::exception& e) {
     a.transport = absl::UnavailableError(
         absl::StrCat(spec.method, " ", config_.host, target, ": ", e.what()));
   }
   if (result_metric_ != nullptr) {
-    result_metric_->Increment(a.transport.ok() ? absl::StrCat(a.code) : "<error>",
-                              spec.method, host_label_);
+    result_metric_->Increment(
+        a.transport.ok() ? absl::StrCat(a.code) : "<error>", spec.method,
+        host_label_);
   }
   if (latency_metric_ != nullptr) {
     latency_metric_->Observe(spec.method, host_label_, clock_->Now() - start);
@@ -781,17 +832,20 @@ Attempt CppRestClient::SendOnce(http_client& client, const RequestSpec& spec,
   return a;
 }
 
-absl::StatusOr<Attempt> CppRestClient::Execute(const Context& ctx, const RequestSpec& spec) {
+absl::StatusOr<Attempt> CppRestClient::Execute(const Context& ctx,
+                                               const RequestSpec& spec) {
   // The context's end closes the connection of the attempt in flight (and
   // of a watch's stream, until the stream takes over).
   pplx::cancellation_token_source cancel =
-      spec.cancel.has_value() ? *spec.cancel : pplx::cancellation_token_source();
-  Context::DoneCallback cancel_on_done = ctx.OnDone([cancel]() mutable { cancel.cancel(); });
+      spec.cancel.has_value() ? *spec.cancel
+                              : pplx::cancellation_token_source();
+  Context::DoneCallback cancel_on_done =
+      ctx.OnDone([cancel]() mutable { cancel.cancel(); });
   // The caller's error, saying what was cut short.
   auto ended = [&]() {
     const absl::Status err = ctx.Err();
-    return absl::Status(err.code(),
-                        absl::StrCat(spec.method, " ", spec.path, ": ", err.message()));
+    return absl::Status(err.code(), absl::StrCat(spec.method, " ", spec.path,
+                                                 ": ", err.message()));
   };
   auto wait = [&](absl::Duration d) -> absl::Status {
     absl::Status slept = Sleep(ctx, d);
@@ -806,8 +860,9 @@ absl::StatusOr<Attempt> CppRestClient::Execute(const Context& ctx, const Request
     if (absl::Status throttled = Throttle(ctx, spec); !throttled.ok()) {
       if (ctx.done()) return ended();
       // The limiter's DeadlineExceeded: the wait would outlast the deadline.
-      return absl::Status(throttled.code(), absl::StrCat(spec.method, " ", spec.path, ": ",
-                                                         throttled.message()));
+      return absl::Status(
+          throttled.code(),
+          absl::StrCat(spec.method, " ", spec.path, ": ", throttled.message()));
     }
     KCR_ASSIGN_OR_RETURN(std::string authorization, Authorization());
     const uint64_t cert_generation = CertGeneration();
@@ -822,19 +877,21 @@ absl::StatusOr<Attempt> CppRestClient::Execute(const Context& ctx, const Request
       if (spec.idempotent && !a.permanent &&
           backoff_retries < options_.max_backoff_retries) {
         ++backoff_retries;
-        VLOG(2) << "retrying after transport error attempt=" << backoff_retries << " "
-                << a.transport;
+        VLOG(2) << "retrying after transport error attempt=" << backoff_retries
+                << " " << a.transport;
         KCR_RETURN_IF_ERROR(wait(backoff));
         backoff = std::min(backoff * 2, options_.max_backoff);
         continue;
       }
       return a.transport;
     }
-    if (a.code == 401 && !auth_retried && (exec_ != nullptr || token_file_ != nullptr)) {
+    if (a.code == 401 && !auth_retried &&
+        (exec_ != nullptr || token_file_ != nullptr)) {
       auth_retried = true;
       InvalidateCredentials(start);
       auto fresh = Authorization();
-      if (fresh.ok() && (*fresh != authorization || CertGeneration() != cert_generation)) {
+      if (fresh.ok() &&
+          (*fresh != authorization || CertGeneration() != cert_generation)) {
         VLOG(2) << "401: retrying with a refreshed credential";
         continue;
       }
@@ -843,21 +900,24 @@ absl::StatusOr<Attempt> CppRestClient::Execute(const Context& ctx, const Request
     int retry_after_seconds = -1;
     if (!a.retry_after.empty()) {
       int s = 0;
-      if (absl::SimpleAtoi(absl::StripAsciiWhitespace(a.retry_after), &s) && s >= 0) {
+      if (absl::SimpleAtoi(absl::StripAsciiWhitespace(a.retry_after), &s) &&
+          s >= 0) {
         retry_after_seconds = s;
       }
     }
     if ((a.code == 429 || (a.code >= 500 && retry_after_seconds >= 0)) &&
         retry_after_retries < options_.max_retry_after_retries) {
       ++retry_after_retries;
-      absl::Duration delay = retry_after_seconds >= 0 ? absl::Seconds(retry_after_seconds)
-                                                      : options_.default_retry_after;
+      absl::Duration delay = retry_after_seconds >= 0
+                                 ? absl::Seconds(retry_after_seconds)
+                                 : options_.default_retry_after;
       VLOG(2) << "got " << a.code << ", retrying after " << delay
               << " attempt=" << retry_after_retries;
       KCR_RETURN_IF_ERROR(wait(delay));
       continue;
     }
-    if (a.code >= 500 && spec.idempotent && backoff_retries < options_.max_backoff_retries) {
+    if (a.code >= 500 && spec.idempotent &&
+        backoff_retries < options_.max_backoff_retries) {
       ++backoff_retries;
       VLOG(2) << "got " << a.code << ", retrying attempt=" << backoff_retries;
       KCR_RETURN_IF_ERROR(wait(backoff));
@@ -868,26 +928,30 @@ absl::StatusOr<Attempt> CppRestClient::Execute(const Context& ctx, const Request
   }
 }
 
-absl::StatusOr<std::string> CppRestClient::Call(const Context& ctx, const RequestSpec& spec) {
+absl::StatusOr<std::string> CppRestClient::Call(const Context& ctx,
+                                                const RequestSpec& spec) {
   KCR_ASSIGN_OR_RETURN(Attempt a, Execute(ctx, spec));
-  if (a.code < 200 || a.code > 299) return StatusFromResponse(a.code, a.body, a.retry_after);
+  if (a.code < 200 || a.code > 299)
+    return StatusFromResponse(a.code, a.body, a.retry_after);
   return std::move(a.body);
 }
 
-absl::StatusOr<api::ObjectPtr> CppRestClient::CallForObject(const Context& ctx,
-                                                            const RequestSpec& spec) {
+absl::StatusOr<api::ObjectPtr> CppRestClient::CallForObject(
+    const Context& ctx, const RequestSpec& spec) {
   KCR_ASSIGN_OR_RETURN(std::string body, Call(ctx, spec));
   return ParseObject(body, options_.parse_options);
 }
 
-absl::StatusOr<std::string> CppRestClient::NamespaceFor(const Resource& resource,
-                                                        const api::Object* object) const {
+absl::StatusOr<std::string> CppRestClient::NamespaceFor(
+    const Resource& resource, const api::Object* object) const {
   if (!resource.namespaced) return std::string();
   if (!resource.namespace_.empty()) {
-    if (object != nullptr && !object->ns().empty() && object->ns() != resource.namespace_) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the namespace of the object (", AbslView(object->ns()),
-          ") does not match the namespace of the request (", resource.namespace_, ")"));
+    if (object != nullptr && !object->ns().empty() &&
+        object->ns() != resource.namespace_) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the namespace of the object (", AbslView(object->ns()),
+                       ") does not match the namespace of the request (",
+                       resource.namespace_, ")"));
     }
     return resource.namespace_;
   }
@@ -901,8 +965,9 @@ absl::StatusOr<api::ObjectPtr> CppRestClient::Get(const Context& ctx,
                                                   const GetOptions& options) {
   KCR_ASSIGN_OR_RETURN(std::string ns, NamespaceFor(resource, nullptr));
   RequestSpec spec{http::methods::GET};
-  KCR_ASSIGN_OR_RETURN(spec.path,
-                       api::ItemPath(resource.gvr, resource.namespaced, ns, AbslView(name)));
+  KCR_ASSIGN_OR_RETURN(
+      spec.path,
+      api::ItemPath(resource.gvr, resource.namespaced, ns, AbslView(name)));
   if (!options.resource_version.empty()) {
     spec.query.emplace_back("resourceVersion", options.resource_version);
   }
@@ -914,26 +979,29 @@ absl::StatusOr<ObjectList> CppRestClient::List(const Context& ctx,
                                                const Resource& resource,
                                                const ListOptions& options) {
   RequestSpec spec{http::methods::GET};
-  KCR_ASSIGN_OR_RETURN(spec.path,
-                       api::CollectionPath(resource.gvr, resource.namespaced,
-                                           resource.namespaced ? resource.namespace_ : ""));
+  KCR_ASSIGN_OR_RETURN(
+      spec.path,
+      api::CollectionPath(resource.gvr, resource.namespaced,
+                          resource.namespaced ? resource.namespace_ : ""));
   AddListQuery(options, &spec.query);
   spec.idempotent = true;
   KCR_ASSIGN_OR_RETURN(std::string body, Call(ctx, spec));
   return ParseList(body, options_.parse_options);
 }
 
-absl::StatusOr<std::unique_ptr<WatchStream>> CppRestClient::Watch(const Context& ctx,
-                                                                  const Resource& resource,
-                                                                  const ListOptions& options) {
+absl::StatusOr<std::unique_ptr<WatchStream>> CppRestClient::Watch(
+    const Context& ctx, const Resource& resource, const ListOptions& options) {
   RequestSpec spec{http::methods::GET};
-  KCR_ASSIGN_OR_RETURN(spec.path,
-                       api::CollectionPath(resource.gvr, resource.namespaced,
-                                           resource.namespaced ? resource.namespace_ : ""));
+  KCR_ASSIGN_OR_RETURN(
+      spec.path,
+      api::CollectionPath(resource.gvr, resource.namespaced,
+                          resource.namespaced ? resource.namespace_ : ""));
   spec.query.emplace_back("watch", "true");
   AddListQuery(options, &spec.query);
-  if (options.allow_watch_bookmarks) spec.query.emplace_back("allowWatchBookmarks", "true");
-  if (options.send_initial_events) spec.query.emplace_back("sendInitialEvents", "true");
+  if (options.allow_watch_bookmarks)
+    spec.query.emplace_back("allowWatchBookmarks", "true");
+  if (options.send_initial_events)
+    spec.query.emplace_back("sendInitialEvents", "true");
   spec.idempotent = true;
   spec.stream = true;
   pplx::cancellation_token_source cancel;
@@ -942,72 +1010,70 @@ absl::StatusOr<std::unique_ptr<WatchStream>> CppRestClient::Watch(const Context&
   // The timeout covers a silent connection: beyond the server's own
   // timeoutSeconds, or an hour.
   if (options.timeout_seconds.has_value()) {
-    spec.stream_timeout = absl::Seconds(*options.timeout_seconds) + absl::Minutes(1);
+    spec.stream_timeout =
+        absl::Seconds(*options.timeout_seconds) + absl::Minutes(1);
   }
   KCR_ASSIGN_OR_RETURN(Attempt a, Execute(ctx, spec));
-  if (a.code < 200 || a.code > 299) return StatusFromResponse(a.code, a.body, a.retry_after);
+  if (a.code < 200 || a.code > 299)
+    return StatusFromResponse(a.code, a.body, a.retry_after);
   VLOG(2) << "watch started path=" << spec.path;
   return std::unique_ptr<WatchStream>(
-      new CppRestWatchStream(ctx, std::move(a.client), std::move(*a.response), cancel,
-                             options_.parse_options));
+      new CppRestWatchStream(ctx, std::move(a.client), std::move(*a.response),
+                             cancel, options_.parse_options));
 }
 
-absl::StatusOr<api::ObjectPtr> CppRestClient::Create(const Context& ctx,
-                                                     const Resource& resource,
-                                                     const api::Object& object,
-                                                     const CreateOptions& options) {
+absl::StatusOr<api::ObjectPtr> CppRestClient::Create(
+    const Context& ctx, const Resource& resource, const api::Object& object,
+    const CreateOptions& options) {
   KCR_ASSIGN_OR_RETURN(std::string ns, NamespaceFor(resource, &object));
   if (resource.namespaced && ns.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("create ", resource.gvr.resource, ": no namespace"));
   }
   RequestSpec spec{http::methods::POST};
-  KCR_ASSIGN_OR_RETURN(spec.path, api::CollectionPath(resource.gvr, resource.namespaced, ns));
+  KCR_ASSIGN_OR_RETURN(
+      spec.path, api::CollectionPath(resource.gvr, resource.namespaced, ns));
   if (options.dry_run) spec.query.emplace_back("dryRun", "All");
-  if (!options.field_manager.empty()) spec.query.emplace_back("fieldManager", options.field_manager);
+  if (!options.field_manager.empty())
+    spec.query.emplace_back("fieldManager", options.field_manager);
   spec.body = object.ToJson();
   spec.content_type = "application/json";
   return CallForObject(ctx, spec);
 }
 
-absl::StatusOr<api::ObjectPtr> CppRestClient::Put(const Context& ctx,
-                                                  const Resource& resource,
-                                                  const api::Object& object,
-                                                  const UpdateOptions& options,
-                                                  std::string_view subresource) {
+absl::StatusOr<api::ObjectPtr> CppRestClient::Put(
+    const Context& ctx, const Resource& resource, const api::Object& object,
+    const UpdateOptions& options, std::string_view subresource) {
   KCR_ASSIGN_OR_RETURN(std::string ns, NamespaceFor(resource, &object));
   RequestSpec spec{http::methods::PUT};
-  KCR_ASSIGN_OR_RETURN(spec.path,
-                       api::ItemPath(resource.gvr, resource.namespaced, ns,
-                                     AbslView(object.name()), AbslView(subresource)));
+  KCR_ASSIGN_OR_RETURN(
+      spec.path, api::ItemPath(resource.gvr, resource.namespaced, ns,
+                               AbslView(object.name()), AbslView(subresource)));
   if (options.dry_run) spec.query.emplace_back("dryRun", "All");
-  if (!options.field_manager.empty()) spec.query.emplace_back("fieldManager", options.field_manager);
+  if (!options.field_manager.empty())
+    spec.query.emplace_back("fieldManager", options.field_manager);
   spec.body = object.ToJson();
   spec.content_type = "application/json";
   spec.idempotent = true;
   return CallForObject(ctx, spec);
 }
 
-absl::StatusOr<api::ObjectPtr> CppRestClient::Update(const Context& ctx,
-                                                     const Resource& resource,
-                                                     const api::Object& object,
-                                                     const UpdateOptions& options) {
+absl::StatusOr<api::ObjectPtr> CppRestClient::Update(
+    const Context& ctx, const Resource& resource, const api::Object& object,
+    const UpdateOptions& options) {
   return Put(ctx, resource, object, options, "");
 }
 
-absl::StatusOr<api::ObjectPtr> CppRestClient::UpdateStatus(const Context& ctx,
-                                                           const Resource& resource,
-                                                           const api::Object& object,
-                                                           const UpdateOptions& options) {
+absl::StatusOr<api::ObjectPtr> CppRestClient::UpdateStatus(
+    const Context& ctx, const Resource& resource, const api::Object& object,
+    const UpdateOptions& options) {
   return Put(ctx, resource, object, options, "status");
 }
 
-absl::StatusOr<api::ObjectPtr> CppRestClient::Patch(const Context& ctx,
-                                                    const Resource& resource,
-                                                    std::string_view name, PatchType type,
-                                                    std::string_view patch,
-                                                    const PatchOptions& options,
-                                                    std::string_view subresource) {
+absl::StatusOr<api::ObjectPtr> CppRestClient::Patch(
+    const Context& ctx, const Resource& resource, std::string_view name,
+    PatchType type, std::string_view patch, const PatchOptions& options,
+    std::string_view subresource) {
   if (type == PatchType::kApply && options.field_manager.empty()) {
     return absl::InvalidArgumentError("apply patch needs a field manager");
   }
@@ -1017,10 +1083,11 @@ absl::StatusOr<api::ObjectPtr> CppRestClient::Patch(const Context& ctx,
   KCR_ASSIGN_OR_RETURN(std::string ns, NamespaceFor(resource, nullptr));
   RequestSpec spec{http::methods::PATCH};
   KCR_ASSIGN_OR_RETURN(spec.path,
-                       api::ItemPath(resource.gvr, resource.namespaced, ns, AbslView(name),
-                                     AbslView(subresource)));
+                       api::ItemPath(resource.gvr, resource.namespaced, ns,
+                                     AbslView(name), AbslView(subresource)));
   if (options.dry_run) spec.query.emplace_back("dryRun", "All");
-  if (!options.field_manager.empty()) spec.query.emplace_back("fieldManager", options.field_manager);
+  if (!options.field_manager.empty())
+    spec.query.emplace_back("fieldManager", options.field_manager);
   if (options.force) spec.query.emplace_back("force", "true");
   spec.body = std::string(patch);
   spec.content_type = std::string(api::ContentType(type));
@@ -1032,8 +1099,9 @@ absl::Status CppRestClient::Delete(const Context& ctx, const Resource& resource,
                                    const DeleteOptions& options) {
   KCR_ASSIGN_OR_RETURN(std::string ns, NamespaceFor(resource, nullptr));
   RequestSpec spec{http::methods::DEL};
-  KCR_ASSIGN_OR_RETURN(spec.path,
-                       api::ItemPath(resource.gvr, resource.namespaced, ns, AbslView(name)));
+  KCR_ASSIGN_OR_RETURN(
+      spec.path,
+      api::ItemPath(resource.gvr, resource.namespaced, ns, AbslView(name)));
   spec.body = DeleteOptionsJson(options);
   spec.content_type = "application/json";
   spec.idempotent = true;
@@ -1045,9 +1113,10 @@ absl::Status CppRestClient::DeleteCollection(const Context& ctx,
                                              const DeleteOptions& options,
                                              const ListOptions& list_options) {
   RequestSpec spec{http::methods::DEL};
-  KCR_ASSIGN_OR_RETURN(spec.path,
-                       api::CollectionPath(resource.gvr, resource.namespaced,
-                                           resource.namespaced ? resource.namespace_ : ""));
+  KCR_ASSIGN_OR_RETURN(
+      spec.path,
+      api::CollectionPath(resource.gvr, resource.namespaced,
+                          resource.namespaced ? resource.namespace_ : ""));
   AddListQuery(list_options, &spec.query);
   spec.body = DeleteOptionsJson(options);
   spec.content_type = "application/json";
@@ -1068,8 +1137,8 @@ absl::StatusOr<std::string> CppRestClient::GetRaw(const Context& ctx,
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<RestClient>> NewRestClient(const Config& config,
-                                                          const ClientOptions& options) {
+absl::StatusOr<std::unique_ptr<RestClient>> NewRestClient(
+    const Config& config, const ClientOptions& options) {
   return CppRestClient::New(config, options);
 }
 

@@ -23,10 +23,10 @@
 //
 // Flow control, as client-go: a token bucket (Config::qps / burst, 5/10 by
 // default; a negative qps turns it off) delays requests before they are
-// sent, giving its token back when the context ends first; 429 answers are retried
-// after their Retry-After (default 1 s), as are 5xx answers that carry one;
-// GET, PUT and DELETE are also retried with exponential backoff after other
-// 5xx answers and transport errors (but not after a failed TLS
+// sent, giving its token back when the context ends first; 429 answers are
+// retried after their Retry-After (default 1 s), as are 5xx answers that carry
+// one; GET, PUT and DELETE are also retried with exponential backoff after
+// other 5xx answers and transport errors (but not after a failed TLS
 // verification, which retrying cannot fix). A 401 makes the client re-read its
 // token file or re-run its exec plugin and, when that gives a different
 // credential, send the request once more.
@@ -47,8 +47,8 @@
 #include "api/meta/group_version.h"
 #include "api/object.h"
 #include "api/patch/patch_type.h"
-#include "runtime/base/context.h"
 #include "runtime/base/clock.h"
+#include "runtime/base/context.h"
 #include "runtime/client/metrics.h"
 #include "runtime/client/rest_config.h"
 #include "runtime/client/watch.h"
@@ -63,7 +63,8 @@ struct Resource {
   bool namespaced = true;
   std::string namespace_;
 
-  static Resource Namespaced(api::GroupVersionResource gvr, std::string ns = "") {
+  static Resource Namespaced(api::GroupVersionResource gvr,
+                             std::string ns = "") {
     return Resource{std::move(gvr), true, std::move(ns)};
   }
   static Resource ClusterScoped(api::GroupVersionResource gvr) {
@@ -93,8 +94,8 @@ struct ListOptions {
 };
 
 struct CreateOptions {
-  bool dry_run = false;        // dryRun=All
-  std::string field_manager;   // fieldManager
+  bool dry_run = false;       // dryRun=All
+  std::string field_manager;  // fieldManager
 };
 using UpdateOptions = CreateOptions;
 
@@ -134,10 +135,9 @@ class RestClient {
  public:
   virtual ~RestClient() = default;
 
-  virtual absl::StatusOr<api::ObjectPtr> Get(const Context& ctx,
-                                             const Resource& resource,
-                                             std::string_view name,
-                                             const GetOptions& options = {}) = 0;
+  virtual absl::StatusOr<api::ObjectPtr> Get(
+      const Context& ctx, const Resource& resource, std::string_view name,
+      const GetOptions& options = {}) = 0;
 
   // One page (or everything when options.limit is 0). See ListPager for
   // following continue tokens.
@@ -157,17 +157,15 @@ class RestClient {
 
   // POST to the collection. The namespace is resource.namespace_ if set,
   // else the object's.
-  virtual absl::StatusOr<api::ObjectPtr> Create(const Context& ctx,
-                                                const Resource& resource,
-                                                const api::Object& object,
-                                                const CreateOptions& options = {}) = 0;
+  virtual absl::StatusOr<api::ObjectPtr> Create(
+      const Context& ctx, const Resource& resource, const api::Object& object,
+      const CreateOptions& options = {}) = 0;
 
   // PUT of the whole object (metadata.resourceVersion makes it conditional:
   // a stale one gives IsConflict).
-  virtual absl::StatusOr<api::ObjectPtr> Update(const Context& ctx,
-                                                const Resource& resource,
-                                                const api::Object& object,
-                                                const UpdateOptions& options = {}) = 0;
+  virtual absl::StatusOr<api::ObjectPtr> Update(
+      const Context& ctx, const Resource& resource, const api::Object& object,
+      const UpdateOptions& options = {}) = 0;
 
   // PUT to the object's status subresource.
   virtual absl::StatusOr<api::ObjectPtr> UpdateStatus(
@@ -176,12 +174,10 @@ class RestClient {
 
   // PATCH `name` (or its `subresource`, e.g. "status") with `patch`, JSON
   // (or YAML for kApply) of the given type. kApply needs a field manager.
-  virtual absl::StatusOr<api::ObjectPtr> Patch(const Context& ctx,
-                                               const Resource& resource,
-                                               std::string_view name, PatchType type,
-                                               std::string_view patch,
-                                               const PatchOptions& options = {},
-                                               std::string_view subresource = "") = 0;
+  virtual absl::StatusOr<api::ObjectPtr> Patch(
+      const Context& ctx, const Resource& resource, std::string_view name,
+      PatchType type, std::string_view patch, const PatchOptions& options = {},
+      std::string_view subresource = "") = 0;
 
   // DELETE. OK also when the object stays because of finalizers (it then
   // has a deletionTimestamp).
@@ -213,7 +209,8 @@ struct ClientOptions {
   std::function<void(absl::Duration)> sleep;
   // Metrics; null means GlobalMetricsProvider() (and none if unset).
   MetricsProvider* metrics = nullptr;
-  // Retries of answers that carry Retry-After (and 429s without): client-go's 10.
+  // Retries of answers that carry Retry-After (and 429s without):
+  // client-go's 10.
   int max_retry_after_retries = 10;
   // Retries of idempotent requests after 5xx or transport errors.
   int max_backoff_retries = 4;

@@ -52,10 +52,12 @@ std::string DefaultUserAgent() {
 }
 
 absl::Status ValidateConfig(const Config& c) {
-  if (c.host.empty()) return absl::InvalidArgumentError("config: host is empty");
+  if (c.host.empty())
+    return absl::InvalidArgumentError("config: host is empty");
   if (c.tls.insecure && (!c.tls.ca_file.empty() || !c.tls.ca_data.empty())) {
     return absl::InvalidArgumentError(
-        "specifying a root certificates file with the insecure flag is not allowed");
+        "specifying a root certificates file with the insecure flag is not "
+        "allowed");
   }
   const bool has_cert = !c.tls.cert_file.empty() || !c.tls.cert_data.empty();
   const bool has_key = !c.tls.key_file.empty() || !c.tls.key_data.empty();
@@ -66,7 +68,8 @@ absl::Status ValidateConfig(const Config& c) {
   }
   const bool token = !c.bearer_token.empty() || !c.bearer_token_file.empty();
   const bool basic = !c.username.empty() || !c.password.empty();
-  int methods = (token ? 1 : 0) + (basic ? 1 : 0) + (c.exec.has_value() ? 1 : 0);
+  int methods =
+      (token ? 1 : 0) + (basic ? 1 : 0) + (c.exec.has_value() ? 1 : 0);
   if (methods > 1) {
     return absl::InvalidArgumentError(
         "more than one authentication method (token, username/password, exec) "
@@ -82,26 +85,29 @@ absl::Status ValidateConfig(const Config& c) {
 
 absl::StatusOr<Config> ConfigFromKubeconfig(const Kubeconfig& k,
                                             const std::string& context_name) {
-  const std::string name = context_name.empty() ? k.current_context : context_name;
+  const std::string name =
+      context_name.empty() ? k.current_context : context_name;
   if (name.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "kubeconfig ", Files(k), ": current-context is not set and no context was given"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("kubeconfig ", Files(k),
+                     ": current-context is not set and no context was given"));
   }
   auto ctx_it = k.contexts.find(name);
   if (ctx_it == k.contexts.end()) {
-    return absl::InvalidArgumentError(absl::StrCat("kubeconfig ", Files(k), ": context \"",
-                                            name, "\" is not defined"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kubeconfig ", Files(k), ": context \"", name, "\" is not defined"));
   }
   const KubeconfigContext& ctx = ctx_it->second;
   if (ctx.cluster.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "kubeconfig ", ctx.origin, ": contexts[name=", name, "].context.cluster is missing"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("kubeconfig ", ctx.origin, ": contexts[name=", name,
+                     "].context.cluster is missing"));
   }
   auto cl_it = k.clusters.find(ctx.cluster);
   if (cl_it == k.clusters.end()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "kubeconfig ", ctx.origin, ": context \"", name, "\" refers to cluster \"",
-        ctx.cluster, "\", which is not defined"));
+        "kubeconfig ", ctx.origin, ": context \"", name,
+        "\" refers to cluster \"", ctx.cluster, "\", which is not defined"));
   }
   const KubeconfigCluster& cluster = cl_it->second;
   if (cluster.server.empty()) {
@@ -112,7 +118,8 @@ absl::StatusOr<Config> ConfigFromKubeconfig(const Kubeconfig& k,
   Config c;
   c.host = cluster.server;
   if (!cluster.proxy_url.empty()) {
-    LOG(WARNING) << "kubeconfig " << cluster.origin << ": clusters[name=" << ctx.cluster
+    LOG(WARNING) << "kubeconfig " << cluster.origin
+                 << ": clusters[name=" << ctx.cluster
                  << "].cluster.proxy-url is not supported; connecting directly";
   }
   c.tls.ca_file = cluster.certificate_authority;
@@ -122,15 +129,16 @@ absl::StatusOr<Config> ConfigFromKubeconfig(const Kubeconfig& k,
   if (c.tls.insecure && (!c.tls.ca_file.empty() || !c.tls.ca_data.empty())) {
     return absl::InvalidArgumentError(absl::StrCat(
         "kubeconfig ", cluster.origin, ": clusters[name=", ctx.cluster,
-        "]: specifying a root certificates file with the insecure flag is not allowed"));
+        "]: specifying a root certificates file with the insecure flag is not "
+        "allowed"));
   }
   if (!ctx.namespace_.empty()) c.namespace_ = ctx.namespace_;
   if (!ctx.user.empty()) {
     auto u_it = k.users.find(ctx.user);
     if (u_it == k.users.end()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "kubeconfig ", ctx.origin, ": context \"", name, "\" refers to user \"",
-          ctx.user, "\", which is not defined"));
+          "kubeconfig ", ctx.origin, ": context \"", name,
+          "\" refers to user \"", ctx.user, "\", which is not defined"));
     }
     const KubeconfigAuthInfo& u = u_it->second;
     if (u.has_auth_provider) {
@@ -160,8 +168,9 @@ absl::StatusOr<Config> ConfigFromKubeconfig(const Kubeconfig& k,
   }
   absl::Status valid = ValidateConfig(c);
   if (!valid.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("kubeconfig ", Files(k), ": context \"", name, "\": ", valid.message()));
+    return absl::InvalidArgumentError(absl::StrCat("kubeconfig ", Files(k),
+                                                   ": context \"", name,
+                                                   "\": ", valid.message()));
   }
   return c;
 }
@@ -171,8 +180,9 @@ absl::StatusOr<Config> LoadFromKubeconfig(const LoadingRules& rules) {
   if (!rules.explicit_path.empty()) {
     k = LoadKubeconfigFile(rules.explicit_path);
   } else {
-    std::optional<std::string> env =
-        rules.kubeconfig_env.has_value() ? rules.kubeconfig_env : Env("KUBECONFIG");
+    std::optional<std::string> env = rules.kubeconfig_env.has_value()
+                                         ? rules.kubeconfig_env
+                                         : Env("KUBECONFIG");
     std::vector<std::string> paths;
     if (env.has_value()) paths = SplitKubeconfigPath(*env);
     if (!paths.empty()) {
@@ -185,7 +195,8 @@ absl::StatusOr<Config> LoadFromKubeconfig(const LoadingRules& rules) {
         def = *home + "/.kube/config";
       }
       if (def.empty()) {
-        return absl::NotFoundError("no kubeconfig: --kubeconfig, KUBECONFIG and HOME are unset");
+        return absl::NotFoundError(
+            "no kubeconfig: --kubeconfig, KUBECONFIG and HOME are unset");
       }
       k = LoadKubeconfigFile(def);
     }
@@ -197,26 +208,30 @@ absl::StatusOr<Config> LoadFromKubeconfig(const LoadingRules& rules) {
 absl::StatusOr<Config> InClusterConfig(const InClusterOptions& options) {
   auto host = Env("KUBERNETES_SERVICE_HOST");
   auto port = Env("KUBERNETES_SERVICE_PORT");
-  if (!host.has_value() || host->empty() || !port.has_value() || port->empty()) {
+  if (!host.has_value() || host->empty() || !port.has_value() ||
+      port->empty()) {
     return absl::FailedPreconditionError(
         "not running in a cluster: KUBERNETES_SERVICE_HOST and "
         "KUBERNETES_SERVICE_PORT must be set");
   }
   Config c;
   const bool ipv6 = host->find(':') != std::string::npos;
-  c.host = absl::StrCat("https://", ipv6 ? "[" : "", *host, ipv6 ? "]" : "", ":", *port);
+  c.host = absl::StrCat("https://", ipv6 ? "[" : "", *host, ipv6 ? "]" : "",
+                        ":", *port);
   const std::string dir = options.service_account_dir;
   const std::string token_path = dir + "/token";
   auto token = ReadFile(token_path);
   if (!token.ok()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("in-cluster config: cannot read the service account token ", token_path));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "in-cluster config: cannot read the service account token ",
+        token_path));
   }
   c.bearer_token = std::string(absl::StripAsciiWhitespace(*token));
   c.bearer_token_file = token_path;
   const std::string ca_path = dir + "/ca.crt";
   auto ca = ReadFile(ca_path);
-  if (!ca.ok() || ca->find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+  if (!ca.ok() ||
+      ca->find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
     return absl::FailedPreconditionError(absl::StrCat(
         "in-cluster config: expected to load root CA config from ", ca_path));
   }
@@ -241,9 +256,9 @@ absl::StatusOr<Config> BuildConfig(const LoadingRules& rules,
   }
   auto pod = InClusterConfig(in_cluster);
   if (pod.ok()) return pod;
-  return absl::NotFoundError(absl::StrCat(
-      "no configuration: ", from_files.status().message(), "; ",
-      pod.status().message()));
+  return absl::NotFoundError(
+      absl::StrCat("no configuration: ", from_files.status().message(), "; ",
+                   pod.status().message()));
 }
 
 }  // namespace kcr::client

@@ -96,15 +96,16 @@ absl::StatusOr<Config> LoadFromKubeconfig(const LoadingRules& rules = {});
 
 // Where the in-cluster config is read from.
 struct InClusterOptions {
-  std::string service_account_dir = "/var/run/secrets/kubernetes.io/serviceaccount";
+  std::string service_account_dir =
+      "/var/run/secrets/kubernetes.io/serviceaccount";
 };
 
-// The config of a pod: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT
-// (IPv6 in brackets), the service-account token as a re-read token file,
-// its ca.crt, and the namespace from $POD_NAMESPACE, else the namespace
-// file, else "default". kFailedPrecondition ("not running in a cluster")
-// when either variable is unset; an error naming the file when the token
-// or CA cannot be read.
+// The config of a pod:
+// https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT (IPv6 in brackets),
+// the service-account token as a re-read token file, its ca.crt, and the
+// namespace from $POD_NAMESPACE, else the namespace file, else "default".
+// kFailedPrecondition ("not running in a cluster") when either variable is
+// unset; an error naming the file when the token or CA cannot be read.
 absl::StatusOr<Config> InClusterConfig(const InClusterOptions& options = {});
 
 // The config a controller should use: the kubeconfig files as in

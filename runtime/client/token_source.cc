@@ -10,8 +10,10 @@
 
 namespace kcr::client {
 
-CachedFileTokenSource::CachedFileTokenSource(std::string path, std::string fallback,
-                                             const Clock* clock, absl::Duration period)
+CachedFileTokenSource::CachedFileTokenSource(std::string path,
+                                             std::string fallback,
+                                             const Clock* clock,
+                                             absl::Duration period)
     : path_(std::move(path)),
       fallback_(std::move(fallback)),
       clock_(clock != nullptr ? clock : Clock::Real()),
@@ -25,7 +27,8 @@ absl::StatusOr<std::string> CachedFileTokenSource::Token() {
   std::ifstream in(path_, std::ios::binary);
   std::string text;
   if (in) {
-    text.assign((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    text.assign((std::istreambuf_iterator<char>(in)),
+                std::istreambuf_iterator<char>());
   }
   std::string token(absl::StripAsciiWhitespace(text));
   if (!token.empty()) {
@@ -51,7 +54,8 @@ absl::StatusOr<std::string> CachedFileTokenSource::Token() {
                  << "; using the static token";
     return fallback_;
   }
-  return absl::UnauthenticatedError(absl::StrCat("token file ", path_, " ", problem));
+  return absl::UnauthenticatedError(
+      absl::StrCat("token file ", path_, " ", problem));
 }
 
 void CachedFileTokenSource::Invalidate(absl::Time request_start) {

@@ -63,7 +63,8 @@ struct ResourceTraits<api::PodView> : internal::ViewTraits<api::PodView> {
   static constexpr bool kNamespaced = true;
 };
 template <>
-struct ResourceTraits<api::ConfigMapView> : internal::ViewTraits<api::ConfigMapView> {
+struct ResourceTraits<api::ConfigMapView>
+    : internal::ViewTraits<api::ConfigMapView> {
   static api::GroupVersionResource Gvr() { return {"", "v1", "configmaps"}; }
   static constexpr bool kNamespaced = true;
 };
@@ -73,7 +74,8 @@ struct ResourceTraits<api::SecretView> : internal::ViewTraits<api::SecretView> {
   static constexpr bool kNamespaced = true;
 };
 template <>
-struct ResourceTraits<api::NamespaceView> : internal::ViewTraits<api::NamespaceView> {
+struct ResourceTraits<api::NamespaceView>
+    : internal::ViewTraits<api::NamespaceView> {
   static api::GroupVersionResource Gvr() { return {"", "v1", "namespaces"}; }
   static constexpr bool kNamespaced = false;
 };
@@ -83,28 +85,37 @@ struct ResourceTraits<api::EventView> : internal::ViewTraits<api::EventView> {
   static constexpr bool kNamespaced = true;
 };
 template <>
-struct ResourceTraits<api::DeploymentView> : internal::ViewTraits<api::DeploymentView> {
-  static api::GroupVersionResource Gvr() { return {"apps", "v1", "deployments"}; }
+struct ResourceTraits<api::DeploymentView>
+    : internal::ViewTraits<api::DeploymentView> {
+  static api::GroupVersionResource Gvr() {
+    return {"apps", "v1", "deployments"};
+  }
   static constexpr bool kNamespaced = true;
 };
 template <>
 struct ResourceTraits<api::LeaseView> : internal::ViewTraits<api::LeaseView> {
-  static api::GroupVersionResource Gvr() { return {"coordination.k8s.io", "v1", "leases"}; }
+  static api::GroupVersionResource Gvr() {
+    return {"coordination.k8s.io", "v1", "leases"};
+  }
   static constexpr bool kNamespaced = true;
 };
 template <>
-struct ResourceTraits<api::crd::Nginx> : internal::CrdTraits<api::crd::Nginx> {};
+struct ResourceTraits<api::crd::Nginx> : internal::CrdTraits<api::crd::Nginx> {
+};
 template <>
-struct ResourceTraits<api::crd::CopyratorRule> : internal::CrdTraits<api::crd::CopyratorRule> {};
+struct ResourceTraits<api::crd::CopyratorRule>
+    : internal::CrdTraits<api::crd::CopyratorRule> {};
 template <>
-struct ResourceTraits<api::crd::LoadTest> : internal::CrdTraits<api::crd::LoadTest> {};
+struct ResourceTraits<api::crd::LoadTest>
+    : internal::CrdTraits<api::crd::LoadTest> {};
 
 // The Resource of T in `ns` ("" = all namespaces, or cluster-scoped).
 template <typename T>
 Resource ResourceFor(std::string ns = "") {
   using Traits = ResourceTraits<T>;
-  return Traits::kNamespaced ? Resource::Namespaced(Traits::Gvr(), std::move(ns))
-                             : Resource::ClusterScoped(Traits::Gvr());
+  return Traits::kNamespaced
+             ? Resource::Namespaced(Traits::Gvr(), std::move(ns))
+             : Resource::ClusterScoped(Traits::Gvr());
 }
 
 template <typename T>
@@ -121,15 +132,18 @@ class TypedClient {
 
   absl::StatusOr<T> Get(const Context& ctx, std::string_view name,
                         const GetOptions& options = {}) const {
-    KCR_ASSIGN_OR_RETURN(api::ObjectPtr obj, client_->Get(ctx, resource_, name, options));
+    KCR_ASSIGN_OR_RETURN(api::ObjectPtr obj,
+                         client_->Get(ctx, resource_, name, options));
     return Traits::Convert(std::move(obj));
   }
 
   // One page (options.limit) or everything; the list's resourceVersion in
   // `*resource_version` when not null.
-  absl::StatusOr<std::vector<T>> List(const Context& ctx, const ListOptions& options = {},
-                                      std::string* resource_version = nullptr) const {
-    KCR_ASSIGN_OR_RETURN(ObjectList list, client_->List(ctx, resource_, options));
+  absl::StatusOr<std::vector<T>> List(
+      const Context& ctx, const ListOptions& options = {},
+      std::string* resource_version = nullptr) const {
+    KCR_ASSIGN_OR_RETURN(ObjectList list,
+                         client_->List(ctx, resource_, options));
     if (resource_version != nullptr) *resource_version = list.resource_version;
     std::vector<T> out;
     out.reserve(list.items.size());
@@ -140,35 +154,40 @@ class TypedClient {
     return out;
   }
 
-  absl::StatusOr<std::unique_ptr<WatchStream>> Watch(const Context& ctx,
-                                                     const ListOptions& options = {}) const {
+  absl::StatusOr<std::unique_ptr<WatchStream>> Watch(
+      const Context& ctx, const ListOptions& options = {}) const {
     return client_->Watch(ctx, resource_, options);
   }
 
   absl::StatusOr<T> Create(const Context& ctx, const api::Object& object,
                            const CreateOptions& options = {}) const {
-    KCR_ASSIGN_OR_RETURN(api::ObjectPtr obj, client_->Create(ctx, resource_, object, options));
+    KCR_ASSIGN_OR_RETURN(api::ObjectPtr obj,
+                         client_->Create(ctx, resource_, object, options));
     return Traits::Convert(std::move(obj));
   }
 
   absl::StatusOr<T> Update(const Context& ctx, const api::Object& object,
                            const UpdateOptions& options = {}) const {
-    KCR_ASSIGN_OR_RETURN(api::ObjectPtr obj, client_->Update(ctx, resource_, object, options));
+    KCR_ASSIGN_OR_RETURN(api::ObjectPtr obj,
+                         client_->Update(ctx, resource_, object, options));
     return Traits::Convert(std::move(obj));
   }
 
   absl::StatusOr<T> UpdateStatus(const Context& ctx, const api::Object& object,
                                  const UpdateOptions& options = {}) const {
-    KCR_ASSIGN_OR_RETURN(api::ObjectPtr obj,
-                         client_->UpdateStatus(ctx, resource_, object, options));
+    KCR_ASSIGN_OR_RETURN(
+        api::ObjectPtr obj,
+        client_->UpdateStatus(ctx, resource_, object, options));
     return Traits::Convert(std::move(obj));
   }
 
-  absl::StatusOr<T> Patch(const Context& ctx, std::string_view name, PatchType type,
-                          std::string_view patch, const PatchOptions& options = {},
+  absl::StatusOr<T> Patch(const Context& ctx, std::string_view name,
+                          PatchType type, std::string_view patch,
+                          const PatchOptions& options = {},
                           std::string_view subresource = "") const {
     KCR_ASSIGN_OR_RETURN(api::ObjectPtr obj,
-                         client_->Patch(ctx, resource_, name, type, patch, options, subresource));
+                         client_->Patch(ctx, resource_, name, type, patch,
+                                        options, subresource));
     return Traits::Convert(std::move(obj));
   }
 
@@ -177,7 +196,8 @@ class TypedClient {
     return client_->Delete(ctx, resource_, name, options);
   }
 
-  absl::Status DeleteCollection(const Context& ctx, const DeleteOptions& options,
+  absl::Status DeleteCollection(const Context& ctx,
+                                const DeleteOptions& options,
                                 const ListOptions& list_options) const {
     return client_->DeleteCollection(ctx, resource_, options, list_options);
   }

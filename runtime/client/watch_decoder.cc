@@ -85,8 +85,8 @@ absl::Status WatchDecoder::Feed(std::string_view chunk,
         // The envelope adds one level above the object.
         if (++depth_ > api::kMaxJsonDepth + 1) {
           return Fail(absl::InvalidArgumentError(absl::StrCat(
-              "watch stream: event ", events_decoded_ + 1, " nests deeper than ",
-              api::kMaxJsonDepth, " levels")));
+              "watch stream: event ", events_decoded_ + 1,
+              " nests deeper than ", api::kMaxJsonDepth, " levels")));
         }
         break;
       case '}':
@@ -147,9 +147,8 @@ absl::Status WatchDecoder::Decode(std::string_view text,
           api::ParseJson(absl::string_view(text.data(), text.size()), &doc,
                          api::kMaxJsonDepth + 1);
       !s.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("watch stream: event ", index, " is not valid JSON: ",
-                     s.message()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "watch stream: event ", index, " is not valid JSON: ", s.message()));
   }
   auto type_it = doc.FindMember("type");
   if (type_it == doc.MemberEnd() || !type_it->value.IsString()) {
@@ -157,7 +156,7 @@ absl::Status WatchDecoder::Decode(std::string_view text,
         absl::StrCat("watch stream: event ", index, " has no string \"type\""));
   }
   absl::string_view type_name(type_it->value.GetString(),
-                             type_it->value.GetStringLength());
+                              type_it->value.GetStringLength());
   WatchEvent event;
   if (!ParseEventType(type_name, &event.type)) {
     std::string shown(type_name.substr(0, 64));
@@ -172,16 +171,19 @@ absl::Status WatchDecoder::Decode(std::string_view text,
   if (event.type == EventType::kError) {
     event.error = api::StatusFromObject(object_it->value);
     if (event.error.ok()) {
-      event.error = absl::InternalError("watch ERROR event with a Success status");
+      event.error =
+          absl::InternalError("watch ERROR event with a Success status");
     }
-    auto object = api::Object::FromValue(object_it->value, options_.parse_options);
+    auto object =
+        api::Object::FromValue(object_it->value, options_.parse_options);
     if (object.ok()) event.object = *std::move(object);
   } else {
-    auto object = api::Object::FromValue(object_it->value, options_.parse_options);
+    auto object =
+        api::Object::FromValue(object_it->value, options_.parse_options);
     if (!object.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "watch stream: event ", index, " (", type_name,
-          "): object: ", object.status().message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("watch stream: event ", index, " (", type_name,
+                       "): object: ", object.status().message()));
     }
     event.object = *std::move(object);
   }

@@ -66,7 +66,7 @@ class WatchDecoder {
 
   const WatchDecoderOptions options_;
   absl::Status error_;
-  std::string pending_;   // bytes of the event being framed
+  std::string pending_;  // bytes of the event being framed
   bool in_event_ = false;
   bool in_string_ = false;
   bool escaped_ = false;

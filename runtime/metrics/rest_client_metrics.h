@@ -27,8 +27,10 @@ class PrometheusRestClientMetrics final : public client::MetricsProvider {
   explicit PrometheusRestClientMetrics(prometheus::Registry& registry);
   ~PrometheusRestClientMetrics() override;
 
-  std::unique_ptr<client::RequestResultMetric> NewRequestResultMetric() override;
-  std::unique_ptr<client::RequestLatencyMetric> NewRequestLatencyMetric() override;
+  std::unique_ptr<client::RequestResultMetric> NewRequestResultMetric()
+      override;
+  std::unique_ptr<client::RequestLatencyMetric> NewRequestLatencyMetric()
+      override;
 
  private:
   struct Families;

@@ -29,7 +29,8 @@ prometheus::Labels NameLabel(std::string_view name) {
   return {{"name", std::string(name)}};
 }
 
-class Gauge final : public workqueue::GaugeMetric, public workqueue::SettableGaugeMetric {
+class Gauge final : public workqueue::GaugeMetric,
+                    public workqueue::SettableGaugeMetric {
  public:
   explicit Gauge(prometheus::Gauge& gauge) : gauge_(gauge) {}
   void Inc() override { gauge_.Increment(); }
@@ -66,8 +67,8 @@ class Histogram final : public workqueue::HistogramMetric {
     std::vector<double> increments(bounds_.size() + 1, 0.0);
     double sum = 0;
     for (double v : values) {
-      const auto bucket = std::lower_bound(bounds_.begin(), bounds_.end(), v) -
-                          bounds_.begin();
+      const auto bucket =
+          std::lower_bound(bounds_.begin(), bounds_.end(), v) - bounds_.begin();
       increments[static_cast<size_t>(bucket)] += 1;
       sum += v;
     }
@@ -126,23 +127,24 @@ struct PrometheusWorkqueueMetrics::Families {
   prometheus::Family<prometheus::Counter>& retries;
 };
 
-PrometheusWorkqueueMetrics::PrometheusWorkqueueMetrics(prometheus::Registry& registry)
+PrometheusWorkqueueMetrics::PrometheusWorkqueueMetrics(
+    prometheus::Registry& registry)
     : families_(std::make_unique<Families>(registry)) {}
 
 PrometheusWorkqueueMetrics::~PrometheusWorkqueueMetrics() = default;
 
-std::unique_ptr<workqueue::GaugeMetric> PrometheusWorkqueueMetrics::NewDepthMetric(
-    std::string_view name) {
+std::unique_ptr<workqueue::GaugeMetric>
+PrometheusWorkqueueMetrics::NewDepthMetric(std::string_view name) {
   return std::make_unique<Gauge>(families_->depth.Add(NameLabel(name)));
 }
 
-std::unique_ptr<workqueue::CounterMetric> PrometheusWorkqueueMetrics::NewAddsMetric(
-    std::string_view name) {
+std::unique_ptr<workqueue::CounterMetric>
+PrometheusWorkqueueMetrics::NewAddsMetric(std::string_view name) {
   return std::make_unique<Counter>(families_->adds.Add(NameLabel(name)));
 }
 
-std::unique_ptr<workqueue::HistogramMetric> PrometheusWorkqueueMetrics::NewLatencyMetric(
-    std::string_view name) {
+std::unique_ptr<workqueue::HistogramMetric>
+PrometheusWorkqueueMetrics::NewLatencyMetric(std::string_view name) {
   return std::make_unique<Histogram>(
       families_->latency.Add(NameLabel(name), ClientGoBuckets()),
       ClientGoBuckets());
@@ -156,7 +158,8 @@ PrometheusWorkqueueMetrics::NewWorkDurationMetric(std::string_view name) {
 }
 
 std::unique_ptr<workqueue::SettableGaugeMetric>
-PrometheusWorkqueueMetrics::NewUnfinishedWorkSecondsMetric(std::string_view name) {
+PrometheusWorkqueueMetrics::NewUnfinishedWorkSecondsMetric(
+    std::string_view name) {
   return std::make_unique<Gauge>(families_->unfinished.Add(NameLabel(name)));
 }
 
@@ -166,8 +169,8 @@ PrometheusWorkqueueMetrics::NewLongestRunningProcessorSecondsMetric(
   return std::make_unique<Gauge>(families_->longest.Add(NameLabel(name)));
 }
 
-std::unique_ptr<workqueue::CounterMetric> PrometheusWorkqueueMetrics::NewRetriesMetric(
-    std::string_view name) {
+std::unique_ptr<workqueue::CounterMetric>
+PrometheusWorkqueueMetrics::NewRetriesMetric(std::string_view name) {
   return std::make_unique<Counter>(families_->retries.Add(NameLabel(name)));
 }
 

@@ -33,14 +33,16 @@ class PrometheusWorkqueueMetrics final : public workqueue::MetricsProvider {
   explicit PrometheusWorkqueueMetrics(prometheus::Registry& registry);
   ~PrometheusWorkqueueMetrics() override;
 
-  std::unique_ptr<workqueue::GaugeMetric> NewDepthMetric(std::string_view name) override;
-  std::unique_ptr<workqueue::CounterMetric> NewAddsMetric(std::string_view name) override;
+  std::unique_ptr<workqueue::GaugeMetric> NewDepthMetric(
+      std::string_view name) override;
+  std::unique_ptr<workqueue::CounterMetric> NewAddsMetric(
+      std::string_view name) override;
   std::unique_ptr<workqueue::HistogramMetric> NewLatencyMetric(
       std::string_view name) override;
   std::unique_ptr<workqueue::HistogramMetric> NewWorkDurationMetric(
       std::string_view name) override;
-  std::unique_ptr<workqueue::SettableGaugeMetric> NewUnfinishedWorkSecondsMetric(
-      std::string_view name) override;
+  std::unique_ptr<workqueue::SettableGaugeMetric>
+  NewUnfinishedWorkSecondsMetric(std::string_view name) override;
   std::unique_ptr<workqueue::SettableGaugeMetric>
   NewLongestRunningProcessorSecondsMetric(std::string_view name) override;
   std::unique_ptr<workqueue::CounterMetric> NewRetriesMetric(

@@ -73,7 +73,8 @@ template <typename T = std::string, typename Hash = absl::Hash<T>,
           typename Eq = std::equal_to<T>>
 class ItemExponentialFailureRateLimiter final : public RateLimiter<T> {
  public:
-  ItemExponentialFailureRateLimiter(absl::Duration base, absl::Duration max_delay)
+  ItemExponentialFailureRateLimiter(absl::Duration base,
+                                    absl::Duration max_delay)
       : base_(base), max_delay_(max_delay) {}
 
   absl::Duration When(const T& item) override {
@@ -82,7 +83,8 @@ class ItemExponentialFailureRateLimiter final : public RateLimiter<T> {
     // still finite, so a zero base stays zero rather than becoming NaN.
     const double backoff_ns =
         absl::ToDoubleNanoseconds(base_) * std::ldexp(1.0, std::min(exp, 1000));
-    if (backoff_ns >= static_cast<double>(std::numeric_limits<int64_t>::max()) ||
+    if (backoff_ns >=
+            static_cast<double>(std::numeric_limits<int64_t>::max()) ||
         backoff_ns >= absl::ToDoubleNanoseconds(max_delay_)) {
       return max_delay_;
     }
@@ -144,12 +146,14 @@ class ItemFastSlowRateLimiter final : public RateLimiter<T> {
 template <typename T = std::string>
 class MaxOfRateLimiter final : public RateLimiter<T> {
  public:
-  explicit MaxOfRateLimiter(std::vector<std::unique_ptr<RateLimiter<T>>> limiters)
+  explicit MaxOfRateLimiter(
+      std::vector<std::unique_ptr<RateLimiter<T>>> limiters)
       : limiters_(std::move(limiters)) {}
 
   absl::Duration When(const T& item) override {
     absl::Duration longest = absl::ZeroDuration();
-    for (auto& limiter : limiters_) longest = std::max(longest, limiter->When(item));
+    for (auto& limiter : limiters_)
+      longest = std::max(longest, limiter->When(item));
     return longest;
   }
 
@@ -159,7 +163,8 @@ class MaxOfRateLimiter final : public RateLimiter<T> {
 
   int NumRequeues(const T& item) override {
     int most = 0;
-    for (auto& limiter : limiters_) most = std::max(most, limiter->NumRequeues(item));
+    for (auto& limiter : limiters_)
+      most = std::max(most, limiter->NumRequeues(item));
     return most;
   }
 
@@ -179,7 +184,9 @@ class WithMaxWaitRateLimiter final : public RateLimiter<T> {
     return std::min(limiter_->When(item), max_delay_);
   }
   void Forget(const T& item) override { limiter_->Forget(item); }
-  int NumRequeues(const T& item) override { return limiter_->NumRequeues(item); }
+  int NumRequeues(const T& item) override {
+    return limiter_->NumRequeues(item);
+  }
 
  private:
   const std::unique_ptr<RateLimiter<T>> limiter_;

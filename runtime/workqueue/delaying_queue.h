@@ -177,7 +177,8 @@ class DelayingQueue final : public DelayingInterface<T> {
   // item is due, an AddAfter wakes it, or shutdown.
   void WaitingLoop() {
     int spins = 0;
-    bool inbox_full = false;  // woken because the inbox reached internal::kInboxLimit
+    bool inbox_full =
+        false;  // woken because the inbox reached internal::kInboxLimit
     for (;;) {
       int64_t next;
       size_t due;

@@ -72,13 +72,17 @@ class MetricsProvider {
  public:
   virtual ~MetricsProvider() = default;
   // Items waiting in the queue.
-  virtual std::unique_ptr<GaugeMetric> NewDepthMetric(std::string_view name) = 0;
+  virtual std::unique_ptr<GaugeMetric> NewDepthMetric(
+      std::string_view name) = 0;
   // Adds that were not collapsed into an already waiting item.
-  virtual std::unique_ptr<CounterMetric> NewAddsMetric(std::string_view name) = 0;
+  virtual std::unique_ptr<CounterMetric> NewAddsMetric(
+      std::string_view name) = 0;
   // Seconds an item waited between its first Add and Get.
-  virtual std::unique_ptr<HistogramMetric> NewLatencyMetric(std::string_view name) = 0;
+  virtual std::unique_ptr<HistogramMetric> NewLatencyMetric(
+      std::string_view name) = 0;
   // Seconds between Get and Done.
-  virtual std::unique_ptr<HistogramMetric> NewWorkDurationMetric(std::string_view name) = 0;
+  virtual std::unique_ptr<HistogramMetric> NewWorkDurationMetric(
+      std::string_view name) = 0;
   // Sum of the ages of all items being processed, updated every 500 ms.
   virtual std::unique_ptr<SettableGaugeMetric> NewUnfinishedWorkSecondsMetric(
       std::string_view name) = 0;
@@ -86,7 +90,8 @@ class MetricsProvider {
   virtual std::unique_ptr<SettableGaugeMetric>
   NewLongestRunningProcessorSecondsMetric(std::string_view name) = 0;
   // AddAfter / AddRateLimited calls.
-  virtual std::unique_ptr<CounterMetric> NewRetriesMetric(std::string_view name) = 0;
+  virtual std::unique_ptr<CounterMetric> NewRetriesMetric(
+      std::string_view name) = 0;
 };
 
 // Sets the provider used by queues whose Options name no provider. Not

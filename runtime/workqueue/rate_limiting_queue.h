@@ -67,7 +67,9 @@ class RateLimitingQueue final : public RateLimitingInterface<T> {
     queue_.AddAfter(item, limiter_->When(item));
   }
   void Forget(const T& item) override { limiter_->Forget(item); }
-  int NumRequeues(const T& item) override { return limiter_->NumRequeues(item); }
+  int NumRequeues(const T& item) override {
+    return limiter_->NumRequeues(item);
+  }
 
   size_t WaitingLen() const { return queue_.WaitingLen(); }
 

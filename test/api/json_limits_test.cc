@@ -91,8 +91,7 @@ TEST(JsonLimitsTest, PatchAlgorithmsAtTheLimit) {
         CreateMergePatch(live, merged, &diff, diff.GetAllocator()).ok());
     rapidjson::Document strategic;
     EXPECT_TRUE(ApplyStrategicMergePatch(live, patch, *ConfigMapSchema(),
-                                         &strategic,
-                                         strategic.GetAllocator())
+                                         &strategic, strategic.GetAllocator())
                     .ok());
     UpdateOptions update;
     update.field_manager = "deep";
@@ -112,12 +111,12 @@ TEST(JsonLimitsTest, JsonPatchAtTheLimit) {
   // The value is added one level down, so it may be one level shallower;
   // `test` compares the whole deep spec.
   const std::string value = NestedObjects(kMaxJsonDepth - 2, "1");
-  ASSERT_TRUE(ParseJson(absl::StrCat(R"([{"op":"add","path":"/x","value":)",
-                                     value,
-                                     R"(},{"op":"test","path":"/x","value":)",
-                                     value, "}]"),
-                        &patch)
-                  .ok());
+  ASSERT_TRUE(
+      ParseJson(
+          absl::StrCat(R"([{"op":"add","path":"/x","value":)", value,
+                       R"(},{"op":"test","path":"/x","value":)", value, "}]"),
+          &patch)
+          .ok());
   OnHalfServerStack([&] {
     rapidjson::Document target;
     target.CopyFrom(live, target.GetAllocator());
@@ -181,27 +180,26 @@ TEST(JsonLimitsTest, EveryReaderRefusesOneLevelMore) {
     rapidjson::Document doc;
     EXPECT_THAT(std::string(ParseJson(ObjectOfDepth(over), &doc).message()),
                 HasSubstr(too_deep));
-    EXPECT_THAT(std::string(Object::Parse(ObjectOfDepth(over)).status()
-                                .message()),
-                HasSubstr(too_deep));
-    EXPECT_THAT(std::string(ObjectBuilder::FromJson(ObjectOfDepth(over))
-                                .status()
-                                .message()),
-                HasSubstr(too_deep));
-    EXPECT_THAT(std::string(YamlToJson(NestedObjects(over, "1"))
-                                .status()
-                                .message()),
-                HasSubstr(too_deep));
-    EXPECT_THAT(std::string(ApplyMergePatch(ObjectOfDepth(3),
-                                            PatchOfDepth(over))
-                                .status()
-                                .message()),
-                HasSubstr(too_deep));
+    EXPECT_THAT(
+        std::string(Object::Parse(ObjectOfDepth(over)).status().message()),
+        HasSubstr(too_deep));
+    EXPECT_THAT(
+        std::string(
+            ObjectBuilder::FromJson(ObjectOfDepth(over)).status().message()),
+        HasSubstr(too_deep));
+    EXPECT_THAT(
+        std::string(YamlToJson(NestedObjects(over, "1")).status().message()),
+        HasSubstr(too_deep));
+    EXPECT_THAT(
+        std::string(ApplyMergePatch(ObjectOfDepth(3), PatchOfDepth(over))
+                        .status()
+                        .message()),
+        HasSubstr(too_deep));
     rapidjson::Document live;
     ASSERT_TRUE(ParseJson(ObjectOfDepth(3), &live).ok());
     const std::string patch = PatchOfDepth(over);
-    for (PatchType type : {PatchType::kMerge, PatchType::kStrategicMerge,
-                           PatchType::kApply}) {
+    for (PatchType type :
+         {PatchType::kMerge, PatchType::kStrategicMerge, PatchType::kApply}) {
       PatchRequest request;
       request.type = type;
       request.body = patch;
@@ -232,9 +230,9 @@ TEST(JsonLimitsTest, MillionLevelsAreRefusedOnTheServerStack) {
     EXPECT_FALSE(YamlToJson(arrays.substr(0, 100000)).ok());
     EXPECT_FALSE(YamlToJson(objects).ok());
     EXPECT_FALSE(ApplyMergePatch(ObjectOfDepth(3), objects).ok());
-    EXPECT_FALSE(ApplyStrategicMergePatch(ObjectOfDepth(3), objects,
-                                          *ConfigMapSchema())
-                     .ok());
+    EXPECT_FALSE(
+        ApplyStrategicMergePatch(ObjectOfDepth(3), objects, *ConfigMapSchema())
+            .ok());
     EXPECT_FALSE(ApplyJsonPatch(ObjectOfDepth(3), "[" + objects + "]").ok());
   });
 }

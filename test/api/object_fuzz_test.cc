@@ -30,9 +30,9 @@ void Check(bool ok) {
 
 void Exercise(const kcr::api::Object& obj) {
   size_t sink = obj.api_version().size() + obj.kind().size() +
-                obj.name().size() + obj.namespace_().size() +
-                obj.uid().size() + obj.resource_version().size() +
-                obj.generate_name().size() + obj.creation_timestamp().size() +
+                obj.name().size() + obj.namespace_().size() + obj.uid().size() +
+                obj.resource_version().size() + obj.generate_name().size() +
+                obj.creation_timestamp().size() +
                 obj.deletion_timestamp().size() + obj.Key().size();
   sink += obj.being_deleted() + static_cast<size_t>(obj.generation());
   for (const auto& [k, v] : obj.labels()) {
@@ -93,8 +93,8 @@ void ExerciseViews(const kcr::api::ObjectPtr& obj) {
             l->lease_duration_seconds().value_or(0);
   }
   if (auto e = EventView::Create(obj); e.ok()) {
-    sink += e->involved_object().name.size() + e->count() +
-            e->reason().size() + e->source_component().size();
+    sink += e->involved_object().name.size() + e->count() + e->reason().size() +
+            e->source_component().size();
   }
   sink += ConditionsOf(*obj).size() + ControllerOf(*obj).has_value() +
           OwnerReferencesOf(*obj).size();

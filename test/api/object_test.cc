@@ -175,13 +175,14 @@ TEST(ObjectTest, StructureErrorOffsetsInPrettyAndTrickyInput) {
   // Whitespace, other fields before the bad one, look-alike keys inside
   // strings and nested objects do not throw the offset off.
   const std::string pretty =
-      "{\n  \"spec\": {\"labels\": {\"tier\": 3}, \"s\": \"\\\"labels\\\":\"},\n"
+      "{\n  \"spec\": {\"labels\": {\"tier\": 3}, \"s\": "
+      "\"\\\"labels\\\":\"},\n"
       "  \"metadata\" : {\n    \"labels\" : {\n      \"app\" : \"a\",\n"
       "      \"tier\" :\t 3\n    }\n  }\n}";
   const size_t three = pretty.rfind('3');
-  EXPECT_EQ(ErrorOf(pretty), absl::StrCat(
-                                 "metadata.labels.tier is not a string at offset ",
-                                 three));
+  EXPECT_EQ(
+      ErrorOf(pretty),
+      absl::StrCat("metadata.labels.tier is not a string at offset ", three));
   // A repeated key: the first "labels" is the one read, and checked.
   EXPECT_EQ(ErrorOf(R"({"metadata":{"labels":[],"labels":{}}})"),
             "metadata.labels is not an object at offset 22");
@@ -297,8 +298,11 @@ TEST(ObjectTest, KeepsNumbersAndEscapes) {
 TEST(ObjectTest, LoneSurrogatesBecomeReplacementCharacters) {
   // As Go's encoding/json: an unpaired \uDC00 reads as U+FFFD, so the
   // object always writes out as valid UTF-8 and reads back the same.
-  ObjectPtr obj = MustParse(R"({"metadata":{"name":"a\udc00b","uid":"\ud83d\ude00"}})");
-  EXPECT_EQ(obj->name(), "a\xEF\xBF\xBD" "b");
+  ObjectPtr obj =
+      MustParse(R"({"metadata":{"name":"a\udc00b","uid":"\ud83d\ude00"}})");
+  EXPECT_EQ(obj->name(),
+            "a\xEF\xBF\xBD"
+            "b");
   EXPECT_EQ(obj->uid(), "\xF0\x9F\x98\x80");
   ObjectPtr again = MustParse(obj->ToJson());
   EXPECT_EQ(again->ToJson(), obj->ToJson());
@@ -316,8 +320,8 @@ TEST(ObjectTest, LoneSurrogatesBecomeReplacementCharacters) {
 TEST(ObjectTest, DuplicateLongStringsStoredOnce) {
   const std::string ts = "2026-11-20T08:14:03.123456Z";
   ObjectPtr one = MustParse(R"({"metadata":{},"a":")" + ts + R"("})");
-  ObjectPtr two = MustParse(R"({"metadata":{},"a":")" + ts + R"(","b":")" +
-                            ts + R"("})");
+  ObjectPtr two =
+      MustParse(R"({"metadata":{},"a":")" + ts + R"(","b":")" + ts + R"("})");
   // The second copy costs one member (32 bytes), not another string.
   EXPECT_EQ(two->SpaceUsed() - one->SpaceUsed(), 32u);
   EXPECT_EQ(two->Find("/b")->GetString(), two->Find("/a")->GetString());
@@ -345,8 +349,8 @@ size_t TreeFloor(const rapidjson::Value& v) {
   if (v.IsString()) bytes += string_bytes(v);
   if (v.IsObject()) {
     for (const auto& m : v.GetObject()) {
-      bytes += sizeof(rapidjson::Value) + string_bytes(m.name) +
-               TreeFloor(m.value);
+      bytes +=
+          sizeof(rapidjson::Value) + string_bytes(m.name) + TreeFloor(m.value);
     }
   }
   if (v.IsArray()) {
@@ -380,10 +384,10 @@ TEST(ObjectTest, MemoryIsProportionalToJson) {
     EXPECT_LE(ratio, c.bound) << c.file << " SpaceUsed=" << obj->SpaceUsed()
                               << " json=" << stored.size();
     EXPECT_LE(obj->SpaceUsed(), TreeFloor(obj->json()) + 128) << c.file;
-    std::printf("%s: json %zu bytes, SpaceUsed %zu bytes (tree floor %zu), "
-                "ratio %.3f\n",
-                c.file, stored.size(), obj->SpaceUsed(),
-                TreeFloor(obj->json()), ratio);
+    std::printf(
+        "%s: json %zu bytes, SpaceUsed %zu bytes (tree floor %zu), "
+        "ratio %.3f\n",
+        c.file, stored.size(), obj->SpaceUsed(), TreeFloor(obj->json()), ratio);
   }
   std::string wire = Minify(ReadTestdata("pod.json"));
   ObjectPtr cached = MustParse(wire, {.strip_managed_fields = true});
@@ -399,7 +403,8 @@ TEST(ObjectTest, MemoryIsProportionalToJson) {
 TEST(ObjectTest, HotFieldsPastAnyIndexSlot) {
   std::string json = R"({"metadata":{)";
   for (int i = 0; i < 70000; ++i) absl::StrAppend(&json, "\"k", i, "\":1,");
-  absl::StrAppend(&json, R"("name":"far","namespace":"ns","labels":{"a":"b"}},)",
+  absl::StrAppend(&json,
+                  R"("name":"far","namespace":"ns","labels":{"a":"b"}},)",
                   R"("kind":"Pod"})");
   ObjectPtr obj = MustParse(json);
   ASSERT_NE(obj, nullptr);
@@ -412,8 +417,8 @@ TEST(ObjectTest, HotFieldsPastAnyIndexSlot) {
 }
 
 TEST(ObjectTest, StripManagedFieldsAtParse) {
-  ObjectPtr pod = MustParse(ReadTestdata("pod.json"),
-                            {.strip_managed_fields = true});
+  ObjectPtr pod =
+      MustParse(ReadTestdata("pod.json"), {.strip_managed_fields = true});
   EXPECT_EQ(pod->Find("/metadata/managedFields"), nullptr);
   EXPECT_EQ(pod->name(), "web-frontend-7c5ddbdf54-x2k9q");
   EXPECT_EQ(pod->Label("tier"), "frontend");
@@ -489,8 +494,7 @@ TEST(ObjectBuilderTest, CopyEditBuild) {
   EXPECT_EQ(refs[0].name, "rs2");
   EXPECT_FALSE(refs[0].controller);
   EXPECT_EQ(o.controller_reference()->kind, "Node");
-  EXPECT_EQ(o.Find("/spec/containers/0/ports/0/containerPort")->GetInt(),
-            9090);
+  EXPECT_EQ(o.Find("/spec/containers/0/ports/0/containerPort")->GetInt(), 9090);
   EXPECT_STREQ(o.Find("/spec/containers/1/name")->GetString(), "sidecar");
   EXPECT_TRUE(o.Find("/spec/hostNetwork")->GetBool());
   EXPECT_EQ(o.Find("/metadata/managedFields"), nullptr);
@@ -519,7 +523,8 @@ TEST(ObjectBuilderTest, PointerErrors) {
   EXPECT_FALSE(b.SetInt(deep_pointer, 1).ok());
   EXPECT_FALSE(b.Remove("/list/9"));
   EXPECT_FALSE(b.Remove(""));
-  EXPECT_EQ(b.ToJson(), R"({"metadata":{},"a":{"b":{"c":"x"}},"list":[1,2,3]})");
+  EXPECT_EQ(b.ToJson(),
+            R"({"metadata":{},"a":{"b":{"c":"x"}},"list":[1,2,3]})");
 }
 
 TEST(ObjectBuilderTest, BuildRevalidates) {

@@ -50,8 +50,8 @@ TEST(ObjectDecoderTest, DefaultStripsAtParse) {
 }
 
 TEST(ObjectDecoderTest, DefaultCanBeTurnedOff) {
-  ObjectDecoder decoder({.strip_managed_fields_at_parse = false,
-                         .transform = nullptr});
+  ObjectDecoder decoder(
+      {.strip_managed_fields_at_parse = false, .transform = nullptr});
   absl::StatusOr<ObjectPtr> pod = decoder.Decode(ReadTestdata("pod.json"));
   ASSERT_TRUE(pod.ok());
   EXPECT_NE((*pod)->Find("/metadata/managedFields"), nullptr);
@@ -66,23 +66,25 @@ TEST(ObjectDecoderTest, CustomTransform) {
     b.RemoveAnnotation("prometheus.io/port");
     return b.Build();
   };
-  ObjectDecoder decoder({.strip_managed_fields_at_parse = true,
-                         .transform = drop_annotation});
+  ObjectDecoder decoder(
+      {.strip_managed_fields_at_parse = true, .transform = drop_annotation});
   absl::StatusOr<ObjectPtr> pod = decoder.Decode(ReadTestdata("pod.json"));
   ASSERT_TRUE(pod.ok());
   EXPECT_FALSE((*pod)->Annotation("prometheus.io/port").has_value());
   EXPECT_EQ((*pod)->Find("/metadata/managedFields"), nullptr);
 
-  ObjectDecoder rejecting({.strip_managed_fields_at_parse = false,
-                           .transform = [](ObjectPtr) -> absl::StatusOr<ObjectPtr> {
-                             return absl::FailedPreconditionError("no");
-                           }});
+  ObjectDecoder rejecting(
+      {.strip_managed_fields_at_parse = false,
+       .transform = [](ObjectPtr) -> absl::StatusOr<ObjectPtr> {
+         return absl::FailedPreconditionError("no");
+       }});
   EXPECT_EQ(rejecting.Decode(R"({"metadata":{}})").status().code(),
             absl::StatusCode::kFailedPrecondition);
-  ObjectDecoder null_result({.strip_managed_fields_at_parse = false,
-                             .transform = [](ObjectPtr) -> absl::StatusOr<ObjectPtr> {
-                               return ObjectPtr();
-                             }});
+  ObjectDecoder null_result(
+      {.strip_managed_fields_at_parse = false,
+       .transform = [](ObjectPtr) -> absl::StatusOr<ObjectPtr> {
+         return ObjectPtr();
+       }});
   EXPECT_FALSE(null_result.Decode(R"({"metadata":{}})").ok());
 }
 

@@ -105,12 +105,13 @@ std::string ApiServer::KubeconfigYaml() const {
   std::string user = options_.token.empty()
                          ? "  user: {}\n"
                          : Cat("  user:\n    token: ", options_.token, "\n");
-  return Cat("apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n",
-             cluster,
-             "contexts:\n- name: local\n  context:\n    cluster: local\n"
-             "    user: local\n    namespace: default\n"
-             "current-context: local\npreferences: {}\nusers:\n- name: local\n",
-             user);
+  return Cat(
+      "apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n",
+      cluster,
+      "contexts:\n- name: local\n  context:\n    cluster: local\n"
+      "    user: local\n    namespace: default\n"
+      "current-context: local\npreferences: {}\nusers:\n- name: local\n",
+      user);
 }
 
 absl::Status ApiServer::WriteKubeconfig(const std::string& path) const {

@@ -36,8 +36,8 @@ class ApiServerTest : public ::testing::Test {
                                const std::string& labels = "{}") {
     return client_->Post(
         "/api/v1/namespaces/" + ns + "/configmaps",
-        R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" +
-            name + R"(","labels":)" + labels + R"(},"data":{"k":"v"}})");
+        R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" + name +
+            R"(","labels":)" + labels + R"(},"data":{"k":"v"}})");
   }
 
   std::unique_ptr<ApiServer> server_;
@@ -114,9 +114,9 @@ TEST_F(ApiServerTest, AggregatedDiscoveryWhenAsked) {
 TEST_F(ApiServerTest, CreateFillsSystemFields) {
   TestResponse r = CreateConfigMap("default", "cm1");
   ASSERT_EQ(r.status, 201) << r.body;
-  EXPECT_TRUE(std::regex_match(
-      r.Str("/metadata/uid"),
-      std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
+  EXPECT_TRUE(std::regex_match(r.Str("/metadata/uid"),
+                               std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}"
+                                          "-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
   EXPECT_TRUE(std::regex_match(
       r.Str("/metadata/creationTimestamp"),
       std::regex("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ")));
@@ -126,12 +126,14 @@ TEST_F(ApiServerTest, CreateFillsSystemFields) {
 }
 
 TEST_F(ApiServerTest, ResourceVersionIsGlobalAndIncreasing) {
-  int64_t a = std::stoll(CreateConfigMap("default", "a").Str("/metadata/resourceVersion"));
-  TestResponse s = client_->Post(
-      "/api/v1/namespaces/default/secrets",
-      R"({"metadata":{"name":"s"},"stringData":{"x":"y"}})");
+  int64_t a = std::stoll(
+      CreateConfigMap("default", "a").Str("/metadata/resourceVersion"));
+  TestResponse s =
+      client_->Post("/api/v1/namespaces/default/secrets",
+                    R"({"metadata":{"name":"s"},"stringData":{"x":"y"}})");
   int64_t b = std::stoll(s.Str("/metadata/resourceVersion"));
-  int64_t c = std::stoll(CreateConfigMap("default", "c").Str("/metadata/resourceVersion"));
+  int64_t c = std::stoll(
+      CreateConfigMap("default", "c").Str("/metadata/resourceVersion"));
   EXPECT_LT(a, b);
   EXPECT_LT(b, c);
 }
@@ -140,20 +142,23 @@ TEST_F(ApiServerTest, GenerateNameAddsFiveCharacters) {
   TestResponse r = client_->Post("/api/v1/namespaces/default/configmaps",
                                  R"({"metadata":{"generateName":"web-"}})");
   ASSERT_EQ(r.status, 201) << r.body;
-  EXPECT_TRUE(std::regex_match(r.Str("/metadata/name"),
-                               std::regex("web-[bcdfghjklmnpqrstvwxz2456789]{5}")));
+  EXPECT_TRUE(
+      std::regex_match(r.Str("/metadata/name"),
+                       std::regex("web-[bcdfghjklmnpqrstvwxz2456789]{5}")));
 }
 
 TEST_F(ApiServerTest, CreateExistingIsAlreadyExists) {
   ASSERT_EQ(CreateConfigMap("default", "cm1").status, 201);
   TestResponse r = CreateConfigMap("default", "cm1");
   EXPECT_EQ(r.status, 409);
-  EXPECT_EQ(r.body,
-            R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \"cm1\" already exists","reason":"AlreadyExists","details":{"name":"cm1","kind":"configmaps"},"code":409})");
+  EXPECT_EQ(
+      r.body,
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \"cm1\" already exists","reason":"AlreadyExists","details":{"name":"cm1","kind":"configmaps"},"code":409})");
 }
 
 TEST_F(ApiServerTest, GetMissingIsNotFoundWithQualifiedName) {
-  TestResponse r = client_->Get("/apis/apps/v1/namespaces/default/deployments/x");
+  TestResponse r =
+      client_->Get("/apis/apps/v1/namespaces/default/deployments/x");
   EXPECT_EQ(r.status, 404);
   EXPECT_EQ(r.Str("/message"), R"(deployments.apps "x" not found)");
   EXPECT_EQ(r.Str("/details/group"), "apps");
@@ -163,10 +168,13 @@ TEST_F(ApiServerTest, GetMissingIsNotFoundWithQualifiedName) {
 TEST_F(ApiServerTest, StaleUpdateIsConflict) {
   TestResponse c = CreateConfigMap("default", "cm1");
   std::string rv = c.Str("/metadata/resourceVersion");
-  std::string body =
-      R"({"metadata":{"name":"cm1","resourceVersion":")" + rv + R"("},"data":{"k":"2"}})";
-  EXPECT_EQ(client_->Put("/api/v1/namespaces/default/configmaps/cm1", body).status, 200);
-  TestResponse r = client_->Put("/api/v1/namespaces/default/configmaps/cm1", body);
+  std::string body = R"({"metadata":{"name":"cm1","resourceVersion":")" + rv +
+                     R"("},"data":{"k":"2"}})";
+  EXPECT_EQ(
+      client_->Put("/api/v1/namespaces/default/configmaps/cm1", body).status,
+      200);
+  TestResponse r =
+      client_->Put("/api/v1/namespaces/default/configmaps/cm1", body);
   EXPECT_EQ(r.status, 409);
   EXPECT_EQ(r.Str("/reason"), "Conflict");
   EXPECT_EQ(r.Str("/message"),
@@ -177,8 +185,9 @@ TEST_F(ApiServerTest, StaleUpdateIsConflict) {
 
 TEST_F(ApiServerTest, PutWithoutResourceVersionIsUnconditionalForBuiltins) {
   CreateConfigMap("default", "cm1");
-  TestResponse r = client_->Put("/api/v1/namespaces/default/configmaps/cm1",
-                                R"({"metadata":{"name":"cm1"},"data":{"k":"3"}})");
+  TestResponse r =
+      client_->Put("/api/v1/namespaces/default/configmaps/cm1",
+                   R"({"metadata":{"name":"cm1"},"data":{"k":"3"}})");
   EXPECT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.Str("/data/k"), "3");
 }
@@ -198,12 +207,14 @@ TEST_F(ApiServerTest, DeleteConfigMapAnswersSuccessStatus) {
   EXPECT_EQ(r.Str("/status"), "Success");
   EXPECT_EQ(r.Str("/details/kind"), "configmaps");
   EXPECT_EQ(r.Str("/details/uid"), c.Str("/metadata/uid"));
-  EXPECT_EQ(client_->Get("/api/v1/namespaces/default/configmaps/cm1").status, 404);
+  EXPECT_EQ(client_->Get("/api/v1/namespaces/default/configmaps/cm1").status,
+            404);
 }
 
 TEST_F(ApiServerTest, WatchFromZeroSendsStateThenChanges) {
   CreateConfigMap("default", "a");
-  auto w = client_->Watch("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=0");
+  auto w = client_->Watch(
+      "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=0");
   ASSERT_EQ(w->status(), 200);
   auto first = w->Next();
   ASSERT_TRUE(first.has_value());
@@ -223,15 +234,18 @@ TEST_F(ApiServerTest, WatchFromTooOldVersionGetsExpiredErrorEvent) {
   ApiServerOptions options;
   options.history_size = 2;
   StartServer(options);
-  std::string rv = CreateConfigMap("default", "a").Str("/metadata/resourceVersion");
+  std::string rv =
+      CreateConfigMap("default", "a").Str("/metadata/resourceVersion");
   CreateConfigMap("default", "b");
   CreateConfigMap("default", "c");
   CreateConfigMap("default", "d");
-  auto w = client_->Watch("/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=" + rv);
+  auto w = client_->Watch(
+      "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=" + rv);
   ASSERT_EQ(w->status(), 200);
   auto line = w->Next();
   ASSERT_TRUE(line.has_value());
-  EXPECT_THAT(*line, StartsWith(R"({"type":"ERROR","object":{"kind":"Status")"));
+  EXPECT_THAT(*line,
+              StartsWith(R"({"type":"ERROR","object":{"kind":"Status")"));
   EXPECT_THAT(*line, HasSubstr(R"("reason":"Expired")"));
   EXPECT_THAT(*line, HasSubstr(R"("code":410)"));
   EXPECT_THAT(*line, HasSubstr("too old resource version: " + rv + " ("));
@@ -267,56 +281,86 @@ TEST_F(ApiServerTest, ErrorsAreStatusObjectsAsKubeApiserverWritesThem) {
     EXPECT_EQ(r.body, body);
   };
 
-  expect(client_->Get("/apis/apps/v1/namespaces/default/deployments/x"), 404,
-         R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"deployments.apps \"x\" not found","reason":"NotFound","details":{"name":"x","group":"apps","kind":"deployments"},"code":404})");
+  expect(
+      client_->Get("/apis/apps/v1/namespaces/default/deployments/x"), 404,
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"deployments.apps \"x\" not found","reason":"NotFound","details":{"name":"x","group":"apps","kind":"deployments"},"code":404})");
 
-  std::string rv = CreateConfigMap("default", "cm1").Str("/metadata/resourceVersion");
-  const std::string stale =
-      R"({"metadata":{"name":"cm1","resourceVersion":")" + rv + R"("},"data":{"k":"2"}})";
-  ASSERT_EQ(client_->Put("/api/v1/namespaces/default/configmaps/cm1", stale).status, 200);
-  expect(client_->Put("/api/v1/namespaces/default/configmaps/cm1", stale), 409,
-         R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Operation cannot be fulfilled on configmaps \"cm1\": the object has been modified; please apply your changes to the latest version and try again","reason":"Conflict","details":{"name":"cm1","kind":"configmaps"},"code":409})");
+  std::string rv =
+      CreateConfigMap("default", "cm1").Str("/metadata/resourceVersion");
+  const std::string stale = R"({"metadata":{"name":"cm1","resourceVersion":")" +
+                            rv + R"("},"data":{"k":"2"}})";
+  ASSERT_EQ(
+      client_->Put("/api/v1/namespaces/default/configmaps/cm1", stale).status,
+      200);
+  expect(
+      client_->Put("/api/v1/namespaces/default/configmaps/cm1", stale), 409,
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Operation cannot be fulfilled on configmaps \"cm1\": the object has been modified; please apply your changes to the latest version and try again","reason":"Conflict","details":{"name":"cm1","kind":"configmaps"},"code":409})");
 
-  expect(client_->Post("/api/v1/namespaces/default/configmaps", R"({"metadata":{}})"),
-         422,
-         R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"ConfigMap \"\" is invalid: metadata.name: Required value: name or generateName is required","reason":"Invalid","details":{"kind":"ConfigMap","causes":[{"reason":"FieldValueRequired","message":"Required value: name or generateName is required","field":"metadata.name"}]},"code":422})");
+  expect(
+      client_->Post("/api/v1/namespaces/default/configmaps",
+                    R"({"metadata":{}})"),
+      422,
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"ConfigMap \"\" is invalid: metadata.name: Required value: name or generateName is required","reason":"Invalid","details":{"kind":"ConfigMap","causes":[{"reason":"FieldValueRequired","message":"Required value: name or generateName is required","field":"metadata.name"}]},"code":422})");
 
-  expect(client_->Get("/api/v1/namespaces/default/configmaps?fieldSelector=spec.x%3Dy"),
-         400,
-         R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"field label not supported: spec.x","reason":"BadRequest","code":400})");
+  expect(
+      client_->Get(
+          "/api/v1/namespaces/default/configmaps?fieldSelector=spec.x%3Dy"),
+      400,
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"field label not supported: spec.x","reason":"BadRequest","code":400})");
 
-  ASSERT_EQ(client_->Post("/api/v1/namespaces", R"({"metadata":{"name":"gone"}})").status, 201);
+  ASSERT_EQ(
+      client_->Post("/api/v1/namespaces", R"({"metadata":{"name":"gone"}})")
+          .status,
+      201);
   ASSERT_EQ(client_->Delete("/api/v1/namespaces/gone").status, 200);
-  expect(client_->Post("/api/v1/namespaces/gone/configmaps", R"({"metadata":{"name":"a"}})"),
-         403,
-         R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \"a\" is forbidden: unable to create new content in namespace gone because it is being terminated","reason":"Forbidden","details":{"name":"a","kind":"configmaps"},"code":403})");
+  expect(
+      client_->Post("/api/v1/namespaces/gone/configmaps",
+                    R"({"metadata":{"name":"a"}})"),
+      403,
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \"a\" is forbidden: unable to create new content in namespace gone because it is being terminated","reason":"Forbidden","details":{"name":"a","kind":"configmaps"},"code":403})");
 
-  ASSERT_EQ(client_->Post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-                          R"({"metadata":{"name":"widgets.example.com"},"spec":{"group":"example.com","scope":"Namespaced","names":{"kind":"Widget","plural":"widgets"},"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}})")
-                .status,
-            201);
-  const std::string widget = "/apis/example.com/v1/namespaces/default/widgets/w";
-  ASSERT_EQ(client_->Post("/apis/example.com/v1/namespaces/default/widgets",
-                          R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"}})")
-                .status,
-            201);
-  expect(client_->Patch(widget, "{}", "application/strategic-merge-patch+json"), 415,
-         R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml","reason":"UnsupportedMediaType","code":415})");
+  ASSERT_EQ(
+      client_
+          ->Post(
+              "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+              R"({"metadata":{"name":"widgets.example.com"},"spec":{"group":"example.com","scope":"Namespaced","names":{"kind":"Widget","plural":"widgets"},"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}})")
+          .status,
+      201);
+  const std::string widget =
+      "/apis/example.com/v1/namespaces/default/widgets/w";
+  ASSERT_EQ(
+      client_
+          ->Post(
+              "/apis/example.com/v1/namespaces/default/widgets",
+              R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"}})")
+          .status,
+      201);
+  expect(
+      client_->Patch(widget, "{}", "application/strategic-merge-patch+json"),
+      415,
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml","reason":"UnsupportedMediaType","code":415})");
 
-  ASSERT_EQ(client_->Put("/fault-injection", R"({"throttleFraction":1,"retryAfterSeconds":2})")
+  ASSERT_EQ(client_
+                ->Put("/fault-injection",
+                      R"({"throttleFraction":1,"retryAfterSeconds":2})")
                 .status,
             200);
-  TestResponse throttled = client_->Get("/api/v1/namespaces/default/configmaps");
-  expect(throttled, 429,
-         R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server has received too many requests and has asked us to try again later","reason":"TooManyRequests","details":{"retryAfterSeconds":2},"code":429})");
+  TestResponse throttled =
+      client_->Get("/api/v1/namespaces/default/configmaps");
+  expect(
+      throttled, 429,
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server has received too many requests and has asked us to try again later","reason":"TooManyRequests","details":{"retryAfterSeconds":2},"code":429})");
   EXPECT_EQ(throttled.Header("retry-after"), "2");
-  ASSERT_EQ(client_->Put("/fault-injection", R"({"throttleFraction":0})").status, 200);
+  ASSERT_EQ(
+      client_->Put("/fault-injection", R"({"throttleFraction":0})").status,
+      200);
 
   ApiServerOptions secured;
   secured.token = "t";
   StartServer(secured);
-  expect(client_->Get("/api/v1/namespaces"), 401,
-         R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401})");
+  expect(
+      client_->Get("/api/v1/namespaces"), 401,
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401})");
 }
 
 // Every built-in resource of the issue is served: listed in discovery and
@@ -341,22 +385,34 @@ TEST_F(ApiServerTest, BuiltinResourcesAreServed) {
     EXPECT_EQ(r.Str("/kind"), kind) << path;
   }
   const std::string core = client_->Get("/api/v1").body;
-  for (const char* name : {"namespaces", "pods", "pods/status", "configmaps",
-                           "secrets", "services", "serviceaccounts", "events"}) {
-    EXPECT_THAT(core, HasSubstr(std::string(R"("name":")") + name + "\"")) << name;
+  for (const char* name :
+       {"namespaces", "pods", "pods/status", "configmaps", "secrets",
+        "services", "serviceaccounts", "events"}) {
+    EXPECT_THAT(core, HasSubstr(std::string(R"("name":")") + name + "\""))
+        << name;
   }
   const std::string apps = client_->Get("/apis/apps/v1").body;
-  for (const char* name : {"deployments", "deployments/status", "deployments/scale"}) {
-    EXPECT_THAT(apps, HasSubstr(std::string(R"("name":")") + name + "\"")) << name;
+  for (const char* name :
+       {"deployments", "deployments/status", "deployments/scale"}) {
+    EXPECT_THAT(apps, HasSubstr(std::string(R"("name":")") + name + "\""))
+        << name;
   }
   EXPECT_THAT(client_->Get("/apis/coordination.k8s.io/v1").body,
               HasSubstr(R"("name":"leases")"));
   EXPECT_THAT(client_->Get("/apis/apiextensions.k8s.io/v1").body,
               HasSubstr(R"("name":"customresourcedefinitions/status")"));
-  EXPECT_THAT(core, HasSubstr(R"({"name":"namespaces","singularName":"namespace","namespaced":false,)"));
-  EXPECT_THAT(core, HasSubstr(R"({"name":"pods","singularName":"pod","namespaced":true,)"));
+  EXPECT_THAT(
+      core,
+      HasSubstr(
+          R"({"name":"namespaces","singularName":"namespace","namespaced":false,)"));
+  EXPECT_THAT(
+      core,
+      HasSubstr(R"({"name":"pods","singularName":"pod","namespaced":true,)"));
   // Verbs as kube-apiserver lists them.
-  EXPECT_THAT(core, HasSubstr(R"("verbs":["create","delete","deletecollection","get","list","patch","update","watch"])"));
+  EXPECT_THAT(
+      core,
+      HasSubstr(
+          R"("verbs":["create","delete","deletecollection","get","list","patch","update","watch"])"));
 }
 
 }  // namespace

@@ -34,7 +34,8 @@ BuiltinControllers::~BuiltinControllers() { Stop(); }
 void BuiltinControllers::Start() {
   std::vector<std::string> names;
   for (const auto& c : controllers_) names.push_back(c->Name());
-  LOG(INFO) << "built-in controllers starting names=" << absl::StrJoin(names, ",");
+  LOG(INFO) << "built-in controllers starting names="
+            << absl::StrJoin(names, ",");
   for (const auto& r : runners_) r->Start();
 }
 

@@ -40,16 +40,17 @@ void ControllerRunner::Loop() {
   while (!stopped()) {
     // Wait (in real time) for a write, the controller's next due time, or
     // the resync period, whichever comes first.
-    absl::Duration wait =
-        std::max(last_pass + options_.resync - absl::Now(),
-                 absl::ZeroDuration());
+    absl::Duration wait = std::max(last_pass + options_.resync - absl::Now(),
+                                   absl::ZeroDuration());
     if (next != absl::InfiniteFuture()) {
-      wait = std::min(wait, std::max(next - clock_->Now(), absl::ZeroDuration()));
+      wait =
+          std::min(wait, std::max(next - clock_->Now(), absl::ZeroDuration()));
     }
     int64_t scanned = after;
-    absl::StatusOr<std::vector<StoredEventPtr>> events = storage_->WaitForEvents(
-        "", after, absl::Now() + wait, 4096, [this] { return stopped(); },
-        &scanned);
+    absl::StatusOr<std::vector<StoredEventPtr>> events =
+        storage_->WaitForEvents(
+            "", after, absl::Now() + wait, 4096, [this] { return stopped(); },
+            &scanned);
     bool wanted = false;
     if (events.ok()) {
       after = scanned;
@@ -65,8 +66,9 @@ void ControllerRunner::Loop() {
       after = storage_->CurrentResourceVersion();
       wanted = true;
     }
-    const bool due = (next != absl::InfiniteFuture() && clock_->Now() >= next) ||
-                     absl::Now() >= last_pass + options_.resync;
+    const bool due =
+        (next != absl::InfiniteFuture() && clock_->Now() >= next) ||
+        absl::Now() >= last_pass + options_.resync;
     if (!wanted && !due) continue;
 
     // Never more often than min_interval.

@@ -41,8 +41,7 @@ absl::Status RemoveFinalizer(Registry* registry, const ResourceInfo& resource,
   if (list != nullptr && list->IsArray() && list->Empty()) {
     b.Remove("/metadata/finalizers");
   }
-  return registry
-      ->Update(resource, object.ns(), object.name(), std::move(b))
+  return registry->Update(resource, object.ns(), object.name(), std::move(b))
       .status();
 }
 

@@ -23,7 +23,8 @@ struct StoredCollection {
 };
 
 // Every collection of `resources`, once each, in discovery order.
-std::vector<StoredCollection> StoredCollections(const ResourceRegistry& resources);
+std::vector<StoredCollection> StoredCollections(
+    const ResourceRegistry& resources);
 
 // True for errors a controller expects when racing other writers: the
 // object is gone (404) or changed (409).

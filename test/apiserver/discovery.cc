@@ -53,7 +53,8 @@ void GroupJson(Writer& w, const std::string& name,
 
 const std::vector<std::string>& SubresourceVerbs(const std::string& sub) {
   static const auto* finalize = new std::vector<std::string>{"update"};
-  static const auto* other = new std::vector<std::string>{"get", "patch", "update"};
+  static const auto* other =
+      new std::vector<std::string>{"get", "patch", "update"};
   return sub == "finalize" ? *finalize : *other;
 }
 

@@ -8,13 +8,13 @@ namespace kcr {
 namespace apiserver {
 
 std::string FaultOptions::ToJson() const {
-  return Cat("{\"watchCloseAfterEvents\":", watch_close_after_events,
-             ",\"watchCloseAfterSeconds\":",
-             absl::ToInt64Seconds(watch_close_after),
-             ",\"errorFraction\":", std::to_string(error_fraction),
-             ",\"throttleFraction\":", std::to_string(throttle_fraction),
-             ",\"retryAfterSeconds\":", retry_after_seconds,
-             ",\"delayMilliseconds\":", absl::ToInt64Milliseconds(delay), "}");
+  return Cat(
+      "{\"watchCloseAfterEvents\":", watch_close_after_events,
+      ",\"watchCloseAfterSeconds\":", absl::ToInt64Seconds(watch_close_after),
+      ",\"errorFraction\":", std::to_string(error_fraction),
+      ",\"throttleFraction\":", std::to_string(throttle_fraction),
+      ",\"retryAfterSeconds\":", retry_after_seconds,
+      ",\"delayMilliseconds\":", absl::ToInt64Milliseconds(delay), "}");
 }
 
 absl::StatusOr<FaultOptions> FaultOptions::FromJson(const std::string& json,
@@ -39,7 +39,8 @@ absl::StatusOr<FaultOptions> FaultOptions::FromJson(const std::string& json,
       if (v > 1) return absl::InvalidArgumentError("errorFraction is above 1");
       o.error_fraction = v;
     } else if (key == "throttleFraction") {
-      if (v > 1) return absl::InvalidArgumentError("throttleFraction is above 1");
+      if (v > 1)
+        return absl::InvalidArgumentError("throttleFraction is above 1");
       o.throttle_fraction = v;
     } else if (key == "retryAfterSeconds") {
       o.retry_after_seconds = static_cast<int>(v);

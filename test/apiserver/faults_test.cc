@@ -34,7 +34,8 @@ class FaultsTest : public ::testing::Test {
     Start(options);
   }
   std::string Create(const std::string& name) {
-    TestResponse r = client_->Post(kCms, R"({"metadata":{"name":")" + name + R"("}})");
+    TestResponse r =
+        client_->Post(kCms, R"({"metadata":{"name":")" + name + R"("}})");
     EXPECT_EQ(r.status, 201) << r.body;
     return r.Str("/metadata/resourceVersion");
   }
@@ -83,7 +84,9 @@ TEST_F(FaultsTest, InjectedErrorsAndThrottlingNeverChangeState) {
   EXPECT_EQ(e.status, 500);
   EXPECT_EQ(e.Str("/reason"), "InternalError");
   EXPECT_EQ(client_->Get("/healthz").status, 200);  // only resource requests
-  client_->Put("/fault-injection", R"({"errorFraction":0,"throttleFraction":1,"retryAfterSeconds":3})");
+  client_->Put(
+      "/fault-injection",
+      R"({"errorFraction":0,"throttleFraction":1,"retryAfterSeconds":3})");
   TestResponse t = client_->Get(kCms);
   EXPECT_EQ(t.status, 429);
   EXPECT_EQ(t.Str("/reason"), "TooManyRequests");
@@ -94,7 +97,8 @@ TEST_F(FaultsTest, InjectedErrorsAndThrottlingNeverChangeState) {
   EXPECT_EQ(list.status, 200);
   EXPECT_THAT(list.body, HasSubstr(R"("name":"a")"));
   EXPECT_EQ(list.body.find(R"("name":"b")"), std::string::npos);
-  EXPECT_EQ(client_->Put("/fault-injection", R"({"errorFraction":2})").status, 400);
+  EXPECT_EQ(client_->Put("/fault-injection", R"({"errorFraction":2})").status,
+            400);
 }
 
 // Which requests were delayed is read from the injector's counter, never
@@ -102,7 +106,9 @@ TEST_F(FaultsTest, InjectedErrorsAndThrottlingNeverChangeState) {
 // only timing check is a lower bound, which slowness cannot break.
 TEST_F(FaultsTest, InjectedDelaySlowsResourceRequestsOnly) {
   StartWithEndpoint();
-  ASSERT_EQ(client_->Put("/fault-injection", R"({"delayMilliseconds":300})").status, 200);
+  ASSERT_EQ(
+      client_->Put("/fault-injection", R"({"delayMilliseconds":300})").status,
+      200);
   EXPECT_EQ(client_->Get("/fault-injection").Int("/delayMilliseconds"), 300);
   EXPECT_EQ(server_->faults()->delays_injected(), 0);
   const absl::Time start = absl::Now();
@@ -111,8 +117,11 @@ TEST_F(FaultsTest, InjectedDelaySlowsResourceRequestsOnly) {
   EXPECT_EQ(server_->faults()->delays_injected(), 1);
   EXPECT_EQ(client_->Get("/healthz").status, 200);
   EXPECT_EQ(client_->Get("/api/v1").status, 200);
-  EXPECT_EQ(server_->faults()->delays_injected(), 1) << "only resource requests";
-  ASSERT_EQ(client_->Put("/fault-injection", R"({"delayMilliseconds":0})").status, 200);
+  EXPECT_EQ(server_->faults()->delays_injected(), 1)
+      << "only resource requests";
+  ASSERT_EQ(
+      client_->Put("/fault-injection", R"({"delayMilliseconds":0})").status,
+      200);
   EXPECT_EQ(client_->Get(kCms).status, 200);
   EXPECT_EQ(server_->faults()->delays_injected(), 1) << "delay switched off";
 }
@@ -125,14 +134,16 @@ TEST_F(FaultsTest, HistoryStaysWithinItsConfiguredSize) {
   Start(options);
   std::string first = Create("a");
   for (int i = 0; i < 200; ++i) {
-    TestResponse r = client_->Patch(std::string(kCms) + "/a",
-                                    R"({"data":{"i":")" + std::to_string(i) + R"("}})",
-                                    "application/merge-patch+json");
+    TestResponse r =
+        client_->Patch(std::string(kCms) + "/a",
+                       R"({"data":{"i":")" + std::to_string(i) + R"("}})",
+                       "application/merge-patch+json");
     ASSERT_EQ(r.status, 200) << r.body;
     EXPECT_LE(server_->storage()->HistorySize(), 50u);
   }
   EXPECT_EQ(server_->storage()->HistorySize(), 50u);
-  auto w = client_->Watch(std::string(kCms) + "?watch=1&resourceVersion=" + first);
+  auto w =
+      client_->Watch(std::string(kCms) + "?watch=1&resourceVersion=" + first);
   auto line = w->Next();
   ASSERT_TRUE(line.has_value());
   EXPECT_THAT(*line, HasSubstr(R"("code":410)"));
@@ -201,19 +212,24 @@ TEST_F(FaultsTest, TwoHundredConcurrentWatchersAndPromptShutdown) {
 TEST_F(FaultsTest, BadRequestsNeverCrashTheServer) {
   Start(ApiServerOptions());
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {"POST", "not json"},       {"POST", "[1,2]"},
-      {"POST", "{\"metadata\":5}"}, {"POST", std::string(3000, '[')},
-      {"PUT", "{}"},              {"PATCH", "{"},
+      {"POST", "not json"},
+      {"POST", "[1,2]"},
+      {"POST", "{\"metadata\":5}"},
+      {"POST", std::string(3000, '[')},
+      {"PUT", "{}"},
+      {"PATCH", "{"},
       {"DELETE", "{\"propagationPolicy\":7}"}};
   for (const auto& [method, body] : bad) {
     std::string path = method == "POST" ? kCms : std::string(kCms) + "/x";
-    TestResponse r = client_->Do(method, path, body,
-                                 method == "PATCH" ? "application/merge-patch+json"
-                                                   : "application/json");
+    TestResponse r =
+        client_->Do(method, path, body,
+                    method == "PATCH" ? "application/merge-patch+json"
+                                      : "application/json");
     EXPECT_GE(r.status, 400) << method << " " << body.substr(0, 20);
     EXPECT_LT(r.status, 500) << method << " " << body.substr(0, 20) << r.body;
   }
-  for (const char* q : {"?limit=x", "?resourceVersion=abc", "?watch=1&timeoutSeconds=-1&resourceVersion=zz",
+  for (const char* q : {"?limit=x", "?resourceVersion=abc",
+                        "?watch=1&timeoutSeconds=-1&resourceVersion=zz",
                         "?labelSelector=%%%", "?continue=%00"}) {
     TestResponse r = client_->Get(std::string(kCms) + q);
     EXPECT_GE(r.status, 400) << q;

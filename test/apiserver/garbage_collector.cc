@@ -70,8 +70,7 @@ class Pass {
     if (it == by_uid_.end()) return nullptr;
     const Node& owner = nodes_[it->second];
     // A namespaced owner lives in its dependent's namespace.
-    if (owner.resource->namespaced() &&
-        owner.object->ns() != dependent.ns()) {
+    if (owner.resource->namespaced() && owner.object->ns() != dependent.ns()) {
       return nullptr;
     }
     return &owner;
@@ -95,9 +94,9 @@ class Pass {
 
   void Report(const char* what, const Node& n, const absl::Status& s) {
     if (s.ok() || IsRaceError(s)) return;
-    LOG(WARNING) << "garbage collector: " << what << " failed resource="
-                 << n.resource->resource() << " key=" << n.object->Key()
-                 << ": " << s;
+    LOG(WARNING) << "garbage collector: " << what
+                 << " failed resource=" << n.resource->resource()
+                 << " key=" << n.object->Key() << ": " << s;
   }
 
   void Delete(const Node& n, const std::string& policy) {
@@ -106,8 +105,7 @@ class Pass {
     options.precondition_uid = std::string(n.object->uid());
     VLOG(2) << "garbage collector: deleting resource=" << n.resource->resource()
             << " key=" << n.object->Key() << " policy=" << policy;
-    Report("delete",
-           n,
+    Report("delete", n,
            registry_
                ->Delete(*n.resource, n.object->ns(), n.object->name(), options)
                .status());

@@ -23,19 +23,20 @@ class GarbageCollectorTest : public ControllerTest {
                   o->name(), R"(","uid":")", o->uid(), R"(")",
                   block ? R"(,"blockOwnerDeletion":true)" : "", "}");
     }
-    return Create(ConfigMaps(), ns,
-                  Cat(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")",
-                      name, R"(","ownerReferences":[)", refs, "]",
-                      finalizer.empty()
-                          ? std::string()
-                          : Cat(R"(,"finalizers":[")", finalizer, R"("])"),
-                      "}}"));
+    return Create(
+        ConfigMaps(), ns,
+        Cat(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")",
+            name, R"(","ownerReferences":[)", refs, "]",
+            finalizer.empty() ? std::string()
+                              : Cat(R"(,"finalizers":[")", finalizer, R"("])"),
+            "}}"));
   }
 
   api::ObjectPtr Owner(const std::string& ns, const std::string& name) {
-    return Create(ConfigMaps(), ns,
-                  Cat(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")",
-                      name, R"("}})"));
+    return Create(
+        ConfigMaps(), ns,
+        Cat(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")",
+            name, R"("}})"));
   }
 
   void DeleteOwner(const std::string& name, const std::string& policy) {
@@ -123,7 +124,8 @@ TEST_F(GarbageCollectorTest, ForegroundWaitsForBlockingDependents) {
   // The dependent's own finalizer goes; then the owner can go.
   api::ObjectBuilder b = Cm("held")->ToBuilder();
   b.RemoveFinalizer("example.com/hold");
-  ASSERT_TRUE(registry_.Update(ConfigMaps(), "default", "held", std::move(b)).ok());
+  ASSERT_TRUE(
+      registry_.Update(ConfigMaps(), "default", "held", std::move(b)).ok());
   EXPECT_EQ(Cm("held"), nullptr);
   gc_.Sync();
   EXPECT_EQ(Cm("owner"), nullptr);
@@ -154,7 +156,8 @@ TEST_F(GarbageCollectorTest, ForegroundDeletesGrandchildrenFirst) {
   EXPECT_NE(Cm("a"), nullptr);
   api::ObjectBuilder c = Cm("c")->ToBuilder();
   c.RemoveFinalizer("example.com/hold");
-  ASSERT_TRUE(registry_.Update(ConfigMaps(), "default", "c", std::move(c)).ok());
+  ASSERT_TRUE(
+      registry_.Update(ConfigMaps(), "default", "c", std::move(c)).ok());
   gc_.Sync();
   EXPECT_EQ(Cm("b"), nullptr);
   gc_.Sync();

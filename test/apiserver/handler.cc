@@ -126,7 +126,8 @@ void SendApiError(HttpExchange* ex, const ApiError& e) {
   r.status = e.code;
   r.body = e.ToJson();
   if (e.retry_after_seconds.has_value()) {
-    r.headers.push_back({"Retry-After", std::to_string(*e.retry_after_seconds)});
+    r.headers.push_back(
+        {"Retry-After", std::to_string(*e.retry_after_seconds)});
   }
   ex->Respond(std::move(r));
 }
@@ -136,18 +137,19 @@ void SendError(HttpExchange* ex, const absl::Status& s) {
 }
 
 std::string VersionJson(const HandlerOptions& o) {
-  return Cat(R"({"major":")", o.major, R"(","minor":")", o.minor,
-             R"(","gitVersion":")", o.git_version,
-             R"(","gitCommit":"0000000000000000000000000000000000000000","gitTreeState":"clean","buildDate":"2025-01-01T00:00:00Z","goVersion":"go1.23.6","compiler":"gc","platform":"linux/amd64"})");
+  return Cat(
+      R"({"major":")", o.major, R"(","minor":")", o.minor,
+      R"(","gitVersion":")", o.git_version,
+      R"(","gitCommit":"0000000000000000000000000000000000000000","gitTreeState":"clean","buildDate":"2025-01-01T00:00:00Z","goVersion":"go1.23.6","compiler":"gc","platform":"linux/amd64"})");
 }
 
 // The list envelope with every item written straight into one buffer (no
 // per-item strings): a 50,000-pod list is tens of megabytes.
 std::string ListJson(const ResourceInfo& r, const ListResult& l) {
-  std::string head = Cat(R"({"kind":")", r.mapping.list_kind,
-                         R"(","apiVersion":")", r.api_version(),
-                         R"(","metadata":{"resourceVersion":")",
-                         l.resource_version, "\"");
+  std::string head =
+      Cat(R"({"kind":")", r.mapping.list_kind, R"(","apiVersion":")",
+          r.api_version(), R"(","metadata":{"resourceVersion":")",
+          l.resource_version, "\"");
   if (!l.continue_token.empty()) {
     CatAppend(&head, R"(,"continue":")", l.continue_token, "\"");
   }
@@ -178,9 +180,9 @@ constexpr size_t kStreamChunkBytes = 256 << 10;
 
 void StreamListJson(const ResourceInfo& r, const ListResult& l,
                     HttpExchange* ex) {
-  std::string whole = ListJson(r, ListResult{{}, l.resource_version,
-                                             l.continue_token,
-                                             l.remaining_item_count});
+  std::string whole = ListJson(
+      r, ListResult{
+             {}, l.resource_version, l.continue_token, l.remaining_item_count});
   // `whole` is the envelope with an empty items array: split it there.
   std::string head = whole.substr(0, whole.size() - 2);
   if (!ex->StartStream(200, "application/json", {})) return;
@@ -210,8 +212,7 @@ void StreamListJson(const ResourceInfo& r, const ListResult& l,
 absl::StatusOr<rapidjson::Document> DecodeBody(const HttpRequest& req) {
   MediaType ct = ParseMediaType(req.Header("content-type"));
   rapidjson::Document doc;
-  if (ct.type.empty() || ct.type == "application/json" ||
-      ct.type == "*/*") {
+  if (ct.type.empty() || ct.type == "application/json" || ct.type == "*/*") {
     absl::Status s = api::ParseJson(ToAbsl(req.body), &doc);
     if (!s.ok()) {
       return ApiError::BadRequest(
@@ -237,8 +238,9 @@ absl::StatusOr<rapidjson::Document> DecodeBody(const HttpRequest& req) {
   } else if (ct.type == "application/yaml") {
     auto y = api::YamlToJson(ToAbsl(req.body));
     if (!y.ok()) {
-      return ApiError::BadRequest(Cat("couldn't get version/kind; yaml parse error: ",
-                                      ToStd(y.status().message())))
+      return ApiError::BadRequest(
+                 Cat("couldn't get version/kind; yaml parse error: ",
+                     ToStd(y.status().message())))
           .ToStatus();
     }
     doc.CopyFrom(**y, doc.GetAllocator());
@@ -321,7 +323,8 @@ absl::StatusOr<DeleteOptions> ParseDeleteOptions(const HttpRequest& req) {
     if (!s.ok() || !d.IsObject()) {
       return ApiError::BadRequest(
                  Cat("couldn't get version/kind; json parse error: ",
-                     s.ok() ? "not an object" : std::string(ToStd(s.message()))))
+                     s.ok() ? "not an object"
+                            : std::string(ToStd(s.message()))))
           .ToStatus();
     }
     auto p = d.FindMember("propagationPolicy");
@@ -373,10 +376,10 @@ absl::StatusOr<DeleteOptions> ParseDeleteOptions(const HttpRequest& req) {
 }
 
 std::string DeleteSuccessJson(const ResourceInfo& r, const api::Object& o) {
-  return Cat(R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":)",
-             Quote(o.name()), R"(,"group":)", Quote(r.group()),
-             R"(,"kind":)", Quote(r.resource()), R"(,"uid":)", Quote(o.uid()),
-             "}}");
+  return Cat(
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":)",
+      Quote(o.name()), R"(,"group":)", Quote(r.group()), R"(,"kind":)",
+      Quote(r.resource()), R"(,"uid":)", Quote(o.uid()), "}}");
 }
 
 // What the client accepts for a resource response.
@@ -429,8 +432,8 @@ void ApiHandler::Handle(const HttpRequest& req, HttpExchange* ex) {
     r.content_type = "text/plain; charset=utf-8";
     if (req.HasQuery("verbose")) {
       std::string name = path.substr(1, path.find('/', 1) - 1);
-      r.body = Cat("[+]ping ok\n[+]log ok\n[+]etcd ok\n", name,
-                   " check passed\n");
+      r.body =
+          Cat("[+]ping ok\n[+]log ok\n[+]etcd ok\n", name, " check passed\n");
     } else {
       r.body = "ok";
     }
@@ -474,8 +477,9 @@ void ApiHandler::Handle(const HttpRequest& req, HttpExchange* ex) {
           m.Param("g") == "apidiscovery.k8s.io" &&
           (m.Param("v") == "v2" || m.Param("v") == "v2beta1")) {
         HttpResponse r;
-        r.content_type = Cat("application/json;g=apidiscovery.k8s.io;v=",
-                             m.Param("v"), ";as=APIGroupDiscoveryList");
+        r.content_type =
+            Cat("application/json;g=apidiscovery.k8s.io;v=", m.Param("v"),
+                ";as=APIGroupDiscoveryList");
         r.body = AggregatedDiscoveryJson(*resources, legacy, m.Param("v"));
         r.headers.push_back({"Vary", "Accept"});
         ex->Respond(std::move(r));
@@ -548,8 +552,8 @@ void ApiHandler::HandleFaults(const HttpRequest& req, HttpExchange* ex) {
     SendJson(ex, 200, o->ToJson());
     return;
   }
-  SendApiError(ex, ApiError::MethodNotSupported({"", "fault-injection"},
-                                                req.method));
+  SendApiError(
+      ex, ApiError::MethodNotSupported({"", "fault-injection"}, req.method));
 }
 
 void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
@@ -713,7 +717,8 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
       return send_object(201, w->object, w->warnings);
     }
     if (method == "DELETE") {
-      if (!r.HasVerb("deletecollection")) return forbid_verb("deletecollection");
+      if (!r.HasVerb("deletecollection"))
+        return forbid_verb("deletecollection");
       auto lo = ParseListOptions(req);
       if (!lo.ok()) return SendError(ex, lo.status());
       auto dopts = ParseDeleteOptions(req);
@@ -722,8 +727,8 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
       if (!l.ok()) return SendError(ex, l.status());
       return SendJson(ex, 200, ListJson(r, *l));
     }
-    return SendApiError(ex, ApiError::MethodNotSupported(r.group_resource(),
-                                                         method));
+    return SendApiError(
+        ex, ApiError::MethodNotSupported(r.group_resource(), method));
   }
 
   if (method == "GET") {
@@ -761,15 +766,16 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
   if (method == "PATCH") {
     if (!r.HasVerb("patch")) return forbid_verb("patch");
     if (sub == "finalize") {
-      return SendApiError(ex, ApiError::MethodNotSupported(r.group_resource(),
-                                                           "patch"));
+      return SendApiError(
+          ex, ApiError::MethodNotSupported(r.group_resource(), "patch"));
     }
     const std::optional<PatchType> type =
         api::PatchTypeFromContentType(req.Header("content-type"));
     if (!type.has_value()) {
       // kube-apiserver's order: json, merge, strategic (built-ins), apply.
-      return SendApiError(ex, ApiError::UnsupportedMediaType(
-                                  api::UnsupportedPatchMediaTypeMessage(!r.custom)));
+      return SendApiError(
+          ex, ApiError::UnsupportedMediaType(
+                  api::UnsupportedPatchMediaTypeMessage(!r.custom)));
     }
     PatchOptions po;
     po.dry_run = DryRun(req);

@@ -100,8 +100,8 @@ RawResponse RawExchange(int port, const std::string& bytes) {
   }
   size_t sent = 0;
   while (sent < bytes.size()) {
-    ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent,
-                     MSG_NOSIGNAL);
+    ssize_t n =
+        send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
     if (n <= 0) break;
     sent += static_cast<size_t>(n);
   }
@@ -240,16 +240,15 @@ TEST_F(HostileClientTest, LongStringAgainstCrdPatternIsInvalidNotACrash) {
 // the keyword at fault named as kube-apiserver names it.
 TEST_F(HostileClientTest, CrdWithInvalidPatternIsInvalid) {
   TestResponse r = client_->Post(
-      kCrds,
-      R"({"apiVersion":"apiextensions.k8s.io/v1",)"
-      R"("kind":"CustomResourceDefinition",)"
-      R"("metadata":{"name":"widgets.example.com"},)"
-      R"("spec":{"group":"example.com","scope":"Namespaced",)"
-      R"("names":{"kind":"Widget","plural":"widgets"},)"
-      R"("versions":[{"name":"v1","served":true,"storage":true,)"
-      R"("schema":{"openAPIV3Schema":{"type":"object","properties":{)"
-      R"("spec":{"type":"object","properties":{)"
-      R"("name":{"type":"string","pattern":"^(a+$"}}}}}}}]}})");
+      kCrds, R"({"apiVersion":"apiextensions.k8s.io/v1",)"
+             R"("kind":"CustomResourceDefinition",)"
+             R"("metadata":{"name":"widgets.example.com"},)"
+             R"("spec":{"group":"example.com","scope":"Namespaced",)"
+             R"("names":{"kind":"Widget","plural":"widgets"},)"
+             R"("versions":[{"name":"v1","served":true,"storage":true,)"
+             R"("schema":{"openAPIV3Schema":{"type":"object","properties":{)"
+             R"("spec":{"type":"object","properties":{)"
+             R"("name":{"type":"string","pattern":"^(a+$"}}}}}}}]}})");
   EXPECT_EQ(r.status, 422) << r.body;
   EXPECT_EQ(r.Str("/kind"), "Status");
   EXPECT_EQ(r.Str("/reason"), "Invalid");
@@ -261,12 +260,11 @@ TEST_F(HostileClientTest, CrdWithInvalidPatternIsInvalid) {
               HasSubstr("Invalid value: \"^(a+$\": must be a valid regular "
                         "expression, but isn't: error parsing regexp: "
                         "missing closing ): `^(a+$`"));
-  EXPECT_EQ(client_->Get("/apis/example.com/v1/namespaces/default/widgets")
-                .status,
-            404);
+  EXPECT_EQ(
+      client_->Get("/apis/example.com/v1/namespaces/default/widgets").status,
+      404);
   ExpectHealthy();
 }
-
 
 // JSON nested 100,000 deep, in every place a body is read: refused with 400
 // BadRequest before anything recursive runs.
@@ -287,8 +285,8 @@ TEST_F(HostileClientTest, DeepBodiesAreBadRequests) {
        "application/yaml"},
       {"create: custom resource", "POST", kLoadTests,
        absl::StrCat(R"({"apiVersion":"example.org/v1","kind":"LoadTest",)",
-                    R"("metadata":{"name":"deep"},"spec":)",
-                    DeepObjects(kDeep), "}"),
+                    R"("metadata":{"name":"deep"},"spec":)", DeepObjects(kDeep),
+                    "}"),
        "application/json"},
       {"create: CRD schema", "POST", kCrds,
        absl::StrCat(R"({"metadata":{"name":"deeps.example.com"},"spec":)",
@@ -310,8 +308,7 @@ TEST_F(HostileClientTest, DeepBodiesAreBadRequests) {
        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: " +
            DeepArrays(kDeep) + "\n",
        "application/apply-patch+yaml"},
-      {"delete options", "DELETE", cm, DeepObjects(kDeep),
-       "application/json"},
+      {"delete options", "DELETE", cm, DeepObjects(kDeep), "application/json"},
   };
   for (const Case& c : cases) {
     TestResponse r = client_->Do(c.method, c.target, c.body, c.content_type);
@@ -352,12 +349,13 @@ TEST_F(HostileClientTest, BodiesAtTheDepthLimitAreServed) {
   std::string pointer = "/spec";
   for (int i = 0; i < kDeepest - 1; ++i) pointer += "/a";
   TestResponse json_patched = client_->Patch(
-      w, absl::StrCat(R"([{"op":"replace","path":")", pointer, R"(","value":3}])"),
+      w,
+      absl::StrCat(R"([{"op":"replace","path":")", pointer, R"(","value":3}])"),
       "application/json-patch+json");
   EXPECT_EQ(json_patched.status, 200) << json_patched.body.substr(0, 300);
-  TestResponse applied = client_->Do(
-      "PATCH", w + "?fieldManager=deep&force=true", widget("w", kDeepest),
-      "application/apply-patch+yaml");
+  TestResponse applied =
+      client_->Do("PATCH", w + "?fieldManager=deep&force=true",
+                  widget("w", kDeepest), "application/apply-patch+yaml");
   EXPECT_EQ(applied.status, 200) << applied.body.substr(0, 300);
   TestResponse read = client_->Get(w);
   EXPECT_EQ(read.status, 200);
@@ -370,10 +368,10 @@ TEST_F(HostileClientTest, BodiesAtTheDepthLimitAreServed) {
       "BadRequest");
   EXPECT_THAT(past, HasSubstr(absl::StrCat("JSON nests deeper than ",
                                            api::kMaxJsonDepth, " levels")));
-  const std::string fields = ExpectStatus(
-      "managedFields past the limit",
-      client_->Post(widgets, widget("fields", kDeepest + 1)), 400,
-      "BadRequest");
+  const std::string fields =
+      ExpectStatus("managedFields past the limit",
+                   client_->Post(widgets, widget("fields", kDeepest + 1)), 400,
+                   "BadRequest");
   EXPECT_THAT(fields, HasSubstr("nests deeper than"));
 }
 
@@ -385,9 +383,12 @@ TEST_F(HostileClientTest, BodiesPastTheSizeLimitAre413) {
   // A ConfigMap of exactly the limit is served.
   const std::string head = ConfigMap("big", R"({"v":")");
   const std::string tail = "\"}}";
-  std::string at_limit = ConfigMap("big", absl::StrCat(R"({"v":")",
-      std::string(kMaxRequestBodyBytes - head.size() - tail.size() + 1, 'x'),
-      R"("})"));
+  std::string at_limit = ConfigMap(
+      "big", absl::StrCat(
+                 R"({"v":")",
+                 std::string(
+                     kMaxRequestBodyBytes - head.size() - tail.size() + 1, 'x'),
+                 R"("})"));
   at_limit.resize(kMaxRequestBodyBytes - tail.size());
   at_limit += tail;
   ASSERT_EQ(at_limit.size(), kMaxRequestBodyBytes);
@@ -404,29 +405,29 @@ TEST_F(HostileClientTest, BodiesPastTheSizeLimitAre413) {
     EXPECT_EQ(r.Header("connection"), "close");
   }
   // A Content-Length of 10 GiB is refused on its headers alone.
-  EXPECT_EQ(ExpectStatus("10 GiB announced",
-                         RawExchange(server_->port(),
-                                     absl::StrCat("POST ", kCms,
-                                                  " HTTP/1.1\r\nHost: x\r\n"
-                                                  "Content-Type: "
-                                                  "application/json\r\n"
-                                                  "Content-Length: ",
-                                                  size_t{10} << 30,
-                                                  "\r\n\r\n{}")),
-                         413, "RequestEntityTooLarge"),
-            kMessage);
+  EXPECT_EQ(
+      ExpectStatus("10 GiB announced",
+                   RawExchange(server_->port(),
+                               absl::StrCat("POST ", kCms,
+                                            " HTTP/1.1\r\nHost: x\r\n"
+                                            "Content-Type: "
+                                            "application/json\r\n"
+                                            "Content-Length: ",
+                                            size_t{10} << 30, "\r\n\r\n{}")),
+                   413, "RequestEntityTooLarge"),
+      kMessage);
   // A chunked body is counted as it arrives.
-  std::string chunked = absl::StrCat(
-      "POST ", kCms,
-      " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-      "Transfer-Encoding: chunked\r\n\r\n");
+  std::string chunked =
+      absl::StrCat("POST ", kCms,
+                   " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                   "Transfer-Encoding: chunked\r\n\r\n");
   const std::string chunk(1 << 20, ' ');
   for (int i = 0; i < 4; ++i) {
     absl::StrAppend(&chunked, "100000\r\n", chunk, "\r\n");
   }
   chunked += "0\r\n\r\n";
-  EXPECT_EQ(ExpectStatus("chunked", RawExchange(server_->port(), chunked),
-                         413, "RequestEntityTooLarge"),
+  EXPECT_EQ(ExpectStatus("chunked", RawExchange(server_->port(), chunked), 413,
+                         "RequestEntityTooLarge"),
             kMessage);
   EXPECT_EQ(client_->Get(std::string(kCms) + "/big").status, 200);
 }
@@ -434,18 +435,18 @@ TEST_F(HostileClientTest, BodiesPastTheSizeLimitAre413) {
 TEST_F(HostileClientTest, TruncatedBodiesAndRequestsAreBadRequests) {
   const std::string body = ConfigMap("cut", R"({"k":"v"})");
   for (size_t cut : {size_t{1}, body.size() / 2, body.size() - 1}) {
-    std::string message = ExpectStatus(
-        absl::StrCat("JSON cut at ", cut),
-        client_->Post(kCms, body.substr(0, cut)), 400, "BadRequest");
+    std::string message = ExpectStatus(absl::StrCat("JSON cut at ", cut),
+                                       client_->Post(kCms, body.substr(0, cut)),
+                                       400, "BadRequest");
     EXPECT_THAT(message,
                 StartsWith("couldn't get version/kind; json parse error"));
   }
   // The connection ends before the body Content-Length announced.
-  const std::string head = absl::StrCat(
-      "POST ", kCms,
-      " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-      "Content-Length: ",
-      body.size(), "\r\n\r\n");
+  const std::string head =
+      absl::StrCat("POST ", kCms,
+                   " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                   "Content-Length: ",
+                   body.size(), "\r\n\r\n");
   ExpectStatus("body cut short",
                RawExchange(server_->port(), head + body.substr(0, 10)), 400,
                "BadRequest");
@@ -461,8 +462,8 @@ TEST_F(HostileClientTest, TruncatedBodiesAndRequestsAreBadRequests) {
                                         "100\r\n{\"metadata\"")),
                400, "BadRequest");
   // Not HTTP at all, a bad chunk size, a header line without a colon.
-  ExpectStatus("garbage", RawExchange(server_->port(), "HELLO\r\n\r\n"),
-               400, "BadRequest");
+  ExpectStatus("garbage", RawExchange(server_->port(), "HELLO\r\n\r\n"), 400,
+               "BadRequest");
   ExpectStatus("bad chunk size",
                RawExchange(server_->port(),
                            absl::StrCat("POST ", kCms,
@@ -471,8 +472,9 @@ TEST_F(HostileClientTest, TruncatedBodiesAndRequestsAreBadRequests) {
                                         "zz\r\n{}\r\n0\r\n\r\n")),
                400, "BadRequest");
   ExpectStatus("header without colon",
-               RawExchange(server_->port(), "GET /healthz HTTP/1.1\r\n"
-                                            "Host x\r\n\r\n"),
+               RawExchange(server_->port(),
+                           "GET /healthz HTTP/1.1\r\n"
+                           "Host x\r\n\r\n"),
                400, "BadRequest");
   // A request line of two megabytes.
   ExpectStatus("huge URL",
@@ -487,20 +489,20 @@ TEST_F(HostileClientTest, TruncatedBodiesAndRequestsAreBadRequests) {
 // Go's decoder, and so kube-apiserver, reads bytes that are not UTF-8 as
 // U+FFFD: a value keeps them replaced, a name is refused by validation.
 TEST_F(HostileClientTest, InvalidUtf8IsReadAsGoReadsIt) {
-  TestResponse value =
-      client_->Post(kCms, ConfigMap("utf8", "{\"k\":\"a\xff\xc3" "b\xed\xa0\x80\"}"));
+  TestResponse value = client_->Post(kCms, ConfigMap("utf8",
+                                                     "{\"k\":\"a\xff\xc3"
+                                                     "b\xed\xa0\x80\"}"));
   ASSERT_EQ(value.status, 201) << value.body;
   EXPECT_EQ(value.Str("/data/k"),
-            "a\xef\xbf\xbd\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+            "a\xef\xbf\xbd\xef\xbf\xbd"
+            "b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
   EXPECT_EQ(client_->Get(std::string(kCms) + "/utf8").Str("/data/k"),
             value.Str("/data/k"));
   std::string name = ExpectStatus(
-      "name", client_->Post(kCms, ConfigMap("bad\xff", "{}")), 422,
-      "Invalid");
+      "name", client_->Post(kCms, ConfigMap("bad\xff", "{}")), 422, "Invalid");
   EXPECT_THAT(name, HasSubstr("metadata.name: Invalid value"));
-  ExpectStatus("outside a string",
-               client_->Post(kCms, "{\xff\"metadata\":{}}"), 400,
-               "BadRequest");
+  ExpectStatus("outside a string", client_->Post(kCms, "{\xff\"metadata\":{}}"),
+               400, "BadRequest");
   ExpectStatus("YAML",
                client_->Do("POST", kCms,
                            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
@@ -508,8 +510,7 @@ TEST_F(HostileClientTest, InvalidUtf8IsReadAsGoReadsIt) {
                            "application/yaml"),
                400, "BadRequest");
   ExpectStatus("apply YAML",
-               client_->Do("PATCH",
-                           std::string(kCms) + "/y?fieldManager=m",
+               client_->Do("PATCH", std::string(kCms) + "/y?fieldManager=m",
                            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
                            "  name: y\ndata:\n  k: a\xff\n",
                            "application/apply-patch+yaml"),
@@ -519,9 +520,9 @@ TEST_F(HostileClientTest, InvalidUtf8IsReadAsGoReadsIt) {
       "404 naming bytes from the URL",
       client_->Get(std::string(kCms) + "/a%ff%c3"), 404, "NotFound");
   EXPECT_EQ(missing, "configmaps \"a\xef\xbf\xbd\xef\xbf\xbd\" not found");
-  TestResponse patched = client_->Patch(std::string(kCms) + "/utf8",
-                                        "{\"data\":{\"j\":\"\xfe\"}}",
-                                        "application/merge-patch+json");
+  TestResponse patched =
+      client_->Patch(std::string(kCms) + "/utf8", "{\"data\":{\"j\":\"\xfe\"}}",
+                     "application/merge-patch+json");
   EXPECT_EQ(patched.status, 200) << patched.body;
   EXPECT_EQ(patched.Str("/data/j"), "\xef\xbf\xbd");
 }
@@ -532,7 +533,7 @@ TEST_F(HostileClientTest, InvalidUtf8IsReadAsGoReadsIt) {
 TEST_F(HostileClientTest, YamlThatNeverEndsIsBadRequest) {
   ASSERT_EQ(client_->Post(kCms, ConfigMap("cm", "{}")).status, 201);
   for (const std::string& body : {std::string(","), std::string("a: 1\n---\n,"),
-                                 std::string("a: b\0", 5)}) {
+                                  std::string("a: b\0", 5)}) {
     ExpectStatus("create", client_->Do("POST", kCms, body, "application/yaml"),
                  400, "BadRequest");
     ExpectStatus("apply",
@@ -546,12 +547,12 @@ TEST_F(HostileClientTest, WrongContentTypesAre415) {
   ASSERT_EQ(client_->Post(kCms, ConfigMap("cm", "{}")).status, 201);
   const std::string cm = std::string(kCms) + "/cm";
   const std::string body = ConfigMap("x", "{}");
-  for (const char* type : {"text/plain", "application/xml",
-                           "application/x-www-form-urlencoded",
-                           "multipart/form-data; boundary=x"}) {
-    std::string message = ExpectStatus(
-        absl::StrCat("create as ", type),
-        client_->Do("POST", kCms, body, type), 415, "UnsupportedMediaType");
+  for (const char* type :
+       {"text/plain", "application/xml", "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x"}) {
+    std::string message = ExpectStatus(absl::StrCat("create as ", type),
+                                       client_->Do("POST", kCms, body, type),
+                                       415, "UnsupportedMediaType");
     EXPECT_THAT(message, StartsWith("the body of the request was in an "
                                     "unknown format - accepted media types "
                                     "include: application/json"));
@@ -559,11 +560,11 @@ TEST_F(HostileClientTest, WrongContentTypesAre415) {
                  client_->Do("PUT", cm, ConfigMap("cm", "{}"), type), 415,
                  "UnsupportedMediaType");
   }
-  for (const char* type : {"application/json", "text/plain",
-                           "application/yaml"}) {
-    std::string message = ExpectStatus(
-        absl::StrCat("patch as ", type), client_->Patch(cm, "{}", type), 415,
-        "UnsupportedMediaType");
+  for (const char* type :
+       {"application/json", "text/plain", "application/yaml"}) {
+    std::string message = ExpectStatus(absl::StrCat("patch as ", type),
+                                       client_->Patch(cm, "{}", type), 415,
+                                       "UnsupportedMediaType");
     EXPECT_THAT(message, HasSubstr("application/merge-patch+json"));
   }
   ExpectStatus("protobuf that is not",
@@ -576,8 +577,8 @@ TEST_F(HostileClientTest, WrongContentTypesAre415) {
                client_->Post(kCms, ConfigMap("n", R"({"k":1e999})")), 400,
                "BadRequest");
   ExpectStatus("NUL byte",
-               client_->Post(kCms, std::string("{\"metadata\"\0:{}}", 16)),
-               400, "BadRequest");
+               client_->Post(kCms, std::string("{\"metadata\"\0:{}}", 16)), 400,
+               "BadRequest");
 }
 
 // kubectl's typed generators send protobuf. A map entry without its key or
@@ -613,12 +614,10 @@ TEST_F(HostileClientTest, AbsurdQueryValues) {
   const std::string list = kCms;
   // What kube-apiserver serves: a negative or empty limit lists
   // everything, a huge one too.
-  for (const char* query : {"?limit=-1", "?limit=", "?limit=0",
-                            "?limit=9223372036854775807",
-                            "?limit=-9223372036854775808",
-                            "?resourceVersion=0", "?continue=",
-                            "?timeoutSeconds=", "?pretty=banana",
-                            "?unknownParameter=%00%ff"}) {
+  for (const char* query :
+       {"?limit=-1", "?limit=", "?limit=0", "?limit=9223372036854775807",
+        "?limit=-9223372036854775808", "?resourceVersion=0", "?continue=",
+        "?timeoutSeconds=", "?pretty=banana", "?unknownParameter=%00%ff"}) {
     TestResponse r = client_->Get(list + query);
     EXPECT_EQ(r.status, 200) << query << " " << r.body.substr(0, 300);
     EXPECT_EQ(r.Str("/kind"), "ConfigMapList") << query;
@@ -636,12 +635,10 @@ TEST_F(HostileClientTest, AbsurdQueryValues) {
       {"?timeoutSeconds=abc", 400, "BadRequest"},
       {"?resourceVersion=abc", 400, "BadRequest"},
       {"?resourceVersion=99999999999999999999", 400, "BadRequest"},
-      {"?resourceVersion=999999999&resourceVersionMatch=Exact", 504,
-       "Timeout"},
+      {"?resourceVersion=999999999&resourceVersionMatch=Exact", 504, "Timeout"},
       {"?resourceVersionMatch=Bogus&resourceVersion=1", 422, "Invalid"},
       {"?continue=%25%25%25&limit=1", 400, "BadRequest"},
-      {"?continue=" + std::string(100000, 'A') + "&limit=1", 400,
-       "BadRequest"},
+      {"?continue=" + std::string(100000, 'A') + "&limit=1", 400, "BadRequest"},
       {"?labelSelector=(((", 400, "BadRequest"},
       {"?labelSelector=" + std::string(100000, '('), 400, "BadRequest"},
       {"?fieldSelector=spec.nope%3Dx", 400, "BadRequest"},
@@ -672,11 +669,11 @@ TEST_F(HostileClientTest, AbsurdQueryValues) {
   ExpectStatus("propagationPolicy=Bogus",
                client_->Delete(cm + "?propagationPolicy=Bogus"), 422,
                "Invalid");
-  ExpectStatus("fieldManager too long",
-               client_->Do("POST",
-                           list + "?fieldManager=" + std::string(200, 'm'),
-                           ConfigMap("fm", "{}")),
-               422, "Invalid");
+  ExpectStatus(
+      "fieldManager too long",
+      client_->Do("POST", list + "?fieldManager=" + std::string(200, 'm'),
+                  ConfigMap("fm", "{}")),
+      422, "Invalid");
   EXPECT_EQ(client_->Get(cm).status, 200);
   EXPECT_EQ(client_->Delete(cm + "?gracePeriodSeconds=-1").status, 200);
 }

@@ -12,15 +12,15 @@
 #include <optional>
 #include <utility>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "api/errors/errors.h"
 #include "boost/asio/ip/tcp.hpp"
 #include "boost/asio/ssl.hpp"
 #include "boost/asio/write.hpp"
 #include "boost/beast/core.hpp"
 #include "boost/beast/http.hpp"
 #include "boost/beast/ssl.hpp"
-#include "absl/time/clock.h"
-#include "absl/time/time.h"
-#include "api/errors/errors.h"
 #include "glog/logging.h"
 #include "test/apiserver/str_util.h"
 
@@ -88,8 +88,9 @@ void ParseTarget(std::string_view target, HttpRequest* r) {
     if (part.empty()) continue;
     size_t eq = part.find('=');
     std::string key = PercentDecode(part.substr(0, eq), true);
-    std::string value =
-        eq == std::string_view::npos ? "" : PercentDecode(part.substr(eq + 1), true);
+    std::string value = eq == std::string_view::npos
+                            ? ""
+                            : PercentDecode(part.substr(eq + 1), true);
     r->query.emplace(std::move(key), std::move(value));
   }
 }
@@ -284,8 +285,8 @@ void LingeringClose(int fd, HttpServer::Connection* conn) {
 // connection, or the server is stopping.
 std::optional<api::StatusError> RefusalFor(const beast::error_code& ec,
                                            const HttpServerOptions& options) {
-  if (ec.category() != http::make_error_code(http::error::end_of_stream)
-                           .category() ||
+  if (ec.category() !=
+          http::make_error_code(http::error::end_of_stream).category() ||
       ec == http::error::end_of_stream) {
     return std::nullopt;
   }
@@ -388,16 +389,15 @@ absl::Status HttpServer::Start() {
                                 ssl::context::no_sslv3);
     impl_->ssl_ctx->use_certificate_chain_file(options_.tls_cert_file, ec);
     if (ec) {
-      return absl::InvalidArgumentError(
-          Cat("cannot load TLS certificate ", options_.tls_cert_file, ": ",
-              ec.message()));
+      return absl::InvalidArgumentError(Cat("cannot load TLS certificate ",
+                                            options_.tls_cert_file, ": ",
+                                            ec.message()));
     }
     impl_->ssl_ctx->use_private_key_file(options_.tls_key_file,
                                          ssl::context::pem, ec);
     if (ec) {
-      return absl::InvalidArgumentError(Cat("cannot load TLS key ",
-                                            options_.tls_key_file, ": ",
-                                            ec.message()));
+      return absl::InvalidArgumentError(Cat(
+          "cannot load TLS key ", options_.tls_key_file, ": ", ec.message()));
     }
   }
   net::ip::address address = net::ip::make_address(options_.address, ec);
@@ -408,15 +408,18 @@ absl::Status HttpServer::Start() {
   tcp::endpoint endpoint(address, static_cast<unsigned short>(options_.port));
   impl_->acceptor = std::make_unique<tcp::acceptor>(impl_->ioc);
   impl_->acceptor->open(endpoint.protocol(), ec);
-  if (!ec) impl_->acceptor->set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec)
+    impl_->acceptor->set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) impl_->acceptor->bind(endpoint, ec);
-  if (!ec) impl_->acceptor->listen(net::socket_base::max_listen_connections, ec);
+  if (!ec)
+    impl_->acceptor->listen(net::socket_base::max_listen_connections, ec);
   if (ec) {
     return absl::UnavailableError(Cat("cannot listen on ", options_.address,
                                       ":", options_.port, ": ", ec.message()));
   }
   port_ = impl_->acceptor->local_endpoint(ec).port();
-  auto thread = StartThread([this] { AcceptLoop(); }, options_.thread_stack_bytes);
+  auto thread =
+      StartThread([this] { AcceptLoop(); }, options_.thread_stack_bytes);
   if (!thread.ok()) return thread.status();
   accept_thread_ = *thread;
   started_ = true;

@@ -62,9 +62,7 @@ struct HttpRequest {
 
   // The header's value or "".
   std::string Header(const std::string& lower_name) const;
-  bool HasQuery(const std::string& name) const {
-    return query.count(name) > 0;
-  }
+  bool HasQuery(const std::string& name) const { return query.count(name) > 0; }
   std::string Query(const std::string& name) const;
 };
 
@@ -83,9 +81,9 @@ class HttpExchange {
   virtual void Respond(HttpResponse response) = 0;
   // Sends the status line and headers (Transfer-Encoding: chunked) at once.
   // Returns false if the connection is gone.
-  virtual bool StartStream(int status, const std::string& content_type,
-                           const std::vector<std::pair<std::string, std::string>>&
-                               headers) = 0;
+  virtual bool StartStream(
+      int status, const std::string& content_type,
+      const std::vector<std::pair<std::string, std::string>>& headers) = 0;
   // Sends one chunk and flushes it; false if the connection is gone.
   virtual bool WriteChunk(std::string_view data) = 0;
   // Ends the chunked body (zero-length chunk).

@@ -80,14 +80,15 @@ class KubectlTest : public ::testing::Test {
   std::string Ok(const std::vector<std::string>& args,
                  const std::string& stdin_data = "") {
     ProcessResult r = Kubectl(args, stdin_data);
-    EXPECT_EQ(r.exit_code, 0) << "kubectl " << args[0] << " failed: " << r.err
-                              << r.out;
+    EXPECT_EQ(r.exit_code, 0)
+        << "kubectl " << args[0] << " failed: " << r.err << r.out;
     return r.out;
   }
   std::unique_ptr<BackgroundProcess> Background(
       const std::vector<std::string>& args, const std::string& name) {
-    return std::make_unique<BackgroundProcess>(
-        Argv(args), Env(), dir_ + "/" + name + ".out", dir_ + "/" + name + ".err");
+    return std::make_unique<BackgroundProcess>(Argv(args), Env(),
+                                               dir_ + "/" + name + ".out",
+                                               dir_ + "/" + name + ".err");
   }
 
   std::string dir_;
@@ -184,8 +185,9 @@ TEST_F(KubectlTest, ApplyConfigMapServerSide) {
   EXPECT_THAT(Ok({"get", "cm", "cm1", "-o", "yaml", "--show-managed-fields"}),
               HasSubstr("manager: kubectl"));
   // Another manager changing an owned field conflicts unless forced.
-  ProcessResult conflict = Kubectl(
-      {"apply", "--server-side", "--field-manager=other", "-f", "-"}, kConfigMap);
+  ProcessResult conflict =
+      Kubectl({"apply", "--server-side", "--field-manager=other", "-f", "-"},
+              kConfigMap);
   EXPECT_NE(conflict.exit_code, 0);
   EXPECT_THAT(conflict.err, HasSubstr("conflict"));
   Ok({"apply", "--server-side", "--field-manager=other", "--force-conflicts",
@@ -204,7 +206,8 @@ TEST_F(KubectlTest, ApplyDeploymentUsesStrategicMerge) {
   std::string json = Ok({"get", "deploy", "web", "-o", "json"});
   EXPECT_EQ(JsonString(json, "/spec/template/spec/containers/0/image"),
             "nginx:1.9.1");
-  EXPECT_EQ(JsonString(json, "/spec/template/spec/containers/0/env/0/name"), "XA");
+  EXPECT_EQ(JsonString(json, "/spec/template/spec/containers/0/env/0/name"),
+            "XA");
   EXPECT_EQ(JsonString(json, "/spec/template/spec/containers/0/env/1/name"),
             "<absent>");
   EXPECT_EQ(JsonString(json, "/metadata/generation"), "2");
@@ -222,17 +225,17 @@ TEST_F(KubectlTest, ApplyCrdThenCustomResourceWithPrinterColumns) {
   std::string wide = Ok({"get", "wd", "-o", "wide"});
   EXPECT_THAT(wide, HasSubstr("COLOR"));
   EXPECT_THAT(wide, HasSubstr("red"));
-  ProcessResult bad = Kubectl(
-      {"apply", "-f", "-"},
-      "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w2}\n"
-      "spec: {size: 0}\n");
+  ProcessResult bad =
+      Kubectl({"apply", "-f", "-"},
+              "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w2}\n"
+              "spec: {size: 0}\n");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_THAT(bad.err, HasSubstr("should be greater than or equal to 1"));
   // kubectl asks for fieldValidation=Strict: an unknown field is an error.
-  ProcessResult unknown = Kubectl(
-      {"apply", "-f", "-"},
-      "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w3}\n"
-      "spec: {size: 2, junk: 1}\n");
+  ProcessResult unknown =
+      Kubectl({"apply", "-f", "-"},
+              "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w3}\n"
+              "spec: {size: 2, junk: 1}\n");
   EXPECT_NE(unknown.exit_code, 0);
   EXPECT_THAT(unknown.err,
               HasSubstr("strict decoding error: unknown field \"spec.junk\""));
@@ -264,9 +267,11 @@ TEST_F(KubectlTest, PatchMergeJsonAndStrategic) {
   std::string json = Ok({"get", "deploy", "web", "-o", "json"});
   EXPECT_EQ(JsonString(json, "/metadata/labels/m"), "1");
   EXPECT_EQ(JsonString(json, "/spec/replicas"), "4");
-  EXPECT_EQ(JsonString(json, "/spec/template/spec/containers/0/image"), "busybox");
+  EXPECT_EQ(JsonString(json, "/spec/template/spec/containers/0/image"),
+            "busybox");
   // Strategic merge kept the container's env (merged by name).
-  EXPECT_EQ(JsonString(json, "/spec/template/spec/containers/0/env/0/name"), "XA");
+  EXPECT_EQ(JsonString(json, "/spec/template/spec/containers/0/env/0/name"),
+            "XA");
 }
 
 TEST_F(KubectlTest, ReplaceLikeEdit) {
@@ -336,7 +341,8 @@ TEST_F(KubectlTest, ScaleDeployment) {
   Ok({"apply", "-f", "-"}, kDeployment);
   EXPECT_THAT(Ok({"scale", "deployment", "web", "--replicas=5"}),
               HasSubstr("scaled"));
-  EXPECT_EQ(Ok({"get", "deploy", "web", "-o", "jsonpath={.spec.replicas}"}), "5");
+  EXPECT_EQ(Ok({"get", "deploy", "web", "-o", "jsonpath={.spec.replicas}"}),
+            "5");
 }
 
 TEST_F(KubectlTest, Describe) {

@@ -34,7 +34,8 @@ std::string ToJson(const rapidjson::Value& v) {
 constexpr char kCms[] = "/api/v1/namespaces/default/configmaps";
 constexpr char kPods[] = "/api/v1/namespaces/default/pods";
 constexpr char kDeploys[] = "/apis/apps/v1/namespaces/default/deployments";
-constexpr char kCrds[] = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+constexpr char kCrds[] =
+    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 constexpr char kWidgets[] = "/apis/example.com/v1/namespaces/default/widgets";
 
 constexpr char kPod[] =
@@ -93,11 +94,14 @@ class LifecycleTest : public ::testing::Test {
 
 TEST_F(LifecycleTest, NameAndNamespaceMismatchAreBadRequests) {
   client_->Post(kCms, R"({"metadata":{"name":"a"}})");
-  TestResponse name = client_->Put(std::string(kCms) + "/a", R"({"metadata":{"name":"b"}})");
+  TestResponse name =
+      client_->Put(std::string(kCms) + "/a", R"({"metadata":{"name":"b"}})");
   EXPECT_EQ(name.status, 400);
-  EXPECT_EQ(name.Str("/message"),
-            "the name of the object (b) does not match the name on the URL (a)");
-  TestResponse ns = client_->Post(kCms, R"({"metadata":{"name":"c","namespace":"other"}})");
+  EXPECT_EQ(
+      name.Str("/message"),
+      "the name of the object (b) does not match the name on the URL (a)");
+  TestResponse ns =
+      client_->Post(kCms, R"({"metadata":{"name":"c","namespace":"other"}})");
   EXPECT_EQ(ns.status, 400);
   EXPECT_EQ(ns.Str("/message"),
             "the namespace of the provided object does not match the namespace "
@@ -118,7 +122,8 @@ TEST_F(LifecycleTest, MalformedBodyIsBadRequest) {
   TestResponse r = client_->Post(kCms, R"({"metadata":)");
   EXPECT_EQ(r.status, 400);
   EXPECT_THAT(r.Str("/message"), StartsWith("couldn't get version/kind"));
-  TestResponse p = client_->Patch(std::string(kCms) + "/x", "[", "application/json-patch+json");
+  TestResponse p = client_->Patch(std::string(kCms) + "/x", "[",
+                                  "application/json-patch+json");
   EXPECT_EQ(p.status, 400);
 }
 
@@ -140,12 +145,14 @@ TEST_F(LifecycleTest, PodStatusIsIgnoredOnMainWritesAndSpecOnStatusWrites) {
   TestResponse c = client_->Post(kPods, kPod);
   ASSERT_EQ(c.status, 201) << c.body;
   EXPECT_EQ(c.Str("/status/phase"), "Pending");
-  TestResponse main = Merge(std::string(kPods) + "/p",
-                            R"({"metadata":{"labels":{"x":"1"}},"status":{"phase":"Running"}})");
+  TestResponse main = Merge(
+      std::string(kPods) + "/p",
+      R"({"metadata":{"labels":{"x":"1"}},"status":{"phase":"Running"}})");
   EXPECT_EQ(main.Str("/status/phase"), "Pending");
   EXPECT_EQ(main.Str("/metadata/labels/x"), "1");
-  TestResponse status = Merge(std::string(kPods) + "/p/status",
-                              R"({"metadata":{"labels":{"x":"2"}},"status":{"phase":"Running"}})");
+  TestResponse status = Merge(
+      std::string(kPods) + "/p/status",
+      R"({"metadata":{"labels":{"x":"2"}},"status":{"phase":"Running"}})");
   EXPECT_EQ(status.status, 200) << status.body;
   EXPECT_EQ(status.Str("/status/phase"), "Running");
   EXPECT_EQ(status.Str("/metadata/labels/x"), "1");
@@ -156,10 +163,17 @@ TEST_F(LifecycleTest, DeploymentGenerationBumpsOnSpecAndAnnotationsOnly) {
   ASSERT_EQ(c.status, 201) << c.body;
   EXPECT_EQ(c.Int("/metadata/generation"), 1);
   std::string d = std::string(kDeploys) + "/d";
-  EXPECT_EQ(Merge(d, R"({"metadata":{"labels":{"l":"1"}}})").Int("/metadata/generation"), 1);
-  EXPECT_EQ(Merge(d, R"({"metadata":{"annotations":{"a":"1"}}})").Int("/metadata/generation"), 2);
-  EXPECT_EQ(Merge(d, R"({"spec":{"replicas":3}})").Int("/metadata/generation"), 3);
-  EXPECT_EQ(Merge(d + "/status", R"({"status":{"replicas":3}})").Int("/metadata/generation"), 3);
+  EXPECT_EQ(Merge(d, R"({"metadata":{"labels":{"l":"1"}}})")
+                .Int("/metadata/generation"),
+            1);
+  EXPECT_EQ(Merge(d, R"({"metadata":{"annotations":{"a":"1"}}})")
+                .Int("/metadata/generation"),
+            2);
+  EXPECT_EQ(Merge(d, R"({"spec":{"replicas":3}})").Int("/metadata/generation"),
+            3);
+  EXPECT_EQ(Merge(d + "/status", R"({"status":{"replicas":3}})")
+                .Int("/metadata/generation"),
+            3);
 }
 
 // apps/v1 defaulting of the strategy: absent or empty (as kubectl's
@@ -167,9 +181,10 @@ TEST_F(LifecycleTest, DeploymentGenerationBumpsOnSpecAndAnnotationsOnly) {
 // kept, and Recreate gets no rollingUpdate.
 TEST_F(LifecycleTest, DeploymentStrategyDefaults) {
   auto create = [&](const std::string& name, const std::string& strategy) {
-    std::string body = std::string(R"({"metadata":{"name":")") + name +
-                       R"("},"spec":{)" + strategy +
-                       R"("selector":{"matchLabels":{"app":"x"}},"template":{"metadata":{"labels":{"app":"x"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}})";
+    std::string body =
+        std::string(R"({"metadata":{"name":")") + name + R"("},"spec":{)" +
+        strategy +
+        R"("selector":{"matchLabels":{"app":"x"}},"template":{"metadata":{"labels":{"app":"x"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}})";
     TestResponse c = client_->Post(kDeploys, body);
     EXPECT_EQ(c.status, 201) << c.body;
     return c;
@@ -180,19 +195,22 @@ TEST_F(LifecycleTest, DeploymentStrategyDefaults) {
         {"typed", R"("strategy":{"type":"RollingUpdate"},)"}}) {
     TestResponse c = create(name, strategy);
     EXPECT_EQ(c.Str("/spec/strategy/type"), "RollingUpdate") << name;
-    EXPECT_EQ(c.Str("/spec/strategy/rollingUpdate/maxUnavailable"), "25%") << name;
+    EXPECT_EQ(c.Str("/spec/strategy/rollingUpdate/maxUnavailable"), "25%")
+        << name;
     EXPECT_EQ(c.Str("/spec/strategy/rollingUpdate/maxSurge"), "25%") << name;
   }
   TestResponse partial =
       create("partial", R"("strategy":{"rollingUpdate":{"maxSurge":1}},)");
   EXPECT_EQ(partial.Int("/spec/strategy/rollingUpdate/maxSurge"), 1);
   EXPECT_EQ(partial.Str("/spec/strategy/rollingUpdate/maxUnavailable"), "25%");
-  TestResponse recreate = create("recreate", R"("strategy":{"type":"Recreate"},)");
+  TestResponse recreate =
+      create("recreate", R"("strategy":{"type":"Recreate"},)");
   EXPECT_EQ(recreate.Str("/spec/strategy/type"), "Recreate");
   EXPECT_FALSE(recreate.Json()["spec"]["strategy"].HasMember("rollingUpdate"));
 }
 
-TEST_F(LifecycleTest, DeploymentStatusIsIgnoredOnMainWritesAndSpecOnStatusWrites) {
+TEST_F(LifecycleTest,
+       DeploymentStatusIsIgnoredOnMainWritesAndSpecOnStatusWrites) {
   ASSERT_EQ(client_->Post(kDeploys, kDeployment).status, 201);
   const std::string d = std::string(kDeploys) + "/d";
   TestResponse status = Merge(
@@ -202,7 +220,8 @@ TEST_F(LifecycleTest, DeploymentStatusIsIgnoredOnMainWritesAndSpecOnStatusWrites
   EXPECT_EQ(status.Int("/status/readyReplicas"), 1);
   EXPECT_EQ(status.Int("/spec/replicas"), 1);
   EXPECT_EQ(status.Str("/metadata/labels/x"), "");
-  TestResponse main = Merge(d, R"({"spec":{"replicas":3},"status":{"readyReplicas":9}})");
+  TestResponse main =
+      Merge(d, R"({"spec":{"replicas":3},"status":{"readyReplicas":9}})");
   ASSERT_EQ(main.status, 200) << main.body;
   EXPECT_EQ(main.Int("/spec/replicas"), 3);
   EXPECT_EQ(main.Int("/status/readyReplicas"), 1);
@@ -218,8 +237,9 @@ TEST_F(LifecycleTest, DeploymentStatusIsIgnoredOnMainWritesAndSpecOnStatusWrites
 
 // A resourceVersion inside a patch is a precondition, as for an update.
 TEST_F(LifecycleTest, PatchWithStaleResourceVersionIsConflict) {
-  std::string rv = client_->Post(kCms, R"({"metadata":{"name":"a"},"data":{"k":"1"}})")
-                       .Str("/metadata/resourceVersion");
+  std::string rv =
+      client_->Post(kCms, R"({"metadata":{"name":"a"},"data":{"k":"1"}})")
+          .Str("/metadata/resourceVersion");
   const std::string a = std::string(kCms) + "/a";
   TestResponse ok = Merge(a, R"({"metadata":{"resourceVersion":")" + rv +
                                  R"("},"data":{"k":"2"}})");
@@ -243,9 +263,11 @@ TEST_F(LifecycleTest, PatchWithStaleResourceVersionIsConflict) {
 }
 
 TEST_F(LifecycleTest, UpdateThatChangesNothingKeepsTheResourceVersion) {
-  TestResponse c = client_->Post(kCms, R"({"metadata":{"name":"a"},"data":{"k":"v"}})");
+  TestResponse c =
+      client_->Post(kCms, R"({"metadata":{"name":"a"},"data":{"k":"v"}})");
   TestResponse same = Merge(std::string(kCms) + "/a", R"({"data":{"k":"v"}})");
-  EXPECT_EQ(same.Str("/metadata/resourceVersion"), c.Str("/metadata/resourceVersion"));
+  EXPECT_EQ(same.Str("/metadata/resourceVersion"),
+            c.Str("/metadata/resourceVersion"));
 }
 
 TEST_F(LifecycleTest, ScaleSubresource) {
@@ -255,10 +277,12 @@ TEST_F(LifecycleTest, ScaleSubresource) {
   EXPECT_EQ(s.Str("/apiVersion"), "autoscaling/v1");
   EXPECT_EQ(s.Int("/spec/replicas"), 1);
   EXPECT_EQ(s.Str("/status/selector"), "a=b");
-  TestResponse put = client_->Put(std::string(kDeploys) + "/d/scale",
-                                  R"({"kind":"Scale","apiVersion":"autoscaling/v1","metadata":{"name":"d"},"spec":{"replicas":4}})");
+  TestResponse put = client_->Put(
+      std::string(kDeploys) + "/d/scale",
+      R"({"kind":"Scale","apiVersion":"autoscaling/v1","metadata":{"name":"d"},"spec":{"replicas":4}})");
   EXPECT_EQ(put.Int("/spec/replicas"), 4);
-  EXPECT_EQ(client_->Get(std::string(kDeploys) + "/d").Int("/spec/replicas"), 4);
+  EXPECT_EQ(client_->Get(std::string(kDeploys) + "/d").Int("/spec/replicas"),
+            4);
 }
 
 TEST_F(LifecycleTest, DeleteResponseBodiesPerKind) {
@@ -275,9 +299,11 @@ TEST_F(LifecycleTest, DeleteResponseBodiesPerKind) {
 }
 
 TEST_F(LifecycleTest, FinalizersHoldDeletionUntilRemoved) {
-  std::string rv = client_->Post(
-      kCms, R"({"metadata":{"name":"a","finalizers":["x.io/hold"]}})")
-                       .Str("/metadata/resourceVersion");
+  std::string rv =
+      client_
+          ->Post(kCms,
+                 R"({"metadata":{"name":"a","finalizers":["x.io/hold"]}})")
+          .Str("/metadata/resourceVersion");
   auto w = client_->Watch(std::string(kCms) + "?watch=1&resourceVersion=" + rv);
   TestResponse d = client_->Delete(std::string(kCms) + "/a");
   EXPECT_EQ(d.status, 200);
@@ -288,14 +314,18 @@ TEST_F(LifecycleTest, FinalizersHoldDeletionUntilRemoved) {
   ASSERT_TRUE(modified.has_value());
   EXPECT_THAT(*modified, StartsWith(R"({"type":"MODIFIED")"));
   // No new finalizers once deleting.
-  TestResponse add = Merge(std::string(kCms) + "/a",
-                           R"({"metadata":{"finalizers":["x.io/hold","y.io/new"]}})");
+  TestResponse add =
+      Merge(std::string(kCms) + "/a",
+            R"({"metadata":{"finalizers":["x.io/hold","y.io/new"]}})");
   EXPECT_EQ(add.status, 422);
-  EXPECT_THAT(add.Str("/message"),
-              HasSubstr("metadata.finalizers: Forbidden: no new finalizers can be "
-                        "added if the object is being deleted"));
-  EXPECT_EQ(Merge(std::string(kCms) + "/a", R"({"metadata":{"finalizers":null}})").status,
-            200);
+  EXPECT_THAT(
+      add.Str("/message"),
+      HasSubstr("metadata.finalizers: Forbidden: no new finalizers can be "
+                "added if the object is being deleted"));
+  EXPECT_EQ(
+      Merge(std::string(kCms) + "/a", R"({"metadata":{"finalizers":null}})")
+          .status,
+      200);
   auto deleted = w->Next();
   ASSERT_TRUE(deleted.has_value());
   EXPECT_THAT(*deleted, StartsWith(R"({"type":"DELETED")"));
@@ -308,7 +338,8 @@ TEST_F(LifecycleTest, PropagationPoliciesAddGcFinalizers) {
   TestResponse f = client_->Delete(std::string(kCms) + "/f",
                                    R"({"propagationPolicy":"Foreground"})");
   EXPECT_THAT(f.body, HasSubstr(R"("finalizers":["foregroundDeletion"])"));
-  TestResponse o = client_->Delete(std::string(kCms) + "/o?propagationPolicy=Orphan");
+  TestResponse o =
+      client_->Delete(std::string(kCms) + "/o?propagationPolicy=Orphan");
   EXPECT_THAT(o.body, HasSubstr(R"("finalizers":["orphan"])"));
   TestResponse bad = client_->Delete(std::string(kCms) + "/o",
                                      R"({"propagationPolicy":"Sideways"})");
@@ -320,7 +351,8 @@ TEST_F(LifecycleTest, DeletePreconditionMismatchIsConflict) {
   TestResponse r = client_->Delete(std::string(kCms) + "/a",
                                    R"({"preconditions":{"uid":"not-it"}})");
   EXPECT_EQ(r.status, 409);
-  EXPECT_THAT(r.Str("/message"), HasSubstr("Precondition failed: UID in precondition: not-it"));
+  EXPECT_THAT(r.Str("/message"),
+              HasSubstr("Precondition failed: UID in precondition: not-it"));
 }
 
 TEST_F(LifecycleTest, DeleteCollectionHonoursSelectors) {
@@ -349,8 +381,10 @@ TEST_F(LifecycleTest, TerminatingNamespaceRefusesNewContent) {
 TEST_F(LifecycleTest, NamespaceDeletionRemovesContentsWithController) {
   Start(true);
   client_->Post("/api/v1/namespaces", R"({"metadata":{"name":"team"}})");
-  client_->Post("/api/v1/namespaces/team/configmaps", R"({"metadata":{"name":"a"}})");
-  auto w = client_->Watch("/api/v1/namespaces?watch=1&fieldSelector=metadata.name%3Dteam");
+  client_->Post("/api/v1/namespaces/team/configmaps",
+                R"({"metadata":{"name":"a"}})");
+  auto w = client_->Watch(
+      "/api/v1/namespaces?watch=1&fieldSelector=metadata.name%3Dteam");
   client_->Delete("/api/v1/namespaces/team");
   bool deleted = false;
   while (auto line = w->Next()) {
@@ -370,16 +404,18 @@ TEST_F(LifecycleTest, NamespaceDeletionRemovesContentsWithController) {
 TEST_F(LifecycleTest, GarbageCollectionByOwnerReferences) {
   Start(true);
   auto owner = [&](const std::string& name) {
-    TestResponse r = client_->Post(kCms, R"({"metadata":{"name":")" + name + R"("}})");
+    TestResponse r =
+        client_->Post(kCms, R"({"metadata":{"name":")" + name + R"("}})");
     EXPECT_EQ(r.status, 201) << r.body;
     return r.Str("/metadata/uid");
   };
   auto dependent = [&](const std::string& name, const std::string& owner_name,
                        const std::string& uid, const std::string& extra) {
     TestResponse r = client_->Post(
-        kCms, R"({"metadata":{"name":")" + name +
-                  R"(","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":")" +
-                  owner_name + R"(","uid":")" + uid + "\"" + extra + "}]}}");
+        kCms,
+        R"({"metadata":{"name":")" + name +
+            R"(","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":")" +
+            owner_name + R"(","uid":")" + uid + "\"" + extra + "}]}}");
     EXPECT_EQ(r.status, 201) << r.body;
   };
   auto gone = [&](const std::string& name) {
@@ -388,19 +424,23 @@ TEST_F(LifecycleTest, GarbageCollectionByOwnerReferences) {
 
   // Background.
   dependent("bg-dep", "bg", owner("bg"), "");
-  ASSERT_EQ(client_->Delete(std::string(kCms) + "/bg",
-                            R"({"propagationPolicy":"Background"})")
+  ASSERT_EQ(client_
+                ->Delete(std::string(kCms) + "/bg",
+                         R"({"propagationPolicy":"Background"})")
                 .status,
             200);
   EXPECT_TRUE(Eventually([&] { return gone("bg-dep"); }));
 
   // Foreground, with a dependent that blocks its owner and holds a finalizer.
   const std::string uid = owner("fg");
-  ASSERT_EQ(client_->Post(kCms,
-                          R"({"metadata":{"name":"fg-dep","finalizers":["x.io/hold"],"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"fg","uid":")" +
-                              uid + R"(","blockOwnerDeletion":true}]}})")
-                .status,
-            201);
+  ASSERT_EQ(
+      client_
+          ->Post(
+              kCms,
+              R"({"metadata":{"name":"fg-dep","finalizers":["x.io/hold"],"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"fg","uid":")" +
+                  uid + R"(","blockOwnerDeletion":true}]}})")
+          .status,
+      201);
   TestResponse fg = client_->Delete(std::string(kCms) + "/fg",
                                     R"({"propagationPolicy":"Foreground"})");
   EXPECT_THAT(fg.body, HasSubstr(R"("finalizers":["foregroundDeletion"])"));
@@ -414,31 +454,40 @@ TEST_F(LifecycleTest, GarbageCollectionByOwnerReferences) {
   // seen terminating, and each pass looks at every object, so by then it
   // has had its chance to (wrongly) let fg go.
   dependent("mark-dep", "mark", owner("mark"), "");
-  ASSERT_EQ(client_->Delete(std::string(kCms) + "/mark",
-                            R"({"propagationPolicy":"Background"})")
+  ASSERT_EQ(client_
+                ->Delete(std::string(kCms) + "/mark",
+                         R"({"propagationPolicy":"Background"})")
                 .status,
             200);
   EXPECT_TRUE(Eventually([&] { return gone("mark-dep"); }));
   TestResponse waiting = client_->Get(std::string(kCms) + "/fg");
   EXPECT_EQ(waiting.status, 200) << "a blocking dependent keeps its owner";
   EXPECT_FALSE(waiting.Str("/metadata/deletionTimestamp").empty());
-  ASSERT_EQ(Merge(std::string(kCms) + "/fg-dep", R"({"metadata":{"finalizers":null}})").status,
+  ASSERT_EQ(Merge(std::string(kCms) + "/fg-dep",
+                  R"({"metadata":{"finalizers":null}})")
+                .status,
             200);
   EXPECT_TRUE(Eventually([&] { return gone("fg-dep") && gone("fg"); }));
 
   // Orphan.
   dependent("or-dep", "or", owner("or"), "");
-  ASSERT_EQ(client_->Delete(std::string(kCms) + "/or?propagationPolicy=Orphan").status, 200);
+  ASSERT_EQ(client_->Delete(std::string(kCms) + "/or?propagationPolicy=Orphan")
+                .status,
+            200);
   EXPECT_TRUE(Eventually([&] { return gone("or"); }));
   TestResponse orphan = client_->Get(std::string(kCms) + "/or-dep");
   EXPECT_EQ(orphan.status, 200);
-  EXPECT_EQ(orphan.body.find("ownerReferences"), std::string::npos) << orphan.body;
+  EXPECT_EQ(orphan.body.find("ownerReferences"), std::string::npos)
+      << orphan.body;
 }
 
 TEST_F(LifecycleTest, CrdBecomesServedWithStatus) {
   CreateCrd();
   TestResponse crd = client_->Get(std::string(kCrds) + "/widgets.example.com");
-  EXPECT_THAT(crd.body, HasSubstr(R"("finalizers":["customresourcecleanup.apiextensions.k8s.io"])"));
+  EXPECT_THAT(
+      crd.body,
+      HasSubstr(
+          R"("finalizers":["customresourcecleanup.apiextensions.k8s.io"])"));
   EXPECT_EQ(crd.Str("/status/acceptedNames/kind"), "Widget");
   EXPECT_EQ(crd.Str("/status/acceptedNames/listKind"), "WidgetList");
   EXPECT_EQ(crd.Str("/status/storedVersions/0"), "v1");
@@ -452,18 +501,21 @@ TEST_F(LifecycleTest, CrdBecomesServedWithStatus) {
 
 TEST_F(LifecycleTest, CustomResourceValidationListsEveryCause) {
   CreateCrd();
-  TestResponse r = client_->Post(kWidgets,
-                                 R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":20,"color":"green"}})");
+  TestResponse r = client_->Post(
+      kWidgets,
+      R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":20,"color":"green"}})");
   EXPECT_EQ(r.status, 422);
   EXPECT_EQ(r.Str("/reason"), "Invalid");
   EXPECT_EQ(r.Str("/details/kind"), "Widget");
   EXPECT_EQ(r.Str("/details/group"), "example.com");
-  EXPECT_THAT(r.Str("/message"), StartsWith("Widget.example.com \"w\" is invalid: ["));
+  EXPECT_THAT(r.Str("/message"),
+              StartsWith("Widget.example.com \"w\" is invalid: ["));
   EXPECT_THAT(r.body, HasSubstr(R"("field":"spec.size")"));
   EXPECT_THAT(r.body, HasSubstr(R"("field":"spec.color")"));
   EXPECT_THAT(r.body, HasSubstr("FieldValueNotSupported"));
   TestResponse missing = client_->Post(
-      kWidgets, R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{}})");
+      kWidgets,
+      R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{}})");
   EXPECT_EQ(missing.Str("/details/causes/0/reason"), "FieldValueRequired");
 }
 
@@ -483,40 +535,49 @@ TEST_F(LifecycleTest, FieldValidationOfUnknownCustomResourceFields) {
   CreateCrd();
   const std::string body =
       R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":1,"junk":1}})";
-  TestResponse strict = client_->Post(std::string(kWidgets) + "?fieldValidation=Strict", body);
+  TestResponse strict =
+      client_->Post(std::string(kWidgets) + "?fieldValidation=Strict", body);
   EXPECT_EQ(strict.status, 400);
   EXPECT_EQ(strict.Str("/message"),
             "Widget in version \"v1\" cannot be handled as a Widget: strict "
             "decoding error: unknown field \"spec.junk\"");
   TestResponse warn = client_->Post(kWidgets, body);
   EXPECT_EQ(warn.status, 201);
-  EXPECT_EQ(warn.Header("warning"), "299 - \"unknown field \\\"spec.junk\\\"\"");
+  EXPECT_EQ(warn.Header("warning"),
+            "299 - \"unknown field \\\"spec.junk\\\"\"");
   EXPECT_EQ(warn.body.find("junk"), std::string::npos);
-  TestResponse patch = client_->Patch(std::string(kWidgets) + "/w?fieldValidation=Strict",
-                                      R"({"spec":{"other":2}})", "application/merge-patch+json");
+  TestResponse patch =
+      client_->Patch(std::string(kWidgets) + "/w?fieldValidation=Strict",
+                     R"({"spec":{"other":2}})", "application/merge-patch+json");
   EXPECT_EQ(patch.status, 400);
-  TestResponse ignore = client_->Patch(std::string(kWidgets) + "/w?fieldValidation=Ignore",
-                                       R"({"spec":{"other":2}})", "application/merge-patch+json");
+  TestResponse ignore =
+      client_->Patch(std::string(kWidgets) + "/w?fieldValidation=Ignore",
+                     R"({"spec":{"other":2}})", "application/merge-patch+json");
   EXPECT_EQ(ignore.status, 200);
   EXPECT_EQ(ignore.Header("warning"), "");
 }
 
 TEST_F(LifecycleTest, CustomResourceRulesForPutStatusAndPatchTypes) {
   CreateCrd();
-  client_->Post(kWidgets,
-                R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":1},"status":{"ready":true}})");
+  client_->Post(
+      kWidgets,
+      R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":1},"status":{"ready":true}})");
   TestResponse got = client_->Get(std::string(kWidgets) + "/w");
-  EXPECT_EQ(got.body.find("\"status\""), std::string::npos);  // dropped on create
-  TestResponse put = client_->Put(std::string(kWidgets) + "/w",
-                                  R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":2}})");
+  EXPECT_EQ(got.body.find("\"status\""),
+            std::string::npos);  // dropped on create
+  TestResponse put = client_->Put(
+      std::string(kWidgets) + "/w",
+      R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":2}})");
   EXPECT_EQ(put.status, 422);
   EXPECT_EQ(put.Str("/message"),
             "Widget.example.com \"w\" is invalid: metadata.resourceVersion: "
             "Invalid value: 0x0: must be specified for an update");
-  TestResponse smp = client_->Patch(std::string(kWidgets) + "/w", R"({"spec":{"size":3}})",
-                                    "application/strategic-merge-patch+json");
+  TestResponse smp =
+      client_->Patch(std::string(kWidgets) + "/w", R"({"spec":{"size":3}})",
+                     "application/strategic-merge-patch+json");
   EXPECT_EQ(smp.status, 415);
-  TestResponse spec = Merge(std::string(kWidgets) + "/w", R"({"spec":{"size":3}})");
+  TestResponse spec =
+      Merge(std::string(kWidgets) + "/w", R"({"spec":{"size":3}})");
   EXPECT_EQ(spec.Int("/metadata/generation"), 2);
   TestResponse status = Merge(std::string(kWidgets) + "/w/status",
                               R"({"spec":{"size":9},"status":{"ready":true}})");
@@ -527,22 +588,25 @@ TEST_F(LifecycleTest, CustomResourceRulesForPutStatusAndPatchTypes) {
 
 TEST_F(LifecycleTest, CrdPutWithoutResourceVersionIsInvalid) {
   CreateCrd();
-  TestResponse r = client_->Put(std::string(kCrds) + "/widgets.example.com", kCrd);
+  TestResponse r =
+      client_->Put(std::string(kCrds) + "/widgets.example.com", kCrd);
   EXPECT_EQ(r.status, 422);
   EXPECT_THAT(r.Str("/message"), HasSubstr("must be specified for an update"));
 }
 
 TEST_F(LifecycleTest, DeletingTheCrdDeletesItsObjectsAndDiscovery) {
   CreateCrd();
-  client_->Post(kWidgets,
-                R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":1}})");
+  client_->Post(
+      kWidgets,
+      R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":1}})");
   auto w = client_->Watch(std::string(kWidgets) + "?watch=1");
   ASSERT_TRUE(w->Next().has_value());  // ADDED w
   client_->Delete(std::string(kCrds) + "/widgets.example.com");
   auto deleted = w->Next();
   ASSERT_TRUE(deleted.has_value());
   EXPECT_THAT(*deleted, StartsWith(R"({"type":"DELETED")"));
-  EXPECT_EQ(client_->Get(std::string(kCrds) + "/widgets.example.com").status, 404);
+  EXPECT_EQ(client_->Get(std::string(kCrds) + "/widgets.example.com").status,
+            404);
   EXPECT_EQ(client_->Get("/apis/example.com/v1").status, 404);
   EXPECT_EQ(client_->Get(kWidgets).status, 404);
 }

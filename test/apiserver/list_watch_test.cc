@@ -37,10 +37,11 @@ class ListWatchTest : public ::testing::Test {
     server_ = std::move(*s);
     client_ = std::make_unique<TestClient>("127.0.0.1", server_->port());
   }
-  std::string Create(const std::string& name, const std::string& labels = "{}") {
-    TestResponse r = client_->Post(
-        kCms, R"({"metadata":{"name":")" + name + R"(","labels":)" + labels +
-                  R"(},"data":{"k":"v"}})");
+  std::string Create(const std::string& name,
+                     const std::string& labels = "{}") {
+    TestResponse r = client_->Post(kCms, R"({"metadata":{"name":")" + name +
+                                             R"(","labels":)" + labels +
+                                             R"(},"data":{"k":"v"}})");
     EXPECT_EQ(r.status, 201) << r.body;
     return r.Str("/metadata/resourceVersion");
   }
@@ -74,15 +75,20 @@ TEST_F(ListWatchTest, LabelSelectorFullSyntax) {
   Create("a", R"({"env":"prod","tier":"web"})");
   Create("b", R"({"env":"qa"})");
   Create("c", R"({"env":"dev","canary":"1"})");
-  EXPECT_THAT(Names(client_->Get(std::string(kCms) + "?labelSelector=env%20in%20(prod,qa)")),
+  EXPECT_THAT(Names(client_->Get(std::string(kCms) +
+                                 "?labelSelector=env%20in%20(prod,qa)")),
               ElementsAre("a", "b"));
-  EXPECT_THAT(Names(client_->Get(std::string(kCms) + "?labelSelector=env%20notin%20(prod),!canary")),
-              ElementsAre("b"));
+  EXPECT_THAT(
+      Names(client_->Get(std::string(kCms) +
+                         "?labelSelector=env%20notin%20(prod),!canary")),
+      ElementsAre("b"));
   EXPECT_THAT(Names(client_->Get(std::string(kCms) + "?labelSelector=tier")),
               ElementsAre("a"));
-  EXPECT_THAT(Names(client_->Get(std::string(kCms) + "?labelSelector=env!%3Dprod")),
-              ElementsAre("b", "c"));
-  TestResponse bad = client_->Get(std::string(kCms) + "?labelSelector=a%20in%20");
+  EXPECT_THAT(
+      Names(client_->Get(std::string(kCms) + "?labelSelector=env!%3Dprod")),
+      ElementsAre("b", "c"));
+  TestResponse bad =
+      client_->Get(std::string(kCms) + "?labelSelector=a%20in%20");
   EXPECT_EQ(bad.status, 400);
   EXPECT_EQ(bad.Str("/reason"), "BadRequest");
 }
@@ -90,31 +96,42 @@ TEST_F(ListWatchTest, LabelSelectorFullSyntax) {
 TEST_F(ListWatchTest, FieldSelectorsByNameNamespaceAndPodPhase) {
   Create("a");
   Create("b");
-  EXPECT_THAT(Names(client_->Get("/api/v1/configmaps?fieldSelector=metadata.name%3Db")),
-              ElementsAre("b"));
-  EXPECT_THAT(Names(client_->Get(
-                  "/api/v1/configmaps?fieldSelector=metadata.namespace%3Ddefault,metadata.name!%3Db")),
+  EXPECT_THAT(
+      Names(client_->Get("/api/v1/configmaps?fieldSelector=metadata.name%3Db")),
+      ElementsAre("b"));
+  EXPECT_THAT(Names(client_->Get("/api/v1/"
+                                 "configmaps?fieldSelector=metadata.namespace%"
+                                 "3Ddefault,metadata.name!%3Db")),
               ElementsAre("a"));
-  client_->Post("/api/v1/namespaces/default/pods",
-                R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}})");
-  EXPECT_THAT(Names(client_->Get("/api/v1/pods?fieldSelector=status.phase%3DPending")),
-              ElementsAre("p"));
-  EXPECT_THAT(Names(client_->Get("/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1")),
-              ElementsAre());
-  client_->Post("/api/v1/namespaces/default/pods",
-                R"({"metadata":{"name":"q"},"spec":{"nodeName":"node-1","containers":[{"name":"c","image":"i"}]}})");
-  EXPECT_THAT(Names(client_->Get("/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1")),
-              ElementsAre("q"));
-  EXPECT_THAT(Names(client_->Get(
-                  "/api/v1/pods?fieldSelector=spec.nodeName!%3Dnode-1,status.phase%3DPending")),
-              ElementsAre("p"));
+  client_->Post(
+      "/api/v1/namespaces/default/pods",
+      R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}})");
+  EXPECT_THAT(
+      Names(client_->Get("/api/v1/pods?fieldSelector=status.phase%3DPending")),
+      ElementsAre("p"));
+  EXPECT_THAT(
+      Names(client_->Get("/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1")),
+      ElementsAre());
+  client_->Post(
+      "/api/v1/namespaces/default/pods",
+      R"({"metadata":{"name":"q"},"spec":{"nodeName":"node-1","containers":[{"name":"c","image":"i"}]}})");
+  EXPECT_THAT(
+      Names(client_->Get("/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1")),
+      ElementsAre("q"));
+  EXPECT_THAT(
+      Names(client_->Get(
+          "/api/v1/"
+          "pods?fieldSelector=spec.nodeName!%3Dnode-1,status.phase%3DPending")),
+      ElementsAre("p"));
 }
 
 TEST_F(ListWatchTest, UnsupportedFieldLabelIsBadRequest) {
-  TestResponse r = client_->Get(std::string(kCms) + "?fieldSelector=data.k%3Dv");
+  TestResponse r =
+      client_->Get(std::string(kCms) + "?fieldSelector=data.k%3Dv");
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(r.Str("/message"), "field label not supported: data.k");
-  TestResponse w = client_->Get(std::string(kCms) + "?watch=1&fieldSelector=status.phase%3DRunning");
+  TestResponse w = client_->Get(
+      std::string(kCms) + "?watch=1&fieldSelector=status.phase%3DRunning");
   EXPECT_EQ(w.status, 400);
 }
 
@@ -125,12 +142,14 @@ TEST_F(ListWatchTest, LimitAndContinueWithRemainingItemCount) {
   EXPECT_EQ(p1.Int("/metadata/remainingItemCount"), 3);
   std::string token = p1.Str("/metadata/continue");
   ASSERT_FALSE(token.empty());
-  TestResponse p2 = client_->Get(std::string(kCms) + "?limit=2&continue=" + token);
+  TestResponse p2 =
+      client_->Get(std::string(kCms) + "?limit=2&continue=" + token);
   EXPECT_THAT(Names(p2), ElementsAre("c", "d"));
   EXPECT_EQ(p2.Int("/metadata/remainingItemCount"), 1);
-  EXPECT_EQ(p2.Str("/metadata/resourceVersion"), p1.Str("/metadata/resourceVersion"));
-  TestResponse p3 = client_->Get(std::string(kCms) + "?limit=2&continue=" +
-                                 p2.Str("/metadata/continue"));
+  EXPECT_EQ(p2.Str("/metadata/resourceVersion"),
+            p1.Str("/metadata/resourceVersion"));
+  TestResponse p3 = client_->Get(
+      std::string(kCms) + "?limit=2&continue=" + p2.Str("/metadata/continue"));
   EXPECT_THAT(Names(p3), ElementsAre("e"));
   EXPECT_EQ(p3.Str("/metadata/continue"), "");
   EXPECT_EQ(p3.Int("/metadata/remainingItemCount"), -1);
@@ -138,7 +157,8 @@ TEST_F(ListWatchTest, LimitAndContinueWithRemainingItemCount) {
 
 TEST_F(ListWatchTest, RemainingItemCountOmittedWithSelector) {
   for (const char* n : {"a", "b", "c"}) Create(n, R"({"x":"1"})");
-  TestResponse r = client_->Get(std::string(kCms) + "?limit=1&labelSelector=x%3D1");
+  TestResponse r =
+      client_->Get(std::string(kCms) + "?limit=1&labelSelector=x%3D1");
   EXPECT_THAT(Names(r), ElementsAre("a"));
   EXPECT_FALSE(r.Str("/metadata/continue").empty());
   EXPECT_EQ(r.Int("/metadata/remainingItemCount"), -1);
@@ -149,8 +169,8 @@ TEST_F(ListWatchTest, ContinuePagesKeepTheFirstPagesSnapshot) {
   TestResponse p1 = client_->Get(std::string(kCms) + "?limit=1");
   Create("bb");
   client_->Delete(std::string(kCms) + "/c");
-  TestResponse p2 = client_->Get(std::string(kCms) + "?continue=" +
-                                 p1.Str("/metadata/continue"));
+  TestResponse p2 = client_->Get(std::string(kCms) +
+                                 "?continue=" + p1.Str("/metadata/continue"));
   EXPECT_THAT(Names(p2), ElementsAre("b", "c"));
 }
 
@@ -161,8 +181,8 @@ TEST_F(ListWatchTest, ExpiredContinueIsGone) {
   for (const char* n : {"a", "b", "c"}) Create(n);
   TestResponse p1 = client_->Get(std::string(kCms) + "?limit=1");
   for (const char* n : {"d", "e", "f"}) Create(n);
-  TestResponse r = client_->Get(std::string(kCms) + "?continue=" +
-                                p1.Str("/metadata/continue"));
+  TestResponse r = client_->Get(std::string(kCms) +
+                                "?continue=" + p1.Str("/metadata/continue"));
   EXPECT_EQ(r.status, 410);
   EXPECT_EQ(r.Str("/reason"), "Expired");
   EXPECT_THAT(r.Str("/message"),
@@ -191,8 +211,9 @@ TEST_F(ListWatchTest, ResourceVersionMatchRules) {
   check("resourceVersion=5&resourceVersionMatch=Exact&continue=x",
         "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden "
         "when continue is provided");
-  check("sendInitialEvents=true",
-        "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list");
+  check(
+      "sendInitialEvents=true",
+      "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list");
 }
 
 TEST_F(ListWatchTest, ResourceVersionSemanticsOfList) {
@@ -201,15 +222,17 @@ TEST_F(ListWatchTest, ResourceVersionSemanticsOfList) {
   // "0" and "" and NotOlderThan an old version: the current state.
   EXPECT_THAT(Names(client_->Get(std::string(kCms) + "?resourceVersion=0")),
               ElementsAre("a", "b"));
-  EXPECT_THAT(Names(client_->Get(std::string(kCms) + "?resourceVersion=" + rv_a +
-                                 "&resourceVersionMatch=NotOlderThan")),
+  EXPECT_THAT(Names(client_->Get(std::string(kCms) + "?resourceVersion=" +
+                                 rv_a + "&resourceVersionMatch=NotOlderThan")),
               ElementsAre("a", "b"));
   // Exact: the state at that version.
-  TestResponse exact = client_->Get(std::string(kCms) + "?resourceVersion=" + rv_a +
-                                    "&resourceVersionMatch=Exact");
+  TestResponse exact =
+      client_->Get(std::string(kCms) + "?resourceVersion=" + rv_a +
+                   "&resourceVersionMatch=Exact");
   EXPECT_THAT(Names(exact), ElementsAre("a"));
   EXPECT_EQ(exact.Str("/metadata/resourceVersion"), rv_a);
-  TestResponse future = client_->Get(std::string(kCms) + "?resourceVersion=999999");
+  TestResponse future =
+      client_->Get(std::string(kCms) + "?resourceVersion=999999");
   EXPECT_EQ(future.status, 504);
   EXPECT_THAT(future.Str("/message"), StartsWith("Too large resource version"));
 }
@@ -217,7 +240,8 @@ TEST_F(ListWatchTest, ResourceVersionSemanticsOfList) {
 TEST_F(ListWatchTest, WatchFromResourceVersionSendsOnlyLaterChanges) {
   Create("a");
   std::string rv = Create("b");
-  auto w = client_->Watch(std::string(kCms) + "?watch=true&resourceVersion=" + rv);
+  auto w =
+      client_->Watch(std::string(kCms) + "?watch=true&resourceVersion=" + rv);
   Create("c");
   auto line = w->Next();
   ASSERT_TRUE(line.has_value());
@@ -230,13 +254,16 @@ TEST_F(ListWatchTest, BookmarksCarryOnlyTheResourceVersion) {
   options.bookmark_interval = absl::Milliseconds(50);
   Start(options);
   std::string rv = Create("a");
-  auto w = client_->Watch(std::string(kCms) +
-                          "?watch=1&allowWatchBookmarks=true&resourceVersion=" + rv);
+  auto w =
+      client_->Watch(std::string(kCms) +
+                     "?watch=1&allowWatchBookmarks=true&resourceVersion=" + rv);
   auto line = w->Next();
   ASSERT_TRUE(line.has_value());
-  EXPECT_EQ(*line,
-            R"({"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":")" +
-                std::to_string(server_->storage()->CurrentResourceVersion()) + R"("}}})");
+  EXPECT_EQ(
+      *line,
+      R"({"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":")" +
+          std::to_string(server_->storage()->CurrentResourceVersion()) +
+          R"("}}})");
 }
 
 TEST_F(ListWatchTest, TimeoutSecondsEndsTheStreamCleanly) {
@@ -253,7 +280,8 @@ TEST_F(ListWatchTest, BookmarkBeforeTheTimeoutEndsTheStream) {
   std::string rv = Create("a");
   auto w = client_->Watch(std::string(kCms) +
                           "?watch=1&allowWatchBookmarks=true&timeoutSeconds=1&"
-                          "resourceVersion=" + rv);
+                          "resourceVersion=" +
+                          rv);
   ASSERT_EQ(w->status(), 200);
   std::vector<std::string> types;
   std::string last;
@@ -265,8 +293,8 @@ TEST_F(ListWatchTest, BookmarkBeforeTheTimeoutEndsTheStream) {
   EXPECT_THAT(types, ElementsAre("BOOKMARK"));
   EXPECT_EQ(Field(last, "/object/metadata/resourceVersion"), rv);
   // Without allowWatchBookmarks the stream just ends.
-  auto plain = client_->Watch(std::string(kCms) +
-                              "?watch=1&timeoutSeconds=1&resourceVersion=" + rv);
+  auto plain = client_->Watch(
+      std::string(kCms) + "?watch=1&timeoutSeconds=1&resourceVersion=" + rv);
   EXPECT_FALSE(plain->Next().has_value());
   EXPECT_TRUE(plain->ended());
 }
@@ -280,9 +308,11 @@ TEST_F(ListWatchTest, WatchTimeoutAndBookmarksFollowTheServersClock) {
   options.bookmark_interval = absl::Seconds(60);
   Start(options);
   std::string rv = Create("a");
-  auto w = client_->Watch(std::string(kCms) +
-                          "?watch=1&allowWatchBookmarks=true&timeoutSeconds=300&"
-                          "resourceVersion=" + rv);
+  auto w =
+      client_->Watch(std::string(kCms) +
+                     "?watch=1&allowWatchBookmarks=true&timeoutSeconds=300&"
+                     "resourceVersion=" +
+                     rv);
   ASSERT_EQ(w->status(), 200);
   clock.BlockUntilWaiters(1);  // the watch waits for events
   clock.Advance(absl::Seconds(60));
@@ -330,14 +360,17 @@ TEST_F(ListWatchTest, SingleObjectWatchByName) {
 
 TEST_F(ListWatchTest, SelectorTransitionsAreDeletedAndAdded) {
   std::string rv = Create("a", R"({"app":"x"})");
-  auto w = client_->Watch(std::string(kCms) +
-                          "?watch=1&labelSelector=app%3Dx&resourceVersion=" + rv);
-  client_->Patch(std::string(kCms) + "/a", R"({"metadata":{"labels":{"app":"y"}}})",
+  auto w =
+      client_->Watch(std::string(kCms) +
+                     "?watch=1&labelSelector=app%3Dx&resourceVersion=" + rv);
+  client_->Patch(std::string(kCms) + "/a",
+                 R"({"metadata":{"labels":{"app":"y"}}})",
                  "application/merge-patch+json");
   auto gone = w->Next();
   ASSERT_TRUE(gone.has_value());
   EXPECT_EQ(Type(*gone), "DELETED");
-  client_->Patch(std::string(kCms) + "/a", R"({"metadata":{"labels":{"app":"x"}}})",
+  client_->Patch(std::string(kCms) + "/a",
+                 R"({"metadata":{"labels":{"app":"x"}}})",
                  "application/merge-patch+json");
   auto back = w->Next();
   ASSERT_TRUE(back.has_value());
@@ -360,8 +393,9 @@ TEST_F(ListWatchTest, SendInitialEventsEndsWithAnnotatedBookmark) {
   EXPECT_EQ(Type(*e1), "ADDED");
   EXPECT_EQ(Type(*e2), "ADDED");
   EXPECT_EQ(Type(*bm), "BOOKMARK");
-  EXPECT_EQ(Field(*bm, "/object/metadata/annotations/k8s.io~1initial-events-end"),
-            "true");
+  EXPECT_EQ(
+      Field(*bm, "/object/metadata/annotations/k8s.io~1initial-events-end"),
+      "true");
   EXPECT_EQ(Field(*bm, "/object/metadata/resourceVersion"), rv);
   Create("c");
   auto live = w->Next();
@@ -370,12 +404,14 @@ TEST_F(ListWatchTest, SendInitialEventsEndsWithAnnotatedBookmark) {
 }
 
 TEST_F(ListWatchTest, SendInitialEventsWithoutNotOlderThanIsInvalid) {
-  TestResponse r = client_->Get(std::string(kCms) +
-                                "?watch=1&sendInitialEvents=true&allowWatchBookmarks=true");
+  TestResponse r =
+      client_->Get(std::string(kCms) +
+                   "?watch=1&sendInitialEvents=true&allowWatchBookmarks=true");
   EXPECT_EQ(r.status, 422);
   EXPECT_THAT(r.Str("/message"), HasSubstr("resourceVersionMatch"));
-  TestResponse m = client_->Get(std::string(kCms) +
-                                "?watch=1&resourceVersionMatch=NotOlderThan&resourceVersion=1");
+  TestResponse m = client_->Get(
+      std::string(kCms) +
+      "?watch=1&resourceVersionMatch=NotOlderThan&resourceVersion=1");
   EXPECT_EQ(m.status, 422);
 }
 
@@ -399,9 +435,11 @@ TEST_F(ListWatchTest, TableWatchSendsOneRowTables) {
 TEST_F(ListWatchTest, LargeListsAreStreamedWhole) {
   ResourceInfoPtr cms = server_->resources()->Lookup("", "v1", "configmaps");
   for (int i = 0; i < 1500; ++i) {
-    auto b = api::ObjectBuilder::FromJson(
-        R"({"metadata":{"name":"cm-)" + std::to_string(10000 + i) + R"("},"data":{"k":"v"}})");
-    ASSERT_TRUE(server_->registry()->Create(*cms, "default", std::move(*b)).ok());
+    auto b = api::ObjectBuilder::FromJson(R"({"metadata":{"name":"cm-)" +
+                                          std::to_string(10000 + i) +
+                                          R"("},"data":{"k":"v"}})");
+    ASSERT_TRUE(
+        server_->registry()->Create(*cms, "default", std::move(*b)).ok());
   }
   TestResponse r = client_->Get(kCms);
   EXPECT_EQ(r.status, 200);
@@ -416,11 +454,12 @@ TEST_F(ListWatchTest, LargeListsAreStreamedWhole) {
 
 TEST_F(ListWatchTest, ListAsTableForKubectlGet) {
   Create("a");
-  TestResponse r = client_->Get(
-      std::string(kCms) + "?limit=500",
-      {{"Accept",
-        "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;"
-        "v=v1beta1;g=meta.k8s.io,application/json"}});
+  TestResponse r =
+      client_->Get(std::string(kCms) + "?limit=500",
+                   {{"Accept",
+                     "application/json;as=Table;v=v1;g=meta.k8s.io,application/"
+                     "json;as=Table;"
+                     "v=v1beta1;g=meta.k8s.io,application/json"}});
   EXPECT_EQ(r.Str("/kind"), "Table");
   EXPECT_EQ(r.Str("/columnDefinitions/0/name"), "Name");
   EXPECT_EQ(r.Str("/rows/0/cells/0"), "a");

@@ -46,9 +46,9 @@ std::vector<Condition> Conditions(
     for (const auto& [resource, n] : remaining_by_resource) {
       parts.push_back(Cat(resource, " has ", n, " resource instances"));
     }
-    out.push_back({"NamespaceContentRemaining", true, "SomeResourcesRemain",
-                   Cat("Some resources are remaining: ",
-                                absl::StrJoin(parts, ", "))});
+    out.push_back(
+        {"NamespaceContentRemaining", true, "SomeResourcesRemain",
+         Cat("Some resources are remaining: ", absl::StrJoin(parts, ", "))});
   }
   if (remaining_by_finalizer.empty()) {
     out.push_back({"NamespaceFinalizersRemaining", false,
@@ -59,11 +59,10 @@ std::vector<Condition> Conditions(
     for (const auto& [finalizer, n] : remaining_by_finalizer) {
       parts.push_back(Cat(finalizer, " in ", n, " resource instances"));
     }
-    out.push_back(
-        {"NamespaceFinalizersRemaining", true, "SomeFinalizersRemain",
-         Cat("Some content in the namespace has finalizers "
-                      "remaining: ",
-                      absl::StrJoin(parts, ", "))});
+    out.push_back({"NamespaceFinalizersRemaining", true, "SomeFinalizersRemain",
+                   Cat("Some content in the namespace has finalizers "
+                       "remaining: ",
+                       absl::StrJoin(parts, ", "))});
   }
   return out;
 }
@@ -110,10 +109,11 @@ absl::Time NamespaceController::Sync() {
     std::map<std::string, int> by_finalizer;
     for (const StoredCollection& c : collections) {
       if (!c.resource->namespaced()) continue;
-      for (const api::ObjectPtr& o : registry_->storage()->Snapshot(c.key, name)) {
-        ++by_resource[Cat(c.resource->resource(), ".",
-                                   c.resource->group())];
-        for (std::string_view f : o->finalizers()) ++by_finalizer[std::string(f)];
+      for (const api::ObjectPtr& o :
+           registry_->storage()->Snapshot(c.key, name)) {
+        ++by_resource[Cat(c.resource->resource(), ".", c.resource->group())];
+        for (std::string_view f : o->finalizers())
+          ++by_finalizer[std::string(f)];
         if (o->being_deleted()) continue;
         DeleteOptions options;
         options.propagation_policy = "Background";
@@ -132,10 +132,11 @@ absl::Time NamespaceController::Sync() {
     by_finalizer.clear();
     for (const StoredCollection& c : collections) {
       if (!c.resource->namespaced()) continue;
-      for (const api::ObjectPtr& o : registry_->storage()->Snapshot(c.key, name)) {
-        ++by_resource[Cat(c.resource->resource(), ".",
-                                   c.resource->group())];
-        for (std::string_view f : o->finalizers()) ++by_finalizer[std::string(f)];
+      for (const api::ObjectPtr& o :
+           registry_->storage()->Snapshot(c.key, name)) {
+        ++by_resource[Cat(c.resource->resource(), ".", c.resource->group())];
+        for (std::string_view f : o->finalizers())
+          ++by_finalizer[std::string(f)];
       }
     }
 
@@ -148,7 +149,8 @@ absl::Time NamespaceController::Sync() {
     for (const Condition& c : Conditions(by_resource, by_finalizer)) {
       rapidjson::Value v(rapidjson::kObjectType);
       v.AddMember("type", rapidjson::Value(c.type, a), a);
-      v.AddMember("status", rapidjson::Value(c.status ? "True" : "False", a), a);
+      v.AddMember("status", rapidjson::Value(c.status ? "True" : "False", a),
+                  a);
       v.AddMember("lastTransitionTime",
                   rapidjson::Value(TransitionTime(old, c, now).c_str(), a), a);
       v.AddMember("reason", rapidjson::Value(c.reason.c_str(), a), a);

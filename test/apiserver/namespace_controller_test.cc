@@ -101,7 +101,8 @@ TEST_F(NamespaceControllerTest, WaitsForContentFinalizers) {
 
   api::ObjectBuilder b = held->ToBuilder();
   b.RemoveFinalizer("example.com/keep");
-  ASSERT_TRUE(registry_.Update(ConfigMaps(), "team", "held", std::move(b)).ok());
+  ASSERT_TRUE(
+      registry_.Update(ConfigMaps(), "team", "held", std::move(b)).ok());
   controller_.Sync();
   EXPECT_EQ(Get(Namespaces(), "", "team"), nullptr);
 }

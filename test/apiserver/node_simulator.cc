@@ -54,9 +54,9 @@ absl::Duration AnnotationDuration(const api::Object& pod, const char* key,
   if (!v.has_value()) return fallback;
   absl::Duration d;
   if (!absl::ParseDuration(std::string(*v), &d) || d < absl::ZeroDuration()) {
-    LOG_EVERY_N(WARNING, 100) << "node simulator: bad " << key << "=\"" << *v
-                              << "\" on pod " << pod.Key() << "; using "
-                              << fallback;
+    LOG_EVERY_N(WARNING, 100)
+        << "node simulator: bad " << key << "=\"" << *v << "\" on pod "
+        << pod.Key() << "; using " << fallback;
     return fallback;
   }
   return d;
@@ -75,8 +75,7 @@ std::string Hex64(const std::string& seed) {
 }
 
 std::string ContainerId(const api::Object& pod, std::string_view container) {
-  return "containerd://" +
-         Hex64(Cat(pod.uid(), "/", container));
+  return "containerd://" + Hex64(Cat(pod.uid(), "/", container));
 }
 
 Value PodCondition(const char* type, bool status, const std::string& at,
@@ -109,14 +108,15 @@ struct Outcome {
 
 Outcome OutcomeOf(const api::Object& pod) {
   Outcome o;
-  std::optional<std::string_view> outcome = pod.Annotation(kSimOutcomeAnnotation);
+  std::optional<std::string_view> outcome =
+      pod.Annotation(kSimOutcomeAnnotation);
   if (outcome.has_value() && *outcome == "Failed") {
     o.failed = true;
     o.exit_code = 1;
   } else if (outcome.has_value() && *outcome != "Succeeded") {
-    LOG_EVERY_N(WARNING, 100) << "node simulator: bad " << kSimOutcomeAnnotation
-                              << "=\"" << *outcome << "\" on pod " << pod.Key()
-                              << "; using Succeeded";
+    LOG_EVERY_N(WARNING, 100)
+        << "node simulator: bad " << kSimOutcomeAnnotation << "=\"" << *outcome
+        << "\" on pod " << pod.Key() << "; using Succeeded";
   }
   if (std::optional<std::string_view> code =
           pod.Annotation(kSimExitCodeAnnotation)) {
@@ -124,12 +124,13 @@ Outcome OutcomeOf(const api::Object& pod) {
     if (absl::SimpleAtoi(std::string(*code), &v)) {
       o.exit_code = v;
     } else {
-      LOG_EVERY_N(WARNING, 100) << "node simulator: bad "
-                                << kSimExitCodeAnnotation << "=\"" << *code
-                                << "\" on pod " << pod.Key();
+      LOG_EVERY_N(WARNING, 100)
+          << "node simulator: bad " << kSimExitCodeAnnotation << "=\"" << *code
+          << "\" on pod " << pod.Key();
     }
   }
-  if (std::optional<std::string_view> m = pod.Annotation(kSimMessageAnnotation)) {
+  if (std::optional<std::string_view> m =
+          pod.Annotation(kSimMessageAnnotation)) {
     o.message = std::string(*m);
   }
   return o;
@@ -161,12 +162,12 @@ Value ContainerStatuses(const api::Object& pod, const char* list, Stage stage,
         break;
       case Stage::kTerminated:
         detail.AddMember("exitCode", outcome.exit_code, a);
-        detail.AddMember("reason",
-                         Str(outcome.exit_code == 0 && !outcome.failed
-                                 ? "Completed"
-                                 : "Error",
-                             a),
-                         a);
+        detail.AddMember(
+            "reason",
+            Str(outcome.exit_code == 0 && !outcome.failed ? "Completed"
+                                                          : "Error",
+                a),
+            a);
         if (!outcome.message.empty()) {
           detail.AddMember("message", Str(outcome.message, a), a);
         }
@@ -233,15 +234,16 @@ void NodeSimulator::EnsureNode(const ResourceInfo& nodes, absl::Time now) {
     return;
   }
   const std::string at = api::FormatRfc3339(now);
-  const std::string json = Cat(
-      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")",
-      options_.node_name,
-      R"(","labels":{"kubernetes.io/hostname":")", options_.node_name,
-      R"(","kubernetes.io/os":"linux","kubernetes.io/arch":"amd64",)"
-      R"("type":"kcr-simulated"}}})");
+  const std::string json =
+      Cat(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")",
+          options_.node_name, R"(","labels":{"kubernetes.io/hostname":")",
+          options_.node_name,
+          R"(","kubernetes.io/os":"linux","kubernetes.io/arch":"amd64",)"
+          R"("type":"kcr-simulated"}}})");
   absl::StatusOr<api::ObjectBuilder> b = api::ObjectBuilder::FromJson(json);
   if (!b.ok()) return;
-  absl::StatusOr<WriteResult> created = registry_->Create(nodes, "", std::move(*b));
+  absl::StatusOr<WriteResult> created =
+      registry_->Create(nodes, "", std::move(*b));
   if (!created.ok()) {
     if (!IsRaceError(created.status())) {
       LOG(WARNING) << "node simulator: creating node failed: "
@@ -253,9 +255,9 @@ void NodeSimulator::EnsureNode(const ResourceInfo& nodes, absl::Time now) {
   const auto condition = [&](const char* type, const char* status,
                              const char* reason, const char* message) {
     return Cat(R"({"type":")", type, R"(","status":")", status,
-               R"(","lastHeartbeatTime":")", at,
-               R"(","lastTransitionTime":")", at, R"(","reason":")", reason,
-               R"(","message":")", message, R"("})");
+               R"(","lastHeartbeatTime":")", at, R"(","lastTransitionTime":")",
+               at, R"(","reason":")", reason, R"(","message":")", message,
+               R"("})");
   };
   const std::string status = Cat(
       R"({"capacity":{"cpu":"32","memory":"256Gi","pods":"1000000"},)",
@@ -284,7 +286,8 @@ void NodeSimulator::EnsureNode(const ResourceInfo& nodes, absl::Time now) {
   WriteOptions w;
   w.subresource = "status";
   absl::Status s =
-      registry_->Update(nodes, "", options_.node_name, std::move(u), w).status();
+      registry_->Update(nodes, "", options_.node_name, std::move(u), w)
+          .status();
   if (!s.ok() && !IsRaceError(s)) {
     LOG(WARNING) << "node simulator: node status failed: " << s;
   }
@@ -316,7 +319,8 @@ absl::Time NodeSimulator::Sync() {
         present.insert(d->Key());
         next = std::min(next, SyncDeployment(*deployments, d, now));
       }
-      for (auto it = deployments_seen_.begin(); it != deployments_seen_.end();) {
+      for (auto it = deployments_seen_.begin();
+           it != deployments_seen_.end();) {
         it = present.count(it->first) ? std::next(it)
                                       : deployments_seen_.erase(it);
       }
@@ -355,8 +359,8 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
     absl::Status s =
         registry_->Update(pods, pod.ns(), pod.name(), std::move(b)).status();
     if (!s.ok() && !IsRaceError(s)) {
-      LOG(WARNING) << "node simulator: binding failed pod=" << pod.Key()
-                   << ": " << s;
+      LOG(WARNING) << "node simulator: binding failed pod=" << pod.Key() << ": "
+                   << s;
     }
     return now;  // continue from the stored pod on the next pass
   }
@@ -375,8 +379,8 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
     Value st(rapidjson::kObjectType);
     st.AddMember("phase", Str("Pending", a), a);
     Value conditions(rapidjson::kArrayType);
-    conditions.PushBack(PodCondition("PodScheduled", true, now_text, nullptr, a),
-                        a);
+    conditions.PushBack(
+        PodCondition("PodScheduled", true, now_text, nullptr, a), a);
     st.AddMember("conditions", conditions, a);
     st.AddMember("hostIP", Str(options_.host_ip, a), a);
     st.AddMember("hostIPs", IpList(options_.host_ip, a), a);
@@ -396,8 +400,8 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
       TimeOf(Member(&pod.metadata(), "creationTimestamp")).value_or(now);
   if (phase == "Pending") {
     const absl::Time due =
-        created +
-        AnnotationDuration(pod, kSimRunningAfterAnnotation, options_.running_after);
+        created + AnnotationDuration(pod, kSimRunningAfterAnnotation,
+                                     options_.running_after);
     if (now < due) return due;
     api::ObjectBuilder b = pod.ToBuilder();
     Allocator& a = b.allocator();
@@ -445,16 +449,14 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
   std::string started(now_text);
   const Value* statuses = Member(status, "containerStatuses");
   if (statuses != nullptr && statuses->IsArray() && !statuses->Empty()) {
-    const Value* running =
-        Member(Member(&(*statuses)[0], "state"), "running");
+    const Value* running = Member(Member(&(*statuses)[0], "state"), "running");
     if (!StrOf(Member(running, "startedAt")).empty()) {
       started = std::string(StrOf(Member(running, "startedAt")));
     }
   }
-  const absl::Time due =
-      api::ParseTime(started).value_or(now) +
-      AnnotationDuration(pod, kSimCompleteAfterAnnotation,
-                         options_.complete_after);
+  const absl::Time due = api::ParseTime(started).value_or(now) +
+                         AnnotationDuration(pod, kSimCompleteAfterAnnotation,
+                                            options_.complete_after);
   if (now < due) return due;
   const Outcome outcome = OutcomeOf(pod);
   const bool failed = outcome.failed || outcome.exit_code != 0;
@@ -509,9 +511,10 @@ absl::Time NodeSimulator::SyncDeployment(const ResourceInfo& deployments,
   const Value* spec = Member(&d.json(), "spec");
   const Value* status = Member(&d.json(), "status");
   const Value* replicas_value = Member(spec, "replicas");
-  const int64_t replicas = replicas_value != nullptr && replicas_value->IsInt64()
-                               ? replicas_value->GetInt64()
-                               : 1;
+  const int64_t replicas =
+      replicas_value != nullptr && replicas_value->IsInt64()
+          ? replicas_value->GetInt64()
+          : 1;
   const auto count = [&](const char* key) -> int64_t {
     const Value* v = Member(status, key);
     return v != nullptr && v->IsInt64() ? v->GetInt64() : 0;
@@ -569,13 +572,14 @@ absl::Time NodeSimulator::SyncDeployment(const ResourceInfo& deployments,
             "Deployment has minimum availability.");
   condition("Progressing", "NewReplicaSetAvailable",
             Cat("ReplicaSet \"", ReplicaSetName(d),
-                         "\" has successfully progressed."));
+                "\" has successfully progressed."));
   st.AddMember("conditions", conditions, a);
   (void)b.Set("/status", st);
   WriteOptions w;
   w.subresource = "status";
   absl::Status s =
-      registry_->Update(deployments, d.ns(), d.name(), std::move(b), w).status();
+      registry_->Update(deployments, d.ns(), d.name(), std::move(b), w)
+          .status();
   if (!s.ok() && !IsRaceError(s)) {
     LOG(WARNING) << "node simulator: deployment status failed deployment="
                  << d.Key() << ": " << s;

@@ -26,7 +26,8 @@ std::string PodCondition(const api::Object& pod, const std::string& type) {
   for (const auto& c : list->GetArray()) {
     if (type == c["type"].GetString()) {
       std::string out = c["status"].GetString();
-      if (c.HasMember("reason")) out += std::string(" ") + c["reason"].GetString();
+      if (c.HasMember("reason"))
+        out += std::string(" ") + c["reason"].GetString();
       return out;
     }
   }
@@ -38,14 +39,13 @@ class NodeSimulatorTest : public ControllerTest {
   api::ObjectPtr CreatePod(const std::string& name,
                            const std::string& restart_policy = "",
                            const std::string& annotations = "{}") {
-    return Create(
-        Pods(), "default",
-        "{\"metadata\":{\"name\":\"" + name + "\",\"annotations\":" +
-            annotations + "},\"spec\":{" +
-            (restart_policy.empty()
-                 ? std::string()
-                 : "\"restartPolicy\":\"" + restart_policy + "\",") +
-            R"("initContainers":[{"name":"init","image":"busybox"}],
+    return Create(Pods(), "default",
+                  "{\"metadata\":{\"name\":\"" + name +
+                      "\",\"annotations\":" + annotations + "},\"spec\":{" +
+                      (restart_policy.empty()
+                           ? std::string()
+                           : "\"restartPolicy\":\"" + restart_policy + "\",") +
+                      R"("initContainers":[{"name":"init","image":"busybox"}],
                "containers":[{"name":"app","image":"nginx:1.25"},
                              {"name":"side","image":"busybox"}]}})");
   }
@@ -87,9 +87,8 @@ TEST_F(NodeSimulatorTest, AlwaysPodsRunAndKeepRunning) {
   EXPECT_EQ(At(*p, "/status/containerStatuses/1/image"), "busybox");
   EXPECT_NE(At(*p, "/status/containerStatuses/1/state/running/startedAt"),
             "<absent>");
-  EXPECT_EQ(
-      At(*p, "/status/initContainerStatuses/0/state/terminated/reason"),
-      "Completed");
+  EXPECT_EQ(At(*p, "/status/initContainerStatuses/0/state/terminated/reason"),
+            "Completed");
   EXPECT_EQ(At(*p, "/status/startTime").empty(), false);
 
   const std::string rv(p->resource_version());
@@ -171,9 +170,8 @@ TEST_F(NodeSimulatorTest, AnnotationsSetTimingAndFailure) {
             "Error");
   EXPECT_EQ(At(*p, "/status/containerStatuses/0/state/terminated/message"),
             "boom");
-  EXPECT_NE(
-      At(*p, "/status/containerStatuses/0/state/terminated/containerID"),
-      "<absent>");
+  EXPECT_NE(At(*p, "/status/containerStatuses/0/state/terminated/containerID"),
+            "<absent>");
 }
 
 TEST_F(NodeSimulatorTest, MalformedAnnotationsFallBackToDefaults) {
@@ -215,7 +213,8 @@ TEST_F(NodeSimulatorTest, DeploymentsBecomeAvailable) {
   // Scale to zero: a new generation, then counts omitted.
   api::ObjectBuilder b = d->ToBuilder();
   ASSERT_TRUE(b.SetInt("/spec/replicas", 0).ok());
-  ASSERT_TRUE(registry_.Update(Deployments(), "default", "web", std::move(b)).ok());
+  ASSERT_TRUE(
+      registry_.Update(Deployments(), "default", "web", std::move(b)).ok());
   sim_.Sync();
   EXPECT_EQ(At(*Get(Deployments(), "default", "web"), "/status/replicas"), "3");
   clock_.Advance(absl::Seconds(1));

@@ -6,9 +6,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "test/apiserver/api_server.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
+#include "test/apiserver/api_server.h"
 #include "test/apiserver/test_client.h"
 
 namespace kcr {
@@ -73,9 +73,10 @@ class PatchTest : public ::testing::Test {
 };
 
 TEST_F(PatchTest, StrategicMergeWithKubectlApplyBody) {
-  ASSERT_EQ(client_->Post(std::string(kDeployments) +
-                              "?fieldManager=kubectl-client-side-apply",
-                          kDeployment)
+  ASSERT_EQ(client_
+                ->Post(std::string(kDeployments) +
+                           "?fieldManager=kubectl-client-side-apply",
+                       kDeployment)
                 .status,
             201);
   // kubectl 1.32's body for: swap the containers, b's image to busybox:2,
@@ -96,9 +97,10 @@ TEST_F(PatchTest, StrategicMergeWithKubectlApplyBody) {
               HasSubstr(R"("f:replicas":{})"));
 
   // $patch: delete of a container.
-  r = Patch(std::string(kDeployments) + "/d",
-            R"({"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":"a"}],"containers":[{"$patch":"delete","name":"b"}]}}}})",
-            kStrategic);
+  r = Patch(
+      std::string(kDeployments) + "/d",
+      R"({"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":"a"}],"containers":[{"$patch":"delete","name":"b"}]}}}})",
+      kStrategic);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.Str("/spec/template/spec/containers/0/name"), "a");
   EXPECT_EQ(r.Str("/spec/template/spec/containers/1/name"), "");
@@ -113,33 +115,38 @@ TEST_F(PatchTest, StrategicMergeKeysOfEveryListField) {
   // Live owners, so the garbage collector leaves the deployment alone.
   std::string uid[3];
   for (int i = 0; i < 3; ++i) {
-    TestResponse o = client_->Post(
-        kConfigMaps, R"({"metadata":{"name":"o)" + std::to_string(i) + R"("}})");
+    TestResponse o =
+        client_->Post(kConfigMaps, R"({"metadata":{"name":"o)" +
+                                       std::to_string(i) + R"("}})");
     ASSERT_EQ(o.status, 201) << o.body;
     uid[i] = o.Str("/metadata/uid");
   }
   auto ref = [&](int i) {
-    return R"({"apiVersion":"v1","kind":"ConfigMap","name":"o)" + std::to_string(i) +
-           R"(","uid":")" + uid[i] + R"("})";
+    return R"({"apiVersion":"v1","kind":"ConfigMap","name":"o)" +
+           std::to_string(i) + R"(","uid":")" + uid[i] + R"("})";
   };
-  ASSERT_EQ(client_->Post(kDeployments, R"({"apiVersion":"apps/v1","kind":"Deployment",
-    "metadata":{"name":"m","ownerReferences":[)" + ref(0) + R"(]},
+  ASSERT_EQ(
+      client_
+          ->Post(kDeployments, R"({"apiVersion":"apps/v1","kind":"Deployment",
+    "metadata":{"name":"m","ownerReferences":[)" +
+                                   ref(0) + R"(]},
     "spec":{"selector":{"matchLabels":{"app":"m"}},
       "template":{"metadata":{"labels":{"app":"m"}},"spec":{
         "initContainers":[{"name":"i1","image":"x"}],
         "containers":[{"name":"c1","image":"x","ports":[{"containerPort":80}],
           "env":[{"name":"A","value":"1"}],"volumeMounts":[{"name":"v1","mountPath":"/a"}]}],
         "volumes":[{"name":"v1","emptyDir":{}}]}}}})")
-                .status,
-            201);
+          .status,
+      201);
   const std::string d = std::string(kDeployments) + "/m";
-  TestResponse r = Patch(d, R"({"metadata":{"ownerReferences":[)" + ref(1) + R"(]},
+  TestResponse r =
+      Patch(d, R"({"metadata":{"ownerReferences":[)" + ref(1) + R"(]},
     "spec":{"template":{"spec":{
       "initContainers":[{"name":"i2","image":"y"}],
       "containers":[{"name":"c1","ports":[{"containerPort":81}],"env":[{"name":"B","value":"2"}],
         "volumeMounts":[{"name":"v2","mountPath":"/b"}]}],
       "volumes":[{"name":"v2","emptyDir":{}}]}}}})",
-                         kStrategic);
+            kStrategic);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.Str("/metadata/ownerReferences/0/uid"), uid[1]);
   EXPECT_EQ(r.Str("/metadata/ownerReferences/1/uid"), uid[0]);
@@ -147,35 +154,46 @@ TEST_F(PatchTest, StrategicMergeKeysOfEveryListField) {
   EXPECT_EQ(r.Str("/spec/template/spec/initContainers/1/name"), "i1");
   EXPECT_EQ(r.Str("/spec/template/spec/containers/0/image"), "x");
   EXPECT_EQ(r.Str("/spec/template/spec/containers/1/name"), "");
-  EXPECT_EQ(r.Int("/spec/template/spec/containers/0/ports/0/containerPort"), 81);
-  EXPECT_EQ(r.Int("/spec/template/spec/containers/0/ports/1/containerPort"), 80);
+  EXPECT_EQ(r.Int("/spec/template/spec/containers/0/ports/0/containerPort"),
+            81);
+  EXPECT_EQ(r.Int("/spec/template/spec/containers/0/ports/1/containerPort"),
+            80);
   EXPECT_EQ(r.Str("/spec/template/spec/containers/0/env/0/name"), "B");
   EXPECT_EQ(r.Str("/spec/template/spec/containers/0/env/1/name"), "A");
-  EXPECT_EQ(r.Str("/spec/template/spec/containers/0/volumeMounts/0/mountPath"), "/b");
-  EXPECT_EQ(r.Str("/spec/template/spec/containers/0/volumeMounts/1/mountPath"), "/a");
+  EXPECT_EQ(r.Str("/spec/template/spec/containers/0/volumeMounts/0/mountPath"),
+            "/b");
+  EXPECT_EQ(r.Str("/spec/template/spec/containers/0/volumeMounts/1/mountPath"),
+            "/a");
   EXPECT_EQ(r.Str("/spec/template/spec/volumes/0/name"), "v2");
   EXPECT_EQ(r.Str("/spec/template/spec/volumes/1/name"), "v1");
 
   // A keyed element changes in place; the others stay where they are.
-  r = Patch(d, R"({"spec":{"template":{"spec":{"containers":[{"name":"c1","env":[{"name":"A","value":"9"}]}]}}}})",
-            kStrategic);
+  r = Patch(
+      d,
+      R"({"spec":{"template":{"spec":{"containers":[{"name":"c1","env":[{"name":"A","value":"9"}]}]}}}})",
+      kStrategic);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.Str("/spec/template/spec/containers/0/env/0/value"), "2");
   EXPECT_EQ(r.Str("/spec/template/spec/containers/0/env/1/value"), "9");
 
-  ASSERT_EQ(Patch(d + "/status",
-                  R"({"status":{"conditions":[{"type":"Available","status":"True"}]}})",
-                  kStrategic)
-                .status,
-            200);
-  ASSERT_EQ(Patch(d + "/status",
-                  R"({"status":{"conditions":[{"type":"Progressing","status":"True"}]}})",
-                  kStrategic)
-                .status,
-            200);
-  r = Patch(d + "/status",
-            R"({"status":{"conditions":[{"type":"Available","status":"False"}]}})",
-            kStrategic);
+  ASSERT_EQ(
+      Patch(
+          d + "/status",
+          R"({"status":{"conditions":[{"type":"Available","status":"True"}]}})",
+          kStrategic)
+          .status,
+      200);
+  ASSERT_EQ(
+      Patch(
+          d + "/status",
+          R"({"status":{"conditions":[{"type":"Progressing","status":"True"}]}})",
+          kStrategic)
+          .status,
+      200);
+  r = Patch(
+      d + "/status",
+      R"({"status":{"conditions":[{"type":"Available","status":"False"}]}})",
+      kStrategic);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.Str("/status/conditions/0/type"), "Progressing");
   EXPECT_EQ(r.Str("/status/conditions/1/type"), "Available");
@@ -191,21 +209,24 @@ TEST_F(PatchTest, StrategicMergeKeysOfEveryListField) {
 
 TEST_F(PatchTest, UnknownPatchMediaTypeListsTheAcceptedOnes) {
   ASSERT_EQ(client_->Post(kDeployments, kDeployment).status, 201);
-  TestResponse r = Patch(std::string(kDeployments) + "/d", "{}", "application/json");
+  TestResponse r =
+      Patch(std::string(kDeployments) + "/d", "{}", "application/json");
   EXPECT_EQ(r.status, 415);
   EXPECT_EQ(r.Str("/reason"), "UnsupportedMediaType");
-  EXPECT_EQ(r.Str("/message"),
-            "the body of the request was in an unknown format - accepted media "
-            "types include: application/json-patch+json, "
-            "application/merge-patch+json, application/strategic-merge-patch+json, "
-            "application/apply-patch+yaml");
+  EXPECT_EQ(
+      r.Str("/message"),
+      "the body of the request was in an unknown format - accepted media "
+      "types include: application/json-patch+json, "
+      "application/merge-patch+json, application/strategic-merge-patch+json, "
+      "application/apply-patch+yaml");
 }
 
 TEST_F(PatchTest, BadStrategicPatchIsBadRequest) {
   ASSERT_EQ(client_->Post(kDeployments, kDeployment).status, 201);
-  TestResponse r = Patch(std::string(kDeployments) + "/d",
-                         R"({"spec":{"template":{"spec":{"containers":[{"image":"x"}]}}}})",
-                         kStrategic);
+  TestResponse r =
+      Patch(std::string(kDeployments) + "/d",
+            R"({"spec":{"template":{"spec":{"containers":[{"image":"x"}]}}}})",
+            kStrategic);
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(r.Str("/reason"), "BadRequest");
   EXPECT_THAT(r.Str("/message"),
@@ -213,18 +234,22 @@ TEST_F(PatchTest, BadStrategicPatchIsBadRequest) {
 }
 
 TEST_F(PatchTest, StrategicMergeOnCustomResourceIsUnsupportedMediaType) {
-  const std::string crd = R"({"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+  const std::string crd =
+      R"({"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
     "metadata":{"name":"widgets.example.com"},
     "spec":{"group":"example.com","scope":"Namespaced",
       "names":{"plural":"widgets","singular":"widget","kind":"Widget","listKind":"WidgetList"},
       "versions":[{"name":"v1","served":true,"storage":true,
         "schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}})";
-  ASSERT_EQ(client_->Post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
-                .status,
-            201);
+  ASSERT_EQ(
+      client_
+          ->Post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+          .status,
+      201);
   const std::string widgets = "/apis/example.com/v1/namespaces/default/widgets";
   TestResponse created = client_->Post(
-      widgets, R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":1}})");
+      widgets,
+      R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":1}})");
   ASSERT_EQ(created.status, 201) << created.body;
   TestResponse r = Patch(widgets + "/w", R"({"spec":{"size":2}})", kStrategic);
   EXPECT_EQ(r.status, 415);
@@ -234,11 +259,12 @@ TEST_F(PatchTest, StrategicMergeOnCustomResourceIsUnsupportedMediaType) {
             "types include: application/json-patch+json, "
             "application/merge-patch+json, application/apply-patch+yaml");
   // Merge patch and apply work on custom resources.
-  EXPECT_EQ(Patch(widgets + "/w", R"({"spec":{"size":2}})", kMerge).status, 200);
-  TestResponse applied =
-      Patch(widgets + "/w?fieldManager=ci",
-            R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"items":[1,2]}})",
-            kApply);
+  EXPECT_EQ(Patch(widgets + "/w", R"({"spec":{"size":2}})", kMerge).status,
+            200);
+  TestResponse applied = Patch(
+      widgets + "/w?fieldManager=ci",
+      R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"items":[1,2]}})",
+      kApply);
   ASSERT_EQ(applied.status, 200) << applied.body;
   EXPECT_EQ(FieldsOf(applied, "ci", "Apply"), R"({"f:spec":{"f:items":{}}})");
 }
@@ -255,15 +281,17 @@ TEST_F(PatchTest, ApplyCreatesUpdatesAndReportsConflicts) {
   EXPECT_EQ(created.Str("/metadata/managedFields/0/apiVersion"), "v1");
   EXPECT_EQ(created.Str("/metadata/managedFields/0/fieldsType"), "FieldsV1");
   EXPECT_FALSE(created.Str("/metadata/managedFields/0/time").empty());
-  EXPECT_EQ(FieldsOf(created, "kubectl", "Apply"),
-            R"({"f:data":{"f:a":{},"f:b":{}},"f:metadata":{"f:labels":{"f:app":{}}}})");
+  EXPECT_EQ(
+      FieldsOf(created, "kubectl", "Apply"),
+      R"({"f:data":{"f:a":{},"f:b":{}},"f:metadata":{"f:labels":{"f:app":{}}}})");
   EXPECT_FALSE(created.Str("/metadata/uid").empty());
 
   // Same manager, b dropped: b goes.
-  TestResponse updated = Patch(
-      cm + "?fieldManager=kubectl&force=false",
-      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm1\n  labels:\n    app: demo\ndata:\n  a: \"3\"\n",
-      kApply);
+  TestResponse updated =
+      Patch(cm + "?fieldManager=kubectl&force=false",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm1\n  "
+            "labels:\n    app: demo\ndata:\n  a: \"3\"\n",
+            kApply);
   ASSERT_EQ(updated.status, 200) << updated.body;
   EXPECT_EQ(updated.Str("/data/a"), "3");
   EXPECT_EQ(updated.Str("/data/b"), "");
@@ -277,10 +305,12 @@ TEST_F(PatchTest, ApplyCreatesUpdatesAndReportsConflicts) {
   EXPECT_EQ(conflict.Str("/message"),
             "Apply failed with 1 conflict: conflict with \"kubectl\": .data.a");
   EXPECT_EQ(conflict.Str("/details/causes/0/reason"), "FieldManagerConflict");
-  EXPECT_EQ(conflict.Str("/details/causes/0/message"), "conflict with \"kubectl\"");
+  EXPECT_EQ(conflict.Str("/details/causes/0/message"),
+            "conflict with \"kubectl\"");
   EXPECT_EQ(conflict.Str("/details/causes/0/field"), ".data.a");
 
-  TestResponse forced = Patch(cm + "?fieldManager=other&force=true", other, kApply);
+  TestResponse forced =
+      Patch(cm + "?fieldManager=other&force=true", other, kApply);
   ASSERT_EQ(forced.status, 200) << forced.body;
   EXPECT_EQ(forced.Str("/data/a"), "9");
   EXPECT_EQ(FieldsOf(forced, "other", "Apply"), R"({"f:data":{"f:a":{}}})");
@@ -289,9 +319,10 @@ TEST_F(PatchTest, ApplyCreatesUpdatesAndReportsConflicts) {
 }
 
 TEST_F(PatchTest, ApplyConflictsWithClientSideApplyManager) {
-  ASSERT_EQ(client_->Post(std::string(kDeployments) +
-                              "?fieldManager=kubectl-client-side-apply",
-                          kDeployment)
+  ASSERT_EQ(client_
+                ->Post(std::string(kDeployments) +
+                           "?fieldManager=kubectl-client-side-apply",
+                       kDeployment)
                 .status,
             201);
   TestResponse r = Patch(
@@ -323,7 +354,8 @@ TEST_F(PatchTest, WritesRecordUpdateManagers) {
       "POST", std::string(kConfigMaps) + "?fieldManager=kubectl-create",
       R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm1"},"data":{"a":"1"}})");
   ASSERT_EQ(created.status, 201);
-  EXPECT_EQ(FieldsOf(created, "kubectl-create", "Update"), R"({"f:data":{"f:a":{}}})");
+  EXPECT_EQ(FieldsOf(created, "kubectl-create", "Update"),
+            R"({"f:data":{"f:a":{}}})");
 
   // PUT without fieldManager: the User-Agent's prefix names the manager.
   rapidjson::Document d = created.Json();
@@ -331,18 +363,21 @@ TEST_F(PatchTest, WritesRecordUpdateManagers) {
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
   d.Accept(w);
-  TestResponse put = client_->Do("PUT", std::string(kConfigMaps) + "/cm1",
-                                 buf.GetString(), "application/json",
-                                 {{"User-Agent", "OpenAPI-Generator/22.6.0/python"}});
+  TestResponse put = client_->Do(
+      "PUT", std::string(kConfigMaps) + "/cm1", buf.GetString(),
+      "application/json", {{"User-Agent", "OpenAPI-Generator/22.6.0/python"}});
   ASSERT_EQ(put.status, 200) << put.body;
-  EXPECT_EQ(FieldsOf(put, "OpenAPI-Generator", "Update"), R"({"f:data":{"f:a":{}}})");
+  EXPECT_EQ(FieldsOf(put, "OpenAPI-Generator", "Update"),
+            R"({"f:data":{"f:a":{}}})");
   EXPECT_EQ(FieldsOf(put, "kubectl-create", "Update"), "");
 
   // A merge patch with fieldManager.
-  TestResponse patched = Patch(std::string(kConfigMaps) + "/cm1?fieldManager=kubectl-patch",
-                               R"({"data":{"b":"1"}})", kMerge);
+  TestResponse patched =
+      Patch(std::string(kConfigMaps) + "/cm1?fieldManager=kubectl-patch",
+            R"({"data":{"b":"1"}})", kMerge);
   ASSERT_EQ(patched.status, 200);
-  EXPECT_EQ(FieldsOf(patched, "kubectl-patch", "Update"), R"({"f:data":{"f:b":{}}})");
+  EXPECT_EQ(FieldsOf(patched, "kubectl-patch", "Update"),
+            R"({"f:data":{"f:b":{}}})");
 }
 
 TEST_F(PatchTest, ScalePatchRecordsScaleSubresourceManager) {

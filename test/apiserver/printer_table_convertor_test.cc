@@ -38,8 +38,7 @@ TEST_F(PrinterTableConvertorTest, BuiltinPrinters) {
   request.continue_token = "c";
   request.remaining_item_count = 4;
   absl::StatusOr<std::string> t = convertor_.ConvertToTable(
-      *pods,
-      {Obj(R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"a",
+      *pods, {Obj(R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"a",
           "resourceVersion":"5"},"spec":{"containers":[{"name":"c"}]},
           "status":{"phase":"Pending"}})")},
       request);

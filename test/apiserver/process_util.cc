@@ -108,7 +108,9 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
                          absl::Duration timeout) {
   ProcessResult result;
   int in[2], out[2], err[2];
-  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) return result;
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
+      pipe2(err, O_CLOEXEC) != 0)
+    return result;
   pid_t pid = Spawn(argv, env, in[0], out[1], err[1]);
   close(in[0]);
   close(out[1]);
@@ -133,8 +135,8 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
   int open_fds = 2;
   bool killed = false;
   while (open_fds > 0) {
-    int wait_ms = static_cast<int>(
-        std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now())));
+    int wait_ms = static_cast<int>(std::max<int64_t>(
+        0, absl::ToInt64Milliseconds(deadline - absl::Now())));
     int r = poll(fds, 2, wait_ms);
     if (r == 0) {
       kill(pid, SIGKILL);
@@ -170,8 +172,10 @@ BackgroundProcess::BackgroundProcess(
     const std::vector<std::string>& argv,
     const std::map<std::string, std::string>& env, const std::string& out_path,
     const std::string& err_path) {
-  int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int out =
+      open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int err =
+      open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
   pid_ = Spawn(argv, env, devnull, out, err);
   close(out);
@@ -212,8 +216,8 @@ LocalApiServerProcess::LocalApiServerProcess(
   std::vector<std::string> argv = {binary, "--port=0",
                                    "--kubeconfig-out=" + kubeconfig_};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
-  int err = open((dir + "/apiserver.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                 0644);
+  int err = open((dir + "/apiserver.log").c_str(),
+                 O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   pid_ = Spawn(argv, {}, -1, out[1], err);
   close(out[1]);
   close(err);

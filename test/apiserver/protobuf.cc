@@ -21,11 +21,11 @@ using Allocator = rapidjson::Document::AllocatorType;
 
 enum class Type {
   kString,
-  kBytes,        // base64 in JSON
-  kInt64,        // varint
-  kInt32,        // varint, truncated to 32 bits (negatives are sign-extended)
+  kBytes,  // base64 in JSON
+  kInt64,  // varint
+  kInt32,  // varint, truncated to 32 bits (negatives are sign-extended)
   kBool,
-  kTime,         // metav1.Time -> RFC 3339; the zero time (empty) -> null
+  kTime,  // metav1.Time -> RFC 3339; the zero time (empty) -> null
   kMessage,
   kInline,       // an embedded Go struct (`json:",inline"`): its fields
                  // land in the enclosing JSON object
@@ -79,7 +79,7 @@ const Message kOwnerReference{
      {3, "name", Type::kString, kKeepZero},
      {4, "uid", Type::kString, kKeepZero},
      {5, "apiVersion", Type::kString, kKeepZero},
-     {6, "controller", Type::kBool, kKeepZero},           // *bool
+     {6, "controller", Type::kBool, kKeepZero},            // *bool
      {7, "blockOwnerDeletion", Type::kBool, kKeepZero}}};  // *bool
 
 const Message kObjectMeta{
@@ -105,20 +105,18 @@ const Message kLabelSelectorRequirement{
      {2, "operator", Type::kString, kKeepZero},
      {3, "values", Type::kString, kRepeated}}};
 
-const Message kLabelSelector{
-    "meta/v1 LabelSelector",
-    {{1, "matchLabels", Type::kStringMap},
-     {2, "matchExpressions", Type::kMessage, kRepeated,
-      &kLabelSelectorRequirement}}};
+const Message kLabelSelector{"meta/v1 LabelSelector",
+                             {{1, "matchLabels", Type::kStringMap},
+                              {2, "matchExpressions", Type::kMessage, kRepeated,
+                               &kLabelSelectorRequirement}}};
 
-const Message kCondition{
-    "meta/v1 Condition",
-    {{1, "type", Type::kString, kKeepZero},
-     {2, "status", Type::kString, kKeepZero},
-     {3, "observedGeneration", Type::kInt64},
-     {4, "lastTransitionTime", Type::kTime},
-     {5, "reason", Type::kString, kKeepZero},
-     {6, "message", Type::kString, kKeepZero}}};
+const Message kCondition{"meta/v1 Condition",
+                         {{1, "type", Type::kString, kKeepZero},
+                          {2, "status", Type::kString, kKeepZero},
+                          {3, "observedGeneration", Type::kInt64},
+                          {4, "lastTransitionTime", Type::kTime},
+                          {5, "reason", Type::kString, kKeepZero},
+                          {6, "message", Type::kString, kKeepZero}}};
 
 const Message kIntOrString{"intstr IntOrString",
                            {{1, "type", Type::kInt64},
@@ -130,9 +128,9 @@ const Message kQuantity{"resource Quantity", {{1, "string", Type::kString}}};
 const Message kTime{"meta/v1 Time",
                     {{1, "seconds", Type::kInt64}, {2, "nanos", Type::kInt32}}};
 
-const Message kTypeMeta{"runtime TypeMeta",
-                        {{1, "apiVersion", Type::kString},
-                         {2, "kind", Type::kString}}};
+const Message kTypeMeta{
+    "runtime TypeMeta",
+    {{1, "apiVersion", Type::kString}, {2, "kind", Type::kString}}};
 
 // --- core/v1: what `kubectl create namespace|configmap|secret|
 // serviceaccount` send ---
@@ -141,11 +139,10 @@ const Message kNamespaceSpec{"v1 NamespaceSpec",
                              {{1, "finalizers", Type::kString, kRepeated}}};
 const Message kNamespaceStatus{"v1 NamespaceStatus",
                                {{1, "phase", Type::kString}}};
-const Message kNamespace{
-    "v1 Namespace",
-    {{1, "metadata", Type::kMessage, 0, &kObjectMeta},
-     {2, "spec", Type::kMessage, 0, &kNamespaceSpec},
-     {3, "status", Type::kMessage, 0, &kNamespaceStatus}}};
+const Message kNamespace{"v1 Namespace",
+                         {{1, "metadata", Type::kMessage, 0, &kObjectMeta},
+                          {2, "spec", Type::kMessage, 0, &kNamespaceSpec},
+                          {3, "status", Type::kMessage, 0, &kNamespaceStatus}}};
 const Message kConfigMap{"v1 ConfigMap",
                          {{1, "metadata", Type::kMessage, 0, &kObjectMeta},
                           {2, "data", Type::kStringMap},
@@ -188,11 +185,10 @@ const Message kObjectFieldSelector{
     "v1 ObjectFieldSelector",
     {{1, "apiVersion", Type::kString},
      {2, "fieldPath", Type::kString, kKeepZero}}};
-const Message kResourceFieldSelector{
-    "v1 ResourceFieldSelector",
-    {{1, "containerName", Type::kString},
-     {2, "resource", Type::kString, kKeepZero},
-     {3, "divisor", Type::kQuantity}}};
+const Message kResourceFieldSelector{"v1 ResourceFieldSelector",
+                                     {{1, "containerName", Type::kString},
+                                      {2, "resource", Type::kString, kKeepZero},
+                                      {3, "divisor", Type::kQuantity}}};
 // ConfigMapKeySelector and SecretKeySelector have the same shape.
 const std::vector<Field> kKeySelectorFields{
     {1, "localObjectReference", Type::kInline, 0, &kLocalObjectReference},
@@ -212,9 +208,9 @@ const Message kEnvVar{"v1 EnvVar",
                        {2, "value", Type::kString},
                        {3, "valueFrom", Type::kMessage, 0, &kEnvVarSource}}};
 
-const Message kResourceRequirements{"v1 ResourceRequirements",
-                                    {{1, "limits", Type::kQuantityMap},
-                                     {2, "requests", Type::kQuantityMap}}};
+const Message kResourceRequirements{
+    "v1 ResourceRequirements",
+    {{1, "limits", Type::kQuantityMap}, {2, "requests", Type::kQuantityMap}}};
 
 const Message kVolumeMount{
     "v1 VolumeMount",
@@ -237,12 +233,13 @@ const Message kHTTPGetAction{
      {3, "host", Type::kString},
      {4, "scheme", Type::kString},
      {5, "httpHeaders", Type::kMessage, kRepeated, &kHTTPHeader}}};
-const Message kTCPSocketAction{"v1 TCPSocketAction",
-                               {{1, "port", Type::kIntOrString},
-                                {2, "host", Type::kString}}};
-const Message kGRPCAction{"v1 GRPCAction",
-                          {{1, "port", Type::kInt32, kKeepZero},
-                           {2, "service", Type::kString, kKeepZero}}};  // *string
+const Message kTCPSocketAction{
+    "v1 TCPSocketAction",
+    {{1, "port", Type::kIntOrString}, {2, "host", Type::kString}}};
+const Message kGRPCAction{
+    "v1 GRPCAction",
+    {{1, "port", Type::kInt32, kKeepZero},
+     {2, "service", Type::kString, kKeepZero}}};  // *string
 const Message kProbeHandler{
     "v1 ProbeHandler",
     {{1, "exec", Type::kMessage, 0, &kExecAction},
@@ -303,7 +300,8 @@ const Message kPodSpec{
      {11, "hostNetwork", Type::kBool},
      {12, "hostPID", Type::kBool},
      {13, "hostIPC", Type::kBool},
-     {15, "imagePullSecrets", Type::kMessage, kRepeated, &kLocalObjectReference},
+     {15, "imagePullSecrets", Type::kMessage, kRepeated,
+      &kLocalObjectReference},
      {16, "hostname", Type::kString},
      {17, "subdomain", Type::kString},
      {19, "schedulerName", Type::kString},
@@ -332,13 +330,14 @@ const Message kPodTemplateSpec{
 
 // --- core/v1 Service: `kubectl create service ...` and `kubectl expose` ---
 
-const Message kServicePort{"v1 ServicePort",
-                           {{1, "name", Type::kString},
-                            {2, "protocol", Type::kString},
-                            {3, "port", Type::kInt32, kKeepZero},
-                            {4, "targetPort", Type::kIntOrString},
-                            {5, "nodePort", Type::kInt32},
-                            {6, "appProtocol", Type::kString, kKeepZero}}};  // *string
+const Message kServicePort{
+    "v1 ServicePort",
+    {{1, "name", Type::kString},
+     {2, "protocol", Type::kString},
+     {3, "port", Type::kInt32, kKeepZero},
+     {4, "targetPort", Type::kIntOrString},
+     {5, "nodePort", Type::kInt32},
+     {6, "appProtocol", Type::kString, kKeepZero}}};  // *string
 
 const Message kServiceSpec{
     "v1 ServiceSpec",
@@ -358,8 +357,8 @@ const Message kServiceSpec{
      {18, "clusterIPs", Type::kString, kRepeated},
      {19, "ipFamilies", Type::kString, kRepeated},
      {20, "allocateLoadBalancerNodePorts", Type::kBool, kKeepZero},  // *bool
-     {21, "loadBalancerClass", Type::kString, kKeepZero},           // *string
-     {22, "internalTrafficPolicy", Type::kString, kKeepZero}}};     // *string
+     {21, "loadBalancerClass", Type::kString, kKeepZero},            // *string
+     {22, "internalTrafficPolicy", Type::kString, kKeepZero}}};      // *string
 
 const Message kLoadBalancerIngress{
     "v1 LoadBalancerIngress",
@@ -396,17 +395,16 @@ const Message kDeploymentSpec{
      {3, "template", Type::kMessage, 0, &kPodTemplateSpec},
      {4, "strategy", Type::kMessage, 0, &kDeploymentStrategy},
      {5, "minReadySeconds", Type::kInt32},
-     {6, "revisionHistoryLimit", Type::kInt32, kKeepZero},      // *int32
+     {6, "revisionHistoryLimit", Type::kInt32, kKeepZero},  // *int32
      {7, "paused", Type::kBool},
      {9, "progressDeadlineSeconds", Type::kInt32, kKeepZero}}};  // *int32
-const Message kDeploymentCondition{
-    "apps/v1 DeploymentCondition",
-    {{1, "type", Type::kString, kKeepZero},
-     {2, "status", Type::kString, kKeepZero},
-     {4, "reason", Type::kString},
-     {5, "message", Type::kString},
-     {6, "lastUpdateTime", Type::kTime},
-     {7, "lastTransitionTime", Type::kTime}}};
+const Message kDeploymentCondition{"apps/v1 DeploymentCondition",
+                                   {{1, "type", Type::kString, kKeepZero},
+                                    {2, "status", Type::kString, kKeepZero},
+                                    {4, "reason", Type::kString},
+                                    {5, "message", Type::kString},
+                                    {6, "lastUpdateTime", Type::kTime},
+                                    {7, "lastTransitionTime", Type::kTime}}};
 const Message kDeploymentStatus{
     "apps/v1 DeploymentStatus",
     {{1, "observedGeneration", Type::kInt64},
@@ -695,9 +693,10 @@ absl::Status Decode(std::string_view data, const Message& m,
           rapidjson::Value v;
           st = DecodeDelimited(MapValueType(f->type), raw, &v, a, depth);
           if (!st.ok()) return st;
-          rapidjson::Value& map = Member(out, f->json, rapidjson::kObjectType, a);
-          rapidjson::Value name(key.data(),
-                                static_cast<rapidjson::SizeType>(key.size()), a);
+          rapidjson::Value& map =
+              Member(out, f->json, rapidjson::kObjectType, a);
+          rapidjson::Value name(
+              key.data(), static_cast<rapidjson::SizeType>(key.size()), a);
           auto it = map.FindMember(name);
           if (it != map.MemberEnd()) {
             it->value = v;  // the last entry for a key wins, as in Go
@@ -713,8 +712,7 @@ absl::Status Decode(std::string_view data, const Message& m,
     }
     if (f->flags & kRepeated) {
       Member(out, f->json, rapidjson::kArrayType, a).PushBack(value, a);
-    } else if (IsScalar(f->type) && !(f->flags & kKeepZero) &&
-               IsZero(value)) {
+    } else if (IsScalar(f->type) && !(f->flags & kKeepZero) && IsZero(value)) {
       out->RemoveMember(f->json);  // the last value wins, and it is empty
     } else {
       Member(out, f->json, rapidjson::kNullType, a) = value;

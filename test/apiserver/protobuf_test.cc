@@ -24,7 +24,8 @@ std::string Varint(uint64_t v) {
 }
 
 std::string Bytes(int field, const std::string& data) {
-  return Varint(static_cast<uint64_t>(field) << 3 | 2) + Varint(data.size()) + data;
+  return Varint(static_cast<uint64_t>(field) << 3 | 2) + Varint(data.size()) +
+         data;
 }
 
 std::string VarintField(int field, uint64_t v) {
@@ -68,8 +69,9 @@ std::string ConfigMap() {
 TEST(ProtobufTest, DecodesConfigMap) {
   auto json = KubernetesProtobufToJson(ConfigMap());
   ASSERT_TRUE(json.ok()) << json.status();
-  EXPECT_EQ(*json,
-            R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"team","labels":{"app":"web"}},"data":{"a":"b"}})");
+  EXPECT_EQ(
+      *json,
+      R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"team","labels":{"app":"web"}},"data":{"a":"b"}})");
 }
 
 // A map entry without its key or value is the empty string, as in Go. It
@@ -77,23 +79,26 @@ TEST(ProtobufTest, DecodesConfigMap) {
 TEST(ProtobufTest, MapEntryWithoutKeyOrValueIsEmpty) {
   std::string meta = Bytes(1, "c") + Bytes(11, "") + Bytes(12, Bytes(1, "k"));
   std::string data = Bytes(2, Bytes(2, "v"));
-  auto json = KubernetesProtobufToJson(
-      Envelope("ConfigMap", Bytes(1, meta) + data));
+  auto json =
+      KubernetesProtobufToJson(Envelope("ConfigMap", Bytes(1, meta) + data));
   ASSERT_TRUE(json.ok()) << json.status();
-  EXPECT_EQ(*json,
-            R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","labels":{"":""},"annotations":{"k":""}},"data":{"":"v"}})");
+  EXPECT_EQ(
+      *json,
+      R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","labels":{"":""},"annotations":{"k":""}},"data":{"":"v"}})");
 }
 
 TEST(ProtobufTest, DecodesNamespaceAndSecretBytesAsBase64) {
   auto ns = KubernetesProtobufToJson(
-      Envelope("Namespace", Bytes(1, Bytes(1, "team")) +
-                                Bytes(2, Bytes(1, "kubernetes"))));
+      Envelope("Namespace",
+               Bytes(1, Bytes(1, "team")) + Bytes(2, Bytes(1, "kubernetes"))));
   ASSERT_TRUE(ns.ok());
-  EXPECT_EQ(*ns,
-            R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team"},"spec":{"finalizers":["kubernetes"]}})");
-  auto secret = KubernetesProtobufToJson(Envelope(
-      "Secret", Bytes(1, Bytes(1, "s")) + Bytes(2, Bytes(1, "k") + Bytes(2, "hi")) +
-                    Bytes(3, "Opaque")));
+  EXPECT_EQ(
+      *ns,
+      R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team"},"spec":{"finalizers":["kubernetes"]}})");
+  auto secret = KubernetesProtobufToJson(
+      Envelope("Secret", Bytes(1, Bytes(1, "s")) +
+                             Bytes(2, Bytes(1, "k") + Bytes(2, "hi")) +
+                             Bytes(3, "Opaque")));
   ASSERT_TRUE(secret.ok());
   EXPECT_THAT(*secret, HasSubstr(R"("data":{"k":"aGk="})"));
   EXPECT_THAT(*secret, HasSubstr(R"("type":"Opaque")"));
@@ -191,8 +196,8 @@ TEST(ProtobufTest, DecodesWhatKubectlCreateServiceSends) {
 }
 
 std::string IntOrStringInt(int32_t v) {
-  return VarintField(1, 0) + VarintField(2, static_cast<uint64_t>(
-                                                static_cast<int64_t>(v))) +
+  return VarintField(1, 0) +
+         VarintField(2, static_cast<uint64_t>(static_cast<int64_t>(v))) +
          Bytes(3, "");
 }
 std::string IntOrStringStr(const std::string& s) {
@@ -216,8 +221,8 @@ TEST(ProtobufTest, IntOrStringIsANumberOrAString) {
                        {"port":53,"targetPort":0}]}})"));
 
   // Only types 0 (int) and 1 (string) exist.
-  auto bad = KubernetesProtobufToJson(Envelope(
-      "Service", Bytes(2, Bytes(1, Bytes(4, VarintField(1, 2))))));
+  auto bad = KubernetesProtobufToJson(
+      Envelope("Service", Bytes(2, Bytes(1, Bytes(4, VarintField(1, 2))))));
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
@@ -240,7 +245,7 @@ TEST(ProtobufTest, DecodesPod) {
                                          Bytes(2, "password")))) +
       Bytes(8, Bytes(1, quantity_cpu) + Bytes(2, quantity_mem)) +
       Bytes(11, Bytes(1, Bytes(2, Bytes(1, "/healthz") +
-                                        Bytes(2, IntOrStringStr("http")))) +
+                                      Bytes(2, IntOrStringStr("http")))) +
                     VarintField(4, 5)) +
       Bytes(13, "/dev/termination-log") + Bytes(14, "IfNotPresent") +
       VarintField(16, 1) + VarintField(17, 0) + VarintField(18, 1) +
@@ -284,18 +289,18 @@ TEST(ProtobufTest, DecodesPod) {
 }
 
 TEST(ProtobufTest, DecodesDeploymentSelectorAndStrategy) {
-  std::string selector =
-      Bytes(1, Bytes(1, "app") + Bytes(2, "web")) +
-      Bytes(2, Bytes(1, "tier") + Bytes(2, "In") + Bytes(3, "a") + Bytes(3, "b"));
+  std::string selector = Bytes(1, Bytes(1, "app") + Bytes(2, "web")) +
+                         Bytes(2, Bytes(1, "tier") + Bytes(2, "In") +
+                                      Bytes(3, "a") + Bytes(3, "b"));
   std::string strategy =
       Bytes(1, "RollingUpdate") +
       Bytes(2, Bytes(1, IntOrStringInt(0)) + Bytes(2, IntOrStringStr("50%")));
-  std::string spec = VarintField(1, 0) + Bytes(2, selector) +
-                     Bytes(3, Bytes(1, Bytes(11, Bytes(1, "app") +
-                                                     Bytes(2, "web"))) +
-                                  Bytes(2, Bytes(2, Bytes(1, "c")))) +
-                     Bytes(4, strategy) + VarintField(5, 0) +
-                     VarintField(6, 3) + VarintField(7, 0);
+  std::string spec =
+      VarintField(1, 0) + Bytes(2, selector) +
+      Bytes(3, Bytes(1, Bytes(11, Bytes(1, "app") + Bytes(2, "web"))) +
+                   Bytes(2, Bytes(2, Bytes(1, "c")))) +
+      Bytes(4, strategy) + VarintField(5, 0) + VarintField(6, 3) +
+      VarintField(7, 0);
   auto json = KubernetesProtobufToJson(Envelope(
       "apps/v1", "Deployment", Bytes(1, Bytes(1, "web")) + Bytes(2, spec)));
   ASSERT_TRUE(json.ok()) << json.status();
@@ -314,8 +319,8 @@ TEST(ProtobufTest, DecodesDeploymentSelectorAndStrategy) {
 
 TEST(ProtobufTest, UnknownFieldIsRefusedNamingMessageAndField) {
   std::string container = Bytes(1, "c") + Bytes(99, "x");
-  auto r = KubernetesProtobufToJson(
-      Envelope("Pod", Bytes(2, Bytes(2, container))));
+  auto r =
+      KubernetesProtobufToJson(Envelope("Pod", Bytes(2, Bytes(2, container))));
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(r.status().message(),
               HasSubstr("protobuf field 99 of v1 Container"));
@@ -327,8 +332,7 @@ TEST(ProtobufTest, UnknownFieldIsRefusedNamingMessageAndField) {
   EXPECT_THAT(r.status().message(), HasSubstr("field 36 of v1 PodSpec"));
 
   // A Pod's status must come empty.
-  r = KubernetesProtobufToJson(
-      Envelope("Pod", Bytes(3, Bytes(2, "Running"))));
+  r = KubernetesProtobufToJson(Envelope("Pod", Bytes(3, Bytes(2, "Running"))));
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(r.status().message(), HasSubstr("field 2 of v1 PodStatus"));
 
@@ -337,7 +341,8 @@ TEST(ProtobufTest, UnknownFieldIsRefusedNamingMessageAndField) {
       Envelope("apps/v1", "Deployment",
                Bytes(1, Bytes(1, "d") + Bytes(17, Bytes(1, "kubectl")))));
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(r.status().message(), HasSubstr("field 17 of meta/v1 ObjectMeta"));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("field 17 of meta/v1 ObjectMeta"));
 }
 
 TEST(ProtobufTest, TruncatedOrMistypedInputIsMalformed) {
@@ -381,7 +386,9 @@ TEST(ProtobufTest, MalformedInputNeverCrashes) {
     (void)KubernetesProtobufToJson(flipped);
   }
   // A length beyond the input.
-  EXPECT_FALSE(KubernetesProtobufToJson(std::string("k8s\0", 4) + "\x12\xff\xff\xff\x0f").ok());
+  EXPECT_FALSE(
+      KubernetesProtobufToJson(std::string("k8s\0", 4) + "\x12\xff\xff\xff\x0f")
+          .ok());
 }
 
 }  // namespace

@@ -41,8 +41,7 @@ class PythonClientTest : public ::testing::Test {
 
   void Start(ApiServerOptions options) {
     ASSERT_EQ(access(kPython, X_OK), 0) << kPython << " is missing";
-    ProcessResult probe =
-        RunProcess({kPython, "-c", "import kubernetes"}, {});
+    ProcessResult probe = RunProcess({kPython, "-c", "import kubernetes"}, {});
     ASSERT_EQ(probe.exit_code, 0)
         << "the Python Kubernetes client (python3-kubernetes) is missing: "
         << probe.err;
@@ -202,8 +201,9 @@ for ev in w.stream(v1.list_namespaced_config_map, "default",
         w.stop()
 print("events", seen)
 )");
-  EXPECT_THAT(out, HasSubstr(
-      "events [('ADDED', 'b'), ('MODIFIED', 'a'), ('DELETED', 'b')]"));
+  EXPECT_THAT(
+      out, HasSubstr(
+               "events [('ADDED', 'b'), ('MODIFIED', 'a'), ('DELETED', 'b')]"));
 }
 
 TEST_F(PythonClientTest, TooOldResourceVersionIsApiException410) {

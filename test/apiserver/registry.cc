@@ -5,7 +5,6 @@
 #include <random>
 #include <utility>
 
-#include "test/apiserver/str_util.h"
 #include "absl/random/random.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -17,12 +16,13 @@
 #include "api/patch/json_patch.h"
 #include "api/patch/json_util.h"
 #include "api/patch/merge_patch.h"
-#include "test/apiserver/managed_fields.h"
 #include "glog/logging.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "runtime/base/status_macros.h"
 #include "test/apiserver/api_error.h"
+#include "test/apiserver/managed_fields.h"
+#include "test/apiserver/str_util.h"
 
 namespace kcr {
 namespace apiserver {
@@ -91,9 +91,9 @@ bool IsDns1123Subdomain(std::string_view s) {
   size_t start = 0;
   while (true) {
     size_t dot = s.find('.', start);
-    std::string_view part = s.substr(
-        start, dot == std::string_view::npos ? std::string_view::npos
-                                               : dot - start);
+    std::string_view part =
+        s.substr(start, dot == std::string_view::npos ? std::string_view::npos
+                                                      : dot - start);
     if (part.empty() || !IsAlnumLower(part.front()) ||
         !IsAlnumLower(part.back())) {
       return false;
@@ -132,7 +132,8 @@ void ValidateMeta(const ResourceInfo& r, const api::ObjectBuilder& b,
     if (IsNamespaceResource(r)) {
       if (name.size() > 63) {
         errors->push_back(Err(FieldError::Type::kInvalid, "metadata.name",
-                              Quote(name), "must be no more than 63 characters"));
+                              Quote(name),
+                              "must be no more than 63 characters"));
       } else if (!IsDns1123Label(name)) {
         errors->push_back(Err(
             FieldError::Type::kInvalid, "metadata.name", Quote(name),
@@ -152,7 +153,8 @@ void ValidateMeta(const ResourceInfo& r, const api::ObjectBuilder& b,
       }
     } else if (name.size() > 253) {
       errors->push_back(Err(FieldError::Type::kInvalid, "metadata.name",
-                            Quote(name), "must be no more than 253 characters"));
+                            Quote(name),
+                            "must be no more than 253 characters"));
     } else if (!IsDns1123Subdomain(name)) {
       errors->push_back(Err(
           FieldError::Type::kInvalid, "metadata.name", Quote(name),
@@ -160,7 +162,8 @@ void ValidateMeta(const ResourceInfo& r, const api::ObjectBuilder& b,
           "alphanumeric characters, '-' or '.', and must start and end with "
           "an alphanumeric character (e.g. 'example.com', regex used for "
           "validation is "
-          "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"));
+          "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'"
+          ")"));
     }
   }
   const Value* labels = b.Find("/metadata/labels");
@@ -232,7 +235,8 @@ bool SameManagedFieldsButTimes(const Value& a, const Value& b) {
       if (std::string_view(m.name.GetString()) == "time") continue;
       ++counted;
       const Value* other = Member(y, m.name.GetString());
-      if (other == nullptr || !api::JsonDeepEqual(m.value, *other)) return false;
+      if (other == nullptr || !api::JsonDeepEqual(m.value, *other))
+        return false;
     }
     const size_t y_count = y.MemberCount() - (Member(y, "time") != nullptr);
     if (counted != y_count) return false;
@@ -355,7 +359,8 @@ void ApplyBuiltinDefaults(const ResourceInfo& r, api::ObjectBuilder* b) {
     DefaultPodSpec(b, "/spec");
   } else if (r.group() == "apps" && r.resource() == "deployments") {
     if (b->Find("/spec") == nullptr) return;
-    if (b->Find("/spec/replicas") == nullptr) (void)b->SetInt("/spec/replicas", 1);
+    if (b->Find("/spec/replicas") == nullptr)
+      (void)b->SetInt("/spec/replicas", 1);
     if (b->Find("/spec/revisionHistoryLimit") == nullptr) {
       (void)b->SetInt("/spec/revisionHistoryLimit", 10);
     }
@@ -580,13 +585,17 @@ absl::Status Registry::DecodeContinue(std::string_view token, int64_t* rv,
   const Value* v = Member(d, "v");
   if (v == nullptr || !v->IsString() ||
       std::string_view(v->GetString()) != "meta.k8s.io/v1") {
-    return bad("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+    return bad(
+        "continue key is not valid: incorrect encoded start resourceVersion "
+        "(version meta.k8s.io/v1)");
   }
   const Value* r = Member(d, "rv");
   const Value* s = Member(d, "start");
   if (r == nullptr || !r->IsInt64() || r->GetInt64() <= 0 || s == nullptr ||
       !s->IsString()) {
-    return bad("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+    return bad(
+        "continue key is not valid: incorrect encoded start resourceVersion "
+        "(version meta.k8s.io/v1)");
   }
   *rv = r->GetInt64();
   *start = std::string(s->GetString(), s->GetStringLength());
@@ -606,10 +615,9 @@ api::ObjectPtr Registry::AtVersion(const api::ObjectPtr& object,
 
 bool Registry::Matches(const api::Object& object, const ListOptions& options) {
   if (!options.label_selector.Empty() &&
-      !options.label_selector.Matches(
-          object.metadata().HasMember("labels")
-              ? &object.metadata()["labels"]
-              : nullptr)) {
+      !options.label_selector.Matches(object.metadata().HasMember("labels")
+                                          ? &object.metadata()["labels"]
+                                          : nullptr)) {
     return false;
   }
   if (!options.field_selector.Empty() &&
@@ -623,8 +631,7 @@ absl::Status Registry::ValidateSelectors(const ResourceInfo& resource,
                                          const ListOptions& options) {
   for (const api::FieldRequirement& r : options.field_selector.requirements()) {
     if (!resource.SupportsFieldLabel(r.field)) {
-      return ApiError::BadRequest(
-                 Cat("field label not supported: ", r.field))
+      return ApiError::BadRequest(Cat("field label not supported: ", r.field))
           .ToStatus();
     }
   }
@@ -666,9 +673,9 @@ absl::StatusOr<ListResult> Registry::List(const ResourceInfo& resource,
   }
   if (!match.empty()) {
     if (match != "Exact" && match != "NotOlderThan") {
-      errors.push_back(Err(FieldError::Type::kNotSupported,
-                           "resourceVersionMatch", Quote(match),
-                           "supported values: \"Exact\", \"NotOlderThan\", \"\""));
+      errors.push_back(Err(
+          FieldError::Type::kNotSupported, "resourceVersionMatch", Quote(match),
+          "supported values: \"Exact\", \"NotOlderThan\", \"\""));
     } else if (rv.empty()) {
       errors.push_back(Err(FieldError::Type::kForbidden, "resourceVersionMatch",
                            "",
@@ -693,8 +700,7 @@ absl::StatusOr<ListResult> Registry::List(const ResourceInfo& resource,
   KCR_RETURN_IF_ERROR(ValidateSelectors(resource, options));
   int64_t requested = 0;
   if (!rv.empty() && !absl::SimpleAtoi(rv, &requested)) {
-    return ApiError::BadRequest(
-               Cat("invalid resource version: ", Quote(rv)))
+    return ApiError::BadRequest(Cat("invalid resource version: ", Quote(rv)))
         .ToStatus();
   }
   Storage::ListOptions so;
@@ -713,9 +719,8 @@ absl::StatusOr<ListResult> Registry::List(const ResourceInfo& resource,
                  "continue")
           .ToStatus();
     }
-    KCR_RETURN_IF_ERROR(
-        DecodeContinue(options.continue_token, &so.at_resource_version,
-                       &so.start_key));
+    KCR_RETURN_IF_ERROR(DecodeContinue(options.continue_token,
+                                       &so.at_resource_version, &so.start_key));
     if (so.at_resource_version < storage_->OldestResourceVersion()) {
       return ApiError::Expired(
                  "The provided continue parameter is too old to display a "
@@ -730,13 +735,12 @@ absl::StatusOr<ListResult> Registry::List(const ResourceInfo& resource,
     }
   } else if (match == "Exact") {
     so.at_resource_version = requested;
-  } else if (requested > 0 &&
-             requested > storage_->CurrentResourceVersion()) {
+  } else if (requested > 0 && requested > storage_->CurrentResourceVersion()) {
     ApiError e;
     e.code = 504;
     e.reason = "Timeout";
     e.message = Cat("Too large resource version: ", requested,
-                             ", current: ", storage_->CurrentResourceVersion());
+                    ", current: ", storage_->CurrentResourceVersion());
     e.causes.push_back(
         {"ResourceVersionTooLarge", "Too large resource version", ""});
     e.retry_after_seconds = 1;
@@ -758,23 +762,21 @@ absl::StatusOr<ListResult> Registry::List(const ResourceInfo& resource,
   return out;
 }
 
-absl::Status Registry::PrepareCreate(const ResourceInfo& r,
-                                     std::string_view ns,
+absl::Status Registry::PrepareCreate(const ResourceInfo& r, std::string_view ns,
                                      api::ObjectBuilder* b) const {
   std::string api_version = StringAt(*b, "/apiVersion");
   std::string kind = StringAt(*b, "/kind");
   if (!api_version.empty() && api_version != r.api_version()) {
     return ApiError::BadRequest(
                Cat("the API version in the data (", api_version,
-                            ") does not match the expected API version (",
-                            r.api_version(), ")"))
+                   ") does not match the expected API version (",
+                   r.api_version(), ")"))
         .ToStatus();
   }
   if (!kind.empty() && kind != r.kind()) {
-    return ApiError::BadRequest(
-               Cat("the kind in the data (", kind,
-                            ") does not match the expected kind (", r.kind(),
-                            ")"))
+    return ApiError::BadRequest(Cat("the kind in the data (", kind,
+                                    ") does not match the expected kind (",
+                                    r.kind(), ")"))
         .ToStatus();
   }
   b->SetApiVersion(api::GroupVersion(r.group(), r.storage_version).ToString());
@@ -802,10 +804,9 @@ absl::Status Registry::PrepareCreate(const ResourceInfo& r,
   }
   std::string name = StringAt(*b, "/metadata/name");
   if (name.empty() && StringAt(*b, "/metadata/generateName").empty()) {
-    return ApiError::Invalid(
-               r.group_kind(), "",
-               {Err(FieldError::Type::kRequired, "metadata.name", "",
-                    "name or generateName is required")})
+    return ApiError::Invalid(r.group_kind(), "",
+                             {Err(FieldError::Type::kRequired, "metadata.name",
+                                  "", "name or generateName is required")})
         .ToStatus();
   }
   b->SetUid(NewUid());
@@ -826,7 +827,8 @@ absl::Status Registry::PrepareCreate(const ResourceInfo& r,
     (void)b->SetJson("/status", R"({"phase":"Active"})");
     if (!name.empty()) b->SetLabel("kubernetes.io/metadata.name", name);
   } else if (r.group().empty() && r.resource() == "pods") {
-    (void)b->SetJson("/status", R"({"phase":"Pending","qosClass":"BestEffort"})");
+    (void)b->SetJson("/status",
+                     R"({"phase":"Pending","qosClass":"BestEffort"})");
   } else if (r.group() == "apps" && r.resource() == "deployments") {
     (void)b->SetJson("/status", "{}");
   } else if (r.group().empty() && r.resource() == "services") {
@@ -845,7 +847,8 @@ absl::Status Registry::PrepareCreate(const ResourceInfo& r,
     (void)ResourceRegistry::FromCRD(b->json(), &errors);
   }
   if (!errors.empty()) {
-    std::string n = name.empty() ? StringAt(*b, "/metadata/generateName") : name;
+    std::string n =
+        name.empty() ? StringAt(*b, "/metadata/generateName") : name;
     return ApiError::Invalid(r.group_kind(), name, errors).ToStatus();
   }
   return absl::OkStatus();
@@ -860,10 +863,9 @@ absl::Status Registry::CheckNamespace(const ResourceInfo& r,
     return ApiError::NotFound({"", "namespaces"}, ns).ToStatus();
   }
   if (n->being_deleted()) {
-    return ApiError::Forbidden(
-               r.group_resource(), name,
-               Cat("unable to create new content in namespace ", ns,
-                            " because it is being terminated"))
+    return ApiError::Forbidden(r.group_resource(), name,
+                               Cat("unable to create new content in namespace ",
+                                   ns, " because it is being terminated"))
         .ToStatus();
   }
   return absl::OkStatus();
@@ -875,7 +877,8 @@ absl::StatusOr<Mutation> Registry::CreateLocked(const ResourceInfo& r,
   std::string name = StringAt(b, "/metadata/name");
   if (current != nullptr) {
     ApiError e = ApiError::AlreadyExists(r.group_resource(), name);
-    if (current->being_deleted()) e.message = "object is being deleted: " + e.message;
+    if (current->being_deleted())
+      e.message = "object is being deleted: " + e.message;
     return e.ToStatus();
   }
   std::vector<FieldError> errors;
@@ -906,8 +909,8 @@ void CollectUnknown(const Value& before, const Value& after,
   } else if (before.IsArray() && after.IsArray() &&
              before.Size() == after.Size()) {
     for (rapidjson::SizeType i = 0; i < before.Size(); ++i) {
-      CollectUnknown(before[i], after[i], Cat(path, "[", static_cast<int>(i), "]"),
-                     depth + 1, out);
+      CollectUnknown(before[i], after[i],
+                     Cat(path, "[", static_cast<int>(i), "]"), depth + 1, out);
     }
   }
 }
@@ -929,7 +932,8 @@ absl::Status Registry::CheckUnknownFields(const ResourceInfo& r,
   CollectUnknown(object, pruned, "", 0, &unknown);
   if (unknown.empty()) return absl::OkStatus();
   std::vector<std::string> texts;
-  for (const std::string& f : unknown) texts.push_back(Cat("unknown field ", Quote(f)));
+  for (const std::string& f : unknown)
+    texts.push_back(Cat("unknown field ", Quote(f)));
   if (mode == "Strict") {
     return ApiError::BadRequest(
                Cat(r.kind(), " in version ", Quote(r.version()),
@@ -946,12 +950,9 @@ absl::Status Registry::CheckUnknownFields(const ResourceInfo& r,
 namespace {
 
 // Runs a write for real, or (dry run) computes it without storing.
-absl::StatusOr<Storage::WriteResult> RunWrite(Storage* storage,
-                                              const std::string& collection,
-                                              std::string_view ns,
-                                              std::string_view name,
-                                              bool dry_run,
-                                              const Storage::UpdateFunc& fn) {
+absl::StatusOr<Storage::WriteResult> RunWrite(
+    Storage* storage, const std::string& collection, std::string_view ns,
+    std::string_view name, bool dry_run, const Storage::UpdateFunc& fn) {
   if (!dry_run) return storage->Write(collection, ns, name, fn);
   api::ObjectPtr preview;
   Mutation::Op op = Mutation::Op::kKeep;
@@ -1007,12 +1008,12 @@ absl::StatusOr<WriteResult> Registry::Create(const ResourceInfo& r,
     }
     std::string obj_ns = r.namespaced() ? std::string(ns) : "";
     const api::ObjectBuilder& proto = object;
-    auto result = RunWrite(
-        storage_, r.StorageKey(), obj_ns, name, options.dry_run,
-        [&](const api::ObjectPtr& cur) -> absl::StatusOr<Mutation> {
-          KCR_ASSIGN_OR_RETURN(api::ObjectPtr copy, proto.Build());
-          return CreateLocked(r, cur, copy->ToBuilder());
-        });
+    auto result =
+        RunWrite(storage_, r.StorageKey(), obj_ns, name, options.dry_run,
+                 [&](const api::ObjectPtr& cur) -> absl::StatusOr<Mutation> {
+                   KCR_ASSIGN_OR_RETURN(api::ObjectPtr copy, proto.Build());
+                   return CreateLocked(r, cur, copy->ToBuilder());
+                 });
     if (!result.ok()) {
       if (generated && api::IsAlreadyExists(result.status()) && attempt < 8) {
         continue;
@@ -1028,17 +1029,15 @@ absl::StatusOr<WriteResult> Registry::Create(const ResourceInfo& r,
   }
 }
 
-absl::StatusOr<Mutation> Registry::UpdateLocked(const ResourceInfo& r,
-                                                const api::ObjectPtr& current,
-                                                api::ObjectBuilder b,
-                                                const std::string& sub,
-                                                bool is_patch,
-                                                const WriteManager* manager) const {
+absl::StatusOr<Mutation> Registry::UpdateLocked(
+    const ResourceInfo& r, const api::ObjectPtr& current, api::ObjectBuilder b,
+    const std::string& sub, bool is_patch, const WriteManager* manager) const {
   std::string name = StringAt(b, "/metadata/name");
   rapidjson::Document applied_fields;
   if (manager != nullptr && manager->apply) {
     const Value* mf = b.Find("/metadata/managedFields");
-    if (mf != nullptr) applied_fields.CopyFrom(*mf, applied_fields.GetAllocator());
+    if (mf != nullptr)
+      applied_fields.CopyFrom(*mf, applied_fields.GetAllocator());
   }
   if (current == nullptr) {
     return ApiError::NotFound(r.group_resource(), name).ToStatus();
@@ -1051,15 +1050,14 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(const ResourceInfo& r,
       api_version != current->api_version()) {
     return ApiError::BadRequest(
                Cat("the API version in the data (", api_version,
-                            ") does not match the expected API version (",
-                            r.api_version(), ")"))
+                   ") does not match the expected API version (",
+                   r.api_version(), ")"))
         .ToStatus();
   }
   if (!kind.empty() && kind != r.kind()) {
-    return ApiError::BadRequest(
-               Cat("the kind in the data (", kind,
-                            ") does not match the expected kind (", r.kind(),
-                            ")"))
+    return ApiError::BadRequest(Cat("the kind in the data (", kind,
+                                    ") does not match the expected kind (",
+                                    r.kind(), ")"))
         .ToStatus();
   }
   // Optimistic concurrency.
@@ -1123,11 +1121,11 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(const ResourceInfo& r,
       }
     }
     if (!added.empty()) {
-      errors.push_back(Err(
-          FieldError::Type::kForbidden, "metadata.finalizers", "",
-          Cat("no new finalizers can be added if the object is "
-                       "being deleted, found new finalizers []string{",
-                       absl::StrJoin(added, ", "), "}")));
+      errors.push_back(
+          Err(FieldError::Type::kForbidden, "metadata.finalizers", "",
+              Cat("no new finalizers can be added if the object is "
+                  "being deleted, found new finalizers []string{",
+                  absl::StrJoin(added, ", "), "}")));
     }
   }
   ValidateMeta(r, out, &errors);
@@ -1148,7 +1146,8 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(const ResourceInfo& r,
   }
   if (manager != nullptr && manager->apply) {
     out.Remove("/metadata/managedFields");
-    if (!applied_fields.IsNull()) (void)out.Set("/metadata/managedFields", applied_fields);
+    if (!applied_fields.IsNull())
+      (void)out.Set("/metadata/managedFields", applied_fields);
   } else if (manager != nullptr) {
     KCR_RETURN_IF_ERROR(RecordWriteManagedFields(
         r, &cur, &out.json(), out.allocator(), manager->field_manager,
@@ -1186,10 +1185,9 @@ absl::StatusOr<WriteResult> Registry::Update(const ResourceInfo& r,
                                              const WriteOptions& options) {
   std::string body_name = StringAt(object, "/metadata/name");
   if (body_name != name) {
-    return ApiError::BadRequest(
-               Cat("the name of the object (", body_name,
-                            ") does not match the name on the URL (", name,
-                            ")"))
+    return ApiError::BadRequest(Cat("the name of the object (", body_name,
+                                    ") does not match the name on the URL (",
+                                    name, ")"))
         .ToStatus();
   }
   std::string body_ns = StringAt(object, "/metadata/namespace");
@@ -1225,12 +1223,9 @@ absl::StatusOr<WriteResult> Registry::Update(const ResourceInfo& r,
   return out;
 }
 
-absl::StatusOr<WriteResult> Registry::Patch(const ResourceInfo& r,
-                                            std::string_view ns,
-                                            std::string_view name,
-                                            PatchType type,
-                                            std::string_view patch,
-                                            const PatchOptions& options) {
+absl::StatusOr<WriteResult> Registry::Patch(
+    const ResourceInfo& r, std::string_view ns, std::string_view name,
+    PatchType type, std::string_view patch, const PatchOptions& options) {
   // The one place patch content types are dispatched.
   static constexpr char kAccepted[] =
       "the body of the request was in an unknown format - accepted media "
@@ -1238,13 +1233,13 @@ absl::StatusOr<WriteResult> Registry::Patch(const ResourceInfo& r,
       "application/merge-patch+json, application/apply-patch+yaml";
   if (type == PatchType::kStrategicMerge &&
       (r.custom || !options_.patch_handlers.strategic_merge)) {
-    std::string msg = r.custom
-                          ? kAccepted
-                          : "the body of the request was in an unknown format - "
-                            "accepted media types include: "
-                            "application/json-patch+json, "
-                            "application/merge-patch+json (strategic merge "
-                            "patch is not yet supported by this server)";
+    std::string msg =
+        r.custom ? kAccepted
+                 : "the body of the request was in an unknown format - "
+                   "accepted media types include: "
+                   "application/json-patch+json, "
+                   "application/merge-patch+json (strategic merge "
+                   "patch is not yet supported by this server)";
     return ApiError::UnsupportedMediaType(msg).ToStatus();
   }
   if (type == PatchType::kApply && !options_.patch_handlers.apply) {
@@ -1257,8 +1252,8 @@ absl::StatusOr<WriteResult> Registry::Patch(const ResourceInfo& r,
   }
   std::vector<FieldError> option_errors;
   if (type == PatchType::kApply && options.field_manager.empty()) {
-    option_errors.push_back(Err(FieldError::Type::kRequired, "fieldManager",
-                                "", "is required for apply patch"));
+    option_errors.push_back(Err(FieldError::Type::kRequired, "fieldManager", "",
+                                "is required for apply patch"));
   }
   if (type != PatchType::kApply && options.force.has_value()) {
     option_errors.push_back(Err(FieldError::Type::kForbidden, "force", "",
@@ -1282,8 +1277,8 @@ absl::StatusOr<WriteResult> Registry::Patch(const ResourceInfo& r,
   }
   std::vector<std::string> warnings;
   if (type != PatchType::kJson) {
-    KCR_RETURN_IF_ERROR(CheckUnknownFields(r, patch_doc,
-                                           options.field_validation, &warnings));
+    KCR_RETURN_IF_ERROR(
+        CheckUnknownFields(r, patch_doc, options.field_validation, &warnings));
   }
   std::string obj_ns = r.namespaced() ? std::string(ns) : "";
   const std::string sub = options.subresource;
@@ -1297,9 +1292,8 @@ absl::StatusOr<WriteResult> Registry::Patch(const ResourceInfo& r,
       [&](const api::ObjectPtr& cur) -> absl::StatusOr<Mutation> {
         created = false;
         rapidjson::Document patched;
-        PatchHandlers::ApplyRequest apply_request{options.field_manager,
-                                                  options.force.value_or(false),
-                                                  sub};
+        PatchHandlers::ApplyRequest apply_request{
+            options.field_manager, options.force.value_or(false), sub};
         if (cur == nullptr) {
           if (type != PatchType::kApply || !sub.empty()) {
             return ApiError::NotFound(r.group_resource(), name).ToStatus();
@@ -1307,7 +1301,8 @@ absl::StatusOr<WriteResult> Registry::Patch(const ResourceInfo& r,
           KCR_RETURN_IF_ERROR(options_.patch_handlers.apply(
               r, nullptr, patch_doc, apply_request, &patched));
           if (!patched.IsObject()) {
-            return ApiError::BadRequest("the applied object is not a JSON object")
+            return ApiError::BadRequest(
+                       "the applied object is not a JSON object")
                 .ToStatus();
           }
           api::ObjectBuilder b;
@@ -1318,8 +1313,7 @@ absl::StatusOr<WriteResult> Registry::Patch(const ResourceInfo& r,
           } else if (pname != name) {
             return ApiError::BadRequest(
                        Cat("the name of the object (", pname,
-                                    ") does not match the name on the URL (",
-                                    name, ")"))
+                           ") does not match the name on the URL (", name, ")"))
                 .ToStatus();
           }
           KCR_RETURN_IF_ERROR(PrepareCreate(r, ns, &b));
@@ -1372,7 +1366,8 @@ absl::StatusOr<WriteResult> Registry::Patch(const ResourceInfo& r,
               .ToStatus();
         }
         if (sub == "scale") {
-          const Value* replicas = api::ResolveJsonPointer(patched, "/spec/replicas");
+          const Value* replicas =
+              api::ResolveJsonPointer(patched, "/spec/replicas");
           if (replicas == nullptr || !replicas->IsInt64()) {
             return ApiError::BadRequest("spec.replicas must be an integer")
                 .ToStatus();
@@ -1389,8 +1384,7 @@ absl::StatusOr<WriteResult> Registry::Patch(const ResourceInfo& r,
         if (pname != name) {
           return ApiError::BadRequest(
                      Cat("the name of the object (", pname,
-                                  ") does not match the name on the URL (",
-                                  name, ")"))
+                         ") does not match the name on the URL (", name, ")"))
               .ToStatus();
         }
         if (StringAt(b, "/metadata/resourceVersion").empty()) {
@@ -1406,7 +1400,8 @@ absl::StatusOr<WriteResult> Registry::Patch(const ResourceInfo& r,
   out.warnings = warnings;
   out.created = created;
   out.object = AtVersion(result->object, r);
-  if (sub == "scale") return WriteResult{GetScale(r, ns, name).value_or(out.object), false};
+  if (sub == "scale")
+    return WriteResult{GetScale(r, ns, name).value_or(out.object), false};
   return out;
 }
 
@@ -1449,16 +1444,15 @@ absl::StatusOr<DeleteResult> Registry::Delete(const ResourceInfo& r,
           return ApiError::Conflict(
                      r.group_resource(), name,
                      Cat("Precondition failed: UID in precondition: ",
-                                  options.precondition_uid,
-                                  ", UID in object meta: ", cur->uid()))
+                         options.precondition_uid,
+                         ", UID in object meta: ", cur->uid()))
               .ToStatus();
         }
         if (!options.precondition_resource_version.empty() &&
             options.precondition_resource_version != cur->resource_version()) {
           return ApiError::Conflict(
                      r.group_resource(), name,
-                     Cat(
-                         "Precondition failed: ResourceVersion in "
+                     Cat("Precondition failed: ResourceVersion in "
                          "precondition: ",
                          options.precondition_resource_version,
                          ", ResourceVersion in object meta: ",
@@ -1473,8 +1467,9 @@ absl::StatusOr<DeleteResult> Registry::Delete(const ResourceInfo& r,
         if (options.propagation_policy == "Foreground") {
           b.AddFinalizer(kForegroundFinalizer);
         }
-        bool wait = !Finalizers(b).empty() ||
-                    (IsNamespaceResource(r) && !NamespaceSpecFinalizers(b).empty());
+        bool wait =
+            !Finalizers(b).empty() ||
+            (IsNamespaceResource(r) && !NamespaceSpecFinalizers(b).empty());
         if (!wait) return Mutation::Remove();
         (void)b.SetString("/metadata/deletionTimestamp", now);
         (void)b.SetInt("/metadata/deletionGracePeriodSeconds", 0);
@@ -1528,9 +1523,10 @@ absl::StatusOr<api::ObjectPtr> ScaleOf(const ResourceInfo& r,
   b.SetResourceVersion(o->resource_version());
   (void)b.SetString("/metadata/creationTimestamp", o->creation_timestamp());
   const Value* spec_replicas = o->Find(r.scale.spec_replicas);
-  (void)b.SetInt("/spec/replicas", spec_replicas != nullptr && spec_replicas->IsInt64()
-                                       ? spec_replicas->GetInt64()
-                                       : 0);
+  (void)b.SetInt("/spec/replicas",
+                 spec_replicas != nullptr && spec_replicas->IsInt64()
+                     ? spec_replicas->GetInt64()
+                     : 0);
   const Value* status_replicas = o->Find(r.scale.status_replicas);
   (void)b.SetInt("/status/replicas",
                  status_replicas != nullptr && status_replicas->IsInt64()
@@ -1649,8 +1645,8 @@ void Registry::CleanUpCRD(const api::ObjectPtr& crd) {
     }
     if (storage_->Count(r.StorageKey()) != 0) return;  // finalizers pending
   }
-  ResourceInfoPtr crds =
-      resources_->Lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions");
+  ResourceInfoPtr crds = resources_->Lookup("apiextensions.k8s.io", "v1",
+                                            "customresourcedefinitions");
   auto result = storage_->Write(
       crds->StorageKey(), "", crd->name(),
       [&](const api::ObjectPtr& cur) -> absl::StatusOr<Mutation> {
@@ -1662,7 +1658,8 @@ void Registry::CleanUpCRD(const api::ObjectPtr& crd) {
         return UpdateLocked(*crds, cur, std::move(b), "", true);
       });
   if (!result.ok()) {
-    LOG(WARNING) << "crd cleanup crd=" << crd->name() << ": " << result.status();
+    LOG(WARNING) << "crd cleanup crd=" << crd->name() << ": "
+                 << result.status();
     return;
   }
   if (result->op == Mutation::Op::kRemove) {

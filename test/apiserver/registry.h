@@ -35,10 +35,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include <string_view>
 #include "api/object.h"
 #include "api/patch/patch_type.h"
 #include "api/selector/field_selector.h"
@@ -59,10 +59,9 @@ using api::PatchType;
 // becomes 422 Invalid (apply conflicts should carry a 409 ApiError).
 struct PatchHandlers {
   // Strategic merge patch for built-in kinds (`resource` tells the kind).
-  std::function<absl::Status(const ResourceInfo& resource,
-                             const rapidjson::Value& live,
-                             const rapidjson::Value& patch,
-                             rapidjson::Document* result)>
+  std::function<absl::Status(
+      const ResourceInfo& resource, const rapidjson::Value& live,
+      const rapidjson::Value& patch, rapidjson::Document* result)>
       strategic_merge;
   // Server-side apply. `live` is null when the object does not exist (apply
   // creates it).
@@ -71,11 +70,10 @@ struct PatchHandlers {
     bool force = false;
     std::string subresource;
   };
-  std::function<absl::Status(const ResourceInfo& resource,
-                             const rapidjson::Value* live,
-                             const rapidjson::Value& applied,
-                             const ApplyRequest& request,
-                             rapidjson::Document* result)>
+  std::function<absl::Status(
+      const ResourceInfo& resource, const rapidjson::Value* live,
+      const rapidjson::Value& applied, const ApplyRequest& request,
+      rapidjson::Document* result)>
       apply;
 };
 
@@ -185,14 +183,12 @@ class Registry {
                                      api::ObjectBuilder object,
                                      const WriteOptions& options = {});
   absl::StatusOr<WriteResult> Update(const ResourceInfo& resource,
-                                     std::string_view ns,
-                                     std::string_view name,
+                                     std::string_view ns, std::string_view name,
                                      api::ObjectBuilder object,
                                      const WriteOptions& options = {});
   absl::StatusOr<WriteResult> Patch(const ResourceInfo& resource,
-                                    std::string_view ns,
-                                    std::string_view name, PatchType type,
-                                    std::string_view patch,
+                                    std::string_view ns, std::string_view name,
+                                    PatchType type, std::string_view patch,
                                     const PatchOptions& options = {});
   absl::StatusOr<DeleteResult> Delete(const ResourceInfo& resource,
                                       std::string_view ns,
@@ -253,18 +249,16 @@ class Registry {
   // Storage write.
   absl::StatusOr<Storage::Mutation> UpdateLocked(
       const ResourceInfo& resource, const api::ObjectPtr& current,
-      api::ObjectBuilder object, const std::string& subresource,
-      bool is_patch, const WriteManager* manager = nullptr) const;
+      api::ObjectBuilder object, const std::string& subresource, bool is_patch,
+      const WriteManager* manager = nullptr) const;
   // Fills and checks a new object; runs inside a Storage write.
   absl::StatusOr<Storage::Mutation> CreateLocked(
       const ResourceInfo& resource, const api::ObjectPtr& current,
       api::ObjectBuilder object) const;
   // Fields of a new object that do not depend on the live state.
-  absl::Status PrepareCreate(const ResourceInfo& resource,
-                             std::string_view ns,
+  absl::Status PrepareCreate(const ResourceInfo& resource, std::string_view ns,
                              api::ObjectBuilder* object) const;
-  absl::Status CheckNamespace(const ResourceInfo& resource,
-                              std::string_view ns,
+  absl::Status CheckNamespace(const ResourceInfo& resource, std::string_view ns,
                               std::string_view name) const;
   // After a write: keep the served resources in step with CRDs, and delete
   // the objects of a CRD that is being deleted.

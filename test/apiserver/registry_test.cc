@@ -71,9 +71,10 @@ TEST_F(RegistryTest, WriteThatOnlyMovesManagedFieldsTimesIsANoOp) {
       registry_.Update(*cms_, "default", "c", ConfigMap("2"), write);
   ASSERT_TRUE(changed.ok()) << changed.status();
   EXPECT_NE(changed->object->resource_version(), rv);
-  EXPECT_NE(std::string(changed->object->Find("/metadata/managedFields/0/time")
-                            ->GetString()),
-            first_time)
+  EXPECT_NE(
+      std::string(
+          changed->object->Find("/metadata/managedFields/0/time")->GetString()),
+      first_time)
       << "a real change records its time";
 }
 
@@ -101,18 +102,20 @@ TEST_F(RegistryTest, ReApplyingTheSameManifestIsANoOp) {
       *cms_, "default", "c", PatchType::kApply, manifest("1"), apply);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->object->resource_version(), rv);
-  EXPECT_EQ(std::string(again->object->Find("/metadata/managedFields/0/time")
-                            ->GetString()),
-            time);
+  EXPECT_EQ(
+      std::string(
+          again->object->Find("/metadata/managedFields/0/time")->GetString()),
+      time);
 
   clock_.Advance(absl::Seconds(5));
   absl::StatusOr<WriteResult> changed = registry_.Patch(
       *cms_, "default", "c", PatchType::kApply, manifest("2"), apply);
   ASSERT_TRUE(changed.ok()) << changed.status();
   EXPECT_NE(changed->object->resource_version(), rv);
-  EXPECT_NE(std::string(changed->object->Find("/metadata/managedFields/0/time")
-                            ->GetString()),
-            time);
+  EXPECT_NE(
+      std::string(
+          changed->object->Find("/metadata/managedFields/0/time")->GetString()),
+      time);
 }
 
 }  // namespace

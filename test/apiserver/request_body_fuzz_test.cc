@@ -55,9 +55,9 @@ class CapturedExchange : public HttpExchange {
     response_ = std::move(response);
     answered_ = true;
   }
-  bool StartStream(int status, const std::string&,
-                   const std::vector<std::pair<std::string, std::string>>&)
-      override {
+  bool StartStream(
+      int status, const std::string&,
+      const std::vector<std::pair<std::string, std::string>>&) override {
     response_.status = status;
     answered_ = true;
     return true;
@@ -86,20 +86,16 @@ struct Request {
 constexpr char kLoadTest[] =
     "/apis/example.org/v1/namespaces/default/loadtests";
 constexpr char kConfigMaps[] = "/api/v1/namespaces/default/configmaps";
-constexpr char kDeployments[] =
-    "/apis/apps/v1/namespaces/default/deployments";
+constexpr char kDeployments[] = "/apis/apps/v1/namespaces/default/deployments";
 
 constexpr Request kRequests[] = {
     {"POST", "/apis/example.org/v1/namespaces/default/loadtests?dryRun=All",
      "application/json"},
-    {"PUT",
-     "/apis/example.org/v1/namespaces/default/loadtests/x?dryRun=All",
+    {"PUT", "/apis/example.org/v1/namespaces/default/loadtests/x?dryRun=All",
      "application/json"},
-    {"PATCH",
-     "/apis/example.org/v1/namespaces/default/loadtests/x?dryRun=All",
+    {"PATCH", "/apis/example.org/v1/namespaces/default/loadtests/x?dryRun=All",
      "application/merge-patch+json"},
-    {"PATCH",
-     "/apis/example.org/v1/namespaces/default/loadtests/x?dryRun=All",
+    {"PATCH", "/apis/example.org/v1/namespaces/default/loadtests/x?dryRun=All",
      "application/json-patch+json"},
     {"PATCH",
      "/apis/example.org/v1/namespaces/default/loadtests/x?dryRun=All"
@@ -150,8 +146,7 @@ class Server {
   Server() {
     RegistryOptions options;
     options.patch_handlers = DefaultPatchHandlers(options.clock);
-    registry_ =
-        std::make_unique<Registry>(&storage_, &resources_, options);
+    registry_ = std::make_unique<Registry>(&storage_, &resources_, options);
     Check(registry_->Bootstrap().ok(), "bootstrap");
     HandlerOptions handler;
     handler.faults = &faults_;
@@ -178,20 +173,17 @@ class Server {
   // Sends one request and checks the answer.
   void Send(const Request& r, std::string body) {
     CapturedExchange exchange;
-    handler_->Handle(MakeRequest(r.method, r.target, std::move(body),
-                                 r.content_type),
-                     &exchange);
+    handler_->Handle(
+        MakeRequest(r.method, r.target, std::move(body), r.content_type),
+        &exchange);
     Check(exchange.answered(), "no answer");
     const HttpResponse& response = exchange.response();
     Check(response.status != 500, "500 for a client's request");
     rapidjson::Document doc;
-    Check(api::ParseJson(response.body, &doc,
-                         api::kMaxJsonDepth + 2)
-              .ok(),
+    Check(api::ParseJson(response.body, &doc, api::kMaxJsonDepth + 2).ok(),
           "answer is not JSON");
     if (response.status >= 400) {
-      Check(doc.IsObject() && doc.HasMember("kind") &&
-                doc["kind"].IsString() &&
+      Check(doc.IsObject() && doc.HasMember("kind") && doc["kind"].IsString() &&
                 absl::string_view(doc["kind"].GetString()) == "Status",
             "failure is not a Status");
       Check(doc.HasMember("code") && doc["code"].IsInt() &&

@@ -18,11 +18,10 @@ namespace apiserver {
 // api::kMaxJsonDepth, a strategic merge patch with its managed fields
 // needs 200 KiB of stack in a plain gcc build (340 KiB with clang -O0),
 // 2.8 MiB under AddressSanitizer (gcc -O1; 1.4 MiB with clang's fuzz
-// build) and 1 MiB under ThreadSanitizer. Sanitizer builds therefore give every connection thread
-// proportionally more stack, so that the server, and the fuzzers that run
-// with the same figure, keep the margin a plain build has.
-#if defined(ABSL_HAVE_ADDRESS_SANITIZER) || \
-    defined(ABSL_HAVE_THREAD_SANITIZER)
+// build) and 1 MiB under ThreadSanitizer. Sanitizer builds therefore give every
+// connection thread proportionally more stack, so that the server, and the
+// fuzzers that run with the same figure, keep the margin a plain build has.
+#if defined(ABSL_HAVE_ADDRESS_SANITIZER) || defined(ABSL_HAVE_THREAD_SANITIZER)
 inline constexpr size_t kSanitizerStackScale = 8;
 #else
 inline constexpr size_t kSanitizerStackScale = 1;

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <utility>
 
-#include "test/apiserver/str_util.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "api/patch/json_util.h"
+#include "test/apiserver/str_util.h"
 
 namespace kcr {
 namespace apiserver {
@@ -126,8 +126,8 @@ bool ResourceInfo::SupportsFieldLabel(std::string_view label) const {
 ResourceRegistry::ResourceRegistry() {
   MutexLock l(&mu_);
   {
-    ResourceInfo r = Builtin("", "namespaces", "Namespace", "namespace",
-                             {"ns"}, false, {"finalize", "status"});
+    ResourceInfo r = Builtin("", "namespaces", "Namespace", "namespace", {"ns"},
+                             false, {"finalize", "status"});
     r.verbs = {"create", "delete", "get", "list", "patch", "update", "watch"};
     r.field_labels = {"status.phase"};
     AddLocked(std::move(r));
@@ -137,17 +137,16 @@ ResourceRegistry::ResourceRegistry() {
         Builtin("", "pods", "Pod", "pod", {"po"}, true, {"status"});
     r.categories = {"all"};
     r.return_deleted_object = true;
-    r.field_labels = {"spec.nodeName",         "spec.restartPolicy",
-                      "spec.schedulerName",     "spec.serviceAccountName",
-                      "spec.hostNetwork",       "status.phase",
-                      "status.podIP",           "status.nominatedNodeName"};
+    r.field_labels = {"spec.nodeName",      "spec.restartPolicy",
+                      "spec.schedulerName", "spec.serviceAccountName",
+                      "spec.hostNetwork",   "status.phase",
+                      "status.podIP",       "status.nominatedNodeName"};
     AddLocked(std::move(r));
   }
-  AddLocked(Builtin("", "configmaps", "ConfigMap", "configmap", {"cm"}, true,
-                    {}));
+  AddLocked(
+      Builtin("", "configmaps", "ConfigMap", "configmap", {"cm"}, true, {}));
   {
-    ResourceInfo r =
-        Builtin("", "secrets", "Secret", "secret", {}, true, {});
+    ResourceInfo r = Builtin("", "secrets", "Secret", "secret", {}, true, {});
     r.field_labels = {"type"};
     AddLocked(std::move(r));
   }
@@ -165,8 +164,7 @@ ResourceRegistry::ResourceRegistry() {
     AddLocked(std::move(r));
   }
   {
-    ResourceInfo r =
-        Builtin("", "events", "Event", "event", {"ev"}, true, {});
+    ResourceInfo r = Builtin("", "events", "Event", "event", {"ev"}, true, {});
     r.field_labels = {"involvedObject.kind",
                       "involvedObject.namespace",
                       "involvedObject.name",
@@ -187,22 +185,20 @@ ResourceRegistry::ResourceRegistry() {
     AddLocked(std::move(r));
   }
   {
-    ResourceInfo r = Builtin("apps", "deployments", "Deployment",
-                             "deployment", {"deploy"}, true,
-                             {"scale", "status"});
+    ResourceInfo r = Builtin("apps", "deployments", "Deployment", "deployment",
+                             {"deploy"}, true, {"scale", "status"});
     r.categories = {"all"};
     r.generation = GenerationPolicy::kSpecAndAnnotations;
     r.scale = {"/spec/replicas", "/status/replicas", ""};
     AddLocked(std::move(r));
   }
-  AddLocked(Builtin("coordination.k8s.io", "leases", "Lease", "lease", {},
-                    true, {}));
+  AddLocked(
+      Builtin("coordination.k8s.io", "leases", "Lease", "lease", {}, true, {}));
   {
-    ResourceInfo r = Builtin("apiextensions.k8s.io",
-                             "customresourcedefinitions",
-                             "CustomResourceDefinition",
-                             "customresourcedefinition", {"crd", "crds"},
-                             false, {"status"});
+    ResourceInfo r =
+        Builtin("apiextensions.k8s.io", "customresourcedefinitions",
+                "CustomResourceDefinition", "customresourcedefinition",
+                {"crd", "crds"}, false, {"status"});
     r.categories = {"api-extensions"};
     r.generation = GenerationPolicy::kSpec;
     r.allow_unconditional_update = false;
@@ -303,8 +299,9 @@ absl::StatusOr<std::vector<ResourceInfo>> ResourceRegistry::FromCRD(
   if (singular.empty()) singular = absl::AsciiStrToLower(kind);
   if (list_kind.empty() && !kind.empty()) list_kind = kind + "List";
   if (!plural.empty() && !group.empty() && crd_name != plural + "." + group) {
-    errors->push_back(InvalidValue("metadata.name", Quoted(crd_name),
-                                   "must be spec.names.plural+\".\"+spec.group"));
+    errors->push_back(
+        InvalidValue("metadata.name", Quoted(crd_name),
+                     "must be spec.names.plural+\".\"+spec.group"));
   }
   std::string scope = StringMember(*spec, "scope");
   if (scope.empty()) {
@@ -319,7 +316,9 @@ absl::StatusOr<std::vector<ResourceInfo>> ResourceRegistry::FromCRD(
   }
   const rapidjson::Value* versions = Member(*spec, "versions");
   if (versions == nullptr || !versions->IsArray() || versions->Empty()) {
-    errors->push_back(Required("spec.versions", "must have exactly one version marked as storage version"));
+    errors->push_back(
+        Required("spec.versions",
+                 "must have exactly one version marked as storage version"));
     return out;
   }
   std::string storage_version;
@@ -380,8 +379,8 @@ absl::StatusOr<std::vector<ResourceInfo>> ResourceRegistry::FromCRD(
     const rapidjson::Value* open_api =
         schema != nullptr ? Member(*schema, "openAPIV3Schema") : nullptr;
     if (open_api == nullptr || !open_api->IsObject()) {
-      errors->push_back(Required(prefix + ".schema.openAPIV3Schema",
-                                 "schemas are required"));
+      errors->push_back(
+          Required(prefix + ".schema.openAPIV3Schema", "schemas are required"));
     } else {
       // The schema's own errors name the keyword at fault under the CRD's
       // path, as kube-apiserver's CRD validation does:
@@ -392,8 +391,8 @@ absl::StatusOr<std::vector<ResourceInfo>> ResourceRegistry::FromCRD(
         error.field = Cat(prefix, ".schema.", error.field);
         errors->push_back(std::move(error));
       } else {
-        r.schema = std::shared_ptr<const api::StructuralSchema>(
-            std::move(*compiled));
+        r.schema =
+            std::shared_ptr<const api::StructuralSchema>(std::move(*compiled));
       }
     }
     const rapidjson::Value* columns = Member(v, "additionalPrinterColumns");

@@ -13,11 +13,11 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include <string_view>
 #include "api/meta/group_version.h"
 #include "api/meta/rest_mapper.h"
 #include "api/schema/structural_schema.h"
@@ -88,9 +88,7 @@ struct ResourceInfo {
   // The apiVersion objects of this resource carry ("apps/v1", "v1").
   std::string api_version() const { return mapping.kind.ApiVersion(); }
   // The collection all versions share: "<group>/<resource>".
-  std::string StorageKey() const {
-    return group() + "/" + resource();
-  }
+  std::string StorageKey() const { return group() + "/" + resource(); }
   // True when field selectors may use `label`.
   bool SupportsFieldLabel(std::string_view label) const;
 };

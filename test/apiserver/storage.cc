@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <utility>
 
-#include "test/apiserver/str_util.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "test/apiserver/api_error.h"
+#include "test/apiserver/str_util.h"
 
 namespace kcr {
 namespace apiserver {
@@ -23,8 +23,8 @@ std::string Storage::Key(std::string_view ns, std::string_view name) {
 }
 
 absl::Status Storage::TooOld(int64_t rv) const {
-  return ApiError::Expired(Cat("too old resource version: ", rv, " (",
-                                        first_rv_ - 1, ")"))
+  return ApiError::Expired(
+             Cat("too old resource version: ", rv, " (", first_rv_ - 1, ")"))
       .ToStatus();
 }
 
@@ -58,9 +58,10 @@ void Storage::Record(StoredEvent event, WatchCache** dispatch) {
   published_rv_.store(rv, std::memory_order_release);
 }
 
-absl::StatusOr<Storage::WriteResult> Storage::Write(
-    std::string_view collection, std::string_view ns, std::string_view name,
-    const UpdateFunc& fn) {
+absl::StatusOr<Storage::WriteResult> Storage::Write(std::string_view collection,
+                                                    std::string_view ns,
+                                                    std::string_view name,
+                                                    const UpdateFunc& fn) {
   WatchCache* dispatch = nullptr;
   absl::StatusOr<WriteResult> result;
   {
@@ -106,7 +107,8 @@ absl::StatusOr<Storage::WriteResult> Storage::WriteLocked(
       resource_version_ = rv;
       c[key] = *built;
       result.object = *built;
-      result.event = current == nullptr ? EventType::kAdded : EventType::kModified;
+      result.event =
+          current == nullptr ? EventType::kAdded : EventType::kModified;
       Record({result.event, rv, coll, *built, current}, dispatch);
       return result;
     }
@@ -166,8 +168,9 @@ absl::StatusOr<Storage::ListResult> Storage::List(
     e.code = 504;
     e.reason = "Timeout";
     e.message = Cat("Too large resource version: ", at,
-                             ", current: ", resource_version_);
-    e.causes.push_back({"ResourceVersionTooLarge", "Too large resource version", ""});
+                    ", current: ", resource_version_);
+    e.causes.push_back(
+        {"ResourceVersionTooLarge", "Too large resource version", ""});
     e.retry_after_seconds = 1;
     return e.ToStatus();
   }
@@ -182,8 +185,8 @@ absl::StatusOr<Storage::ListResult> Storage::List(
   // since: for each, its value before the first such write.
   std::map<std::string, api::ObjectPtr> overrides;
   if (at < resource_version_) {
-    for (size_t i = static_cast<size_t>(at + 1 - first_rv_); i < history_.size();
-         ++i) {
+    for (size_t i = static_cast<size_t>(at + 1 - first_rv_);
+         i < history_.size(); ++i) {
       const StoredEvent& e = *history_[i].event;
       if (e.collection != collection) continue;
       const api::Object& o = e.object ? *e.object : *e.previous;
@@ -262,9 +265,8 @@ absl::StatusOr<std::unique_ptr<CacheWatcher>> Storage::Watch(
 }
 
 absl::StatusOr<std::vector<StoredEventPtr>> Storage::WaitForEvents(
-    std::string_view collection, int64_t after, absl::Time deadline,
-    size_t max, const std::function<bool()>& cancelled,
-    int64_t* scanned_to) const {
+    std::string_view collection, int64_t after, absl::Time deadline, size_t max,
+    const std::function<bool()>& cancelled, int64_t* scanned_to) const {
   std::vector<StoredEventPtr> out;
   MutexLock l(&mu_);
   while (true) {

@@ -143,8 +143,8 @@ class Storage {
   // Runs `fn` on the current object under the lock and applies its
   // decision, recording an event for kPut and kRemove.
   absl::StatusOr<WriteResult> Write(std::string_view collection,
-                                    std::string_view ns,
-                                    std::string_view name, const UpdateFunc& fn);
+                                    std::string_view ns, std::string_view name,
+                                    const UpdateFunc& fn);
 
   // The object, or null.
   api::ObjectPtr Get(std::string_view collection, std::string_view ns,

@@ -22,10 +22,9 @@ inline void Append(std::string* out, absl::string_view s) {
 }
 inline void Append(std::string* out, const std::string& s) { out->append(s); }
 inline void Append(std::string* out, char c) { out->push_back(c); }
-template <typename T,
-          typename = std::enable_if_t<std::is_integral_v<T> &&
-                                      !std::is_same_v<T, char> &&
-                                      !std::is_same_v<T, bool>>>
+template <typename T, typename = std::enable_if_t<std::is_integral_v<T> &&
+                                                  !std::is_same_v<T, char> &&
+                                                  !std::is_same_v<T, bool>>>
 void Append(std::string* out, T v) {
   out->append(std::to_string(v));
 }

@@ -127,7 +127,8 @@ absl::string_view Str(const Value& v) {
 // metav1.Time of a string member; nullopt when absent, empty or malformed
 // (a Go client would have failed to decode the latter; printing "<unknown>"
 // is the kinder reading).
-std::optional<absl::Time> TimeMember(const Value* object, absl::string_view key) {
+std::optional<absl::Time> TimeMember(const Value* object,
+                                     absl::string_view key) {
   absl::string_view s = FStr(object, key);
   if (s.empty()) return std::nullopt;
   absl::StatusOr<absl::Time> t = api::ParseTime(SV(s));
@@ -140,9 +141,7 @@ std::string TimestampSince(std::optional<absl::Time> t, absl::Time now) {
   return HumanDuration(now - *t);
 }
 
-const Value* Metadata(const Value& object) {
-  return FObj(&object, "metadata");
-}
+const Value* Metadata(const Value& object) { return FObj(&object, "metadata"); }
 
 std::string NameOf(const Value& object) {
   return std::string(FStr(Metadata(object), "name"));
@@ -204,8 +203,7 @@ bool ConditionTrue(const Value* status, absl::string_view type) {
   const Value* conditions = FArr(status, "conditions");
   if (conditions == nullptr) return false;
   for (const auto& c : conditions->GetArray()) {
-    if (FStr(&c, "type") == type &&
-        FStr(&c, "status") == "True") {
+    if (FStr(&c, "type") == type && FStr(&c, "status") == "True") {
       return true;
     }
   }
@@ -231,7 +229,8 @@ Cells PodCells(const Value& pod, absl::Time now,
 
   int64_t restarts = 0;
   int64_t restartable_init_restarts = 0;
-  int64_t total_containers = static_cast<int64_t>(ArraySize(spec, "containers"));
+  int64_t total_containers =
+      static_cast<int64_t>(ArraySize(spec, "containers"));
   int64_t ready_containers = 0;
   std::optional<absl::Time> last_restart;
   std::optional<absl::Time> last_restartable_init_restart;
@@ -306,15 +305,13 @@ Cells PodCells(const Value& pod, absl::Time now,
         const absl::string_view r = FStr(terminated, "reason");
         if (r.empty()) {
           const int64_t signal = Int(terminated, "signal");
-          reason = signal != 0
-                       ? absl::StrCat("Init:Signal:", signal)
-                       : absl::StrCat("Init:ExitCode:",
-                                      Int(terminated, "exitCode"));
+          reason = signal != 0 ? absl::StrCat("Init:Signal:", signal)
+                               : absl::StrCat("Init:ExitCode:",
+                                              Int(terminated, "exitCode"));
         } else {
           reason = absl::StrCat("Init:", r);
         }
-      } else if (waiting != nullptr &&
-                 !FStr(waiting, "reason").empty() &&
+      } else if (waiting != nullptr && !FStr(waiting, "reason").empty() &&
                  FStr(waiting, "reason") != "PodInitializing") {
         reason = absl::StrCat("Init:", FStr(waiting, "reason"));
       } else {
@@ -374,8 +371,8 @@ Cells PodCells(const Value& pod, absl::Time now,
   }
 
   Cells cells = {NameOf(pod),
-                 absl::StrCat(ready_containers, "/", total_containers),
-                 reason, restarts_cell, AgeOf(pod, now)};
+                 absl::StrCat(ready_containers, "/", total_containers), reason,
+                 restarts_cell, AgeOf(pod, now)};
 
   // v1 -> internal conversion: status.podIP wins over podIPs[0].
   std::string pod_ip(FStr(status, "podIP"));
@@ -418,8 +415,7 @@ Cells DeploymentCells(const Value& d, absl::Time now) {
   const Value* spec = FObj(&d, "spec");
   const Value* status = FObj(&d, "status");
   const int64_t desired = FInt64(spec, "replicas").value_or(1);
-  const Value* pod_spec =
-      FObj(FObj(spec, "template"), "spec");
+  const Value* pod_spec = FObj(FObj(spec, "template"), "spec");
   auto [names, images] = ContainerCells(FArr(pod_spec, "containers"));
   return {NameOf(d),
           absl::StrCat(Int(status, "readyReplicas"), "/", desired),
@@ -446,8 +442,7 @@ std::string ServiceExternalIp(const Value* spec, const Value* status,
     // loadBalancerStatusStringer, wide: a sorted set of ingress IPs or
     // hostnames.
     std::vector<std::string> lb;
-    const Value* ingress =
-        FArr(FObj(status, "loadBalancer"), "ingress");
+    const Value* ingress = FArr(FObj(status, "loadBalancer"), "ingress");
     if (ingress != nullptr) {
       for (const auto& i : ingress->GetArray()) {
         absl::string_view ip = FStr(&i, "ip");
@@ -525,8 +520,7 @@ Cells EventCells(const Value& e, absl::Time now) {
     count = 1;  // singleton events of the new API carry no count
   }
   const Value* involved = FObj(&e, "involvedObject");
-  const std::string kind =
-      absl::AsciiStrToLower(FStr(involved, "kind"));
+  const std::string kind = absl::AsciiStrToLower(FStr(involved, "kind"));
   const absl::string_view involved_name = FStr(involved, "name");
   const std::string target =
       involved_name.empty() ? kind : absl::StrCat(kind, "/", involved_name);
@@ -711,8 +705,7 @@ struct TablePrinter::Impl {
         return DeploymentCells(object, now);
       case Kind::kNamespace:
         return {NameOf(object),
-                std::string(FStr(FObj(&object, "status"),
-                                          "phase")),
+                std::string(FStr(FObj(&object, "status"), "phase")),
                 AgeOf(object, now)};
       case Kind::kConfigMap:
         return {NameOf(object),
@@ -733,17 +726,17 @@ struct TablePrinter::Impl {
         return EventCells(object, now);
       case Kind::kLease:
         return {NameOf(object),
-                std::string(FStr(FObj(&object, "spec"),
-                                          "holderIdentity")),
+                std::string(FStr(FObj(&object, "spec"), "holderIdentity")),
                 AgeOf(object, now)};
       case Kind::kNode:
         return NodeCells(object, now);
       case Kind::kDefault: {
         std::optional<absl::Time> t =
             TimeMember(Metadata(object), "creationTimestamp");
-        return {NameOf(object),
-                api::FormatRfc3339(t.value_or(absl::FromCivil(
-                    absl::CivilSecond(1, 1, 1, 0, 0, 0), absl::UTCTimeZone())))};
+        return {
+            NameOf(object),
+            api::FormatRfc3339(t.value_or(absl::FromCivil(
+                absl::CivilSecond(1, 1, 1, 0, 0, 0), absl::UTCTimeZone())))};
       }
       case Kind::kGeneric:
         return {NameOf(object), AgeOf(object, now)};
@@ -949,8 +942,8 @@ std::optional<std::string> TableGroupVersionFromAccept(
     if (params.count("q") && (params["q"] == "0" || params["q"] == "0.0")) {
       continue;
     }
-    const bool json_type = type == "application/json" ||
-                           type == "application/*" || type == "*/*";
+    const bool json_type =
+        type == "application/json" || type == "application/*" || type == "*/*";
     if (!json_type) continue;
     auto as = params.find("as");
     if (as == params.end()) return std::nullopt;  // plain JSON comes first
@@ -1045,39 +1038,39 @@ TablePrinter TablePrinter::ForResource(absl::string_view group,
                 1)};
   } else if (group.empty() && resource == "namespaces") {
     set(Kind::kNamespace, "v1", "Namespace");
-    c = {NameColumn(), Column("Status", "string", "The status of the namespace"),
+    c = {NameColumn(),
+         Column("Status", "string", "The status of the namespace"),
          AgeColumn()};
   } else if (group.empty() && resource == "configmaps") {
     set(Kind::kConfigMap, "v1", "ConfigMap");
     c = {NameColumn(),
-         Column("Data", "string",
-                "Data contains the configuration data."),
+         Column("Data", "string", "Data contains the configuration data."),
          AgeColumn()};
   } else if (group.empty() && resource == "secrets") {
     set(Kind::kSecret, "v1", "Secret");
     c = {NameColumn(),
          Column("Type", "string",
                 "Used to facilitate programmatic handling of secret data."),
-         Column("Data", "string",
-                "Data contains the secret data."),
+         Column("Data", "string", "Data contains the secret data."),
          AgeColumn()};
   } else if (group.empty() && resource == "services") {
     set(Kind::kService, "v1", "Service");
-    c = {NameColumn(),
-         Column("Type", "string", "type determines how the Service is exposed."),
-         Column("Cluster-IP", "string",
-                "clusterIP is the IP address of the service and is usually "
-                "assigned randomly."),
-         Column("External-IP", "string",
-                "externalIPs is a list of IP addresses for which nodes in the "
-                "cluster will also accept traffic for this service."),
-         Column("Port(s)", "string",
-                "The list of ports that are exposed by this service."),
-         AgeColumn(),
-         Column("Selector", "string",
-                "Route service traffic to pods with label keys and values "
-                "matching this selector.",
-                1)};
+    c = {
+        NameColumn(),
+        Column("Type", "string", "type determines how the Service is exposed."),
+        Column("Cluster-IP", "string",
+               "clusterIP is the IP address of the service and is usually "
+               "assigned randomly."),
+        Column("External-IP", "string",
+               "externalIPs is a list of IP addresses for which nodes in the "
+               "cluster will also accept traffic for this service."),
+        Column("Port(s)", "string",
+               "The list of ports that are exposed by this service."),
+        AgeColumn(),
+        Column("Selector", "string",
+               "Route service traffic to pods with label keys and values "
+               "matching this selector.",
+               1)};
   } else if (group.empty() && resource == "serviceaccounts") {
     set(Kind::kServiceAccount, "v1", "ServiceAccount");
     c = {NameColumn(),
@@ -1161,8 +1154,8 @@ TablePrinter TablePrinter::ForResource(absl::string_view group,
 }
 
 absl::StatusOr<TablePrinter> TablePrinter::ForCustomResource(
-    const rapidjson::Value& crd, absl::string_view version,
-    const Clock* clock, bool append_age_column) {
+    const rapidjson::Value& crd, absl::string_view version, const Clock* clock,
+    bool append_age_column) {
   const Value* spec = FObj(&crd, "spec");
   const Value* versions = FArr(spec, "versions");
   const Value* served = nullptr;
@@ -1178,10 +1171,10 @@ absl::StatusOr<TablePrinter> TablePrinter::ForCustomResource(
   }
   const Value* declared = FArr(served, "additionalPrinterColumns");
   Value none(rapidjson::kArrayType);
-  return ForPrinterColumns(
-      declared == nullptr ? none : *declared,
-      absl::StrCat(FStr(spec, "group"), "/", version),
-      FStr(FObj(spec, "names"), "kind"), clock, append_age_column);
+  return ForPrinterColumns(declared == nullptr ? none : *declared,
+                           absl::StrCat(FStr(spec, "group"), "/", version),
+                           FStr(FObj(spec, "names"), "kind"), clock,
+                           append_age_column);
 }
 
 absl::StatusOr<TablePrinter> TablePrinter::ForPrinterColumns(

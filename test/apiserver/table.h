@@ -79,7 +79,8 @@ absl::StatusOr<IncludeObject> ParseIncludeObject(absl::string_view value);
 // JSON type (application/json, application/*, */*); nullopt otherwise,
 // e.g. for kubectl's -o json/-o yaml. Such a Table response is sent with
 // Content-Type application/json, as kube-apiserver does.
-std::optional<std::string> TableGroupVersionFromAccept(absl::string_view accept);
+std::optional<std::string> TableGroupVersionFromAccept(
+    absl::string_view accept);
 
 struct ColumnDefinition {
   std::string name;

@@ -29,10 +29,14 @@ static int FuzzOne(const uint8_t* data, size_t size) {
     return 0;
   }
   static const char* const kResources[][2] = {
-      {"", "pods"},          {"apps", "deployments"},
-      {"", "namespaces"},    {"", "configmaps"},
-      {"", "secrets"},       {"", "services"},
-      {"", "serviceaccounts"}, {"", "events"},
+      {"", "pods"},
+      {"apps", "deployments"},
+      {"", "namespaces"},
+      {"", "configmaps"},
+      {"", "secrets"},
+      {"", "services"},
+      {"", "serviceaccounts"},
+      {"", "events"},
       {"coordination.k8s.io", "leases"},
       {"apiextensions.k8s.io", "customresourcedefinitions"},
       {"example.com", "things"}};

@@ -93,7 +93,8 @@ TEST_F(TableTest, PodRestartsWithLastTermination) {
                  {"name": "b", "ready": false, "restartCount": 3,
                   "state": {"waiting": {"reason": "CrashLoopBackOff"}},
                   "lastState": {"terminated": {"exitCode": 1,
-                     "finishedAt": ")" + kFiveMinutesAgo + R"("}}}]}})";
+                     "finishedAt": ")" +
+                          kFiveMinutesAgo + R"("}}}]}})";
   EXPECT_EQ(Cells("", "pods", pod),
             R"j(["crash","1/2","CrashLoopBackOff","5 (5m ago)","3d2h",)j"
             R"("fd00::5","<none>","<none>","1/1"])");
@@ -182,9 +183,9 @@ TEST_F(TableTest, PodColumns) {
     names.push_back(c.name);
     priorities.push_back(c.priority);
   }
-  EXPECT_THAT(names, ElementsAre("Name", "Ready", "Status", "Restarts", "Age",
-                                 "IP", "Node", "Nominated Node",
-                                 "Readiness Gates"));
+  EXPECT_THAT(names,
+              ElementsAre("Name", "Ready", "Status", "Restarts", "Age", "IP",
+                          "Node", "Nominated Node", "Readiness Gates"));
   EXPECT_THAT(priorities, ElementsAre(0, 0, 0, 0, 0, 1, 1, 1, 1));
   EXPECT_EQ(printer.columns()[0].format, "name");
   EXPECT_EQ(printer.columns()[3].type, "string");
@@ -226,14 +227,15 @@ TEST_F(TableTest, Deployment) {
 
 TEST_F(TableTest, CoreKinds) {
   const std::string meta = std::string(R"("metadata": {"name": "n",
-      "creationTimestamp": ")") + kFiveMinutesAgo + R"("})";
+      "creationTimestamp": ")") +
+                           kFiveMinutesAgo + R"("})";
   EXPECT_EQ(Cells("", "namespaces",
                   "{" + meta + R"(, "status": {"phase": "Terminating"}})"),
             R"(["n","Terminating","5m"])");
-  EXPECT_EQ(Cells("", "configmaps",
-                  "{" + meta + R"(, "data": {"a": "1", "b": "2"},
+  EXPECT_EQ(
+      Cells("", "configmaps", "{" + meta + R"(, "data": {"a": "1", "b": "2"},
                   "binaryData": {"c": "AA=="}})"),
-            R"(["n",3,"5m"])");
+      R"(["n",3,"5m"])");
   EXPECT_EQ(Cells("", "secrets",
                   "{" + meta + R"(, "type": "Opaque", "data": {"a": "MQ=="}})"),
             R"(["n","Opaque",1,"5m"])");
@@ -246,13 +248,14 @@ TEST_F(TableTest, CoreKinds) {
   EXPECT_EQ(Cells("apiextensions.k8s.io", "customresourcedefinitions",
                   "{" + meta + "}"),
             R"(["n","2023-11-14T22:08:20Z"])");
-  EXPECT_EQ(Cells("example.com", "gadgets", "{" + meta + "}"),
-            R"(["n","5m"])");
+  EXPECT_EQ(Cells("example.com", "gadgets", "{" + meta + "}"), R"(["n","5m"])");
 }
 
 TEST_F(TableTest, Nodes) {
-  EXPECT_EQ(Cells("", "nodes", std::string(R"({"metadata": {"name": "n1",
-      "creationTimestamp": ")") + kThreeDaysAgo + R"(",
+  EXPECT_EQ(Cells("", "nodes",
+                  std::string(R"({"metadata": {"name": "n1",
+      "creationTimestamp": ")") +
+                      kThreeDaysAgo + R"(",
       "labels": {"node-role.kubernetes.io/control-plane": "",
                  "kubernetes.io/role": "worker"}},
       "spec": {"unschedulable": true},
@@ -301,23 +304,27 @@ TEST_F(TableTest, Services) {
 }
 
 TEST_F(TableTest, Events) {
-  EXPECT_EQ(Cells("", "events", std::string(R"({"metadata": {"name": "e1"},
+  EXPECT_EQ(Cells("", "events",
+                  std::string(R"({"metadata": {"name": "e1"},
       "type": "Warning", "reason": "BackOff", "message": "  Back-off  \n",
       "involvedObject": {"kind": "Pod", "name": "web-0",
                          "fieldPath": "spec.containers{c}"},
       "source": {"component": "kubelet", "host": "node-1"},
-      "firstTimestamp": ")") + kThreeDaysAgo + R"(",
-      "lastTimestamp": ")" + kFiveMinutesAgo + R"(", "count": 7})"),
+      "firstTimestamp": ")") +
+                      kThreeDaysAgo + R"(",
+      "lastTimestamp": ")" +
+                      kFiveMinutesAgo + R"(", "count": 7})"),
             R"(["5m","Warning","BackOff","pod/web-0","spec.containers{c}",)"
             R"("kubelet, node-1","Back-off","3d2h",7,"e1"])");
   // events.k8s.io style: eventTime and series, reporting controller.
-  EXPECT_EQ(Cells("", "events", std::string(R"({"metadata": {"name": "e2"},
+  EXPECT_EQ(Cells("", "events",
+                  std::string(R"({"metadata": {"name": "e2"},
       "type": "Normal", "reason": "Scaled", "message": "m",
       "involvedObject": {"kind": "Deployment"},
       "reportingComponent": "deployment-controller",
       "eventTime": "2023-11-14T22:13:10.000000Z",
-      "series": {"count": 4, "lastObservedTime": ")") + kFiveMinutesAgo +
-                                 R"("}})"),
+      "series": {"count": 4, "lastObservedTime": ")") +
+                      kFiveMinutesAgo + R"("}})"),
             R"(["5m","Normal","Scaled","deployment","",)"
             R"("deployment-controller","m","10s",4,"e2"])");
 }
@@ -368,7 +375,8 @@ TEST_F(TableTest, CustomResourceColumns) {
       "apiVersion": "example.com/v1", "kind": "Widget",
       "metadata": {"name": "w1", "labels": {"b": "2", "a": "1"}},
       "spec": {"size": 2.9, "ratio": 2.0, "on": true},
-      "status": {"phase": "Up", "started": ")") + kFiveMinutesAgo + R"(",
+      "status": {"phase": "Up", "started": ")") +
+                               kFiveMinutesAgo + R"(",
                  "conditions": [{"type": "Synced", "status": "False"},
                                 {"type": "Ready", "status": "True"}]}})");
   EXPECT_EQ(printer->RenderCells(w),
@@ -393,7 +401,8 @@ TEST_F(TableTest, CustomResourceDefaultAndAgeColumns) {
   EXPECT_EQ(v2->columns()[1].name, "Age");
   EXPECT_EQ(v2->columns()[1].type, "date");
   rapidjson::Document w = Json(std::string(R"({"metadata": {"name": "w",
-      "creationTimestamp": ")") + kThreeDaysAgo + R"("}})");
+      "creationTimestamp": ")") +
+                               kThreeDaysAgo + R"("}})");
   EXPECT_EQ(v2->RenderCells(w), R"(["w","3d2h"])");
 
   absl::StatusOr<TablePrinter> with_age =
@@ -402,14 +411,16 @@ TEST_F(TableTest, CustomResourceDefaultAndAgeColumns) {
   EXPECT_EQ(with_age->columns().back().name, "Age");
   EXPECT_EQ(with_age->columns().size(), 9u);
 
-  EXPECT_EQ(TablePrinter::ForCustomResource(crd, "v3", &clock_).status().message(),
-            "version v3 not found in CustomResourceDefinition: "
-            "widgets.example.com");
+  EXPECT_EQ(
+      TablePrinter::ForCustomResource(crd, "v3", &clock_).status().message(),
+      "version v3 not found in CustomResourceDefinition: "
+      "widgets.example.com");
   rapidjson::Document bad = Json(R"({"metadata": {"name": "x"}, "spec": {
       "versions": [{"name": "v1", "additionalPrinterColumns": [
         {"name": "X", "type": "string", "jsonPath": ".spec[x"}]}]}})");
-  EXPECT_EQ(TablePrinter::ForCustomResource(bad, "v1", &clock_).status().message(),
-            "unrecognized column definition \".spec[x\"");
+  EXPECT_EQ(
+      TablePrinter::ForCustomResource(bad, "v1", &clock_).status().message(),
+      "unrecognized column definition \".spec[x\"");
 }
 
 TEST_F(TableTest, TableDocument) {
@@ -518,9 +529,10 @@ TEST(TableRequestTest, Accept) {
             "meta.k8s.io/v1");
   EXPECT_EQ(TableGroupVersionFromAccept("application/json"), std::nullopt);
   EXPECT_EQ(TableGroupVersionFromAccept(""), std::nullopt);
-  EXPECT_EQ(TableGroupVersionFromAccept(
-                "application/json,application/json;as=Table;v=v1;g=meta.k8s.io"),
-            std::nullopt);
+  EXPECT_EQ(
+      TableGroupVersionFromAccept(
+          "application/json,application/json;as=Table;v=v1;g=meta.k8s.io"),
+      std::nullopt);
   EXPECT_EQ(TableGroupVersionFromAccept(
                 "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io,"
                 "application/json;as=Table;v=v1;g=meta.k8s.io"),

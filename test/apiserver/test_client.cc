@@ -146,8 +146,8 @@ TestResponse TestClient::Do(const std::string& method,
   net::io_context ioc;
   tcp::socket socket(ioc);
   if (!Connect(ioc, socket, host_, port_, timeout_, &out.error)) return out;
-  auto req = MakeRequest(method, target, host_, body, content_type, headers_,
-                         headers);
+  auto req =
+      MakeRequest(method, target, host_, body, content_type, headers_, headers);
   req.keep_alive(false);
   beast::error_code ec;
   http::write(socket, req, ec);

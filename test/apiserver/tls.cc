@@ -10,7 +10,6 @@
 #include <openssl/rsa.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
-
 #include <sys/stat.h>
 
 #include <fstream>
@@ -34,8 +33,8 @@ using PKeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY, EVP_PKEY_free>>;
 using X509Ptr = std::unique_ptr<X509, Deleter<X509, X509_free>>;
 using BioPtr = std::unique_ptr<BIO, Deleter<BIO, BIO_free_all>>;
 using BnPtr = std::unique_ptr<BIGNUM, Deleter<BIGNUM, BN_free>>;
-using ExtPtr =
-    std::unique_ptr<X509_EXTENSION, Deleter<X509_EXTENSION, X509_EXTENSION_free>>;
+using ExtPtr = std::unique_ptr<X509_EXTENSION,
+                               Deleter<X509_EXTENSION, X509_EXTENSION_free>>;
 void FreeGeneralNames(GENERAL_NAMES* names) { GENERAL_NAMES_free(names); }
 using NamesPtr =
     std::unique_ptr<GENERAL_NAMES, Deleter<GENERAL_NAMES, FreeGeneralNames>>;
@@ -55,9 +54,8 @@ absl::Status OpenSslError(absl::string_view what) {
 }
 
 absl::StatusOr<PKeyPtr> NewKey(TlsKeyType type) {
-  EVP_PKEY* key = type == TlsKeyType::kRsa2048
-                      ? EVP_RSA_gen(2048)
-                      : EVP_EC_gen("P-256");
+  EVP_PKEY* key =
+      type == TlsKeyType::kRsa2048 ? EVP_RSA_gen(2048) : EVP_EC_gen("P-256");
   if (key == nullptr) return OpenSslError("key generation failed");
   return PKeyPtr(key);
 }
@@ -134,8 +132,8 @@ absl::StatusOr<X509Ptr> NewCertificate(const TlsOptions& options,
   if (RAND_bytes(serial, sizeof(serial)) != 1) return OpenSslError("serial");
   serial[0] &= 0x7f;
   BnPtr bn(BN_bin2bn(serial, sizeof(serial), nullptr));
-  if (bn == nullptr || BN_to_ASN1_INTEGER(bn.get(), X509_get_serialNumber(x)) ==
-                           nullptr) {
+  if (bn == nullptr ||
+      BN_to_ASN1_INTEGER(bn.get(), X509_get_serialNumber(x)) == nullptr) {
     return OpenSslError("serial");
   }
 
@@ -178,9 +176,9 @@ absl::StatusOr<std::string> CertPem(X509* cert) {
 
 absl::StatusOr<std::string> KeyPem(EVP_PKEY* key) {
   BioPtr bio(BIO_new(BIO_s_mem()));
-  if (bio == nullptr || !PEM_write_bio_PrivateKey(bio.get(), key, nullptr,
-                                                  nullptr, 0, nullptr,
-                                                  nullptr)) {
+  if (bio == nullptr ||
+      !PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0, nullptr,
+                                nullptr)) {
     return OpenSslError("writing a key");
   }
   char* data = nullptr;
@@ -203,8 +201,7 @@ absl::StatusOr<TlsMaterial> GenerateTlsMaterial(const TlsOptions& options) {
       options, options.ca_common_name, ca_key->get(), nullptr, ca_key->get());
   if (!ca.ok()) return ca.status();
   X509* ca_cert = ca->get();
-  for (const auto& [nid, value] :
-       std::vector<std::pair<int, const char*>>{
+  for (const auto& [nid, value] : std::vector<std::pair<int, const char*>>{
            {NID_basic_constraints, "critical,CA:TRUE"},
            {NID_key_usage, "critical,keyCertSign,cRLSign"},
            {NID_subject_key_identifier, "hash"}}) {
@@ -221,8 +218,7 @@ absl::StatusOr<TlsMaterial> GenerateTlsMaterial(const TlsOptions& options) {
                      ca_cert, ca_key->get());
   if (!server.ok()) return server.status();
   X509* server_cert = server->get();
-  for (const auto& [nid, value] :
-       std::vector<std::pair<int, const char*>>{
+  for (const auto& [nid, value] : std::vector<std::pair<int, const char*>>{
            {NID_basic_constraints, "critical,CA:FALSE"},
            {NID_key_usage, "critical,digitalSignature,keyEncipherment"},
            {NID_ext_key_usage, "serverAuth"},
@@ -231,8 +227,8 @@ absl::StatusOr<TlsMaterial> GenerateTlsMaterial(const TlsOptions& options) {
     s = AddExtension(server_cert, ca_cert, nid, value);
     if (!s.ok()) return s;
   }
-  if (!X509_add1_ext_i2d(server_cert, NID_subject_alt_name, alt_names->get(),
-                         0, X509V3_ADD_DEFAULT)) {
+  if (!X509_add1_ext_i2d(server_cert, NID_subject_alt_name, alt_names->get(), 0,
+                         X509V3_ADD_DEFAULT)) {
     return OpenSslError("adding subjectAltName");
   }
   s = Sign(server_cert, ca_key->get());
@@ -257,12 +253,14 @@ absl::Status WriteFile(const std::string& path, const std::string& text,
                        mode_t mode) {
   {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path));
+    if (!out)
+      return absl::UnavailableError(absl::StrCat("cannot write ", path));
     // Restrict before the secret goes in.
     chmod(path.c_str(), mode);
     out << text;
     out.close();
-    if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path));
+    if (!out)
+      return absl::UnavailableError(absl::StrCat("cannot write ", path));
   }
   return absl::OkStatus();
 }

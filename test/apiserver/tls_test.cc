@@ -6,7 +6,6 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
-
 #include <sys/stat.h>
 
 #include <fstream>
@@ -100,8 +99,7 @@ TEST(TlsTest, ValidityWindow) {
   ASSERT_TRUE(m.ok()) << m.status();
   X509Ptr ca = ReadCert(m->ca_cert_pem);
   X509Ptr server = ReadCert(m->server_cert_pem);
-  EXPECT_EQ(Verify(ca.get(), server.get(),
-                   options.now - absl::Minutes(30)),
+  EXPECT_EQ(Verify(ca.get(), server.get(), options.now - absl::Minutes(30)),
             X509_V_OK);
   EXPECT_EQ(Verify(ca.get(), server.get(), options.now + absl::Hours(47)),
             X509_V_OK);

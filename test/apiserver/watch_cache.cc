@@ -56,9 +56,8 @@ bool WatchFilter::Matches(const api::Object& o) const {
 
 // CacheWatcher
 
-CacheWatcher::CacheWatcher(WatchCache* cache, int64_t after,
-                           WatchFilter filter, const Clock* clock,
-                           size_t queue_size)
+CacheWatcher::CacheWatcher(WatchCache* cache, int64_t after, WatchFilter filter,
+                           const Clock* clock, size_t queue_size)
     : cache_(cache),
       filter_(std::move(filter)),
       clock_(clock),
@@ -285,8 +284,8 @@ void WatchCache::DispatchLoop() {
 
 absl::Status WatchCache::TooOldLocked(int64_t rv) const {
   // kube-apiserver's watch cache's words.
-  return ApiError::Expired(Cat("too old resource version: ", rv, " (",
-                               evicted_through_, ")"))
+  return ApiError::Expired(
+             Cat("too old resource version: ", rv, " (", evicted_through_, ")"))
       .ToStatus();
 }
 
@@ -314,11 +313,10 @@ absl::StatusOr<std::unique_ptr<CacheWatcher>> WatchCache::Watch(
     if (after < evicted_through_) return TooOldLocked(after);
     // Events up to dispatched_rv_ come from the ring; later ones will be
     // dispatched to this watcher, registered before the lock is released.
-    auto it = std::upper_bound(
-        ring_.begin(), ring_.end(), after,
-        [](int64_t rv, const StoredEventPtr& e) {
-          return rv < e->resource_version;
-        });
+    auto it = std::upper_bound(ring_.begin(), ring_.end(), after,
+                               [](int64_t rv, const StoredEventPtr& e) {
+                                 return rv < e->resource_version;
+                               });
     for (; it != ring_.end() && (*it)->resource_version <= dispatched_rv_;
          ++it) {
       if (ns.empty() || (*it)->object->ns() == ns) replay.push_back(*it);

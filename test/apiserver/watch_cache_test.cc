@@ -72,7 +72,8 @@ WatchFilter WithLabel(const std::string& key, const std::string& value) {
 
 std::unique_ptr<CacheWatcher> MustWatch(Storage* storage,
                                         const std::string& collection,
-                                        int64_t after, WatchFilter filter = {}) {
+                                        int64_t after,
+                                        WatchFilter filter = {}) {
   auto w = storage->Watch(collection, after, std::move(filter));
   EXPECT_TRUE(w.ok()) << w.status();
   return w.ok() ? std::move(*w) : nullptr;
@@ -173,7 +174,8 @@ TEST(WatchCacheTest, SlowWatcherNeitherBlocksWritesNorOtherWatchers) {
   std::thread reader([&] {
     const absl::Time give_up = absl::Now() + absl::Seconds(20);
     while (got.size() < 100 && absl::Now() < give_up) {
-      CacheWatcher::Batch b = fast->Next(absl::Now() + absl::Milliseconds(100), 100);
+      CacheWatcher::Batch b =
+          fast->Next(absl::Now() + absl::Milliseconds(100), 100);
       if (b.terminated) {
         ADD_FAILURE() << "the fast watcher was terminated";
         break;
@@ -306,9 +308,9 @@ TEST(WatchCacheTest, ReplaysTheHistoryAndExpiresWhatLeftIt) {
   ASSERT_FALSE(old.ok());
   ApiError e = ApiError::FromStatus(old.status());
   EXPECT_EQ(e.code, 410);
-  EXPECT_NE(e.message.find(
-                absl::StrCat("too old resource version: ", first, " (")),
-            std::string::npos)
+  EXPECT_NE(
+      e.message.find(absl::StrCat("too old resource version: ", first, " (")),
+      std::string::npos)
       << e.message;
   // Nothing of /secrets after `quiet` ever left the history.
   EXPECT_TRUE(storage.Watch(kSecrets, quiet, {}).ok());
@@ -334,7 +336,8 @@ TEST(WatchCacheTest, SelectorTransitionsComeAsAddedAndDeleted) {
   Put(&storage, kConfigMaps, "default", "a", {{"app", "y"}});
   const int64_t in = Put(&storage, kConfigMaps, "default", "a", {{"app", "x"}});
   Put(&storage, kConfigMaps, "default", "a", {{"app", "x"}, {"v", "2"}});
-  const int64_t out = Put(&storage, kConfigMaps, "default", "a", {{"app", "y"}});
+  const int64_t out =
+      Put(&storage, kConfigMaps, "default", "a", {{"app", "y"}});
   Put(&storage, kConfigMaps, "default", "a", {{"app", "x"}});
   const int64_t gone = Remove(&storage, kConfigMaps, "default", "a");
   std::vector<WatchEvent> got = Collect(w.get(), 5);
@@ -413,8 +416,9 @@ TEST(WatchCacheTest, WatchersComeAndGoWhileWritesRun) {
   });
   for (int round = 0; round < 50; ++round) {
     const int64_t from = storage.CurrentResourceVersion();
-    std::unique_ptr<CacheWatcher> w = MustWatch(
-        &storage, kConfigMaps, from, InNamespace(absl::StrCat("ns-", round % 3)));
+    std::unique_ptr<CacheWatcher> w =
+        MustWatch(&storage, kConfigMaps, from,
+                  InNamespace(absl::StrCat("ns-", round % 3)));
     std::vector<WatchEvent> got = Collect(w.get(), 3);
     EXPECT_EQ(got.size(), 3u);
     if (got.size() != 3u) break;

@@ -216,8 +216,8 @@ spec: {size: 10}
   EXPECT_THAT(rows[0], ElementsAre("NAME", "CREATED AT"));
   ASSERT_EQ(rows[1].size(), 2u) << r.out;
   EXPECT_EQ(rows[1][0], "widgets.example.com");
-  EXPECT_THAT(rows[1][1], ::testing::MatchesRegex(
-                              "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z"));
+  EXPECT_THAT(rows[1][1],
+              ::testing::MatchesRegex("[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z"));
 }
 
 TEST_F(KubectlGetTest, DeploymentsAndOtherKinds) {
@@ -231,31 +231,32 @@ TEST_F(KubectlGetTest, DeploymentsAndOtherKinds) {
   CreateWithStatus(Resource("", "v1", "configmaps"), "default",
                    R"({"metadata":{"name":"cfg"},"data":{"a":"1","b":"2"}})",
                    "");
-  CreateWithStatus(Resource("", "v1", "services"), "default",
-                   R"({"metadata":{"name":"svc"},"spec":{"clusterIP":"10.96.0.9",
+  CreateWithStatus(
+      Resource("", "v1", "services"), "default",
+      R"({"metadata":{"name":"svc"},"spec":{"clusterIP":"10.96.0.9",
       "ports":[{"port":80,"protocol":"TCP"}],"selector":{"app":"web"}}})",
-                   "");
+      "");
 
   KubectlResult r = kubectl_->Run({"get", "deploy", "-o", "wide"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(WithoutColumn(KubectlHarness::Columns(r.out), 4),
-              ElementsAre(ElementsAre("NAME", "READY", "UP-TO-DATE",
-                                      "AVAILABLE", "CONTAINERS", "IMAGES",
-                                      "SELECTOR"),
-                          ElementsAre("web", "2/3", "3", "2", "nginx",
-                                      "nginx:1.25", "app=web")));
+  EXPECT_THAT(
+      WithoutColumn(KubectlHarness::Columns(r.out), 4),
+      ElementsAre(ElementsAre("NAME", "READY", "UP-TO-DATE", "AVAILABLE",
+                              "CONTAINERS", "IMAGES", "SELECTOR"),
+                  ElementsAre("web", "2/3", "3", "2", "nginx", "nginx:1.25",
+                              "app=web")));
   r = kubectl_->Run({"get", "configmaps", "cfg"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(WithoutColumn(KubectlHarness::Columns(r.out), 2),
-              ElementsAre(ElementsAre("NAME", "DATA"),
-                          ElementsAre("cfg", "2")));
+  EXPECT_THAT(
+      WithoutColumn(KubectlHarness::Columns(r.out), 2),
+      ElementsAre(ElementsAre("NAME", "DATA"), ElementsAre("cfg", "2")));
   r = kubectl_->Run({"get", "svc", "svc", "-o", "wide"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(WithoutColumn(KubectlHarness::Columns(r.out), 5),
               ElementsAre(ElementsAre("NAME", "TYPE", "CLUSTER-IP",
                                       "EXTERNAL-IP", "PORT(S)", "SELECTOR"),
-                          ElementsAre("svc", "ClusterIP", "10.96.0.9",
-                                      "<none>", "80/TCP", "app=web")));
+                          ElementsAre("svc", "ClusterIP", "10.96.0.9", "<none>",
+                                      "80/TCP", "app=web")));
   r = kubectl_->Run({"get", "namespaces"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("kube-system"));
@@ -276,8 +277,7 @@ TEST_F(KubectlGetTest, Events) {
   ASSERT_EQ(rows.size(), 2u) << r.out;
   EXPECT_THAT(rows[0],
               ElementsAre("LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"));
-  EXPECT_THAT(rows[1], ElementsAre("<unknown>", "Warning", "BackOff",
-                                   "pod/web",
+  EXPECT_THAT(rows[1], ElementsAre("<unknown>", "Warning", "BackOff", "pod/web",
                                    "Back-off restarting failed container"));
 }
 
@@ -302,8 +302,7 @@ TEST_F(KubectlGetTest, WatchSeesChanges) {
   ASSERT_TRUE(watch->WaitForLine("first", absl::Seconds(20))) << watch->out();
   CreateWithStatus(configmaps, "default",
                    R"({"metadata":{"name":"second"},"data":{"k":"v"}})", "");
-  ASSERT_TRUE(watch->WaitForLine("second", absl::Seconds(20)))
-      << watch->out();
+  ASSERT_TRUE(watch->WaitForLine("second", absl::Seconds(20))) << watch->out();
   auto rows = KubectlHarness::Columns(watch->out());
   ASSERT_GE(rows.size(), 3u) << watch->out();
   EXPECT_THAT(rows[0], ElementsAre("NAME", "DATA", "AGE"));

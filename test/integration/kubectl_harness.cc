@@ -37,10 +37,12 @@ pid_t Spawn(const std::vector<std::string>& argv,
     }
     for (int fd = 3; fd < 1024; ++fd) close(fd);
     std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    for (const std::string& a : argv)
+      args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     std::vector<char*> envp;
-    for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+    for (const std::string& e : env)
+      envp.push_back(const_cast<char*>(e.c_str()));
     envp.push_back(nullptr);
     execve(args[0], args.data(), envp.data());
     _exit(127);
@@ -106,7 +108,9 @@ bool KubectlProcess::WaitFor(Done done, absl::Duration timeout) {
 bool KubectlProcess::WaitForOutput(const std::string& text,
                                    absl::Duration timeout) {
   return WaitFor(
-      [&](const std::string& out) { return out.find(text) != std::string::npos; },
+      [&](const std::string& out) {
+        return out.find(text) != std::string::npos;
+      },
       timeout);
 }
 

@@ -18,9 +18,9 @@
 namespace kcr::integration {
 namespace {
 
-using ::testing::HasSubstr;
 using apiserver::TestClient;
 using apiserver::TestResponse;
+using ::testing::HasSubstr;
 
 class KubectlPatchTest : public ::testing::Test {
  protected:
@@ -116,7 +116,8 @@ spec:
         - {name: "Y", value: "2"}
 )";
 
-constexpr char kDeploymentPath[] = "/apis/apps/v1/namespaces/default/deployments/d";
+constexpr char kDeploymentPath[] =
+    "/apis/apps/v1/namespaces/default/deployments/d";
 
 TEST_F(KubectlPatchTest, ClientSideApplyCreateAndUpdateDeployment) {
   Output r = Kubectl({"apply", "-f", "-"}, kDeployment);
@@ -133,7 +134,8 @@ TEST_F(KubectlPatchTest, ClientSideApplyCreateAndUpdateDeployment) {
   EXPECT_EQ(d.Str("/spec/template/spec/containers/1/name"), "a");
   EXPECT_EQ(d.Str("/spec/template/spec/containers/1/env/0/name"), "Y");
   EXPECT_EQ(d.Str("/spec/template/spec/containers/1/env/1/name"), "");
-  EXPECT_EQ(d.Str("/metadata/managedFields/0/manager"), "kubectl-client-side-apply");
+  EXPECT_EQ(d.Str("/metadata/managedFields/0/manager"),
+            "kubectl-client-side-apply");
 
   r = Kubectl({"apply", "-f", "-"}, kDeploymentOneContainer);
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -162,7 +164,8 @@ data:
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("configmap/cm1 serverside-applied"));
   const std::string cm = "/api/v1/namespaces/default/configmaps/cm1";
-  EXPECT_EQ(client_->Get(cm).Str("/metadata/managedFields/0/manager"), "kubectl");
+  EXPECT_EQ(client_->Get(cm).Str("/metadata/managedFields/0/manager"),
+            "kubectl");
 
   // Update: b leaves the manifest and the object.
   const std::string cm2 =
@@ -178,9 +181,8 @@ data:
   ASSERT_EQ(r.exit_code, 0) << r.output;
   r = Kubectl({"apply", "--server-side", "-f", "-"}, cm2);
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_THAT(r.output,
-              HasSubstr("Apply failed with 1 conflict: conflict with "
-                        "\"kubectl-patch\" using v1: .data.a"));
+  EXPECT_THAT(r.output, HasSubstr("Apply failed with 1 conflict: conflict with "
+                                  "\"kubectl-patch\" using v1: .data.a"));
   r = Kubectl({"apply", "--server-side", "--force-conflicts", "-f", "-"}, cm2);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(client_->Get(cm).Str("/data/a"), "1");
@@ -308,8 +310,10 @@ constexpr char kGadgetEdited[] =
     "spec:\n  size: 2\n  shape: round\n";
 
 constexpr char kCrdPath[] =
-    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com";
-constexpr char kGadgetPath[] = "/apis/example.com/v1/namespaces/default/gadgets/g";
+    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+    "gadgets.example.com";
+constexpr char kGadgetPath[] =
+    "/apis/example.com/v1/namespaces/default/gadgets/g";
 
 // Client-side apply of a CRD and then of a custom resource, each created
 // and then updated (kubectl sends JSON merge patches for both: neither has
@@ -370,7 +374,8 @@ TEST_F(KubectlPatchTest, ServerSideApplyCreateAndUpdateCrdAndCustomResource) {
   r = Kubectl({"apply", "--server-side", "-f", "-"}, kCrdV1Edited);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   TestResponse crd = client_->Get(kCrdPath);
-  EXPECT_EQ(crd.Str("/spec/versions/0/additionalPrinterColumns/1/name"), "Shape");
+  EXPECT_EQ(crd.Str("/spec/versions/0/additionalPrinterColumns/1/name"),
+            "Shape");
   EXPECT_EQ(crd.Str("/status/acceptedNames/shortNames/0"), "gd");
 
   r = Kubectl({"apply", "--server-side", "-f", "-"}, kGadgetEdited);

@@ -34,7 +34,8 @@ constexpr char kControllersLine[] = "built-in controllers starting names=";
 
 int PortOf(const std::string& url) {
   std::smatch m;
-  if (!std::regex_match(url, m, std::regex("https?://127\\.0\\.0\\.1:(\\d+)"))) {
+  if (!std::regex_match(url, m,
+                        std::regex("https?://127\\.0\\.0\\.1:(\\d+)"))) {
     return -1;
   }
   return std::stoi(m[1]);
@@ -44,8 +45,8 @@ class LocalApiServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     static int counter = 0;
-    dir_ = ::testing::TempDir() + "/local-apiserver-" + std::to_string(getpid()) +
-           "-" + std::to_string(counter++);
+    dir_ = ::testing::TempDir() + "/local-apiserver-" +
+           std::to_string(getpid()) + "-" + std::to_string(counter++);
     ASSERT_EQ(system(("mkdir -p " + dir_).c_str()), 0);
   }
   // Starts the binary with `args`; a client for it in client_.
@@ -69,17 +70,35 @@ TEST_F(LocalApiServerTest, HelpListsEveryFlag) {
   ProcessResult r = RunProcess({kBinary, "--help"}, {});
   const std::string help = r.out + r.err;
   EXPECT_THAT(help, HasSubstr("Prints its URL as the first line of stdout"));
-  for (const char* flag :
-       {"address", "port", "kubeconfig_out", "secure", "cert_dir", "tls_san",
-        "tls_cert_file", "tls_key_file", "tls_ca_file", "token",
-        "history_size", "bookmark_interval_seconds",
-        "min_request_timeout_seconds", "version_minor", "git_version",
-        "fault_endpoint", "fault_watch_close_after_events",
-        "fault_watch_close_after_seconds", "fault_error_fraction",
-        "fault_throttle_fraction", "fault_retry_after_seconds",
-        "fault_delay_ms", "garbage_collector", "namespace_controller",
-        "simulate_node", "sim_running_after_ms", "sim_complete_after_ms",
-        "sim_deployment_ready_after_ms", "sim_node_name"}) {
+  for (const char* flag : {"address",
+                           "port",
+                           "kubeconfig_out",
+                           "secure",
+                           "cert_dir",
+                           "tls_san",
+                           "tls_cert_file",
+                           "tls_key_file",
+                           "tls_ca_file",
+                           "token",
+                           "history_size",
+                           "bookmark_interval_seconds",
+                           "min_request_timeout_seconds",
+                           "version_minor",
+                           "git_version",
+                           "fault_endpoint",
+                           "fault_watch_close_after_events",
+                           "fault_watch_close_after_seconds",
+                           "fault_error_fraction",
+                           "fault_throttle_fraction",
+                           "fault_retry_after_seconds",
+                           "fault_delay_ms",
+                           "garbage_collector",
+                           "namespace_controller",
+                           "simulate_node",
+                           "sim_running_after_ms",
+                           "sim_complete_after_ms",
+                           "sim_deployment_ready_after_ms",
+                           "sim_node_name"}) {
     EXPECT_THAT(help, HasSubstr(std::string("-") + flag + " (")) << flag;
   }
 }
@@ -125,18 +144,23 @@ TEST_F(LocalApiServerTest, FaultFlagsAreInForceFromTheStart) {
   rapidjson::Document d = faults.Json();
   EXPECT_EQ(d["throttleFraction"].GetDouble(), 1.0);
 
-  TestResponse throttled = client_->Get("/api/v1/namespaces/default/configmaps");
+  TestResponse throttled =
+      client_->Get("/api/v1/namespaces/default/configmaps");
   EXPECT_EQ(throttled.status, 429);
   EXPECT_EQ(throttled.Header("retry-after"), "4");
   EXPECT_EQ(client_->Get("/healthz").status, 200);
 
   // Throttling off through the endpoint; the watch fault still holds.
-  ASSERT_EQ(client_->Put("/fault-injection", R"({"throttleFraction":0})").status, 200);
+  ASSERT_EQ(
+      client_->Put("/fault-injection", R"({"throttleFraction":0})").status,
+      200);
   for (const char* name : {"a", "b"}) {
-    ASSERT_EQ(client_->Post("/api/v1/namespaces/default/configmaps",
-                            R"({"metadata":{"name":")" + std::string(name) + R"("}})")
-                  .status,
-              201);
+    ASSERT_EQ(
+        client_
+            ->Post("/api/v1/namespaces/default/configmaps",
+                   R"({"metadata":{"name":")" + std::string(name) + R"("}})")
+            .status,
+        201);
   }
   auto w = client_->Watch("/api/v1/namespaces/default/configmaps?watch=1");
   EXPECT_TRUE(w->Next().has_value());
@@ -151,20 +175,24 @@ TEST_F(LocalApiServerTest, FaultEndpointIsOffUnlessEnabled) {
 
 TEST_F(LocalApiServerTest, SimulatedNodeRunsPodsByDefault) {
   Start({"--sim-running-after-ms=100"});
-  EXPECT_THAT(ReadFile(dir_ + "/apiserver.log"),
-              HasSubstr(std::string(kControllersLine) +
-                        "garbage-collector,namespace-controller,node-simulator\n"));
+  EXPECT_THAT(
+      ReadFile(dir_ + "/apiserver.log"),
+      HasSubstr(std::string(kControllersLine) +
+                "garbage-collector,namespace-controller,node-simulator\n"));
   // The simulated node registers its Node object as it starts, beside the
   // server.
   EXPECT_TRUE(WaitFor(
       [&] { return client_->Get("/api/v1/nodes/kcr-node").status == 200; }));
-  ASSERT_EQ(client_->Post("/api/v1/namespaces/default/pods",
-                          R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}})")
-                .status,
-            201);
+  ASSERT_EQ(
+      client_
+          ->Post(
+              "/api/v1/namespaces/default/pods",
+              R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}})")
+          .status,
+      201);
   EXPECT_TRUE(WaitFor([&] {
-    return client_->Get("/api/v1/namespaces/default/pods/p").Str("/status/phase") ==
-           "Running";
+    return client_->Get("/api/v1/namespaces/default/pods/p")
+               .Str("/status/phase") == "Running";
   }));
 }
 
@@ -176,10 +204,13 @@ TEST_F(LocalApiServerTest, SimulatedNodeSwitchedOff) {
               HasSubstr(std::string(kControllersLine) +
                         "garbage-collector,namespace-controller\n"));
   EXPECT_EQ(client_->Get("/api/v1/nodes/kcr-node").status, 404);
-  ASSERT_EQ(client_->Post("/api/v1/namespaces/default/pods",
-                          R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}})")
-                .status,
-            201);
+  ASSERT_EQ(
+      client_
+          ->Post(
+              "/api/v1/namespaces/default/pods",
+              R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}})")
+          .status,
+      201);
   TestResponse pod = client_->Get("/api/v1/namespaces/default/pods/p");
   EXPECT_EQ(pod.Str("/status/phase"), "Pending");
   EXPECT_EQ(pod.Str("/spec/nodeName"), "");

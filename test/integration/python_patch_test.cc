@@ -46,7 +46,8 @@ class PythonPatchTest : public ::testing::Test {
                         << "v1 = client.CoreV1Api()\n"
                         << "apps = client.AppsV1Api()\n"
                         << script;
-    const std::string cmd = "HOME='" + dir_ + "' /usr/bin/python3 '" + path + "' 2>&1";
+    const std::string cmd =
+        "HOME='" + dir_ + "' /usr/bin/python3 '" + path + "' 2>&1";
     std::string out;
     FILE* pipe = popen(cmd.c_str(), "r");
     if (pipe == nullptr) return out;

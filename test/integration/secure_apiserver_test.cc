@@ -60,8 +60,7 @@ TEST_F(SecureApiServerTest, KubectlTrustsTheGeneratedCa) {
   EXPECT_THAT(server_->url(), StartsWith("https://127.0.0.1:"));
   EXPECT_THAT(ReadFile(server_->kubeconfig()),
               HasSubstr("certificate-authority-data:"));
-  EXPECT_THAT(ReadFile(dir_ + "/certs/ca.crt"),
-              HasSubstr("BEGIN CERTIFICATE"));
+  EXPECT_THAT(ReadFile(dir_ + "/certs/ca.crt"), HasSubstr("BEGIN CERTIFICATE"));
 
   ProcessResult r = Kubectl({"get", "namespaces"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -80,8 +79,9 @@ TEST_F(SecureApiServerTest, AnotherCaIsRefused) {
   ASSERT_TRUE(other.ok()) << other.status();
   const std::string ca = dir_ + "/other-ca.crt";
   std::ofstream(ca) << other->ca_cert_pem;
-  ProcessResult r = Kubectl({"--certificate-authority=" + ca, "--server=" +
-                             server_->url(), "get", "namespaces"});
+  ProcessResult r =
+      Kubectl({"--certificate-authority=" + ca, "--server=" + server_->url(),
+               "get", "namespaces"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.err, HasSubstr("certificate"));
 }

@@ -309,8 +309,8 @@ class FoldingQueue {
                  std::memory_order_relaxed);
     }
     bool Has(uint32_t hash) const {
-      return (words_[Word(hash)].load(std::memory_order_acquire) &
-              Bit(hash)) != 0;
+      return (words_[Word(hash)].load(std::memory_order_acquire) & Bit(hash)) !=
+             0;
     }
     void CopyFrom(const HashFilter& other) {
       for (size_t i = 0; i < kWords; ++i) {
@@ -478,9 +478,9 @@ class FoldingQueue {
   // A fold copies the filter to folding_filter_ and sets folding_now_
   // (release) before it clears inbox_filter_ and inbox_filled_ (release),
   // and clears folding_now_ (release; a later fold, holding index_mu_ after
-  // this one, sets it again only after) once its items are published. So each acquire
-  // below either still sees the Add, or sees the fold that took it and then
-  // that fold's filter, or sees that fold finished and its effects (the
+  // this one, sets it again only after) once its items are published. So each
+  // acquire below either still sees the Add, or sees the fold that took it and
+  // then that fold's filter, or sees that fold finished and its effects (the
   // item marked dirty, or the Add collapsed) visible.
   bool UnfoldedAddMayBeOf(uint32_t hash) const {
     if (!UnfoldedAddsMayExist()) return false;

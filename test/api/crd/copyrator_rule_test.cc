@@ -92,10 +92,9 @@ TEST(CopyratorRuleTest, EveryValidationRule) {
   EXPECT_THAT(Parse(R"({"ruleType": "pod"})").Validate(),
               ElementsAre("ruleType: Unsupported value: \"pod\": supported "
                           "values: \"configmap\", \"secret\""));
-  EXPECT_THAT(
-      Parse(R"({"ruleType": "secret", "selector": {"bad key!": "x"}})")
-          .Validate(),
-      ElementsAre(HasSubstr("selector: Invalid value: \"bad key!\"")));
+  EXPECT_THAT(Parse(R"({"ruleType": "secret", "selector": {"bad key!": "x"}})")
+                  .Validate(),
+              ElementsAre(HasSubstr("selector: Invalid value: \"bad key!\"")));
   EXPECT_THAT(
       Parse(R"({"ruleType": "secret", "selector": {"k": "bad value!"}})")
           .Validate(),
@@ -103,16 +102,15 @@ TEST(CopyratorRuleTest, EveryValidationRule) {
   EXPECT_THAT(
       Parse(R"({"ruleType": "secret", "selector": "app in (a"})").Validate(),
       ElementsAre(HasSubstr("selector: Invalid value: \"app in (a\"")));
-  EXPECT_THAT(Parse(R"({"ruleType": "secret", "namespace": "Bad_NS"})")
-                  .Validate(),
-              ElementsAre(HasSubstr("namespace: Invalid value: \"Bad_NS\": a "
-                                    "lowercase RFC 1123 label")));
+  EXPECT_THAT(
+      Parse(R"({"ruleType": "secret", "namespace": "Bad_NS"})").Validate(),
+      ElementsAre(HasSubstr("namespace: Invalid value: \"Bad_NS\": a "
+                            "lowercase RFC 1123 label")));
   EXPECT_THAT(Parse(R"({"ruleType": "secret", "namespace": []})").Validate(),
               ElementsAre("namespace: Invalid value: 0: namespace in body "
                           "should have at least 1 items"));
   EXPECT_THAT(
-      Parse(R"({"ruleType": "secret", "namespace": ["ok", "-no"]})")
-          .Validate(),
+      Parse(R"({"ruleType": "secret", "namespace": ["ok", "-no"]})").Validate(),
       ElementsAre(HasSubstr("namespace[1]: Invalid value: \"-no\"")));
   EXPECT_THAT(
       Parse(R"({"ruleType": "secret", "status": {"copies": -1}})").Validate(),
@@ -121,17 +119,16 @@ TEST(CopyratorRuleTest, EveryValidationRule) {
 }
 
 TEST(CopyratorRuleTest, SeveralViolationsAtOnce) {
-  EXPECT_THAT(
-      Parse(R"({"ruleType": "pods", "selector": "=x",
+  EXPECT_THAT(Parse(R"({"ruleType": "pods", "selector": "=x",
           "namespace": ["A", ""], "status": {"copies": -1,
           "conditions": [{"type": "Ready"}]}})")
-          .Validate(),
-      ElementsAre(HasSubstr("ruleType: Unsupported value"),
-                  HasSubstr("selector: Invalid value"),
-                  HasSubstr("namespace[0]: Invalid value"),
-                  HasSubstr("namespace[1]: Invalid value"),
-                  HasSubstr("status.copies: Invalid value"),
-                  "status.conditions[0].status: Required value"));
+                  .Validate(),
+              ElementsAre(HasSubstr("ruleType: Unsupported value"),
+                          HasSubstr("selector: Invalid value"),
+                          HasSubstr("namespace[0]: Invalid value"),
+                          HasSubstr("namespace[1]: Invalid value"),
+                          HasSubstr("status.copies: Invalid value"),
+                          "status.conditions[0].status: Required value"));
 }
 
 TEST(CopyratorRuleTest, WrongTypesNameTheField) {

@@ -96,12 +96,24 @@ TEST_F(CrdManifestTest, NamesScopeAndVersions) {
     std::vector<std::string> short_names;
   };
   std::vector<Want> wants = {
-      {"Nginx", "nginxes.example.org", "example.org", "nginxes", "nginx",
+      {"Nginx",
+       "nginxes.example.org",
+       "example.org",
+       "nginxes",
+       "nginx",
        {"ngx"}},
-      {"CopyratorRule", "copyrators.flant.com", "flant.com", "copyrators",
-       "copyrator", {"copyr"}},
-      {"LoadTest", "loadtests.example.org", "example.org", "loadtests",
-       "loadtest", {"lt", "ld"}},
+      {"CopyratorRule",
+       "copyrators.flant.com",
+       "flant.com",
+       "copyrators",
+       "copyrator",
+       {"copyr"}},
+      {"LoadTest",
+       "loadtests.example.org",
+       "example.org",
+       "loadtests",
+       "loadtest",
+       {"lt", "ld"}},
   };
   for (const Want& w : wants) {
     const rapidjson::Document& d = *ForKind(w.kind).doc;
@@ -131,8 +143,8 @@ TEST_F(CrdManifestTest, NamesScopeAndVersions) {
 
 std::vector<std::string> Columns(const rapidjson::Document& d) {
   std::vector<std::string> out;
-  for (const auto& c : At(d, "/spec/versions/0/additionalPrinterColumns")
-                           .GetArray()) {
+  for (const auto& c :
+       At(d, "/spec/versions/0/additionalPrinterColumns").GetArray()) {
     out.push_back(std::string(c["name"].GetString()) + " " +
                   c["type"].GetString() + " " + c["jsonPath"].GetString());
   }
@@ -145,8 +157,7 @@ TEST_F(CrdManifestTest, PrinterColumns) {
                           "Ready integer .status.readyReplicas",
                           "Age date .metadata.creationTimestamp"));
   EXPECT_THAT(Columns(*ForKind("CopyratorRule").doc),
-              ElementsAre("Type string .ruleType",
-                          "Source string .namespace",
+              ElementsAre("Type string .ruleType", "Source string .namespace",
                           "Age date .metadata.creationTimestamp"));
   EXPECT_THAT(Columns(*ForKind("LoadTest").doc),
               ElementsAre("State string .status.state",
@@ -170,8 +181,7 @@ void ExpectStructural(const rapidjson::Value& s, const std::string& path) {
   if (s.HasMember("items")) ExpectStructural(s["items"], path + ".items");
   if (s.HasMember("additionalProperties") &&
       s["additionalProperties"].IsObject()) {
-    ExpectStructural(s["additionalProperties"],
-                     path + ".additionalProperties");
+    ExpectStructural(s["additionalProperties"], path + ".additionalProperties");
   }
 }
 
@@ -233,10 +243,10 @@ TEST_F(CrdManifestTest, MinimalLoadTestGetsTestDefaults) {
       "spec: {replicas: 1, test: {serviceName: s}}\n");
   ASSERT_TRUE(doc.ok());
   const Crd& crd = ForKind("LoadTest");
-  EXPECT_THAT(crd.schema->Admit(doc->get(), (*doc)->GetAllocator()),
-              IsEmpty());
-  EXPECT_EQ(Str(At(**doc, "/spec/test")),
-            R"({"serviceName":"s","method":"GET","servicePort":80,"path":"/"})");
+  EXPECT_THAT(crd.schema->Admit(doc->get(), (*doc)->GetAllocator()), IsEmpty());
+  EXPECT_EQ(
+      Str(At(**doc, "/spec/test")),
+      R"({"serviceName":"s","method":"GET","servicePort":80,"path":"/"})");
 }
 
 TEST_F(CrdManifestTest, CopyratorAcceptsBothSelectorAndNamespaceForms) {
@@ -329,8 +339,7 @@ TEST_F(CrdManifestTest, TypesAgreeWithSchemas) {
     if (!typed.ok()) {
       EXPECT_TRUE(std::any_of(want.begin(), want.end(),
                               [](const std::string& w) {
-                                return absl::StrContains(w,
-                                                         "must be of type");
+                                return absl::StrContains(w, "must be of type");
                               }))
           << path << ": " << typed.status();
       continue;

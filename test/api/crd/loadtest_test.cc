@@ -112,17 +112,16 @@ TEST(LoadTestTest, EveryValidationRule) {
 }
 
 TEST(LoadTestTest, SeveralViolationsAtOnce) {
-  EXPECT_THAT(Parse(R"({"spec": {"replicas": -1, "test": {"method": "GO",
+  EXPECT_THAT(
+      Parse(R"({"spec": {"replicas": -1, "test": {"method": "GO",
       "servicePort": 0, "repeat": 0}}, "status": {"state": "x",
       "observedGeneration": -1}})")
-                  .Validate(),
-              ElementsAre(HasSubstr("spec.replicas"),
-                          "spec.test.serviceName: Required value",
-                          HasSubstr("spec.test.method"),
-                          HasSubstr("spec.test.servicePort"),
-                          HasSubstr("spec.test.repeat"),
-                          HasSubstr("status.state"),
-                          HasSubstr("status.observedGeneration")));
+          .Validate(),
+      ElementsAre(
+          HasSubstr("spec.replicas"), "spec.test.serviceName: Required value",
+          HasSubstr("spec.test.method"), HasSubstr("spec.test.servicePort"),
+          HasSubstr("spec.test.repeat"), HasSubstr("status.state"),
+          HasSubstr("status.observedGeneration")));
 }
 
 TEST(LoadTestTest, RoundTrip) {

@@ -65,8 +65,9 @@ TEST(NginxTest, EveryValidationRule) {
   EXPECT_THAT(Parse(R"({"spec": {"port": 65536}})").Validate(),
               ElementsAre("spec.port: Invalid value: 65536: spec.port in body "
                           "should be less than or equal to 65535"));
-  EXPECT_THAT(Parse(R"({"status": {"readyReplicas": -1}})").Validate(),
-              ElementsAre(HasSubstr("status.readyReplicas: Invalid value: -1")));
+  EXPECT_THAT(
+      Parse(R"({"status": {"readyReplicas": -1}})").Validate(),
+      ElementsAre(HasSubstr("status.readyReplicas: Invalid value: -1")));
   EXPECT_THAT(Parse(R"({"status": {"observedGeneration": -2}})").Validate(),
               ElementsAre(HasSubstr("status.observedGeneration: Invalid")));
   EXPECT_THAT(
@@ -87,7 +88,8 @@ TEST(NginxTest, SeveralViolationsAtOnce) {
 }
 
 TEST(NginxTest, RoundTrip) {
-  const char* text = R"({"apiVersion":"example.org/v1","kind":"Nginx",)"
+  const char* text =
+      R"({"apiVersion":"example.org/v1","kind":"Nginx",)"
       R"("metadata":{"name":"web","labels":{"a":"b"}},)"
       R"("spec":{"replicas":2,"image":"nginx:1.25","port":8080},)"
       R"("status":{"readyReplicas":1,"observedGeneration":4,"conditions":[)"

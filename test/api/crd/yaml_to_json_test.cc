@@ -102,11 +102,11 @@ TEST(YamlToJsonTest, NestingIsHeldToTheJsonLimit) {
   auto at_limit = YamlToJson(nested(kMaxJsonDepth));
   ASSERT_TRUE(at_limit.ok()) << at_limit.status();
   EXPECT_EQ(JsonDepth(**at_limit), kMaxJsonDepth);
-  const std::string too_deep =
-      absl::StrCat("YAML nests deeper than ", kMaxJsonDepth, " levels at line ");
-  EXPECT_THAT(std::string(
-                  YamlToJson(nested(kMaxJsonDepth + 1)).status().message()),
-              HasSubstr(too_deep));
+  const std::string too_deep = absl::StrCat("YAML nests deeper than ",
+                                            kMaxJsonDepth, " levels at line ");
+  EXPECT_THAT(
+      std::string(YamlToJson(nested(kMaxJsonDepth + 1)).status().message()),
+      HasSubstr(too_deep));
   std::string block;
   for (int i = 0; i <= kMaxJsonDepth; ++i) {
     block += std::string(i, ' ') + "a:\n";
@@ -138,13 +138,13 @@ TEST(YamlToJsonTest, AliasExpansionIsBounded) {
   EXPECT_EQ(YamlToJson("a: &a [*a]\n").status().code(),
             absl::StatusCode::kInvalidArgument);
   // Modest reuse is fine.
-  auto reuse = YamlToJson("base: &b {image: nginx, port: 80}\n"
-                          "one: *b\ntwo: *b\n");
+  auto reuse = YamlToJson(
+      "base: &b {image: nginx, port: 80}\n"
+      "one: *b\ntwo: *b\n");
   ASSERT_TRUE(reuse.ok()) << reuse.status();
-  EXPECT_EQ(*JsonToString(**reuse),
-            R"({"base":{"image":"nginx","port":80},)"
-            R"("one":{"image":"nginx","port":80},)"
-            R"("two":{"image":"nginx","port":80}})");
+  EXPECT_EQ(*JsonToString(**reuse), R"({"base":{"image":"nginx","port":80},)"
+                                    R"("one":{"image":"nginx","port":80},)"
+                                    R"("two":{"image":"nginx","port":80}})");
 }
 
 }  // namespace

@@ -53,8 +53,8 @@ const Row kRows[] = {
      IsTooManyRequests, "InternalError", 500},
     {500, "InternalError", absl::StatusCode::kInternal, IsInternalError,
      "InternalError", 500},
-    {500, "ServerTimeout", absl::StatusCode::kDeadlineExceeded,
-     IsServerTimeout, "Timeout", 504},
+    {500, "ServerTimeout", absl::StatusCode::kDeadlineExceeded, IsServerTimeout,
+     "Timeout", 504},
     {503, "ServiceUnavailable", absl::StatusCode::kUnavailable,
      IsServiceUnavailable, "ServiceUnavailable", 503},
     {504, "Timeout", absl::StatusCode::kDeadlineExceeded, IsTimeout, "Timeout",
@@ -62,12 +62,24 @@ const Row kRows[] = {
 };
 
 const Predicate kAllPredicates[] = {
-    IsNotFound,          IsAlreadyExists,      IsConflict,
-    IsInvalid,           IsBadRequest,         IsUnauthorized,
-    IsForbidden,         IsMethodNotSupported, IsNotAcceptable,
-    IsGone,              IsResourceExpired,    IsRequestEntityTooLarge,
-    IsUnsupportedMediaType, IsTooManyRequests, IsInternalError,
-    IsServerTimeout,     IsServiceUnavailable, IsTimeout,
+    IsNotFound,
+    IsAlreadyExists,
+    IsConflict,
+    IsInvalid,
+    IsBadRequest,
+    IsUnauthorized,
+    IsForbidden,
+    IsMethodNotSupported,
+    IsNotAcceptable,
+    IsGone,
+    IsResourceExpired,
+    IsRequestEntityTooLarge,
+    IsUnsupportedMediaType,
+    IsTooManyRequests,
+    IsInternalError,
+    IsServerTimeout,
+    IsServiceUnavailable,
+    IsTimeout,
 };
 
 StatusError Error(int code, const char* reason) {
@@ -142,7 +154,8 @@ TEST(ErrorsTest, UnknownReasonsFallBackToTheHttpCode) {
   };
   for (const Case& c : cases) {
     for (const char* reason : {"", "SomethingNew"}) {
-      SCOPED_TRACE(::testing::Message() << c.http_code << " '" << reason << "'");
+      SCOPED_TRACE(::testing::Message()
+                   << c.http_code << " '" << reason << "'");
       const absl::Status s = Error(c.http_code, reason).ToStatus();
       EXPECT_EQ(s.code(), c.code);
       for (Predicate p : kAllPredicates) EXPECT_EQ(p(s), p == c.predicate);
@@ -188,21 +201,23 @@ TEST(ErrorsTest, StatusesWithoutPayloadAreNotApiErrors) {
 TEST(ErrorsTest, BodiesAreUtf8WhateverTheMessageQuotes) {
   StatusError e = StatusError::NotFound({"", "configmaps"}, "a\xff");
   e.causes.push_back({"FieldValueInvalid", "bad \xc3", "metadata.name"});
-  EXPECT_EQ(e.ToJson(),
-            "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
-            "\"status\":\"Failure\",\"message\":\"configmaps \\\"a\xef\xbf\xbd\\\" "
-            "not found\",\"reason\":\"NotFound\",\"details\":{\"name\":"
-            "\"a\xef\xbf\xbd\",\"kind\":\"configmaps\",\"causes\":[{\"reason\":"
-            "\"FieldValueInvalid\",\"message\":\"bad \xef\xbf\xbd\",\"field\":"
-            "\"metadata.name\"}]},\"code\":404}");
+  EXPECT_EQ(
+      e.ToJson(),
+      "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+      "\"status\":\"Failure\",\"message\":\"configmaps \\\"a\xef\xbf\xbd\\\" "
+      "not found\",\"reason\":\"NotFound\",\"details\":{\"name\":"
+      "\"a\xef\xbf\xbd\",\"kind\":\"configmaps\",\"causes\":[{\"reason\":"
+      "\"FieldValueInvalid\",\"message\":\"bad \xef\xbf\xbd\",\"field\":"
+      "\"metadata.name\"}]},\"code\":404}");
 }
 
 TEST(ErrorsTest, BodiesAreWhatKubeApiserverWrites) {
-  EXPECT_EQ(StatusError::NotFound({"", "configmaps"}, "cm1").ToJson(),
-            R"({"kind":"Status","apiVersion":"v1","metadata":{},)"
-            R"("status":"Failure","message":"configmaps \"cm1\" not found",)"
-            R"("reason":"NotFound","details":{"name":"cm1","kind":"configmaps"},)"
-            R"("code":404})");
+  EXPECT_EQ(
+      StatusError::NotFound({"", "configmaps"}, "cm1").ToJson(),
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},)"
+      R"("status":"Failure","message":"configmaps \"cm1\" not found",)"
+      R"("reason":"NotFound","details":{"name":"cm1","kind":"configmaps"},)"
+      R"("code":404})");
   EXPECT_EQ(StatusError::NotFound({"apps", "deployments"}, "web").message,
             "deployments.apps \"web\" not found");
   EXPECT_EQ(StatusError::StaleConflict({"", "configmaps"}, "cm1").message,
@@ -211,14 +226,15 @@ TEST(ErrorsTest, BodiesAreWhatKubeApiserverWrites) {
             "version and try again");
   EXPECT_EQ(StatusError::Forbidden({"", "pods"}, "", "no").message,
             "pods is forbidden: no");
-  EXPECT_EQ(StatusError::MethodNotSupported({"apps", "deployments"}, "watch")
-                .message,
-            "watch is not supported on resources of kind \"deployments.apps\"");
-  EXPECT_EQ(StatusError::InternalError("boom").ToJson(),
-            R"({"kind":"Status","apiVersion":"v1","metadata":{},)"
-            R"("status":"Failure","message":"Internal error occurred: boom",)"
-            R"("reason":"InternalError","details":{"causes":[{"message":"boom"}]},)"
-            R"("code":500})");
+  EXPECT_EQ(
+      StatusError::MethodNotSupported({"apps", "deployments"}, "watch").message,
+      "watch is not supported on resources of kind \"deployments.apps\"");
+  EXPECT_EQ(
+      StatusError::InternalError("boom").ToJson(),
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},)"
+      R"("status":"Failure","message":"Internal error occurred: boom",)"
+      R"("reason":"InternalError","details":{"causes":[{"message":"boom"}]},)"
+      R"("code":500})");
   EXPECT_EQ(StatusError::TooManyRequests("slow", 3).ToJson(),
             R"({"kind":"Status","apiVersion":"v1","metadata":{},)"
             R"("status":"Failure","message":"slow","reason":"TooManyRequests",)"
@@ -229,13 +245,15 @@ TEST(ErrorsTest, InvalidHasACausePerFieldError) {
   FieldError required;
   required.type = FieldError::Type::kRequired;
   required.field = "metadata.name";
-  const StatusError one = StatusError::Invalid({"", "ConfigMap"}, "x", {required});
+  const StatusError one =
+      StatusError::Invalid({"", "ConfigMap"}, "x", {required});
   EXPECT_EQ(one.code, 422);
-  EXPECT_EQ(one.message, "ConfigMap \"x\" is invalid: metadata.name: Required value");
+  EXPECT_EQ(one.message,
+            "ConfigMap \"x\" is invalid: metadata.name: Required value");
   EXPECT_EQ(one.kind, "ConfigMap");
   ASSERT_EQ(one.causes.size(), 1u);
-  EXPECT_EQ(one.causes[0],
-            (StatusCause{"FieldValueRequired", "Required value", "metadata.name"}));
+  EXPECT_EQ(one.causes[0], (StatusCause{"FieldValueRequired", "Required value",
+                                        "metadata.name"}));
 
   FieldError replicas;
   replicas.type = FieldError::Type::kInvalid;
@@ -244,9 +262,10 @@ TEST(ErrorsTest, InvalidHasACausePerFieldError) {
   replicas.detail = "must be greater than or equal to 0";
   const StatusError two =
       StatusError::Invalid({"apps", "Deployment"}, "web", {required, replicas});
-  EXPECT_EQ(two.message,
-            "Deployment.apps \"web\" is invalid: [metadata.name: Required value, "
-            "spec.replicas: Invalid value: -1: must be greater than or equal to 0]");
+  EXPECT_EQ(
+      two.message,
+      "Deployment.apps \"web\" is invalid: [metadata.name: Required value, "
+      "spec.replicas: Invalid value: -1: must be greater than or equal to 0]");
   EXPECT_EQ(two.causes.size(), 2u);
   EXPECT_EQ(two.group, "apps");
 }
@@ -271,9 +290,10 @@ TEST(ErrorsTest, EverythingRoundTripsThroughTheStatus) {
 
 TEST(ErrorsTest, PlainStatusesBecomeTheServersAnswer) {
   const StatusError nf = StatusError::FromStatus(absl::NotFoundError("gone"));
-  EXPECT_EQ(nf.ToJson(),
-            R"({"kind":"Status","apiVersion":"v1","metadata":{},)"
-            R"("status":"Failure","message":"gone","reason":"NotFound","code":404})");
+  EXPECT_EQ(
+      nf.ToJson(),
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},)"
+      R"("status":"Failure","message":"gone","reason":"NotFound","code":404})");
   const StatusError other =
       StatusError::FromStatus(absl::ResourceExhaustedError("threads"));
   EXPECT_EQ(other.code, 500);
@@ -291,12 +311,14 @@ TEST(ErrorsTest, SuggestsClientDelay) {
   StatusError unavailable = Error(503, "ServiceUnavailable");
   unavailable.retry_after_seconds = 5;
   EXPECT_EQ(SuggestsClientDelay(unavailable.ToStatus()), 5);
-  EXPECT_EQ(SuggestsClientDelay(Error(404, "NotFound").ToStatus()), std::nullopt);
+  EXPECT_EQ(SuggestsClientDelay(Error(404, "NotFound").ToStatus()),
+            std::nullopt);
 }
 
 TEST(ErrorsTest, StatusFromWatchErrorObject) {
   rapidjson::Document d;
-  d.Parse(R"json({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+  d.Parse(
+      R"json({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
       "message":"too old resource version: 100 (200)","reason":"Expired","code":410})json");
   const absl::Status s = StatusFromObject(d);
   EXPECT_TRUE(IsResourceExpired(s));

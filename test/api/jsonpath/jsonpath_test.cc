@@ -52,12 +52,14 @@ TEST_F(JsonPathTest, Fields) {
   EXPECT_EQ(Run("{.items[0].metadata.name}"), "web-0");
   EXPECT_EQ(Run("{$.items[1].status.phase}"), "Pending");
   EXPECT_EQ(Run("{@.kind}"), "List");
-  EXPECT_EQ(Run("name={.items[0].metadata.name} phase={.items[0].status.phase}"),
-            "name=web-0 phase=Running");
+  EXPECT_EQ(
+      Run("name={.items[0].metadata.name} phase={.items[0].status.phase}"),
+      "name=web-0 phase=Running");
 }
 
 TEST_F(JsonPathTest, EscapedAndQuotedKeys) {
-  EXPECT_EQ(Run(R"({.items[0].metadata.labels.app\.kubernetes\.io/name})"), "w");
+  EXPECT_EQ(Run(R"({.items[0].metadata.labels.app\.kubernetes\.io/name})"),
+            "w");
   EXPECT_EQ(Run("{.items[0].metadata.labels['app.kubernetes.io/name']}"), "w");
   EXPECT_EQ(Run("{.items[0]['metadata']['name']}"), "web-0");
 }
@@ -114,8 +116,9 @@ TEST_F(JsonPathTest, Filters) {
 }
 
 TEST_F(JsonPathTest, Range) {
-  EXPECT_EQ(Run(R"({range .items[*]}{.metadata.name}{"\t"}{.status.phase}{"\n"}{end})"),
-            "web-0\tRunning\nweb-1\tPending\n");
+  EXPECT_EQ(
+      Run(R"({range .items[*]}{.metadata.name}{"\t"}{.status.phase}{"\n"}{end})"),
+      "web-0\tRunning\nweb-1\tPending\n");
   EXPECT_EQ(
       Run(R"({range .items[*]}[{range .spec.containers[*]}{.name},{end}]{end})"),
       "[nginx,side,][nginx,]");
@@ -175,7 +178,8 @@ TEST(JsonPathParseTest, Errors) {
   std::string deep;
   for (int i = 0; i <= kMaxRangeDepth; ++i) deep += "{range .a}";
   EXPECT_EQ(error(deep), "ranges nested deeper than 64");
-  EXPECT_EQ(error("{.a}{\"x\\q\"}"), "unquote string \"x\\q\" error invalid syntax");
+  EXPECT_EQ(error("{.a}{\"x\\q\"}"),
+            "unquote string \"x\\q\" error invalid syntax");
 }
 
 TEST(JsonPathParseTest, ParseExpression) {

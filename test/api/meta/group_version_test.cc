@@ -72,9 +72,9 @@ TEST(GroupVersionKindTest, FromApiVersion) {
 }
 
 TEST(GroupVersionKindTest, HashableAndOrdered) {
-  absl::flat_hash_set<GroupVersionKind> set = {
-      {"apps", "v1", "Deployment"}, {"apps", "v1", "Deployment"},
-      {"", "v1", "Pod"}};
+  absl::flat_hash_set<GroupVersionKind> set = {{"apps", "v1", "Deployment"},
+                                               {"apps", "v1", "Deployment"},
+                                               {"", "v1", "Pod"}};
   EXPECT_EQ(set.size(), 2u);
   EXPECT_LT(GroupVersionKind("", "v1", "Pod"),
             GroupVersionKind("apps", "v1", "Deployment"));
@@ -85,13 +85,13 @@ TEST(GroupVersionResourceTest, StringFormAndHash) {
   EXPECT_EQ(r.ToString(), "apps/v1, Resource=deployments");
   EXPECT_EQ(GroupVersionResource("", "v1", "pods").ToString(),
             "v1, Resource=pods");
-  absl::flat_hash_set<GroupVersionResource> set = {
-      r, r, {"", "v1", "pods"}};
+  absl::flat_hash_set<GroupVersionResource> set = {r, r, {"", "v1", "pods"}};
   EXPECT_EQ(set.size(), 2u);
 }
 
 TEST(GroupResourceTest, StringFormsAsErrorMessagesWriteThem) {
-  EXPECT_EQ((GroupResource{"apps", "deployments"}).ToString(), "deployments.apps");
+  EXPECT_EQ((GroupResource{"apps", "deployments"}).ToString(),
+            "deployments.apps");
   EXPECT_EQ((GroupResource{"", "configmaps"}).ToString(), "configmaps");
   EXPECT_EQ((GroupKind{"apps", "Deployment"}).ToString(), "Deployment.apps");
   EXPECT_EQ((GroupKind{"", "ConfigMap"}).ToString(), "ConfigMap");
@@ -100,8 +100,8 @@ TEST(GroupResourceTest, StringFormsAsErrorMessagesWriteThem) {
 }
 
 TEST(KubeVersionLessTest, OrdersAsKubernetes) {
-  std::vector<std::string> v = {"v1alpha1", "foo", "v1", "v2beta1",
-                                "v1beta2",  "v2",  "v1beta1", "v10",
+  std::vector<std::string> v = {"v1alpha1", "foo",      "v1",      "v2beta1",
+                                "v1beta2",  "v2",       "v1beta1", "v10",
                                 "bar",      "v11alpha2"};
   std::sort(v.begin(), v.end(), [](const std::string& a, const std::string& b) {
     return KubeVersionLess(a, b);

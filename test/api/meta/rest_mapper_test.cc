@@ -41,7 +41,8 @@ TEST(RESTMapperTest, DefaultsKnowBuiltinKinds) {
       {{"apps", "v1", "Deployment"}, "deployments", true},
       {{"coordination.k8s.io", "v1", "Lease"}, "leases", true},
       {{"apiextensions.k8s.io", "v1", "CustomResourceDefinition"},
-       "customresourcedefinitions", false},
+       "customresourcedefinitions",
+       false},
   };
   for (const Case& c : cases) {
     auto mapping = m->MappingFor(c.gvk);
@@ -106,8 +107,8 @@ TEST(RESTMapperTest, AddFromCRD) {
   ASSERT_TRUE(m->AddFromCRD(Parse(kLoadTestCRD)).ok());
   auto v1 = m->MappingFor({"example.org", "v1", "LoadTest"});
   ASSERT_TRUE(v1.ok());
-  EXPECT_EQ(v1->resource, GroupVersionResource("example.org", "v1",
-                                               "loadtests"));
+  EXPECT_EQ(v1->resource,
+            GroupVersionResource("example.org", "v1", "loadtests"));
   EXPECT_EQ(v1->singular, "loadtest");
   EXPECT_THAT(v1->short_names, ElementsAre("lt", "ld"));
   EXPECT_TRUE(v1->namespaced());
@@ -241,22 +242,23 @@ TEST(RESTMapperTest, AddFromDiscoveryRejectsMalformedInput) {
   RESTMapper m;
   EXPECT_THAT(std::string(m.AddFromDiscovery(Parse("{}")).message()),
               HasSubstr("groupVersion: Required value"));
-  EXPECT_THAT(std::string(m.AddFromDiscovery(Parse(
-                  R"({"groupVersion": "a/b/c"})")).message()),
-              HasSubstr("groupVersion: unexpected"));
-  EXPECT_THAT(std::string(m.AddFromDiscovery(Parse(
-                  R"({"groupVersion": "v1", "resources": {}})")).message()),
-              HasSubstr("resources: must be a list"));
   EXPECT_THAT(
-      std::string(m.AddFromDiscovery(Parse(R"({"groupVersion": "v1",
+      std::string(
+          m.AddFromDiscovery(Parse(R"({"groupVersion": "a/b/c"})")).message()),
+      HasSubstr("groupVersion: unexpected"));
+  EXPECT_THAT(
+      std::string(m.AddFromDiscovery(
+                       Parse(R"({"groupVersion": "v1", "resources": {}})"))
+                      .message()),
+      HasSubstr("resources: must be a list"));
+  EXPECT_THAT(std::string(m.AddFromDiscovery(Parse(R"({"groupVersion": "v1",
           "resources": [{"name": "pods", "kind": "Pod"}, {"kind": "X"}]})"))
-                      .message()),
-      HasSubstr("resources[1].name: Required value"));
-  EXPECT_THAT(
-      std::string(m.AddFromDiscovery(Parse(R"({"groupVersion": "v1",
+                              .message()),
+              HasSubstr("resources[1].name: Required value"));
+  EXPECT_THAT(std::string(m.AddFromDiscovery(Parse(R"({"groupVersion": "v1",
           "resources": [{"name": "pods", "kind": "Pod", "namespaced": 1}]})"))
-                      .message()),
-      HasSubstr("resources[0].namespaced: must be a boolean"));
+                              .message()),
+              HasSubstr("resources[0].namespaced: must be a boolean"));
   EXPECT_TRUE(m.Mappings().empty());
 }
 

@@ -34,7 +34,8 @@ bool RoundTripExpressible(const rapidjson::Value& v, bool allow_null) {
       std::set<absl::string_view> keys;
       for (const auto& m : x->GetObject()) {
         if (m.value.IsNull() && !allow_null) return false;
-        if (!keys.emplace(m.name.GetString(), m.name.GetStringLength()).second) {
+        if (!keys.emplace(m.name.GetString(), m.name.GetStringLength())
+                 .second) {
           return false;
         }
         stack.push_back(&m.value);
@@ -84,7 +85,8 @@ static int FuzzOne(const uint8_t* data, size_t size) {
   Check(diff.ok());
   absl::StatusOr<rapidjson::Document> round = ApplyMergePatch(target, *diff);
   Check(round.ok());
-  if (RoundTripExpressible(target, true) && RoundTripExpressible(patch, false)) {
+  if (RoundTripExpressible(target, true) &&
+      RoundTripExpressible(patch, false)) {
     Check(JsonDeepEqual(*round, patch));
   }
   return 0;

@@ -80,7 +80,8 @@ const Example kMoreExamples[] = {
      nullptr},
     {"leading zero", R"([1,2])", R"([{"op":"add","path":"/01","value":3}])",
      nullptr},
-    {"negative index", R"([1,2])", R"([{"op":"remove","path":"/-1"}])", nullptr},
+    {"negative index", R"([1,2])", R"([{"op":"remove","path":"/-1"}])",
+     nullptr},
     {"replace at size", R"([1,2])",
      R"([{"op":"replace","path":"/2","value":3}])", nullptr},
     {"remove dash", R"([1,2])", R"([{"op":"remove","path":"/-"}])", nullptr},
@@ -174,8 +175,10 @@ TEST(JsonPatchTest, ErrorsNameOperation) {
        "operation 0 (copy /x): \"from\" path not found"},
       {R"([{"op":"copy","path":"/x"}])", "missing \"from\""},
       {R"([{"op":"copy","from":1,"path":"/x"}])", "\"from\" must be a string"},
-      {R"([{"op":"copy","from":"x","path":"/x"}])", "\"from\": invalid JSON pointer"},
-      {R"([{"op":"add","path":"/x"}])", "operation 0 (add /x): missing \"value\""},
+      {R"([{"op":"copy","from":"x","path":"/x"}])",
+       "\"from\": invalid JSON pointer"},
+      {R"([{"op":"add","path":"/x"}])",
+       "operation 0 (add /x): missing \"value\""},
       {R"([{"op":"replace","path":"/a"}])", "missing \"value\""},
       {R"([{"op":"frob","path":"/a"}])", "\"op\" must be one of"},
       {R"([{"op":"add","value":1}])", "operation 0 (add): missing \"path\""},
@@ -209,7 +212,8 @@ TEST(JsonPatchTest, InPlaceSuccess) {
                              &doc)
                   .ok());
   EXPECT_TRUE(JsonEq(
-      Json(R"({"spec":{"replicas":3},"metadata":{"labels":{"a/b":"c"}}})"), doc));
+      Json(R"({"spec":{"replicas":3},"metadata":{"labels":{"a/b":"c"}}})"),
+      doc));
 }
 
 TEST(JsonPatchTest, Strings) {
@@ -280,8 +284,8 @@ TEST(JsonPointerTest, Resolve) {
   EXPECT_EQ(Str(*ResolveJsonPointer(d, "/foo")), R"(["bar","baz"])");
   EXPECT_EQ(Str(*ResolveJsonPointer(d, "/foo/0")), R"("bar")");
   const std::pair<const char*, int> ints[] = {
-      {"/", 0}, {"/a~1b", 1}, {"/c%d", 2}, {"/e^f", 3}, {"/g|h", 4},
-      {"/i\\j", 5}, {"/k\"l", 6}, {"/ ", 7}, {"/m~0n", 8}};
+      {"/", 0},     {"/a~1b", 1}, {"/c%d", 2}, {"/e^f", 3}, {"/g|h", 4},
+      {"/i\\j", 5}, {"/k\"l", 6}, {"/ ", 7},   {"/m~0n", 8}};
   for (const auto& [pointer, want] : ints) {
     const rapidjson::Value* v = ResolveJsonPointer(d, pointer);
     ASSERT_NE(v, nullptr) << pointer;

@@ -31,12 +31,16 @@ TEST(JsonUtilTest, InvalidUtf8IsReplacedByteByByteAsGoDoes) {
   std::string out = "untouched";
   EXPECT_FALSE(ReplaceInvalidUtf8("plain \xc3\xa9 \xf0\x9f\x98\x80", &out));
   EXPECT_EQ(out, "untouched");
-  EXPECT_EQ(ValidUtf8Prefix("ab\xff" "cd"), 2u);
+  EXPECT_EQ(ValidUtf8Prefix("ab\xff"
+                            "cd"),
+            2u);
   const std::string fffd = "\xef\xbf\xbd";
   struct Case {
     std::string in, out;
   } cases[] = {
-      {"a\xff" "b", "a" + fffd + "b"},
+      {"a\xff"
+       "b",
+       "a" + fffd + "b"},
       // A sequence cut short: each byte stands alone.
       {"\xe2\x82", fffd + fffd},
       // Overlong forms, surrogates and code points past U+10FFFF.
@@ -70,9 +74,10 @@ TEST(JsonUtilTest, DeepNestingIsRefusedWithoutOverflow) {
   EXPECT_FALSE(ParseJson(open, &d).ok());
   const std::string closed = open + std::string(100000, ']');
   absl::Status s = ParseJson(closed, &d);
-  EXPECT_THAT(std::string(s.message()), HasSubstr(absl::StrCat("nests deeper than ", kMaxJsonDepth)));
-  std::string ok_depth = std::string(kMaxJsonDepth, '[') +
-                         std::string(kMaxJsonDepth, ']');
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr(absl::StrCat("nests deeper than ", kMaxJsonDepth)));
+  std::string ok_depth =
+      std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
   EXPECT_TRUE(ParseJson(ok_depth, &d).ok());
   EXPECT_EQ(JsonDepth(d), kMaxJsonDepth);
 

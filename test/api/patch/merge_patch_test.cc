@@ -30,7 +30,8 @@ TEST(ApplyMergePatchTest, RfcExamples) {
       {R"({"a":"b","b":"c"})", R"({"a":null})", R"({"b":"c"})"},
       {R"({"a":["b"]})", R"({"a":"c"})", R"({"a":"c"})"},
       {R"({"a":"c"})", R"({"a":["b"]})", R"({"a":["b"]})"},
-      {R"({"a":{"b":"c"}})", R"({"a":{"b":"d","c":null}})", R"({"a":{"b":"d"}})"},
+      {R"({"a":{"b":"c"}})", R"({"a":{"b":"d","c":null}})",
+       R"({"a":{"b":"d"}})"},
       {R"({"a":[{"b":"c"}]})", R"({"a":[1]})", R"({"a":[1]})"},
       {R"(["a","b"])", R"(["c","d"])", R"(["c","d"])"},
       {R"({"a":"b"})", R"(["c"])", R"(["c"])"},
@@ -113,7 +114,8 @@ TEST(CreateMergePatchTest, Minimal) {
     absl::StatusOr<rapidjson::Document> patch =
         CreateMergePatch(Json(c.original), Json(c.modified));
     ASSERT_TRUE(patch.ok());
-    EXPECT_TRUE(JsonEq(Json(c.patch), *patch)) << c.original << " -> " << c.modified;
+    EXPECT_TRUE(JsonEq(Json(c.patch), *patch))
+        << c.original << " -> " << c.modified;
   }
   absl::StatusOr<std::string> s = CreateMergePatch(R"({"a":1})", R"({"b":1})");
   ASSERT_TRUE(s.ok());
@@ -226,14 +228,16 @@ TEST(CreateMergePatchTest, ApplyCreateRoundTrip) {
     modified.CopyFrom(original, modified.GetAllocator());
     gen.Mutate(4, &modified, modified.GetAllocator());
 
-    absl::StatusOr<rapidjson::Document> patch = CreateMergePatch(original, modified);
+    absl::StatusOr<rapidjson::Document> patch =
+        CreateMergePatch(original, modified);
     ASSERT_TRUE(patch.ok());
     absl::StatusOr<rapidjson::Document> got = ApplyMergePatch(original, *patch);
     ASSERT_TRUE(got.ok());
     ASSERT_TRUE(JsonEq(modified, *got))
         << "original " << Str(original) << "\npatch " << Str(*patch);
     // An unchanged document gives an empty (or identity) patch.
-    absl::StatusOr<rapidjson::Document> none = CreateMergePatch(original, original);
+    absl::StatusOr<rapidjson::Document> none =
+        CreateMergePatch(original, original);
     ASSERT_TRUE(none.ok());
     if (original.IsObject()) {
       EXPECT_EQ(Str(*none), "{}");

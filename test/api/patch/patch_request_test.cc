@@ -35,15 +35,17 @@ TEST(PatchRequestTest, UnsupportedMediaTypeMessage) {
             "the body of the request was in an unknown format - accepted media "
             "types include: application/json-patch+json, "
             "application/merge-patch+json, application/apply-patch+yaml");
-  EXPECT_EQ(UnsupportedPatchMediaTypeMessage(true),
-            "the body of the request was in an unknown format - accepted media "
-            "types include: application/json-patch+json, "
-            "application/merge-patch+json, application/strategic-merge-patch+json, "
-            "application/apply-patch+yaml");
+  EXPECT_EQ(
+      UnsupportedPatchMediaTypeMessage(true),
+      "the body of the request was in an unknown format - accepted media "
+      "types include: application/json-patch+json, "
+      "application/merge-patch+json, application/strategic-merge-patch+json, "
+      "application/apply-patch+yaml");
 }
 
 TEST(PatchRequestTest, StrategicMergeOnCustomResourceIs415) {
-  rapidjson::Document live = Json(R"({"apiVersion":"example.com/v1","kind":"Widget"})");
+  rapidjson::Document live =
+      Json(R"({"apiVersion":"example.com/v1","kind":"Widget"})");
   PatchRequest r = Request(PatchType::kStrategicMerge, "{}", &live);
   r.schema = nullptr;
   PatchResult got = ApplyPatchRequest(r);
@@ -70,16 +72,19 @@ TEST(PatchRequestTest, EachPatchTypeRecordsTheManager) {
     ASSERT_FALSE(got.error.has_value()) << got.error->message;
     EXPECT_FALSE(got.created);
     EXPECT_EQ(Str(got.object["data"]), R"({"a":"2"})");
-    EXPECT_EQ(Str(got.object["metadata"]["managedFields"]),
-              R"([{"manager":"kubectl-patch","operation":"Update","apiVersion":"v1",)"
-              R"("time":"2023-11-14T22:13:20Z","fieldsType":"FieldsV1","fieldsV1":{"f:data":{"f:a":{}}}}])");
+    EXPECT_EQ(
+        Str(got.object["metadata"]["managedFields"]),
+        R"([{"manager":"kubectl-patch","operation":"Update","apiVersion":"v1",)"
+        R"("time":"2023-11-14T22:13:20Z","fieldsType":"FieldsV1","fieldsV1":{"f:data":{"f:a":{}}}}])");
   }
   // Without fieldManager the User-Agent names the manager.
-  PatchResult got =
-      ApplyPatchRequest(Request(PatchType::kMerge, R"({"data":{"b":"1"}})", &live));
+  PatchResult got = ApplyPatchRequest(
+      Request(PatchType::kMerge, R"({"data":{"b":"1"}})", &live));
   ASSERT_FALSE(got.error.has_value());
-  EXPECT_EQ(std::string(got.object["metadata"]["managedFields"][0]["manager"].GetString()),
-            "kubectl.1.32");
+  EXPECT_EQ(
+      std::string(
+          got.object["metadata"]["managedFields"][0]["manager"].GetString()),
+      "kubectl.1.32");
 }
 
 TEST(PatchRequestTest, ApplyCreatesThenConflicts) {
@@ -90,10 +95,10 @@ TEST(PatchRequestTest, ApplyCreatesThenConflicts) {
   ASSERT_FALSE(created.error.has_value()) << created.error->message;
   EXPECT_TRUE(created.created);
 
-  PatchRequest other = Request(
-      PatchType::kApply,
-      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm1\ndata:\n  a: \"9\"\n",
-      &created.object);
+  PatchRequest other = Request(PatchType::kApply,
+                               "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  "
+                               "name: cm1\ndata:\n  a: \"9\"\n",
+                               &created.object);
   other.field_manager = "other";
   PatchResult conflict = ApplyPatchRequest(other);
   ASSERT_TRUE(conflict.error.has_value());
@@ -114,7 +119,8 @@ TEST(PatchRequestTest, ApplyCreatesThenConflicts) {
 
 TEST(PatchRequestTest, OptionErrorsAreInvalidPatchOptions) {
   rapidjson::Document live = Json(kCm);
-  PatchResult no_manager = ApplyPatchRequest(Request(PatchType::kApply, kCm, &live));
+  PatchResult no_manager =
+      ApplyPatchRequest(Request(PatchType::kApply, kCm, &live));
   ASSERT_TRUE(no_manager.error.has_value());
   EXPECT_EQ(no_manager.error->code, 422);
   EXPECT_EQ(no_manager.error->reason, "Invalid");
@@ -131,9 +137,10 @@ TEST(PatchRequestTest, OptionErrorsAreInvalidPatchOptions) {
   PatchResult got = ApplyPatchRequest(forced);
   ASSERT_TRUE(got.error.has_value());
   EXPECT_EQ(got.error->code, 422);
-  EXPECT_EQ(got.error->message,
-            "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not "
-            "be specified for non-apply patch");
+  EXPECT_EQ(
+      got.error->message,
+      "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not "
+      "be specified for non-apply patch");
 }
 
 TEST(PatchRequestTest, BadBodies) {
@@ -159,19 +166,23 @@ TEST(PatchRequestTest, BadBodies) {
 
 TEST(PatchRequestTest, RecordWriteManager) {
   rapidjson::Document obj = Json(kCm);
-  ASSERT_TRUE(RecordWriteManager(nullptr, &obj, obj.GetAllocator(), BuiltinPatchSchema("", "ConfigMap"),
-                                 "", kUserAgent, "", FieldScope::kAll,
+  ASSERT_TRUE(RecordWriteManager(nullptr, &obj, obj.GetAllocator(),
+                                 BuiltinPatchSchema("", "ConfigMap"), "",
+                                 kUserAgent, "", FieldScope::kAll,
                                  absl::FromUnixSeconds(0))
                   .ok());
-  EXPECT_EQ(std::string(obj["metadata"]["managedFields"][0]["manager"].GetString()),
-            "kubectl.1.32");
+  EXPECT_EQ(
+      std::string(obj["metadata"]["managedFields"][0]["manager"].GetString()),
+      "kubectl.1.32");
   rapidjson::Document anonymous = Json(kCm);
-  ASSERT_TRUE(RecordWriteManager(nullptr, &anonymous, anonymous.GetAllocator(), nullptr, "", "", "",
-                                 FieldScope::kAll, absl::FromUnixSeconds(0))
+  ASSERT_TRUE(RecordWriteManager(nullptr, &anonymous, anonymous.GetAllocator(),
+                                 nullptr, "", "", "", FieldScope::kAll,
+                                 absl::FromUnixSeconds(0))
                   .ok());
   EXPECT_FALSE(anonymous["metadata"].HasMember("managedFields"));
-  EXPECT_FALSE(RecordWriteManager(nullptr, &anonymous, anonymous.GetAllocator(), nullptr, std::string(200, 'x'),
-                                  "", "", FieldScope::kAll, absl::FromUnixSeconds(0))
+  EXPECT_FALSE(RecordWriteManager(nullptr, &anonymous, anonymous.GetAllocator(),
+                                  nullptr, std::string(200, 'x'), "", "",
+                                  FieldScope::kAll, absl::FromUnixSeconds(0))
                    .ok());
 }
 

@@ -21,8 +21,9 @@ TEST(PatchTypeTest, ContentTypesRoundTrip) {
 }
 
 TEST(PatchTypeTest, ParametersAndCaseAreIgnored) {
-  EXPECT_EQ(PatchTypeFromContentType("application/merge-patch+json; charset=utf-8"),
-            PatchType::kMerge);
+  EXPECT_EQ(
+      PatchTypeFromContentType("application/merge-patch+json; charset=utf-8"),
+      PatchType::kMerge);
   EXPECT_EQ(PatchTypeFromContentType("Application/Strategic-Merge-Patch+JSON"),
             PatchType::kStrategicMerge);
   EXPECT_EQ(PatchTypeFromContentType(" application/apply-patch+cbor "),

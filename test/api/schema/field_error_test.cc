@@ -13,10 +13,10 @@ TEST(FieldErrorTest, RendersLikeApimachinery) {
             "spec.x: Required value");
   EXPECT_EQ((FieldError{T::kInvalid, "spec.x", "-1", "too small"}).ToString(),
             "spec.x: Invalid value: -1: too small");
-  EXPECT_EQ((FieldError{T::kNotSupported, "t", "\"x\"",
-                        "supported values: \"a\""})
-                .ToString(),
-            "t: Unsupported value: \"x\": supported values: \"a\"");
+  EXPECT_EQ(
+      (FieldError{T::kNotSupported, "t", "\"x\"", "supported values: \"a\""})
+          .ToString(),
+      "t: Unsupported value: \"x\": supported values: \"a\"");
   EXPECT_EQ((FieldError{T::kTooMany, "l", "4", "must have at most 3 items"})
                 .ToString(),
             "l: Too many: 4: must have at most 3 items");
@@ -24,10 +24,9 @@ TEST(FieldErrorTest, RendersLikeApimachinery) {
             "f: Forbidden: no");
   EXPECT_EQ((FieldError{T::kRequired, "", "", ""}).ToString(),
             "Required value");
-  EXPECT_THAT(ToStrings({{T::kRequired, "a", "", ""},
-                         {T::kRequired, "b", "", "why"}}),
-              ::testing::ElementsAre("a: Required value",
-                                     "b: Required value: why"));
+  EXPECT_THAT(
+      ToStrings({{T::kRequired, "a", "", ""}, {T::kRequired, "b", "", "why"}}),
+      ::testing::ElementsAre("a: Required value", "b: Required value: why"));
 }
 
 }  // namespace

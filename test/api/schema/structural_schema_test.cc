@@ -269,8 +269,9 @@ TEST(StructuralSchemaTest, PruneLeavesWrongTypesForValidate) {
   auto s = Schema(kSpecSchema);
   rapidjson::Document obj = Json(R"({"spec": {"image": {"a": 1}}})");
   auto errors = ToStrings(s->Admit(&obj, obj.GetAllocator()));
-  EXPECT_THAT(errors, ElementsAre(HasSubstr(
-                          "spec.image in body must be of type string")));
+  EXPECT_THAT(
+      errors,
+      ElementsAre(HasSubstr("spec.image in body must be of type string")));
 }
 
 TEST(StructuralSchemaTest, RootPreserveUnknownFieldsKeepsEverything) {
@@ -296,9 +297,8 @@ TEST(StructuralSchemaTest, AppliesDefaults) {
           "note": {"type": "string", "nullable": true, "default": "n"}}}}})");
   rapidjson::Document obj = Json(R"({})");
   s->ApplyDefaults(&obj, obj.GetAllocator());
-  EXPECT_EQ(Str(obj),
-            R"({"spec":{"replicas":1,"image":"nginx:1.7.9",)"
-            R"("test":{"path":"/x","port":80},"note":"n"}})");
+  EXPECT_EQ(Str(obj), R"({"spec":{"replicas":1,"image":"nginx:1.7.9",)"
+                      R"("test":{"path":"/x","port":80},"note":"n"}})");
 
   rapidjson::Document set = Json(R"({"spec": {"replicas": 3,
       "image": null, "items": [{}, {"w": 1}], "note": null}})");
@@ -434,7 +434,8 @@ TEST(StructuralSchemaTest, RejectsTooDeepSchema) {
   for (int i = 0; i < 100; ++i) deep += "}";
   auto s = StructuralSchema::Create(Json(deep.c_str()));
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(s.status().message()), HasSubstr("schema nests deeper than 64 levels"));
+  EXPECT_THAT(std::string(s.status().message()),
+              HasSubstr("schema nests deeper than 64 levels"));
 }
 
 TEST(StructuralSchemaTest, IgnoresDocumentationKeywords) {

@@ -61,8 +61,9 @@ TEST(FieldSelectorParseTest, Requirements) {
   ASSERT_EQ(s.requirements().size(), 2u);
   EXPECT_EQ(s.requirements()[0],
             (FieldRequirement{"metadata.name", FieldOperator::kEquals, "a,b"}));
-  EXPECT_EQ(s.requirements()[1],
-            (FieldRequirement{"status.phase", FieldOperator::kNotEquals, "Failed"}));
+  EXPECT_EQ(
+      s.requirements()[1],
+      (FieldRequirement{"status.phase", FieldOperator::kNotEquals, "Failed"}));
   EXPECT_EQ(s.RequiresExactMatch("metadata.name"), "a,b");
   EXPECT_EQ(s.RequiresExactMatch("status.phase"), absl::nullopt);
 }
@@ -105,9 +106,9 @@ TEST(FieldSelectorMatchTest, JsonObject) {
       {"spec.replicas=3", true},
       {"spec.ratio=1.5", true},
       {"spec.paused=false", true},
-      {"spec.missing=", true},   // absent compares as ""
+      {"spec.missing=", true},  // absent compares as ""
       {"spec.missing!=", false},
-      {"spec.nothing=", true},   // null compares as ""
+      {"spec.nothing=", true},  // null compares as ""
       {"metadata.name.deeper=", true},
       {"spec.tolerations=", false},  // arrays never equal a value
       {"spec.tolerations!=x", true},
@@ -136,8 +137,8 @@ TEST(FieldSelectorTest, Constructors) {
 }
 
 TEST(FieldSelectorTest, EscapeRoundTrip) {
-  for (const char* v : {"", "plain", "a,b", "a=b", "a\\b", "\\\\,,==",
-                        "tail\\"}) {
+  for (const char* v :
+       {"", "plain", "a,b", "a=b", "a\\b", "\\\\,,==", "tail\\"}) {
     absl::StatusOr<std::string> back = UnescapeFieldValue(EscapeFieldValue(v));
     ASSERT_TRUE(back.ok()) << v;
     EXPECT_EQ(*back, v);

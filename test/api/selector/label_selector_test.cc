@@ -78,7 +78,8 @@ TEST(LabelSelectorParseTest, BadInputPointsAtToken) {
     const char* in;
     const char* message;
   } cases[] = {
-      {"x=a,!!y", "unable to parse requirement: at 5 \"!\": expected identifier"},
+      {"x=a,!!y",
+       "unable to parse requirement: at 5 \"!\": expected identifier"},
       {"x=a||y=b", "at 2 \"a||y\": invalid label value"},
       {"x=a,", "at 4 (end of string): expected '!' or identifier after ','"},
       {",x", "at 0 \",\": expected '!', identifier or end of string"},
@@ -96,7 +97,8 @@ TEST(LabelSelectorParseTest, BadInputPointsAtToken) {
       {"/x=a", "prefix part must be non-empty"},
       {"Ex.com/x=a", "prefix part must be a lowercase RFC 1123 subdomain"},
       {"a/b/c", "invalid label key"},
-      {"x>a", "at 2 \"a\": for '>', '<' operators, the value must be an integer"},
+      {"x>a",
+       "at 2 \"a\": for '>', '<' operators, the value must be an integer"},
       {"x<", "the value must be an integer"},
       {"x=a b", "at 4 \"b\": expected ',' or end of string"},
       {"x=-a", "invalid label value"},
@@ -125,9 +127,16 @@ TEST(LabelSelectorParseTest, LengthLimits) {
 }
 
 TEST(LabelSelectorParseTest, ArbitraryBytesNeverCrash) {
-  const std::string inputs[] = {
-      std::string("a\0b=c", 5), "\xff\xfe", "((((", "))))", "!=!=!=",
-      "a in (((", "<>", "=====", "a,,,b", std::string(10000, '!')};
+  const std::string inputs[] = {std::string("a\0b=c", 5),
+                                "\xff\xfe",
+                                "((((",
+                                "))))",
+                                "!=!=!=",
+                                "a in (((",
+                                "<>",
+                                "=====",
+                                "a,,,b",
+                                std::string(10000, '!')};
   for (const std::string& in : inputs) {
     absl::StatusOr<LabelSelector> s = LabelSelector::Parse(in);
     EXPECT_FALSE(s.ok()) << in;
@@ -135,8 +144,8 @@ TEST(LabelSelectorParseTest, ArbitraryBytesNeverCrash) {
 }
 
 TEST(LabelSelectorMatchTest, Operators) {
-  const LabelMap labels = {{"env", "prod"}, {"tier", "web"}, {"n", "5"},
-                           {"empty", ""}};
+  const LabelMap labels = {
+      {"env", "prod"}, {"tier", "web"}, {"n", "5"}, {"empty", ""}};
   struct Case {
     const char* selector;
     bool match;
@@ -177,8 +186,7 @@ TEST(LabelSelectorMatchTest, Operators) {
 }
 
 TEST(LabelSelectorMatchTest, JsonLabels) {
-  rapidjson::Document labels =
-      Json(R"({"app": "web", "n": 3, "v": "1"})");
+  rapidjson::Document labels = Json(R"({"app": "web", "n": 3, "v": "1"})");
   EXPECT_TRUE(MustParse("app=web").Matches(&labels));
   // A non-string label value is treated as absent.
   EXPECT_FALSE(MustParse("n").Matches(&labels));
@@ -225,14 +233,17 @@ TEST(LabelSelectorTest, AddKeepsCanonicalOrder) {
 TEST(LabelRequirementTest, CreateValidates) {
   EXPECT_FALSE(LabelRequirement::Create("a", SelectorOperator::kIn, {}).ok());
   EXPECT_FALSE(
-      LabelRequirement::Create("a", SelectorOperator::kEquals, {"x", "y"}).ok());
+      LabelRequirement::Create("a", SelectorOperator::kEquals, {"x", "y"})
+          .ok());
   EXPECT_FALSE(
       LabelRequirement::Create("a", SelectorOperator::kExists, {"x"}).ok());
   EXPECT_FALSE(
-      LabelRequirement::Create("a", SelectorOperator::kGreaterThan, {"x"}).ok());
+      LabelRequirement::Create("a", SelectorOperator::kGreaterThan, {"x"})
+          .ok());
   EXPECT_FALSE(
       LabelRequirement::Create("a", SelectorOperator::kEquals, {"a b"}).ok());
-  EXPECT_FALSE(LabelRequirement::Create("", SelectorOperator::kExists, {}).ok());
+  EXPECT_FALSE(
+      LabelRequirement::Create("", SelectorOperator::kExists, {}).ok());
   EXPECT_TRUE(
       LabelRequirement::Create("a", SelectorOperator::kLessThan, {"12"}).ok());
 }
@@ -250,10 +261,8 @@ TEST(FromLabelSelectorTest, MatchLabelsAndExpressions) {
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->ToString(),
             "app=web,!canary,env in (prod,qa),owner,tier=front,zone notin (b)");
-  EXPECT_TRUE(s->Matches(LabelMap{{"app", "web"},
-                                  {"tier", "front"},
-                                  {"env", "qa"},
-                                  {"owner", "me"}}));
+  EXPECT_TRUE(s->Matches(LabelMap{
+      {"app", "web"}, {"tier", "front"}, {"env", "qa"}, {"owner", "me"}}));
   EXPECT_FALSE(s->Matches(LabelMap{{"app", "web"},
                                    {"tier", "front"},
                                    {"env", "qa"},
@@ -267,7 +276,8 @@ TEST(FromLabelSelectorTest, NullAndEmpty) {
       LabelSelector::FromLabelSelector(null_doc);
   ASSERT_TRUE(nothing.ok());
   EXPECT_TRUE(nothing->IsNothing());
-  rapidjson::Document empty = Json(R"({"matchLabels": {}, "matchExpressions": null})");
+  rapidjson::Document empty =
+      Json(R"({"matchLabels": {}, "matchExpressions": null})");
   absl::StatusOr<LabelSelector> everything =
       LabelSelector::FromLabelSelector(empty);
   ASSERT_TRUE(everything.ok());
@@ -285,7 +295,8 @@ TEST(FromLabelSelectorTest, BadInput) {
       {R"({"matchLabels": {"a b": "1"}})", "invalid label key"},
       {R"({"matchLabels": {"a": "-"}})", "invalid label value"},
       {R"({"matchExpressions": {}})", "matchExpressions: must be an array"},
-      {R"({"matchExpressions": [1]})", "matchExpressions[0]: must be an object"},
+      {R"({"matchExpressions": [1]})",
+       "matchExpressions[0]: must be an object"},
       {R"({"matchExpressions": [{"operator": "Exists"}]})", "key must be"},
       {R"({"matchExpressions": [{"key": "a"}]})", "operator must be"},
       {R"({"matchExpressions": [{"key": "a", "operator": "in", "values": ["x"]}]})",

@@ -11,8 +11,8 @@ const absl::Time kT1 = kT0 + absl::Minutes(5);
 
 TEST(ConditionTest, SetAddsWithNow) {
   std::vector<Condition> list;
-  EXPECT_TRUE(SetStatusCondition(&list, {"Ready", "False", "Starting", "", "", 1},
-                                 kT0));
+  EXPECT_TRUE(SetStatusCondition(
+      &list, {"Ready", "False", "Starting", "", "", 1}, kT0));
   ASSERT_EQ(list.size(), 1u);
   EXPECT_EQ(list[0].last_transition_time, "2026-11-22T10:00:00Z");
   // A given lastTransitionTime is kept on add.
@@ -35,7 +35,8 @@ TEST(ConditionTest, TransitionTimeMovesOnlyOnStatusChange) {
   EXPECT_FALSE(SetStatusCondition(
       &list, {"Ready", "False", "Pulling", "pulling image", "", 2}, kT1));
   // Status flips: time moves to now.
-  EXPECT_TRUE(SetStatusCondition(&list, {"Ready", "True", "Up", "", "", 2}, kT1));
+  EXPECT_TRUE(
+      SetStatusCondition(&list, {"Ready", "True", "Up", "", "", 2}, kT1));
   EXPECT_EQ(list[0].last_transition_time, "2026-11-22T10:05:00Z");
   EXPECT_EQ(list[0].message, "");
   // Status flips with an explicit time: that time is used.

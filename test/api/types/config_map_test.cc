@@ -29,13 +29,12 @@ TEST(ConfigMapViewTest, BadData) {
                 .status()
                 .message(),
             "data.k is not a string");
-  EXPECT_EQ(ConfigMapView::Create(
-                Parse(R"({"metadata":{},"binaryData":[]})"))
+  EXPECT_EQ(ConfigMapView::Create(Parse(R"({"metadata":{},"binaryData":[]})"))
                 .status()
                 .message(),
             "binaryData is not an object");
-  EXPECT_FALSE(ConfigMapView::Create(
-                   Parse(R"({"kind":"Secret","metadata":{}})")).ok());
+  EXPECT_FALSE(
+      ConfigMapView::Create(Parse(R"({"kind":"Secret","metadata":{}})")).ok());
   absl::StatusOr<ConfigMapView> empty =
       ConfigMapView::Create(Parse(R"({"metadata":{},"data":null})"));
   ASSERT_TRUE(empty.ok());

@@ -39,26 +39,28 @@ TEST(DeploymentViewTest, ReadsFixture) {
 }
 
 TEST(DeploymentViewTest, DefaultsAndBadFields) {
-  absl::StatusOr<DeploymentView> d = DeploymentView::Create(
-      Parse(R"({"kind":"Deployment","metadata":{},"spec":{"replicas":"3",)"
-            R"("template":{"spec":{"containers":[5,{"ports":[{"containerPort":"x"}]}]}}},)"
-            R"("status":{"readyReplicas":-1.5}})"));
+  absl::StatusOr<DeploymentView> d = DeploymentView::Create(Parse(
+      R"({"kind":"Deployment","metadata":{},"spec":{"replicas":"3",)"
+      R"("template":{"spec":{"containers":[5,{"ports":[{"containerPort":"x"}]}]}}},)"
+      R"("status":{"readyReplicas":-1.5}})"));
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->replicas(), 1);  // mistyped reads as absent -> default
   EXPECT_EQ(d->ready_replicas(), 0);
   EXPECT_TRUE(d->selector_match_labels().empty());
   ASSERT_EQ(d->containers().size(), 1u);
   EXPECT_TRUE(d->containers()[0].container_ports.empty());
-  absl::StatusOr<DeploymentView> zero = DeploymentView::Create(
-      Parse(R"({"metadata":{},"spec":{"replicas":0}})"));
+  absl::StatusOr<DeploymentView> zero =
+      DeploymentView::Create(Parse(R"({"metadata":{},"spec":{"replicas":0}})"));
   EXPECT_EQ(zero->replicas(), 0);
-  EXPECT_EQ(DeploymentView::Create(
-                Parse(R"({"metadata":{},"spec":{"selector":{"matchLabels":{"a":1}}}})"))
-                .status()
-                .message(),
-            "spec.selector.matchLabels.a is not a string");
-  EXPECT_FALSE(DeploymentView::Create(
-                   Parse(R"({"kind":"Pod","metadata":{}})")).ok());
+  EXPECT_EQ(
+      DeploymentView::Create(
+          Parse(
+              R"({"metadata":{},"spec":{"selector":{"matchLabels":{"a":1}}}})"))
+          .status()
+          .message(),
+      "spec.selector.matchLabels.a is not a string");
+  EXPECT_FALSE(
+      DeploymentView::Create(Parse(R"({"kind":"Pod","metadata":{}})")).ok());
 }
 
 TEST(DeploymentBuilderTest, BuildsWhatTheNginxControllerWrites) {
@@ -104,9 +106,9 @@ TEST(DeploymentBuilderTest, BuildsWhatTheNginxControllerWrites) {
   EXPECT_THAT(containers[0].container_ports, ElementsAre(8080));
   EXPECT_EQ(containers[1].name, "sidecar");
   EXPECT_TRUE(containers[1].container_ports.empty());
-  EXPECT_NE(edited->object().Find(
-                "/spec/template/spec/containers/0/imagePullPolicy"),
-            nullptr);
+  EXPECT_NE(
+      edited->object().Find("/spec/template/spec/containers/0/imagePullPolicy"),
+      nullptr);
 }
 
 }  // namespace

@@ -65,7 +65,8 @@ TEST(EventTest, BadFields) {
   EXPECT_EQ(event->reason(), "");
   EXPECT_EQ(event->count(), 0);
   EXPECT_EQ(event->source_component(), "");
-  EXPECT_FALSE(EventView::Create(Parse(R"({"kind":"Pod","metadata":{}})")).ok());
+  EXPECT_FALSE(
+      EventView::Create(Parse(R"({"kind":"Pod","metadata":{}})")).ok());
 }
 
 }  // namespace

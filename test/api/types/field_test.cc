@@ -8,7 +8,8 @@ namespace {
 
 TEST(FieldTest, WrongTypesReadAsAbsent) {
   rapidjson::Document d;
-  d.Parse(R"({"s":"x","i":7,"big":9999999999,"b":true,"o":{},"a":[],"n":null})");
+  d.Parse(
+      R"({"s":"x","i":7,"big":9999999999,"b":true,"o":{},"a":[],"n":null})");
   EXPECT_EQ(field::String(&d, "s"), "x");
   EXPECT_EQ(field::String(&d, "i"), "");
   EXPECT_EQ(field::String(nullptr, "s"), "");

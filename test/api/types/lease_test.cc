@@ -50,16 +50,20 @@ TEST(LeaseViewTest, EmptyAndBadSpec) {
 TEST(LeaseBuilderTest, AcquireAndRenew) {
   const absl::Time t0 = absl::FromUnixMicros(1795341600123456);
   LeaseBuilder b("kube-system", "kcr-leader");
-  b.SetHolderIdentity("pod-a").SetLeaseDurationSeconds(15).SetAcquireTime(t0)
-      .SetRenewTime(t0).SetLeaseTransitions(0);
+  b.SetHolderIdentity("pod-a")
+      .SetLeaseDurationSeconds(15)
+      .SetAcquireTime(t0)
+      .SetRenewTime(t0)
+      .SetLeaseTransitions(0);
   absl::StatusOr<ObjectPtr> built = b.Build();
   ASSERT_TRUE(built.ok());
-  EXPECT_EQ((*built)->ToJson(),
-            R"({"apiVersion":"coordination.k8s.io/v1","kind":"Lease",)"
-            R"("metadata":{"name":"kcr-leader","namespace":"kube-system"},)"
-            R"("spec":{"holderIdentity":"pod-a","leaseDurationSeconds":15,)"
-            R"("acquireTime":"2026-11-22T10:00:00.123456Z",)"
-            R"("renewTime":"2026-11-22T10:00:00.123456Z","leaseTransitions":0}})");
+  EXPECT_EQ(
+      (*built)->ToJson(),
+      R"({"apiVersion":"coordination.k8s.io/v1","kind":"Lease",)"
+      R"("metadata":{"name":"kcr-leader","namespace":"kube-system"},)"
+      R"("spec":{"holderIdentity":"pod-a","leaseDurationSeconds":15,)"
+      R"("acquireTime":"2026-11-22T10:00:00.123456Z",)"
+      R"("renewTime":"2026-11-22T10:00:00.123456Z","leaseTransitions":0}})");
   LeaseBuilder renew(**built);
   renew.SetRenewTime(t0 + absl::Seconds(2));
   auto view = LeaseView::Create(*renew.Build());

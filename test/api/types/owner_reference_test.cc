@@ -19,8 +19,8 @@ TEST(OwnerReferenceTest, ControllerOf) {
   EXPECT_EQ(ref, (OwnerReference{"example.org/v1", "Nginx", "web", "u-1", true,
                                  true}));
   ObjectBuilder b("apps/v1", "Deployment");
-  b.SetName("web-deploy").AddOwnerReference(
-      {"v1", "ConfigMap", "other", "u-2", false, false});
+  b.SetName("web-deploy")
+      .AddOwnerReference({"v1", "ConfigMap", "other", "u-2", false, false});
   b.AddOwnerReference(ref.view());
   ObjectPtr owned = *b.Build();
   std::optional<OwnerReference> controller = ControllerOf(*owned);
@@ -37,10 +37,12 @@ TEST(OwnerReferenceTest, ControllerOf) {
 }
 
 TEST(OwnerReferenceTest, BadReferencesAreRejectedAtParse) {
-  EXPECT_FALSE(Object::Parse(
-      R"({"metadata":{"ownerReferences":[{"controller":1}]}})").ok());
+  EXPECT_FALSE(
+      Object::Parse(R"({"metadata":{"ownerReferences":[{"controller":1}]}})")
+          .ok());
   // Missing fields read as empty.
-  ObjectPtr obj = Parse(R"({"metadata":{"ownerReferences":[{"controller":true}]}})");
+  ObjectPtr obj =
+      Parse(R"({"metadata":{"ownerReferences":[{"controller":true}]}})");
   std::optional<OwnerReference> c = ControllerOf(*obj);
   ASSERT_TRUE(c.has_value());
   EXPECT_EQ(c->uid, "");

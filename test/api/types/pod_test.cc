@@ -96,7 +96,9 @@ TEST(PodBuilderTest, LoadPodSpec) {
       .SetLabels({{"loadtest", "lt"}})
       .SetOwner(owner)
       .SetRestartPolicy("Never")
-      .SetContainer({"load", "busybox:1.36", {"/bin/sh", "-c"},
+      .SetContainer({"load",
+                     "busybox:1.36",
+                     {"/bin/sh", "-c"},
                      {"wget -q -O- http://svc:80/"},
                      {{"TARGET", "http://svc:80/"}, {"REPEAT", "3"}},
                      {8080}});
@@ -110,16 +112,17 @@ TEST(PodBuilderTest, LoadPodSpec) {
   EXPECT_EQ((*pod)->Label("loadtest"), "lt");
   ASSERT_TRUE((*pod)->controller_reference().has_value());
   EXPECT_EQ((*pod)->controller_reference()->uid, "uid-1");
-  EXPECT_EQ(b.ToJson(),
-            R"({"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"team-a",)"
-            R"("generateName":"lt-load-","labels":{"loadtest":"lt"},)"
-            R"("ownerReferences":[{"apiVersion":"example.org/v1","kind":"LoadTest",)"
-            R"("name":"lt","uid":"uid-1","controller":true,"blockOwnerDeletion":true}]},)"
-            R"("spec":{"restartPolicy":"Never","containers":[{"name":"load",)"
-            R"("image":"busybox:1.36","command":["/bin/sh","-c"],)"
-            R"("args":["wget -q -O- http://svc:80/"],)"
-            R"("env":[{"name":"TARGET","value":"http://svc:80/"},)"
-            R"({"name":"REPEAT","value":"3"}],"ports":[{"containerPort":8080}]}]}})");
+  EXPECT_EQ(
+      b.ToJson(),
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"team-a",)"
+      R"("generateName":"lt-load-","labels":{"loadtest":"lt"},)"
+      R"("ownerReferences":[{"apiVersion":"example.org/v1","kind":"LoadTest",)"
+      R"("name":"lt","uid":"uid-1","controller":true,"blockOwnerDeletion":true}]},)"
+      R"("spec":{"restartPolicy":"Never","containers":[{"name":"load",)"
+      R"("image":"busybox:1.36","command":["/bin/sh","-c"],)"
+      R"("args":["wget -q -O- http://svc:80/"],)"
+      R"("env":[{"name":"TARGET","value":"http://svc:80/"},)"
+      R"({"name":"REPEAT","value":"3"}],"ports":[{"containerPort":8080}]}]}})");
 }
 
 TEST(PodBuilderTest, SetContainerReplacesByName) {
@@ -144,11 +147,11 @@ TEST(PodBuilderTest, StatusReadsBackThroughTheView) {
       .SetPodIP("10.0.0.7")
       .SetCondition({"Ready", "True", "", "", "", 0}, t0)
       .SetContainerStatus({"a", "img:1", true, true, 2, "running", ""})
-      .SetContainerStatus({"b", "img:2", false, false, 5, "waiting",
-                           "CrashLoopBackOff"});
+      .SetContainerStatus(
+          {"b", "img:2", false, false, 5, "waiting", "CrashLoopBackOff"});
   // A second report of the same container replaces the first.
-  b.SetContainerStatus({"b", "img:2", false, false, 6, "waiting",
-                        "CrashLoopBackOff"});
+  b.SetContainerStatus(
+      {"b", "img:2", false, false, 6, "waiting", "CrashLoopBackOff"});
   absl::StatusOr<ObjectPtr> built = b.Build();
   ASSERT_TRUE(built.ok()) << built.status();
   absl::StatusOr<PodView> pod = PodView::Create(*built);
@@ -157,8 +160,7 @@ TEST(PodBuilderTest, StatusReadsBackThroughTheView) {
   EXPECT_EQ(pod->phase(), "Running");
   EXPECT_EQ(pod->pod_ip(), "10.0.0.7");
   EXPECT_TRUE(pod->ready());
-  EXPECT_EQ(pod->conditions()[0].last_transition_time,
-            "2026-11-18T11:06:40Z");
+  EXPECT_EQ(pod->conditions()[0].last_transition_time, "2026-11-18T11:06:40Z");
   auto statuses = pod->container_statuses();
   ASSERT_EQ(statuses.size(), 2u);
   EXPECT_EQ(statuses[0].state, "running");
@@ -183,17 +185,25 @@ TEST(PodBuilderTest, BadInputIsAnErrorAndNeverWritten) {
     std::function<void(PodBuilder&)> edit;
     const char* message;
   } cases[] = {
-      {[](PodBuilder& b) { b.SetContainer({"", "img"}); },
+      {[](PodBuilder& b) {
+         b.SetContainer({"", "img"});
+       },
        "spec.containers: name is required"},
-      {[](PodBuilder& b) { b.SetContainer({"a", "img", {}, {}, {}, {0}}); },
+      {[](PodBuilder& b) {
+         b.SetContainer({"a", "img", {}, {}, {}, {0}});
+       },
        "spec.containers[a].ports: 0 is not between 1 and 65535"},
-      {[](PodBuilder& b) { b.SetContainer({"a", "img", {}, {}, {}, {65536}}); },
+      {[](PodBuilder& b) {
+         b.SetContainer({"a", "img", {}, {}, {}, {65536}});
+       },
        "65536 is not between 1 and 65535"},
       {[](PodBuilder& b) { b.SetRestartPolicy("Sometimes"); },
        "spec.restartPolicy: Unsupported value: \"Sometimes\""},
       {[](PodBuilder& b) { b.SetPhase("Done"); },
        "status.phase: Unsupported value: \"Done\""},
-      {[](PodBuilder& b) { b.SetContainerStatus({"", "", false, false, 0, "", ""}); },
+      {[](PodBuilder& b) {
+         b.SetContainerStatus({"", "", false, false, 0, "", ""});
+       },
        "status.containerStatuses: name is required"},
       {[](PodBuilder& b) {
          b.SetContainerStatus({"a", "", false, false, 0, "sleeping", ""});

@@ -51,8 +51,8 @@ TEST(SecretViewTest, DebugStringNeverPrintsValues) {
 }
 
 TEST(SecretViewTest, BadFields) {
-  absl::StatusOr<SecretView> bad64 = SecretView::Create(
-      Parse(R"({"kind":"Secret","metadata":{},"data":{"k":"!!not base64!!"}})"));
+  absl::StatusOr<SecretView> bad64 = SecretView::Create(Parse(
+      R"({"kind":"Secret","metadata":{},"data":{"k":"!!not base64!!"}})"));
   ASSERT_TRUE(bad64.ok());
   absl::StatusOr<std::string> decoded = bad64->Decoded("k");
   EXPECT_EQ(decoded.status().code(), absl::StatusCode::kInvalidArgument);
@@ -61,8 +61,8 @@ TEST(SecretViewTest, BadFields) {
                 .status()
                 .message(),
             "data.k is not a string");
-  EXPECT_FALSE(SecretView::Create(
-                   Parse(R"({"metadata":{},"stringData":[]})")).ok());
+  EXPECT_FALSE(
+      SecretView::Create(Parse(R"({"metadata":{},"stringData":[]})")).ok());
   absl::StatusOr<SecretView> plain =
       SecretView::Create(Parse(R"({"metadata":{"name":"s"},"type":5})"));
   ASSERT_TRUE(plain.ok());

@@ -19,7 +19,8 @@ class WidgetView : public TypedView {
 };
 
 TEST(TypedViewTest, ChecksKind) {
-  ObjectPtr widget = *Object::Parse(R"({"kind":"Widget","metadata":{"name":"w"}})");
+  ObjectPtr widget =
+      *Object::Parse(R"({"kind":"Widget","metadata":{"name":"w"}})");
   absl::StatusOr<WidgetView> view = WidgetView::Create(widget);
   ASSERT_TRUE(view.ok());
   EXPECT_EQ(view->object().name(), "w");

@@ -99,7 +99,8 @@ TEST(FakeClockTimerTest, ACallbackMayStopResetOrDestroyItsOwnTimer) {
   EXPECT_EQ(runs, 3);
 
   std::unique_ptr<Timer> self_destroying;
-  self_destroying = clock.AfterFunc(absl::Seconds(1), [&] { self_destroying.reset(); });
+  self_destroying =
+      clock.AfterFunc(absl::Seconds(1), [&] { self_destroying.reset(); });
   clock.Advance(absl::Seconds(1));
   EXPECT_EQ(self_destroying, nullptr);
 }
@@ -125,7 +126,8 @@ TEST(FakeClockTimerTest, SleepWakesOnAdvanceOrCancel) {
   EXPECT_TRUE(slept.ok());
 
   auto [ctx, cancel] = WithCancel(Context::Background());
-  std::thread cancelled([&, ctx = ctx] { slept = clock.Sleep(ctx, absl::Hours(1)); });
+  std::thread cancelled(
+      [&, ctx = ctx] { slept = clock.Sleep(ctx, absl::Hours(1)); });
   clock.BlockUntilTimers(1);
   cancel();
   cancelled.join();
@@ -186,12 +188,15 @@ TEST(FakeClockTickerTest, WaitEndsWithTheContext) {
 
 TEST(RealClockTest, TimersAndTickersFire) {
   const Clock* clock = Clock::Real();
-  EXPECT_TRUE(clock->NewTimer(absl::Milliseconds(1))->Wait(Context::Background()).ok());
+  EXPECT_TRUE(
+      clock->NewTimer(absl::Milliseconds(1))->Wait(Context::Background()).ok());
   Notification called;
-  auto timer = clock->AfterFunc(absl::Milliseconds(1), [&] { called.Notify(); });
+  auto timer =
+      clock->AfterFunc(absl::Milliseconds(1), [&] { called.Notify(); });
   called.WaitForNotification();
   std::unique_ptr<Ticker> ticker = clock->NewTicker(absl::Milliseconds(1));
-  for (int i = 0; i < 3; ++i) EXPECT_TRUE(ticker->Wait(Context::Background()).ok());
+  for (int i = 0; i < 3; ++i)
+    EXPECT_TRUE(ticker->Wait(Context::Background()).ok());
   ticker->Stop();
   EXPECT_TRUE(clock->Sleep(Context::Background(), absl::Milliseconds(1)).ok());
 }
@@ -200,12 +205,14 @@ TEST(RealClockTest, SleepEndsWithItsContext) {
   const Clock* clock = Clock::Real();
   auto [ctx, cancel] = WithCancel(Context::Background());
   absl::Status slept;
-  std::thread sleeper([&, ctx = ctx] { slept = clock->Sleep(ctx, absl::Hours(1)); });
+  std::thread sleeper(
+      [&, ctx = ctx] { slept = clock->Sleep(ctx, absl::Hours(1)); });
   cancel();
   sleeper.join();
   EXPECT_EQ(slept.code(), absl::StatusCode::kCancelled);
 
-  auto [timed, cancel_timed] = WithTimeout(Context::Background(), absl::Milliseconds(1));
+  auto [timed, cancel_timed] =
+      WithTimeout(Context::Background(), absl::Milliseconds(1));
   EXPECT_EQ(clock->Sleep(timed, absl::Hours(1)).code(),
             absl::StatusCode::kDeadlineExceeded);
   cancel_timed();
@@ -218,7 +225,8 @@ TEST(RealClockTest, ManyTimersFromManyThreads) {
   for (int i = 0; i < 8; ++i) {
     threads.emplace_back([&, i] {
       for (int j = 0; j < 50; ++j) {
-        auto t = clock->AfterFunc(absl::Microseconds((i * 50 + j) % 7), [&] { ++fired; });
+        auto t = clock->AfterFunc(absl::Microseconds((i * 50 + j) % 7),
+                                  [&] { ++fired; });
         if (j % 3 == 0) {
           t->Stop();
         } else {

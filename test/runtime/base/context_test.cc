@@ -62,7 +62,8 @@ TEST(ContextTest, ChildrenEndWithTheirParentNotTheOtherWayRound) {
 
 TEST(ContextTest, DeadlineOnAFakeClock) {
   FakeClock clock;
-  auto [ctx, cancel] = WithTimeout(Context::Background(), absl::Seconds(10), &clock);
+  auto [ctx, cancel] =
+      WithTimeout(Context::Background(), absl::Seconds(10), &clock);
   EXPECT_EQ(ctx.deadline(), clock.Now() + absl::Seconds(10));
   EXPECT_EQ(ctx.clock(), &clock);
   auto [child, cancel_child] = WithCancel(ctx);
@@ -72,7 +73,8 @@ TEST(ContextTest, DeadlineOnAFakeClock) {
   EXPECT_FALSE(ctx.done());
   clock.Advance(absl::Seconds(1));
   EXPECT_TRUE(ctx.done());
-  EXPECT_EQ(ctx.Err(), absl::DeadlineExceededError("context deadline exceeded"));
+  EXPECT_EQ(ctx.Err(),
+            absl::DeadlineExceededError("context deadline exceeded"));
   EXPECT_EQ(child.Err().code(), absl::StatusCode::kDeadlineExceeded);
   cancel();  // the first ending stays
   EXPECT_EQ(ctx.Err().code(), absl::StatusCode::kDeadlineExceeded);
@@ -81,7 +83,8 @@ TEST(ContextTest, DeadlineOnAFakeClock) {
 
 TEST(ContextTest, CancelBeforeTheDeadlineDisarmsItsTimer) {
   FakeClock clock;
-  auto [ctx, cancel] = WithTimeout(Context::Background(), absl::Seconds(10), &clock);
+  auto [ctx, cancel] =
+      WithTimeout(Context::Background(), absl::Seconds(10), &clock);
   EXPECT_EQ(clock.ArmedTimers(), 1);
   cancel();
   EXPECT_EQ(clock.ArmedTimers(), 0);
@@ -194,7 +197,8 @@ TEST(ContextTest, CondVarWaitEndsWithTheCondition) {
 }
 
 TEST(ContextTest, CondVarDeadlineOnTheRealClock) {
-  auto [ctx, cancel] = WithTimeout(Context::Background(), absl::Milliseconds(5));
+  auto [ctx, cancel] =
+      WithTimeout(Context::Background(), absl::Milliseconds(5));
   Mutex mu;
   ContextCondVar cv;
   bool never = false;

@@ -51,8 +51,8 @@ TEST(MutexTest, AwaitWithTimeoutReturnsFalseWhenNothingHappens) {
   Mutex mu;
   bool never = false;
   MutexLock lock(&mu);
-  EXPECT_FALSE(mu.AwaitWithTimeout(absl::Condition(&never),
-                                   absl::Milliseconds(5)));
+  EXPECT_FALSE(
+      mu.AwaitWithTimeout(absl::Condition(&never), absl::Milliseconds(5)));
 }
 
 // Blocks until the thread `tid` of this process is asleep in the kernel
@@ -268,7 +268,8 @@ TEST(NotificationTest, WaitWithTimeoutWakesWhenNotifiedWhileWaiting) {
   pid_t waiter_tid = 0;
   {
     MutexLock lock(&mu);
-    mu.Await(absl::Condition(+[](pid_t* t) { return *t != 0; }, &tid));
+    mu.Await(absl::Condition(
+        +[](pid_t* t) { return *t != 0; }, &tid));
     waiter_tid = tid;
   }
   AwaitAsleep(waiter_tid);

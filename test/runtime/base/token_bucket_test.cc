@@ -32,7 +32,8 @@ TEST(TokenBucketTest, ZeroRateAllowsOnlyTheBurst) {
 
 TEST(TokenBucketTest, InfiniteRateNeverWaits) {
   TokenBucket bucket(std::numeric_limits<double>::infinity(), 0);
-  for (int i = 0; i < 100; ++i) EXPECT_EQ(bucket.Reserve(), absl::ZeroDuration());
+  for (int i = 0; i < 100; ++i)
+    EXPECT_EQ(bucket.Reserve(), absl::ZeroDuration());
 }
 
 TEST(TokenBucketTest, ClockSteppingBackRefillsNothing) {
@@ -77,7 +78,8 @@ TEST(TokenBucketTest, WaitBeyondTheDeadlineFailsAtOnce) {
   testing::FakeClock clock;
   TokenBucket bucket(1, 1, &clock);
   EXPECT_EQ(bucket.Reserve(), absl::ZeroDuration());
-  auto [ctx, cancel] = WithTimeout(Context::Background(), absl::Milliseconds(500), &clock);
+  auto [ctx, cancel] =
+      WithTimeout(Context::Background(), absl::Milliseconds(500), &clock);
   EXPECT_EQ(bucket.Wait(ctx).code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_FALSE(ctx.done());
   EXPECT_EQ(bucket.Reserve(), absl::Seconds(1));  // the token came back

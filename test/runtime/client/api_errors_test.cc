@@ -9,7 +9,8 @@ namespace kcr::client {
 namespace {
 
 TEST(ApiErrorsTest, StatusBodyKeepsReasonMessageAndDetails) {
-  absl::Status s = StatusFromResponse(404, R"({"kind":"Status","apiVersion":"v1",
+  absl::Status s =
+      StatusFromResponse(404, R"({"kind":"Status","apiVersion":"v1",
       "metadata":{},"status":"Failure","message":"configmaps \"cm1\" not found",
       "reason":"NotFound","details":{"name":"cm1","kind":"configmaps"},"code":404})");
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
@@ -80,31 +81,39 @@ TEST(ApiErrorsTest, BodyWithoutStatusUsesTheHttpCode) {
 }
 
 TEST(ApiErrorsTest, StatusWithoutCodeOrMessageTakesTheAnswers) {
-  absl::Status s = StatusFromResponse(404, R"({"kind":"Status","message":"gone away"})");
+  absl::Status s =
+      StatusFromResponse(404, R"({"kind":"Status","message":"gone away"})");
   EXPECT_TRUE(api::IsNotFound(s));
   EXPECT_EQ(api::GetStatusError(s)->code, 404);
-  absl::Status t = StatusFromResponse(429, R"({"kind":"Status","reason":"TooManyRequests"})");
+  absl::Status t = StatusFromResponse(
+      429, R"({"kind":"Status","reason":"TooManyRequests"})");
   EXPECT_TRUE(api::IsTooManyRequests(t));
   EXPECT_EQ(t.message(), "TooManyRequests (HTTP 429)");
   // A body claiming success on a failed answer is still a failure.
-  absl::Status odd = StatusFromResponse(500, R"({"kind":"Status","status":"Success","code":200})");
+  absl::Status odd = StatusFromResponse(
+      500, R"({"kind":"Status","status":"Success","code":200})");
   EXPECT_FALSE(odd.ok());
   EXPECT_TRUE(api::IsInternalError(odd));
 }
 
 TEST(ApiErrorsTest, RetryAfterFromDetailsOrHeader) {
-  absl::Status s = StatusFromResponse(429, R"({"kind":"Status","reason":"TooManyRequests",
-      "code":429,"message":"slow down","details":{"retryAfterSeconds":3}})", "9");
+  absl::Status s =
+      StatusFromResponse(429, R"({"kind":"Status","reason":"TooManyRequests",
+      "code":429,"message":"slow down","details":{"retryAfterSeconds":3}})",
+                         "9");
   EXPECT_EQ(api::SuggestsClientDelay(s), 3);
   absl::Status h = StatusFromResponse(429, "too many", "7");
   EXPECT_EQ(api::SuggestsClientDelay(h), 7);
   EXPECT_TRUE(api::IsTooManyRequests(h));
-  EXPECT_EQ(api::SuggestsClientDelay(StatusFromResponse(429, "x", "soon")), std::nullopt);
-  EXPECT_EQ(api::SuggestsClientDelay(StatusFromResponse(503, "x")), std::nullopt);
+  EXPECT_EQ(api::SuggestsClientDelay(StatusFromResponse(429, "x", "soon")),
+            std::nullopt);
+  EXPECT_EQ(api::SuggestsClientDelay(StatusFromResponse(503, "x")),
+            std::nullopt);
 }
 
 TEST(ApiErrorsTest, InvalidKeepsCauses) {
-  absl::Status s = StatusFromResponse(422, R"({"kind":"Status","reason":"Invalid","code":422,
+  absl::Status s =
+      StatusFromResponse(422, R"({"kind":"Status","reason":"Invalid","code":422,
       "message":"ConfigMap \"x\" is invalid: metadata.name: Required value",
       "details":{"kind":"ConfigMap","causes":[{"reason":"FieldValueRequired",
       "message":"Required value","field":"metadata.name"}]}})");

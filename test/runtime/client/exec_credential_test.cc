@@ -85,7 +85,8 @@ TEST_F(ExecCredentialTest, ClusterInfoAndV1beta1) {
   config.api_version = "client.authentication.k8s.io/v1beta1";
   config.provide_cluster_info = true;
   setenv("EXEC_API_VERSION", "client.authentication.k8s.io/v1beta1", 1);
-  ExecCredentialProvider p(config, {"https://k:6443", "name", false, "PEM"}, &clock_);
+  ExecCredentialProvider p(config, {"https://k:6443", "name", false, "PEM"},
+                           &clock_);
   auto c = p.Get();
   unsetenv("EXEC_API_VERSION");
   ASSERT_TRUE(c.ok()) << c.status();
@@ -93,7 +94,9 @@ TEST_F(ExecCredentialTest, ClusterInfoAndV1beta1) {
   info.Parse(ReadFileOrDie(state_ + "/info").c_str());
   EXPECT_STREQ(info["spec"]["cluster"]["server"].GetString(), "https://k:6443");
   EXPECT_STREQ(info["spec"]["cluster"]["tls-server-name"].GetString(), "name");
-  EXPECT_STREQ(info["spec"]["cluster"]["certificate-authority-data"].GetString(), "UEVN");
+  EXPECT_STREQ(
+      info["spec"]["cluster"]["certificate-authority-data"].GetString(),
+      "UEVN");
 }
 
 TEST_F(ExecCredentialTest, ClientCertificate) {
@@ -112,32 +115,54 @@ TEST_F(ExecCredentialTest, Failures) {
   } cases[] = {
       {"fail", "failed: exit status 3"},
       {"garbage", "output is not a JSON object"},
-      {"wrong-version", "plugin returned version client.authentication.k8s.io/v1alpha1"},
+      {"wrong-version",
+       "plugin returned version client.authentication.k8s.io/v1alpha1"},
   };
   for (const auto& c : cases) {
     ExecCredentialProvider p(Config(c.mode), {}, &clock_);
     auto got = p.Get();
     ASSERT_FALSE(got.ok()) << c.mode;
     EXPECT_EQ(got.status().code(), absl::StatusCode::kUnauthenticated);
-    EXPECT_THAT(std::string(got.status().message()), HasSubstr(c.want)) << c.mode;
+    EXPECT_THAT(std::string(got.status().message()), HasSubstr(c.want))
+        << c.mode;
   }
   ExecConfig missing = Config("ok");
   missing.command = "/nonexistent/kcr-plugin";
   missing.install_hint = "install kcr-plugin first";
   auto got = ExecCredentialProvider(missing, {}, &clock_).Get();
-  EXPECT_THAT(std::string(got.status().message()), HasSubstr("cannot run /nonexistent/kcr-plugin"));
-  EXPECT_THAT(std::string(got.status().message()), HasSubstr("install kcr-plugin first"));
+  EXPECT_THAT(std::string(got.status().message()),
+              HasSubstr("cannot run /nonexistent/kcr-plugin"));
+  EXPECT_THAT(std::string(got.status().message()),
+              HasSubstr("install kcr-plugin first"));
 }
 
 TEST(ParseExecCredentialTest, Validation) {
-  EXPECT_FALSE(ParseExecCredential(R"({"apiVersion":"v","kind":"ExecCredential"})", "v").ok());
-  EXPECT_FALSE(ParseExecCredential(R"({"apiVersion":"v","kind":"ExecCredential","status":{}})", "v").ok());
-  EXPECT_FALSE(ParseExecCredential(
-      R"({"apiVersion":"v","kind":"ExecCredential","status":{"clientCertificateData":"c"}})", "v").ok());
-  EXPECT_FALSE(ParseExecCredential(
-      R"({"apiVersion":"v","kind":"ExecCredential","status":{"token":"t","expirationTimestamp":"soon"}})", "v").ok());
-  EXPECT_FALSE(ParseExecCredential(R"({"apiVersion":"v","kind":"Pod","status":{"token":"t"}})", "v").ok());
-  EXPECT_TRUE(ParseExecCredential(R"({"apiVersion":"v","kind":"ExecCredential","status":{"token":"t"}})", "v").ok());
+  EXPECT_FALSE(
+      ParseExecCredential(R"({"apiVersion":"v","kind":"ExecCredential"})", "v")
+          .ok());
+  EXPECT_FALSE(
+      ParseExecCredential(
+          R"({"apiVersion":"v","kind":"ExecCredential","status":{}})", "v")
+          .ok());
+  EXPECT_FALSE(
+      ParseExecCredential(
+          R"({"apiVersion":"v","kind":"ExecCredential","status":{"clientCertificateData":"c"}})",
+          "v")
+          .ok());
+  EXPECT_FALSE(
+      ParseExecCredential(
+          R"({"apiVersion":"v","kind":"ExecCredential","status":{"token":"t","expirationTimestamp":"soon"}})",
+          "v")
+          .ok());
+  EXPECT_FALSE(
+      ParseExecCredential(
+          R"({"apiVersion":"v","kind":"Pod","status":{"token":"t"}})", "v")
+          .ok());
+  EXPECT_TRUE(
+      ParseExecCredential(
+          R"({"apiVersion":"v","kind":"ExecCredential","status":{"token":"t"}})",
+          "v")
+          .ok());
 }
 
 }  // namespace

@@ -6,9 +6,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "api/errors/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "api/errors/errors.h"
 #include "runtime/client/rest_client.h"
 #include "test/runtime/client/test_server.h"
 
@@ -110,8 +110,8 @@ TEST_F(HostileServerTest, ErrorStatusNestedAMillionDeep) {
 }
 
 TEST_F(HostileServerTest, WatchEventNestedAMillionDeep) {
-  Serve(200, absl::StrCat(R"({"type":"ADDED","object":)",
-                          DeepArrays(kMillion), "}\n"));
+  Serve(200, absl::StrCat(R"({"type":"ADDED","object":)", DeepArrays(kMillion),
+                          "}\n"));
   auto watch = client_->Watch(Context::Background(), cms_);
   ASSERT_TRUE(watch.ok()) << watch.status();
   WatchEvent event;

@@ -100,20 +100,25 @@ TEST(KubeconfigTest, ErrorsNameFileAndField) {
     const char* yaml;
     const char* want;
   } cases[] = {
-      {"clusters:\n- name: c\n  cluster:\n    certificate-authority-data: '!!notbase64'\n",
-       "/k/config: clusters[0].cluster.certificate-authority-data: invalid base64"},
+      {"clusters:\n- name: c\n  cluster:\n    certificate-authority-data: "
+       "'!!notbase64'\n",
+       "/k/config: clusters[0].cluster.certificate-authority-data: invalid "
+       "base64"},
       {"users:\n- name: u\n  user:\n    client-key-data: '%%%'\n",
        "/k/config: users[0].user.client-key-data: invalid base64"},
-      {"clusters:\n- cluster: {server: x}\n", "/k/config: clusters[0].name: is missing"},
+      {"clusters:\n- cluster: {server: x}\n",
+       "/k/config: clusters[0].name: is missing"},
       {"clusters:\n- name: c\n  cluster:\n    server: [a, b]\n",
        "/k/config: clusters[0].cluster.server: must be a string"},
-      {"clusters:\n- name: c\n  cluster:\n    insecure-skip-tls-verify: maybe\n",
+      {"clusters:\n- name: c\n  cluster:\n    insecure-skip-tls-verify: "
+       "maybe\n",
        "clusters[0].cluster.insecure-skip-tls-verify: must be true or false"},
       {"users:\n- name: u\n  user:\n    exec: {command: x}\n",
        "users[0].user.exec.apiVersion: is missing"},
       {"users:\n- name: u\n  user:\n    exec: {apiVersion: v1}\n",
        "users[0].user.exec.command: is missing"},
-      {"users:\n- name: u\n  user:\n    exec: {apiVersion: v, command: c, env: [{value: x}]}\n",
+      {"users:\n- name: u\n  user:\n    exec: {apiVersion: v, command: c, env: "
+       "[{value: x}]}\n",
        "users[0].user.exec.env[0].name: is missing"},
       {"contexts: {a: b}\n", "/k/config: contexts: must be a list"},
       {"kind: Pod\n", "kind is \"Pod\", not \"Config\""},
@@ -125,7 +130,8 @@ TEST(KubeconfigTest, ErrorsNameFileAndField) {
     ASSERT_FALSE(k.ok()) << c.yaml;
     EXPECT_EQ(k.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(k.status().message()), HasSubstr(c.want)) << c.yaml;
-    EXPECT_THAT(std::string(k.status().message()), HasSubstr("kubeconfig /k/config"));
+    EXPECT_THAT(std::string(k.status().message()),
+                HasSubstr("kubeconfig /k/config"));
   }
 }
 
@@ -157,7 +163,8 @@ contexts:
 - name: ctx-b
   context: {cluster: only-b}
 )");
-  auto k = LoadKubeconfigFiles({dir + "/a", dir + "/missing", dir + "/b", dir + "/a"});
+  auto k = LoadKubeconfigFiles(
+      {dir + "/a", dir + "/missing", dir + "/b", dir + "/a"});
   ASSERT_TRUE(k.ok()) << k.status();
   EXPECT_EQ(k->clusters.at("shared").server, "https://from-a");
   EXPECT_EQ(k->clusters.at("only-b").server, "https://b");
@@ -170,11 +177,13 @@ contexts:
 
   WriteFile(dir + "/broken", "clusters: 5\n");
   auto broken = LoadKubeconfigFiles({dir + "/a", dir + "/broken"});
-  EXPECT_THAT(std::string(broken.status().message()), HasSubstr(dir + "/broken"));
+  EXPECT_THAT(std::string(broken.status().message()),
+              HasSubstr(dir + "/broken"));
 }
 
 TEST(KubeconfigTest, SplitPath) {
-  EXPECT_THAT(SplitKubeconfigPath("/a::/b:"), ::testing::ElementsAre("/a", "/b"));
+  EXPECT_THAT(SplitKubeconfigPath("/a::/b:"),
+              ::testing::ElementsAre("/a", "/b"));
   EXPECT_TRUE(SplitKubeconfigPath("").empty());
 }
 

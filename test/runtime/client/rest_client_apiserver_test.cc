@@ -4,17 +4,17 @@
 // disk, an exec plugin, metrics, TLS trust, and the server's injected 429s
 // and 500s.
 #include <memory>
-#include <thread>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/errors/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "prometheus/text_serializer.h"
-#include "api/errors/errors.h"
 #include "runtime/base/context.h"
 #include "runtime/base/mutex.h"
 #include "runtime/client/list_pager.h"
@@ -48,9 +48,11 @@ api::ObjectPtr Obj(const std::string& json) {
   return *o;
 }
 
-api::ObjectPtr ConfigMap(const std::string& name, const std::string& labels = "{}") {
-  return Obj(R"({"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":")" + name +
-             R"(","namespace":"default","labels":)" + labels + R"(},"data":{"a":"1"}})");
+api::ObjectPtr ConfigMap(const std::string& name,
+                         const std::string& labels = "{}") {
+  return Obj(R"({"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":")" +
+             name + R"(","namespace":"default","labels":)" + labels +
+             R"(},"data":{"a":"1"}})");
 }
 
 // Every test runs twice: over plain HTTP, and over HTTPS with a CA made
@@ -74,13 +76,15 @@ class ApiServerClientTest : public ::testing::TestWithParam<bool> {
     auto server = apiserver::ApiServer::Start(std::move(options));
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
-    ASSERT_THAT(server_->url(), ::testing::StartsWith(https() ? "https://" : "http://"));
+    ASSERT_THAT(server_->url(),
+                ::testing::StartsWith(https() ? "https://" : "http://"));
   }
   // A client for the server; over HTTPS it trusts the server's CA unless
   // `config` says otherwise.
   // Unless `record_sleeps` is false, the client does not wait before its
   // retries: it records the wait and clears the server's faults.
-  std::unique_ptr<RestClient> Client(Config config = {}, ClientOptions options = {},
+  std::unique_ptr<RestClient> Client(Config config = {},
+                                     ClientOptions options = {},
                                      bool record_sleeps = true) {
     if (config.host.empty()) config.host = server_->url();
     if (https() && config.tls.ca_file.empty() && config.tls.ca_data.empty() &&
@@ -124,15 +128,20 @@ TEST_P(ApiServerClientTest, EveryVerb) {
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
 
   // Create, Get, dry run.
-  auto created = client->Create(kBg, Resource::Namespaced(kConfigMaps), *ConfigMap("a", R"({"app":"web"})"));
+  auto created = client->Create(kBg, Resource::Namespaced(kConfigMaps),
+                                *ConfigMap("a", R"({"app":"web"})"));
   ASSERT_TRUE(created.ok()) << created.status();
   EXPECT_FALSE((*created)->uid().empty());
   EXPECT_FALSE((*created)->resource_version().empty());
-  EXPECT_TRUE(api::IsAlreadyExists(client->Create(kBg, cms, *ConfigMap("a")).status()));
-  ASSERT_TRUE(client->Create(kBg, cms, *ConfigMap("dry"), {.dry_run = true}).ok());
+  EXPECT_TRUE(
+      api::IsAlreadyExists(client->Create(kBg, cms, *ConfigMap("a")).status()));
+  ASSERT_TRUE(
+      client->Create(kBg, cms, *ConfigMap("dry"), {.dry_run = true}).ok());
   EXPECT_TRUE(api::IsNotFound(client->Get(kBg, cms, "dry").status()));
-  ASSERT_TRUE(client->Create(kBg, cms, *ConfigMap("b", R"({"app":"db"})")).ok());
-  ASSERT_TRUE(client->Create(kBg, cms, *ConfigMap("c", R"({"app":"web"})")).ok());
+  ASSERT_TRUE(
+      client->Create(kBg, cms, *ConfigMap("b", R"({"app":"db"})")).ok());
+  ASSERT_TRUE(
+      client->Create(kBg, cms, *ConfigMap("c", R"({"app":"web"})")).ok());
   auto got = client->Get(kBg, cms, "a");
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ((*got)->uid(), (*created)->uid());
@@ -163,28 +172,34 @@ TEST_P(ApiServerClientTest, EveryVerb) {
   EXPECT_TRUE(api::IsConflict(stale.status())) << stale.status();
 
   // Patches of every type.
-  auto merged = client->Patch(kBg, cms, "a", PatchType::kMerge, R"({"data":{"m":"1"}})");
+  auto merged =
+      client->Patch(kBg, cms, "a", PatchType::kMerge, R"({"data":{"m":"1"}})");
   ASSERT_TRUE(merged.ok()) << merged.status();
   EXPECT_NE((*merged)->Find("/data/m"), nullptr);
-  auto json = client->Patch(kBg, cms, "a", PatchType::kJson, R"([{"op":"add","path":"/data/j","value":"1"}])");
+  auto json = client->Patch(kBg, cms, "a", PatchType::kJson,
+                            R"([{"op":"add","path":"/data/j","value":"1"}])");
   ASSERT_TRUE(json.ok()) << json.status();
   EXPECT_NE((*json)->Find("/data/j"), nullptr);
-  auto strategic = client->Patch(kBg, cms, "a", PatchType::kStrategicMerge, R"({"data":{"s":"1"}})");
+  auto strategic = client->Patch(kBg, cms, "a", PatchType::kStrategicMerge,
+                                 R"({"data":{"s":"1"}})");
   ASSERT_TRUE(strategic.ok()) << strategic.status();
-  auto applied = client->Patch(kBg, cms, "applied", PatchType::kApply,
-                               "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n"
-                               "data:\n  k: one\n",
-                               {.field_manager = "first"});
+  auto applied = client->Patch(
+      kBg, cms, "applied", PatchType::kApply,
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n"
+      "data:\n  k: one\n",
+      {.field_manager = "first"});
   ASSERT_TRUE(applied.ok()) << applied.status();
-  auto conflict = client->Patch(kBg, cms, "applied", PatchType::kApply,
-                                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n"
-                                "data:\n  k: two\n",
-                                {.field_manager = "second"});
+  auto conflict = client->Patch(
+      kBg, cms, "applied", PatchType::kApply,
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n"
+      "data:\n  k: two\n",
+      {.field_manager = "second"});
   EXPECT_TRUE(api::IsConflict(conflict.status())) << conflict.status();
-  auto forced = client->Patch(kBg, cms, "applied", PatchType::kApply,
-                              "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n"
-                              "data:\n  k: two\n",
-                              {.field_manager = "second", .force = true});
+  auto forced = client->Patch(
+      kBg, cms, "applied", PatchType::kApply,
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n"
+      "data:\n  k: two\n",
+      {.field_manager = "second", .force = true});
   ASSERT_TRUE(forced.ok()) << forced.status();
 
   // Delete with a precondition that does not hold, then for real.
@@ -210,7 +225,13 @@ TEST_P(ApiServerClientTest, ClusterScopedAndStatus) {
   StartServer();
   auto client = Client();
   const Resource namespaces = Resource::ClusterScoped(kNamespaces);
-  ASSERT_TRUE(client->Create(kBg, namespaces, *Obj(R"({"kind":"Namespace","apiVersion":"v1","metadata":{"name":"team"}})")).ok());
+  ASSERT_TRUE(
+      client
+          ->Create(
+              kBg, namespaces,
+              *Obj(
+                  R"({"kind":"Namespace","apiVersion":"v1","metadata":{"name":"team"}})"))
+          .ok());
   auto ns = client->Get(kBg, namespaces, "team");
   ASSERT_TRUE(ns.ok()) << ns.status();
   auto list = client->List(kBg, namespaces);
@@ -218,7 +239,8 @@ TEST_P(ApiServerClientTest, ClusterScopedAndStatus) {
   EXPECT_GE(list->items.size(), 2u);
 
   const Resource deployments = Resource::Namespaced(kDeployments, "team");
-  auto d = client->Create(kBg, deployments, *Obj(R"({"kind":"Deployment","apiVersion":"apps/v1",
+  auto d = client->Create(kBg, deployments,
+                          *Obj(R"({"kind":"Deployment","apiVersion":"apps/v1",
       "metadata":{"name":"web","namespace":"team"},
       "spec":{"replicas":2,"selector":{"matchLabels":{"app":"web"}},
         "template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx:1.7.9"}]}}}})"));
@@ -262,7 +284,8 @@ TEST_P(ApiServerClientTest, ListOptionsReachTheServer) {
   ASSERT_FALSE(first->continue_token.empty());
   ASSERT_TRUE(first->remaining_item_count.has_value());
   EXPECT_EQ(*first->remaining_item_count, 3);
-  ASSERT_TRUE(client->Create(kBg, cms, *ConfigMap("l6")).ok());  // not in the snapshot
+  ASSERT_TRUE(
+      client->Create(kBg, cms, *ConfigMap("l6")).ok());  // not in the snapshot
   std::vector<std::string> names;
   for (const auto& item : first->items) names.emplace_back(item->name());
   page.continue_token = first->continue_token;
@@ -314,8 +337,8 @@ TEST_P(ApiServerClientTest, DryRunWritesChangeNothing) {
   auto updated = client->Update(kBg, cms, **edited, {.dry_run = true});
   ASSERT_TRUE(updated.ok()) << updated.status();
   EXPECT_EQ((*updated)->Find("/data/a")->GetString(), std::string("changed"));
-  auto patched = client->Patch(kBg, cms, "d", PatchType::kMerge, R"({"data":{"p":"1"}})",
-                               {.dry_run = true});
+  auto patched = client->Patch(kBg, cms, "d", PatchType::kMerge,
+                               R"({"data":{"p":"1"}})", {.dry_run = true});
   ASSERT_TRUE(patched.ok()) << patched.status();
   EXPECT_NE((*patched)->Find("/data/p"), nullptr);
   DeleteOptions dry_delete;
@@ -338,19 +361,23 @@ TEST_P(ApiServerClientTest, DeleteOptionsReachTheServer) {
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
   auto created = client->Create(kBg, cms, *ConfigMap("x"));
   ASSERT_TRUE(created.ok()) << created.status();
-  auto touched = client->Patch(kBg, cms, "x", PatchType::kMerge, R"({"data":{"b":"2"}})");
+  auto touched =
+      client->Patch(kBg, cms, "x", PatchType::kMerge, R"({"data":{"b":"2"}})");
   ASSERT_TRUE(touched.ok()) << touched.status();
 
   // A resourceVersion precondition that no longer holds: Conflict.
   DeleteOptions stale;
-  stale.preconditions.resource_version = std::string((*created)->resource_version());
+  stale.preconditions.resource_version =
+      std::string((*created)->resource_version());
   absl::Status conflict = client->Delete(kBg, cms, "x", stale);
   EXPECT_TRUE(api::IsConflict(conflict)) << conflict;
-  EXPECT_THAT(std::string(conflict.message()), HasSubstr("Precondition failed"));
+  EXPECT_THAT(std::string(conflict.message()),
+              HasSubstr("Precondition failed"));
 
   DeleteOptions current;
   current.preconditions.uid = std::string((*touched)->uid());
-  current.preconditions.resource_version = std::string((*touched)->resource_version());
+  current.preconditions.resource_version =
+      std::string((*touched)->resource_version());
   current.grace_period_seconds = 0;
   current.propagation_policy = "Background";
   ASSERT_TRUE(client->Delete(kBg, cms, "x", current).ok());
@@ -365,7 +392,13 @@ TEST_P(ApiServerClientTest, DeleteOptionsReachTheServer) {
 
   // Cluster-scoped: a namespace goes into Terminating.
   const Resource namespaces = Resource::ClusterScoped(kNamespaces);
-  ASSERT_TRUE(client->Create(kBg, namespaces, *Obj(R"({"kind":"Namespace","apiVersion":"v1","metadata":{"name":"gone"}})")).ok());
+  ASSERT_TRUE(
+      client
+          ->Create(
+              kBg, namespaces,
+              *Obj(
+                  R"({"kind":"Namespace","apiVersion":"v1","metadata":{"name":"gone"}})"))
+          .ok());
   ASSERT_TRUE(client->Delete(kBg, namespaces, "gone").ok());
   auto ns = client->Get(kBg, namespaces, "gone");
   if (ns.ok()) {
@@ -385,15 +418,19 @@ TEST_P(ApiServerClientTest, Watch) {
   o.resource_version = std::string((*first)->resource_version());
   auto watch = client->Watch(kBg, cms, o);
   ASSERT_TRUE(watch.ok()) << watch.status();
-  ASSERT_TRUE(client->Patch(kBg, cms, "w", PatchType::kMerge, R"({"data":{"x":"y"}})").ok());
+  ASSERT_TRUE(
+      client->Patch(kBg, cms, "w", PatchType::kMerge, R"({"data":{"x":"y"}})")
+          .ok());
   ASSERT_TRUE(client->Create(kBg, cms, *ConfigMap("w2")).ok());
   ASSERT_TRUE(client->Delete(kBg, cms, "w").ok());
   std::vector<std::string> got;
   WatchEvent e;
   while (got.size() < 3 && (*watch)->Next(&e)) {
-    got.push_back(std::string(EventTypeName(e.type)) + " " + std::string(e.object->name()));
+    got.push_back(std::string(EventTypeName(e.type)) + " " +
+                  std::string(e.object->name()));
   }
-  EXPECT_THAT(got, ::testing::ElementsAre("MODIFIED w", "ADDED w2", "DELETED w"));
+  EXPECT_THAT(got,
+              ::testing::ElementsAre("MODIFIED w", "ADDED w2", "DELETED w"));
   (*watch)->Stop();
   EXPECT_FALSE((*watch)->Next(&e));
   EXPECT_EQ((*watch)->status().code(), absl::StatusCode::kCancelled);
@@ -430,7 +467,8 @@ TEST_P(ApiServerClientTest, DeadlineEndsARetryAfterWait) {
   faults.retry_after_seconds = 3600;
   server_->faults()->set_options(faults);
   auto [ctx, cancel] = WithTimeout(kBg, absl::Milliseconds(300));
-  const absl::Status got = client->Create(ctx, cms, *ConfigMap("throttled")).status();
+  const absl::Status got =
+      client->Create(ctx, cms, *ConfigMap("throttled")).status();
   EXPECT_EQ(got.code(), absl::StatusCode::kDeadlineExceeded) << got;
   EXPECT_LE(server_->faults()->throttles_injected(), 1);  // never retried
   cancel();
@@ -474,13 +512,15 @@ TEST_P(ApiServerClientTest, RateLimiterWaitEndsWithTheContext) {
   ASSERT_TRUE(client->List(kBg, cms).ok());
   // Longer than the deadline: refused at once, nothing sent.
   auto [ctx, cancel] = WithTimeout(kBg, absl::Hours(1));
-  EXPECT_EQ(client->List(ctx, cms).status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(client->List(ctx, cms).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
   EXPECT_FALSE(ctx.done());
   cancel();
   // No deadline: waits until cancelled.
   auto [waiting, cancel_waiting] = WithCancel(kBg);
   absl::Status got;
-  std::thread caller([&, waiting = waiting] { got = client->List(waiting, cms).status(); });
+  std::thread caller(
+      [&, waiting = waiting] { got = client->List(waiting, cms).status(); });
   cancel_waiting();
   caller.join();
   EXPECT_EQ(got.code(), absl::StatusCode::kCancelled);
@@ -519,7 +559,9 @@ TEST_P(ApiServerClientTest, WatchFromTooOldVersionIsExpired) {
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
   auto first = client->Create(kBg, cms, *ConfigMap("v0"));
   ASSERT_TRUE(first.ok());
-  for (int i = 1; i < 6; ++i) ASSERT_TRUE(client->Create(kBg, cms, *ConfigMap("v" + std::to_string(i))).ok());
+  for (int i = 1; i < 6; ++i)
+    ASSERT_TRUE(
+        client->Create(kBg, cms, *ConfigMap("v" + std::to_string(i))).ok());
   ListOptions o;
   o.resource_version = std::string((*first)->resource_version());
   auto watch = client->Watch(kBg, cms, o);
@@ -541,10 +583,13 @@ TEST_P(ApiServerClientTest, BearerToken) {
   StartServer(options);
   Config good;
   good.bearer_token = "s3cret";
-  EXPECT_TRUE(Client(good)->List(kBg, Resource::Namespaced(kConfigMaps, "default")).ok());
+  EXPECT_TRUE(Client(good)
+                  ->List(kBg, Resource::Namespaced(kConfigMaps, "default"))
+                  .ok());
   Config bad;
   bad.bearer_token = "nope";
-  auto list = Client(bad)->List(kBg, Resource::Namespaced(kConfigMaps, "default"));
+  auto list =
+      Client(bad)->List(kBg, Resource::Namespaced(kConfigMaps, "default"));
   EXPECT_TRUE(api::IsUnauthorized(list.status())) << list.status();
 }
 
@@ -565,7 +610,8 @@ class AttemptRecorder final : public MetricsProvider {
  private:
   struct Result final : RequestResultMetric {
     explicit Result(AttemptRecorder* r) : recorder(r) {}
-    void Increment(std::string_view code, std::string_view, std::string_view) override {
+    void Increment(std::string_view code, std::string_view,
+                   std::string_view) override {
       MutexLock lock(&recorder->mu_);
       recorder->codes_.emplace_back(code);
     }
@@ -605,7 +651,8 @@ TEST_P(ApiServerClientTest, TokenFileRotatedOnDisk) {
   // token forces a re-read at once and the request goes again.
   WriteFile(token_file, "current\n");
   EXPECT_TRUE(client->List(kBg, cms).ok());
-  EXPECT_THAT(attempts.codes(), ::testing::ElementsAre("200", "200", "401", "401", "200"));
+  EXPECT_THAT(attempts.codes(),
+              ::testing::ElementsAre("200", "200", "401", "401", "200"));
 }
 
 TEST_P(ApiServerClientTest, ExecPluginFromAKubeconfigReRunAfter401) {
@@ -617,7 +664,8 @@ TEST_P(ApiServerClientTest, ExecPluginFromAKubeconfigReRunAfter401) {
   const std::string state = MakeTempDir("exec");
   std::string cluster = absl::StrCat("    server: ", server_->url(), "\n");
   if (https()) {
-    absl::StrAppend(&cluster, "    certificate-authority: ", server_->options().tls_ca_file, "\n");
+    absl::StrAppend(&cluster, "    certificate-authority: ",
+                    server_->options().tls_ca_file, "\n");
   }
   WriteFile(dir + "/config", absl::StrCat(R"(apiVersion: v1
 kind: Config
@@ -625,13 +673,16 @@ current-context: local
 clusters:
 - name: local
   cluster:
-)", cluster, R"(users:
+)",
+                                          cluster, R"(users:
 - name: plugin
   user:
     exec:
       apiVersion: client.authentication.k8s.io/v1
-      command: )", TestdataPath("exec_plugin.sh"), R"(
-      args: [")", state, R"(", ok]
+      command: )",
+                                          TestdataPath("exec_plugin.sh"), R"(
+      args: [")",
+                                          state, R"(", ok]
       env:
       - {name: EXTRA_VAR, value: from-kubeconfig}
       interactiveMode: Never
@@ -662,15 +713,20 @@ TEST_P(ApiServerClientTest, PrometheusMetrics) {
   ASSERT_TRUE(client->Get(kBg, cms, "m").ok());
   EXPECT_TRUE(api::IsNotFound(client->Get(kBg, cms, "absent").status()));
   const std::string host = absl::StrCat("127.0.0.1:", server_->port());
-  const std::string text = prometheus::TextSerializer().Serialize(registry.Collect());
+  const std::string text =
+      prometheus::TextSerializer().Serialize(registry.Collect());
   EXPECT_THAT(text, HasSubstr(absl::StrCat(
-      "rest_client_requests_total{code=\"201\",host=\"", host, "\",method=\"POST\"} 1")));
+                        "rest_client_requests_total{code=\"201\",host=\"", host,
+                        "\",method=\"POST\"} 1")));
   EXPECT_THAT(text, HasSubstr(absl::StrCat(
-      "rest_client_requests_total{code=\"200\",host=\"", host, "\",method=\"GET\"} 1")));
+                        "rest_client_requests_total{code=\"200\",host=\"", host,
+                        "\",method=\"GET\"} 1")));
   EXPECT_THAT(text, HasSubstr(absl::StrCat(
-      "rest_client_requests_total{code=\"404\",host=\"", host, "\",method=\"GET\"} 1")));
+                        "rest_client_requests_total{code=\"404\",host=\"", host,
+                        "\",method=\"GET\"} 1")));
   EXPECT_THAT(text, HasSubstr(absl::StrCat(
-      "rest_client_request_duration_seconds_count{host=\"", host, "\",verb=\"GET\"} 2")));
+                        "rest_client_request_duration_seconds_count{host=\"",
+                        host, "\",verb=\"GET\"} 2")));
 }
 
 TEST_P(ApiServerClientTest, InjectedThrottleAndErrorsAreRetried) {
@@ -713,7 +769,8 @@ TEST_P(ApiServerClientTest, TypedClients) {
   ASSERT_TRUE(list.ok()) << list.status();
   EXPECT_EQ(list->size(), 1u);
   EXPECT_FALSE(rv.empty());
-  auto patched = cms.Patch(kBg, "typed", PatchType::kMerge, R"({"data":{"b":"2"}})");
+  auto patched =
+      cms.Patch(kBg, "typed", PatchType::kMerge, R"({"data":{"b":"2"}})");
   ASSERT_TRUE(patched.ok()) << patched.status();
   EXPECT_TRUE(cms.Delete(kBg, "typed").ok());
 
@@ -747,7 +804,8 @@ TEST_P(ApiServerTlsTest, TrustMatrix) {
   auto list = Client(wrong)->List(kBg, cms);
   EXPECT_EQ(list.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(list.status().message()), HasSubstr("TLS handshake"));
-  EXPECT_THAT(std::string(list.status().message()), HasSubstr("certificate verify failed"));
+  EXPECT_THAT(std::string(list.status().message()),
+              HasSubstr("certificate verify failed"));
   EXPECT_TRUE(sleeps().empty());  // not retried
 
   Config insecure;
@@ -783,7 +841,9 @@ TEST_P(ApiServerTlsTest, InClusterConfig) {
   EXPECT_EQ(config->host, absl::StrCat("https://127.0.0.1:", server_->port()));
   EXPECT_EQ(config->namespace_, "kube-system");
   auto client = Client(*config);
-  EXPECT_TRUE(client->List(kBg, Resource::Namespaced(kConfigMaps, config->namespace_)).ok());
+  EXPECT_TRUE(
+      client->List(kBg, Resource::Namespaced(kConfigMaps, config->namespace_))
+          .ok());
 }
 
 }  // namespace

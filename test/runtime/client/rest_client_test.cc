@@ -13,9 +13,9 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/escaping.h"
 #include "absl/time/clock.h"
+#include "api/errors/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "api/errors/errors.h"
 #include "runtime/base/context.h"
 #include "runtime/base/mutex.h"
 #include "runtime/client/list_pager.h"
@@ -47,12 +47,16 @@ const api::GroupVersionResource kNamespaces{"", "v1", "namespaces"};
 constexpr char kCm[] =
     R"({"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"cm1","namespace":"default","resourceVersion":"5"},"data":{"a":"1"}})";
 
-std::string StatusBody(int code, const std::string& reason, const std::string& message) {
-  return absl::StrCat(R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":")",
-                      message, R"(","reason":")", reason, R"(","code":)", code, "}");
+std::string StatusBody(int code, const std::string& reason,
+                       const std::string& message) {
+  return absl::StrCat(
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":")",
+      message, R"(","reason":")", reason, R"(","code":)", code, "}");
 }
 
-api::ObjectPtr Obj(const std::string& json) { return *api::Object::Parse(json); }
+api::ObjectPtr Obj(const std::string& json) {
+  return *api::Object::Parse(json);
+}
 
 // Records every request and answers from a script.
 class Recorder {
@@ -84,10 +88,11 @@ class RestClientTest : public ::testing::Test {
   // Starts a plain-HTTP server with `handler` and a client for it.
   void Serve(std::function<void(const TestRequest&, ResponseWriter&)> handler,
              Config config = {}) {
-    auto server = TestServer::Start([this, handler](const TestRequest& r, ResponseWriter& w) {
-      recorder_.Add(r);
-      handler(r, w);
-    });
+    auto server = TestServer::Start(
+        [this, handler](const TestRequest& r, ResponseWriter& w) {
+          recorder_.Add(r);
+          handler(r, w);
+        });
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
     config.host = server_->url();
@@ -127,9 +132,10 @@ class RestClientTest : public ::testing::Test {
 TEST_F(RestClientTest, GetSendsPathAndHeaders) {
   Config config;
   config.bearer_token = "secret";
-  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); }, config);
-  auto obj = client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1",
-                          {.resource_version = "0"});
+  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); },
+        config);
+  auto obj = client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"),
+                          "cm1", {.resource_version = "0"});
   ASSERT_TRUE(obj.ok()) << obj.status();
   EXPECT_EQ((*obj)->name(), "cm1");
   TestRequest r = recorder_.last();
@@ -148,16 +154,21 @@ TEST_F(RestClientTest, HostWithPathPrefixOrTrailingSlash) {
     Config config;
     config.host = server_->url() + suffix;
     MakeClient(config);
-    ASSERT_TRUE(client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
+    ASSERT_TRUE(
+        client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1")
+            .ok());
     const std::string prefix = suffix == "/" ? "" : "/prefix";
-    EXPECT_EQ(recorder_.last().path, prefix + "/api/v1/namespaces/default/configmaps/cm1")
+    EXPECT_EQ(recorder_.last().path,
+              prefix + "/api/v1/namespaces/default/configmaps/cm1")
         << suffix;
   }
 }
 
 TEST_F(RestClientTest, ListSendsOptionsAndFillsItemKinds) {
   Serve([](const TestRequest&, ResponseWriter& w) {
-    w.Respond(200, R"({"kind":"DeploymentList","apiVersion":"apps/v1","metadata":{"resourceVersion":"77","continue":"tok","remainingItemCount":3},
+    w.Respond(
+        200,
+        R"({"kind":"DeploymentList","apiVersion":"apps/v1","metadata":{"resourceVersion":"77","continue":"tok","remainingItemCount":3},
       "items":[{"metadata":{"name":"a","namespace":"ns"}},{"metadata":{"name":"b","namespace":"ns"}}]})");
   });
   ListOptions o;
@@ -189,14 +200,19 @@ TEST_F(RestClientTest, ListSendsOptionsAndFillsItemKinds) {
 TEST_F(RestClientTest, AllNamespacesAndClusterScoped) {
   Serve([](const TestRequest& r, ResponseWriter& w) {
     if (r.path == "/api/v1/namespaces/kube-system") {
-      w.Respond(200, R"({"kind":"Namespace","apiVersion":"v1","metadata":{"name":"kube-system"}})");
+      w.Respond(
+          200,
+          R"({"kind":"Namespace","apiVersion":"v1","metadata":{"name":"kube-system"}})");
     } else {
-      w.Respond(200, R"({"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[]})");
+      w.Respond(
+          200,
+          R"({"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[]})");
     }
   });
   ASSERT_TRUE(client_->List(kBg, Resource::Namespaced(kConfigMaps)).ok());
   EXPECT_EQ(recorder_.last().path, "/api/v1/configmaps");
-  auto ns = client_->Get(kBg, Resource::ClusterScoped(kNamespaces), "kube-system");
+  auto ns =
+      client_->Get(kBg, Resource::ClusterScoped(kNamespaces), "kube-system");
   ASSERT_TRUE(ns.ok()) << ns.status();
   EXPECT_EQ((*ns)->name(), "kube-system");
 }
@@ -206,8 +222,12 @@ TEST_F(RestClientTest, PagerFollowsContinueTokens) {
     std::string cont = r.Query("continue");
     int page = cont.empty() ? 0 : std::stoi(cont);
     std::string next = page < 2 ? absl::StrCat(page + 1) : "";
-    w.Respond(200, absl::StrCat(R"({"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"9","continue":")",
-                                next, R"("},"items":[{"metadata":{"name":"p)", page, R"(","namespace":"d"}}]})"));
+    w.Respond(
+        200,
+        absl::StrCat(
+            R"({"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"9","continue":")",
+            next, R"("},"items":[{"metadata":{"name":"p)", page,
+            R"(","namespace":"d"}}]})"));
   });
   ListPager pager(client_.get(), 1);
   auto all = pager.List(kBg, Resource::Namespaced(kConfigMaps, "d"));
@@ -222,11 +242,16 @@ TEST_F(RestClientTest, PagerFollowsContinueTokens) {
 TEST_F(RestClientTest, PagerFallsBackToFullListWhenTokenExpires) {
   Serve([](const TestRequest& r, ResponseWriter& w) {
     if (r.Query("continue") == "1") {
-      w.Respond(410, StatusBody(410, "Expired", "The provided continue parameter is too old"));
+      w.Respond(410, StatusBody(410, "Expired",
+                                "The provided continue parameter is too old"));
     } else if (r.HasQuery("limit")) {
-      w.Respond(200, R"({"kind":"ConfigMapList","apiVersion":"v1","metadata":{"continue":"1"},"items":[{"metadata":{"name":"a"}}]})");
+      w.Respond(
+          200,
+          R"({"kind":"ConfigMapList","apiVersion":"v1","metadata":{"continue":"1"},"items":[{"metadata":{"name":"a"}}]})");
     } else {
-      w.Respond(200, R"({"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"50"},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]})");
+      w.Respond(
+          200,
+          R"({"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"50"},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]})");
     }
   });
   ListPager pager(client_.get(), 1);
@@ -239,7 +264,9 @@ TEST_F(RestClientTest, PagerFallsBackToFullListWhenTokenExpires) {
 TEST_F(RestClientTest, WriteVerbs) {
   Serve([](const TestRequest& r, ResponseWriter& w) {
     if (r.method == "DELETE") {
-      w.Respond(200, R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success"})");
+      w.Respond(
+          200,
+          R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success"})");
     } else {
       w.Respond(r.method == "POST" ? 201 : 200, kCm);
     }
@@ -247,8 +274,9 @@ TEST_F(RestClientTest, WriteVerbs) {
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
   api::ObjectPtr cm = Obj(kCm);
 
-  ASSERT_TRUE(client_->Create(kBg, Resource::Namespaced(kConfigMaps), *cm,
-                              {.dry_run = true, .field_manager = "kcr"})
+  ASSERT_TRUE(client_
+                  ->Create(kBg, Resource::Namespaced(kConfigMaps), *cm,
+                           {.dry_run = true, .field_manager = "kcr"})
                   .ok());
   TestRequest r = recorder_.last();
   EXPECT_EQ(r.method, "POST");
@@ -256,7 +284,8 @@ TEST_F(RestClientTest, WriteVerbs) {
   EXPECT_EQ(r.Query("dryRun"), "All");
   EXPECT_EQ(r.Query("fieldManager"), "kcr");
   EXPECT_EQ(r.Header("content-type"), "application/json");
-  EXPECT_EQ(*api::Object::Parse(r.body).value()->Find("/data/a"), rapidjson::Value("1"));
+  EXPECT_EQ(*api::Object::Parse(r.body).value()->Find("/data/a"),
+            rapidjson::Value("1"));
 
   ASSERT_TRUE(client_->Update(kBg, cms, *cm).ok());
   r = recorder_.last();
@@ -265,7 +294,8 @@ TEST_F(RestClientTest, WriteVerbs) {
   EXPECT_FALSE(r.HasQuery("dryRun"));
 
   ASSERT_TRUE(client_->UpdateStatus(kBg, cms, *cm).ok());
-  EXPECT_EQ(recorder_.last().path, "/api/v1/namespaces/default/configmaps/cm1/status");
+  EXPECT_EQ(recorder_.last().path,
+            "/api/v1/namespaces/default/configmaps/cm1/status");
 
   struct PatchCase {
     PatchType type;
@@ -276,22 +306,28 @@ TEST_F(RestClientTest, WriteVerbs) {
       {PatchType::kStrategicMerge, "application/strategic-merge-patch+json"},
   };
   for (const auto& p : patches) {
-    ASSERT_TRUE(client_->Patch(kBg, cms, "cm1", p.type, R"({"data":{"b":"2"}})").ok());
+    ASSERT_TRUE(
+        client_->Patch(kBg, cms, "cm1", p.type, R"({"data":{"b":"2"}})").ok());
     r = recorder_.last();
     EXPECT_EQ(r.method, "PATCH");
     EXPECT_EQ(r.Header("content-type"), p.content_type);
     EXPECT_EQ(r.body, R"({"data":{"b":"2"}})");
     EXPECT_FALSE(r.HasQuery("force"));
   }
-  ASSERT_TRUE(client_->Patch(kBg, cms, "cm1", PatchType::kApply, "data:\n  b: '2'\n",
-                             {.field_manager = "kcr-ctl", .force = true})
+  ASSERT_TRUE(client_
+                  ->Patch(kBg, cms, "cm1", PatchType::kApply,
+                          "data:\n  b: '2'\n",
+                          {.field_manager = "kcr-ctl", .force = true})
                   .ok());
   r = recorder_.last();
   EXPECT_EQ(r.Header("content-type"), "application/apply-patch+yaml");
   EXPECT_EQ(r.Query("fieldManager"), "kcr-ctl");
   EXPECT_EQ(r.Query("force"), "true");
-  ASSERT_TRUE(client_->Patch(kBg, cms, "cm1", PatchType::kMerge, "{}", {}, "status").ok());
-  EXPECT_EQ(recorder_.last().path, "/api/v1/namespaces/default/configmaps/cm1/status");
+  ASSERT_TRUE(
+      client_->Patch(kBg, cms, "cm1", PatchType::kMerge, "{}", {}, "status")
+          .ok());
+  EXPECT_EQ(recorder_.last().path,
+            "/api/v1/namespaces/default/configmaps/cm1/status");
 
   DeleteOptions d;
   d.grace_period_seconds = 0;
@@ -314,7 +350,10 @@ TEST_F(RestClientTest, WriteVerbs) {
 
   ListOptions sel;
   sel.label_selector = "app=web";
-  ASSERT_TRUE(client_->DeleteCollection(kBg, cms, {.propagation_policy = "Background"}, sel).ok());
+  ASSERT_TRUE(client_
+                  ->DeleteCollection(kBg, cms,
+                                     {.propagation_policy = "Background"}, sel)
+                  .ok());
   r = recorder_.last();
   EXPECT_EQ(r.method, "DELETE");
   EXPECT_EQ(r.path, "/api/v1/namespaces/default/configmaps");
@@ -324,34 +363,48 @@ TEST_F(RestClientTest, WriteVerbs) {
 TEST_F(RestClientTest, BadArgumentsFailBeforeSending) {
   Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); });
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
-  EXPECT_EQ(client_->Patch(kBg, cms, "cm1", PatchType::kApply, "{}").status().code(),
+  EXPECT_EQ(
+      client_->Patch(kBg, cms, "cm1", PatchType::kApply, "{}").status().code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      client_->Patch(kBg, cms, "cm1", PatchType::kMerge, "{}", {.force = true})
+          .status()
+          .code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(client_->Get(kBg, cms, "a/b").status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(client_->Patch(kBg, cms, "cm1", PatchType::kMerge, "{}", {.force = true}).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(client_->Get(kBg, cms, "a/b").status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(client_->Get(kBg, Resource::Namespaced(kConfigMaps), "x").status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(client_->Create(kBg, Resource::Namespaced(kConfigMaps, "other"), *Obj(kCm)).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      client_->Get(kBg, Resource::Namespaced(kConfigMaps), "x").status().code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      client_
+          ->Create(kBg, Resource::Namespaced(kConfigMaps, "other"), *Obj(kCm))
+          .status()
+          .code(),
+      absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(recorder_.count(), 0u);
 }
 
 TEST_F(RestClientTest, ServerErrorsKeepReasonAndMessage) {
   Serve([](const TestRequest& r, ResponseWriter& w) {
     if (r.method == "GET") {
-      w.Respond(404, StatusBody(404, "NotFound", "configmaps \\\"cm1\\\" not found"));
+      w.Respond(
+          404, StatusBody(404, "NotFound", "configmaps \\\"cm1\\\" not found"));
     } else if (r.method == "POST") {
-      w.Respond(409, StatusBody(409, "AlreadyExists", "configmaps \\\"cm1\\\" already exists"));
+      w.Respond(409, StatusBody(409, "AlreadyExists",
+                                "configmaps \\\"cm1\\\" already exists"));
     } else {
       w.Respond(409, StatusBody(409, "Conflict",
-                                "Operation cannot be fulfilled on configmaps \\\"cm1\\\": the object has been modified"));
+                                "Operation cannot be fulfilled on configmaps "
+                                "\\\"cm1\\\": the object has been modified"));
     }
   });
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
   auto got = client_->Get(kBg, cms, "cm1");
   EXPECT_TRUE(api::IsNotFound(got.status()));
   EXPECT_EQ(got.status().message(), "configmaps \"cm1\" not found");
-  EXPECT_TRUE(api::IsAlreadyExists(client_->Create(kBg, cms, *Obj(kCm)).status()));
+  EXPECT_TRUE(
+      api::IsAlreadyExists(client_->Create(kBg, cms, *Obj(kCm)).status()));
   auto updated = client_->Update(kBg, cms, *Obj(kCm));
   EXPECT_TRUE(api::IsConflict(updated.status()));
   EXPECT_FALSE(api::IsAlreadyExists(updated.status()));
@@ -363,24 +416,29 @@ TEST_F(RestClientTest, TooManyRequestsHonoursRetryAfter) {
   std::atomic<int> calls{0};
   Serve([&calls](const TestRequest&, ResponseWriter& w) {
     if (calls++ < 2) {
-      w.Respond(429, StatusBody(429, "TooManyRequests", "slow down"), {{"Retry-After", "7"}});
+      w.Respond(429, StatusBody(429, "TooManyRequests", "slow down"),
+                {{"Retry-After", "7"}});
     } else {
       w.Respond(201, kCm);
     }
   });
   // Even a POST: the server did not act on a 429.
-  auto created = client_->Create(kBg, Resource::Namespaced(kConfigMaps), *Obj(kCm));
+  auto created =
+      client_->Create(kBg, Resource::Namespaced(kConfigMaps), *Obj(kCm));
   ASSERT_TRUE(created.ok()) << created.status();
   EXPECT_EQ(recorder_.count(), 3u);
-  EXPECT_THAT(sleeps(), ::testing::ElementsAre(absl::Seconds(7), absl::Seconds(7)));
+  EXPECT_THAT(sleeps(),
+              ::testing::ElementsAre(absl::Seconds(7), absl::Seconds(7)));
 }
 
 TEST_F(RestClientTest, TooManyRequestsGivesUpAfterTenRetries) {
   Config config;
   config.burst = 100;  // only retry waits, no rate-limit waits
-  Serve([](const TestRequest&, ResponseWriter& w) {
-    w.Respond(429, StatusBody(429, "TooManyRequests", "slow down"));
-  }, config);
+  Serve(
+      [](const TestRequest&, ResponseWriter& w) {
+        w.Respond(429, StatusBody(429, "TooManyRequests", "slow down"));
+      },
+      config);
   auto got = client_->Get(kBg, Resource::Namespaced(kConfigMaps, "d"), "x");
   EXPECT_TRUE(api::IsTooManyRequests(got.status()));
   EXPECT_EQ(recorder_.count(), 11u);
@@ -397,17 +455,22 @@ TEST_F(RestClientTest, ServerErrorsRetriedForIdempotentVerbsOnly) {
       w.Respond(200, kCm);
     }
   });
-  auto got = client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1");
+  auto got =
+      client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1");
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(recorder_.count(), 3u);
-  EXPECT_THAT(sleeps(), ::testing::ElementsAre(absl::Milliseconds(200), absl::Milliseconds(400)));
-  auto created = client_->Create(kBg, Resource::Namespaced(kConfigMaps), *Obj(kCm));
+  EXPECT_THAT(sleeps(), ::testing::ElementsAre(absl::Milliseconds(200),
+                                               absl::Milliseconds(400)));
+  auto created =
+      client_->Create(kBg, Resource::Namespaced(kConfigMaps), *Obj(kCm));
   EXPECT_TRUE(api::IsInternalError(created.status()));
   EXPECT_EQ(recorder_.count(), 4u);
 }
 
 TEST_F(RestClientTest, PersistentServerErrorsGiveUp) {
-  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(503, "upstream down"); });
+  Serve([](const TestRequest&, ResponseWriter& w) {
+    w.Respond(503, "upstream down");
+  });
   auto got = client_->Get(kBg, Resource::Namespaced(kConfigMaps, "d"), "x");
   EXPECT_TRUE(api::IsServiceUnavailable(got.status()));
   EXPECT_EQ(recorder_.count(), 5u);  // 1 + max_backoff_retries
@@ -425,7 +488,8 @@ TEST_F(RestClientTest, TransportErrorIsUnavailableWithCause) {
   EXPECT_THAT(std::string(got.status().message()), HasSubstr(config.host));
   EXPECT_FALSE(api::GetStatusError(got.status()).has_value());
   EXPECT_EQ(sleeps().size(), 4u);  // retried as a GET
-  auto created = client_->Create(kBg, Resource::Namespaced(kConfigMaps), *Obj(kCm));
+  auto created =
+      client_->Create(kBg, Resource::Namespaced(kConfigMaps), *Obj(kCm));
   EXPECT_EQ(created.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(sleeps().size(), 4u);  // a POST is not
 }
@@ -434,36 +498,47 @@ TEST_F(RestClientTest, ClientSideRateLimit) {
   Config config;
   config.qps = 5;
   config.burst = 2;
-  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); }, config);
+  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); },
+        config);
   for (int i = 0; i < 4; ++i) {
-    ASSERT_TRUE(client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
+    ASSERT_TRUE(
+        client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1")
+            .ok());
   }
   // The fake clock stands still: the 3rd and 4th requests wait 200 ms and
   // 400 ms for their tokens.
-  EXPECT_THAT(sleeps(), ::testing::ElementsAre(absl::Milliseconds(200), absl::Milliseconds(400)));
+  EXPECT_THAT(sleeps(), ::testing::ElementsAre(absl::Milliseconds(200),
+                                               absl::Milliseconds(400)));
 }
 
 TEST_F(RestClientTest, DefaultRateLimitIsClientGos) {
   Config defaults;
   EXPECT_EQ(defaults.qps, 5);
   EXPECT_EQ(defaults.burst, 10);
-  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); }, defaults);
+  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); },
+        defaults);
   for (int i = 0; i < 12; ++i) {
-    ASSERT_TRUE(client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
+    ASSERT_TRUE(
+        client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1")
+            .ok());
   }
   // A burst of ten, then one every 200 ms (the fake clock stands still).
-  EXPECT_THAT(sleeps(), ::testing::ElementsAre(absl::Milliseconds(200), absl::Milliseconds(400)));
+  EXPECT_THAT(sleeps(), ::testing::ElementsAre(absl::Milliseconds(200),
+                                               absl::Milliseconds(400)));
 }
 
 TEST_F(RestClientTest, PerRequestTimeout) {
   Notification release;
   Config config;
   config.timeout = absl::Milliseconds(300);
-  Serve([&release](const TestRequest&, ResponseWriter& w) {
-    release.WaitForNotificationWithTimeout(absl::Seconds(20));
-    w.Respond(200, kCm);
-  }, config);
-  auto created = client_->Create(kBg, Resource::Namespaced(kConfigMaps), *Obj(kCm));
+  Serve(
+      [&release](const TestRequest&, ResponseWriter& w) {
+        release.WaitForNotificationWithTimeout(absl::Seconds(20));
+        w.Respond(200, kCm);
+      },
+      config);
+  auto created =
+      client_->Create(kBg, Resource::Namespaced(kConfigMaps), *Obj(kCm));
   release.Notify();
   server_.reset();  // joins the handler before `release` goes away
   EXPECT_EQ(created.status().code(), absl::StatusCode::kUnavailable);
@@ -475,10 +550,14 @@ TEST_F(RestClientTest, BasicAuthAndImpersonation) {
   config.password = "pw";
   config.impersonate = "jane";
   config.impersonate_groups = {"devs"};
-  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); }, config);
-  ASSERT_TRUE(client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
+  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); },
+        config);
+  ASSERT_TRUE(
+      client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1")
+          .ok());
   TestRequest r = recorder_.last();
-  EXPECT_EQ(r.Header("authorization"), "Basic " + absl::Base64Escape("admin:pw"));
+  EXPECT_EQ(r.Header("authorization"),
+            "Basic " + absl::Base64Escape("admin:pw"));
   EXPECT_EQ(r.Header("impersonate-user"), "jane");
   EXPECT_EQ(r.Header("impersonate-group"), "devs");
 }
@@ -515,7 +594,9 @@ TEST_F(RestClientTest, TokenFileRotation) {
   tokens.Accept("one");
   Config config;
   config.bearer_token_file = token_path;
-  Serve([&tokens](const TestRequest& r, ResponseWriter& w) { tokens.Handle(r, w); }, config);
+  Serve([&tokens](const TestRequest& r,
+                  ResponseWriter& w) { tokens.Handle(r, w); },
+        config);
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
   ASSERT_TRUE(client_->Get(kBg, cms, "cm1").ok());
   EXPECT_EQ(recorder_.last().Header("authorization"), "Bearer one");
@@ -557,7 +638,9 @@ TEST_F(RestClientTest, ExecPluginReRunOn401) {
   config.exec->api_version = "client.authentication.k8s.io/v1";
   config.exec->command = TestdataPath("exec_plugin.sh");
   config.exec->args = {state, "ok"};
-  Serve([&tokens](const TestRequest& r, ResponseWriter& w) { tokens.Handle(r, w); }, config);
+  Serve([&tokens](const TestRequest& r,
+                  ResponseWriter& w) { tokens.Handle(r, w); },
+        config);
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
   ASSERT_TRUE(client_->Get(kBg, cms, "cm1").ok());
   ASSERT_TRUE(client_->Get(kBg, cms, "cm1").ok());
@@ -575,14 +658,15 @@ TEST_F(RestClientTest, MetricsCountEveryAttempt) {
       void Increment(std::string_view code, std::string_view method,
                      std::string_view host) override {
         MutexLock lock(&p->mu);
-        p->results.push_back(std::string(code) + " " + std::string(method) + " " +
-                             std::string(host));
+        p->results.push_back(std::string(code) + " " + std::string(method) +
+                             " " + std::string(host));
       }
       Recorded* p;
     };
     struct Latency : RequestLatencyMetric {
       explicit Latency(Recorded* p) : p(p) {}
-      void Observe(std::string_view verb, std::string_view host, absl::Duration) override {
+      void Observe(std::string_view verb, std::string_view host,
+                   absl::Duration) override {
         MutexLock lock(&p->mu);
         p->latencies.push_back(std::string(verb) + " " + std::string(host));
       }
@@ -607,21 +691,28 @@ TEST_F(RestClientTest, MetricsCountEveryAttempt) {
       w.Respond(200, kCm);
     }
   });
-  ASSERT_TRUE(client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
+  ASSERT_TRUE(
+      client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1")
+          .ok());
   const std::string host = absl::StrCat("127.0.0.1:", server_->port());
   MutexLock lock(&provider.mu);
   EXPECT_THAT(provider.results,
               ::testing::ElementsAre("500 GET " + host, "200 GET " + host));
-  EXPECT_THAT(provider.latencies, ::testing::ElementsAre("GET " + host, "GET " + host));
+  EXPECT_THAT(provider.latencies,
+              ::testing::ElementsAre("GET " + host, "GET " + host));
 }
 
 // --- Watch ---
 
 constexpr char kEvents[] =
-    "{\"type\":\"ADDED\",\"object\":{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"}}}\n"
-    "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"2\"}}}\n"
-    "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"3\"}}}\n"
-    "{\"type\":\"DELETED\",\"object\":{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"4\"}}}\n";
+    "{\"type\":\"ADDED\",\"object\":{\"kind\":\"ConfigMap\",\"apiVersion\":"
+    "\"v1\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"}}}\n"
+    "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"ConfigMap\",\"apiVersion\":"
+    "\"v1\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"2\"}}}\n"
+    "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"ConfigMap\",\"apiVersion\":"
+    "\"v1\",\"metadata\":{\"resourceVersion\":\"3\"}}}\n"
+    "{\"type\":\"DELETED\",\"object\":{\"kind\":\"ConfigMap\",\"apiVersion\":"
+    "\"v1\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"4\"}}}\n";
 
 TEST_F(RestClientTest, WatchStreamsEventsSplitAcrossChunks) {
   Serve([](const TestRequest&, ResponseWriter& w) {
@@ -636,7 +727,8 @@ TEST_F(RestClientTest, WatchStreamsEventsSplitAcrossChunks) {
   o.allow_watch_bookmarks = true;
   o.timeout_seconds = 30;
   o.label_selector = "app=web";
-  auto watch = client_->Watch(kBg, Resource::Namespaced(kConfigMaps, "default"), o);
+  auto watch =
+      client_->Watch(kBg, Resource::Namespaced(kConfigMaps, "default"), o);
   ASSERT_TRUE(watch.ok()) << watch.status();
   std::vector<std::string> got;
   WatchEvent e;
@@ -645,7 +737,8 @@ TEST_F(RestClientTest, WatchStreamsEventsSplitAcrossChunks) {
                   std::string(e.object->resource_version()));
   }
   EXPECT_TRUE((*watch)->status().ok()) << (*watch)->status();
-  EXPECT_THAT(got, ::testing::ElementsAre("ADDED 1", "MODIFIED 2", "BOOKMARK 3", "DELETED 4"));
+  EXPECT_THAT(got, ::testing::ElementsAre("ADDED 1", "MODIFIED 2", "BOOKMARK 3",
+                                          "DELETED 4"));
   TestRequest r = recorder_.last();
   EXPECT_EQ(r.path, "/api/v1/namespaces/default/configmaps");
   EXPECT_EQ(r.Query("watch"), "true");
@@ -662,14 +755,16 @@ TEST_F(RestClientTest, WatchCarriesVeryLargeObjects) {
         R"({"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"big","managedFields":[{"manager":"m"}]},"data":{"k":")" +
         big + "\"}}}\n";
     w.StartChunks(200);
-    for (size_t i = 0; i < event.size(); i += 100000) w.WriteChunk(std::string_view(event).substr(i, 100000));
+    for (size_t i = 0; i < event.size(); i += 100000)
+      w.WriteChunk(std::string_view(event).substr(i, 100000));
     w.EndChunks();
   });
   ClientOptions options;
   options.parse_options.strip_managed_fields = true;
   auto client = NewRestClient(Config{.host = server_->url()}, options);
   ASSERT_TRUE(client.ok());
-  auto watch = (*client)->Watch(kBg, Resource::Namespaced(kConfigMaps, "default"), {});
+  auto watch =
+      (*client)->Watch(kBg, Resource::Namespaced(kConfigMaps, "default"), {});
   ASSERT_TRUE(watch.ok()) << watch.status();
   WatchEvent e;
   ASSERT_TRUE((*watch)->Next(&e));
@@ -682,11 +777,13 @@ TEST_F(RestClientTest, WatchCarriesVeryLargeObjects) {
 TEST_F(RestClientTest, WatchErrorEventCarriesStatus) {
   Serve([](const TestRequest&, ResponseWriter& w) {
     w.StartChunks(200);
-    w.WriteChunk(R"json({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}})json"
-                 "\n");
+    w.WriteChunk(
+        R"json({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}})json"
+        "\n");
     w.EndChunks();
   });
-  auto watch = client_->Watch(kBg, Resource::Namespaced(kConfigMaps, "default"), {});
+  auto watch =
+      client_->Watch(kBg, Resource::Namespaced(kConfigMaps, "default"), {});
   ASSERT_TRUE(watch.ok());
   WatchEvent e;
   ASSERT_TRUE((*watch)->Next(&e));
@@ -699,7 +796,8 @@ TEST_F(RestClientTest, WatchRejectedIsAnError) {
   Serve([](const TestRequest&, ResponseWriter& w) {
     w.Respond(403, StatusBody(403, "Forbidden", "configmaps is forbidden"));
   });
-  auto watch = client_->Watch(kBg, Resource::Namespaced(kConfigMaps, "default"), {});
+  auto watch =
+      client_->Watch(kBg, Resource::Namespaced(kConfigMaps, "default"), {});
   EXPECT_TRUE(api::IsForbidden(watch.status()));
 }
 
@@ -711,7 +809,8 @@ TEST_F(RestClientTest, WatchCutMidEventIsAnError) {
     // Half of the next event, inside a chunk that never ends.
     w.WriteRaw("100\r\n{\"type\":\"MODIFIED\",\"object\":{\"kind\"");
   });
-  auto watch = client_->Watch(kBg, Resource::Namespaced(kConfigMaps, "default"), {});
+  auto watch =
+      client_->Watch(kBg, Resource::Namespaced(kConfigMaps, "default"), {});
   ASSERT_TRUE(watch.ok()) << watch.status();
   WatchEvent e;
   ASSERT_TRUE((*watch)->Next(&e));
@@ -735,13 +834,15 @@ TEST_F(RestClientTest, WatchStopInterruptsABlockedRead) {
   };
   Serve([&](const TestRequest&, ResponseWriter& w) {
     w.StartChunks(200);
-    w.WriteChunk(std::string_view(kEvents).substr(0, std::string_view(kEvents).find('\n') + 1));
+    w.WriteChunk(std::string_view(kEvents).substr(
+        0, std::string_view(kEvents).find('\n') + 1));
     // Hold the stream open, silent, as an idle watch is, until the test
     // lets go.
     release.WaitForNotification();
     server_done.Notify();
   });
-  auto watch = client_->Watch(kBg, Resource::Namespaced(kConfigMaps, "default"), {});
+  auto watch =
+      client_->Watch(kBg, Resource::Namespaced(kConfigMaps, "default"), {});
   ASSERT_TRUE(watch.ok()) << watch.status();
   WatchEvent e;
   ASSERT_TRUE((*watch)->Next(&e));
@@ -812,8 +913,10 @@ TEST_F(RestClientTest, CancelEndsARequestInFlight) {
   });
   auto [ctx, cancel] = WithCancel(kBg);
   Call call([&, ctx = ctx] {
-    return client_->Get(ctx, Resource::Namespaced(kConfigMaps, "default"), "cm1",
-                        {.resource_version = "slow"}).status();
+    return client_
+        ->Get(ctx, Resource::Namespaced(kConfigMaps, "default"), "cm1",
+              {.resource_version = "slow"})
+        .status();
   });
   received.WaitForNotification();  // the request is on the server
   cancel();
@@ -823,7 +926,9 @@ TEST_F(RestClientTest, CancelEndsARequestInFlight) {
   EXPECT_FALSE(api::GetStatusError(got).has_value());
   release.Notify();
   // The client goes on working.
-  EXPECT_TRUE(client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
+  EXPECT_TRUE(
+      client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1")
+          .ok());
   server_.reset();  // joins the handler before the notifications go away
 }
 
@@ -836,7 +941,8 @@ TEST_F(RestClientTest, DeadlineEndsARequestInFlight) {
   // The deadline is on the real clock; the client's own clock is fake.
   auto [ctx, cancel] = WithTimeout(kBg, absl::Milliseconds(100), Clock::Real());
   const absl::Status got =
-      client_->Create(ctx, Resource::Namespaced(kConfigMaps), *Obj(kCm)).status();
+      client_->Create(ctx, Resource::Namespaced(kConfigMaps), *Obj(kCm))
+          .status();
   EXPECT_EQ(got.code(), absl::StatusCode::kDeadlineExceeded) << got;
   EXPECT_THAT(got.message(), HasSubstr("context deadline exceeded"));
   cancel();
@@ -849,18 +955,27 @@ TEST_F(RestClientTest, DoneContextSendsNothing) {
   auto [ctx, cancel] = WithCancel(kBg);
   cancel();
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
-  EXPECT_EQ(client_->Get(ctx, cms, "cm1").status().code(), absl::StatusCode::kCancelled);
-  EXPECT_EQ(client_->List(ctx, cms).status().code(), absl::StatusCode::kCancelled);
-  EXPECT_EQ(client_->Watch(ctx, cms).status().code(), absl::StatusCode::kCancelled);
-  EXPECT_EQ(client_->Create(ctx, cms, *Obj(kCm)).status().code(), absl::StatusCode::kCancelled);
-  EXPECT_EQ(client_->Update(ctx, cms, *Obj(kCm)).status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(client_->Get(ctx, cms, "cm1").status().code(),
+            absl::StatusCode::kCancelled);
+  EXPECT_EQ(client_->List(ctx, cms).status().code(),
+            absl::StatusCode::kCancelled);
+  EXPECT_EQ(client_->Watch(ctx, cms).status().code(),
+            absl::StatusCode::kCancelled);
+  EXPECT_EQ(client_->Create(ctx, cms, *Obj(kCm)).status().code(),
+            absl::StatusCode::kCancelled);
+  EXPECT_EQ(client_->Update(ctx, cms, *Obj(kCm)).status().code(),
+            absl::StatusCode::kCancelled);
   EXPECT_EQ(client_->UpdateStatus(ctx, cms, *Obj(kCm)).status().code(),
             absl::StatusCode::kCancelled);
-  EXPECT_EQ(client_->Patch(ctx, cms, "cm1", PatchType::kMerge, "{}").status().code(),
+  EXPECT_EQ(
+      client_->Patch(ctx, cms, "cm1", PatchType::kMerge, "{}").status().code(),
+      absl::StatusCode::kCancelled);
+  EXPECT_EQ(client_->Delete(ctx, cms, "cm1").code(),
             absl::StatusCode::kCancelled);
-  EXPECT_EQ(client_->Delete(ctx, cms, "cm1").code(), absl::StatusCode::kCancelled);
-  EXPECT_EQ(client_->DeleteCollection(ctx, cms, {}, {}).code(), absl::StatusCode::kCancelled);
-  EXPECT_EQ(client_->GetRaw(ctx, "/version").status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(client_->DeleteCollection(ctx, cms, {}, {}).code(),
+            absl::StatusCode::kCancelled);
+  EXPECT_EQ(client_->GetRaw(ctx, "/version").status().code(),
+            absl::StatusCode::kCancelled);
   ListPager pager(client_.get(), 1);
   EXPECT_EQ(pager.List(ctx, cms).status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(recorder_.count(), 0u);
@@ -869,13 +984,16 @@ TEST_F(RestClientTest, DoneContextSendsNothing) {
 TEST_F(RestClientTest, CancelEndsTheRetryAfterSleep) {
   record_sleeps_ = false;
   Serve([](const TestRequest&, ResponseWriter& w) {
-    w.Respond(429, StatusBody(429, "TooManyRequests", "slow down"), {{"Retry-After", "30"}});
+    w.Respond(429, StatusBody(429, "TooManyRequests", "slow down"),
+              {{"Retry-After", "30"}});
   });
   auto [ctx, cancel] = WithCancel(kBg);
   Call call([&, ctx = ctx] {
-    return client_->Create(ctx, Resource::Namespaced(kConfigMaps), *Obj(kCm)).status();
+    return client_->Create(ctx, Resource::Namespaced(kConfigMaps), *Obj(kCm))
+        .status();
   });
-  clock_.BlockUntilTimers(1);  // asleep for the Retry-After (fake time stands still)
+  clock_.BlockUntilTimers(
+      1);  // asleep for the Retry-After (fake time stands still)
   cancel();
   const absl::Status got = call.Wait();
   EXPECT_EQ(got.code(), absl::StatusCode::kCancelled) << got;
@@ -888,13 +1006,16 @@ TEST_F(RestClientTest, RetryAfterSleepsOnTheClientsClock) {
   std::atomic<int> calls{0};
   Serve([&](const TestRequest&, ResponseWriter& w) {
     if (calls++ == 0) {
-      w.Respond(429, StatusBody(429, "TooManyRequests", "slow down"), {{"Retry-After", "30"}});
+      w.Respond(429, StatusBody(429, "TooManyRequests", "slow down"),
+                {{"Retry-After", "30"}});
     } else {
       w.Respond(200, kCm);
     }
   });
   Call call([&] {
-    return client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1").status();
+    return client_
+        ->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1")
+        .status();
   });
   clock_.BlockUntilTimers(1);
   clock_.Advance(absl::Seconds(29));
@@ -911,7 +1032,9 @@ TEST_F(RestClientTest, DeadlineEndsTheBackoffSleep) {
   });
   auto [ctx, cancel] = WithTimeout(kBg, absl::Milliseconds(500), &clock_);
   Call call([&, ctx = ctx] {
-    return client_->Get(ctx, Resource::Namespaced(kConfigMaps, "default"), "cm1").status();
+    return client_
+        ->Get(ctx, Resource::Namespaced(kConfigMaps, "default"), "cm1")
+        .status();
   });
   clock_.BlockUntilTimers(2);  // the deadline, and the 200 ms backoff
   clock_.Advance(absl::Milliseconds(200));
@@ -929,7 +1052,8 @@ TEST_F(RestClientTest, CancelEndsTheRateLimiterWait) {
   Config config;
   config.qps = 1;
   config.burst = 1;
-  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); }, config);
+  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); },
+        config);
   const Resource cms = Resource::Namespaced(kConfigMaps, "default");
   ASSERT_TRUE(client_->Get(kBg, cms, "cm1").ok());  // the burst
   auto [ctx, cancel] = WithCancel(kBg);
@@ -940,7 +1064,8 @@ TEST_F(RestClientTest, CancelEndsTheRateLimiterWait) {
   EXPECT_EQ(recorder_.count(), 1u);
 
   // A wait that would outlast the deadline ends at once.
-  auto [short_ctx, cancel_short] = WithTimeout(kBg, absl::Milliseconds(500), &clock_);
+  auto [short_ctx, cancel_short] =
+      WithTimeout(kBg, absl::Milliseconds(500), &clock_);
   const absl::Status got = client_->Get(short_ctx, cms, "cm1").status();
   EXPECT_EQ(got.code(), absl::StatusCode::kDeadlineExceeded) << got;
   EXPECT_FALSE(short_ctx.done());
@@ -954,9 +1079,12 @@ TEST_F(RestClientTest, NegativeQpsTurnsThrottlingOff) {
   config.qps = -1;
   config.burst = 0;
   // NewRestClient (in Serve) accepts it: ValidateConfig does.
-  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); }, config);
+  Serve([](const TestRequest&, ResponseWriter& w) { w.Respond(200, kCm); },
+        config);
   for (int i = 0; i < 50; ++i) {
-    ASSERT_TRUE(client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1").ok());
+    ASSERT_TRUE(
+        client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1")
+            .ok());
   }
   // The fake clock never moved and nothing waited on it.
   EXPECT_EQ(clock_.ArmedTimers(), 0);
@@ -987,7 +1115,8 @@ TEST_F(RestClientTest, WatchWithoutEventsEndsWithItsContext) {
   // Next's own context: here a deadline, which ends the stream.
   auto second = client_->Watch(kBg, cms);
   ASSERT_TRUE(second.ok()) << second.status();
-  auto [next_ctx, cancel_next] = WithTimeout(kBg, absl::Milliseconds(50), Clock::Real());
+  auto [next_ctx, cancel_next] =
+      WithTimeout(kBg, absl::Milliseconds(50), Clock::Real());
   EXPECT_FALSE((*second)->Next(next_ctx, &e));
   EXPECT_EQ((*second)->status().code(), absl::StatusCode::kDeadlineExceeded);
   cancel_next();
@@ -1019,7 +1148,9 @@ class TlsTest : public RestClientTest {
     MakeClient(config);
   }
   absl::Status Get() {
-    return client_->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1").status();
+    return client_
+        ->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm1")
+        .status();
   }
 };
 
@@ -1055,7 +1186,8 @@ TEST_F(TlsTest, WrongCaFailsWithAClearError) {
   absl::Status s = Get();
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(s.message()), HasSubstr("TLS handshake")) << s;
-  EXPECT_THAT(std::string(s.message()), HasSubstr("certificate verify failed")) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("certificate verify failed"))
+      << s;
   EXPECT_EQ(recorder_.count(), 0u);
   EXPECT_TRUE(sleeps().empty());  // a verification failure is not retried
 }
@@ -1078,8 +1210,10 @@ TEST_F(TlsTest, InsecureWithCaIsRejected) {
   config.tls.insecure = true;
   config.tls.ca_file = TestdataPath("ca.pem");
   auto client = NewRestClient(config);
-  EXPECT_THAT(std::string(client.status().message()),
-              HasSubstr("root certificates file with the insecure flag is not allowed"));
+  EXPECT_THAT(
+      std::string(client.status().message()),
+      HasSubstr(
+          "root certificates file with the insecure flag is not allowed"));
 }
 
 TEST_F(TlsTest, TlsServerName) {
@@ -1124,7 +1258,8 @@ TEST_F(TlsTest, ExecPluginClientCertificateRotates) {
       [&](const TestRequest& r, ResponseWriter& w) {
         recorder_.Add(r);
         MutexLock lock(&mu);
-        if (std::find(accepted.begin(), accepted.end(), r.client_cert_cn) != accepted.end()) {
+        if (std::find(accepted.begin(), accepted.end(), r.client_cert_cn) !=
+            accepted.end()) {
           w.Respond(200, kCm);
         } else {
           w.Respond(401, StatusBody(401, "Unauthorized", "Unauthorized"));
@@ -1205,10 +1340,12 @@ TEST_F(TlsTest, BadPemIsAnErrorNamingTheFile) {
   config.host = "https://127.0.0.1:1";
   config.tls.ca_file = TestdataPath("watch_stream.json");
   auto client = NewRestClient(config);
-  EXPECT_THAT(std::string(client.status().message()), HasSubstr("watch_stream.json"));
+  EXPECT_THAT(std::string(client.status().message()),
+              HasSubstr("watch_stream.json"));
   config.tls.ca_file = "/nonexistent/ca.pem";
   client = NewRestClient(config);
-  EXPECT_THAT(std::string(client.status().message()), HasSubstr("/nonexistent/ca.pem"));
+  EXPECT_THAT(std::string(client.status().message()),
+              HasSubstr("/nonexistent/ca.pem"));
   config.tls.ca_file.clear();
   config.tls.cert_file = TestdataPath("client.pem");
   config.tls.key_file = TestdataPath("client.pem");  // not a key
@@ -1234,7 +1371,8 @@ TEST_F(TlsTest, WatchOverTls) {
   config.host = server_->url();
   config.tls.ca_file = TestdataPath("ca.pem");
   MakeClient(config);
-  auto watch = client_->Watch(kBg, Resource::Namespaced(kConfigMaps, "default"), {});
+  auto watch =
+      client_->Watch(kBg, Resource::Namespaced(kConfigMaps, "default"), {});
   ASSERT_TRUE(watch.ok()) << watch.status();
   int n = 0;
   WatchEvent e;

@@ -102,7 +102,9 @@ TEST_F(RestConfigTest, BrokenContextsNameFileAndField) {
     const char* context;
     const char* want;
   } cases[] = {
-      {"both", "specifying a root certificates file with the insecure flag is not allowed"},
+      {"both",
+       "specifying a root certificates file with the insecure flag is not "
+       "allowed"},
       {"noserver", "clusters[name=noserver].cluster.server is missing"},
       {"nocluster", "refers to cluster \"ghost\", which is not defined"},
       {"nouser", "refers to user \"ghost\", which is not defined"},
@@ -113,18 +115,24 @@ TEST_F(RestConfigTest, BrokenContextsNameFileAndField) {
   for (const auto& c : cases) {
     auto config = Load(c.context);
     ASSERT_FALSE(config.ok()) << c.context;
-    EXPECT_THAT(std::string(config.status().message()), HasSubstr(c.want)) << c.context;
-    EXPECT_THAT(std::string(config.status().message()), HasSubstr(dir_ + "/config"))
+    EXPECT_THAT(std::string(config.status().message()), HasSubstr(c.want))
+        << c.context;
+    EXPECT_THAT(std::string(config.status().message()),
+                HasSubstr(dir_ + "/config"))
         << c.context;
   }
 }
 
 TEST_F(RestConfigTest, LoadingOrder) {
   std::string other = MakeTempDir("other");
-  WriteFile(other + "/a", "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\n"
-                          "clusters:\n- name: c\n  cluster: {server: 'https://from-env'}\n");
-  WriteFile(other + "/home", "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\n"
-                             "clusters:\n- name: c\n  cluster: {server: 'https://from-home'}\n");
+  WriteFile(
+      other + "/a",
+      "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\n"
+      "clusters:\n- name: c\n  cluster: {server: 'https://from-env'}\n");
+  WriteFile(
+      other + "/home",
+      "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\n"
+      "clusters:\n- name: c\n  cluster: {server: 'https://from-home'}\n");
   LoadingRules rules;
   rules.kubeconfig_env = "/nonexistent:" + other + "/a";
   rules.default_path = other + "/home";
@@ -135,16 +143,18 @@ TEST_F(RestConfigTest, LoadingOrder) {
   rules.kubeconfig_env = "";
   EXPECT_EQ(LoadFromKubeconfig(rules)->host, "https://from-home");
   rules.explicit_path = other + "/missing";
-  EXPECT_EQ(LoadFromKubeconfig(rules).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(LoadFromKubeconfig(rules).status().code(),
+            absl::StatusCode::kNotFound);
   // An explicit path that is missing is an error even with in-cluster env.
   EXPECT_FALSE(BuildConfig(rules).ok());
 }
 
 TEST_F(RestConfigTest, LoadingOrderFromTheEnvironment) {
   const std::string home = MakeTempDir("home");
-  WriteFile(home + "/.kube/config",
-            "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\n"
-            "clusters:\n- name: c\n  cluster: {server: 'https://from-home'}\n");
+  WriteFile(
+      home + "/.kube/config",
+      "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\n"
+      "clusters:\n- name: c\n  cluster: {server: 'https://from-home'}\n");
   const char* old_home = std::getenv("HOME");
   const std::string saved_home = old_home != nullptr ? old_home : "";
   setenv("HOME", home.c_str(), 1);
@@ -200,11 +210,13 @@ users:
   EXPECT_EQ(c->tls.key_file, b + "/certs/k.pem");
   EXPECT_EQ(c->namespace_, "from-a");
   // The user's file, not the context's, is named when the user is broken.
-  WriteFile(b + "/config", "users:\n- name: ub\n  user: {client-certificate: c.pem}\n");
+  WriteFile(b + "/config",
+            "users:\n- name: ub\n  user: {client-certificate: c.pem}\n");
   c = LoadFromKubeconfig(rules);
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()), HasSubstr(b + "/config"));
-  EXPECT_THAT(std::string(c.status().message()), HasSubstr("users[name=ub].user.client-key"));
+  EXPECT_THAT(std::string(c.status().message()),
+              HasSubstr("users[name=ub].user.client-key"));
 }
 
 class InClusterTest : public ::testing::Test {
@@ -259,7 +271,8 @@ TEST_F(InClusterTest, NotInClusterAndMissingFiles) {
   unsetenv("KUBERNETES_SERVICE_PORT");
   auto c = InClusterConfig(Options());
   EXPECT_EQ(c.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(std::string(c.status().message()), HasSubstr("not running in a cluster"));
+  EXPECT_THAT(std::string(c.status().message()),
+              HasSubstr("not running in a cluster"));
   setenv("KUBERNETES_SERVICE_PORT", "443", 1);
   std::filesystem::remove(dir_ + "/ca.crt");
   c = InClusterConfig(Options());
@@ -278,8 +291,10 @@ TEST_F(InClusterTest, BuildConfigFallsBackToInCluster) {
   EXPECT_EQ(c->host, "https://10.96.0.1:443");
   // A kubeconfig that exists wins.
   std::string kube = MakeTempDir("kube");
-  WriteFile(kube + "/config", "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\n"
-                              "clusters:\n- name: c\n  cluster: {server: 'https://k'}\n");
+  WriteFile(
+      kube + "/config",
+      "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\n"
+      "clusters:\n- name: c\n  cluster: {server: 'https://k'}\n");
   rules.default_path = kube + "/config";
   EXPECT_EQ(BuildConfig(rules, Options())->host, "https://k");
   // A broken one is an error, not a fallback.
@@ -303,7 +318,8 @@ TEST(ValidateConfigTest, Combinations) {
 }
 
 TEST(UserAgentTest, Format) {
-  EXPECT_THAT(DefaultUserAgent(), ::testing::MatchesRegex("kcr/[0-9.]+ \\(linux/[a-z0-9_]+\\)"));
+  EXPECT_THAT(DefaultUserAgent(),
+              ::testing::MatchesRegex("kcr/[0-9.]+ \\(linux/[a-z0-9_]+\\)"));
 }
 
 }  // namespace

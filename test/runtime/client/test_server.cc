@@ -115,8 +115,9 @@ std::string PercentDecode(absl::string_view s, bool plus_is_space) {
 
 }  // namespace
 
-void ResponseWriter::Respond(int code, std::string_view body,
-                             const std::vector<std::pair<std::string, std::string>>& headers) {
+void ResponseWriter::Respond(
+    int code, std::string_view body,
+    const std::vector<std::pair<std::string, std::string>>& headers) {
   std::string head = absl::StrCat("HTTP/1.1 ", code, " ", Reason(code), "\r\n");
   bool has_type = false;
   for (const auto& [k, v] : headers) {
@@ -124,43 +125,52 @@ void ResponseWriter::Respond(int code, std::string_view body,
     if (absl::EqualsIgnoreCase(k, "content-type")) has_type = true;
   }
   if (!has_type) head += "Content-Type: application/json\r\n";
-  absl::StrAppend(&head, "Content-Length: ", body.size(), "\r\nConnection: close\r\n\r\n");
+  absl::StrAppend(&head, "Content-Length: ", body.size(),
+                  "\r\nConnection: close\r\n\r\n");
   conn_->Write(head) && conn_->Write(body);
 }
 
 void ResponseWriter::StartChunks(int code) {
-  conn_->Write(absl::StrCat("HTTP/1.1 ", code, " ", Reason(code),
-                            "\r\nContent-Type: application/json\r\n"
-                            "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"));
+  conn_->Write(
+      absl::StrCat("HTTP/1.1 ", code, " ", Reason(code),
+                   "\r\nContent-Type: application/json\r\n"
+                   "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"));
 }
 
 bool ResponseWriter::WriteChunk(std::string_view data) {
   if (data.empty()) return true;
   return conn_->Write(absl::StrCat(absl::Hex(data.size()), "\r\n",
-                                   absl::string_view(data.data(), data.size()), "\r\n"));
+                                   absl::string_view(data.data(), data.size()),
+                                   "\r\n"));
 }
 
 void ResponseWriter::EndChunks() { conn_->Write("0\r\n\r\n"); }
 
-bool ResponseWriter::WriteRaw(std::string_view data) { return conn_->Write(data); }
+bool ResponseWriter::WriteRaw(std::string_view data) {
+  return conn_->Write(data);
+}
 
 TestServer::TestServer(Handler handler, TestServerOptions options)
     : handler_(std::move(handler)), options_(std::move(options)) {}
 
-absl::StatusOr<std::unique_ptr<TestServer>> TestServer::Start(Handler handler,
-                                                             TestServerOptions options) {
-  std::unique_ptr<TestServer> s(new TestServer(std::move(handler), std::move(options)));
+absl::StatusOr<std::unique_ptr<TestServer>> TestServer::Start(
+    Handler handler, TestServerOptions options) {
+  std::unique_ptr<TestServer> s(
+      new TestServer(std::move(handler), std::move(options)));
   if (s->options_.tls) {
     s->ssl_ctx_ = SSL_CTX_new(TLS_server_method());
-    if (SSL_CTX_use_certificate_chain_file(s->ssl_ctx_, s->options_.cert_file.c_str()) != 1 ||
+    if (SSL_CTX_use_certificate_chain_file(
+            s->ssl_ctx_, s->options_.cert_file.c_str()) != 1 ||
         SSL_CTX_use_PrivateKey_file(s->ssl_ctx_, s->options_.key_file.c_str(),
                                     SSL_FILETYPE_PEM) != 1) {
       return absl::InternalError("test server: cannot load certificate or key");
     }
     if (!s->options_.client_ca_file.empty()) {
-      SSL_CTX_load_verify_locations(s->ssl_ctx_, s->options_.client_ca_file.c_str(), nullptr);
-      SSL_CTX_set_client_CA_list(s->ssl_ctx_,
-                                 SSL_load_client_CA_file(s->options_.client_ca_file.c_str()));
+      SSL_CTX_load_verify_locations(
+          s->ssl_ctx_, s->options_.client_ca_file.c_str(), nullptr);
+      SSL_CTX_set_client_CA_list(
+          s->ssl_ctx_,
+          SSL_load_client_CA_file(s->options_.client_ca_file.c_str()));
       SSL_CTX_set_verify(s->ssl_ctx_, SSL_VERIFY_PEER, nullptr);
     }
   }
@@ -171,9 +181,11 @@ absl::StatusOr<std::unique_ptr<TestServer>> TestServer::Start(Handler handler,
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = 0;
-  if (bind(s->listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+  if (bind(s->listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) !=
+          0 ||
       listen(s->listen_fd_, 64) != 0) {
-    return absl::InternalError(absl::StrCat("test server: ", std::strerror(errno)));
+    return absl::InternalError(
+        absl::StrCat("test server: ", std::strerror(errno)));
   }
   socklen_t len = sizeof(addr);
   getsockname(s->listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
@@ -271,7 +283,9 @@ void TestServer::ServeConnection(Connection& conn, SSL* ssl) {
     for (absl::string_view kv : absl::StrSplit(req.target.substr(q + 1), '&')) {
       size_t eq = kv.find('=');
       std::string k = PercentDecode(kv.substr(0, eq), true);
-      std::string v = eq == absl::string_view::npos ? "" : PercentDecode(kv.substr(eq + 1), true);
+      std::string v = eq == absl::string_view::npos
+                          ? ""
+                          : PercentDecode(kv.substr(eq + 1), true);
       req.query[k] = v;
     }
   }
@@ -287,7 +301,8 @@ void TestServer::ServeConnection(Connection& conn, SSL* ssl) {
     }
   }
   size_t content_length = 0;
-  if (!absl::SimpleAtoi(req.Header("content-length"), &content_length)) content_length = 0;
+  if (!absl::SimpleAtoi(req.Header("content-length"), &content_length))
+    content_length = 0;
   req.body = data.substr(header_end + 4);
   while (req.body.size() < content_length) {
     ssize_t n = conn.Read(buf, sizeof(buf));
@@ -298,7 +313,8 @@ void TestServer::ServeConnection(Connection& conn, SSL* ssl) {
     X509* peer = SSL_get_peer_certificate(ssl);
     if (peer != nullptr) {
       char cn[256] = {0};
-      X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, cn, sizeof(cn));
+      X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, cn,
+                                sizeof(cn));
       req.client_cert_cn = cn;
       X509_free(peer);
     }

@@ -28,9 +28,9 @@ namespace kcr::client::testing {
 
 struct TestRequest {
   std::string method;
-  std::string target;  // path?query as sent
-  std::string path;    // percent-decoded
-  std::map<std::string, std::string> query;  // decoded
+  std::string target;                          // path?query as sent
+  std::string path;                            // percent-decoded
+  std::map<std::string, std::string> query;    // decoded
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
   std::string client_cert_cn;  // TLS with a client certificate
@@ -55,8 +55,9 @@ class ResponseWriter {
   explicit ResponseWriter(Connection* conn) : conn_(conn) {}
 
   // A complete answer with Content-Length.
-  void Respond(int code, std::string_view body,
-               const std::vector<std::pair<std::string, std::string>>& headers = {});
+  void Respond(
+      int code, std::string_view body,
+      const std::vector<std::pair<std::string, std::string>>& headers = {});
   // Headers of a chunked answer; then WriteChunk, then EndChunks (or not).
   void StartChunks(int code);
   bool WriteChunk(std::string_view data);
@@ -81,8 +82,8 @@ struct TestServerOptions {
 class TestServer {
  public:
   // Listens on 127.0.0.1 on a free port.
-  static absl::StatusOr<std::unique_ptr<TestServer>> Start(Handler handler,
-                                                          TestServerOptions options = {});
+  static absl::StatusOr<std::unique_ptr<TestServer>> Start(
+      Handler handler, TestServerOptions options = {});
   ~TestServer();
 
   int port() const { return port_; }

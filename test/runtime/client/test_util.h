@@ -15,7 +15,8 @@ namespace kcr::client::testing {
 
 // test/runtime/client/testdata/<name>, absolute.
 inline std::string TestdataPath(const std::string& name) {
-  return std::filesystem::absolute("test/runtime/client/testdata/" + name).string();
+  return std::filesystem::absolute("test/runtime/client/testdata/" + name)
+      .string();
 }
 
 inline std::string ReadFileOrDie(const std::string& path) {
@@ -26,7 +27,8 @@ inline std::string ReadFileOrDie(const std::string& path) {
 }
 
 inline void WriteFile(const std::string& path, const std::string& text) {
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::filesystem::create_directories(
+      std::filesystem::path(path).parent_path());
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
 }
@@ -34,9 +36,9 @@ inline void WriteFile(const std::string& path, const std::string& text) {
 // A fresh empty directory under the test's temporary directory.
 inline std::string MakeTempDir(const std::string& name) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
-                              (std::string(info->test_suite_name()) + "." +
-                               info->name() + "." + name);
+  std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) /
+      (std::string(info->test_suite_name()) + "." + info->name() + "." + name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();

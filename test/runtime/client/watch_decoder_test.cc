@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "api/errors/errors.h"
+#include "gtest/gtest.h"
 
 namespace kcr::client {
 namespace {
@@ -26,8 +26,8 @@ std::string Describe(const WatchEvent& e) {
   return out;
 }
 
-std::vector<std::string> DecodeChunks(const std::vector<std::string_view>& chunks,
-                                      absl::Status* finish) {
+std::vector<std::string> DecodeChunks(
+    const std::vector<std::string_view>& chunks, absl::Status* finish) {
   WatchDecoder decoder;
   std::vector<WatchEvent> events;
   for (std::string_view c : chunks) {
@@ -90,7 +90,8 @@ TEST_F(RecordedStreamTest, EveryPairOfSplitPointsInTheFirstEvents) {
   for (size_t i = 0; i <= limit; i += 29) {
     for (size_t j = i; j <= limit; ++j) {
       absl::Status finish;
-      auto got = DecodeChunks({s.substr(0, i), s.substr(i, j - i), s.substr(j)}, &finish);
+      auto got = DecodeChunks({s.substr(0, i), s.substr(i, j - i), s.substr(j)},
+                              &finish);
       ASSERT_TRUE(finish.ok());
       ASSERT_EQ(got, whole_) << i << "," << j;
     }
@@ -127,7 +128,8 @@ TEST_F(RecordedStreamTest, StreamCutAtEveryPointInsideAnEventIsDataLoss) {
   for (size_t cut = last_start + 1; cut < stream_.size() - 1; ++cut) {
     WatchDecoder decoder;
     std::vector<WatchEvent> events;
-    ASSERT_TRUE(decoder.Feed(std::string_view(stream_).substr(0, cut), &events).ok());
+    ASSERT_TRUE(
+        decoder.Feed(std::string_view(stream_).substr(0, cut), &events).ok());
     EXPECT_EQ(events.size(), 5u);
     absl::Status s = decoder.Finish();
     ASSERT_EQ(s.code(), absl::StatusCode::kDataLoss) << cut;
@@ -145,24 +147,29 @@ TEST(WatchDecoderTest, HugeObjectInSmallChunks) {
     big[i - 1] = '\\';
     big[i] = '"';
   }
-  std::string event = R"({"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"big","namespace":"d"},"data":{"k":")" +
-                      big + "\"}}}\n";
+  std::string event =
+      R"({"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"big","namespace":"d"},"data":{"k":")" +
+      big + "\"}}}\n";
   WatchDecoder decoder;
   std::vector<WatchEvent> events;
   for (size_t i = 0; i < event.size(); i += 4093) {
-    ASSERT_TRUE(decoder.Feed(std::string_view(event).substr(i, 4093), &events).ok());
+    ASSERT_TRUE(
+        decoder.Feed(std::string_view(event).substr(i, 4093), &events).ok());
   }
   ASSERT_TRUE(decoder.Finish().ok());
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].object->name(), "big");
-  EXPECT_EQ(events[0].object->Find("/data/k")->GetStringLength(), big.size() - escapes);
+  EXPECT_EQ(events[0].object->Find("/data/k")->GetStringLength(),
+            big.size() - escapes);
 }
 
 TEST(WatchDecoderTest, ManyEventsInOneChunk) {
   std::string stream;
   for (int i = 0; i < 1000; ++i) {
-    stream += R"({"type":"MODIFIED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"c)" +
-              std::to_string(i) + R"(","resourceVersion":")" + std::to_string(i) + "\"}}}\n";
+    stream +=
+        R"({"type":"MODIFIED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"c)" +
+        std::to_string(i) + R"(","resourceVersion":")" + std::to_string(i) +
+        "\"}}}\n";
   }
   WatchDecoder decoder;
   std::vector<WatchEvent> events;
@@ -176,26 +183,28 @@ TEST(WatchDecoderTest, EventLargerThanTheLimitIsAnError) {
   options.max_event_bytes = 100;
   WatchDecoder decoder(options);
   std::vector<WatchEvent> events;
-  std::string event = R"({"type":"ADDED","object":{"metadata":{"name":")" + std::string(200, 'a') + "\"}}}";
+  std::string event = R"({"type":"ADDED","object":{"metadata":{"name":")" +
+                      std::string(200, 'a') + "\"}}}";
   absl::Status s = decoder.Feed(event.substr(0, 50), &events);
   EXPECT_TRUE(s.ok());
   s = decoder.Feed(event.substr(50), &events);
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
   WatchDecoder one_chunk(options);
-  EXPECT_EQ(one_chunk.Feed(event, &events).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(one_chunk.Feed(event, &events).code(),
+            absl::StatusCode::kResourceExhausted);
   EXPECT_TRUE(events.empty());
 }
 
 TEST(WatchDecoderTest, MalformedEventsAreErrorsNotCrashes) {
   const char* bad[] = {
-      "x",                                               // garbage
+      "x",                                                   // garbage
       "{\"type\":\"ADDED\",\"object\":{\"metadata\":{}},}",  // bad JSON
-      "{\"object\":{\"metadata\":{}}}",                  // no type
-      "{\"type\":7,\"object\":{\"metadata\":{}}}",       // type not a string
+      "{\"object\":{\"metadata\":{}}}",                      // no type
+      "{\"type\":7,\"object\":{\"metadata\":{}}}",  // type not a string
       "{\"type\":\"RENAMED\",\"object\":{\"metadata\":{}}}",  // unknown type
-      "{\"type\":\"ADDED\"}",                            // no object
-      "{\"type\":\"ADDED\",\"object\":[]}",              // object not object
-      "{\"type\":\"ADDED\",\"object\":{}}",              // no metadata
+      "{\"type\":\"ADDED\"}",                                 // no object
+      "{\"type\":\"ADDED\",\"object\":[]}",  // object not object
+      "{\"type\":\"ADDED\",\"object\":{}}",  // no metadata
       "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":5}}}",
       "]",
   };
@@ -221,7 +230,8 @@ TEST(WatchDecoderTest, DeepNestingIsRejectedWithoutRecursion) {
 
 TEST(WatchDecoderTest, EventsBeforeAnErrorAreKept) {
   std::string stream =
-      "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\"}}}\n{\"type\":";
+      "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\"}}}\n{"
+      "\"type\":";
   stream += "\"ADDED\",\"object\":5}\n";
   WatchDecoder decoder;
   std::vector<WatchEvent> events;

@@ -23,17 +23,20 @@ TEST(PrometheusRestClientMetricsTest, ExportsClientGoNamesAndLabels) {
   latency->Observe("GET", "10.0.0.1:6443", absl::Milliseconds(20));
   latency->Observe("GET", "10.0.0.1:6443", absl::Seconds(3));
 
-  const std::string text = prometheus::TextSerializer().Serialize(registry.Collect());
-  EXPECT_THAT(text, HasSubstr(
-      "rest_client_requests_total{code=\"200\",host=\"10.0.0.1:6443\",method=\"GET\"} 2"));
-  EXPECT_THAT(text, HasSubstr(
-      "rest_client_requests_total{code=\"<error>\",host=\"10.0.0.1:6443\",method=\"POST\"} 1"));
-  EXPECT_THAT(text, HasSubstr(
-      "rest_client_request_duration_seconds_count{host=\"10.0.0.1:6443\",verb=\"GET\"} 2"));
-  EXPECT_THAT(text, HasSubstr(
-      "rest_client_request_duration_seconds_bucket{host=\"10.0.0.1:6443\",verb=\"GET\",le=\"0.025\"} 1"));
-  EXPECT_THAT(text, HasSubstr(
-      "rest_client_request_duration_seconds_bucket{host=\"10.0.0.1:6443\",verb=\"GET\",le=\"4\"} 2"));
+  const std::string text =
+      prometheus::TextSerializer().Serialize(registry.Collect());
+  EXPECT_THAT(text, HasSubstr("rest_client_requests_total{code=\"200\",host="
+                              "\"10.0.0.1:6443\",method=\"GET\"} 2"));
+  EXPECT_THAT(text, HasSubstr("rest_client_requests_total{code=\"<error>\","
+                              "host=\"10.0.0.1:6443\",method=\"POST\"} 1"));
+  EXPECT_THAT(text, HasSubstr("rest_client_request_duration_seconds_count{host="
+                              "\"10.0.0.1:6443\",verb=\"GET\"} 2"));
+  EXPECT_THAT(text,
+              HasSubstr("rest_client_request_duration_seconds_bucket{host=\"10."
+                        "0.0.1:6443\",verb=\"GET\",le=\"0.025\"} 1"));
+  EXPECT_THAT(text,
+              HasSubstr("rest_client_request_duration_seconds_bucket{host=\"10."
+                        "0.0.1:6443\",verb=\"GET\",le=\"4\"} 2"));
 }
 
 }  // namespace

@@ -14,7 +14,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TEST(PrometheusWorkqueueMetricsTest, ExportsClientGoNamesWithTheQueueNameLabel) {
+TEST(PrometheusWorkqueueMetricsTest,
+     ExportsClientGoNamesWithTheQueueNameLabel) {
   prometheus::Registry registry;
   PrometheusWorkqueueMetrics provider(registry);
   testing::FakeClock clock;
@@ -34,15 +35,25 @@ TEST(PrometheusWorkqueueMetricsTest, ExportsClientGoNamesWithTheQueueNameLabel) 
     // queue's 500 ms tick) hands them over.
     ASSERT_EQ(queue.Len(), 1u);
 
-    const std::string text = prometheus::TextSerializer().Serialize(registry.Collect());
+    const std::string text =
+        prometheus::TextSerializer().Serialize(registry.Collect());
     EXPECT_THAT(text, HasSubstr("workqueue_adds_total{name=\"pods\"} 2"));
     EXPECT_THAT(text, HasSubstr("workqueue_depth{name=\"pods\"} 1"));
     EXPECT_THAT(text, HasSubstr("workqueue_retries_total{name=\"pods\"} 1"));
-    EXPECT_THAT(text, HasSubstr("workqueue_queue_duration_seconds_count{name=\"pods\"} 1"));
-    EXPECT_THAT(text, HasSubstr("workqueue_queue_duration_seconds_bucket{name=\"pods\",le=\"0.1\"} 1"));
-    EXPECT_THAT(text, HasSubstr("workqueue_work_duration_seconds_count{name=\"pods\"} 1"));
-    EXPECT_THAT(text, HasSubstr("workqueue_unfinished_work_seconds{name=\"pods\"}"));
-    EXPECT_THAT(text, HasSubstr("workqueue_longest_running_processor_seconds{name=\"pods\"}"));
+    EXPECT_THAT(
+        text,
+        HasSubstr("workqueue_queue_duration_seconds_count{name=\"pods\"} 1"));
+    EXPECT_THAT(text, HasSubstr("workqueue_queue_duration_seconds_bucket{name="
+                                "\"pods\",le=\"0.1\"} 1"));
+    EXPECT_THAT(
+        text,
+        HasSubstr("workqueue_work_duration_seconds_count{name=\"pods\"} 1"));
+    EXPECT_THAT(text,
+                HasSubstr("workqueue_unfinished_work_seconds{name=\"pods\"}"));
+    EXPECT_THAT(
+        text,
+        HasSubstr(
+            "workqueue_longest_running_processor_seconds{name=\"pods\"}"));
   }
 }
 

@@ -28,7 +28,8 @@ TEST(ItemExponentialFailureRateLimiterTest, DoublesPerFailureUpToTheCap) {
   EXPECT_EQ(limiter.When("one"), absl::Milliseconds(1));
 }
 
-TEST(ItemExponentialFailureRateLimiterTest, ClientGoDefaultsReachTheCapAtTheNineteenthCall) {
+TEST(ItemExponentialFailureRateLimiterTest,
+     ClientGoDefaultsReachTheCapAtTheNineteenthCall) {
   ItemExponentialFailureRateLimiter<std::string> limiter(absl::Milliseconds(5),
                                                          absl::Seconds(1000));
   absl::Duration last;
@@ -49,11 +50,13 @@ TEST(ItemExponentialFailureRateLimiterTest, NeverOverflowsWhateverTheCount) {
 
   ItemExponentialFailureRateLimiter<std::string> zero(absl::ZeroDuration(),
                                                       absl::Seconds(1));
-  for (int i = 0; i < 2000; ++i) ASSERT_EQ(zero.When("x"), absl::ZeroDuration());
+  for (int i = 0; i < 2000; ++i)
+    ASSERT_EQ(zero.When("x"), absl::ZeroDuration());
 
   ItemExponentialFailureRateLimiter<std::string> uncapped(
       absl::Seconds(1), absl::InfiniteDuration());
-  for (int i = 0; i < 200; ++i) ASSERT_GT(uncapped.When("x"), absl::ZeroDuration());
+  for (int i = 0; i < 200; ++i)
+    ASSERT_GT(uncapped.When("x"), absl::ZeroDuration());
 }
 
 TEST(BucketRateLimiterTest, AllowsTheBurstThenPacesAtQps) {
@@ -99,8 +102,9 @@ TEST(ItemFastSlowRateLimiterTest, FastForTheFirstAttemptsThenSlow) {
 
 TEST(MaxOfRateLimiterTest, AsksEveryLimiterAndReturnsTheLongest) {
   std::vector<std::unique_ptr<RateLimiter<std::string>>> limiters;
-  limiters.push_back(std::make_unique<ItemExponentialFailureRateLimiter<std::string>>(
-      absl::Milliseconds(1), absl::Seconds(1)));
+  limiters.push_back(
+      std::make_unique<ItemExponentialFailureRateLimiter<std::string>>(
+          absl::Milliseconds(1), absl::Seconds(1)));
   limiters.push_back(std::make_unique<ItemFastSlowRateLimiter<std::string>>(
       absl::Milliseconds(5), absl::Seconds(3), 3));
   MaxOfRateLimiter<std::string> limiter(std::move(limiters));
@@ -128,7 +132,8 @@ TEST(WithMaxWaitRateLimiterTest, CapsTheDelay) {
   EXPECT_EQ(limiter.NumRequeues("a"), 0);
 }
 
-TEST(DefaultControllerRateLimiterTest, IsExponentialFrom5msWithA10QpsBurst100Bucket) {
+TEST(DefaultControllerRateLimiterTest,
+     IsExponentialFrom5msWithA10QpsBurst100Bucket) {
   testing::FakeClock clock;
   auto limiter = DefaultControllerRateLimiter<std::string>(&clock);
   EXPECT_EQ(limiter->When("a"), absl::Milliseconds(5));

@@ -83,7 +83,7 @@ TEST(DelayingQueueTest, ALaterAddAfterOfAWaitingItemIsDroppedForGood) {
   testing::FakeClock clock;
   DelayingQueue<std::string> q(WithClock(&clock));
   q.AddAfter("a", absl::Milliseconds(5));
-  EXPECT_EQ(q.WaitingLen(), 1u);  // folded: "a" waits until 5 ms
+  EXPECT_EQ(q.WaitingLen(), 1u);            // folded: "a" waits until 5 ms
   q.AddAfter("a", absl::Milliseconds(30));  // later: to be dropped
   clock.Advance(absl::Milliseconds(5));
   clock.BlockUntilWaiters(1);

@@ -93,18 +93,16 @@ void DoneBoth(Q& q, model::ClientGoModel<std::string>& m, Rng& rng) {
 // Get or Done, so callers look only now and then.
 template <typename Q>
 std::string CompareBoth(const Q& q, const model::ClientGoModel<std::string>& m,
-                        FakeMetricsProvider& provider, bool metered,
-                        int step) {
+                        FakeMetricsProvider& provider, bool metered, int step) {
   if (q.Len() != m.Len()) {
     return absl::StrCat("step ", step, ": Len ", q.Len(), ", client-go ",
                         m.Len());
   }
   if (metered && (provider.Value("adds", "q") != m.adds() ||
                   provider.Value("depth", "q") != m.depth())) {
-    return absl::StrCat("step ", step, ": adds/depth ",
-                        provider.Value("adds", "q"), "/",
-                        provider.Value("depth", "q"), ", client-go ", m.adds(),
-                        "/", m.depth());
+    return absl::StrCat(
+        "step ", step, ": adds/depth ", provider.Value("adds", "q"), "/",
+        provider.Value("depth", "q"), ", client-go ", m.adds(), "/", m.depth());
   }
   return "";
 }

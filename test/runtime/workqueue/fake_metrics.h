@@ -23,7 +23,8 @@ class FakeMetricsProvider final : public MetricsProvider {
     return values_[Key(kind, name)];
   }
   // Observations of histogram `kind` ("latency", "work").
-  std::vector<double> Observations(const std::string& kind, std::string_view name) {
+  std::vector<double> Observations(const std::string& kind,
+                                   std::string_view name) {
     MutexLock lock(&mu_);
     return observations_[Key(kind, name)];
   }
@@ -38,10 +39,12 @@ class FakeMetricsProvider final : public MetricsProvider {
   std::unique_ptr<CounterMetric> NewAddsMetric(std::string_view name) override {
     return std::make_unique<Counter>(this, Key("adds", name));
   }
-  std::unique_ptr<HistogramMetric> NewLatencyMetric(std::string_view name) override {
+  std::unique_ptr<HistogramMetric> NewLatencyMetric(
+      std::string_view name) override {
     return std::make_unique<Histogram>(this, Key("latency", name));
   }
-  std::unique_ptr<HistogramMetric> NewWorkDurationMetric(std::string_view name) override {
+  std::unique_ptr<HistogramMetric> NewWorkDurationMetric(
+      std::string_view name) override {
     return std::make_unique<Histogram>(this, Key("work", name));
   }
   std::unique_ptr<SettableGaugeMetric> NewUnfinishedWorkSecondsMetric(
@@ -52,7 +55,8 @@ class FakeMetricsProvider final : public MetricsProvider {
       std::string_view name) override {
     return std::make_unique<Settable>(this, Key("longest", name));
   }
-  std::unique_ptr<CounterMetric> NewRetriesMetric(std::string_view name) override {
+  std::unique_ptr<CounterMetric> NewRetriesMetric(
+      std::string_view name) override {
     return std::make_unique<Counter>(this, Key("retries", name));
   }
 
@@ -78,26 +82,34 @@ class FakeMetricsProvider final : public MetricsProvider {
   }
 
   struct Gauge : GaugeMetric {
-    Gauge(FakeMetricsProvider* p, std::string k) : p(p), k(std::move(k)) { p->Count(); }
+    Gauge(FakeMetricsProvider* p, std::string k) : p(p), k(std::move(k)) {
+      p->Count();
+    }
     void Inc() override { p->Bump(k, 1); }
     void Dec() override { p->Bump(k, -1); }
     FakeMetricsProvider* p;
     std::string k;
   };
   struct Counter : CounterMetric {
-    Counter(FakeMetricsProvider* p, std::string k) : p(p), k(std::move(k)) { p->Count(); }
+    Counter(FakeMetricsProvider* p, std::string k) : p(p), k(std::move(k)) {
+      p->Count();
+    }
     void Inc() override { p->Bump(k, 1); }
     FakeMetricsProvider* p;
     std::string k;
   };
   struct Settable : SettableGaugeMetric {
-    Settable(FakeMetricsProvider* p, std::string k) : p(p), k(std::move(k)) { p->Count(); }
+    Settable(FakeMetricsProvider* p, std::string k) : p(p), k(std::move(k)) {
+      p->Count();
+    }
     void Set(double v) override { p->Set(k, v); }
     FakeMetricsProvider* p;
     std::string k;
   };
   struct Histogram : HistogramMetric {
-    Histogram(FakeMetricsProvider* p, std::string k) : p(p), k(std::move(k)) { p->Count(); }
+    Histogram(FakeMetricsProvider* p, std::string k) : p(p), k(std::move(k)) {
+      p->Count();
+    }
     void Observe(double v) override { p->Observe(k, v); }
     FakeMetricsProvider* p;
     std::string k;

@@ -74,10 +74,10 @@ TEST(QueueStressTest, AnIdleWorkerIsWokenForEveryQueuedItem) {
 
 // Producers add a small set of keys (adds collapse, and arrive while the
 // key is being processed); workers process them, some adding their key
-// again. Every other round the queue records metrics (the metered path). Each add first bumps the key's version, and a worker reads the
-// version after Get: once everything has drained, every key's newest
-// version has been seen by a worker (no add lost), and no key was ever held
-// by two workers at once.
+// again. Every other round the queue records metrics (the metered path). Each
+// add first bumps the key's version, and a worker reads the version after Get:
+// once everything has drained, every key's newest version has been seen by a
+// worker (no add lost), and no key was ever held by two workers at once.
 TEST(QueueStressTest, AddsAreNeverLostNorProcessedTwiceAtOnce) {
   StallAtEveryStep stalls;
   CpuHogs hogs;

@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "runtime/base/mutex.h"
-#include "test/runtime/workqueue/fake_metrics.h"
 #include "test/fakes/fake_clock.h"
+#include "test/runtime/workqueue/fake_metrics.h"
 
 namespace kcr::workqueue {
 namespace {
@@ -282,7 +282,7 @@ TEST(QueueTest, DoneOutOfOrderAndFromAnotherThread) {
   q.Add("c");
   ASSERT_EQ(*q.Get(), "a");
   ASSERT_EQ(*q.Get(), "b");
-  q.Add("a");  // re-added while processing
+  q.Add("a");   // re-added while processing
   q.Done("a");  // not this thread's last Get
   EXPECT_EQ(q.Len(), 2u) << "c, then a again";
   std::thread other([&] { q.Done("b"); });  // b was taken by this thread
@@ -433,8 +433,7 @@ TEST(QueueMetricsTest, RecordsClientGoInstrumentsWhenNamed) {
     EXPECT_DOUBLE_EQ(provider.Value("longest", "pods"), 2.5);
     q.Done("a");
     EXPECT_EQ(q.Len(), 1u);
-    EXPECT_EQ(provider.Observations("work", "pods"),
-              std::vector<double>{2.5});
+    EXPECT_EQ(provider.Observations("work", "pods"), std::vector<double>{2.5});
   }
 }
 
@@ -457,7 +456,8 @@ TEST(QueueMetricsTest, AddsReachTheInstrumentsWithinOneUpdatePeriod) {
   EXPECT_EQ(provider.Value("depth", "idle"), 2);
 }
 
-TEST(QueueMetricsTest, WorkersObservationsReachTheInstrumentsWithinOneUpdatePeriod) {
+TEST(QueueMetricsTest,
+     WorkersObservationsReachTheInstrumentsWithinOneUpdatePeriod) {
   testing::FakeClock clock;
   FakeMetricsProvider provider;
   QueueOptions options;
@@ -479,8 +479,7 @@ TEST(QueueMetricsTest, WorkersObservationsReachTheInstrumentsWithinOneUpdatePeri
   EXPECT_EQ(provider.Value("depth", "working"), 1);
   EXPECT_EQ(provider.Observations("latency", "working"),
             std::vector<double>{0.1});
-  EXPECT_EQ(provider.Observations("work", "working"),
-            std::vector<double>{0.3});
+  EXPECT_EQ(provider.Observations("work", "working"), std::vector<double>{0.3});
 }
 
 TEST(QueueMetricsTest, CountsStayConsistentUnderConcurrentUse) {

@@ -5,6 +5,10 @@
 #ifndef KCR_TEST_RUNTIME_WORKQUEUE_STRESS_H_
 #define KCR_TEST_RUNTIME_WORKQUEUE_STRESS_H_
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -13,10 +17,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "runtime/workqueue/internal/step_hooks.h"
 
@@ -110,8 +110,8 @@ bool WaitFor(F done) {
 class StallAtEveryStep {
  public:
   StallAtEveryStep() {
-    internal::step_hook.store(+[](internal::Step) { RandomStall(); },
-                              std::memory_order_release);
+    internal::step_hook.store(
+        +[](internal::Step) { RandomStall(); }, std::memory_order_release);
   }
   ~StallAtEveryStep() {
     internal::step_hook.store(nullptr, std::memory_order_release);
@@ -161,8 +161,7 @@ class CpuHogs {
 // has drained, every key's newest version has been seen.
 class KeyVersions {
  public:
-  explicit KeyVersions(int keys)
-      : version_(keys), seen_(keys), busy_(keys) {}
+  explicit KeyVersions(int keys) : version_(keys), seen_(keys), busy_(keys) {}
 
   void Bump(int k) { version_[k].fetch_add(1); }
 
@@ -188,8 +187,8 @@ class KeyVersions {
     std::string out;
     for (size_t k = 0; k < version_.size(); ++k) {
       if (seen_[k].load() != version_[k].load()) {
-        out += " " + std::to_string(k) + ":" + std::to_string(seen_[k]) +
-               "<" + std::to_string(version_[k]);
+        out += " " + std::to_string(k) + ":" + std::to_string(seen_[k]) + "<" +
+               std::to_string(version_[k]);
       }
     }
     return out;
