@@ -19,9 +19,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "apiserver/api_server.h"
 #include "benchmark/benchmark.h"
 #include "rapidjson/document.h"
-#include "test/apiserver/api_server.h"
 #include "test/apiserver/test_client.h"
 
 namespace kcr {

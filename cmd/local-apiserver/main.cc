@@ -15,10 +15,10 @@
 
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "apiserver/api_server.h"
+#include "apiserver/tls.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
-#include "test/apiserver/api_server.h"
-#include "test/apiserver/tls.h"
 
 DEFINE_string(address, "127.0.0.1",
               "Address to bind (loopback by default; 0.0.0.0 for all).");

@@ -17,10 +17,10 @@
 #include "api/patch/patch_request.h"
 #include "api/patch/patch_schema.h"
 #include "api/patch/strategic_merge_patch.h"
+#include "apiserver/request_limits.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
-#include "test/apiserver/request_limits.h"
 #include "test/fuzz/server_stack.h"
 
 namespace kcr {

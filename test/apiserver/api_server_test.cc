@@ -1,7 +1,7 @@
 // Integration tests of the local API server through real HTTP: each test
 // starts a server on a free loopback port and checks one semantic the way a
 // client sees it.
-#include "test/apiserver/api_server.h"
+#include "apiserver/api_server.h"
 
 #include <memory>
 #include <regex>

@@ -1,12 +1,12 @@
-#include "test/apiserver/controller_runner.h"
+#include "apiserver/controller_runner.h"
 
 #include <atomic>
 #include <string>
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "apiserver/storage.h"
 #include "gtest/gtest.h"
-#include "test/apiserver/storage.h"
 
 namespace kcr::apiserver {
 namespace {

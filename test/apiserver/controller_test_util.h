@@ -8,10 +8,10 @@
 
 #include "absl/status/statusor.h"
 #include "api/object.h"
+#include "apiserver/registry.h"
+#include "apiserver/resources.h"
+#include "apiserver/storage.h"
 #include "gtest/gtest.h"
-#include "test/apiserver/registry.h"
-#include "test/apiserver/resources.h"
-#include "test/apiserver/storage.h"
 #include "test/fakes/fake_clock.h"
 
 namespace kcr {

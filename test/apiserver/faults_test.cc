@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "absl/time/clock.h"
+#include "apiserver/api_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "test/apiserver/api_server.h"
 #include "test/apiserver/test_client.h"
 
 namespace kcr {

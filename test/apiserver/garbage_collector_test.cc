@@ -1,10 +1,10 @@
-#include "test/apiserver/garbage_collector.h"
+#include "apiserver/garbage_collector.h"
 
 #include <string>
 
+#include "apiserver/str_util.h"
 #include "gtest/gtest.h"
 #include "test/apiserver/controller_test_util.h"
-#include "test/apiserver/str_util.h"
 
 namespace kcr::apiserver {
 namespace {

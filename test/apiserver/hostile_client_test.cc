@@ -22,10 +22,10 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "api/json_limits.h"
+#include "apiserver/api_server.h"
+#include "apiserver/request_limits.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "test/apiserver/api_server.h"
-#include "test/apiserver/request_limits.h"
 #include "test/apiserver/test_client.h"
 
 namespace kcr {

@@ -9,12 +9,12 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "apiserver/api_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "test/apiserver/api_server.h"
 #include "test/apiserver/test_client.h"
 
 namespace kcr {

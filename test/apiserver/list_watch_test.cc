@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "apiserver/api_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
 #include "rapidjson/pointer.h"
-#include "test/apiserver/api_server.h"
 #include "test/apiserver/test_client.h"
 #include "test/fakes/fake_clock.h"
 

@@ -1,9 +1,9 @@
-#include "test/apiserver/namespace_controller.h"
+#include "apiserver/namespace_controller.h"
 
 #include <string>
 
+#include "apiserver/api_error.h"
 #include "gtest/gtest.h"
-#include "test/apiserver/api_error.h"
 #include "test/apiserver/controller_test_util.h"
 
 namespace kcr::apiserver {

@@ -1,10 +1,10 @@
-#include "test/apiserver/node_simulator.h"
+#include "apiserver/node_simulator.h"
 
 #include <string>
 
 #include "absl/time/time.h"
+#include "apiserver/controller_runner.h"
 #include "gtest/gtest.h"
-#include "test/apiserver/controller_runner.h"
 #include "test/apiserver/controller_test_util.h"
 
 namespace kcr::apiserver {

@@ -4,11 +4,11 @@
 #include <memory>
 #include <string>
 
+#include "apiserver/api_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "test/apiserver/api_server.h"
 #include "test/apiserver/test_client.h"
 
 namespace kcr {

@@ -1,10 +1,10 @@
-#include "test/apiserver/printer_table_convertor.h"
+#include "apiserver/printer_table_convertor.h"
 
 #include <string>
 
+#include "apiserver/resources.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
-#include "test/apiserver/resources.h"
 #include "test/fakes/fake_clock.h"
 
 namespace kcr::apiserver {

@@ -1,4 +1,4 @@
-#include "test/apiserver/protobuf.h"
+#include "apiserver/protobuf.h"
 
 #include <cstdint>
 #include <string>

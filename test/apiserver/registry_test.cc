@@ -1,13 +1,13 @@
-#include "test/apiserver/registry.h"
+#include "apiserver/registry.h"
 
 #include <string>
 
 #include "absl/time/time.h"
 #include "api/object.h"
+#include "apiserver/patch_handlers.h"
+#include "apiserver/resources.h"
+#include "apiserver/storage.h"
 #include "gtest/gtest.h"
-#include "test/apiserver/patch_handlers.h"
-#include "test/apiserver/resources.h"
-#include "test/apiserver/storage.h"
 #include "test/fakes/fake_clock.h"
 
 namespace kcr::apiserver {

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "api/patch/json_util.h"
+#include "apiserver/table.h"
 #include "rapidjson/document.h"
-#include "test/apiserver/table.h"
 #include "test/fuzz/server_stack.h"
 
 namespace {

@@ -1,4 +1,4 @@
-#include "test/apiserver/table.h"
+#include "apiserver/table.h"
 
 #include <string>
 #include <vector>

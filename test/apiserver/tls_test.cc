@@ -1,4 +1,4 @@
-#include "test/apiserver/tls.h"
+#include "apiserver/tls.h"
 
 #include <openssl/bio.h>
 #include <openssl/evp.h>

@@ -2,7 +2,7 @@
 // write, slow watchers, ordering under concurrent writers, history replay
 // and expiry, and time on a fake clock. Runs under ThreadSanitizer:
 //   bazel test --config=tsan //test/apiserver:watch_cache_test
-#include "test/apiserver/watch_cache.h"
+#include "apiserver/watch_cache.h"
 
 #include <atomic>
 #include <map>
@@ -16,10 +16,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "api/object.h"
+#include "apiserver/api_error.h"
+#include "apiserver/storage.h"
 #include "gtest/gtest.h"
 #include "runtime/base/mutex.h"
-#include "test/apiserver/api_error.h"
-#include "test/apiserver/storage.h"
 #include "test/fakes/fake_clock.h"
 
 namespace kcr::apiserver {

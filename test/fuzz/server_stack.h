@@ -1,5 +1,5 @@
 // Runs code on a thread with the local API server's connection-thread stack
-// (test/apiserver/request_limits.h), so a fuzz target or a test meets the
+// (apiserver/request_limits.h), so a fuzz target or a test meets the
 // stack a request body meets in the server: recursion that would overflow
 // there overflows here too, instead of passing on the 8 MiB main thread.
 #ifndef KCR_TEST_FUZZ_SERVER_STACK_H_
@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <functional>
 
-#include "test/apiserver/request_limits.h"
+#include "apiserver/request_limits.h"
 
 namespace kcr {
 namespace fuzz {

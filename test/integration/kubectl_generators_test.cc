@@ -1,6 +1,6 @@
 // kubectl's typed generators against the local API server: `kubectl create
 // deployment` and `kubectl create service ...` send protobuf bodies
-// (test/apiserver/protobuf.h), `kubectl run` and `kubectl expose` JSON. Each
+// (apiserver/protobuf.h), `kubectl run` and `kubectl expose` JSON. Each
 // test runs the command, then reads the stored object through the API.
 #include <memory>
 #include <string>
@@ -8,13 +8,13 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "apiserver/api_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
 #include "rapidjson/pointer.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "test/apiserver/api_server.h"
 #include "test/apiserver/test_client.h"
 #include "test/integration/kubectl_harness.h"
 

@@ -1,12 +1,12 @@
 // kubectl get / describe / get -w against the local API server: the columns
-// kubectl prints come from the server's Tables (test/apiserver/table.h).
+// kubectl prints come from the server's Tables (apiserver/table.h).
 #include <string>
 #include <vector>
 
 #include "absl/time/time.h"
+#include "apiserver/api_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "test/apiserver/api_server.h"
 #include "test/integration/kubectl_harness.h"
 
 namespace kcr::integration {

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "test/apiserver/api_server.h"
+#include "apiserver/api_server.h"
 
 namespace kcr {
 namespace integration {

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "apiserver/api_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
-#include "test/apiserver/api_server.h"
 #include "test/apiserver/test_client.h"
 #include "test/integration/kubectl_harness.h"
 

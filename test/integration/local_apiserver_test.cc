@@ -14,8 +14,8 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "test/apiserver/process_util.h"
 #include "test/apiserver/test_client.h"
+#include "test/integration/process_util.h"
 
 namespace kcr::apiserver {
 namespace {

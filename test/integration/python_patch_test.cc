@@ -11,9 +11,9 @@
 #include <memory>
 #include <string>
 
+#include "apiserver/api_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "test/apiserver/api_server.h"
 
 namespace kcr::integration {
 namespace {

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "apiserver/tls.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "test/apiserver/process_util.h"
-#include "test/apiserver/tls.h"
+#include "test/integration/process_util.h"
 
 namespace kcr::apiserver {
 namespace {

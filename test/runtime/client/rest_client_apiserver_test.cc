@@ -1,4 +1,4 @@
-// The REST client against the local API server (test/apiserver), each test
+// The REST client against the local API server (apiserver/), each test
 // over real HTTP and again over HTTPS: every verb and its options,
 // conflicts, dry runs, watches, bearer tokens, a token file rotated on
 // disk, an exec plugin, metrics, TLS trust, and the server's injected 429s
@@ -11,6 +11,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/errors/errors.h"
+#include "apiserver/api_server.h"
+#include "apiserver/tls.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
@@ -21,8 +23,6 @@
 #include "runtime/client/rest_client.h"
 #include "runtime/client/typed_client.h"
 #include "runtime/metrics/rest_client_metrics.h"
-#include "test/apiserver/api_server.h"
-#include "test/apiserver/tls.h"
 #include "test/fakes/fake_clock.h"
 #include "test/runtime/client/test_util.h"
 

@@ -1,0 +1,143 @@
+#include "apiserver/api_server.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "apiserver/patch_handlers.h"
+#include "apiserver/printer_table_convertor.h"
+#include "apiserver/str_util.h"
+#include "runtime/base/status_macros.h"
+
+namespace kcr {
+namespace apiserver {
+
+ApiServer::ApiServer(ApiServerOptions options)
+    : options_(std::move(options)), faults_(options_.faults) {}
+
+absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
+    ApiServerOptions options) {
+  std::unique_ptr<ApiServer> s(new ApiServer(std::move(options)));
+  const ApiServerOptions& o = s->options_;
+  StorageOptions so;
+  so.history_size = o.history_size;
+  so.watch_queue_size = o.watch_queue_size;
+  so.clock = o.clock;
+  s->storage_ = std::make_unique<Storage>(so);
+  s->resources_ = std::make_unique<ResourceRegistry>();
+  RegistryOptions ro;
+  ro.clock = o.clock;
+  ro.patch_handlers = o.patch_handlers;
+  const PatchHandlers defaults = DefaultPatchHandlers(ro.clock);
+  if (!ro.patch_handlers.strategic_merge) {
+    ro.patch_handlers.strategic_merge = defaults.strategic_merge;
+  }
+  if (!ro.patch_handlers.apply) ro.patch_handlers.apply = defaults.apply;
+  s->registry_ =
+      std::make_unique<Registry>(s->storage_.get(), s->resources_.get(), ro);
+  KCR_RETURN_IF_ERROR(s->registry_->Bootstrap());
+  ApiServer* self = s.get();
+  HandlerOptions ho;
+  ho.token = o.token;
+  ho.git_version = o.git_version;
+  ho.minor = o.minor;
+  ho.clock = o.clock;
+  ho.bookmark_interval = o.bookmark_interval;
+  ho.min_request_timeout = o.min_request_timeout;
+  ho.table_convertor = o.table_convertor != nullptr
+                           ? o.table_convertor
+                           : std::make_shared<PrinterTableConvertor>();
+  ho.faults = &s->faults_;
+  ho.enable_fault_endpoint = o.enable_fault_endpoint;
+  ho.server_address = [self] {
+    return Cat(self->options_.bind_address, ":", self->port());
+  };
+  ho.restart = [self] { self->DropConnections(); };
+  s->handler_ = std::make_unique<ApiHandler>(s->registry_.get(), ho);
+  HttpServerOptions hs;
+  hs.address = o.bind_address;
+  hs.port = o.port;
+  hs.tls_cert_file = o.tls_cert_file;
+  hs.tls_key_file = o.tls_key_file;
+  hs.max_body_bytes = o.max_body_bytes;
+  Storage* storage = s->storage_.get();
+  hs.on_cancel = [storage] { storage->Interrupt(); };
+  ApiHandler* handler = s->handler_.get();
+  s->http_ = std::make_unique<HttpServer>(
+      hs, [handler](const HttpRequest& req, HttpExchange* ex) {
+        handler->Handle(req, ex);
+      });
+  KCR_RETURN_IF_ERROR(s->http_->Start());
+  s->controllers_ =
+      std::make_unique<BuiltinControllers>(s->registry_.get(), o.controllers);
+  s->controllers_->Start();
+  return s;
+}
+
+ApiServer::~ApiServer() { Stop(); }
+
+std::string ApiServer::url() const {
+  std::string host = options_.bind_address;
+  if (host == "0.0.0.0") host = "127.0.0.1";
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  return Cat(http_->tls() ? "https://" : "http://", host, ":", http_->port());
+}
+
+std::string ApiServer::KubeconfigYaml() const {
+  std::string cluster = Cat("    server: ", url(), "\n");
+  if (http_->tls()) {
+    std::string ca_path = options_.tls_ca_file.empty() ? options_.tls_cert_file
+                                                       : options_.tls_ca_file;
+    std::ifstream in(ca_path, std::ios::binary);
+    std::stringstream pem;
+    pem << in.rdbuf();
+    if (in && !pem.str().empty()) {
+      CatAppend(&cluster, "    certificate-authority-data: ",
+                absl::Base64Escape(pem.str()), "\n");
+    } else {
+      cluster += "    insecure-skip-tls-verify: true\n";
+    }
+  }
+  std::string user = options_.token.empty()
+                         ? "  user: {}\n"
+                         : Cat("  user:\n    token: ", options_.token, "\n");
+  return Cat(
+      "apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n",
+      cluster,
+      "contexts:\n- name: local\n  context:\n    cluster: local\n"
+      "    user: local\n    namespace: default\n"
+      "current-context: local\npreferences: {}\nusers:\n- name: local\n",
+      user);
+}
+
+absl::Status ApiServer::WriteKubeconfig(const std::string& path) const {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return absl::UnavailableError(Cat("cannot write ", tmp));
+    out << KubeconfigYaml();
+    out.close();
+    if (!out) return absl::UnavailableError(Cat("cannot write ", tmp));
+  }
+  chmod(tmp.c_str(), 0600);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return absl::UnavailableError(Cat("cannot rename ", tmp, " to ", path));
+  }
+  return absl::OkStatus();
+}
+
+void ApiServer::DropConnections() {
+  if (http_ != nullptr) http_->DropConnections();
+}
+
+void ApiServer::Stop() {
+  if (controllers_ != nullptr) controllers_->Stop();
+  if (http_ != nullptr) http_->Stop();
+}
+
+}  // namespace apiserver
+}  // namespace kcr

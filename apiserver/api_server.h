@@ -1,0 +1,128 @@
+// ApiServer: the local Kubernetes API server, assembled — Storage,
+// ResourceRegistry, Registry, ApiHandler and HttpServer — listening on
+// loopback. Tests start one in process on port 0; cmd/local-apiserver runs
+// one as a process; the controller manager's embedded mode runs one beside
+// its controllers.
+//
+//   ApiServerOptions options;          // 127.0.0.1, port 0, plain HTTP
+//   KCR_ASSIGN_OR_RETURN(std::unique_ptr<ApiServer> server,
+//                        ApiServer::Start(options));
+//   server->url();                     // "http://127.0.0.1:41234"
+//   server->WriteKubeconfig("/tmp/kubeconfig");
+//   ... kubectl --kubeconfig=/tmp/kubeconfig get pods ...
+//   server->Stop();                    // or destroy it
+//
+// In-process code (controllers) reads and writes through registry() with
+// the same semantics a client gets over HTTP, or reads storage() directly.
+// Thread-safe.
+#ifndef KCR_APISERVER_API_SERVER_H_
+#define KCR_APISERVER_API_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "apiserver/builtin_controllers.h"
+#include "apiserver/faults.h"
+#include "apiserver/handler.h"
+#include "apiserver/http_server.h"
+#include "apiserver/registry.h"
+#include "apiserver/request_limits.h"
+#include "apiserver/resources.h"
+#include "apiserver/storage.h"
+#include "apiserver/table_convertor.h"
+#include "runtime/base/clock.h"
+
+namespace kcr {
+namespace apiserver {
+
+struct ApiServerOptions {
+  // Loopback unless told otherwise.
+  std::string bind_address = "127.0.0.1";
+  int port = 0;
+  // Both set: HTTPS with this certificate (PEM, chain allowed) and key.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // The CA that signed the certificate, for the kubeconfig (PEM file).
+  std::string tls_ca_file;
+  // Bearer token every request must carry (empty: no authentication).
+  std::string token;
+  // Events kept for watches; older resourceVersions get 410.
+  size_t history_size = 10000;
+  // Events a watcher may have waiting before it is terminated (a watcher
+  // that cannot keep up; see watch_cache.h).
+  size_t watch_queue_size = 4096;
+  // The server's clock: object timestamps, watch timeouts and bookmarks.
+  // Tests may pass a FakeClock (test/fakes/fake_clock.h).
+  const Clock* clock = Clock::Real();
+  absl::Duration bookmark_interval = absl::Seconds(60);
+  absl::Duration min_request_timeout = absl::Seconds(1800);
+  // /version
+  std::string git_version = "v1.32.4";
+  std::string minor = "32";
+  // Initial faults, and whether /fault-injection is served.
+  FaultOptions faults;
+  bool enable_fault_endpoint = false;
+  // The controllers a cluster runs beside its API server (garbage
+  // collector, namespace deletion, simulated node), in process; each can be
+  // switched off (builtin_controllers.h).
+  BuiltinControllersOptions controllers;
+  // Seams for pieces built elsewhere (see each header). A null
+  // table_convertor renders kube-apiserver's printers
+  // (printer_table_convertor.h).
+  std::shared_ptr<const TableConvertor> table_convertor;
+  PatchHandlers patch_handlers;
+  // Request bodies past this are refused with 413 (request_limits.h).
+  size_t max_body_bytes = kMaxRequestBodyBytes;
+};
+
+class ApiServer {
+ public:
+  // Builds the server, creates the default namespaces and starts serving.
+  static absl::StatusOr<std::unique_ptr<ApiServer>> Start(
+      ApiServerOptions options);
+  ~ApiServer();  // Stop()s
+  ApiServer(const ApiServer&) = delete;
+  ApiServer& operator=(const ApiServer&) = delete;
+
+  // "http://127.0.0.1:PORT" or "https://...".
+  std::string url() const;
+  int port() const { return http_->port(); }
+  const ApiServerOptions& options() const { return options_; }
+
+  Storage* storage() { return storage_.get(); }
+  ResourceRegistry* resources() { return resources_.get(); }
+  Registry* registry() { return registry_.get(); }
+  FaultInjector* faults() { return &faults_; }
+  const ApiHandler* handler() const { return handler_.get(); }
+
+  // Writes a kubeconfig (context "local", namespace "default") pointing at
+  // this server, with the token and CA when configured. The file is
+  // written whole (temporary file, then rename), mode 0600.
+  absl::Status WriteKubeconfig(const std::string& path) const;
+  std::string KubeconfigYaml() const;
+
+  // "restart": drops every connection (watches end), keeps all state.
+  void DropConnections();
+  // Stops accepting, ends every connection and joins every thread.
+  // Idempotent.
+  void Stop();
+
+ private:
+  explicit ApiServer(ApiServerOptions options);
+
+  const ApiServerOptions options_;
+  FaultInjector faults_;
+  std::unique_ptr<Storage> storage_;
+  std::unique_ptr<ResourceRegistry> resources_;
+  std::unique_ptr<Registry> registry_;
+  std::unique_ptr<ApiHandler> handler_;
+  std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<BuiltinControllers> controllers_;
+};
+
+}  // namespace apiserver
+}  // namespace kcr
+
+#endif  // KCR_APISERVER_API_SERVER_H_

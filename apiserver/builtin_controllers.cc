@@ -1,0 +1,47 @@
+#include "apiserver/builtin_controllers.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "glog/logging.h"
+
+namespace kcr {
+namespace apiserver {
+
+BuiltinControllers::BuiltinControllers(Registry* registry,
+                                       BuiltinControllersOptions options) {
+  if (options.garbage_collector) {
+    controllers_.push_back(std::make_unique<GarbageCollector>(registry));
+  }
+  if (options.namespace_controller) {
+    controllers_.push_back(
+        std::make_unique<NamespaceController>(registry, options.clock));
+  }
+  if (options.node_simulator) {
+    controllers_.push_back(std::make_unique<NodeSimulator>(
+        registry, options.clock, std::move(options.node)));
+  }
+  for (const auto& c : controllers_) {
+    runners_.push_back(std::make_unique<ControllerRunner>(
+        registry->storage(), options.clock, c.get(), options.runner));
+  }
+}
+
+BuiltinControllers::~BuiltinControllers() { Stop(); }
+
+void BuiltinControllers::Start() {
+  std::vector<std::string> names;
+  for (const auto& c : controllers_) names.push_back(c->Name());
+  LOG(INFO) << "built-in controllers starting names="
+            << absl::StrJoin(names, ",");
+  for (const auto& r : runners_) r->Start();
+}
+
+void BuiltinControllers::Stop() {
+  for (const auto& r : runners_) r->Stop();
+}
+
+}  // namespace apiserver
+}  // namespace kcr

@@ -1,0 +1,57 @@
+// BuiltinControllers: the controllers a cluster's kube-controller-manager
+// (and kubelet) would run, started beside the local API server: the garbage
+// collector (garbage_collector.h), the namespace controller
+// (namespace_controller.h) and the simulated node (node_simulator.h), each
+// on its own ControllerRunner thread and each switchable off.
+//
+// Thread safety: construct, Start and Stop from one thread; the controllers
+// then run on their own threads until Stop (or destruction).
+#ifndef KCR_APISERVER_BUILTIN_CONTROLLERS_H_
+#define KCR_APISERVER_BUILTIN_CONTROLLERS_H_
+
+#include <memory>
+#include <vector>
+
+#include "apiserver/controller_runner.h"
+#include "apiserver/garbage_collector.h"
+#include "apiserver/namespace_controller.h"
+#include "apiserver/node_simulator.h"
+#include "apiserver/registry.h"
+#include "runtime/base/clock.h"
+
+namespace kcr {
+namespace apiserver {
+
+struct BuiltinControllersOptions {
+  bool garbage_collector = true;
+  bool namespace_controller = true;
+  bool node_simulator = true;
+  NodeSimulatorOptions node;
+  ControllerRunnerOptions runner;
+  // Time for simulated stages and condition timestamps; not owned.
+  const Clock* clock = Clock::Real();
+};
+
+class BuiltinControllers {
+ public:
+  // `registry` (and its storage) must outlive this object.
+  BuiltinControllers(Registry* registry, BuiltinControllersOptions options);
+  ~BuiltinControllers();  // Stop()s
+  BuiltinControllers(const BuiltinControllers&) = delete;
+  BuiltinControllers& operator=(const BuiltinControllers&) = delete;
+
+  // Logs the names of the controllers it starts (for operators, and for
+  // tests of a server process to see which are switched off).
+  void Start();
+  // Stops every controller thread. Idempotent.
+  void Stop();
+
+ private:
+  std::vector<std::unique_ptr<SyncedController>> controllers_;
+  std::vector<std::unique_ptr<ControllerRunner>> runners_;
+};
+
+}  // namespace apiserver
+}  // namespace kcr
+
+#endif  // KCR_APISERVER_BUILTIN_CONTROLLERS_H_

@@ -1,0 +1,1021 @@
+#include "apiserver/handler.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "absl/random/random.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/time/clock.h"
+#include "api/crd/yaml_to_json.h"
+#include "api/patch/json_util.h"
+#include "api/patch/patch_request.h"
+#include "apiserver/api_error.h"
+#include "apiserver/discovery.h"
+#include "apiserver/protobuf.h"
+#include "apiserver/str_util.h"
+#include "glog/logging.h"
+#include "rapidjson/document.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+
+namespace kcr {
+namespace apiserver {
+namespace {
+
+constexpr char kJson[] = "application/json";
+
+// Sleeps for `d` of real time in short steps, so that a stopping server or
+// a client that went away ends the wait. Returns false if it was cut short.
+bool SleepUnlessCancelled(absl::Duration d, HttpExchange* ex) {
+  const absl::Time end = absl::Now() + d;
+  while (!ex->Cancelled()) {
+    const absl::Duration left = end - absl::Now();
+    if (left <= absl::ZeroDuration()) return true;
+    absl::SleepFor(std::min(left, absl::Milliseconds(10)));
+  }
+  return false;
+}
+
+struct MediaType {
+  std::string type;  // "application/json", lower case
+  std::map<std::string, std::string> params;
+  std::string Param(const std::string& k) const {
+    auto it = params.find(k);
+    return it == params.end() ? "" : it->second;
+  }
+};
+
+std::string Trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && (s[b] == ' ' || s[b] == '\t')) ++b;
+  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t')) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+std::vector<std::string> Split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t pos = s.find(sep, start);
+    out.emplace_back(s.substr(start, pos == std::string_view::npos
+                                         ? std::string_view::npos
+                                         : pos - start));
+    if (pos == std::string_view::npos) break;
+    start = pos + 1;
+  }
+  return out;
+}
+
+MediaType ParseMediaType(std::string_view text) {
+  MediaType m;
+  std::vector<std::string> parts = Split(text, ';');
+  m.type = Trim(parts[0]);
+  for (char& c : m.type) c = static_cast<char>(tolower(c));
+  for (size_t i = 1; i < parts.size(); ++i) {
+    std::string p = Trim(parts[i]);
+    size_t eq = p.find('=');
+    if (eq == std::string::npos) continue;
+    m.params[Trim(std::string_view(p).substr(0, eq))] =
+        Trim(std::string_view(p).substr(eq + 1));
+  }
+  return m;
+}
+
+std::vector<MediaType> ParseAccept(const std::string& accept) {
+  std::vector<MediaType> out;
+  if (Trim(accept).empty()) return out;
+  for (const std::string& part : Split(accept, ',')) {
+    if (Trim(part).empty()) continue;
+    out.push_back(ParseMediaType(part));
+  }
+  return out;
+}
+
+bool IsJsonLike(const MediaType& m) {
+  return (m.type == "application/json" || m.type == "*/*" ||
+          m.type == "application/*") &&
+         m.Param("as").empty();
+}
+
+bool ParseBool(const std::string& v) {
+  return v == "true" || v == "1" || v == "True" || v == "TRUE" || v == "t" ||
+         v == "T";
+}
+
+std::string Quote(std::string_view s) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+void SendJson(HttpExchange* ex, int code, std::string body) {
+  HttpResponse r;
+  r.status = code;
+  r.body = std::move(body);
+  ex->Respond(std::move(r));
+}
+
+void SendApiError(HttpExchange* ex, const ApiError& e) {
+  HttpResponse r;
+  r.status = e.code;
+  r.body = e.ToJson();
+  if (e.retry_after_seconds.has_value()) {
+    r.headers.push_back(
+        {"Retry-After", std::to_string(*e.retry_after_seconds)});
+  }
+  ex->Respond(std::move(r));
+}
+
+void SendError(HttpExchange* ex, const absl::Status& s) {
+  SendApiError(ex, ApiError::FromStatus(s));
+}
+
+std::string VersionJson(const HandlerOptions& o) {
+  return Cat(
+      R"({"major":")", o.major, R"(","minor":")", o.minor,
+      R"(","gitVersion":")", o.git_version,
+      R"(","gitCommit":"0000000000000000000000000000000000000000","gitTreeState":"clean","buildDate":"2025-01-01T00:00:00Z","goVersion":"go1.23.6","compiler":"gc","platform":"linux/amd64"})");
+}
+
+// The list envelope with every item written straight into one buffer (no
+// per-item strings): a 50,000-pod list is tens of megabytes.
+std::string ListJson(const ResourceInfo& r, const ListResult& l) {
+  std::string head =
+      Cat(R"({"kind":")", r.mapping.list_kind, R"(","apiVersion":")",
+          r.api_version(), R"(","metadata":{"resourceVersion":")",
+          l.resource_version, "\"");
+  if (!l.continue_token.empty()) {
+    CatAppend(&head, R"(,"continue":")", l.continue_token, "\"");
+  }
+  if (l.remaining_item_count.has_value()) {
+    CatAppend(&head, R"(,"remainingItemCount":)", *l.remaining_item_count);
+  }
+  head += R"(},"items":[)";
+  rapidjson::StringBuffer buf(nullptr, head.size() + 2 + l.items.size() * 1024);
+  auto put = [&buf](std::string_view s) {
+    char* dst = buf.Push(s.size());
+    memcpy(dst, s.data(), s.size());
+  };
+  put(head);
+  for (size_t i = 0; i < l.items.size(); ++i) {
+    if (i > 0) buf.Put(',');
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    l.items[i]->json().Accept(w);
+  }
+  put("]}");
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+// Large lists are streamed (chunked) in pieces of about 256 KiB instead of
+// being built whole: a 50,000-pod list is tens of megabytes, and building it
+// costs two fresh buffers of that size (page faults dominate).
+constexpr size_t kStreamListItems = 1000;
+constexpr size_t kStreamChunkBytes = 256 << 10;
+
+void StreamListJson(const ResourceInfo& r, const ListResult& l,
+                    HttpExchange* ex) {
+  std::string whole = ListJson(
+      r, ListResult{
+             {}, l.resource_version, l.continue_token, l.remaining_item_count});
+  // `whole` is the envelope with an empty items array: split it there.
+  std::string head = whole.substr(0, whole.size() - 2);
+  if (!ex->StartStream(200, "application/json", {})) return;
+  rapidjson::StringBuffer buf(nullptr, kStreamChunkBytes + (64 << 10));
+  auto put = [&buf](std::string_view s) {
+    char* dst = buf.Push(s.size());
+    memcpy(dst, s.data(), s.size());
+  };
+  put(head);
+  for (size_t i = 0; i < l.items.size(); ++i) {
+    if (i > 0) buf.Put(',');
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    l.items[i]->json().Accept(w);
+    if (buf.GetSize() >= kStreamChunkBytes) {
+      if (!ex->WriteChunk(std::string_view(buf.GetString(), buf.GetSize()))) {
+        return;
+      }
+      buf.Clear();
+    }
+  }
+  put("]}");
+  if (ex->WriteChunk(std::string_view(buf.GetString(), buf.GetSize()))) {
+    ex->EndStream();
+  }
+}
+
+absl::StatusOr<rapidjson::Document> DecodeBody(const HttpRequest& req) {
+  MediaType ct = ParseMediaType(req.Header("content-type"));
+  rapidjson::Document doc;
+  if (ct.type.empty() || ct.type == "application/json" || ct.type == "*/*") {
+    absl::Status s = api::ParseJson(ToAbsl(req.body), &doc);
+    if (!s.ok()) {
+      return ApiError::BadRequest(
+                 Cat("couldn't get version/kind; json parse error: ",
+                     ToStd(s.message())))
+          .ToStatus();
+    }
+  } else if (ct.type == "application/vnd.kubernetes.protobuf") {
+    auto json = KubernetesProtobufToJson(req.body);
+    if (!json.ok()) {
+      if (json.status().code() == absl::StatusCode::kUnimplemented) {
+        return ApiError::UnsupportedMediaType(
+                   Cat("the body of the request was in an unknown format - "
+                       "accepted media types include: application/json, "
+                       "application/yaml (",
+                       ToStd(json.status().message()), ")"))
+            .ToStatus();
+      }
+      return ApiError::BadRequest(ToStd(json.status().message())).ToStatus();
+    }
+    absl::Status s = api::ParseJson(*json, &doc);
+    if (!s.ok()) return ApiError::BadRequest(ToStd(s.message())).ToStatus();
+  } else if (ct.type == "application/yaml") {
+    auto y = api::YamlToJson(ToAbsl(req.body));
+    if (!y.ok()) {
+      return ApiError::BadRequest(
+                 Cat("couldn't get version/kind; yaml parse error: ",
+                     ToStd(y.status().message())))
+          .ToStatus();
+    }
+    doc.CopyFrom(**y, doc.GetAllocator());
+  } else {
+    return ApiError::UnsupportedMediaType(
+               Cat("the body of the request was in an unknown format - "
+                   "accepted media types include: application/json, "
+                   "application/yaml"))
+        .ToStatus();
+  }
+  if (!doc.IsObject()) {
+    return ApiError::BadRequest(
+               "couldn't get version/kind; json parse error: the object is "
+               "not a JSON object")
+        .ToStatus();
+  }
+  return doc;
+}
+
+absl::StatusOr<api::ObjectBuilder> BuilderFromBody(const HttpRequest& req) {
+  auto doc = DecodeBody(req);
+  if (!doc.ok()) return doc.status();
+  api::ObjectBuilder b;
+  b.json().CopyFrom(*doc, b.allocator());
+  return b;
+}
+
+absl::StatusOr<ListOptions> ParseListOptions(const HttpRequest& req) {
+  ListOptions o;
+  if (req.HasQuery("labelSelector")) {
+    auto s = api::LabelSelector::Parse(ToAbsl(req.Query("labelSelector")));
+    if (!s.ok()) {
+      return ApiError::BadRequest(ToStd(s.status().message())).ToStatus();
+    }
+    o.label_selector = std::move(*s);
+  }
+  if (req.HasQuery("fieldSelector")) {
+    auto s = api::FieldSelector::Parse(ToAbsl(req.Query("fieldSelector")));
+    if (!s.ok()) {
+      return ApiError::BadRequest(ToStd(s.status().message())).ToStatus();
+    }
+    o.field_selector = std::move(*s);
+  }
+  o.resource_version = req.Query("resourceVersion");
+  o.resource_version_match = req.Query("resourceVersionMatch");
+  o.continue_token = req.Query("continue");
+  if (req.HasQuery("limit") && !req.Query("limit").empty()) {
+    int64_t limit = 0;
+    if (!absl::SimpleAtoi(req.Query("limit"), &limit)) {
+      return ApiError::BadRequest(
+                 Cat("invalid limit: ", Quote(req.Query("limit"))))
+          .ToStatus();
+    }
+    o.limit = std::max<int64_t>(0, limit);
+  }
+  // Read by watches; checked here for lists too, as kube-apiserver's
+  // parameter codec converts it for both.
+  if (req.HasQuery("timeoutSeconds") && !req.Query("timeoutSeconds").empty()) {
+    int64_t timeout = 0;
+    if (!absl::SimpleAtoi(req.Query("timeoutSeconds"), &timeout)) {
+      return ApiError::BadRequest(Cat("invalid timeoutSeconds: ",
+                                      Quote(req.Query("timeoutSeconds"))))
+          .ToStatus();
+    }
+  }
+  o.send_initial_events_set = req.HasQuery("sendInitialEvents");
+  return o;
+}
+
+bool DryRun(const HttpRequest& req) {
+  return req.HasQuery("dryRun") && !req.Query("dryRun").empty();
+}
+
+absl::StatusOr<DeleteOptions> ParseDeleteOptions(const HttpRequest& req) {
+  DeleteOptions o;
+  o.dry_run = DryRun(req);
+  if (!Trim(req.body).empty()) {
+    rapidjson::Document d;
+    absl::Status s = api::ParseJson(ToAbsl(req.body), &d);
+    if (!s.ok() || !d.IsObject()) {
+      return ApiError::BadRequest(
+                 Cat("couldn't get version/kind; json parse error: ",
+                     s.ok() ? "not an object"
+                            : std::string(ToStd(s.message()))))
+          .ToStatus();
+    }
+    auto p = d.FindMember("propagationPolicy");
+    if (p != d.MemberEnd() && p->value.IsString()) {
+      o.propagation_policy = p->value.GetString();
+    }
+    auto g = d.FindMember("gracePeriodSeconds");
+    if (g != d.MemberEnd() && g->value.IsInt64()) {
+      o.grace_period_seconds = g->value.GetInt64();
+    }
+    auto od = d.FindMember("orphanDependents");
+    if (od != d.MemberEnd() && od->value.IsBool()) {
+      o.orphan_dependents = od->value.GetBool();
+    }
+    auto pre = d.FindMember("preconditions");
+    if (pre != d.MemberEnd() && pre->value.IsObject()) {
+      auto u = pre->value.FindMember("uid");
+      if (u != pre->value.MemberEnd() && u->value.IsString()) {
+        o.precondition_uid = u->value.GetString();
+      }
+      auto rv = pre->value.FindMember("resourceVersion");
+      if (rv != pre->value.MemberEnd() && rv->value.IsString()) {
+        o.precondition_resource_version = rv->value.GetString();
+      }
+    }
+    auto dr = d.FindMember("dryRun");
+    if (dr != d.MemberEnd() && dr->value.IsArray() && !dr->value.Empty()) {
+      o.dry_run = true;
+    }
+  }
+  if (req.HasQuery("propagationPolicy")) {
+    o.propagation_policy = req.Query("propagationPolicy");
+  }
+  if (req.HasQuery("orphanDependents")) {
+    o.orphan_dependents = ParseBool(req.Query("orphanDependents"));
+  }
+  if (req.HasQuery("gracePeriodSeconds") &&
+      !req.Query("gracePeriodSeconds").empty()) {
+    int64_t g = 0;
+    // kube-apiserver refuses a value its parameter codec cannot convert.
+    if (!absl::SimpleAtoi(req.Query("gracePeriodSeconds"), &g)) {
+      return ApiError::BadRequest(Cat("invalid gracePeriodSeconds: ",
+                                      Quote(req.Query("gracePeriodSeconds"))))
+          .ToStatus();
+    }
+    o.grace_period_seconds = g;
+  }
+  return o;
+}
+
+std::string DeleteSuccessJson(const ResourceInfo& r, const api::Object& o) {
+  return Cat(
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":)",
+      Quote(o.name()), R"(,"group":)", Quote(r.group()), R"(,"kind":)",
+      Quote(r.resource()), R"(,"uid":)", Quote(o.uid()), "}}");
+}
+
+// What the client accepts for a resource response.
+struct Negotiated {
+  bool acceptable = true;
+  bool table = false;
+};
+
+Negotiated NegotiateResource(const HttpRequest& req, bool have_table) {
+  std::vector<MediaType> accept = ParseAccept(req.Header("accept"));
+  Negotiated n;
+  if (accept.empty()) return n;
+  for (const MediaType& m : accept) {
+    if (m.type == "application/json" && m.Param("as") == "Table" &&
+        m.Param("g") == "meta.k8s.io" &&
+        (m.Param("v") == "v1" || m.Param("v") == "v1beta1")) {
+      if (have_table) {
+        n.table = true;
+        return n;
+      }
+      continue;
+    }
+    if (IsJsonLike(m)) return n;
+  }
+  n.acceptable = false;
+  return n;
+}
+
+}  // namespace
+
+ApiHandler::ApiHandler(Registry* registry, HandlerOptions options)
+    : registry_(registry), options_(std::move(options)) {}
+
+void ApiHandler::Handle(const HttpRequest& req, HttpExchange* ex) {
+  const std::string& path = req.path;
+  VLOG(2) << "request method=" << req.method << " target=" << req.target;
+  bool is_health = path == "/healthz" || path == "/livez" ||
+                   path == "/readyz" || absl::StartsWith(path, "/healthz/") ||
+                   absl::StartsWith(path, "/livez/") ||
+                   absl::StartsWith(path, "/readyz/");
+  if (!options_.token.empty() && !is_health && path != "/version") {
+    std::string auth = req.Header("authorization");
+    if (auth != "Bearer " + options_.token) {
+      SendApiError(ex, ApiError::Unauthorized());
+      return;
+    }
+  }
+  if (is_health) {
+    HttpResponse r;
+    r.content_type = "text/plain; charset=utf-8";
+    if (req.HasQuery("verbose")) {
+      std::string name = path.substr(1, path.find('/', 1) - 1);
+      r.body =
+          Cat("[+]ping ok\n[+]log ok\n[+]etcd ok\n", name, " check passed\n");
+    } else {
+      r.body = "ok";
+    }
+    ex->Respond(std::move(r));
+    return;
+  }
+  if (path == "/version" || path == "/version/") {
+    SendJson(ex, 200, VersionJson(options_));
+    return;
+  }
+  if (path == "/openapi/v2" || path == "/swagger-2.0.0.pb-v1") {
+    HttpResponse r;
+    r.content_type = "application/octet-stream";
+    ex->Respond(std::move(r));
+    return;
+  }
+  if (options_.enable_fault_endpoint &&
+      (path == "/fault-injection" ||
+       absl::StartsWith(path, "/fault-injection/"))) {
+    HandleFaults(req, ex);
+    return;
+  }
+  std::vector<std::string> segs;
+  for (std::string& s : Split(path, '/')) {
+    if (!s.empty()) segs.push_back(std::move(s));
+  }
+  if (segs.empty() || (segs[0] != "api" && segs[0] != "apis")) {
+    SendApiError(ex, ApiError::PathNotFound());
+    return;
+  }
+  ResourceRegistry* resources = registry_->resources();
+  bool legacy = segs[0] == "api";
+  if (segs.size() == 1) {
+    if (req.method != "GET") {
+      SendApiError(ex, ApiError::MethodNotSupported({"", ""}, req.method));
+      return;
+    }
+    for (const MediaType& m : ParseAccept(req.Header("accept"))) {
+      if (m.type == "application/json" &&
+          m.Param("as") == "APIGroupDiscoveryList" &&
+          m.Param("g") == "apidiscovery.k8s.io" &&
+          (m.Param("v") == "v2" || m.Param("v") == "v2beta1")) {
+        HttpResponse r;
+        r.content_type =
+            Cat("application/json;g=apidiscovery.k8s.io;v=", m.Param("v"),
+                ";as=APIGroupDiscoveryList");
+        r.body = AggregatedDiscoveryJson(*resources, legacy, m.Param("v"));
+        r.headers.push_back({"Vary", "Accept"});
+        ex->Respond(std::move(r));
+        return;
+      }
+      if (IsJsonLike(m)) break;
+    }
+    std::string address =
+        options_.server_address ? options_.server_address() : "127.0.0.1:0";
+    SendJson(ex, 200,
+             legacy ? ApiVersionsJson(address) : ApiGroupListJson(*resources));
+    return;
+  }
+  size_t gv_len = legacy ? 2 : 3;
+  if (legacy && segs[1] != "v1") {
+    SendApiError(ex, ApiError::PathNotFound());
+    return;
+  }
+  if (!legacy && segs.size() == 2) {
+    auto doc = ApiGroupJson(*resources, segs[1]);
+    if (!doc.has_value()) {
+      SendApiError(ex, ApiError::PathNotFound());
+      return;
+    }
+    SendJson(ex, 200, *doc);
+    return;
+  }
+  if (segs.size() == gv_len) {
+    auto doc = ApiResourceListJson(*resources, legacy ? "" : segs[1],
+                                   legacy ? "v1" : segs[2]);
+    if (!doc.has_value()) {
+      SendApiError(ex, ApiError::PathNotFound());
+      return;
+    }
+    SendJson(ex, 200, *doc);
+    return;
+  }
+  HandleResource(req, ex);
+}
+
+void ApiHandler::HandleFaults(const HttpRequest& req, HttpExchange* ex) {
+  FaultInjector* faults = options_.faults;
+  if (req.path == "/fault-injection/compact" && req.method == "POST") {
+    registry_->storage()->Compact();
+    SendJson(ex, 200,
+             Cat(R"({"compactedResourceVersion":")",
+                 registry_->storage()->CurrentResourceVersion(), "\"}"));
+    return;
+  }
+  if (req.path == "/fault-injection/restart" && req.method == "POST") {
+    SendJson(ex, 200, R"({"restarted":true})");
+    if (options_.restart) options_.restart();
+    return;
+  }
+  if (req.path != "/fault-injection") {
+    SendApiError(ex, ApiError::PathNotFound());
+    return;
+  }
+  if (req.method == "GET") {
+    SendJson(ex, 200, faults->options().ToJson());
+    return;
+  }
+  if (req.method == "PUT" || req.method == "POST" || req.method == "PATCH") {
+    auto o = FaultOptions::FromJson(req.body, faults->options());
+    if (!o.ok()) {
+      SendApiError(ex, ApiError::BadRequest(ToStd(o.status().message())));
+      return;
+    }
+    faults->set_options(*o);
+    SendJson(ex, 200, o->ToJson());
+    return;
+  }
+  SendApiError(
+      ex, ApiError::MethodNotSupported({"", "fault-injection"}, req.method));
+}
+
+void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
+  // kube-apiserver reads JSON bodies (objects, DeleteOptions, patches) with
+  // Go's decoder, which reads every byte that is not valid UTF-8 as U+FFFD
+  // instead of failing: a ConfigMap value with a stray \xff is stored with
+  // U+FFFD, a name with one is refused by name validation (422). Do the
+  // same, once, for every JSON body; YAML bodies stay strict, as go-yaml's.
+  HttpRequest coerced;
+  const bool json_body =
+      absl::StrContains(ParseMediaType(raw.Header("content-type")).type,
+                        "json") ||
+      raw.Header("content-type").empty();
+  if (json_body && api::ReplaceInvalidUtf8(ToAbsl(raw.body), &coerced.body)) {
+    std::string body = std::move(coerced.body);
+    coerced = raw;
+    coerced.body = std::move(body);
+  }
+  const HttpRequest& req = coerced.method.empty() ? raw : coerced;
+  std::vector<std::string> segs;
+  for (std::string& s : Split(req.path, '/')) {
+    if (!s.empty()) segs.push_back(std::move(s));
+  }
+  bool legacy = segs[0] == "api";
+  std::string group = legacy ? "" : segs[1];
+  std::string version = legacy ? segs[1] : segs[2];
+  std::vector<std::string> rest(segs.begin() + (legacy ? 2 : 3), segs.end());
+  bool legacy_watch = false;
+  if (!rest.empty() && rest[0] == "watch") {
+    legacy_watch = true;
+    rest.erase(rest.begin());
+  }
+  std::string ns, resource, name, sub;
+  if (rest.size() >= 3 && rest[0] == "namespaces" &&
+      !(rest.size() == 3 && (rest[2] == "status" || rest[2] == "finalize"))) {
+    ns = rest[1];
+    resource = rest[2];
+    if (rest.size() > 3) name = rest[3];
+    if (rest.size() > 4) sub = rest[4];
+    if (rest.size() > 5) {
+      SendApiError(ex, ApiError::PathNotFound());
+      return;
+    }
+  } else if (!rest.empty()) {
+    resource = rest[0];
+    if (rest.size() > 1) name = rest[1];
+    if (rest.size() > 2) sub = rest[2];
+    if (rest.size() > 3) {
+      SendApiError(ex, ApiError::PathNotFound());
+      return;
+    }
+  }
+  ResourceInfoPtr rp = registry_->resources()->Lookup(group, version, resource);
+  if (rp == nullptr || (!rp->namespaced() && !ns.empty()) ||
+      (!sub.empty() && !rp->mapping.HasSubresource(sub))) {
+    SendApiError(ex, ApiError::PathNotFound());
+    return;
+  }
+  const ResourceInfo& r = *rp;
+  if (r.namespaced() && ns.empty() && !name.empty()) {
+    SendApiError(ex, ApiError::PathNotFound());
+    return;
+  }
+
+  // Fault injection applies to resource requests only.
+  FaultInjector* faults = options_.faults;
+  FaultOptions fo = faults->options();
+  // The client is gone or the server is stopping: nobody to answer.
+  const absl::Duration delay = faults->TakeDelay();
+  if (delay > absl::ZeroDuration() && !SleepUnlessCancelled(delay, ex)) return;
+  switch (faults->Roll()) {
+    case FaultInjector::Verdict::kError:
+      SendApiError(ex, ApiError::InternalError("injected fault"));
+      return;
+    case FaultInjector::Verdict::kThrottle:
+      SendApiError(ex, ApiError::TooManyRequests(
+                           "the server has received too many requests and "
+                           "has asked us to try again later",
+                           fo.retry_after_seconds));
+      return;
+    case FaultInjector::Verdict::kNone:
+      break;
+  }
+
+  Negotiated neg = NegotiateResource(req, options_.table_convertor != nullptr);
+  if (!neg.acceptable) {
+    SendApiError(ex, ApiError::NotAcceptable(
+                         "only the following media types are accepted: "
+                         "application/json, application/yaml"));
+    return;
+  }
+  TableRequest table_request;
+  std::string include = req.Query("includeObject");
+  if (include == "None") {
+    table_request.include_object = TableRequest::IncludeObject::kNone;
+  } else if (include == "Object") {
+    table_request.include_object = TableRequest::IncludeObject::kObject;
+  }
+  auto send_object = [&](int code, const api::ObjectPtr& o,
+                         const std::vector<std::string>& warnings = {}) {
+    HttpResponse res;
+    res.status = code;
+    // kube-apiserver's form: Warning: 299 - "unknown field \"spec.x\""
+    for (const std::string& w : warnings) {
+      res.headers.push_back({"Warning", Cat("299 - ", Quote(w))});
+    }
+    if (neg.table && sub.empty()) {
+      auto t = options_.table_convertor->ConvertToTable(r, {o}, table_request);
+      if (t.ok()) {
+        res.body = std::move(*t);
+        ex->Respond(std::move(res));
+        return;
+      }
+    }
+    res.body = o->ToJson();
+    ex->Respond(std::move(res));
+  };
+  auto forbid_verb = [&](const char* verb) {
+    SendApiError(ex, ApiError::MethodNotSupported(r.group_resource(), verb));
+  };
+
+  const std::string& method = req.method;
+  bool watch = legacy_watch || ParseBool(req.Query("watch"));
+  if (name.empty()) {
+    if (method == "GET") {
+      if (watch) {
+        if (!r.HasVerb("watch")) return forbid_verb("watch");
+        ServeWatch(r, ns, req, ex, neg.table);
+        return;
+      }
+      if (!r.HasVerb("list")) return forbid_verb("list");
+      auto lo = ParseListOptions(req);
+      if (!lo.ok()) return SendError(ex, lo.status());
+      auto l = registry_->List(r, ns, *lo);
+      if (!l.ok()) return SendError(ex, l.status());
+      if (neg.table) {
+        table_request.resource_version = l->resource_version;
+        table_request.continue_token = l->continue_token;
+        table_request.remaining_item_count = l->remaining_item_count;
+        auto t = options_.table_convertor->ConvertToTable(r, l->items,
+                                                          table_request);
+        if (t.ok()) return SendJson(ex, 200, *t);
+        LOG(WARNING) << "table conversion failed: " << t.status();
+      }
+      if (l->items.size() >= kStreamListItems) {
+        return StreamListJson(r, *l, ex);
+      }
+      return SendJson(ex, 200, ListJson(r, *l));
+    }
+    if (method == "POST") {
+      if (!r.HasVerb("create")) return forbid_verb("create");
+      auto b = BuilderFromBody(req);
+      if (!b.ok()) return SendError(ex, b.status());
+      WriteOptions wo;
+      wo.dry_run = DryRun(req);
+      wo.field_validation = req.Query("fieldValidation");
+      wo.field_manager = req.Query("fieldManager");
+      wo.user_agent = req.Header("user-agent");
+      auto w = registry_->Create(r, ns, std::move(*b), wo);
+      if (!w.ok()) return SendError(ex, w.status());
+      return send_object(201, w->object, w->warnings);
+    }
+    if (method == "DELETE") {
+      if (!r.HasVerb("deletecollection"))
+        return forbid_verb("deletecollection");
+      auto lo = ParseListOptions(req);
+      if (!lo.ok()) return SendError(ex, lo.status());
+      auto dopts = ParseDeleteOptions(req);
+      if (!dopts.ok()) return SendError(ex, dopts.status());
+      auto l = registry_->DeleteCollection(r, ns, *lo, *dopts);
+      if (!l.ok()) return SendError(ex, l.status());
+      return SendJson(ex, 200, ListJson(r, *l));
+    }
+    return SendApiError(
+        ex, ApiError::MethodNotSupported(r.group_resource(), method));
+  }
+
+  if (method == "GET") {
+    if (!r.HasVerb("get")) return forbid_verb("get");
+    if (sub == "scale") {
+      auto s = registry_->GetScale(r, ns, name);
+      if (!s.ok()) return SendError(ex, s.status());
+      return SendJson(ex, 200, (*s)->ToJson());
+    }
+    auto o = registry_->Get(r, ns, name);
+    if (!o.ok()) return SendError(ex, o.status());
+    return send_object(200, *o);
+  }
+  if (method == "PUT") {
+    if (!r.HasVerb("update")) return forbid_verb("update");
+    WriteOptions wo;
+    wo.dry_run = DryRun(req);
+    wo.field_validation = req.Query("fieldValidation");
+    wo.field_manager = req.Query("fieldManager");
+    wo.user_agent = req.Header("user-agent");
+    wo.subresource = sub;
+    if (sub == "scale") {
+      auto d = DecodeBody(req);
+      if (!d.ok()) return SendError(ex, d.status());
+      auto w = registry_->UpdateScale(r, ns, name, *d, wo);
+      if (!w.ok()) return SendError(ex, w.status());
+      return SendJson(ex, 200, w->object->ToJson());
+    }
+    auto b = BuilderFromBody(req);
+    if (!b.ok()) return SendError(ex, b.status());
+    auto w = registry_->Update(r, ns, name, std::move(*b), wo);
+    if (!w.ok()) return SendError(ex, w.status());
+    return send_object(w->created ? 201 : 200, w->object, w->warnings);
+  }
+  if (method == "PATCH") {
+    if (!r.HasVerb("patch")) return forbid_verb("patch");
+    if (sub == "finalize") {
+      return SendApiError(
+          ex, ApiError::MethodNotSupported(r.group_resource(), "patch"));
+    }
+    const std::optional<PatchType> type =
+        api::PatchTypeFromContentType(req.Header("content-type"));
+    if (!type.has_value()) {
+      // kube-apiserver's order: json, merge, strategic (built-ins), apply.
+      return SendApiError(
+          ex, ApiError::UnsupportedMediaType(
+                  api::UnsupportedPatchMediaTypeMessage(!r.custom)));
+    }
+    PatchOptions po;
+    po.dry_run = DryRun(req);
+    po.field_validation = req.Query("fieldValidation");
+    po.field_manager = req.Query("fieldManager");
+    po.user_agent = req.Header("user-agent");
+    po.subresource = sub;
+    if (req.HasQuery("force")) po.force = ParseBool(req.Query("force"));
+    auto w = registry_->Patch(r, ns, name, *type, req.body, po);
+    if (!w.ok()) return SendError(ex, w.status());
+    if (sub == "scale") return SendJson(ex, 200, w->object->ToJson());
+    return send_object(w->created ? 201 : 200, w->object, w->warnings);
+  }
+  if (method == "DELETE") {
+    if (!r.HasVerb("delete") || !sub.empty()) return forbid_verb("delete");
+    auto dopts = ParseDeleteOptions(req);
+    if (!dopts.ok()) return SendError(ex, dopts.status());
+    auto d = registry_->Delete(r, ns, name, *dopts);
+    if (!d.ok()) return SendError(ex, d.status());
+    if (d->removed && !r.return_deleted_object) {
+      return SendJson(ex, 200, DeleteSuccessJson(r, *d->object));
+    }
+    return SendJson(ex, 200, d->object->ToJson());
+  }
+  SendApiError(ex, ApiError::MethodNotSupported(r.group_resource(), method));
+}
+
+void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
+                            const HttpRequest& req, HttpExchange* ex,
+                            bool table) {
+  auto lo_or = ParseListOptions(req);
+  if (!lo_or.ok()) return SendError(ex, lo_or.status());
+  ListOptions lo = std::move(*lo_or);
+  absl::Status sel = Registry::ValidateSelectors(r, lo);
+  if (!sel.ok()) return SendError(ex, sel);
+  bool bookmarks = ParseBool(req.Query("allowWatchBookmarks"));
+  std::optional<bool> send_initial;
+  if (req.HasQuery("sendInitialEvents")) {
+    send_initial = ParseBool(req.Query("sendInitialEvents"));
+  }
+  const std::string& rv = lo.resource_version;
+  const std::string& match = lo.resource_version_match;
+  std::vector<api::FieldError> errors;
+  auto forbidden = [&](const char* field, const char* detail) {
+    api::FieldError e;
+    e.type = api::FieldError::Type::kForbidden;
+    e.field = field;
+    e.detail = detail;
+    errors.push_back(e);
+  };
+  if (send_initial.has_value()) {
+    if (match != "NotOlderThan") {
+      forbidden("resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to "
+                "NotOlderThan");
+    }
+    if (!bookmarks) {
+      forbidden("allowWatchBookmarks",
+                "sendInitialEvents requires setting allowWatchBookmarks to "
+                "true");
+    }
+  } else if (!match.empty()) {
+    forbidden("resourceVersionMatch",
+              "resourceVersionMatch is forbidden for watch unless "
+              "sendInitialEvents is provided");
+  }
+  if (!errors.empty()) {
+    return SendApiError(
+        ex, ApiError::Invalid({"meta.k8s.io", "ListOptions"}, "", errors));
+  }
+  int64_t requested_rv = 0;
+  if (!rv.empty() && !absl::SimpleAtoi(rv, &requested_rv)) {
+    return SendApiError(
+        ex, ApiError::BadRequest(Cat("invalid resource version: ", Quote(rv))));
+  }
+  const Clock* clock = options_.clock;
+  absl::Time start = clock->Now();
+  absl::Duration timeout;
+  int64_t timeout_seconds = 0;
+  if (req.HasQuery("timeoutSeconds") &&
+      absl::SimpleAtoi(req.Query("timeoutSeconds"), &timeout_seconds) &&
+      timeout_seconds > 0) {
+    timeout = absl::Seconds(timeout_seconds);
+  } else {
+    thread_local absl::BitGen gen;
+    timeout = options_.min_request_timeout *
+              (1.0 + absl::Uniform<double>(gen, 0.0, 1.0));
+  }
+  absl::Time end = start + timeout;
+  FaultOptions faults = options_.faults->options();
+  if (faults.watch_close_after > absl::ZeroDuration()) {
+    end = std::min(end, start + faults.watch_close_after);
+  }
+  Storage* storage = registry_->storage();
+  std::string collection = r.StorageKey();
+  bool initial = send_initial.value_or(rv.empty() || rv == "0");
+  bool selective = !lo.label_selector.Empty() || !lo.field_selector.Empty();
+  WatchFilter filter;
+  filter.ns = ns;
+  if (selective) {
+    filter.selects = [lo](const api::Object& o) {
+      return Registry::Matches(o, lo);
+    };
+  }
+  std::vector<api::ObjectPtr> initial_objects;
+  int64_t cursor = 0;
+  if (initial) {
+    Storage::ListOptions so;
+    so.ns = ns;
+    so.filter = filter.selects;
+    auto l = storage->List(collection, so);
+    if (!l.ok()) return SendError(ex, l.status());
+    initial_objects = std::move(l->items);
+    cursor = l->resource_version;
+  } else if (rv.empty() || rv == "0") {
+    cursor = storage->CurrentResourceVersion();
+  } else {
+    cursor = requested_rv;
+  }
+
+  if (!ex->StartStream(200, kJson, {})) return;
+  ++active_watches_;
+  int64_t sent = 0;
+  bool first_table = true;
+  std::string batch;
+  auto object_json = [&](const api::ObjectPtr& o) {
+    api::ObjectPtr v = Registry::AtVersion(o, r);
+    if (table) {
+      TableRequest tr;
+      tr.no_headers = !first_table;
+      std::string include = req.Query("includeObject");
+      if (include == "None") {
+        tr.include_object = TableRequest::IncludeObject::kNone;
+      } else if (include == "Object") {
+        tr.include_object = TableRequest::IncludeObject::kObject;
+      }
+      auto t = options_.table_convertor->ConvertToTable(r, {v}, tr);
+      if (t.ok()) {
+        first_table = false;
+        return *t;
+      }
+    }
+    return v->ToJson();
+  };
+  auto add_event = [&](const char* type, const api::ObjectPtr& o) {
+    CatAppend(&batch, R"({"type":")", type, R"(","object":)", object_json(o),
+              "}\n");
+    ++sent;
+  };
+  auto add_error = [&](const absl::Status& status) {
+    ApiError e = ApiError::FromStatus(status);
+    CatAppend(&batch, R"({"type":"ERROR","object":)", e.ToJson(), "}\n");
+  };
+  auto bookmark = [&](int64_t at, bool initial_end) {
+    CatAppend(&batch, R"({"type":"BOOKMARK","object":{"kind":")", r.kind(),
+              R"(","apiVersion":")", r.api_version(),
+              R"(","metadata":{"resourceVersion":")", at, "\"");
+    if (initial_end) {
+      batch += R"(,"annotations":{"k8s.io/initial-events-end":"true"})";
+    }
+    batch += "}}}\n";
+  };
+  auto flush = [&]() {
+    if (batch.empty()) return true;
+    bool ok = ex->WriteChunk(batch);
+    batch.clear();
+    return ok;
+  };
+  auto close_after_events = [&]() {
+    return faults.watch_close_after_events > 0 &&
+           sent >= faults.watch_close_after_events;
+  };
+  bool alive = true;
+  for (const api::ObjectPtr& o : initial_objects) {
+    add_event("ADDED", o);
+    if (batch.size() > (1 << 16) && !(alive = flush())) break;
+    if (close_after_events()) break;
+  }
+  initial_objects.clear();
+  if (alive && send_initial.value_or(false) && !close_after_events()) {
+    bookmark(cursor, true);
+  }
+  alive = alive && flush();
+  // Registered only now, so that what was written while the initial state
+  // went out comes from the history rather than filling the queue.
+  std::unique_ptr<CacheWatcher> watcher;
+  if (alive && !close_after_events()) {
+    auto w = storage->Watch(collection, cursor, filter);
+    if (w.ok()) {
+      watcher = std::move(*w);
+    } else {
+      add_error(w.status());
+      flush();
+    }
+  }
+  absl::Time next_bookmark = start + options_.bookmark_interval;
+  while (watcher != nullptr && !close_after_events()) {
+    // Outside every lock: this may cost a system call.
+    if (ex->Cancelled()) break;
+    absl::Time now = clock->Now();
+    if (now >= end) {
+      if (bookmarks) {
+        bookmark(cursor, false);
+        flush();
+      }
+      break;
+    }
+    // Wake at least every 5 s to notice a client that went away.
+    absl::Time deadline = std::min(end, now + absl::Seconds(5));
+    if (bookmarks) deadline = std::min(deadline, next_bookmark);
+    CacheWatcher::Batch b = watcher->Next(deadline, 1000);
+    cursor = b.resource_version;
+    for (const WatchEvent& e : b.events) {
+      add_event(EventTypeName(e.type), e.object);
+      if (close_after_events()) break;
+      // Chunks of about 64 KiB at most, as for the initial state.
+      if (batch.size() > (1 << 16) && !(alive = flush())) break;
+    }
+    if (!alive) break;
+    if (b.terminated) {
+      LOG(WARNING) << "watch terminated, too slow to keep up resource="
+                   << collection << " ns=" << ns << " rv=" << cursor
+                   << " expired=" << !b.error.ok();
+      if (!b.error.ok()) add_error(b.error);
+      flush();
+      break;
+    }
+    if (!flush()) break;
+    now = clock->Now();
+    // At the deadline the loop's head sends the last bookmark.
+    if (bookmarks && now >= next_bookmark && now < end) {
+      bookmark(cursor, false);
+      if (!flush()) break;
+      next_bookmark = now + options_.bookmark_interval;
+    }
+  }
+  watcher.reset();
+  ex->EndStream();
+  --active_watches_;
+}
+
+}  // namespace apiserver
+}  // namespace kcr
