@@ -1,6 +1,6 @@
 #include "apiserver/printer_table_convertor.h"
 
-#include "api/patch/json_util.h"
+#include "api/json/json_util.h"
 #include "apiserver/str_util.h"
 #include "rapidjson/document.h"
 

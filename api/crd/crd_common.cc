@@ -5,7 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "api/patch/json_util.h"
+#include "api/json/json_util.h"
 
 namespace kcr {
 namespace api {

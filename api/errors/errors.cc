@@ -4,7 +4,7 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_join.h"
-#include "api/patch/json_util.h"
+#include "api/json/json_util.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 

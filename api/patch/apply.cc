@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
-#include "api/crd/yaml_to_json.h"
-#include "api/patch/json_util.h"
+#include "api/json/json_util.h"
+#include "api/json/yaml_to_json.h"
 #include "api/patch/strategic_merge_patch.h"
 
 namespace kcr {

@@ -21,7 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "api/patch/json_util.h"
+#include "api/json/json_util.h"
 #include "rapidjson/document.h"
 
 namespace kcr {

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "api/patch/json_util.h"
+#include "api/json/json_util.h"
 
 namespace kcr {
 namespace api {

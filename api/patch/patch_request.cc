@@ -6,8 +6,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/json/json_util.h"
 #include "api/patch/json_patch.h"
-#include "api/patch/json_util.h"
 #include "api/patch/merge_patch.h"
 #include "api/patch/strategic_merge_patch.h"
 

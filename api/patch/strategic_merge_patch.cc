@@ -6,7 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "api/patch/json_util.h"
+#include "api/json/json_util.h"
 
 namespace kcr {
 namespace api {

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
-#include "api/patch/json_util.h"
+#include "api/json/json_util.h"
 #include "re2/re2.h"
 
 namespace kcr {

@@ -7,7 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "api/errors/errors.h"
-#include "api/patch/json_util.h"
+#include "api/json/json_util.h"
 #include "rapidjson/document.h"
 
 namespace kcr::client {

@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/errors/errors.h"
+#include "api/json/json_util.h"
 #include "api/json_limits.h"
-#include "api/patch/json_util.h"
 #include "rapidjson/document.h"
 
 namespace kcr::client {

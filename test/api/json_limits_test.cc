@@ -8,11 +8,11 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "api/crd/yaml_to_json.h"
+#include "api/json/json_util.h"
+#include "api/json/yaml_to_json.h"
 #include "api/object.h"
 #include "api/patch/apply.h"
 #include "api/patch/json_patch.h"
-#include "api/patch/json_util.h"
 #include "api/patch/merge_patch.h"
 #include "api/patch/patch_request.h"
 #include "api/patch/patch_schema.h"

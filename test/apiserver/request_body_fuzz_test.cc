@@ -26,7 +26,7 @@
 #include <utility>
 
 #include "absl/strings/string_view.h"
-#include "api/patch/json_util.h"
+#include "api/json/json_util.h"
 #include "api/schema/structural_schema.h"
 #include "apiserver/faults.h"
 #include "apiserver/handler.h"

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "api/patch/json_util.h"
+#include "api/json/json_util.h"
 #include "apiserver/table.h"
 #include "rapidjson/document.h"
 #include "test/fuzz/server_stack.h"

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "api/patch/json_util.h"
+#include "api/json/json_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "api/json/json_util.h"
 #include "api/jsonpath/jsonpath.h"
-#include "api/patch/json_util.h"
 #include "rapidjson/document.h"
 #include "test/fuzz/server_stack.h"
 

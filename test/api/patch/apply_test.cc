@@ -5,7 +5,7 @@
 #include "absl/time/time.h"
 #include "api/patch/patch_schema.h"
 #include "gtest/gtest.h"
-#include "test/api/patch/json_test_util.h"
+#include "test/api/json/json_test_util.h"
 
 namespace kcr {
 namespace api {

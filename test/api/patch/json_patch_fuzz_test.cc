@@ -8,8 +8,8 @@
 #include <set>
 #include <vector>
 
+#include "api/json/json_util.h"
 #include "api/patch/json_patch.h"
-#include "api/patch/json_util.h"
 #include "api/patch/merge_patch.h"
 #include "rapidjson/document.h"
 #include "test/fuzz/server_stack.h"

@@ -4,7 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "test/api/patch/json_test_util.h"
+#include "test/api/json/json_test_util.h"
 
 namespace kcr {
 namespace api {

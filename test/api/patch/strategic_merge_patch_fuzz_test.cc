@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "api/json/json_util.h"
 #include "api/patch/apply.h"
-#include "api/patch/json_util.h"
 #include "api/patch/patch_schema.h"
 #include "api/patch/strategic_merge_patch.h"
 #include "rapidjson/document.h"

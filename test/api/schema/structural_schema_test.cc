@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "api/patch/json_util.h"
+#include "api/json/json_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"

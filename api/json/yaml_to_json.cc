@@ -1,4 +1,4 @@
-#include "api/crd/yaml_to_json.h"
+#include "api/json/yaml_to_json.h"
 
 #include <cmath>
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "api/patch/json_util.h"
+#include "api/json/json_util.h"
 #include "yaml-cpp/depthguard.h"
 #include "yaml-cpp/eventhandler.h"
 #include "yaml-cpp/parser.h"

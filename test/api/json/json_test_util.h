@@ -1,10 +1,10 @@
 // Test helpers: parse JSON text in one line and compare JSON values.
-#ifndef KCR_TEST_API_PATCH_JSON_TEST_UTIL_H_
-#define KCR_TEST_API_PATCH_JSON_TEST_UTIL_H_
+#ifndef KCR_TEST_API_JSON_JSON_TEST_UTIL_H_
+#define KCR_TEST_API_JSON_JSON_TEST_UTIL_H_
 
 #include <string>
 
-#include "api/patch/json_util.h"
+#include "api/json/json_util.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
 
@@ -47,4 +47,4 @@ inline void DeepArray(int depth, rapidjson::Document* doc) {
 }  // namespace api
 }  // namespace kcr
 
-#endif  // KCR_TEST_API_PATCH_JSON_TEST_UTIL_H_
+#endif  // KCR_TEST_API_JSON_JSON_TEST_UTIL_H_

@@ -1,9 +1,9 @@
-#include "api/crd/yaml_to_json.h"
+#include "api/json/yaml_to_json.h"
 
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "api/patch/json_util.h"
+#include "api/json/json_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -8,8 +8,8 @@
 // iterative parser and refuses values nested deeper than kMaxJsonDepth
 // (api/json_limits.h, the limit every JSON reader shares) before calling
 // any recursive RapidJSON routine.
-#ifndef KCR_API_PATCH_JSON_UTIL_H_
-#define KCR_API_PATCH_JSON_UTIL_H_
+#ifndef KCR_API_JSON_JSON_UTIL_H_
+#define KCR_API_JSON_JSON_UTIL_H_
 
 #include <string>
 
@@ -66,4 +66,4 @@ bool JsonDeepEqual(const rapidjson::Value& a, const rapidjson::Value& b);
 }  // namespace api
 }  // namespace kcr
 
-#endif  // KCR_API_PATCH_JSON_UTIL_H_
+#endif  // KCR_API_JSON_JSON_UTIL_H_

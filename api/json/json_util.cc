@@ -1,4 +1,4 @@
-#include "api/patch/json_util.h"
+#include "api/json/json_util.h"
 
 #include <utility>
 #include <vector>

@@ -4,8 +4,8 @@
 // go-yaml knows) booleans, `null`/`~`/empty null; quoted scalars and
 // explicitly tagged `!!str` scalars stay strings. Used to load CRDs, samples
 // and other manifests.
-#ifndef KCR_API_CRD_YAML_TO_JSON_H_
-#define KCR_API_CRD_YAML_TO_JSON_H_
+#ifndef KCR_API_JSON_YAML_TO_JSON_H_
+#define KCR_API_JSON_YAML_TO_JSON_H_
 
 #include <memory>
 #include <vector>
@@ -37,4 +37,4 @@ absl::StatusOr<std::unique_ptr<rapidjson::Document>> YamlToJson(
 }  // namespace api
 }  // namespace kcr
 
-#endif  // KCR_API_CRD_YAML_TO_JSON_H_
+#endif  // KCR_API_JSON_YAML_TO_JSON_H_

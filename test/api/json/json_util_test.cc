@@ -1,11 +1,11 @@
-#include "api/patch/json_util.h"
+#include "api/json/json_util.h"
 
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "test/api/patch/json_test_util.h"
+#include "test/api/json/json_test_util.h"
 
 namespace kcr {
 namespace api {
