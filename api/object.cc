@@ -16,6 +16,7 @@
 #include "rapidjson/reader.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
@@ -206,15 +207,12 @@ const char* WellKnown(std::string_view s) {
   return it == set.end() ? nullptr : it->data();
 }
 
-// Debian's abseil has its own string_view type; convert at the boundary.
-absl::string_view A(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
+std::string Quote(std::string_view key) {
+  return absl::CHexEscape(ToAbsl(key));
 }
 
-std::string Quote(std::string_view key) { return absl::CHexEscape(A(key)); }
-
 absl::Status Invalid(std::string_view what) {
-  return absl::InvalidArgumentError(A(what));
+  return absl::InvalidArgumentError(ToAbsl(what));
 }
 
 // Where Validate found a problem: the position of each step from the root
@@ -1063,7 +1061,7 @@ int64_t Object::generation() const {
 
 std::string Object::Key() const {
   if (namespace_().empty()) return std::string(name());
-  return absl::StrCat(A(namespace_()), "/", A(name()));
+  return absl::StrCat(ToAbsl(namespace_()), "/", ToAbsl(name()));
 }
 
 std::vector<OwnerReferenceView> Object::owner_references() const {

@@ -4,6 +4,7 @@
 
 #include "api/patch/patch_request.h"
 #include "apiserver/api_error.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace apiserver {
@@ -27,9 +28,7 @@ absl::Status RecordWriteManagedFields(
     std::string_view subresource, absl::Time now) {
   absl::Status s = api::RecordWriteManager(
       old_object, object, allocator, PatchSchemaFor(resource),
-      absl::string_view(field_manager.data(), field_manager.size()),
-      absl::string_view(user_agent.data(), user_agent.size()),
-      absl::string_view(subresource.data(), subresource.size()),
+      ToAbsl(field_manager), ToAbsl(user_agent), ToAbsl(subresource),
       FieldScopeFor(resource, subresource), now);
   if (s.ok()) return s;
   ApiError e;

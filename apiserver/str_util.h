@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "absl/strings/string_view.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace apiserver {
@@ -30,14 +31,6 @@ void Append(std::string* out, T v) {
 }
 
 }  // namespace str_internal
-
-// Conversions between the two string_view types.
-inline absl::string_view ToAbsl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
-inline std::string_view ToStd(absl::string_view s) {
-  return std::string_view(s.data(), s.size());
-}
 
 template <typename... Args>
 std::string Cat(const Args&... args) {

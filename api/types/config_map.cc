@@ -2,6 +2,7 @@
 
 #include "absl/strings/escaping.h"
 #include "api/types/field.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
@@ -81,7 +82,7 @@ ConfigMapBuilder& ConfigMapBuilder::SetAllData(
 ConfigMapBuilder& ConfigMapBuilder::SetBinaryData(std::string_view key,
                                                   std::string_view value) {
   std::string encoded;
-  absl::Base64Escape(absl::string_view(value.data(), value.size()), &encoded);
+  absl::Base64Escape(ToAbsl(value), &encoded);
   (void)builder_.SetString("/binaryData/" + Escape(key), encoded);
   return *this;
 }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
@@ -67,7 +68,7 @@ size_t IndexByName(const rapidjson::Value* list, std::string_view name) {
 
 absl::Status CheckStringMap(const rapidjson::Value* map,
                             std::string_view path) {
-  const absl::string_view p(path.data(), path.size());
+  const absl::string_view p = ToAbsl(path);
   if (map == nullptr || map->IsNull()) return absl::OkStatus();
   if (!map->IsObject()) {
     return absl::InvalidArgumentError(absl::StrCat(p, " is not an object"));

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "api/types/field.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
@@ -100,11 +101,6 @@ rapidjson::Value StrList(const std::vector<std::string>& list,
   return out;
 }
 
-// Debian's abseil has its own string_view type; convert at the boundary.
-absl::string_view A(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
-
 bool OneOf(std::string_view v, absl::Span<const std::string_view> set) {
   for (std::string_view s : set) {
     if (v == s) return true;
@@ -196,10 +192,10 @@ PodBuilder& PodBuilder::SetContainer(const PodContainer& c) {
 
 PodBuilder& PodBuilder::SetRestartPolicy(std::string_view policy) {
   if (!OneOf(policy, {"Always", "OnFailure", "Never"})) {
-    Fail(absl::InvalidArgumentError(
-        absl::StrCat("spec.restartPolicy: Unsupported value: \"", A(policy),
-                     "\": supported values: \"Always\", \"OnFailure\", "
-                     "\"Never\"")));
+    Fail(absl::InvalidArgumentError(absl::StrCat(
+        "spec.restartPolicy: Unsupported value: \"", ToAbsl(policy),
+        "\": supported values: \"Always\", \"OnFailure\", "
+        "\"Never\"")));
     return *this;
   }
   (void)builder_.SetString("/spec/restartPolicy", policy);
@@ -213,8 +209,8 @@ PodBuilder& PodBuilder::SetNodeName(std::string_view node) {
 
 PodBuilder& PodBuilder::SetPhase(std::string_view phase) {
   if (!OneOf(phase, {"Pending", "Running", "Succeeded", "Failed", "Unknown"})) {
-    Fail(absl::InvalidArgumentError(
-        absl::StrCat("status.phase: Unsupported value: \"", A(phase), "\"")));
+    Fail(absl::InvalidArgumentError(absl::StrCat(
+        "status.phase: Unsupported value: \"", ToAbsl(phase), "\"")));
     return *this;
   }
   (void)builder_.SetString("/status/phase", phase);
@@ -243,8 +239,8 @@ PodBuilder& PodBuilder::SetContainerStatus(const ContainerStatus& status) {
   }
   if (!status.state.empty() && !OneOf(status.state, kContainerStates)) {
     Fail(absl::InvalidArgumentError(
-        absl::StrCat("status.containerStatuses[", A(status.name),
-                     "].state: unknown state \"", A(status.state), "\"")));
+        absl::StrCat("status.containerStatuses[", ToAbsl(status.name),
+                     "].state: unknown state \"", ToAbsl(status.state), "\"")));
     return *this;
   }
   auto& a = builder_.allocator();

@@ -3,6 +3,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "api/types/field.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
@@ -20,10 +21,6 @@ std::string PointerToken(std::string_view key) {
     }
   }
   return out;
-}
-
-absl::string_view A(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
 }
 
 // Decoded length of standard base64 text, without decoding it.
@@ -61,25 +58,25 @@ absl::StatusOr<std::string> SecretView::Decoded(std::string_view key) const {
   std::optional<std::string_view> b64 = data().Get(key);
   if (!b64.has_value()) {
     return absl::NotFoundError(
-        absl::StrCat("no data key ", absl::CHexEscape(A(key))));
+        absl::StrCat("no data key ", absl::CHexEscape(ToAbsl(key))));
   }
   std::string out;
-  if (!absl::Base64Unescape(A(*b64), &out)) {
+  if (!absl::Base64Unescape(ToAbsl(*b64), &out)) {
     // The message names the key only, never the value.
     return absl::InvalidArgumentError(absl::StrCat(
-        "data.", absl::CHexEscape(A(key)), " is not valid base64"));
+        "data.", absl::CHexEscape(ToAbsl(key)), " is not valid base64"));
   }
   return out;
 }
 
 std::string SecretView::DebugString() const {
   std::string out =
-      absl::StrCat("Secret ", A(object().Key()),
-                   " type=", absl::CHexEscape(A(type())), " data={");
+      absl::StrCat("Secret ", ToAbsl(object().Key()),
+                   " type=", absl::CHexEscape(ToAbsl(type())), " data={");
   bool first = true;
   for (const auto& [key, value] : data()) {
-    absl::StrAppend(&out, first ? "" : ", ", absl::CHexEscape(A(key)), ": ",
-                    DecodedSize(value), " bytes");
+    absl::StrAppend(&out, first ? "" : ", ", absl::CHexEscape(ToAbsl(key)),
+                    ": ", DecodedSize(value), " bytes");
     first = false;
   }
   out += "}";
@@ -105,7 +102,7 @@ SecretBuilder& SecretBuilder::SetType(std::string_view type) {
 SecretBuilder& SecretBuilder::SetData(std::string_view key,
                                       std::string_view value) {
   std::string encoded;
-  absl::Base64Escape(A(value), &encoded);
+  absl::Base64Escape(ToAbsl(value), &encoded);
   return SetEncodedData(key, encoded);
 }
 

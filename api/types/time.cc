@@ -1,6 +1,7 @@
 #include "api/types/time.h"
 
 #include "absl/strings/str_cat.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
@@ -16,7 +17,7 @@ std::string FormatRfc3339Micro(absl::Time t) {
 absl::StatusOr<absl::Time> ParseTime(std::string_view text) {
   absl::Time t;
   std::string error;
-  const absl::string_view input(text.data(), text.size());
+  const absl::string_view input = ToAbsl(text);
   if (!absl::ParseTime(absl::RFC3339_full, input, &t, &error)) {
     return absl::InvalidArgumentError(
         absl::StrCat("invalid RFC 3339 time \"", input, "\": ", error));

@@ -1,6 +1,7 @@
 #include "api/types/view.h"
 
 #include "absl/strings/str_cat.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
@@ -10,8 +11,7 @@ absl::Status TypedView::Check(const ObjectPtr& object, std::string_view kind) {
   if (!object->kind().empty() && object->kind() != kind) {
     const std::string_view got = object->kind();
     return absl::InvalidArgumentError(
-        absl::StrCat("kind is ", absl::string_view(got.data(), got.size()),
-                     ", not ", absl::string_view(kind.data(), kind.size())));
+        absl::StrCat("kind is ", ToAbsl(got), ", not ", ToAbsl(kind)));
   }
   return absl::OkStatus();
 }

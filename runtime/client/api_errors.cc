@@ -9,6 +9,7 @@
 #include "api/errors/errors.h"
 #include "api/json/json_util.h"
 #include "rapidjson/document.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr::client {
 namespace {
@@ -19,8 +20,7 @@ std::optional<api::StatusError> ParseStatusBody(std::string_view body) {
   rapidjson::Document doc;
   // Iterative and depth-bounded: a hostile error body is not a Status, never
   // a stack overflow.
-  if (!api::ParseJson(absl::string_view(body.data(), body.size()), &doc).ok() ||
-      !doc.IsObject()) {
+  if (!api::ParseJson(ToAbsl(body), &doc).ok() || !doc.IsObject()) {
     return std::nullopt;
   }
   auto kind = doc.FindMember("kind");
@@ -42,8 +42,7 @@ absl::Status StatusFromResponse(int http_code, std::string_view body,
   } else {
     e.code = http_code;
     e.reason = std::string(api::ReasonForHttpCode(http_code));
-    absl::string_view text =
-        absl::StripAsciiWhitespace(absl::string_view(body.data(), body.size()));
+    absl::string_view text = absl::StripAsciiWhitespace(ToAbsl(body));
     if (text.size() > 256) text = text.substr(0, 256);
     e.message =
         text.empty()
@@ -59,8 +58,7 @@ absl::Status StatusFromResponse(int http_code, std::string_view body,
   }
   if (!e.retry_after_seconds.has_value() && !retry_after.empty()) {
     int seconds = 0;
-    if (absl::SimpleAtoi(absl::StripAsciiWhitespace(absl::string_view(
-                             retry_after.data(), retry_after.size())),
+    if (absl::SimpleAtoi(absl::StripAsciiWhitespace(ToAbsl(retry_after)),
                          &seconds) &&
         seconds > 0) {
       e.retry_after_seconds = seconds;

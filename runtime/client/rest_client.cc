@@ -28,6 +28,7 @@
 #include "rapidjson/writer.h"
 #include "runtime/base/mutex.h"
 #include "runtime/base/status_macros.h"
+#include "runtime/base/string_view.h"
 #include "runtime/base/token_bucket.h"
 #include "runtime/client/api_errors.h"
 #include "runtime/client/exec_credential.h"
@@ -42,10 +43,6 @@ using http::client::http_client;
 using http::client::http_client_config;
 
 using Query = std::vector<std::pair<std::string, std::string>>;
-
-absl::string_view AbslView(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
 
 // Percent-encodes a query component (everything but RFC 3986 unreserved).
 std::string EscapeQuery(std::string_view s) {
@@ -949,7 +946,7 @@ absl::StatusOr<std::string> CppRestClient::NamespaceFor(
     if (object != nullptr && !object->ns().empty() &&
         object->ns() != resource.namespace_) {
       return absl::InvalidArgumentError(
-          absl::StrCat("the namespace of the object (", AbslView(object->ns()),
+          absl::StrCat("the namespace of the object (", ToAbsl(object->ns()),
                        ") does not match the namespace of the request (",
                        resource.namespace_, ")"));
     }
@@ -967,7 +964,7 @@ absl::StatusOr<api::ObjectPtr> CppRestClient::Get(const Context& ctx,
   RequestSpec spec{http::methods::GET};
   KCR_ASSIGN_OR_RETURN(
       spec.path,
-      api::ItemPath(resource.gvr, resource.namespaced, ns, AbslView(name)));
+      api::ItemPath(resource.gvr, resource.namespaced, ns, ToAbsl(name)));
   if (!options.resource_version.empty()) {
     spec.query.emplace_back("resourceVersion", options.resource_version);
   }
@@ -1048,7 +1045,7 @@ absl::StatusOr<api::ObjectPtr> CppRestClient::Put(
   RequestSpec spec{http::methods::PUT};
   KCR_ASSIGN_OR_RETURN(
       spec.path, api::ItemPath(resource.gvr, resource.namespaced, ns,
-                               AbslView(object.name()), AbslView(subresource)));
+                               ToAbsl(object.name()), ToAbsl(subresource)));
   if (options.dry_run) spec.query.emplace_back("dryRun", "All");
   if (!options.field_manager.empty())
     spec.query.emplace_back("fieldManager", options.field_manager);
@@ -1084,7 +1081,7 @@ absl::StatusOr<api::ObjectPtr> CppRestClient::Patch(
   RequestSpec spec{http::methods::PATCH};
   KCR_ASSIGN_OR_RETURN(spec.path,
                        api::ItemPath(resource.gvr, resource.namespaced, ns,
-                                     AbslView(name), AbslView(subresource)));
+                                     ToAbsl(name), ToAbsl(subresource)));
   if (options.dry_run) spec.query.emplace_back("dryRun", "All");
   if (!options.field_manager.empty())
     spec.query.emplace_back("fieldManager", options.field_manager);
@@ -1101,7 +1098,7 @@ absl::Status CppRestClient::Delete(const Context& ctx, const Resource& resource,
   RequestSpec spec{http::methods::DEL};
   KCR_ASSIGN_OR_RETURN(
       spec.path,
-      api::ItemPath(resource.gvr, resource.namespaced, ns, AbslView(name)));
+      api::ItemPath(resource.gvr, resource.namespaced, ns, ToAbsl(name)));
   spec.body = DeleteOptionsJson(options);
   spec.content_type = "application/json";
   spec.idempotent = true;

@@ -20,6 +20,7 @@
 #include "api/types/owner_reference.h"
 #include "api/types/pod.h"
 #include "api/types/secret.h"
+#include "runtime/base/string_view.h"
 #include "test/fuzz/server_stack.h"
 
 namespace {
@@ -109,9 +110,7 @@ void CheckOffset(const absl::Status& status, size_t size) {
   std::string_view digits = message.substr(at + 8);
   digits = digits.substr(0, digits.find_first_not_of("0123456789"));
   size_t offset = 0;
-  Check(!digits.empty() &&
-        absl::SimpleAtoi(absl::string_view(digits.data(), digits.size()),
-                         &offset));
+  Check(!digits.empty() && absl::SimpleAtoi(kcr::ToAbsl(digits), &offset));
   Check(offset <= size);
 }
 

@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr::client::testing {
 
@@ -139,9 +140,8 @@ void ResponseWriter::StartChunks(int code) {
 
 bool ResponseWriter::WriteChunk(std::string_view data) {
   if (data.empty()) return true;
-  return conn_->Write(absl::StrCat(absl::Hex(data.size()), "\r\n",
-                                   absl::string_view(data.data(), data.size()),
-                                   "\r\n"));
+  return conn_->Write(
+      absl::StrCat(absl::Hex(data.size()), "\r\n", ToAbsl(data), "\r\n"));
 }
 
 void ResponseWriter::EndChunks() { conn_->Write("0\r\n\r\n"); }
