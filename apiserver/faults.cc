@@ -20,7 +20,7 @@ std::string FaultOptions::ToJson() const {
 absl::StatusOr<FaultOptions> FaultOptions::FromJson(const std::string& json,
                                                     const FaultOptions& base) {
   rapidjson::Document d;
-  absl::Status s = api::ParseJson(json, &d);
+  absl::Status s = json::ParseJson(json, &d);
   if (!s.ok()) return s;
   if (!d.IsObject()) return absl::InvalidArgumentError("not a JSON object");
   FaultOptions o = base;

@@ -213,7 +213,7 @@ absl::StatusOr<rapidjson::Document> DecodeBody(const HttpRequest& req) {
   MediaType ct = ParseMediaType(req.Header("content-type"));
   rapidjson::Document doc;
   if (ct.type.empty() || ct.type == "application/json" || ct.type == "*/*") {
-    absl::Status s = api::ParseJson(ToAbsl(req.body), &doc);
+    absl::Status s = json::ParseJson(req.body, &doc);
     if (!s.ok()) {
       return ApiError::BadRequest(
                  Cat("couldn't get version/kind; json parse error: ",
@@ -233,10 +233,10 @@ absl::StatusOr<rapidjson::Document> DecodeBody(const HttpRequest& req) {
       }
       return ApiError::BadRequest(ToStd(json.status().message())).ToStatus();
     }
-    absl::Status s = api::ParseJson(*json, &doc);
+    absl::Status s = json::ParseJson(*json, &doc);
     if (!s.ok()) return ApiError::BadRequest(ToStd(s.message())).ToStatus();
   } else if (ct.type == "application/yaml") {
-    auto y = api::YamlToJson(ToAbsl(req.body));
+    auto y = json::YamlToJson(req.body);
     if (!y.ok()) {
       return ApiError::BadRequest(
                  Cat("couldn't get version/kind; yaml parse error: ",
@@ -319,7 +319,7 @@ absl::StatusOr<DeleteOptions> ParseDeleteOptions(const HttpRequest& req) {
   o.dry_run = DryRun(req);
   if (!Trim(req.body).empty()) {
     rapidjson::Document d;
-    absl::Status s = api::ParseJson(ToAbsl(req.body), &d);
+    absl::Status s = json::ParseJson(req.body, &d);
     if (!s.ok() || !d.IsObject()) {
       return ApiError::BadRequest(
                  Cat("couldn't get version/kind; json parse error: ",
@@ -567,7 +567,7 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
       absl::StrContains(ParseMediaType(raw.Header("content-type")).type,
                         "json") ||
       raw.Header("content-type").empty();
-  if (json_body && api::ReplaceInvalidUtf8(ToAbsl(raw.body), &coerced.body)) {
+  if (json_body && json::ReplaceInvalidUtf8(raw.body, &coerced.body)) {
     std::string body = std::move(coerced.body);
     coerced = raw;
     coerced.body = std::move(body);

@@ -24,7 +24,7 @@ absl::StatusOr<TablePrinter> PrinterTableConvertor::PrinterFor(
   if (resource.custom) {
     rapidjson::Document columns;
     if (!resource.printer_columns_json.empty()) {
-      absl::Status s = api::ParseJson(resource.printer_columns_json, &columns);
+      absl::Status s = json::ParseJson(resource.printer_columns_json, &columns);
       if (!s.ok()) return s;
     }
     printer =

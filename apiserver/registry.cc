@@ -220,7 +220,7 @@ bool EqualMember(const Value& a, const Value& b, const char* key) {
   const Value* x = Member(a, key);
   const Value* y = Member(b, key);
   if (x == nullptr || y == nullptr) return x == y;
-  return api::JsonDeepEqual(*x, *y);
+  return json::JsonDeepEqual(*x, *y);
 }
 
 // Whether two managedFields lists differ at most in their entries' `time`.
@@ -235,7 +235,7 @@ bool SameManagedFieldsButTimes(const Value& a, const Value& b) {
       if (std::string_view(m.name.GetString()) == "time") continue;
       ++counted;
       const Value* other = Member(y, m.name.GetString());
-      if (other == nullptr || !api::JsonDeepEqual(m.value, *other))
+      if (other == nullptr || !json::JsonDeepEqual(m.value, *other))
         return false;
     }
     const size_t y_count = y.MemberCount() - (Member(y, "time") != nullptr);
@@ -280,7 +280,7 @@ bool GenerationChanged(GenerationPolicy policy, bool has_status,
         std::string_view k(m.name.GetString(), m.name.GetStringLength());
         if (ignored(k)) continue;
         const Value* o = Member(old, m.name.GetString());
-        if (o == nullptr || !api::JsonDeepEqual(*o, m.value)) return true;
+        if (o == nullptr || !json::JsonDeepEqual(*o, m.value)) return true;
       }
       return false;
     }
@@ -507,10 +507,10 @@ absl::Status PatchError(std::string_view message) {
 
 absl::Status ParseBody(std::string_view text, rapidjson::Document* doc,
                        bool allow_yaml) {
-  absl::Status s = api::ParseJson(ToAbsl(text), doc);
+  absl::Status s = json::ParseJson(text, doc);
   if (s.ok()) return s;
   if (allow_yaml) {
-    auto y = api::YamlToJson(ToAbsl(text));
+    auto y = json::YamlToJson(text);
     if (y.ok()) {
       doc->CopyFrom(**y, doc->GetAllocator());
       return absl::OkStatus();
@@ -579,7 +579,7 @@ absl::Status Registry::DecodeContinue(std::string_view token, int64_t* rv,
     return bad("illegal base64 data");
   }
   rapidjson::Document d;
-  if (!api::ParseJson(json, &d).ok() || !d.IsObject()) {
+  if (!json::ParseJson(json, &d).ok() || !d.IsObject()) {
     return bad("continue key is not valid JSON");
   }
   const Value* v = Member(d, "v");
@@ -1155,7 +1155,7 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(
   }
   // An update that changes nothing is not written (no new resourceVersion).
   out.SetResourceVersion(current->resource_version());
-  if (api::JsonDeepEqual(out.json(), cur)) {
+  if (json::JsonDeepEqual(out.json(), cur)) {
     return Mutation::Keep();
   }
   // Nor is one that changes nothing but the managers' timestamps
@@ -1168,7 +1168,7 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(
       SameManagedFieldsButTimes(*old_fields, *new_fields)) {
     Value fresh(*new_fields, out.allocator());
     (void)out.Set("/metadata/managedFields", *old_fields);
-    if (api::JsonDeepEqual(out.json(), cur)) return Mutation::Keep();
+    if (json::JsonDeepEqual(out.json(), cur)) return Mutation::Keep();
     (void)out.Set("/metadata/managedFields", fresh);
   }
   if (current->being_deleted() && Finalizers(out).empty() &&

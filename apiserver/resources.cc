@@ -106,7 +106,7 @@ api::FieldError InvalidValue(std::string field, std::string value,
 
 std::string Quoted(const std::string& s) {
   rapidjson::Value v(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-  auto text = api::JsonToString(v);
+  auto text = json::JsonToString(v);
   return text.ok() ? *text : "\"" + s + "\"";
 }
 
@@ -397,7 +397,7 @@ absl::StatusOr<std::vector<ResourceInfo>> ResourceRegistry::FromCRD(
     }
     const rapidjson::Value* columns = Member(v, "additionalPrinterColumns");
     if (columns != nullptr && columns->IsArray()) {
-      auto text = api::JsonToString(*columns);
+      auto text = json::JsonToString(*columns);
       if (text.ok()) r.printer_columns_json = *text;
     }
     auto served = Member(v, "served");

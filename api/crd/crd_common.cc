@@ -47,7 +47,7 @@ std::string RawJson::StringMember(absl::string_view key) const {
 
 bool operator==(const RawJson& a, const RawJson& b) {
   if (a.empty() != b.empty()) return false;
-  return a.empty() || JsonDeepEqual(a.value(), b.value());
+  return a.empty() || json::JsonDeepEqual(a.value(), b.value());
 }
 
 namespace internal {
@@ -338,7 +338,7 @@ void WriteRaw(rapidjson::Value* obj, const char* key, const RawJson& v,
 std::string Quote(absl::string_view s) {
   rapidjson::Value v(rapidjson::StringRef(
       s.data(), static_cast<rapidjson::SizeType>(s.size())));
-  absl::StatusOr<std::string> out = JsonToString(v);
+  absl::StatusOr<std::string> out = json::JsonToString(v);
   return out.ok() ? *out : absl::StrCat("\"", s, "\"");
 }
 

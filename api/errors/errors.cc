@@ -93,7 +93,8 @@ void WriteString(rapidjson::Writer<rapidjson::StringBuffer>& w, const char* key,
   // apiVersion), which need not be UTF-8; Go's encoder writes U+FFFD for
   // such bytes, and so must this, for the Status to stay JSON.
   std::string valid;
-  const std::string& text = ReplaceInvalidUtf8(value, &valid) ? valid : value;
+  const std::string& text =
+      json::ReplaceInvalidUtf8(value, &valid) ? valid : value;
   w.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
 }
 

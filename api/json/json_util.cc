@@ -11,7 +11,7 @@
 #include "rapidjson/writer.h"
 
 namespace kcr {
-namespace api {
+namespace json {
 
 int JsonDepth(const rapidjson::Value& value, int limit) {
   int deepest = 0;
@@ -95,7 +95,7 @@ class DepthLimitedHandler {
 
 }  // namespace
 
-absl::Status ParseJson(absl::string_view text, rapidjson::Document* doc,
+absl::Status ParseJson(std::string_view text, rapidjson::Document* doc,
                        int max_depth) {
   constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |
                               rapidjson::kParseValidateEncodingFlag |
@@ -129,7 +129,7 @@ namespace {
 
 // The length of the valid UTF-8 sequence at the start of `s` (non-empty),
 // or 0 when its first byte does not start one.
-size_t Utf8SequenceLength(absl::string_view s) {
+size_t Utf8SequenceLength(std::string_view s) {
   const auto byte = [&s](size_t i) { return static_cast<unsigned char>(s[i]); };
   const unsigned char b0 = byte(0);
   if (b0 < 0x80) return 1;
@@ -157,7 +157,7 @@ size_t Utf8SequenceLength(absl::string_view s) {
 
 }  // namespace
 
-size_t ValidUtf8Prefix(absl::string_view text) {
+size_t ValidUtf8Prefix(std::string_view text) {
   size_t i = 0;
   while (i < text.size()) {
     const size_t n = Utf8SequenceLength(text.substr(i));
@@ -167,7 +167,7 @@ size_t ValidUtf8Prefix(absl::string_view text) {
   return i;
 }
 
-bool ReplaceInvalidUtf8(absl::string_view text, std::string* out) {
+bool ReplaceInvalidUtf8(std::string_view text, std::string* out) {
   size_t i = ValidUtf8Prefix(text);
   if (i == text.size()) return false;
   out->assign(text.data(), i);
@@ -185,9 +185,9 @@ bool ReplaceInvalidUtf8(absl::string_view text, std::string* out) {
 }
 
 absl::StatusOr<std::string> JsonToString(const rapidjson::Value& value) {
-  if (JsonDepth(value) > kMaxJsonDepth) {
+  if (JsonDepth(value) > api::kMaxJsonDepth) {
     return absl::InvalidArgumentError(
-        absl::StrCat("JSON nests deeper than ", kMaxJsonDepth, " levels"));
+        absl::StrCat("JSON nests deeper than ", api::kMaxJsonDepth, " levels"));
   }
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
@@ -260,5 +260,5 @@ bool JsonDeepEqual(const rapidjson::Value& a, const rapidjson::Value& b) {
   return true;
 }
 
-}  // namespace api
+}  // namespace json
 }  // namespace kcr

@@ -1,10 +1,11 @@
-// JSON helpers shared by the patch algorithms: parsing that cannot overflow
-// the stack, a nesting-depth bound, and deep equality with JSON's notion of
+// JSON helpers shared by the schema, the CRD types, the patch algorithms,
+// the REST client and the API server: parsing that cannot overflow the
+// stack, a nesting-depth bound, and deep equality with JSON's notion of
 // equal numbers.
 //
 // RapidJSON's recursive parser, Value::Accept (serialisation), CopyFrom and
 // operator== all recurse once per nesting level, so a hostile 100000-deep
-// "[[[[" would overflow the stack. Everything in api/patch parses with the
+// "[[[[" would overflow the stack. Every JSON reader of kcr parses with the
 // iterative parser and refuses values nested deeper than kMaxJsonDepth
 // (api/json_limits.h, the limit every JSON reader shares) before calling
 // any recursive RapidJSON routine.
@@ -12,20 +13,20 @@
 #define KCR_API_JSON_JSON_UTIL_H_
 
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "api/json_limits.h"
 #include "rapidjson/document.h"
 
 namespace kcr {
-namespace api {
+namespace json {
 
 // Nesting depth of `value`: 0 for a scalar, 1 for [] or {}, 2 for [[]], ...
 // Iterative: safe on any input. Stops counting once `limit` is exceeded and
 // then returns limit + 1.
-int JsonDepth(const rapidjson::Value& value, int limit = kMaxJsonDepth);
+int JsonDepth(const rapidjson::Value& value, int limit = api::kMaxJsonDepth);
 
 // Parses one JSON document (RFC 8259; UTF-8 validated; trailing
 // non-whitespace is an error) into `*doc` with the iterative parser, which
@@ -38,8 +39,8 @@ int JsonDepth(const rapidjson::Value& value, int limit = kMaxJsonDepth);
 // levels down, a watch event's object one). InvalidArgument names the byte
 // offset and RapidJSON's reason, or says the document nests deeper than
 // `max_depth`.
-absl::Status ParseJson(absl::string_view text, rapidjson::Document* doc,
-                       int max_depth = kMaxJsonDepth);
+absl::Status ParseJson(std::string_view text, rapidjson::Document* doc,
+                       int max_depth = api::kMaxJsonDepth);
 
 // Go's encoding/json (and so kube-apiserver) does not refuse a string that
 // is not valid UTF-8: it reads every byte outside a valid sequence as
@@ -48,11 +49,11 @@ absl::Status ParseJson(absl::string_view text, rapidjson::Document* doc,
 // false and leaves `*out` alone, so valid text is never copied. Valid
 // means Go's utf8.DecodeRune: shortest form, no surrogates, at most
 // U+10FFFF.
-bool ReplaceInvalidUtf8(absl::string_view text, std::string* out);
+bool ReplaceInvalidUtf8(std::string_view text, std::string* out);
 
 // The length of the longest prefix of `text` that is valid UTF-8 (as
 // above): text.size() when all of it is.
-size_t ValidUtf8Prefix(absl::string_view text);
+size_t ValidUtf8Prefix(std::string_view text);
 
 // Compact JSON text of `value`. InvalidArgument when it nests deeper than
 // kMaxJsonDepth or holds a number JSON cannot represent (NaN, infinity).
@@ -63,7 +64,7 @@ absl::StatusOr<std::string> JsonToString(const rapidjson::Value& value);
 // Iterative: safe on any input.
 bool JsonDeepEqual(const rapidjson::Value& a, const rapidjson::Value& b);
 
-}  // namespace api
+}  // namespace json
 }  // namespace kcr
 
 #endif  // KCR_API_JSON_JSON_UTIL_H_

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "api/json/json_util.h"
 #include "yaml-cpp/depthguard.h"
 #include "yaml-cpp/eventhandler.h"
@@ -17,7 +18,7 @@
 #include "yaml-cpp/yaml.h"
 
 namespace kcr {
-namespace api {
+namespace json {
 namespace {
 
 constexpr char kStrTag[] = "tag:yaml.org,2002:str";
@@ -76,12 +77,12 @@ bool LooksLikeFloat(const std::string& s) {
 // whole subtree, so without a bound a short document of aliases of aliases
 // expands exponentially; a document without aliases never holds more
 // values than bytes.
-size_t ValueBudget(absl::string_view yaml) { return yaml.size() + 10000; }
+size_t ValueBudget(std::string_view yaml) { return yaml.size() + 10000; }
 
 // The first character YAML does not allow in a stream (its c-printable
 // set, which go-yaml enforces: "control characters are not allowed"), as a
 // byte offset, or npos. `yaml` is valid UTF-8.
-size_t FirstNonPrintable(absl::string_view yaml) {
+size_t FirstNonPrintable(std::string_view yaml) {
   for (size_t i = 0; i < yaml.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(yaml[i]);
     if (c < 0x20) {
@@ -99,7 +100,7 @@ size_t FirstNonPrintable(absl::string_view yaml) {
       return i;  // U+FFFE, U+FFFF
     }
   }
-  return absl::string_view::npos;
+  return std::string_view::npos;
 }
 
 // Walks the stream's documents without building them, to find the one
@@ -238,9 +239,9 @@ absl::Status Convert(const YAML::Node& node, rapidjson::Value* out,
     case YAML::NodeType::Map:
       break;
   }
-  if (depth >= kMaxJsonDepth) {
+  if (depth >= api::kMaxJsonDepth) {
     return Refuse(
-        absl::StrCat("YAML nests deeper than ", kMaxJsonDepth, " levels"),
+        absl::StrCat("YAML nests deeper than ", api::kMaxJsonDepth, " levels"),
         node);
   }
   absl::Status status;
@@ -267,14 +268,14 @@ absl::Status Convert(const YAML::Node& node, rapidjson::Value* out,
 }  // namespace
 
 absl::StatusOr<std::vector<std::unique_ptr<rapidjson::Document>>>
-YamlToJsonDocuments(absl::string_view yaml) {
+YamlToJsonDocuments(std::string_view yaml) {
   std::vector<std::unique_ptr<rapidjson::Document>> out;
   if (const size_t valid = ValidUtf8Prefix(yaml); valid != yaml.size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("YAML is not valid UTF-8 at offset ", valid));
   }
   if (const size_t bad = FirstNonPrintable(yaml);
-      bad != absl::string_view::npos) {
+      bad != std::string_view::npos) {
     return absl::InvalidArgumentError(
         absl::StrCat("YAML holds a control character at offset ", bad,
                      "; control characters are not allowed"));
@@ -304,7 +305,7 @@ YamlToJsonDocuments(absl::string_view yaml) {
     // yaml-cpp's parser recurses per level and stops itself (about 500
     // levels) with a message that does not say why.
     return absl::InvalidArgumentError(absl::StrCat(
-        "YAML nests deeper than ", kMaxJsonDepth, " levels at line ",
+        "YAML nests deeper than ", api::kMaxJsonDepth, " levels at line ",
         e.mark.line + 1, ", column ", e.mark.column + 1));
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(
@@ -318,7 +319,7 @@ YamlToJsonDocuments(absl::string_view yaml) {
 }
 
 absl::StatusOr<std::unique_ptr<rapidjson::Document>> YamlToJson(
-    absl::string_view yaml) {
+    std::string_view yaml) {
   auto docs = YamlToJsonDocuments(yaml);
   if (!docs.ok()) return docs.status();
   if (docs->size() != 1) {
@@ -328,5 +329,5 @@ absl::StatusOr<std::unique_ptr<rapidjson::Document>> YamlToJson(
   return std::move(docs->front());
 }
 
-}  // namespace api
+}  // namespace json
 }  // namespace kcr

@@ -8,15 +8,15 @@
 #define KCR_API_JSON_YAML_TO_JSON_H_
 
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "api/json_limits.h"
 #include "rapidjson/document.h"
 
 namespace kcr {
-namespace api {
+namespace json {
 
 // Converts every document of a (possibly multi-document, "---"-separated)
 // YAML stream; empty documents are skipped. InvalidArgument with the line
@@ -28,13 +28,13 @@ namespace api {
 // values than it has bytes plus 10,000 (a "billion laughs" document: a few
 // hundred bytes that name the same anchor over and over).
 absl::StatusOr<std::vector<std::unique_ptr<rapidjson::Document>>>
-YamlToJsonDocuments(absl::string_view yaml);
+YamlToJsonDocuments(std::string_view yaml);
 
 // As above, for a stream that must hold exactly one document.
 absl::StatusOr<std::unique_ptr<rapidjson::Document>> YamlToJson(
-    absl::string_view yaml);
+    std::string_view yaml);
 
-}  // namespace api
+}  // namespace json
 }  // namespace kcr
 
 #endif  // KCR_API_JSON_YAML_TO_JSON_H_

@@ -13,6 +13,7 @@
 #include "api/json/json_util.h"
 #include "api/json/yaml_to_json.h"
 #include "api/patch/strategic_merge_patch.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
@@ -28,7 +29,7 @@ absl::string_view View(const Value& v) {
 }
 
 std::string Compact(const Value& v) {
-  absl::StatusOr<std::string> s = JsonToString(v);
+  absl::StatusOr<std::string> s = json::JsonToString(v);
   return s.ok() ? *s : std::string("null");
 }
 
@@ -245,7 +246,7 @@ void CompareNodes(const Node* o, const Node* n, Node* modified, Node* added,
     if (o == nullptr || !o->member) {
       added->member = true;
     } else if (!n->item && o->value != nullptr && n->value != nullptr &&
-               !JsonDeepEqual(*o->value, *n->value)) {
+               !json::JsonDeepEqual(*o->value, *n->value)) {
       modified->member = true;
     }
   }
@@ -449,7 +450,7 @@ std::string PathString(const Path& path) {
         break;
       case 'k': {
         rapidjson::Document key;
-        if (!ParseJson(body, &key).ok() || !key.IsObject()) {
+        if (!json::ParseJson(ToStd(body), &key).ok() || !key.IsObject()) {
           absl::StrAppend(&s, "[", body, "]");
           break;
         }
@@ -486,18 +487,18 @@ int FindItem(const Value& list, absl::string_view e) {
     return (body.empty() || i >= list.Size()) ? -1 : static_cast<int>(i);
   }
   rapidjson::Document want;
-  if (!ParseJson(body, &want).ok()) return -1;
+  if (!json::ParseJson(ToStd(body), &want).ok()) return -1;
   for (rapidjson::SizeType i = 0; i < list.Size(); ++i) {
     const Value& item = list[i];
     if (e[0] == 'v') {
-      if (JsonDeepEqual(item, want)) return static_cast<int>(i);
+      if (json::JsonDeepEqual(item, want)) return static_cast<int>(i);
       continue;
     }
     if (e[0] != 'k' || !want.IsObject() || !item.IsObject()) continue;
     bool match = true;
     for (const auto& m : want.GetObject()) {
       const Value* v = Member(item, View(m.name));
-      if (v == nullptr || !JsonDeepEqual(*v, m.value)) {
+      if (v == nullptr || !json::JsonDeepEqual(*v, m.value)) {
         match = false;
         break;
       }
@@ -548,7 +549,7 @@ bool RemoveAt(Value& root, const Path& path) {
 }
 
 absl::Status CheckDepth(const Value& v, absl::string_view what) {
-  if (JsonDepth(v) > kMaxJsonDepth) {
+  if (json::JsonDepth(v) > kMaxJsonDepth) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, " nests deeper than ", kMaxJsonDepth, " levels"));
   }
@@ -603,11 +604,11 @@ absl::StatusOr<rapidjson::Document> ParseApplyConfiguration(
   const absl::string_view trimmed = absl::StripLeadingAsciiWhitespace(body);
   rapidjson::Document doc;
   if (absl::StartsWith(trimmed, "{")) {
-    absl::Status s = ParseJson(body, &doc);
+    absl::Status s = json::ParseJson(ToStd(body), &doc);
     if (!s.ok()) return s;
   } else {
     absl::StatusOr<std::unique_ptr<rapidjson::Document>> yaml =
-        YamlToJson(body);
+        json::YamlToJson(ToStd(body));
     if (!yaml.ok()) return yaml.status();
     doc.Swap(**yaml);  // swaps the allocators too
   }

@@ -6,6 +6,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
@@ -197,7 +198,7 @@ class Applier {
     if (name == "test") {
       const rapidjson::Value* target = Resolve(*path);
       if (target == nullptr) return NotFound();
-      if (!JsonDeepEqual(*target, *value)) {
+      if (!json::JsonDeepEqual(*target, *value)) {
         return absl::InvalidArgumentError("test failed: value differs");
       }
       return absl::OkStatus();
@@ -215,7 +216,7 @@ class Applier {
   absl::Status CheckDepth(size_t tokens, const rapidjson::Value& v) const {
     const int limit = options_.max_depth;
     if (tokens > static_cast<size_t>(limit) ||
-        JsonDepth(v, limit) > limit - static_cast<int>(tokens)) {
+        json::JsonDepth(v, limit) > limit - static_cast<int>(tokens)) {
       return absl::InvalidArgumentError(
           absl::StrCat("result would nest deeper than ", limit, " levels"));
     }
@@ -422,11 +423,11 @@ absl::Status ApplyJsonPatch(const rapidjson::Value& patch,
 absl::StatusOr<rapidjson::Document> ApplyJsonPatch(
     const rapidjson::Value& target, const rapidjson::Value& patch,
     const JsonPatchOptions& options) {
-  if (JsonDepth(target, options.max_depth) > options.max_depth) {
+  if (json::JsonDepth(target, options.max_depth) > options.max_depth) {
     return absl::InvalidArgumentError(absl::StrCat(
         "target nests deeper than ", options.max_depth, " levels"));
   }
-  if (JsonDepth(patch, options.max_depth) > options.max_depth) {
+  if (json::JsonDepth(patch, options.max_depth) > options.max_depth) {
     return absl::InvalidArgumentError(absl::StrCat(
         "JSON patch nests deeper than ", options.max_depth, " levels"));
   }
@@ -444,11 +445,13 @@ absl::StatusOr<std::string> ApplyJsonPatch(absl::string_view target_json,
                                            absl::string_view patch_json,
                                            const JsonPatchOptions& options) {
   rapidjson::Document target, patch;
-  if (absl::Status s = ParseJson(target_json, &target, options.max_depth);
+  if (absl::Status s =
+          json::ParseJson(ToStd(target_json), &target, options.max_depth);
       !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("target: ", s.message()));
   }
-  if (absl::Status s = ParseJson(patch_json, &patch, options.max_depth);
+  if (absl::Status s =
+          json::ParseJson(ToStd(patch_json), &patch, options.max_depth);
       !s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("JSON patch: ", s.message()));
@@ -456,7 +459,7 @@ absl::StatusOr<std::string> ApplyJsonPatch(absl::string_view target_json,
   absl::StatusOr<rapidjson::Document> result =
       ApplyJsonPatch(target, patch, options);
   if (!result.ok()) return result.status();
-  return JsonToString(*result);
+  return json::JsonToString(*result);
 }
 
 }  // namespace api

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/json/json_util.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
@@ -12,7 +13,7 @@ namespace {
 using Allocator = rapidjson::Value::AllocatorType;
 
 absl::Status CheckDepth(const rapidjson::Value& v, absl::string_view what) {
-  if (JsonDepth(v) > kMaxJsonDepth) {
+  if (json::JsonDepth(v) > kMaxJsonDepth) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, " nests deeper than ", kMaxJsonDepth, " levels"));
   }
@@ -48,7 +49,7 @@ void MergeInto(rapidjson::Value& target, const rapidjson::Value& patch,
 bool Diff(const rapidjson::Value& original, const rapidjson::Value& modified,
           rapidjson::Value* patch, Allocator& allocator) {
   if (!original.IsObject() || !modified.IsObject()) {
-    if (JsonDeepEqual(original, modified)) return false;
+    if (json::JsonDeepEqual(original, modified)) return false;
     patch->CopyFrom(modified, allocator);
     return true;
   }
@@ -75,10 +76,10 @@ bool Diff(const rapidjson::Value& original, const rapidjson::Value& modified,
 absl::Status ParseBoth(absl::string_view a_json, absl::string_view a_name,
                        absl::string_view b_json, absl::string_view b_name,
                        rapidjson::Document* a, rapidjson::Document* b) {
-  if (absl::Status s = ParseJson(a_json, a); !s.ok()) {
+  if (absl::Status s = json::ParseJson(ToStd(a_json), a); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(a_name, ": ", s.message()));
   }
-  if (absl::Status s = ParseJson(b_json, b); !s.ok()) {
+  if (absl::Status s = json::ParseJson(ToStd(b_json), b); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(b_name, ": ", s.message()));
   }
   return absl::OkStatus();
@@ -113,7 +114,7 @@ absl::StatusOr<std::string> ApplyMergePatch(absl::string_view target_json,
   if (!parsed.ok()) return parsed;
   absl::StatusOr<rapidjson::Document> result = ApplyMergePatch(target, patch);
   if (!result.ok()) return result.status();
-  return JsonToString(*result);
+  return json::JsonToString(*result);
 }
 
 absl::Status CreateMergePatch(const rapidjson::Value& original,
@@ -153,7 +154,7 @@ absl::StatusOr<std::string> CreateMergePatch(absl::string_view original_json,
   absl::StatusOr<rapidjson::Document> patch =
       CreateMergePatch(original, modified);
   if (!patch.ok()) return patch.status();
-  return JsonToString(*patch);
+  return json::JsonToString(*patch);
 }
 
 }  // namespace api

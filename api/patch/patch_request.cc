@@ -10,6 +10,7 @@
 #include "api/patch/json_patch.h"
 #include "api/patch/merge_patch.h"
 #include "api/patch/strategic_merge_patch.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
@@ -129,7 +130,7 @@ PatchResult ApplyPatchRequest(const PatchRequest& request) {
     return Fail(400, "BadRequest", "the object to patch does not exist");
   }
   rapidjson::Document patch;
-  if (absl::Status s = ParseJson(request.body, &patch); !s.ok()) {
+  if (absl::Status s = json::ParseJson(ToStd(request.body), &patch); !s.ok()) {
     return Fail(400, "BadRequest",
                 absl::StrCat("error decoding patch: ", s.message()));
   }

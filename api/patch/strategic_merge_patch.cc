@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "api/json/json_util.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
@@ -60,7 +61,7 @@ const Value* FindKey(const Value& element, absl::string_view key) {
 int IndexOf(const std::vector<const Value*>& list, const Value* id) {
   if (id == nullptr) return -1;
   for (size_t i = 0; i < list.size(); ++i) {
-    if (list[i] != nullptr && JsonDeepEqual(*list[i], *id)) {
+    if (list[i] != nullptr && json::JsonDeepEqual(*list[i], *id)) {
       return static_cast<int>(i);
     }
   }
@@ -310,7 +311,7 @@ class Merger {
     for (auto e = list.Begin(); e != list.End();) {
       bool drop = false;
       for (const Value& r : remove.GetArray()) {
-        if (JsonDeepEqual(*e, r)) {
+        if (json::JsonDeepEqual(*e, r)) {
           drop = true;
           break;
         }
@@ -368,8 +369,9 @@ class Merger {
         }
         for (auto it = orig.Begin(); it != orig.End();) {
           const Value* other = FindKey(*it, key);
-          it = (other != nullptr && JsonDeepEqual(*other, *id)) ? orig.Erase(it)
-                                                                : it + 1;
+          it = (other != nullptr && json::JsonDeepEqual(*other, *id))
+                   ? orig.Erase(it)
+                   : it + 1;
         }
       } else if (type == "replace") {
         replace = true;
@@ -405,7 +407,7 @@ class Merger {
       int found = -1;
       for (rapidjson::SizeType i = 0; i < orig.Size(); ++i) {
         const Value* id = FindKey(orig[i], key);
-        if (id != nullptr && JsonDeepEqual(*id, *patch_ids[p])) {
+        if (id != nullptr && json::JsonDeepEqual(*id, *patch_ids[p])) {
           found = static_cast<int>(i);
           break;
         }
@@ -487,7 +489,8 @@ class Merger {
                      "key \"",
                      key, "\"");
         }
-        while (at < order_ids.size() && !JsonDeepEqual(*order_ids[at], *id))
+        while (at < order_ids.size() &&
+               !json::JsonDeepEqual(*order_ids[at], *id))
           ++at;
         if (at == order_ids.size()) {
           return Bad(*path,
@@ -536,7 +539,7 @@ class Merger {
 };
 
 absl::Status CheckDepth(const Value& v, absl::string_view what) {
-  if (JsonDepth(v) > kMaxJsonDepth) {
+  if (json::JsonDepth(v) > kMaxJsonDepth) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, " nests deeper than ", kMaxJsonDepth, " levels"));
   }
@@ -592,17 +595,17 @@ absl::StatusOr<std::string> ApplyStrategicMergePatch(
     absl::string_view target_json, absl::string_view patch_json,
     const PatchSchema& schema) {
   rapidjson::Document target, patch;
-  if (absl::Status s = ParseJson(target_json, &target); !s.ok()) {
+  if (absl::Status s = json::ParseJson(ToStd(target_json), &target); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("target: ", s.message()));
   }
-  if (absl::Status s = ParseJson(patch_json, &patch); !s.ok()) {
+  if (absl::Status s = json::ParseJson(ToStd(patch_json), &patch); !s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("strategic merge patch: ", s.message()));
   }
   absl::StatusOr<rapidjson::Document> result =
       ApplyStrategicMergePatch(target, patch, schema);
   if (!result.ok()) return result.status();
-  return JsonToString(*result);
+  return json::JsonToString(*result);
 }
 
 }  // namespace api

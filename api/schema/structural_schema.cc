@@ -73,10 +73,10 @@ std::string Shown(const rapidjson::Value& v) {
       --n;
     }
     rapidjson::Value cut(v.GetString(), n);
-    absl::StatusOr<std::string> s = JsonToString(cut);
+    absl::StatusOr<std::string> s = json::JsonToString(cut);
     return s.ok() ? absl::StrCat(*s, "...") : "\"\"";
   }
-  absl::StatusOr<std::string> s = JsonToString(v);
+  absl::StatusOr<std::string> s = json::JsonToString(v);
   return s.ok() ? *s : "\"\"";
 }
 
@@ -374,7 +374,7 @@ std::string InBody(const std::string& path) {
 }
 
 std::string Render(const rapidjson::Value& v) {
-  absl::StatusOr<std::string> s = JsonToString(v);
+  absl::StatusOr<std::string> s = json::JsonToString(v);
   return s.ok() ? *s : "<unprintable>";
 }
 
@@ -484,7 +484,7 @@ void Check(const Node& n, const rapidjson::Value& v, const std::string& path,
   if (n.enum_values) {
     bool found = false;
     for (const auto& e : n.enum_values->GetArray()) {
-      if (JsonDeepEqual(e, v)) {
+      if (json::JsonDeepEqual(e, v)) {
         found = true;
         break;
       }

@@ -20,7 +20,7 @@ std::optional<api::StatusError> ParseStatusBody(std::string_view body) {
   rapidjson::Document doc;
   // Iterative and depth-bounded: a hostile error body is not a Status, never
   // a stack overflow.
-  if (!api::ParseJson(ToAbsl(body), &doc).ok() || !doc.IsObject()) {
+  if (!json::ParseJson(body, &doc).ok() || !doc.IsObject()) {
     return std::nullopt;
   }
   auto kind = doc.FindMember("kind");

@@ -193,7 +193,7 @@ absl::StatusOr<ObjectList> ParseList(const std::string& body,
   rapidjson::Document doc;
   // Iterative and depth-bounded: a hostile list nested a million deep is an
   // error here, not a stack overflow. Items sit two levels down.
-  if (absl::Status s = api::ParseJson(body, &doc, api::kMaxJsonDepth + 2);
+  if (absl::Status s = json::ParseJson(body, &doc, api::kMaxJsonDepth + 2);
       !s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("list response is not valid JSON: ", s.message()));

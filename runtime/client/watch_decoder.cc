@@ -7,7 +7,6 @@
 #include "api/json/json_util.h"
 #include "api/json_limits.h"
 #include "rapidjson/document.h"
-#include "runtime/base/string_view.h"
 
 namespace kcr::client {
 namespace {
@@ -144,8 +143,7 @@ absl::Status WatchDecoder::Decode(std::string_view text,
   const int64_t index = events_decoded_ + 1;
   rapidjson::Document doc;
   // The event's object sits one level down.
-  if (absl::Status s =
-          api::ParseJson(ToAbsl(text), &doc, api::kMaxJsonDepth + 1);
+  if (absl::Status s = json::ParseJson(text, &doc, api::kMaxJsonDepth + 1);
       !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "watch stream: event ", index, " is not valid JSON: ", s.message()));

@@ -68,20 +68,20 @@ TEST(JsonLimitsTest, ObjectAndRapidJsonRoutinesAtTheLimit) {
     EXPECT_EQ((*object)->ToJson(), text);
     EXPECT_TRUE((*object)->ToBuilder().Build().ok());
     rapidjson::Document doc;
-    ASSERT_TRUE(ParseJson(text, &doc).ok());
-    EXPECT_EQ(JsonDepth(doc), kMaxJsonDepth);
+    ASSERT_TRUE(json::ParseJson(text, &doc).ok());
+    EXPECT_EQ(json::JsonDepth(doc), kMaxJsonDepth);
     rapidjson::Document copy;
     copy.CopyFrom(doc, copy.GetAllocator());
     EXPECT_TRUE(copy == doc);
-    EXPECT_TRUE(JsonDeepEqual(copy, doc));
-    EXPECT_TRUE(JsonToString(copy).ok());
+    EXPECT_TRUE(json::JsonDeepEqual(copy, doc));
+    EXPECT_TRUE(json::JsonToString(copy).ok());
   });
 }
 
 TEST(JsonLimitsTest, PatchAlgorithmsAtTheLimit) {
   rapidjson::Document live, patch;
-  ASSERT_TRUE(ParseJson(ObjectOfDepth(kMaxJsonDepth), &live).ok());
-  ASSERT_TRUE(ParseJson(PatchOfDepth(kMaxJsonDepth), &patch).ok());
+  ASSERT_TRUE(json::ParseJson(ObjectOfDepth(kMaxJsonDepth), &live).ok());
+  ASSERT_TRUE(json::ParseJson(PatchOfDepth(kMaxJsonDepth), &patch).ok());
   OnHalfServerStack([&] {
     rapidjson::Document merged;
     EXPECT_TRUE(
@@ -107,12 +107,12 @@ TEST(JsonLimitsTest, PatchAlgorithmsAtTheLimit) {
 
 TEST(JsonLimitsTest, JsonPatchAtTheLimit) {
   rapidjson::Document live, patch;
-  ASSERT_TRUE(ParseJson(ObjectOfDepth(kMaxJsonDepth), &live).ok());
+  ASSERT_TRUE(json::ParseJson(ObjectOfDepth(kMaxJsonDepth), &live).ok());
   // The value is added one level down, so it may be one level shallower;
   // `test` compares the whole deep spec.
   const std::string value = NestedObjects(kMaxJsonDepth - 2, "1");
   ASSERT_TRUE(
-      ParseJson(
+      json::ParseJson(
           absl::StrCat(R"([{"op":"add","path":"/x","value":)", value,
                        R"(},{"op":"test","path":"/x","value":)", value, "}]"),
           &patch)
@@ -130,9 +130,9 @@ TEST(JsonLimitsTest, YamlAtTheLimit) {
       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep}\nspec: " +
       NestedObjects(kMaxJsonDepth - 1, "1") + "\n";
   OnHalfServerStack([&] {
-    auto doc = YamlToJson(yaml);
+    auto doc = json::YamlToJson(yaml);
     ASSERT_TRUE(doc.ok()) << doc.status();
-    EXPECT_EQ(JsonDepth(**doc), kMaxJsonDepth);
+    EXPECT_EQ(json::JsonDepth(**doc), kMaxJsonDepth);
     EXPECT_TRUE(ParseApplyConfiguration(yaml).ok());
   });
 }
@@ -140,7 +140,7 @@ TEST(JsonLimitsTest, YamlAtTheLimit) {
 // The whole PATCH path, as the server runs it, for every patch type.
 TEST(JsonLimitsTest, PatchRequestsAtTheLimit) {
   rapidjson::Document live;
-  ASSERT_TRUE(ParseJson(ObjectOfDepth(kMaxJsonDepth), &live).ok());
+  ASSERT_TRUE(json::ParseJson(ObjectOfDepth(kMaxJsonDepth), &live).ok());
   const std::string patch = PatchOfDepth(kMaxJsonDepth);
   const std::string apply = ObjectOfDepth(kMaxJsonDepth);
   const std::string json_patch =
@@ -178,8 +178,9 @@ TEST(JsonLimitsTest, EveryReaderRefusesOneLevelMore) {
       absl::StrCat("nests deeper than ", kMaxJsonDepth, " levels");
   OnHalfServerStack([&] {
     rapidjson::Document doc;
-    EXPECT_THAT(std::string(ParseJson(ObjectOfDepth(over), &doc).message()),
-                HasSubstr(too_deep));
+    EXPECT_THAT(
+        std::string(json::ParseJson(ObjectOfDepth(over), &doc).message()),
+        HasSubstr(too_deep));
     EXPECT_THAT(
         std::string(Object::Parse(ObjectOfDepth(over)).status().message()),
         HasSubstr(too_deep));
@@ -188,7 +189,8 @@ TEST(JsonLimitsTest, EveryReaderRefusesOneLevelMore) {
             ObjectBuilder::FromJson(ObjectOfDepth(over)).status().message()),
         HasSubstr(too_deep));
     EXPECT_THAT(
-        std::string(YamlToJson(NestedObjects(over, "1")).status().message()),
+        std::string(
+            json::YamlToJson(NestedObjects(over, "1")).status().message()),
         HasSubstr(too_deep));
     EXPECT_THAT(
         std::string(ApplyMergePatch(ObjectOfDepth(3), PatchOfDepth(over))
@@ -196,7 +198,7 @@ TEST(JsonLimitsTest, EveryReaderRefusesOneLevelMore) {
                         .message()),
         HasSubstr(too_deep));
     rapidjson::Document live;
-    ASSERT_TRUE(ParseJson(ObjectOfDepth(3), &live).ok());
+    ASSERT_TRUE(json::ParseJson(ObjectOfDepth(3), &live).ok());
     const std::string patch = PatchOfDepth(over);
     for (PatchType type :
          {PatchType::kMerge, PatchType::kStrategicMerge, PatchType::kApply}) {
@@ -222,13 +224,13 @@ TEST(JsonLimitsTest, MillionLevelsAreRefusedOnTheServerStack) {
   const std::string objects = NestedObjects(100000, "1");
   fuzz::RunOnServerStack([&] {
     rapidjson::Document doc;
-    EXPECT_FALSE(ParseJson(arrays, &doc).ok());
-    EXPECT_FALSE(ParseJson(objects, &doc).ok());
+    EXPECT_FALSE(json::ParseJson(arrays, &doc).ok());
+    EXPECT_FALSE(json::ParseJson(objects, &doc).ok());
     EXPECT_FALSE(Object::Parse(objects).ok());
     // yaml-cpp scans a flow collection whole before its guard stops the
     // parse (about a microsecond a byte): 100,000 levels make the point.
-    EXPECT_FALSE(YamlToJson(arrays.substr(0, 100000)).ok());
-    EXPECT_FALSE(YamlToJson(objects).ok());
+    EXPECT_FALSE(json::YamlToJson(arrays.substr(0, 100000)).ok());
+    EXPECT_FALSE(json::YamlToJson(objects).ok());
     EXPECT_FALSE(ApplyMergePatch(ObjectOfDepth(3), objects).ok());
     EXPECT_FALSE(
         ApplyStrategicMergePatch(ObjectOfDepth(3), objects, *ConfigMapSchema())

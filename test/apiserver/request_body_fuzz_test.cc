@@ -180,8 +180,9 @@ class Server {
     const HttpResponse& response = exchange.response();
     Check(response.status != 500, "500 for a client's request");
     rapidjson::Document doc;
-    Check(api::ParseJson(response.body, &doc, api::kMaxJsonDepth + 2).ok(),
-          "answer is not JSON");
+    Check(
+        kcr::json::ParseJson(response.body, &doc, api::kMaxJsonDepth + 2).ok(),
+        "answer is not JSON");
     if (response.status >= 400) {
       Check(doc.IsObject() && doc.HasMember("kind") && doc["kind"].IsString() &&
                 absl::string_view(doc["kind"].GetString()) == "Status",
@@ -235,16 +236,17 @@ class Server {
 
 // A fuzzed CRD schema, compiled; a fuzzed object admitted with it.
 void AdmitWithSchema(absl::string_view input) {
+  const std::string_view text(input.data(), input.size());
   const size_t newline = input.find('\n');
   rapidjson::Document schema, object;
-  if (!api::ParseJson(input.substr(0, newline), &schema).ok()) return;
+  if (!kcr::json::ParseJson(text.substr(0, newline), &schema).ok()) return;
   absl::StatusOr<std::unique_ptr<api::StructuralSchema>> compiled =
       api::StructuralSchema::Create(schema);
   if (!compiled.ok() || newline == absl::string_view::npos) return;
-  if (!api::ParseJson(input.substr(newline + 1), &object).ok()) return;
+  if (!kcr::json::ParseJson(text.substr(newline + 1), &object).ok()) return;
   (void)(*compiled)->Validate(object);
   (void)(*compiled)->Admit(&object, object.GetAllocator());
-  Check(api::JsonToString(object).ok(), "admitted object does not print");
+  Check(kcr::json::JsonToString(object).ok(), "admitted object does not print");
 }
 
 int FuzzOne(const uint8_t* data, size_t size) {

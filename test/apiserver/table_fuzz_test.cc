@@ -16,7 +16,7 @@ namespace {
 
 void CheckJson(const std::string& text) {
   rapidjson::Document d;
-  if (!kcr::api::ParseJson(text, &d).ok()) std::abort();
+  if (!kcr::json::ParseJson(text, &d).ok()) std::abort();
 }
 
 }  // namespace
@@ -25,7 +25,7 @@ static int FuzzOne(const uint8_t* data, size_t size) {
   using kcr::apiserver::TablePrinter;
   std::string input(reinterpret_cast<const char*>(data), size);
   rapidjson::Document object;
-  if (!kcr::api::ParseJson(input, &object).ok() || !object.IsObject()) {
+  if (!kcr::json::ParseJson(input, &object).ok() || !object.IsObject()) {
     return 0;
   }
   static const char* const kResources[][2] = {

@@ -47,7 +47,7 @@ TEST(CopyratorRuleTest, TutorialSampleParsesUnchanged) {
   CopyratorRule defaulted = r;
   defaulted.ApplyDefaults();
   EXPECT_EQ(defaulted, r);
-  EXPECT_EQ(*JsonToString(r.ToJson()), kTutorial);
+  EXPECT_EQ(*json::JsonToString(r.ToJson()), kTutorial);
 }
 
 TEST(CopyratorRuleTest, FromObject) {
@@ -72,7 +72,7 @@ TEST(CopyratorRuleTest, SelectorStringAndNamespaceListRoundTrip) {
   EXPECT_THAT(r.namespaces, ElementsAre("default", "ops"));
   EXPECT_THAT(r.Validate(), IsEmpty());
   rapidjson::Document out = r.ToJson();
-  EXPECT_EQ(*JsonToString(out), text);
+  EXPECT_EQ(*json::JsonToString(out), text);
   EXPECT_EQ(*CopyratorRule::FromJson(out), r);
 }
 
@@ -81,7 +81,7 @@ TEST(CopyratorRuleTest, AbsentSelectorAndNamespaceStayAbsent) {
   EXPECT_EQ(r.selector_form, CopyratorRule::SelectorForm::kAbsent);
   EXPECT_EQ(r.namespace_form, CopyratorRule::NamespaceForm::kAbsent);
   EXPECT_THAT(r.Validate(), IsEmpty());
-  EXPECT_EQ(*JsonToString(r.ToJson()),
+  EXPECT_EQ(*json::JsonToString(r.ToJson()),
             R"({"apiVersion":"flant.com/v1","kind":"CopyratorRule",)"
             R"("ruleType":"secret"})");
 }

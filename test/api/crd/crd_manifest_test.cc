@@ -43,13 +43,13 @@ std::string ReadFile(const std::string& path) {
 }
 
 std::unique_ptr<rapidjson::Document> LoadYaml(const std::string& path) {
-  auto doc = YamlToJson(ReadFile(path));
+  auto doc = json::YamlToJson(ReadFile(path));
   EXPECT_TRUE(doc.ok()) << path << ": " << doc.status();
   if (!doc.ok()) return std::make_unique<rapidjson::Document>();
   return std::move(*doc);
 }
 
-std::string Str(const rapidjson::Value& v) { return *JsonToString(v); }
+std::string Str(const rapidjson::Value& v) { return *json::JsonToString(v); }
 
 const rapidjson::Value& At(const rapidjson::Value& root, const char* pointer) {
   const rapidjson::Value* v = rapidjson::Pointer(pointer).Get(root);
@@ -238,7 +238,7 @@ TEST_F(CrdManifestTest, SamplesAreAcceptedAndDefaulted) {
 }
 
 TEST_F(CrdManifestTest, MinimalLoadTestGetsTestDefaults) {
-  auto doc = YamlToJson(
+  auto doc = json::YamlToJson(
       "apiVersion: example.org/v1\nkind: LoadTest\nmetadata: {name: m}\n"
       "spec: {replicas: 1, test: {serviceName: s}}\n");
   ASSERT_TRUE(doc.ok());
@@ -250,7 +250,7 @@ TEST_F(CrdManifestTest, MinimalLoadTestGetsTestDefaults) {
 }
 
 TEST_F(CrdManifestTest, CopyratorAcceptsBothSelectorAndNamespaceForms) {
-  auto doc = YamlToJson(
+  auto doc = json::YamlToJson(
       "apiVersion: flant.com/v1\nkind: CopyratorRule\nmetadata: {name: r}\n"
       "ruleType: secret\nselector: 'app in (a,b)'\n"
       "namespace: [default, other]\n");
@@ -275,7 +275,7 @@ TEST_F(CrdManifestTest, InvalidExamplesAreRejected) {
       }
     }
     ASSERT_FALSE(want.empty()) << path << " has no # expect: lines";
-    auto doc = YamlToJson(text);
+    auto doc = json::YamlToJson(text);
     ASSERT_TRUE(doc.ok()) << path << ": " << doc.status();
     std::string kind = At(**doc, "/kind").GetString();
     ASSERT_EQ(crds_.count(kind), 1u) << path;
@@ -319,9 +319,9 @@ TEST_F(CrdManifestTest, TypesAgreeWithSchemas) {
     EXPECT_THAT(typed->first, IsEmpty()) << path;
     const Crd& crd = ForKind(At(*doc, "/kind").GetString());
     crd.schema->Admit(doc.get(), doc->GetAllocator());
-    auto reparsed = YamlToJson(typed->second);
+    auto reparsed = json::YamlToJson(typed->second);
     ASSERT_TRUE(reparsed.ok());
-    EXPECT_TRUE(JsonDeepEqual(**reparsed, *doc))
+    EXPECT_TRUE(json::JsonDeepEqual(**reparsed, *doc))
         << path << ": " << typed->second << " vs " << Str(*doc);
   }
   for (const auto& entry :
@@ -333,7 +333,7 @@ TEST_F(CrdManifestTest, TypesAgreeWithSchemas) {
     for (absl::string_view line : absl::StrSplit(text, '\n')) {
       if (absl::ConsumePrefix(&line, "# expect: ")) want.emplace_back(line);
     }
-    auto doc = YamlToJson(text);
+    auto doc = json::YamlToJson(text);
     ASSERT_TRUE(doc.ok());
     auto typed = TypedByKind(**doc);
     if (!typed.ok()) {

@@ -140,7 +140,7 @@ TEST(LoadTestTest, RoundTrip) {
   LoadTest t = Parse(text);
   EXPECT_THAT(t.Validate(), IsEmpty());
   rapidjson::Document out = t.ToJson();
-  EXPECT_EQ(*JsonToString(out), text);
+  EXPECT_EQ(*json::JsonToString(out), text);
   EXPECT_EQ(*LoadTest::FromJson(out), t);
 
   LoadTest numeric = Parse(R"({"spec": {"replicas": 1, "test": {
@@ -153,7 +153,7 @@ TEST(LoadTestTest, UnknownStatusFieldsAreDropped) {
   LoadTest t = Parse(R"({"spec": {"replicas": 1, "test": {"serviceName": "s",
       "x": 1}}, "status": {"state": "pending", "extra": {"a": 1},
       "result": {"requests": 1, "y": 2}}})");
-  EXPECT_EQ(*JsonToString(t.ToJson()),
+  EXPECT_EQ(*json::JsonToString(t.ToJson()),
             R"({"apiVersion":"example.org/v1","kind":"LoadTest",)"
             R"("spec":{"replicas":1,"test":{"serviceName":"s"}},)"
             R"("status":{"state":"pending","result":{"requests":1}}})");

@@ -98,7 +98,7 @@ TEST(NginxTest, RoundTrip) {
       R"("observedGeneration":4}]}})";
   Nginx n = Parse(text);
   rapidjson::Document out = n.ToJson();
-  EXPECT_EQ(*JsonToString(out), text);
+  EXPECT_EQ(*json::JsonToString(out), text);
   auto again = Nginx::FromJson(out);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, n);
@@ -107,7 +107,7 @@ TEST(NginxTest, RoundTrip) {
 TEST(NginxTest, UnknownFieldsAreDropped) {
   Nginx n = Parse(R"({"spec": {"replicas": 1, "extra": 1},
       "status": {"readyReplicas": 1, "extra": true}})");
-  EXPECT_EQ(*JsonToString(n.ToJson()),
+  EXPECT_EQ(*json::JsonToString(n.ToJson()),
             R"({"apiVersion":"example.org/v1","kind":"Nginx",)"
             R"("spec":{"replicas":1},"status":{"readyReplicas":1}})");
 }

@@ -3,18 +3,20 @@
 #define KCR_TEST_API_JSON_JSON_TEST_UTIL_H_
 
 #include <string>
+#include <string_view>
 
+#include "absl/strings/string_view.h"
 #include "api/json/json_util.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
 
 namespace kcr {
-namespace api {
+namespace json {
 namespace testing {
 
 inline rapidjson::Document Json(absl::string_view text) {
   rapidjson::Document d;
-  absl::Status s = ParseJson(text, &d);
+  absl::Status s = ParseJson(std::string_view(text.data(), text.size()), &d);
   EXPECT_TRUE(s.ok()) << text << ": " << s;
   return d;
 }
@@ -44,7 +46,7 @@ inline void DeepArray(int depth, rapidjson::Document* doc) {
 }
 
 }  // namespace testing
-}  // namespace api
+}  // namespace json
 }  // namespace kcr
 
 #endif  // KCR_TEST_API_JSON_JSON_TEST_UTIL_H_

@@ -8,11 +8,11 @@
 #include "test/api/json/json_test_util.h"
 
 namespace kcr {
-namespace api {
+namespace json {
 namespace {
 
-using ::kcr::api::testing::DeepArray;
-using ::kcr::api::testing::Json;
+using ::kcr::json::testing::DeepArray;
+using ::kcr::json::testing::Json;
 using ::testing::HasSubstr;
 
 TEST(JsonUtilTest, ParseErrorsNameOffset) {
@@ -74,16 +74,17 @@ TEST(JsonUtilTest, DeepNestingIsRefusedWithoutOverflow) {
   EXPECT_FALSE(ParseJson(open, &d).ok());
   const std::string closed = open + std::string(100000, ']');
   absl::Status s = ParseJson(closed, &d);
-  EXPECT_THAT(std::string(s.message()),
-              HasSubstr(absl::StrCat("nests deeper than ", kMaxJsonDepth)));
-  std::string ok_depth =
-      std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
+  EXPECT_THAT(
+      std::string(s.message()),
+      HasSubstr(absl::StrCat("nests deeper than ", api::kMaxJsonDepth)));
+  std::string ok_depth = std::string(api::kMaxJsonDepth, '[') +
+                         std::string(api::kMaxJsonDepth, ']');
   EXPECT_TRUE(ParseJson(ok_depth, &d).ok());
-  EXPECT_EQ(JsonDepth(d), kMaxJsonDepth);
+  EXPECT_EQ(JsonDepth(d), api::kMaxJsonDepth);
 
   rapidjson::Document deep;
   DeepArray(100000, &deep);
-  EXPECT_EQ(JsonDepth(deep), kMaxJsonDepth + 1);
+  EXPECT_EQ(JsonDepth(deep), api::kMaxJsonDepth + 1);
   EXPECT_EQ(JsonDepth(deep, 200000), 100000);
   EXPECT_FALSE(JsonToString(deep).ok());
   EXPECT_TRUE(JsonDeepEqual(deep, deep));
@@ -128,5 +129,5 @@ TEST(JsonUtilTest, DeepEqual) {
 }
 
 }  // namespace
-}  // namespace api
+}  // namespace json
 }  // namespace kcr

@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 
 namespace kcr {
-namespace api {
+namespace json {
 namespace {
 
 using ::testing::HasSubstr;
@@ -99,19 +99,20 @@ TEST(YamlToJsonTest, NestingIsHeldToTheJsonLimit) {
   auto nested = [](int levels) {
     return std::string(levels, '[') + std::string(levels, ']');
   };
-  auto at_limit = YamlToJson(nested(kMaxJsonDepth));
+  auto at_limit = YamlToJson(nested(api::kMaxJsonDepth));
   ASSERT_TRUE(at_limit.ok()) << at_limit.status();
-  EXPECT_EQ(JsonDepth(**at_limit), kMaxJsonDepth);
-  const std::string too_deep = absl::StrCat("YAML nests deeper than ",
-                                            kMaxJsonDepth, " levels at line ");
+  EXPECT_EQ(JsonDepth(**at_limit), api::kMaxJsonDepth);
+  const std::string too_deep = absl::StrCat(
+      "YAML nests deeper than ", api::kMaxJsonDepth, " levels at line ");
   EXPECT_THAT(
-      std::string(YamlToJson(nested(kMaxJsonDepth + 1)).status().message()),
+      std::string(
+          YamlToJson(nested(api::kMaxJsonDepth + 1)).status().message()),
       HasSubstr(too_deep));
   std::string block;
-  for (int i = 0; i <= kMaxJsonDepth; ++i) {
+  for (int i = 0; i <= api::kMaxJsonDepth; ++i) {
     block += std::string(i, ' ') + "a:\n";
   }
-  block += std::string(kMaxJsonDepth + 1, ' ') + "1\n";
+  block += std::string(api::kMaxJsonDepth + 1, ' ') + "1\n";
   EXPECT_THAT(std::string(YamlToJson(block).status().message()),
               HasSubstr(too_deep));
   // Deeper than yaml-cpp's own guard: its parser stops first, and the
@@ -148,5 +149,5 @@ TEST(YamlToJsonTest, AliasExpansionIsBounded) {
 }
 
 }  // namespace
-}  // namespace api
+}  // namespace json
 }  // namespace kcr

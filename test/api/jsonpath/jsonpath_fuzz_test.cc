@@ -19,7 +19,7 @@ static int FuzzOne(const uint8_t* data, size_t size) {
   auto path = kcr::api::jsonpath::JsonPath::Parse(tmpl);
   if (!path.ok()) return 0;
   rapidjson::Document doc;
-  if (!kcr::api::ParseJson(json, &doc).ok()) return 0;
+  if (!kcr::json::ParseJson(json, &doc).ok()) return 0;
   for (bool allow : {false, true}) {
     kcr::api::jsonpath::EvalOptions options;
     options.allow_missing_keys = allow;

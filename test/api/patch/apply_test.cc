@@ -11,9 +11,9 @@ namespace kcr {
 namespace api {
 namespace {
 
-using testing::Json;
-using testing::JsonEq;
-using testing::Str;
+using ::kcr::json::testing::Json;
+using ::kcr::json::testing::JsonEq;
+using ::kcr::json::testing::Str;
 
 const absl::Time kT0 =
     absl::FromUnixSeconds(1700000000);  // 2023-11-14T22:13:20Z

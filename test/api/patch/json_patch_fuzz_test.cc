@@ -62,7 +62,12 @@ static int FuzzOne(const uint8_t* data, size_t size) {
   (void)CreateMergePatch(first, second);
 
   rapidjson::Document target, patch;
-  if (!ParseJson(first, &target).ok() || !ParseJson(second, &patch).ok()) {
+  if (!kcr::json::ParseJson(std::string_view(first.data(), first.size()),
+                            &target)
+           .ok() ||
+      !kcr::json::ParseJson(std::string_view(second.data(), second.size()),
+                            &patch)
+           .ok()) {
     return 0;
   }
 
@@ -72,14 +77,14 @@ static int FuzzOne(const uint8_t* data, size_t size) {
   doc.CopyFrom(target, doc.GetAllocator());
   absl::Status s = ApplyJsonPatch(patch, &doc, options);
   if (s.ok()) {
-    Check(JsonToString(doc).ok());
+    Check(kcr::json::JsonToString(doc).ok());
   } else {
-    Check(JsonDeepEqual(doc, target));  // atomic
+    Check(kcr::json::JsonDeepEqual(doc, target));  // atomic
   }
 
   absl::StatusOr<rapidjson::Document> merged = ApplyMergePatch(target, patch);
   Check(merged.ok());
-  Check(JsonToString(*merged).ok());
+  Check(kcr::json::JsonToString(*merged).ok());
 
   absl::StatusOr<rapidjson::Document> diff = CreateMergePatch(target, patch);
   Check(diff.ok());
@@ -87,7 +92,7 @@ static int FuzzOne(const uint8_t* data, size_t size) {
   Check(round.ok());
   if (RoundTripExpressible(target, true) &&
       RoundTripExpressible(patch, false)) {
-    Check(JsonDeepEqual(*round, patch));
+    Check(kcr::json::JsonDeepEqual(*round, patch));
   }
   return 0;
 }

@@ -11,10 +11,10 @@ namespace kcr {
 namespace api {
 namespace {
 
-using ::kcr::api::testing::DeepArray;
-using ::kcr::api::testing::Json;
-using ::kcr::api::testing::JsonEq;
-using ::kcr::api::testing::Str;
+using ::kcr::json::testing::DeepArray;
+using ::kcr::json::testing::Json;
+using ::kcr::json::testing::JsonEq;
+using ::kcr::json::testing::Str;
 using ::testing::HasSubstr;
 
 // RFC 7386, Appendix A.

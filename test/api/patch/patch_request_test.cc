@@ -10,8 +10,8 @@ namespace kcr {
 namespace api {
 namespace {
 
-using testing::Json;
-using testing::Str;
+using ::kcr::json::testing::Json;
+using ::kcr::json::testing::Str;
 
 constexpr absl::string_view kCm =
     R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm1","namespace":"default"},"data":{"a":"1"}})";

@@ -40,7 +40,12 @@ static int FuzzOne(const uint8_t* data, size_t size) {
   }
 
   rapidjson::Document target, patch;
-  if (!ParseJson(first, &target).ok() || !ParseJson(second, &patch).ok()) {
+  if (!kcr::json::ParseJson(std::string_view(first.data(), first.size()),
+                            &target)
+           .ok() ||
+      !kcr::json::ParseJson(std::string_view(second.data(), second.size()),
+                            &patch)
+           .ok()) {
     return 0;
   }
   for (const PatchSchema* schema : schemas) {
@@ -50,7 +55,7 @@ static int FuzzOne(const uint8_t* data, size_t size) {
       absl::Status s = internal::StrategicMerge(
           target, patch, *schema, directives, &out, out.GetAllocator());
       if (s.ok()) {
-        Check(JsonToString(out).ok());
+        Check(kcr::json::JsonToString(out).ok());
       } else {
         Check(out.IsObject() && out.HasMember("untouched"));
       }
@@ -60,7 +65,7 @@ static int FuzzOne(const uint8_t* data, size_t size) {
     rapidjson::Document empty(rapidjson::kObjectType);
     absl::StatusOr<rapidjson::Document> same =
         ApplyStrategicMergePatch(target, empty, *schemas[0]);
-    Check(same.ok() && JsonDeepEqual(*same, target));
+    Check(same.ok() && kcr::json::JsonDeepEqual(*same, target));
   }
   for (const PatchSchema* schema :
        {schemas[1], static_cast<const PatchSchema*>(nullptr)}) {
@@ -69,7 +74,7 @@ static int FuzzOne(const uint8_t* data, size_t size) {
     absl::StatusOr<ApplyResult> applied =
         ServerSideApply(&target, patch, schema, apply);
     if (applied.ok() && applied->conflicts.empty()) {
-      Check(JsonToString(applied->object).ok());
+      Check(kcr::json::JsonToString(applied->object).ok());
       // Applying the same configuration again never conflicts.
       absl::StatusOr<ApplyResult> again =
           ServerSideApply(&applied->object, patch, schema, apply);
@@ -80,7 +85,7 @@ static int FuzzOne(const uint8_t* data, size_t size) {
     rapidjson::Document next;
     next.CopyFrom(patch, next.GetAllocator());
     if (RecordUpdateManagedFields(&target, &next, schema, update).ok()) {
-      Check(JsonToString(next).ok());
+      Check(kcr::json::JsonToString(next).ok());
     }
   }
   return 0;

@@ -10,10 +10,10 @@ namespace kcr {
 namespace api {
 namespace {
 
-using testing::DeepArray;
-using testing::Json;
-using testing::JsonEq;
-using testing::Str;
+using ::kcr::json::testing::DeepArray;
+using ::kcr::json::testing::Json;
+using ::kcr::json::testing::JsonEq;
+using ::kcr::json::testing::Str;
 
 const PatchSchema& Deployment() {
   return *BuiltinPatchSchema("apps", "Deployment");

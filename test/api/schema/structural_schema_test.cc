@@ -34,7 +34,7 @@ std::vector<std::string> Errors(const StructuralSchema& s, const char* obj) {
   return ToStrings(s.Validate(Json(obj)));
 }
 
-std::string Str(const rapidjson::Value& v) { return *JsonToString(v); }
+std::string Str(const rapidjson::Value& v) { return *json::JsonToString(v); }
 
 constexpr char kSpecSchema[] = R"({
   "type": "object",
