@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "api/patch/patch_request.h"
 #include "apiserver/api_error.h"
+#include "apiserver/patch_request.h"
 #include "runtime/base/string_view.h"
 
 namespace kcr {

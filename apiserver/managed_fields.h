@@ -2,7 +2,7 @@
 // writes: which patch metadata and field scope a resource has, and the
 // "Update" manager that every create, update and non-apply patch records
 // (from ?fieldManager=, else the User-Agent's prefix), as kube-apiserver's
-// field manager does. The algorithms live in api/patch/apply.h.
+// field manager does. The algorithms live in apiserver/fieldmanager.h.
 //
 // Stateless; thread-safe.
 #ifndef KCR_APISERVER_MANAGED_FIELDS_H_
@@ -12,8 +12,8 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "api/patch/apply.h"
 #include "api/patch/patch_schema.h"
+#include "apiserver/fieldmanager.h"
 #include "apiserver/resources.h"
 #include "rapidjson/document.h"
 

@@ -3,10 +3,10 @@
 #include <string>
 #include <utility>
 
-#include "api/patch/patch_request.h"
 #include "api/patch/strategic_merge_patch.h"
 #include "apiserver/api_error.h"
 #include "apiserver/managed_fields.h"
+#include "apiserver/patch_request.h"
 
 namespace kcr {
 namespace apiserver {

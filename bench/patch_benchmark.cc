@@ -18,10 +18,10 @@
 #include <string>
 
 #include "absl/time/time.h"
-#include "api/patch/apply.h"
 #include "api/patch/merge_patch.h"
 #include "api/patch/patch_schema.h"
 #include "api/patch/strategic_merge_patch.h"
+#include "apiserver/fieldmanager.h"
 #include "benchmark/benchmark.h"
 #include "rapidjson/document.h"
 

@@ -1,4 +1,4 @@
-#include "api/patch/apply.h"
+#include "apiserver/fieldmanager.h"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "api/patch/patch_request.h"
+#include "apiserver/patch_request.h"
 
 #include <string>
 

@@ -7,8 +7,8 @@
 //
 // Pure functions: thread-compatible, no shared state, nothing crashes on
 // any body.
-#ifndef KCR_API_PATCH_PATCH_REQUEST_H_
-#define KCR_API_PATCH_PATCH_REQUEST_H_
+#ifndef KCR_APISERVER_PATCH_REQUEST_H_
+#define KCR_APISERVER_PATCH_REQUEST_H_
 
 #include <optional>
 #include <string>
@@ -17,9 +17,9 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "api/errors/errors.h"
-#include "api/patch/apply.h"
 #include "api/patch/patch_schema.h"
 #include "api/patch/patch_type.h"
+#include "apiserver/fieldmanager.h"
 #include "rapidjson/document.h"
 
 namespace kcr {
@@ -84,4 +84,4 @@ absl::Status RecordWriteManager(
 }  // namespace api
 }  // namespace kcr
 
-#endif  // KCR_API_PATCH_PATCH_REQUEST_H_
+#endif  // KCR_APISERVER_PATCH_REQUEST_H_

@@ -22,8 +22,8 @@
 // All functions are pure: thread-compatible, no shared state. Inputs
 // nested deeper than kMaxJsonDepth are refused; nothing crashes on any
 // input.
-#ifndef KCR_API_PATCH_APPLY_H_
-#define KCR_API_PATCH_APPLY_H_
+#ifndef KCR_APISERVER_FIELDMANAGER_H_
+#define KCR_APISERVER_FIELDMANAGER_H_
 
 #include <string>
 #include <vector>
@@ -143,4 +143,4 @@ absl::Status ValidateFieldManager(absl::string_view manager, bool apply);
 }  // namespace api
 }  // namespace kcr
 
-#endif  // KCR_API_PATCH_APPLY_H_
+#endif  // KCR_APISERVER_FIELDMANAGER_H_
