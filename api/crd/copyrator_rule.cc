@@ -1,5 +1,9 @@
 #include "api/crd/copyrator_rule.h"
 
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "api/selector/label_selector.h"
 #include "runtime/base/status_macros.h"
@@ -9,6 +13,72 @@ namespace api {
 namespace crd {
 
 using namespace internal;  // NOLINT: the field helpers are this file's idiom.
+
+namespace {
+
+// A DNS-1123 label (a namespace's name), with apimachinery's
+// IsDNS1123Label message.
+void ValidateDns1123Label(absl::string_view path, const std::string& v,
+                          std::vector<std::string>* out) {
+  bool ok = !v.empty() && v.size() <= 63;
+  for (size_t i = 0; ok && i < v.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(v[i]);
+    bool alnum = absl::ascii_isdigit(c) || (c >= 'a' && c <= 'z');
+    if (!alnum && !(c == '-' && i > 0 && i + 1 < v.size())) ok = false;
+  }
+  if (ok) return;
+  out->push_back(absl::StrCat(
+      path, ": Invalid value: ", Quote(v),
+      ": a lowercase RFC 1123 label must consist of lower case alphanumeric "
+      "characters or '-', and must start and end with an alphanumeric "
+      "character (e.g. 'my-name',  or '123-abc', regex used for validation "
+      "is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"));
+}
+
+// What the CRD's schema cannot say about `selector` (a label map or a
+// selector string) and `namespace` (a name or a list of names): a
+// structural schema gives each node one type, so both are untyped there.
+// The messages have the field-error form the schema's have.
+std::vector<std::string> ValidateSelectorAndNamespace(const CopyratorRule& r) {
+  using SelectorForm = CopyratorRule::SelectorForm;
+  using NamespaceForm = CopyratorRule::NamespaceForm;
+  std::vector<std::string> out;
+  if (r.selector_form == SelectorForm::kLabelMap) {
+    for (const auto& [key, value] : r.selector_labels) {
+      absl::Status s = ValidateLabelKey(key);
+      if (!s.ok()) {
+        out.push_back(absl::StrCat("selector: Invalid value: ", Quote(key),
+                                   ": ", s.message()));
+      }
+      s = ValidateLabelValue(value);
+      if (!s.ok()) {
+        out.push_back(absl::StrCat("selector.", key, ": Invalid value: ",
+                                   Quote(value), ": ", s.message()));
+      }
+    }
+  } else if (r.selector_form == SelectorForm::kString) {
+    absl::StatusOr<LabelSelector> s = LabelSelector::Parse(r.selector_string);
+    if (!s.ok()) {
+      out.push_back(
+          absl::StrCat("selector: Invalid value: ", Quote(r.selector_string),
+                       ": ", s.status().message()));
+    }
+  }
+  if (r.namespace_form == NamespaceForm::kList && r.namespaces.empty()) {
+    out.push_back(
+        "namespace: Invalid value: 0: namespace in body should have at "
+        "least 1 items");
+  }
+  for (size_t i = 0; i < r.namespaces.size(); ++i) {
+    std::string path = r.namespace_form == NamespaceForm::kList
+                           ? absl::StrCat("namespace[", i, "]")
+                           : std::string("namespace");
+    ValidateDns1123Label(path, r.namespaces[i], &out);
+  }
+  return out;
+}
+
+}  // namespace
 
 absl::StatusOr<CopyratorRule> CopyratorRule::FromJson(
     const rapidjson::Value& json) {
@@ -63,74 +133,28 @@ absl::StatusOr<CopyratorRule> CopyratorRule::FromJson(
   if (status != nullptr) {
     Status s;
     KCR_RETURN_IF_ERROR(ReadInt(*status, "copies", "status", &s.copies));
-    KCR_RETURN_IF_ERROR(ReadInt(*status, "observedGeneration", "status",
-                                &s.observed_generation));
     KCR_RETURN_IF_ERROR(
-        ReadConditions(*status, "conditions", "status", &s.conditions));
+        ReadStatusCommon(*status, &s.observed_generation, &s.conditions));
     r.status = std::move(s);
   }
   return r;
 }
 
 std::vector<std::string> CopyratorRule::Validate() const {
-  std::vector<std::string> out;
-  if (!rule_type) {
-    ValidateRequired("ruleType", &out);
-  } else {
-    ValidateEnum("ruleType", *rule_type, {"configmap", "secret"}, &out);
-  }
-  if (selector_form == SelectorForm::kLabelMap) {
-    for (const auto& [key, value] : selector_labels) {
-      std::string path = absl::StrCat("selector.", key);
-      absl::Status s = ValidateLabelKey(key);
-      if (!s.ok()) {
-        out.push_back(absl::StrCat("selector: Invalid value: ", Quote(key),
-                                   ": ", s.message()));
-      }
-      s = ValidateLabelValue(value);
-      if (!s.ok()) {
-        out.push_back(absl::StrCat(path, ": Invalid value: ", Quote(value),
-                                   ": ", s.message()));
-      }
-    }
-  } else if (selector_form == SelectorForm::kString) {
-    absl::StatusOr<LabelSelector> s = LabelSelector::Parse(selector_string);
-    if (!s.ok()) {
-      out.push_back(
-          absl::StrCat("selector: Invalid value: ", Quote(selector_string),
-                       ": ", s.status().message()));
-    }
-  }
-  if (namespace_form == NamespaceForm::kList && namespaces.empty()) {
-    out.push_back(
-        "namespace: Invalid value: 0: namespace in body should have at "
-        "least 1 items");
-  }
-  for (size_t i = 0; i < namespaces.size(); ++i) {
-    std::string path = namespace_form == NamespaceForm::kList
-                           ? absl::StrCat("namespace[", i, "]")
-                           : std::string("namespace");
-    ValidateDns1123Label(path, namespaces[i], &out);
-  }
-  if (status) {
-    if (status->copies) {
-      ValidateMinimum("status.copies", *status->copies, 0, &out);
-    }
-    if (status->observed_generation) {
-      ValidateMinimum("status.observedGeneration", *status->observed_generation,
-                      0, &out);
-    }
-    ValidateConditions("status.conditions", status->conditions, &out);
-  }
+  std::vector<std::string> out = CustomResource::Validate();
+  // The shape checks follow ruleType's errors and precede status's, where
+  // selector and namespace stand in the schema's property order.
+  auto status_errors = std::find_if(
+      out.begin(), out.end(),
+      [](const std::string& e) { return absl::StartsWith(e, "status"); });
+  std::vector<std::string> shape = ValidateSelectorAndNamespace(*this);
+  out.insert(status_errors, shape.begin(), shape.end());
   return out;
 }
 
 rapidjson::Document CopyratorRule::ToJson() const {
-  rapidjson::Document d(rapidjson::kObjectType);
+  rapidjson::Document d = NewDocument(kApiVersion, kKind, metadata);
   auto& a = d.GetAllocator();
-  WriteString(&d, "apiVersion", std::string(kApiVersion), a);
-  WriteString(&d, "kind", std::string(kKind), a);
-  WriteRaw(&d, "metadata", metadata, a);
   WriteString(&d, "ruleType", rule_type, a);
   if (selector_form == SelectorForm::kString) {
     WriteString(&d, "selector", selector_string, a);
@@ -156,8 +180,7 @@ rapidjson::Document CopyratorRule::ToJson() const {
   if (status) {
     rapidjson::Value st(rapidjson::kObjectType);
     WriteInt(&st, "copies", status->copies, a);
-    WriteInt(&st, "observedGeneration", status->observed_generation, a);
-    WriteConditions(&st, "conditions", status->conditions, a);
+    WriteStatusCommon(&st, status->observed_generation, status->conditions, a);
     WriteMember(&d, "status", &st, a);
   }
   return d;

@@ -1,7 +1,9 @@
 // CopyratorRule (flant.com/v1, plural copyrators, short name copyr): copy
 // every ConfigMap or Secret matching `selector` from the source namespace
-// into every Active namespace. Mirrors manifests/crds/copyrator_rule.yaml;
-// the fields are top-level, as in the tutorial the resource comes from:
+// into every Active namespace. A typed view of the JSON that
+// manifests/crds/copyrator_rule.yaml describes; that manifest's schema,
+// compiled into the binary, states the rules (see CustomResource). The fields
+// are top-level, as in the tutorial the resource comes from:
 //
 //   apiVersion: flant.com/v1
 //   kind: CopyratorRule
@@ -25,6 +27,8 @@
 
 #include "absl/status/statusor.h"
 #include "api/crd/crd_common.h"
+#include "api/crd/crd_manifests.h"
+#include "api/crd/custom_resource.h"
 #include "api/object.h"
 #include "rapidjson/document.h"
 
@@ -32,12 +36,13 @@ namespace kcr {
 namespace api {
 namespace crd {
 
-struct CopyratorRule {
+struct CopyratorRule : CustomResource<CopyratorRule> {
   static constexpr char kGroup[] = "flant.com";
   static constexpr char kVersion[] = "v1";
   static constexpr char kApiVersion[] = "flant.com/v1";
   static constexpr char kKind[] = "CopyratorRule";
   static constexpr char kPlural[] = "copyrators";
+  static constexpr const char* kCrdManifest = kCopyratorRuleCrdYaml;
 
   enum class SelectorForm { kAbsent, kLabelMap, kString };
   enum class NamespaceForm { kAbsent, kString, kList };
@@ -54,7 +59,7 @@ struct CopyratorRule {
   };
 
   RawJson metadata;
-  std::optional<std::string> rule_type;  // "configmap" or "secret"
+  std::optional<std::string> rule_type;
 
   SelectorForm selector_form = SelectorForm::kAbsent;
   // kLabelMap: the map, in document order.
@@ -73,26 +78,16 @@ struct CopyratorRule {
   // strings, is InvalidArgument naming the field, as is any other field of
   // the wrong JSON type.
   static absl::StatusOr<CopyratorRule> FromJson(const rapidjson::Value& json);
-  // FromJson of a cached object's JSON.
-  static absl::StatusOr<CopyratorRule> FromObject(const Object& object) {
-    return FromJson(object.json());
-  }
 
-  // The CRD declares no defaults; present for symmetry with the other kinds.
-  void ApplyDefaults() {}
-
-  // Every violation: ruleType required and one of configmap|secret; label
-  // keys and values valid; a selector string that parses; each source
-  // namespace a DNS-1123 label and a list not empty; status.copies >= 0;
-  // conditions well formed.
+  // Every violation of the schema, in kube-apiserver's wording, and of
+  // what a structural schema cannot say about the two fields it leaves
+  // untyped: label keys and values valid, a selector string that parses,
+  // each source namespace a DNS-1123 label and a list of them not empty.
   std::vector<std::string> Validate() const;
 
   // The object as JSON: FromJson(ToJson()) == *this, and for an object
   // without status or unknown fields ToJson reproduces the input.
   rapidjson::Document ToJson() const;
-
-  std::string name() const { return metadata.StringMember("name"); }
-  std::string namespace_() const { return metadata.StringMember("namespace"); }
 
   friend bool operator==(const CopyratorRule& a, const CopyratorRule& b) {
     return a.metadata == b.metadata && a.rule_type == b.rule_type &&

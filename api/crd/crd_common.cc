@@ -1,10 +1,9 @@
 #include "api/crd/crd_common.h"
 
 #include <cmath>
+#include <string_view>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "api/json/json_util.h"
 
 namespace kcr {
@@ -36,7 +35,7 @@ const rapidjson::Value& RawJson::value() const {
   return doc_ != nullptr ? static_cast<const rapidjson::Value&>(*doc_) : kNull;
 }
 
-std::string RawJson::StringMember(absl::string_view key) const {
+std::string RawJson::StringMember(std::string_view key) const {
   const rapidjson::Value& v = value();
   if (!v.IsObject()) return "";
   auto it = v.FindMember(rapidjson::Value(rapidjson::StringRef(
@@ -52,6 +51,12 @@ bool operator==(const RawJson& a, const RawJson& b) {
 
 namespace internal {
 namespace {
+
+// abseil's string_view, which absl::StrCat takes; in this abseil it is not
+// std::string_view.
+absl::string_view Absl(std::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
 
 const char* TypeName(const rapidjson::Value& v) {
   switch (v.GetType()) {
@@ -72,10 +77,10 @@ const char* TypeName(const rapidjson::Value& v) {
   return "unknown";
 }
 
-absl::Status WrongType(absl::string_view path, absl::string_view want,
+absl::Status WrongType(std::string_view path, std::string_view want,
                        const rapidjson::Value& got) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(path, ": must be ", want, ", got ", TypeName(got)));
+  return absl::InvalidArgumentError(absl::StrCat(
+      Absl(path), ": must be ", Absl(want), ", got ", TypeName(got)));
 }
 
 // The member, or nullptr when absent or null.
@@ -101,26 +106,19 @@ bool AsInt(const rapidjson::Value& v, int64_t* out) {
   return false;
 }
 
-rapidjson::Value Str(absl::string_view s, Allocator& a) {
+rapidjson::Value Str(std::string_view s, Allocator& a) {
   return rapidjson::Value(s.data(), static_cast<rapidjson::SizeType>(s.size()),
                           a);
 }
 
-std::string FormatNumber(double d) {
-  if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 1e15) {
-    return absl::StrCat(static_cast<int64_t>(d));
-  }
-  return absl::StrCat(d);
-}
-
 }  // namespace
 
-std::string Child(absl::string_view parent, absl::string_view key) {
+std::string Child(std::string_view parent, std::string_view key) {
   if (parent.empty()) return std::string(key);
-  return absl::StrCat(parent, ".", key);
+  return absl::StrCat(Absl(parent), ".", Absl(key));
 }
 
-absl::Status RequireObject(const rapidjson::Value& v, absl::string_view path) {
+absl::Status RequireObject(const rapidjson::Value& v, std::string_view path) {
   if (!v.IsObject()) {
     return WrongType(path.empty() ? "object" : path, "an object", v);
   }
@@ -128,7 +126,7 @@ absl::Status RequireObject(const rapidjson::Value& v, absl::string_view path) {
 }
 
 absl::Status ReadString(const rapidjson::Value& obj, const char* key,
-                        absl::string_view parent,
+                        std::string_view parent,
                         std::optional<std::string>* out) {
   out->reset();
   const rapidjson::Value* v = Find(obj, key);
@@ -139,7 +137,7 @@ absl::Status ReadString(const rapidjson::Value& obj, const char* key,
 }
 
 absl::Status ReadInt(const rapidjson::Value& obj, const char* key,
-                     absl::string_view parent, std::optional<int64_t>* out) {
+                     std::string_view parent, std::optional<int64_t>* out) {
   out->reset();
   const rapidjson::Value* v = Find(obj, key);
   if (v == nullptr) return absl::OkStatus();
@@ -152,7 +150,7 @@ absl::Status ReadInt(const rapidjson::Value& obj, const char* key,
 }
 
 absl::Status ReadDouble(const rapidjson::Value& obj, const char* key,
-                        absl::string_view parent, std::optional<double>* out) {
+                        std::string_view parent, std::optional<double>* out) {
   out->reset();
   const rapidjson::Value* v = Find(obj, key);
   if (v == nullptr) return absl::OkStatus();
@@ -162,7 +160,7 @@ absl::Status ReadDouble(const rapidjson::Value& obj, const char* key,
 }
 
 absl::Status ReadIntOrString(const rapidjson::Value& obj, const char* key,
-                             absl::string_view parent,
+                             std::string_view parent,
                              std::optional<IntOrString>* out) {
   out->reset();
   const rapidjson::Value* v = Find(obj, key);
@@ -180,7 +178,7 @@ absl::Status ReadIntOrString(const rapidjson::Value& obj, const char* key,
 }
 
 absl::Status ReadStringList(const rapidjson::Value& obj, const char* key,
-                            absl::string_view parent,
+                            std::string_view parent,
                             std::vector<std::string>* out) {
   out->clear();
   const rapidjson::Value* v = Find(obj, key);
@@ -198,8 +196,7 @@ absl::Status ReadStringList(const rapidjson::Value& obj, const char* key,
 }
 
 absl::Status ReadObject(const rapidjson::Value& obj, const char* key,
-                        absl::string_view parent,
-                        const rapidjson::Value** out) {
+                        std::string_view parent, const rapidjson::Value** out) {
   *out = Find(obj, key);
   if (*out != nullptr && !(*out)->IsObject()) {
     return WrongType(Child(parent, key), "an object", **out);
@@ -208,7 +205,7 @@ absl::Status ReadObject(const rapidjson::Value& obj, const char* key,
 }
 
 absl::Status ReadConditions(const rapidjson::Value& obj, const char* key,
-                            absl::string_view parent,
+                            std::string_view parent,
                             std::vector<Condition>* out) {
   out->clear();
   const rapidjson::Value* v = Find(obj, key);
@@ -240,8 +237,8 @@ absl::Status ReadConditions(const rapidjson::Value& obj, const char* key,
 }
 
 absl::Status ReadTypeAndMetadata(const rapidjson::Value& obj,
-                                 absl::string_view api_version,
-                                 absl::string_view kind, RawJson* metadata) {
+                                 std::string_view api_version,
+                                 std::string_view kind, RawJson* metadata) {
   absl::Status s = RequireObject(obj, "");
   if (!s.ok()) return s;
   std::optional<std::string> got_version, got_kind;
@@ -263,6 +260,33 @@ absl::Status ReadTypeAndMetadata(const rapidjson::Value& obj,
   if (!s.ok()) return s;
   *metadata = meta != nullptr ? RawJson(*meta) : RawJson();
   return absl::OkStatus();
+}
+
+absl::Status ReadStatusCommon(const rapidjson::Value& status,
+                              std::optional<int64_t>* observed_generation,
+                              std::vector<Condition>* conditions) {
+  absl::Status s =
+      ReadInt(status, "observedGeneration", "status", observed_generation);
+  if (!s.ok()) return s;
+  return ReadConditions(status, "conditions", "status", conditions);
+}
+
+rapidjson::Document NewDocument(std::string_view api_version,
+                                std::string_view kind,
+                                const RawJson& metadata) {
+  rapidjson::Document d(rapidjson::kObjectType);
+  auto& a = d.GetAllocator();
+  WriteString(&d, "apiVersion", std::string(api_version), a);
+  WriteString(&d, "kind", std::string(kind), a);
+  WriteRaw(&d, "metadata", metadata, a);
+  return d;
+}
+
+void WriteStatusCommon(rapidjson::Value* status,
+                       const std::optional<int64_t>& observed_generation,
+                       const std::vector<Condition>& conditions, Allocator& a) {
+  WriteInt(status, "observedGeneration", observed_generation, a);
+  WriteConditions(status, "conditions", conditions, a);
 }
 
 void WriteMember(rapidjson::Value* obj, const char* key,
@@ -317,8 +341,8 @@ void WriteConditions(rapidjson::Value* obj, const char* key,
   rapidjson::Value list(rapidjson::kArrayType);
   for (const Condition& c : v) {
     rapidjson::Value e(rapidjson::kObjectType);
-    WriteString(&e, "type", c.type, a);
-    WriteString(&e, "status", c.status, a);
+    if (!c.type.empty()) WriteString(&e, "type", c.type, a);
+    if (!c.status.empty()) WriteString(&e, "status", c.status, a);
     WriteString(&e, "reason", c.reason, a);
     WriteString(&e, "message", c.message, a);
     WriteString(&e, "lastTransitionTime", c.last_transition_time, a);
@@ -335,104 +359,11 @@ void WriteRaw(rapidjson::Value* obj, const char* key, const RawJson& v,
   WriteMember(obj, key, &copy, a);
 }
 
-std::string Quote(absl::string_view s) {
+std::string Quote(std::string_view s) {
   rapidjson::Value v(rapidjson::StringRef(
       s.data(), static_cast<rapidjson::SizeType>(s.size())));
   absl::StatusOr<std::string> out = json::JsonToString(v);
-  return out.ok() ? *out : absl::StrCat("\"", s, "\"");
-}
-
-void ValidateRequired(absl::string_view path, std::vector<std::string>* out) {
-  out->push_back(absl::StrCat(path, ": Required value"));
-}
-
-void ValidateMinimum(absl::string_view path, int64_t v, int64_t min,
-                     std::vector<std::string>* out) {
-  if (v >= min) return;
-  out->push_back(absl::StrCat(path, ": Invalid value: ", v, ": ", path,
-                              " in body should be greater than or equal to ",
-                              min));
-}
-
-void ValidateMaximum(absl::string_view path, int64_t v, int64_t max,
-                     std::vector<std::string>* out) {
-  if (v <= max) return;
-  out->push_back(absl::StrCat(path, ": Invalid value: ", v, ": ", path,
-                              " in body should be less than or equal to ",
-                              max));
-}
-
-void ValidateMinimum(absl::string_view path, double v, double min,
-                     std::vector<std::string>* out) {
-  if (v >= min) return;
-  out->push_back(absl::StrCat(
-      path, ": Invalid value: ", FormatNumber(v), ": ", path,
-      " in body should be greater than or equal to ", FormatNumber(min)));
-}
-
-void ValidateMinLength(absl::string_view path, const std::string& v, size_t min,
-                       std::vector<std::string>* out) {
-  size_t chars = 0;
-  for (char c : v) {
-    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++chars;
-  }
-  if (chars >= min) return;
-  out->push_back(absl::StrCat(path, ": Invalid value: ", Quote(v), ": ", path,
-                              " in body should be at least ", min,
-                              " chars long"));
-}
-
-void ValidateEnum(absl::string_view path, const std::string& v,
-                  const std::vector<std::string>& supported,
-                  std::vector<std::string>* out) {
-  for (const std::string& s : supported) {
-    if (s == v) return;
-  }
-  std::vector<std::string> quoted;
-  for (const std::string& s : supported) quoted.push_back(Quote(s));
-  out->push_back(
-      absl::StrCat(path, ": Unsupported value: ", Quote(v),
-                   ": supported values: ", absl::StrJoin(quoted, ", ")));
-}
-
-void ValidateConditions(absl::string_view path,
-                        const std::vector<Condition>& conditions,
-                        std::vector<std::string>* out) {
-  for (size_t i = 0; i < conditions.size(); ++i) {
-    const Condition& c = conditions[i];
-    std::string item = absl::StrCat(path, "[", i, "]");
-    if (c.type.empty()) {
-      ValidateRequired(Child(item, "type"), out);
-    }
-    if (c.status.empty()) {
-      ValidateRequired(Child(item, "status"), out);
-    } else {
-      ValidateEnum(Child(item, "status"), c.status,
-                   {"True", "False", "Unknown"}, out);
-    }
-    if (c.observed_generation) {
-      ValidateMinimum(Child(item, "observedGeneration"), *c.observed_generation,
-                      0, out);
-    }
-  }
-}
-
-void ValidateDns1123Label(absl::string_view path, const std::string& v,
-                          std::vector<std::string>* out) {
-  bool ok = !v.empty() && v.size() <= 63;
-  for (size_t i = 0; ok && i < v.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(v[i]);
-    bool alnum = absl::ascii_isdigit(c) || (c >= 'a' && c <= 'z');
-    if (!alnum && !(c == '-' && i > 0 && i + 1 < v.size())) ok = false;
-  }
-  if (ok) return;
-  // apimachinery's IsDNS1123Label message.
-  out->push_back(absl::StrCat(
-      path, ": Invalid value: ", Quote(v),
-      ": a lowercase RFC 1123 label must consist of lower case alphanumeric "
-      "characters or '-', and must start and end with an alphanumeric "
-      "character (e.g. 'my-name',  or '123-abc', regex used for validation "
-      "is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"));
+  return out.ok() ? *out : absl::StrCat("\"", Absl(s), "\"");
 }
 
 }  // namespace internal

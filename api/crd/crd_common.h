@@ -1,10 +1,8 @@
 // Pieces shared by the custom resource types (Nginx, CopyratorRule,
 // LoadTest): an opaque deep-copied JSON value for metadata, int-or-string,
-// status conditions, and the field readers, writers and validation helpers
-// their FromJson/ToJson/Validate use. Validation messages have the exact
-// form the CRD schemas produce in kube-apiserver (see
-// api/schema/structural_schema.h), so a violation reads the same whether
-// the API server or the controller found it.
+// status conditions, and the field readers and writers their FromJson and
+// ToJson use. (Validation and defaulting are the CRD schema's: see
+// crd_schema.h.)
 #ifndef KCR_API_CRD_CRD_COMMON_H_
 #define KCR_API_CRD_CRD_COMMON_H_
 
@@ -12,10 +10,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/string_view.h"
 #include "rapidjson/document.h"
 
 namespace kcr {
@@ -39,7 +37,7 @@ class RawJson {
   const rapidjson::Value& value() const;
   // The string member `key` of an object value, or "" if absent or not a
   // string. For metadata.name and metadata.namespace.
-  std::string StringMember(absl::string_view key) const;
+  std::string StringMember(std::string_view key) const;
 
   friend bool operator==(const RawJson& a, const RawJson& b);
   friend bool operator!=(const RawJson& a, const RawJson& b) {
@@ -70,6 +68,7 @@ struct IntOrString {
 
 // One entry of status.conditions (metav1.Condition's fields). Optional
 // fields that are absent stay absent through a JSON round trip.
+// `type` and `status` are required: empty is written as absent.
 struct Condition {
   std::string type;
   std::string status;  // "True", "False" or "Unknown"
@@ -91,38 +90,49 @@ namespace internal {
 using Allocator = rapidjson::Document::AllocatorType;
 
 // "parent.key", or "key" at the root.
-std::string Child(absl::string_view parent, absl::string_view key);
+std::string Child(std::string_view parent, std::string_view key);
 
 // Readers of one optional member of `obj` (which must be an object). A
 // missing member or JSON null leaves *out unset; a value of the wrong type
 // is InvalidArgument "<path>: must be <type>, got <actual>".
 absl::Status ReadString(const rapidjson::Value& obj, const char* key,
-                        absl::string_view parent,
+                        std::string_view parent,
                         std::optional<std::string>* out);
 absl::Status ReadInt(const rapidjson::Value& obj, const char* key,
-                     absl::string_view parent, std::optional<int64_t>* out);
+                     std::string_view parent, std::optional<int64_t>* out);
 absl::Status ReadDouble(const rapidjson::Value& obj, const char* key,
-                        absl::string_view parent, std::optional<double>* out);
+                        std::string_view parent, std::optional<double>* out);
 absl::Status ReadIntOrString(const rapidjson::Value& obj, const char* key,
-                             absl::string_view parent,
+                             std::string_view parent,
                              std::optional<IntOrString>* out);
 absl::Status ReadStringList(const rapidjson::Value& obj, const char* key,
-                            absl::string_view parent,
+                            std::string_view parent,
                             std::vector<std::string>* out);
 absl::Status ReadConditions(const rapidjson::Value& obj, const char* key,
-                            absl::string_view parent,
+                            std::string_view parent,
                             std::vector<Condition>* out);
 // The member `key` if present and not null; InvalidArgument if it is not an
 // object. Returns nullptr when absent.
 absl::Status ReadObject(const rapidjson::Value& obj, const char* key,
-                        absl::string_view parent, const rapidjson::Value** out);
+                        std::string_view parent, const rapidjson::Value** out);
 // Checks apiVersion and kind when present; InvalidArgument on a mismatch.
 // Copies metadata (which must be an object when present).
 absl::Status ReadTypeAndMetadata(const rapidjson::Value& obj,
-                                 absl::string_view api_version,
-                                 absl::string_view kind, RawJson* metadata);
+                                 std::string_view api_version,
+                                 std::string_view kind, RawJson* metadata);
 // InvalidArgument unless `v` is an object.
-absl::Status RequireObject(const rapidjson::Value& v, absl::string_view path);
+absl::Status RequireObject(const rapidjson::Value& v, std::string_view path);
+
+// status.observedGeneration and status.conditions, which every kind's
+// status has, from the status object `status`.
+absl::Status ReadStatusCommon(const rapidjson::Value& status,
+                              std::optional<int64_t>* observed_generation,
+                              std::vector<Condition>* conditions);
+
+// A document with apiVersion, kind and (unless empty) metadata: the start
+// of every kind's ToJson.
+rapidjson::Document NewDocument(std::string_view api_version,
+                                std::string_view kind, const RawJson& metadata);
 
 // Writers: set `key` on the object `obj` when the value is present.
 void WriteString(rapidjson::Value* obj, const char* key,
@@ -138,33 +148,17 @@ void WriteStringList(rapidjson::Value* obj, const char* key,
                      const std::vector<std::string>& v, Allocator& a);
 void WriteConditions(rapidjson::Value* obj, const char* key,
                      const std::vector<Condition>& v, Allocator& a);
+// The counterpart of ReadStatusCommon.
+void WriteStatusCommon(rapidjson::Value* status,
+                       const std::optional<int64_t>& observed_generation,
+                       const std::vector<Condition>& conditions, Allocator& a);
 void WriteRaw(rapidjson::Value* obj, const char* key, const RawJson& v,
               Allocator& a);
 void WriteMember(rapidjson::Value* obj, const char* key,
                  rapidjson::Value* value, Allocator& a);
 
-// Validation helpers; each appends one kube-style message when violated.
-void ValidateRequired(absl::string_view path, std::vector<std::string>* out);
-void ValidateMinimum(absl::string_view path, int64_t v, int64_t min,
-                     std::vector<std::string>* out);
-void ValidateMaximum(absl::string_view path, int64_t v, int64_t max,
-                     std::vector<std::string>* out);
-void ValidateMinimum(absl::string_view path, double v, double min,
-                     std::vector<std::string>* out);
-void ValidateMinLength(absl::string_view path, const std::string& v, size_t min,
-                       std::vector<std::string>* out);
-void ValidateEnum(absl::string_view path, const std::string& v,
-                  const std::vector<std::string>& supported,
-                  std::vector<std::string>* out);
-void ValidateConditions(absl::string_view path,
-                        const std::vector<Condition>& conditions,
-                        std::vector<std::string>* out);
-// A DNS-1123 label (namespace names): at most 63 characters of [a-z0-9-],
-// starting and ending with an alphanumeric.
-void ValidateDns1123Label(absl::string_view path, const std::string& v,
-                          std::vector<std::string>* out);
 // A JSON string literal of `s`, as the messages quote values.
-std::string Quote(absl::string_view s);
+std::string Quote(std::string_view s);
 
 }  // namespace internal
 }  // namespace crd

@@ -1,6 +1,5 @@
 #include "api/crd/loadtest.h"
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/base/status_macros.h"
 
@@ -38,28 +37,6 @@ void WriteLatency(rapidjson::Value* obj,
   WriteMember(obj, "latencyMs", &v, a);
 }
 
-void ValidateLatency(const std::string& path,
-                     const std::optional<LoadTest::Latency>& l,
-                     std::vector<std::string>* out) {
-  if (!l) return;
-  std::string p = Child(path, "latencyMs");
-  if (l->p50) ValidateMinimum(Child(p, "p50"), *l->p50, 0.0, out);
-  if (l->p90) ValidateMinimum(Child(p, "p90"), *l->p90, 0.0, out);
-  if (l->p99) ValidateMinimum(Child(p, "p99"), *l->p99, 0.0, out);
-  if (l->max) ValidateMinimum(Child(p, "max"), *l->max, 0.0, out);
-}
-
-// An IANA service name, as the CRD's pattern and maxLength state it.
-bool IsPortName(const std::string& s) {
-  if (s.empty() || s.size() > 15) return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    bool alnum = absl::ascii_isdigit(c) || (c >= 'a' && c <= 'z');
-    if (!alnum && !(c == '-' && i > 0 && i + 1 < s.size())) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 absl::StatusOr<LoadTest> LoadTest::FromJson(const rapidjson::Value& json) {
@@ -93,10 +70,8 @@ absl::StatusOr<LoadTest> LoadTest::FromJson(const rapidjson::Value& json) {
     KCR_RETURN_IF_ERROR(
         ReadStringList(*status, "children", "status", &s.children));
     KCR_RETURN_IF_ERROR(ReadString(*status, "message", "status", &s.message));
-    KCR_RETURN_IF_ERROR(ReadInt(*status, "observedGeneration", "status",
-                                &s.observed_generation));
     KCR_RETURN_IF_ERROR(
-        ReadConditions(*status, "conditions", "status", &s.conditions));
+        ReadStatusCommon(*status, &s.observed_generation, &s.conditions));
     const rapidjson::Value* result;
     KCR_RETURN_IF_ERROR(ReadObject(*status, "result", "status", &result));
     if (result != nullptr) {
@@ -132,95 +107,9 @@ absl::StatusOr<LoadTest> LoadTest::FromJson(const rapidjson::Value& json) {
   return t;
 }
 
-void LoadTest::ApplyDefaults() {
-  if (!spec.test) return;
-  Test& x = *spec.test;
-  if (!x.method) x.method = kDefaultMethod;
-  if (!x.service_port) x.service_port = IntOrString::Int(kDefaultServicePort);
-  if (!x.path) x.path = kDefaultPath;
-}
-
-std::vector<std::string> LoadTest::Validate() const {
-  std::vector<std::string> out;
-  if (!has_spec) {
-    ValidateRequired("spec", &out);
-  } else {
-    if (!spec.replicas) {
-      ValidateRequired("spec.replicas", &out);
-    } else {
-      ValidateMinimum("spec.replicas", *spec.replicas, 1, &out);
-    }
-    if (!spec.test) {
-      ValidateRequired("spec.test", &out);
-    } else {
-      const Test& x = *spec.test;
-      if (!x.service_name) {
-        ValidateRequired("spec.test.serviceName", &out);
-      }
-      if (x.method) {
-        ValidateEnum("spec.test.method", *x.method,
-                     {"GET", "POST", "PUT", "DELETE", "HEAD"}, &out);
-      }
-      if (x.service_name) {
-        ValidateMinLength("spec.test.serviceName", *x.service_name, 1, &out);
-      }
-      if (x.service_port) {
-        const char* p = "spec.test.servicePort";
-        if (x.service_port->is_int) {
-          ValidateMinimum(p, x.service_port->int_value, 1, &out);
-          ValidateMaximum(p, x.service_port->int_value, 65535, &out);
-        } else if (!IsPortName(x.service_port->str_value)) {
-          out.push_back(absl::StrCat(
-              p, ": Invalid value: ", Quote(x.service_port->str_value),
-              ": must be a port number (1-65535) or an IANA service name (at "
-              "most 15 characters of [a-z0-9-], starting and ending with an "
-              "alphanumeric character)"));
-        }
-      }
-      if (x.repeat) ValidateMinimum("spec.test.repeat", *x.repeat, 1, &out);
-    }
-  }
-  if (status) {
-    if (status->state) {
-      ValidateEnum("status.state", *status->state,
-                   {kPending, kExecuting, kFinished, kFailed}, &out);
-    }
-    if (status->observed_generation) {
-      ValidateMinimum("status.observedGeneration", *status->observed_generation,
-                      0, &out);
-    }
-    if (status->result) {
-      const Result& r = *status->result;
-      const std::string p = "status.result";
-      if (r.requests)
-        ValidateMinimum(Child(p, "requests"), *r.requests, 0, &out);
-      if (r.failures)
-        ValidateMinimum(Child(p, "failures"), *r.failures, 0, &out);
-      ValidateLatency(p, r.latency_ms, &out);
-      for (size_t i = 0; i < r.pods.size(); ++i) {
-        const PodResult& pr = r.pods[i];
-        std::string item = absl::StrCat(p, ".pods[", i, "]");
-        if (pr.pod.empty()) ValidateRequired(Child(item, "pod"), &out);
-        if (pr.requests) {
-          ValidateMinimum(Child(item, "requests"), *pr.requests, 0, &out);
-        }
-        if (pr.failures) {
-          ValidateMinimum(Child(item, "failures"), *pr.failures, 0, &out);
-        }
-        ValidateLatency(item, pr.latency_ms, &out);
-      }
-    }
-    ValidateConditions("status.conditions", status->conditions, &out);
-  }
-  return out;
-}
-
 rapidjson::Document LoadTest::ToJson() const {
-  rapidjson::Document d(rapidjson::kObjectType);
+  rapidjson::Document d = NewDocument(kApiVersion, kKind, metadata);
   auto& a = d.GetAllocator();
-  WriteString(&d, "apiVersion", std::string(kApiVersion), a);
-  WriteString(&d, "kind", std::string(kKind), a);
-  WriteRaw(&d, "metadata", metadata, a);
   if (has_spec) {
     rapidjson::Value s(rapidjson::kObjectType);
     WriteInt(&s, "replicas", spec.replicas, a);
@@ -251,7 +140,8 @@ rapidjson::Document LoadTest::ToJson() const {
         rapidjson::Value pods(rapidjson::kArrayType);
         for (const PodResult& pr : r.pods) {
           rapidjson::Value pv(rapidjson::kObjectType);
-          WriteString(&pv, "pod", pr.pod, a);
+          // An empty name is an absent one (the field is required).
+          if (!pr.pod.empty()) WriteString(&pv, "pod", pr.pod, a);
           WriteInt(&pv, "requests", pr.requests, a);
           WriteInt(&pv, "failures", pr.failures, a);
           WriteLatency(&pv, pr.latency_ms, a);
@@ -261,8 +151,7 @@ rapidjson::Document LoadTest::ToJson() const {
       }
       WriteMember(&st, "result", &rv, a);
     }
-    WriteInt(&st, "observedGeneration", status->observed_generation, a);
-    WriteConditions(&st, "conditions", status->conditions, a);
+    WriteStatusCommon(&st, status->observed_generation, status->conditions, a);
     WriteMember(&d, "status", &st, a);
   }
   return d;

@@ -1,6 +1,9 @@
 // LoadTest (example.org/v1, plural loadtests, short names lt and ld): run
-// spec.replicas load pods against a Service and report the outcome.
-// Mirrors manifests/crds/loadtest.yaml.
+// spec.replicas load pods against a Service and report the outcome. A
+// typed view of the JSON that manifests/crds/loadtest.yaml describes; that
+// manifest's schema, compiled into the binary, is the one statement of the
+// rules and defaults, which Validate and ApplyDefaults (from
+// CustomResource) apply.
 //
 // Unknown fields (in spec and in status, including status.result) are
 // dropped by FromJson, as the API server prunes them; metadata is kept
@@ -15,6 +18,8 @@
 
 #include "absl/status/statusor.h"
 #include "api/crd/crd_common.h"
+#include "api/crd/crd_manifests.h"
+#include "api/crd/custom_resource.h"
 #include "api/object.h"
 #include "rapidjson/document.h"
 
@@ -22,16 +27,13 @@ namespace kcr {
 namespace api {
 namespace crd {
 
-struct LoadTest {
+struct LoadTest : CustomResource<LoadTest> {
   static constexpr char kGroup[] = "example.org";
   static constexpr char kVersion[] = "v1";
   static constexpr char kApiVersion[] = "example.org/v1";
   static constexpr char kKind[] = "LoadTest";
   static constexpr char kPlural[] = "loadtests";
-
-  static constexpr char kDefaultMethod[] = "GET";
-  static constexpr int64_t kDefaultServicePort = 80;
-  static constexpr char kDefaultPath[] = "/";
+  static constexpr const char* kCrdManifest = kLoadTestCrdYaml;
 
   // status.state values.
   static constexpr char kPending[] = "pending";
@@ -40,11 +42,11 @@ struct LoadTest {
   static constexpr char kFailed[] = "failed";
 
   struct Test {
-    std::optional<std::string> method;        // GET POST PUT DELETE HEAD; GET
-    std::optional<std::string> service_name;  // required, non-empty
-    std::optional<IntOrString> service_port;  // 1..65535 or a port name; 80
-    std::optional<std::string> path;          // default "/"
-    std::optional<int64_t> repeat;            // >= 1
+    std::optional<std::string> method;
+    std::optional<std::string> service_name;
+    std::optional<IntOrString> service_port;  // a number or a port name
+    std::optional<std::string> path;
+    std::optional<int64_t> repeat;
     friend bool operator==(const Test& a, const Test& b) {
       return a.method == b.method && a.service_name == b.service_name &&
              a.service_port == b.service_port && a.path == b.path &&
@@ -52,8 +54,8 @@ struct LoadTest {
     }
   };
   struct Spec {
-    std::optional<int64_t> replicas;  // required, >= 1
-    std::optional<Test> test;         // required
+    std::optional<int64_t> replicas;
+    std::optional<Test> test;
     friend bool operator==(const Spec& a, const Spec& b) {
       return a.replicas == b.replicas && a.test == b.test;
     }
@@ -67,7 +69,7 @@ struct LoadTest {
     }
   };
   struct PodResult {
-    std::string pod;
+    std::string pod;  // required: empty is written as absent
     std::optional<int64_t> requests, failures;
     std::optional<Latency> latency_ms;
     friend bool operator==(const PodResult& a, const PodResult& b) {
@@ -108,24 +110,10 @@ struct LoadTest {
   // Reads a LoadTest; a field of the wrong JSON type is InvalidArgument
   // naming it.
   static absl::StatusOr<LoadTest> FromJson(const rapidjson::Value& json);
-  // FromJson of a cached object's JSON.
-  static absl::StatusOr<LoadTest> FromObject(const Object& object) {
-    return FromJson(object.json());
-  }
-
-  // The CRD's defaults for spec.test: method GET, servicePort 80, path "/".
-  // A missing spec.test gets none (it is required; Validate reports it).
-  void ApplyDefaults();
-
-  // Every violation, in kube-apiserver's wording.
-  std::vector<std::string> Validate() const;
 
   // The object as JSON: FromJson(ToJson()) == *this. Empty lists are
   // omitted.
   rapidjson::Document ToJson() const;
-
-  std::string name() const { return metadata.StringMember("name"); }
-  std::string namespace_() const { return metadata.StringMember("namespace"); }
 
   friend bool operator==(const LoadTest& a, const LoadTest& b) {
     return a.metadata == b.metadata && a.has_spec == b.has_spec &&
