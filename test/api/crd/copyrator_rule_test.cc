@@ -5,6 +5,7 @@
 #include "api/json/json_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test/api/crd/crd_type_test.h"
 
 namespace kcr {
 namespace api {
@@ -16,18 +17,7 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Pair;
 
-rapidjson::Document Json(const char* text) {
-  rapidjson::Document d;
-  d.Parse(text);
-  EXPECT_FALSE(d.HasParseError()) << text;
-  return d;
-}
-
-CopyratorRule Parse(const char* text) {
-  auto r = CopyratorRule::FromJson(Json(text));
-  EXPECT_TRUE(r.ok()) << r.status();
-  return r.ok() ? *r : CopyratorRule();
-}
+using CopyratorRuleTest = CrdTypeTest<CopyratorRule>;
 
 // The tutorial's sample, in JSON.
 constexpr char kTutorial[] =
@@ -35,7 +25,7 @@ constexpr char kTutorial[] =
     R"("metadata":{"name":"main-rule"},"ruleType":"configmap",)"
     R"("selector":{"copyrator":"true"},"namespace":"default"})";
 
-TEST(CopyratorRuleTest, TutorialSampleParsesUnchanged) {
+TEST_F(CopyratorRuleTest, TutorialSampleParsesUnchanged) {
   CopyratorRule r = Parse(kTutorial);
   EXPECT_EQ(r.name(), "main-rule");
   EXPECT_EQ(r.rule_type, "configmap");
@@ -50,7 +40,7 @@ TEST(CopyratorRuleTest, TutorialSampleParsesUnchanged) {
   EXPECT_EQ(*json::JsonToString(r.ToJson()), kTutorial);
 }
 
-TEST(CopyratorRuleTest, FromObject) {
+TEST_F(CopyratorRuleTest, FromObject) {
   auto object = Object::Parse(kTutorial);
   ASSERT_TRUE(object.ok()) << object.status();
   auto r = CopyratorRule::FromObject(**object);
@@ -58,7 +48,7 @@ TEST(CopyratorRuleTest, FromObject) {
   EXPECT_EQ(*r, Parse(kTutorial));
 }
 
-TEST(CopyratorRuleTest, SelectorStringAndNamespaceListRoundTrip) {
+TEST_F(CopyratorRuleTest, SelectorStringAndNamespaceListRoundTrip) {
   const char* text =
       R"({"apiVersion":"flant.com/v1","kind":"CopyratorRule",)"
       R"("metadata":{"name":"r","namespace":"ops"},"ruleType":"secret",)"
@@ -76,7 +66,7 @@ TEST(CopyratorRuleTest, SelectorStringAndNamespaceListRoundTrip) {
   EXPECT_EQ(*CopyratorRule::FromJson(out), r);
 }
 
-TEST(CopyratorRuleTest, AbsentSelectorAndNamespaceStayAbsent) {
+TEST_F(CopyratorRuleTest, AbsentSelectorAndNamespaceStayAbsent) {
   CopyratorRule r = Parse(R"({"ruleType": "secret"})");
   EXPECT_EQ(r.selector_form, CopyratorRule::SelectorForm::kAbsent);
   EXPECT_EQ(r.namespace_form, CopyratorRule::NamespaceForm::kAbsent);
@@ -86,7 +76,7 @@ TEST(CopyratorRuleTest, AbsentSelectorAndNamespaceStayAbsent) {
             R"("ruleType":"secret"})");
 }
 
-TEST(CopyratorRuleTest, EveryValidationRule) {
+TEST_F(CopyratorRuleTest, EveryValidationRule) {
   EXPECT_THAT(Parse(R"({})").Validate(),
               ElementsAre("ruleType: Required value"));
   EXPECT_THAT(Parse(R"({"ruleType": "pod"})").Validate(),
@@ -118,7 +108,7 @@ TEST(CopyratorRuleTest, EveryValidationRule) {
                   "should be greater than or equal to 0"));
 }
 
-TEST(CopyratorRuleTest, SeveralViolationsAtOnce) {
+TEST_F(CopyratorRuleTest, SeveralViolationsAtOnce) {
   EXPECT_THAT(Parse(R"({"ruleType": "pods", "selector": "=x",
           "namespace": ["A", ""], "status": {"copies": -1,
           "conditions": [{"type": "Ready"}]}})")
@@ -131,31 +121,22 @@ TEST(CopyratorRuleTest, SeveralViolationsAtOnce) {
                           "status.conditions[0].status: Required value"));
 }
 
-TEST(CopyratorRuleTest, WrongTypesNameTheField) {
-  struct Case {
-    const char* json;
-    const char* message;
-  };
-  for (const Case& c : std::vector<Case>{
-           {R"({"kind": "Nginx"})", "kind: expected \"CopyratorRule\""},
-           {R"({"ruleType": 1})", "ruleType: must be a string, got number"},
-           {R"({"selector": 1})",
-            "selector: must be a label map or a selector string"},
-           {R"({"selector": {"copyrator": true}})",
-            "selector.copyrator: must be a string"},
-           {R"({"namespace": {}})",
-            "namespace: must be a string or a list of strings"},
-           {R"({"namespace": ["a", 1]})",
-            "namespace[1]: must be a string, got number"},
-           {R"({"status": []})", "status: must be an object, got array"},
-           {R"({"status": {"copies": "1"}})",
-            "status.copies: must be an integer, got string"},
-       }) {
-    auto r = CopyratorRule::FromJson(Json(c.json));
-    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << c.json;
-    EXPECT_THAT(std::string(r.status().message()), HasSubstr(c.message))
-        << c.json;
-  }
+TEST_F(CopyratorRuleTest, WrongTypesNameTheField) {
+  ExpectWrongTypes({
+      {R"({"kind": "Nginx"})", "kind: expected \"CopyratorRule\""},
+      {R"({"ruleType": 1})", "ruleType: must be a string, got number"},
+      {R"({"selector": 1})",
+       "selector: must be a label map or a selector string"},
+      {R"({"selector": {"copyrator": true}})",
+       "selector.copyrator: must be a string"},
+      {R"({"namespace": {}})",
+       "namespace: must be a string or a list of strings"},
+      {R"({"namespace": ["a", 1]})",
+       "namespace[1]: must be a string, got number"},
+      {R"({"status": []})", "status: must be an object, got array"},
+      {R"({"status": {"copies": "1"}})",
+       "status.copies: must be an integer, got string"},
+  });
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "api/json/json_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test/api/crd/crd_type_test.h"
 
 namespace kcr {
 namespace api {
@@ -15,20 +16,9 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-rapidjson::Document Json(const char* text) {
-  rapidjson::Document d;
-  d.Parse(text);
-  EXPECT_FALSE(d.HasParseError()) << text;
-  return d;
-}
+using LoadTestTest = CrdTypeTest<LoadTest>;
 
-LoadTest Parse(const char* text) {
-  auto t = LoadTest::FromJson(Json(text));
-  EXPECT_TRUE(t.ok()) << t.status();
-  return t.ok() ? *t : LoadTest();
-}
-
-TEST(LoadTestTest, Defaults) {
+TEST_F(LoadTestTest, Defaults) {
   LoadTest t = Parse(R"({"metadata": {"name": "lt"},
       "spec": {"replicas": 2, "test": {"serviceName": "hello"}}})");
   t.ApplyDefaults();
@@ -52,7 +42,7 @@ TEST(LoadTestTest, Defaults) {
   EXPECT_FALSE(no_test.spec.test.has_value());
 }
 
-TEST(LoadTestTest, EveryValidationRule) {
+TEST_F(LoadTestTest, EveryValidationRule) {
   EXPECT_THAT(Parse("{}").Validate(), ElementsAre("spec: Required value"));
   EXPECT_THAT(Parse(R"({"spec": {}})").Validate(),
               ElementsAre("spec.replicas: Required value",
@@ -111,7 +101,7 @@ TEST(LoadTestTest, EveryValidationRule) {
                           HasSubstr("status.result.pods[0].failures")));
 }
 
-TEST(LoadTestTest, SeveralViolationsAtOnce) {
+TEST_F(LoadTestTest, SeveralViolationsAtOnce) {
   EXPECT_THAT(
       Parse(R"({"spec": {"replicas": -1, "test": {"method": "GO",
       "servicePort": 0, "repeat": 0}}, "status": {"state": "x",
@@ -124,7 +114,7 @@ TEST(LoadTestTest, SeveralViolationsAtOnce) {
           HasSubstr("status.observedGeneration")));
 }
 
-TEST(LoadTestTest, RoundTrip) {
+TEST_F(LoadTestTest, RoundTrip) {
   const char* text =
       R"({"apiVersion":"example.org/v1","kind":"LoadTest",)"
       R"("metadata":{"name":"lt","namespace":"default","generation":3},)"
@@ -149,7 +139,7 @@ TEST(LoadTestTest, RoundTrip) {
   EXPECT_EQ(numeric.spec.test->service_port, IntOrString::Int(8080));
 }
 
-TEST(LoadTestTest, UnknownStatusFieldsAreDropped) {
+TEST_F(LoadTestTest, UnknownStatusFieldsAreDropped) {
   LoadTest t = Parse(R"({"spec": {"replicas": 1, "test": {"serviceName": "s",
       "x": 1}}, "status": {"state": "pending", "extra": {"a": 1},
       "result": {"requests": 1, "y": 2}}})");
@@ -159,43 +149,33 @@ TEST(LoadTestTest, UnknownStatusFieldsAreDropped) {
             R"("status":{"state":"pending","result":{"requests":1}}})");
 }
 
-TEST(LoadTestTest, WrongTypesNameTheField) {
-  struct Case {
-    const char* json;
-    const char* message;
-  };
-  for (const Case& c : std::vector<Case>{
-           {R"({"kind": "Nginx"})", "kind: expected \"LoadTest\""},
-           {R"({"spec": {"replicas": "2"}})",
-            "spec.replicas: must be an integer, got string"},
-           {R"({"spec": {"test": []}})",
-            "spec.test: must be an object, got array"},
-           {R"({"spec": {"test": {"servicePort": true}}})",
-            "spec.test.servicePort: must be an integer or a string, got "
-            "boolean"},
-           {R"({"spec": {"test": {"servicePort": 80.5}}})",
-            "spec.test.servicePort: must be an integer or a string, got "
-            "number"},
-           {R"({"spec": {"test": {"method": 1}}})",
-            "spec.test.method: must be a string"},
-           {R"({"spec": {"test": {"repeat": "x"}}})",
-            "spec.test.repeat: must be an integer"},
-           {R"({"status": {"children": "a"}})",
-            "status.children: must be a list of strings, got string"},
-           {R"({"status": {"children": ["a", 2]}})",
-            "status.children[1]: must be a string, got number"},
-           {R"({"status": {"result": {"latencyMs": {"p50": "1"}}}})",
-            "status.result.latencyMs.p50: must be a number, got string"},
-           {R"({"status": {"result": {"pods": [1]}}})",
-            "status.result.pods[0]: must be an object, got number"},
-           {R"({"status": {"result": {"pods": {}}}})",
-            "status.result.pods: must be a list"},
-       }) {
-    auto t = LoadTest::FromJson(Json(c.json));
-    EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument) << c.json;
-    EXPECT_THAT(std::string(t.status().message()), HasSubstr(c.message))
-        << c.json;
-  }
+TEST_F(LoadTestTest, WrongTypesNameTheField) {
+  ExpectWrongTypes({
+      {R"({"kind": "Nginx"})", "kind: expected \"LoadTest\""},
+      {R"({"spec": {"replicas": "2"}})",
+       "spec.replicas: must be an integer, got string"},
+      {R"({"spec": {"test": []}})", "spec.test: must be an object, got array"},
+      {R"({"spec": {"test": {"servicePort": true}}})",
+       "spec.test.servicePort: must be an integer or a string, got "
+       "boolean"},
+      {R"({"spec": {"test": {"servicePort": 80.5}}})",
+       "spec.test.servicePort: must be an integer or a string, got "
+       "number"},
+      {R"({"spec": {"test": {"method": 1}}})",
+       "spec.test.method: must be a string"},
+      {R"({"spec": {"test": {"repeat": "x"}}})",
+       "spec.test.repeat: must be an integer"},
+      {R"({"status": {"children": "a"}})",
+       "status.children: must be a list of strings, got string"},
+      {R"({"status": {"children": ["a", 2]}})",
+       "status.children[1]: must be a string, got number"},
+      {R"({"status": {"result": {"latencyMs": {"p50": "1"}}}})",
+       "status.result.latencyMs.p50: must be a number, got string"},
+      {R"({"status": {"result": {"pods": [1]}}})",
+       "status.result.pods[0]: must be an object, got number"},
+      {R"({"status": {"result": {"pods": {}}}})",
+       "status.result.pods: must be a list"},
+  });
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "api/json/json_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test/api/crd/crd_type_test.h"
 
 namespace kcr {
 namespace api {
@@ -15,20 +16,9 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-rapidjson::Document Json(const char* text) {
-  rapidjson::Document d;
-  d.Parse(text);
-  EXPECT_FALSE(d.HasParseError()) << text;
-  return d;
-}
+using NginxTest = CrdTypeTest<Nginx>;
 
-Nginx Parse(const char* text) {
-  auto n = Nginx::FromJson(Json(text));
-  EXPECT_TRUE(n.ok()) << n.status();
-  return n.ok() ? *n : Nginx();
-}
-
-TEST(NginxTest, ParsesAndDefaults) {
+TEST_F(NginxTest, ParsesAndDefaults) {
   Nginx n = Parse(R"({"apiVersion": "example.org/v1", "kind": "Nginx",
       "metadata": {"name": "web", "namespace": "default"},
       "spec": {"replicas": 3}})");
@@ -43,7 +33,7 @@ TEST(NginxTest, ParsesAndDefaults) {
   EXPECT_THAT(n.Validate(), IsEmpty());
 }
 
-TEST(NginxTest, DefaultsWithoutSpec) {
+TEST_F(NginxTest, DefaultsWithoutSpec) {
   Nginx n = Parse(R"({"metadata": {"name": "x"}})");
   n.ApplyDefaults();
   EXPECT_EQ(n.spec.replicas, 1);
@@ -51,7 +41,7 @@ TEST(NginxTest, DefaultsWithoutSpec) {
   EXPECT_EQ(n.spec.port, 80);
 }
 
-TEST(NginxTest, EveryValidationRule) {
+TEST_F(NginxTest, EveryValidationRule) {
   EXPECT_THAT(Parse(R"({"spec": {"replicas": -1}})").Validate(),
               ElementsAre("spec.replicas: Invalid value: -1: spec.replicas "
                           "in body should be greater than or equal to 0"));
@@ -78,7 +68,7 @@ TEST(NginxTest, EveryValidationRule) {
                   "\"Unknown\""));
 }
 
-TEST(NginxTest, SeveralViolationsAtOnce) {
+TEST_F(NginxTest, SeveralViolationsAtOnce) {
   EXPECT_THAT(
       Parse(R"({"spec": {"replicas": -1, "image": "", "port": 70000},
           "status": {"readyReplicas": -3}})")
@@ -87,7 +77,7 @@ TEST(NginxTest, SeveralViolationsAtOnce) {
                   HasSubstr("spec.port"), HasSubstr("status.readyReplicas")));
 }
 
-TEST(NginxTest, RoundTrip) {
+TEST_F(NginxTest, RoundTrip) {
   const char* text =
       R"({"apiVersion":"example.org/v1","kind":"Nginx",)"
       R"("metadata":{"name":"web","labels":{"a":"b"}},)"
@@ -104,7 +94,7 @@ TEST(NginxTest, RoundTrip) {
   EXPECT_EQ(*again, n);
 }
 
-TEST(NginxTest, UnknownFieldsAreDropped) {
+TEST_F(NginxTest, UnknownFieldsAreDropped) {
   Nginx n = Parse(R"({"spec": {"replicas": 1, "extra": 1},
       "status": {"readyReplicas": 1, "extra": true}})");
   EXPECT_EQ(*json::JsonToString(n.ToJson()),
@@ -112,34 +102,25 @@ TEST(NginxTest, UnknownFieldsAreDropped) {
             R"("spec":{"replicas":1},"status":{"readyReplicas":1}})");
 }
 
-TEST(NginxTest, WrongTypesNameTheField) {
-  struct Case {
-    const char* json;
-    const char* message;
-  };
-  for (const Case& c : std::vector<Case>{
-           {"[]", "object: must be an object, got array"},
-           {R"({"kind": "Pod"})", "kind: expected \"Nginx\", got \"Pod\""},
-           {R"({"apiVersion": "v1"})", "apiVersion: expected"},
-           {R"({"metadata": 1})", "metadata: must be an object, got number"},
-           {R"({"spec": "x"})", "spec: must be an object, got string"},
-           {R"({"spec": {"replicas": "3"}})",
-            "spec.replicas: must be an integer, got string"},
-           {R"({"spec": {"replicas": 1.5}})",
-            "spec.replicas: must be an integer, got number"},
-           {R"({"spec": {"image": 7}})", "spec.image: must be a string"},
-           {R"({"spec": {"port": true}})",
-            "spec.port: must be an integer, got boolean"},
-           {R"({"status": {"conditions": {}}})",
-            "status.conditions: must be a list of conditions, got object"},
-           {R"({"status": {"conditions": [{"type": 1}]}})",
-            "status.conditions[0].type: must be a string"},
-       }) {
-    auto n = Nginx::FromJson(Json(c.json));
-    EXPECT_EQ(n.status().code(), absl::StatusCode::kInvalidArgument) << c.json;
-    EXPECT_THAT(std::string(n.status().message()), HasSubstr(c.message))
-        << c.json;
-  }
+TEST_F(NginxTest, WrongTypesNameTheField) {
+  ExpectWrongTypes({
+      {"[]", "object: must be an object, got array"},
+      {R"({"kind": "Pod"})", "kind: expected \"Nginx\", got \"Pod\""},
+      {R"({"apiVersion": "v1"})", "apiVersion: expected"},
+      {R"({"metadata": 1})", "metadata: must be an object, got number"},
+      {R"({"spec": "x"})", "spec: must be an object, got string"},
+      {R"({"spec": {"replicas": "3"}})",
+       "spec.replicas: must be an integer, got string"},
+      {R"({"spec": {"replicas": 1.5}})",
+       "spec.replicas: must be an integer, got number"},
+      {R"({"spec": {"image": 7}})", "spec.image: must be a string"},
+      {R"({"spec": {"port": true}})",
+       "spec.port: must be an integer, got boolean"},
+      {R"({"status": {"conditions": {}}})",
+       "status.conditions: must be a list of conditions, got object"},
+      {R"({"status": {"conditions": [{"type": 1}]}})",
+       "status.conditions[0].type: must be a string"},
+  });
 }
 
 }  // namespace
