@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/json/json_util.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
@@ -52,12 +53,6 @@ bool operator==(const RawJson& a, const RawJson& b) {
 namespace internal {
 namespace {
 
-// abseil's string_view, which absl::StrCat takes; in this abseil it is not
-// std::string_view.
-absl::string_view Absl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
-
 const char* TypeName(const rapidjson::Value& v) {
   switch (v.GetType()) {
     case rapidjson::kNullType:
@@ -80,7 +75,7 @@ const char* TypeName(const rapidjson::Value& v) {
 absl::Status WrongType(std::string_view path, std::string_view want,
                        const rapidjson::Value& got) {
   return absl::InvalidArgumentError(absl::StrCat(
-      Absl(path), ": must be ", Absl(want), ", got ", TypeName(got)));
+      ToAbsl(path), ": must be ", ToAbsl(want), ", got ", TypeName(got)));
 }
 
 // The member, or nullptr when absent or null.
@@ -115,7 +110,7 @@ rapidjson::Value Str(std::string_view s, Allocator& a) {
 
 std::string Child(std::string_view parent, std::string_view key) {
   if (parent.empty()) return std::string(key);
-  return absl::StrCat(Absl(parent), ".", Absl(key));
+  return absl::StrCat(ToAbsl(parent), ".", ToAbsl(key));
 }
 
 absl::Status RequireObject(const rapidjson::Value& v, std::string_view path) {
@@ -363,7 +358,7 @@ std::string Quote(std::string_view s) {
   rapidjson::Value v(rapidjson::StringRef(
       s.data(), static_cast<rapidjson::SizeType>(s.size())));
   absl::StatusOr<std::string> out = json::JsonToString(v);
-  return out.ok() ? *out : absl::StrCat("\"", Absl(s), "\"");
+  return out.ok() ? *out : absl::StrCat("\"", ToAbsl(s), "\"");
 }
 
 }  // namespace internal

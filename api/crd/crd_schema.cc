@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/json/yaml_to_json.h"
 #include "api/schema/field_error.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
@@ -43,9 +44,8 @@ absl::StatusOr<std::unique_ptr<StructuralSchema>> CompileCrdSchema(
     }
     return StructuralSchema::Create(schema->value["openAPIV3Schema"]);
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("CRD has no schema.openAPIV3Schema for version ",
-                   absl::string_view(version.data(), version.size())));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "CRD has no schema.openAPIV3Schema for version ", ToAbsl(version)));
 }
 
 namespace internal {
