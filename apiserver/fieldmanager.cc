@@ -16,7 +16,7 @@
 #include "runtime/base/string_view.h"
 
 namespace kcr {
-namespace api {
+namespace apiserver {
 namespace {
 
 using Allocator = rapidjson::Value::AllocatorType;
@@ -116,7 +116,7 @@ bool OwnsExactly(const Node& set, const Path& path) {
 
 class SetBuilder {
  public:
-  SetBuilder(const PatchSchema* schema, FieldScope scope)
+  SetBuilder(const api::PatchSchema* schema, FieldScope scope)
       : schema_(schema), scope_(scope) {}
 
   Node Build(const Value& object) {
@@ -171,11 +171,11 @@ class SetBuilder {
 
   void Field(const Value& v, std::string* path, Node* node, int level) {
     node->value = &v;
-    const FieldPatchMeta* meta =
+    const api::FieldPatchMeta* meta =
         schema_ == nullptr ? nullptr : schema_->Find(*path);
     if (v.IsObject()) {
       if (v.MemberCount() == 0 ||
-          (meta != nullptr && meta->strategy == FieldStrategy::kAtomic)) {
+          (meta != nullptr && meta->strategy == api::FieldStrategy::kAtomic)) {
         node->member = true;
         return;
       }
@@ -186,7 +186,7 @@ class SetBuilder {
       node->member = true;
       return;
     }
-    if (meta->strategy == FieldStrategy::kMergeByKey) {
+    if (meta->strategy == api::FieldStrategy::kMergeByKey) {
       const Value key_name(
           rapidjson::StringRef(meta->merge_key.data(), meta->merge_key.size()));
       for (const Value& e : v.GetArray()) {
@@ -205,7 +205,7 @@ class SetBuilder {
       }
       return;
     }
-    if (meta->strategy == FieldStrategy::kMergePrimitives) {
+    if (meta->strategy == api::FieldStrategy::kMergePrimitives) {
       for (const Value& e : v.GetArray()) {
         if (e.IsObject() || e.IsArray()) {
           node->member = true;
@@ -229,7 +229,7 @@ class SetBuilder {
     return absl::StrCat("k:", Compact(k));
   }
 
-  const PatchSchema* schema_;
+  const api::PatchSchema* schema_;
   FieldScope scope_;
 };
 
@@ -549,21 +549,21 @@ bool RemoveAt(Value& root, const Path& path) {
 }
 
 absl::Status CheckDepth(const Value& v, absl::string_view what) {
-  if (json::JsonDepth(v) > kMaxJsonDepth) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " nests deeper than ", kMaxJsonDepth, " levels"));
+  if (json::JsonDepth(v) > api::kMaxJsonDepth) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " nests deeper than ", api::kMaxJsonDepth, " levels"));
   }
   return absl::OkStatus();
 }
 
-const PatchSchema& EmptySchema() {
-  static const PatchSchema* const empty = new PatchSchema();
+const api::PatchSchema& EmptySchema() {
+  static const api::PatchSchema* const empty = new api::PatchSchema();
   return *empty;
 }
 
 }  // namespace
 
-absl::Status ValidateFieldManager(absl::string_view manager, bool apply) {
+absl::Status ValidateFieldManager(std::string_view manager, bool apply) {
   if (manager.empty()) {
     if (apply) {
       return absl::InvalidArgumentError(
@@ -587,8 +587,8 @@ absl::Status ValidateFieldManager(absl::string_view manager, bool apply) {
   return absl::OkStatus();
 }
 
-std::string FieldManagerFromUserAgent(absl::string_view user_agent) {
-  const absl::string_view prefix = user_agent.substr(0, user_agent.find('/'));
+std::string FieldManagerFromUserAgent(std::string_view user_agent) {
+  const std::string_view prefix = user_agent.substr(0, user_agent.find('/'));
   std::string out;
   for (char c : prefix) {
     const unsigned char u = static_cast<unsigned char>(c);
@@ -600,15 +600,16 @@ std::string FieldManagerFromUserAgent(absl::string_view user_agent) {
 }
 
 absl::StatusOr<rapidjson::Document> ParseApplyConfiguration(
-    absl::string_view body) {
-  const absl::string_view trimmed = absl::StripLeadingAsciiWhitespace(body);
+    std::string_view body) {
+  const absl::string_view trimmed =
+      absl::StripLeadingAsciiWhitespace(ToAbsl(body));
   rapidjson::Document doc;
   if (absl::StartsWith(trimmed, "{")) {
-    absl::Status s = json::ParseJson(ToStd(body), &doc);
+    absl::Status s = json::ParseJson(body, &doc);
     if (!s.ok()) return s;
   } else {
     absl::StatusOr<std::unique_ptr<rapidjson::Document>> yaml =
-        json::YamlToJson(ToStd(body));
+        json::YamlToJson(body);
     if (!yaml.ok()) return yaml.status();
     doc.Swap(**yaml);  // swaps the allocators too
   }
@@ -638,7 +639,7 @@ std::string ApplyConflictMessage(const std::vector<ApplyConflict>& conflicts) {
 
 absl::StatusOr<ApplyResult> ServerSideApply(const Value* live,
                                             const Value& config,
-                                            const PatchSchema* schema,
+                                            const api::PatchSchema* schema,
                                             const ApplyOptions& options) {
   absl::Status s = ValidateFieldManager(options.field_manager, /*apply=*/true);
   if (!s.ok()) return s;
@@ -667,7 +668,7 @@ absl::StatusOr<ApplyResult> ServerSideApply(const Value* live,
   const Value empty_object(rapidjson::kObjectType);
   const Value& base = live == nullptr ? empty_object : *live;
   rapidjson::Document& merged = result.object;
-  s = internal::StrategicMerge(
+  s = api::internal::StrategicMerge(
       base, config, schema == nullptr ? EmptySchema() : *schema,
       /*directives=*/false, &merged, merged.GetAllocator());
   if (!s.ok()) {
@@ -778,7 +779,7 @@ absl::StatusOr<ApplyResult> ServerSideApply(const Value* live,
 
 absl::Status RecordUpdateManagedFields(const Value* old_object,
                                        rapidjson::Document* object,
-                                       const PatchSchema* schema,
+                                       const api::PatchSchema* schema,
                                        const UpdateOptions& options) {
   return RecordUpdateManagedFields(old_object, object, object->GetAllocator(),
                                    schema, options);
@@ -786,7 +787,7 @@ absl::Status RecordUpdateManagedFields(const Value* old_object,
 
 absl::Status RecordUpdateManagedFields(const Value* old_object, Value* object,
                                        Allocator& allocator,
-                                       const PatchSchema* schema,
+                                       const api::PatchSchema* schema,
                                        const UpdateOptions& options) {
   absl::Status s = ValidateFieldManager(options.field_manager, /*apply=*/false);
   if (!s.ok()) return s;
@@ -855,5 +856,5 @@ absl::Status RecordUpdateManagedFields(const Value* old_object, Value* object,
   return absl::OkStatus();
 }
 
-}  // namespace api
+}  // namespace apiserver
 }  // namespace kcr

@@ -26,17 +26,17 @@
 #define KCR_APISERVER_FIELDMANAGER_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "api/patch/patch_schema.h"
 #include "rapidjson/document.h"
 
 namespace kcr {
-namespace api {
+namespace apiserver {
 
 // Which top-level fields a write may own.
 enum class FieldScope {
@@ -81,7 +81,7 @@ struct ApplyResult {
 // Parses an apply body: JSON, or YAML (one document, kubectl's scalar
 // rules). InvalidArgument unless it is a single object.
 absl::StatusOr<rapidjson::Document> ParseApplyConfiguration(
-    absl::string_view body);
+    std::string_view body);
 
 // Applies `config` to `live` (nullptr: the object does not exist and is
 // created from `config`). `schema` is the kind's patch metadata, nullptr
@@ -93,7 +93,7 @@ absl::StatusOr<rapidjson::Document> ParseApplyConfiguration(
 // them.
 absl::StatusOr<ApplyResult> ServerSideApply(const rapidjson::Value* live,
                                             const rapidjson::Value& config,
-                                            const PatchSchema* schema,
+                                            const api::PatchSchema* schema,
                                             const ApplyOptions& options);
 
 // kube-apiserver's 409 message for `conflicts`, e.g.
@@ -119,28 +119,28 @@ struct UpdateOptions {
 // manager name or input nested too deeply.
 absl::Status RecordUpdateManagedFields(const rapidjson::Value* old_object,
                                        rapidjson::Document* object,
-                                       const PatchSchema* schema,
+                                       const api::PatchSchema* schema,
                                        const UpdateOptions& options);
 
 // As above for a value inside a document: new values are allocated from
 // `allocator`, the allocator of the document that owns `*object`.
 absl::Status RecordUpdateManagedFields(
     const rapidjson::Value* old_object, rapidjson::Value* object,
-    rapidjson::Value::AllocatorType& allocator, const PatchSchema* schema,
+    rapidjson::Value::AllocatorType& allocator, const api::PatchSchema* schema,
     const UpdateOptions& options);
 
 // kube-apiserver's default manager name for a non-apply write without
 // fieldManager: the User-Agent up to its first '/', printable characters
 // only, at most 128 bytes ("kubectl.1.32/v1.32.0 (linux/amd64) ..." gives
 // "kubectl.1.32").
-std::string FieldManagerFromUserAgent(absl::string_view user_agent);
+std::string FieldManagerFromUserAgent(std::string_view user_agent);
 
 // OK when `manager` is a valid field manager name; for apply it is
 // required. The message is kube-apiserver's ("fieldManager: Required
 // value: is required for apply patch").
-absl::Status ValidateFieldManager(absl::string_view manager, bool apply);
+absl::Status ValidateFieldManager(std::string_view manager, bool apply);
 
-}  // namespace api
+}  // namespace apiserver
 }  // namespace kcr
 
 #endif  // KCR_APISERVER_FIELDMANAGER_H_

@@ -773,9 +773,8 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
         api::PatchTypeFromContentType(req.Header("content-type"));
     if (!type.has_value()) {
       // kube-apiserver's order: json, merge, strategic (built-ins), apply.
-      return SendApiError(
-          ex, ApiError::UnsupportedMediaType(
-                  api::UnsupportedPatchMediaTypeMessage(!r.custom)));
+      return SendApiError(ex, ApiError::UnsupportedMediaType(
+                                  UnsupportedPatchMediaTypeMessage(!r.custom)));
     }
     PatchOptions po;
     po.dry_run = DryRun(req);

@@ -4,7 +4,6 @@
 
 #include "apiserver/api_error.h"
 #include "apiserver/patch_request.h"
-#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace apiserver {
@@ -14,11 +13,11 @@ const api::PatchSchema* PatchSchemaFor(const ResourceInfo& resource) {
   return api::BuiltinPatchSchema(resource.group(), resource.kind());
 }
 
-api::FieldScope FieldScopeFor(const ResourceInfo& resource,
-                              std::string_view subresource) {
-  if (subresource == "status") return api::FieldScope::kStatus;
-  if (resource.has_status()) return api::FieldScope::kMainResource;
-  return api::FieldScope::kAll;
+FieldScope FieldScopeFor(const ResourceInfo& resource,
+                         std::string_view subresource) {
+  if (subresource == "status") return FieldScope::kStatus;
+  if (resource.has_status()) return FieldScope::kMainResource;
+  return FieldScope::kAll;
 }
 
 absl::Status RecordWriteManagedFields(
@@ -26,10 +25,9 @@ absl::Status RecordWriteManagedFields(
     rapidjson::Value* object, rapidjson::Value::AllocatorType& allocator,
     std::string_view field_manager, std::string_view user_agent,
     std::string_view subresource, absl::Time now) {
-  absl::Status s = api::RecordWriteManager(
-      old_object, object, allocator, PatchSchemaFor(resource),
-      ToAbsl(field_manager), ToAbsl(user_agent), ToAbsl(subresource),
-      FieldScopeFor(resource, subresource), now);
+  absl::Status s = RecordWriteManager(
+      old_object, object, allocator, PatchSchemaFor(resource), field_manager,
+      user_agent, subresource, FieldScopeFor(resource, subresource), now);
   if (s.ok()) return s;
   ApiError e;
   e.code = 422;

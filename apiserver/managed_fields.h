@@ -26,8 +26,8 @@ const api::PatchSchema* PatchSchemaFor(const ResourceInfo& resource);
 // Which fields a write through `subresource` may own: only status through
 // /status, all but status on the main resource of a kind with a status
 // subresource, everything otherwise.
-api::FieldScope FieldScopeFor(const ResourceInfo& resource,
-                              std::string_view subresource);
+FieldScope FieldScopeFor(const ResourceInfo& resource,
+                         std::string_view subresource);
 
 // Records a non-apply write of `*object` over `old_object` (nullptr: a
 // create) in metadata.managedFields, as kube-apiserver does for every

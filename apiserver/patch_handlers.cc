@@ -20,7 +20,7 @@ PatchHandlers DefaultPatchHandlers(const Clock* clock) {
     const api::PatchSchema* schema = PatchSchemaFor(resource);
     if (schema == nullptr) {
       return ApiError::UnsupportedMediaType(
-                 api::UnsupportedPatchMediaTypeMessage(false))
+                 UnsupportedPatchMediaTypeMessage(false))
           .ToStatus();
     }
     absl::Status s = api::ApplyStrategicMergePatch(live, patch, *schema, result,
@@ -33,22 +33,22 @@ PatchHandlers DefaultPatchHandlers(const Clock* clock) {
                     const rapidjson::Value& applied,
                     const PatchHandlers::ApplyRequest& request,
                     rapidjson::Document* result) -> absl::Status {
-    api::ApplyOptions options;
+    ApplyOptions options;
     options.field_manager = request.field_manager;
     options.force = request.force;
     options.subresource = request.subresource;
     options.scope = FieldScopeFor(resource, request.subresource);
     options.now = clock->Now();
-    absl::StatusOr<api::ApplyResult> r =
-        api::ServerSideApply(live, applied, PatchSchemaFor(resource), options);
+    absl::StatusOr<ApplyResult> r =
+        ServerSideApply(live, applied, PatchSchemaFor(resource), options);
     if (!r.ok())
       return ApiError::BadRequest(std::string(r.status().message())).ToStatus();
     if (!r->conflicts.empty()) {
       ApiError e;
       e.code = 409;
       e.reason = "Conflict";
-      e.message = api::ApplyConflictMessage(r->conflicts);
-      for (const api::ApplyConflict& c : r->conflicts) {
+      e.message = ApplyConflictMessage(r->conflicts);
+      for (const ApplyConflict& c : r->conflicts) {
         e.causes.push_back(
             {"FieldManagerConflict", "conflict with " + c.manager, c.field});
       }

@@ -1,9 +1,9 @@
-// The patch algorithms of api/patch bound to the Registry's PatchHandlers
-// seam: strategic merge patch for the built-in kinds (415 for custom
-// resources, as kube-apiserver) and server-side apply with field ownership
-// in metadata.managedFields (409 Conflict listing each conflicting field
-// and its manager). ApiServer installs them unless its options carry
-// others.
+// The patch algorithms of api/patch and apiserver/fieldmanager bound to the
+// Registry's PatchHandlers seam: strategic merge patch for the built-in kinds
+// (415 for custom resources, as kube-apiserver) and server-side apply with
+// field ownership in metadata.managedFields (409 Conflict listing each
+// conflicting field and its manager). ApiServer installs them unless its
+// options carry others.
 //
 // Thread-safe: the handlers hold only the clock.
 #ifndef KCR_APISERVER_PATCH_HANDLERS_H_

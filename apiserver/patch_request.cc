@@ -13,14 +13,14 @@
 #include "runtime/base/string_view.h"
 
 namespace kcr {
-namespace api {
+namespace apiserver {
 namespace {
 
 PatchResult Fail(int code, absl::string_view reason,
                  absl::string_view message) {
   PatchResult r;
   r.object.SetNull();
-  StatusError e;
+  api::StatusError e;
   e.code = code;
   e.reason = std::string(reason);
   e.message = std::string(message);
@@ -43,8 +43,8 @@ PatchResult InvalidOptions(absl::string_view field,
   return r;
 }
 
-std::string ManagerOf(absl::string_view field_manager,
-                      absl::string_view user_agent) {
+std::string ManagerOf(std::string_view field_manager,
+                      std::string_view user_agent) {
   if (!field_manager.empty()) return std::string(field_manager);
   return FieldManagerFromUserAgent(user_agent);
 }
@@ -76,16 +76,17 @@ std::string UnsupportedPatchMediaTypeMessage(bool strategic_allowed) {
 }
 
 PatchResult ApplyPatchRequest(const PatchRequest& request) {
-  if (request.type == PatchType::kStrategicMerge && request.schema == nullptr) {
+  if (request.type == api::PatchType::kStrategicMerge &&
+      request.schema == nullptr) {
     return Fail(415, "UnsupportedMediaType",
                 UnsupportedPatchMediaTypeMessage(false));
   }
-  if (request.type != PatchType::kApply && request.force.has_value()) {
+  if (request.type != api::PatchType::kApply && request.force.has_value()) {
     return InvalidOptions(
         "force", "FieldValueForbidden",
         "Forbidden: may not be specified for non-apply patch");
   }
-  if (request.type == PatchType::kApply) {
+  if (request.type == api::PatchType::kApply) {
     absl::Status valid = ValidateFieldManager(request.field_manager, true);
     if (!valid.ok()) return InvalidManager(valid);
     absl::StatusOr<rapidjson::Document> config =
@@ -130,34 +131,34 @@ PatchResult ApplyPatchRequest(const PatchRequest& request) {
     return Fail(400, "BadRequest", "the object to patch does not exist");
   }
   rapidjson::Document patch;
-  if (absl::Status s = json::ParseJson(ToStd(request.body), &patch); !s.ok()) {
+  if (absl::Status s = json::ParseJson(request.body, &patch); !s.ok()) {
     return Fail(400, "BadRequest",
                 absl::StrCat("error decoding patch: ", s.message()));
   }
   PatchResult r;
   absl::Status s;
   switch (request.type) {
-    case PatchType::kJson: {
+    case api::PatchType::kJson: {
       if (!patch.IsArray()) {
         return Fail(400, "BadRequest",
                     "JSON patch must be an array of operations");
       }
       r.object.CopyFrom(*request.live, r.object.GetAllocator());
-      s = ApplyJsonPatch(patch, &r.object);
+      s = api::ApplyJsonPatch(patch, &r.object);
       if (!s.ok()) return Fail(422, "Invalid", s.message());
       break;
     }
-    case PatchType::kMerge:
-      s = ApplyMergePatch(*request.live, patch, &r.object,
-                          r.object.GetAllocator());
+    case api::PatchType::kMerge:
+      s = api::ApplyMergePatch(*request.live, patch, &r.object,
+                               r.object.GetAllocator());
       if (!s.ok()) return Fail(400, "BadRequest", s.message());
       break;
-    case PatchType::kStrategicMerge:
-      s = ApplyStrategicMergePatch(*request.live, patch, *request.schema,
-                                   &r.object, r.object.GetAllocator());
+    case api::PatchType::kStrategicMerge:
+      s = api::ApplyStrategicMergePatch(*request.live, patch, *request.schema,
+                                        &r.object, r.object.GetAllocator());
       if (!s.ok()) return Fail(400, "BadRequest", s.message());
       break;
-    case PatchType::kApply:
+    case api::PatchType::kApply:
       break;
   }
   if (!r.object.IsObject()) {
@@ -178,9 +179,9 @@ PatchResult ApplyPatchRequest(const PatchRequest& request) {
 
 absl::Status RecordWriteManager(
     const rapidjson::Value* old_object, rapidjson::Value* object,
-    rapidjson::Value::AllocatorType& allocator, const PatchSchema* schema,
-    absl::string_view field_manager, absl::string_view user_agent,
-    absl::string_view subresource, FieldScope scope, absl::Time now) {
+    rapidjson::Value::AllocatorType& allocator, const api::PatchSchema* schema,
+    std::string_view field_manager, std::string_view user_agent,
+    std::string_view subresource, FieldScope scope, absl::Time now) {
   const std::string manager = ManagerOf(field_manager, user_agent);
   absl::Status valid = ValidateFieldManager(manager, false);
   if (!valid.ok() || manager.empty()) return valid;
@@ -193,5 +194,5 @@ absl::Status RecordWriteManager(
                                    update);
 }
 
-}  // namespace api
+}  // namespace apiserver
 }  // namespace kcr

@@ -12,9 +12,9 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "api/errors/errors.h"
 #include "api/patch/patch_schema.h"
@@ -23,7 +23,7 @@
 #include "rapidjson/document.h"
 
 namespace kcr {
-namespace api {
+namespace apiserver {
 
 // kube-apiserver's 415 message for a PATCH with an unaccepted media type:
 // "the body of the request was in an unknown format - accepted media types
@@ -33,14 +33,14 @@ namespace api {
 std::string UnsupportedPatchMediaTypeMessage(bool strategic_allowed);
 
 struct PatchRequest {
-  PatchType type = PatchType::kMerge;
-  absl::string_view body;
+  api::PatchType type = api::PatchType::kMerge;
+  std::string_view body;
   // The current object; nullptr when it does not exist, which only an
   // apply may create.
   const rapidjson::Value* live = nullptr;
   // BuiltinPatchSchema(group, kind); nullptr for custom resources, which
   // refuse strategic merge patches (415).
-  const PatchSchema* schema = nullptr;
+  const api::PatchSchema* schema = nullptr;
   // The fieldManager query parameter (may be empty for non-apply patches:
   // the manager is then derived from `user_agent`).
   std::string field_manager;
@@ -61,7 +61,7 @@ struct PatchResult {
   // The error kube-apiserver answers ("BadRequest", "Invalid", "Conflict",
   // "UnsupportedMediaType"); for 422 on the request options, details name
   // the kind "PatchOptions" in group "meta.k8s.io".
-  std::optional<StatusError> error;
+  std::optional<api::StatusError> error;
 };
 
 // Applies `request`. The caller checks preconditions and identity (name,
@@ -77,11 +77,11 @@ PatchResult ApplyPatchRequest(const PatchRequest& request);
 // invalid fieldManager, with kube-apiserver's message; the caller answers 422.
 absl::Status RecordWriteManager(
     const rapidjson::Value* old_object, rapidjson::Value* object,
-    rapidjson::Value::AllocatorType& allocator, const PatchSchema* schema,
-    absl::string_view field_manager, absl::string_view user_agent,
-    absl::string_view subresource, FieldScope scope, absl::Time now);
+    rapidjson::Value::AllocatorType& allocator, const api::PatchSchema* schema,
+    std::string_view field_manager, std::string_view user_agent,
+    std::string_view subresource, FieldScope scope, absl::Time now);
 
-}  // namespace api
+}  // namespace apiserver
 }  // namespace kcr
 
 #endif  // KCR_APISERVER_PATCH_REQUEST_H_

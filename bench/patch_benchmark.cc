@@ -87,16 +87,16 @@ void BM_ServerSideApply(benchmark::State& state) {
   config.AddMember("metadata", md, a);
   config.AddMember("spec", rapidjson::Value(deployment["spec"], a), a);
   const PatchSchema* schema = BuiltinPatchSchema("apps", "Deployment");
-  ApplyOptions options;
+  apiserver::ApplyOptions options;
   options.field_manager = "kubectl";
-  options.scope = FieldScope::kMainResource;
-  absl::StatusOr<ApplyResult> first =
-      ServerSideApply(&deployment, config, schema, options);
+  options.scope = apiserver::FieldScope::kMainResource;
+  absl::StatusOr<apiserver::ApplyResult> first =
+      apiserver::ServerSideApply(&deployment, config, schema, options);
   if (!first.ok() || !first->conflicts.empty()) std::abort();
   const rapidjson::Document live = std::move(first->object);
   for (auto _ : state) {
-    absl::StatusOr<ApplyResult> out =
-        ServerSideApply(&live, config, schema, options);
+    absl::StatusOr<apiserver::ApplyResult> out =
+        apiserver::ServerSideApply(&live, config, schema, options);
     benchmark::DoNotOptimize(out);
   }
   state.SetItemsProcessed(state.iterations());
@@ -112,14 +112,15 @@ void BM_RecordUpdate(benchmark::State& state) {
     next["status"].AddMember("phase", "Succeeded", next.GetAllocator());
   }
   const PatchSchema* schema = BuiltinPatchSchema("", "Pod");
-  UpdateOptions options;
+  apiserver::UpdateOptions options;
   options.field_manager = "kubelet";
   options.subresource = "status";
-  options.scope = FieldScope::kStatus;
+  options.scope = apiserver::FieldScope::kStatus;
   for (auto _ : state) {
     rapidjson::Document object;
     object.CopyFrom(next, object.GetAllocator());
-    absl::Status s = RecordUpdateManagedFields(&pod, &object, schema, options);
+    absl::Status s =
+        apiserver::RecordUpdateManagedFields(&pod, &object, schema, options);
     benchmark::DoNotOptimize(s);
   }
   state.SetItemsProcessed(state.iterations());

@@ -93,15 +93,15 @@ TEST(JsonLimitsTest, PatchAlgorithmsAtTheLimit) {
     EXPECT_TRUE(ApplyStrategicMergePatch(live, patch, *ConfigMapSchema(),
                                          &strategic, strategic.GetAllocator())
                     .ok());
-    UpdateOptions update;
+    apiserver::UpdateOptions update;
     update.field_manager = "deep";
     // Records fields 256 levels down, then finds managedFields too deep to
     // store: what matters here is that the walk completes.
-    (void)RecordUpdateManagedFields(&live, &strategic, ConfigMapSchema(),
-                                    update);
-    ApplyOptions apply;
+    (void)apiserver::RecordUpdateManagedFields(&live, &strategic,
+                                               ConfigMapSchema(), update);
+    apiserver::ApplyOptions apply;
     apply.field_manager = "deep";
-    (void)ServerSideApply(&live, live, ConfigMapSchema(), apply);
+    (void)apiserver::ServerSideApply(&live, live, ConfigMapSchema(), apply);
   });
 }
 
@@ -133,7 +133,7 @@ TEST(JsonLimitsTest, YamlAtTheLimit) {
     auto doc = json::YamlToJson(yaml);
     ASSERT_TRUE(doc.ok()) << doc.status();
     EXPECT_EQ(json::JsonDepth(**doc), kMaxJsonDepth);
-    EXPECT_TRUE(ParseApplyConfiguration(yaml).ok());
+    EXPECT_TRUE(apiserver::ParseApplyConfiguration(yaml).ok());
   });
 }
 
@@ -155,13 +155,13 @@ TEST(JsonLimitsTest, PatchRequestsAtTheLimit) {
                {PatchType::kApply, &apply}};
   for (const Case& c : cases) {
     OnHalfServerStack([&] {
-      PatchRequest request;
+      apiserver::PatchRequest request;
       request.type = c.type;
       request.body = *c.body;
       request.live = &live;
       request.schema = ConfigMapSchema();
       request.field_manager = "deep";
-      PatchResult result = ApplyPatchRequest(request);
+      apiserver::PatchResult result = apiserver::ApplyPatchRequest(request);
       // Patched at full depth; recording managedFields 256 levels down may
       // then be refused as too deep, always as a client error.
       if (result.error.has_value()) {
@@ -202,13 +202,13 @@ TEST(JsonLimitsTest, EveryReaderRefusesOneLevelMore) {
     const std::string patch = PatchOfDepth(over);
     for (PatchType type :
          {PatchType::kMerge, PatchType::kStrategicMerge, PatchType::kApply}) {
-      PatchRequest request;
+      apiserver::PatchRequest request;
       request.type = type;
       request.body = patch;
       request.live = &live;
       request.schema = ConfigMapSchema();
       request.field_manager = "deep";
-      PatchResult result = ApplyPatchRequest(request);
+      apiserver::PatchResult result = apiserver::ApplyPatchRequest(request);
       ASSERT_TRUE(result.error.has_value());
       EXPECT_EQ(result.error->code, 400);
       EXPECT_THAT(result.error->message, HasSubstr(too_deep));

@@ -8,7 +8,7 @@
 #include "test/api/json/json_test_util.h"
 
 namespace kcr {
-namespace api {
+namespace apiserver {
 namespace {
 
 using ::kcr::json::testing::Json;
@@ -19,9 +19,11 @@ const absl::Time kT0 =
     absl::FromUnixSeconds(1700000000);  // 2023-11-14T22:13:20Z
 const absl::Time kT1 = absl::FromUnixSeconds(1700000060);
 
-const PatchSchema* ConfigMap() { return BuiltinPatchSchema("", "ConfigMap"); }
-const PatchSchema* Deployment() {
-  return BuiltinPatchSchema("apps", "Deployment");
+const api::PatchSchema* ConfigMap() {
+  return api::BuiltinPatchSchema("", "ConfigMap");
+}
+const api::PatchSchema* Deployment() {
+  return api::BuiltinPatchSchema("apps", "Deployment");
 }
 
 ApplyOptions As(const std::string& manager, bool force = false,
@@ -36,7 +38,7 @@ ApplyOptions As(const std::string& manager, bool force = false,
 // Applies and expects success.
 rapidjson::Document MustApply(const rapidjson::Value* live,
                               absl::string_view config,
-                              const PatchSchema* schema,
+                              const api::PatchSchema* schema,
                               const ApplyOptions& o) {
   absl::StatusOr<ApplyResult> r =
       ServerSideApply(live, Json(config), schema, o);
@@ -47,7 +49,7 @@ rapidjson::Document MustApply(const rapidjson::Value* live,
 }
 
 std::string Conflicts(const rapidjson::Value* live, absl::string_view config,
-                      const PatchSchema* schema, const ApplyOptions& o) {
+                      const api::PatchSchema* schema, const ApplyOptions& o) {
   absl::StatusOr<ApplyResult> r =
       ServerSideApply(live, Json(config), schema, o);
   if (!r.ok()) return "error: " + std::string(r.status().message());
@@ -375,5 +377,5 @@ TEST(FieldManagerTest, FromUserAgent) {
 }
 
 }  // namespace
-}  // namespace api
+}  // namespace apiserver
 }  // namespace kcr

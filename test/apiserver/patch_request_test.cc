@@ -4,10 +4,11 @@
 
 #include "api/patch/patch_schema.h"
 #include "gtest/gtest.h"
+#include "runtime/base/string_view.h"
 #include "test/api/json/json_test_util.h"
 
 namespace kcr {
-namespace api {
+namespace apiserver {
 namespace {
 
 using ::kcr::json::testing::Json;
@@ -18,13 +19,13 @@ constexpr absl::string_view kCm =
 constexpr absl::string_view kUserAgent =
     "kubectl.1.32/v1.32.0 (linux/amd64) kubernetes/70d3cc9";
 
-PatchRequest Request(PatchType type, absl::string_view body,
+PatchRequest Request(api::PatchType type, absl::string_view body,
                      const rapidjson::Value* live) {
   PatchRequest r;
   r.type = type;
-  r.body = body;
+  r.body = ToStd(body);
   r.live = live;
-  r.schema = BuiltinPatchSchema("", "ConfigMap");
+  r.schema = api::BuiltinPatchSchema("", "ConfigMap");
   r.user_agent = std::string(kUserAgent);
   r.now = absl::FromUnixSeconds(1700000000);
   return r;
@@ -46,7 +47,7 @@ TEST(PatchRequestTest, UnsupportedMediaTypeMessage) {
 TEST(PatchRequestTest, StrategicMergeOnCustomResourceIs415) {
   rapidjson::Document live =
       Json(R"({"apiVersion":"example.com/v1","kind":"Widget"})");
-  PatchRequest r = Request(PatchType::kStrategicMerge, "{}", &live);
+  PatchRequest r = Request(api::PatchType::kStrategicMerge, "{}", &live);
   r.schema = nullptr;
   PatchResult got = ApplyPatchRequest(r);
   ASSERT_TRUE(got.error.has_value());
@@ -58,12 +59,13 @@ TEST(PatchRequestTest, StrategicMergeOnCustomResourceIs415) {
 TEST(PatchRequestTest, EachPatchTypeRecordsTheManager) {
   rapidjson::Document live = Json(kCm);
   struct Case {
-    PatchType type;
+    api::PatchType type;
     absl::string_view body;
   } cases[] = {
-      {PatchType::kJson, R"([{"op":"replace","path":"/data/a","value":"2"}])"},
-      {PatchType::kMerge, R"({"data":{"a":"2"}})"},
-      {PatchType::kStrategicMerge, R"({"data":{"a":"2"}})"},
+      {api::PatchType::kJson,
+       R"([{"op":"replace","path":"/data/a","value":"2"}])"},
+      {api::PatchType::kMerge, R"({"data":{"a":"2"}})"},
+      {api::PatchType::kStrategicMerge, R"({"data":{"a":"2"}})"},
   };
   for (const Case& c : cases) {
     PatchRequest r = Request(c.type, c.body, &live);
@@ -79,7 +81,7 @@ TEST(PatchRequestTest, EachPatchTypeRecordsTheManager) {
   }
   // Without fieldManager the User-Agent names the manager.
   PatchResult got = ApplyPatchRequest(
-      Request(PatchType::kMerge, R"({"data":{"b":"1"}})", &live));
+      Request(api::PatchType::kMerge, R"({"data":{"b":"1"}})", &live));
   ASSERT_FALSE(got.error.has_value());
   EXPECT_EQ(
       std::string(
@@ -88,14 +90,14 @@ TEST(PatchRequestTest, EachPatchTypeRecordsTheManager) {
 }
 
 TEST(PatchRequestTest, ApplyCreatesThenConflicts) {
-  PatchRequest r = Request(PatchType::kApply, kCm, nullptr);
+  PatchRequest r = Request(api::PatchType::kApply, kCm, nullptr);
   r.field_manager = "kubectl";
   r.force = false;
   PatchResult created = ApplyPatchRequest(r);
   ASSERT_FALSE(created.error.has_value()) << created.error->message;
   EXPECT_TRUE(created.created);
 
-  PatchRequest other = Request(PatchType::kApply,
+  PatchRequest other = Request(api::PatchType::kApply,
                                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  "
                                "name: cm1\ndata:\n  a: \"9\"\n",
                                &created.object);
@@ -120,7 +122,7 @@ TEST(PatchRequestTest, ApplyCreatesThenConflicts) {
 TEST(PatchRequestTest, OptionErrorsAreInvalidPatchOptions) {
   rapidjson::Document live = Json(kCm);
   PatchResult no_manager =
-      ApplyPatchRequest(Request(PatchType::kApply, kCm, &live));
+      ApplyPatchRequest(Request(api::PatchType::kApply, kCm, &live));
   ASSERT_TRUE(no_manager.error.has_value());
   EXPECT_EQ(no_manager.error->code, 422);
   EXPECT_EQ(no_manager.error->reason, "Invalid");
@@ -132,7 +134,7 @@ TEST(PatchRequestTest, OptionErrorsAreInvalidPatchOptions) {
   EXPECT_EQ(no_manager.error->causes[0].reason, "FieldValueRequired");
   EXPECT_EQ(no_manager.error->causes[0].field, "fieldManager");
 
-  PatchRequest forced = Request(PatchType::kMerge, "{}", &live);
+  PatchRequest forced = Request(api::PatchType::kMerge, "{}", &live);
   forced.force = true;
   PatchResult got = ApplyPatchRequest(forced);
   ASSERT_TRUE(got.error.has_value());
@@ -145,30 +147,31 @@ TEST(PatchRequestTest, OptionErrorsAreInvalidPatchOptions) {
 
 TEST(PatchRequestTest, BadBodies) {
   rapidjson::Document live = Json(kCm);
-  auto code = [&](PatchType type, absl::string_view body) {
+  auto code = [&](api::PatchType type, absl::string_view body) {
     PatchRequest r = Request(type, body, &live);
     r.field_manager = "m";
     PatchResult got = ApplyPatchRequest(r);
     return got.error.has_value() ? got.error->code : 200;
   };
-  EXPECT_EQ(code(PatchType::kMerge, "{"), 400);
-  EXPECT_EQ(code(PatchType::kMerge, "3"), 400);
-  EXPECT_EQ(code(PatchType::kJson, "{}"), 400);
-  EXPECT_EQ(code(PatchType::kJson, R"([{"op":"remove","path":"/nope"}])"), 422);
-  EXPECT_EQ(code(PatchType::kStrategicMerge, R"({"$bad":1})"), 400);
-  EXPECT_EQ(code(PatchType::kStrategicMerge, "[]"), 400);
-  EXPECT_EQ(code(PatchType::kApply, "a: ["), 400);
-  EXPECT_EQ(code(PatchType::kApply, "- 1"), 400);
-  EXPECT_EQ(code(PatchType::kApply, R"({"metadata":{}})"), 400);
-  PatchRequest missing = Request(PatchType::kMerge, "{}", nullptr);
+  EXPECT_EQ(code(api::PatchType::kMerge, "{"), 400);
+  EXPECT_EQ(code(api::PatchType::kMerge, "3"), 400);
+  EXPECT_EQ(code(api::PatchType::kJson, "{}"), 400);
+  EXPECT_EQ(code(api::PatchType::kJson, R"([{"op":"remove","path":"/nope"}])"),
+            422);
+  EXPECT_EQ(code(api::PatchType::kStrategicMerge, R"({"$bad":1})"), 400);
+  EXPECT_EQ(code(api::PatchType::kStrategicMerge, "[]"), 400);
+  EXPECT_EQ(code(api::PatchType::kApply, "a: ["), 400);
+  EXPECT_EQ(code(api::PatchType::kApply, "- 1"), 400);
+  EXPECT_EQ(code(api::PatchType::kApply, R"({"metadata":{}})"), 400);
+  PatchRequest missing = Request(api::PatchType::kMerge, "{}", nullptr);
   EXPECT_EQ(ApplyPatchRequest(missing).error->code, 400);
 }
 
 TEST(PatchRequestTest, RecordWriteManager) {
   rapidjson::Document obj = Json(kCm);
   ASSERT_TRUE(RecordWriteManager(nullptr, &obj, obj.GetAllocator(),
-                                 BuiltinPatchSchema("", "ConfigMap"), "",
-                                 kUserAgent, "", FieldScope::kAll,
+                                 api::BuiltinPatchSchema("", "ConfigMap"), "",
+                                 ToStd(kUserAgent), "", FieldScope::kAll,
                                  absl::FromUnixSeconds(0))
                   .ok());
   EXPECT_EQ(
@@ -187,5 +190,5 @@ TEST(PatchRequestTest, RecordWriteManager) {
 }
 
 }  // namespace
-}  // namespace api
+}  // namespace apiserver
 }  // namespace kcr

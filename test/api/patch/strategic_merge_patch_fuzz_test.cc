@@ -69,22 +69,25 @@ static int FuzzOne(const uint8_t* data, size_t size) {
   }
   for (const PatchSchema* schema :
        {schemas[1], static_cast<const PatchSchema*>(nullptr)}) {
-    ApplyOptions apply;
+    kcr::apiserver::ApplyOptions apply;
     apply.field_manager = "fuzz";
-    absl::StatusOr<ApplyResult> applied =
-        ServerSideApply(&target, patch, schema, apply);
+    absl::StatusOr<kcr::apiserver::ApplyResult> applied =
+        kcr::apiserver::ServerSideApply(&target, patch, schema, apply);
     if (applied.ok() && applied->conflicts.empty()) {
       Check(kcr::json::JsonToString(applied->object).ok());
       // Applying the same configuration again never conflicts.
-      absl::StatusOr<ApplyResult> again =
-          ServerSideApply(&applied->object, patch, schema, apply);
+      absl::StatusOr<kcr::apiserver::ApplyResult> again =
+          kcr::apiserver::ServerSideApply(&applied->object, patch, schema,
+                                          apply);
       Check(again.ok() && again->conflicts.empty());
     }
-    UpdateOptions update;
+    kcr::apiserver::UpdateOptions update;
     update.field_manager = "fuzz-update";
     rapidjson::Document next;
     next.CopyFrom(patch, next.GetAllocator());
-    if (RecordUpdateManagedFields(&target, &next, schema, update).ok()) {
+    if (kcr::apiserver::RecordUpdateManagedFields(&target, &next, schema,
+                                                  update)
+            .ok()) {
       Check(kcr::json::JsonToString(next).ok());
     }
   }
