@@ -919,7 +919,7 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
     }
     return v->ToJson();
   };
-  auto add_event = [&](const char* type, const api::ObjectPtr& o) {
+  auto add_event = [&](std::string_view type, const api::ObjectPtr& o) {
     CatAppend(&batch, R"({"type":")", type, R"(","object":)", object_json(o),
               "}\n");
     ++sent;

@@ -37,18 +37,6 @@ std::optional<WatchEvent> ToWatchEvent(const StoredEvent& e,
 
 }  // namespace
 
-const char* EventTypeName(EventType type) {
-  switch (type) {
-    case EventType::kAdded:
-      return "ADDED";
-    case EventType::kModified:
-      return "MODIFIED";
-    case EventType::kDeleted:
-      return "DELETED";
-  }
-  return "ADDED";
-}
-
 bool WatchFilter::Matches(const api::Object& o) const {
   if (!ns.empty() && o.ns() != ns) return false;
   return !selects || selects(o);

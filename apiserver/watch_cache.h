@@ -51,6 +51,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "api/meta/watch_event_type.h"
 #include "api/object.h"
 #include "runtime/base/clock.h"
 #include "runtime/base/mutex.h"
@@ -58,10 +59,9 @@
 namespace kcr {
 namespace apiserver {
 
-enum class EventType { kAdded, kModified, kDeleted };
-
-// "ADDED", "MODIFIED", "DELETED".
-const char* EventTypeName(EventType type);
+// Stored events are ADDED, MODIFIED or DELETED.
+using api::EventType;
+using api::EventTypeName;
 
 // One recorded write.
 struct StoredEvent {

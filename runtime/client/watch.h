@@ -9,15 +9,15 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "api/meta/watch_event_type.h"
 #include "api/object.h"
 #include "runtime/base/context.h"
 
 namespace kcr::client {
 
-enum class EventType { kAdded, kModified, kDeleted, kBookmark, kError };
-
-// "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR".
-std::string_view EventTypeName(EventType type);
+// ADDED, MODIFIED, DELETED, BOOKMARK, ERROR (api/meta/watch_event_type.h).
+using api::EventType;
+using api::EventTypeName;
 
 struct WatchEvent {
   EventType type = EventType::kAdded;

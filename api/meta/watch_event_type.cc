@@ -1,6 +1,6 @@
-#include "runtime/client/watch.h"
+#include "api/meta/watch_event_type.h"
 
-namespace kcr::client {
+namespace kcr::api {
 
 std::string_view EventTypeName(EventType type) {
   switch (type) {
@@ -18,4 +18,4 @@ std::string_view EventTypeName(EventType type) {
   return "UNKNOWN";
 }
 
-}  // namespace kcr::client
+}  // namespace kcr::api
