@@ -44,6 +44,13 @@ class ListPager {
   int pages() const { return pages_; }
 
  private:
+  // The one paging loop behind List and EachListItem: hands each page to
+  // `fn`, in order. `full` is true for the one unpaged list that replaces
+  // the pages after an expired continue token; it is the last page.
+  absl::Status EachPage(
+      const Context& ctx, const Resource& resource, const ListOptions& options,
+      const std::function<absl::Status(ObjectList& page, bool full)>& fn);
+
   RestClient* const client_;
   const int64_t page_size_;
   int pages_ = 0;
