@@ -7,9 +7,12 @@
 #include "absl/time/time.h"
 #include "apiserver/storage.h"
 #include "gtest/gtest.h"
+#include "test/util/eventually.h"
 
 namespace kcr::apiserver {
 namespace {
+
+using ::kcr::testing::Eventually;
 
 class CountingController : public SyncedController {
  public:
@@ -36,17 +39,6 @@ absl::Status Put(Storage* storage, const std::string& collection,
                 return Storage::Mutation::Put(std::move(b));
               })
       .status();
-}
-
-// Polls `done` for up to 20 s of real time.
-template <typename F>
-bool Eventually(F done) {
-  const absl::Time deadline = absl::Now() + absl::Seconds(20);
-  while (absl::Now() < deadline) {
-    if (done()) return true;
-    absl::SleepFor(absl::Milliseconds(2));
-  }
-  return done();
 }
 
 ControllerRunnerOptions Quick() {

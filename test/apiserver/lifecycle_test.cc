@@ -16,11 +16,13 @@
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "test/apiserver/test_client.h"
+#include "test/util/eventually.h"
 
 namespace kcr {
 namespace apiserver {
 namespace {
 
+using ::kcr::testing::Eventually;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -76,16 +78,6 @@ class LifecycleTest : public ::testing::Test {
   }
   TestResponse Merge(const std::string& path, const std::string& patch) {
     return client_->Patch(path, patch, "application/merge-patch+json");
-  }
-  // Polls `pred` until it holds or 10 s pass (for the built-in controllers,
-  // which run on their own threads).
-  static bool Eventually(const std::function<bool()>& pred) {
-    const absl::Time deadline = absl::Now() + absl::Seconds(10);
-    while (!pred()) {
-      if (absl::Now() > deadline) return false;
-      absl::SleepFor(absl::Milliseconds(10));
-    }
-    return true;
   }
 
   std::unique_ptr<ApiServer> server_;

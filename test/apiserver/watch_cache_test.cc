@@ -21,9 +21,12 @@
 #include "gtest/gtest.h"
 #include "runtime/base/mutex.h"
 #include "test/fakes/fake_clock.h"
+#include "test/util/eventually.h"
 
 namespace kcr::apiserver {
 namespace {
+
+using ::kcr::testing::Eventually;
 
 constexpr char kConfigMaps[] = "/configmaps";
 constexpr char kSecrets[] = "/secrets";
@@ -91,15 +94,6 @@ std::vector<WatchEvent> Collect(CacheWatcher* w, size_t n) {
     for (WatchEvent& e : b.events) out.push_back(std::move(e));
   }
   return out;
-}
-
-// Dispatch runs on its own thread: waits (up to 20 s of real time) until
-// `done` holds.
-template <typename F>
-bool Eventually(F done) {
-  const absl::Time give_up = absl::Now() + absl::Seconds(20);
-  while (!done() && absl::Now() < give_up) std::this_thread::yield();
-  return done();
 }
 
 StorageOptions OnClock(const Clock* clock) {
