@@ -1,17 +1,16 @@
 #include "runtime/client/metrics.h"
 
-#include <atomic>
+#include "runtime/base/global_provider.h"
 
 namespace kcr::client {
 namespace {
-std::atomic<MetricsProvider*> global_provider{nullptr};
+GlobalProvider<MetricsProvider> global_provider;
 }  // namespace
 
 bool SetGlobalMetricsProvider(MetricsProvider* provider) {
-  MetricsProvider* expected = nullptr;
-  return global_provider.compare_exchange_strong(expected, provider);
+  return global_provider.Set(provider);
 }
 
-MetricsProvider* GlobalMetricsProvider() { return global_provider.load(); }
+MetricsProvider* GlobalMetricsProvider() { return global_provider.Get(); }
 
 }  // namespace kcr::client
