@@ -42,6 +42,7 @@ struct CopyratorRule : CustomResource<CopyratorRule> {
   static constexpr char kApiVersion[] = "flant.com/v1";
   static constexpr char kKind[] = "CopyratorRule";
   static constexpr char kPlural[] = "copyrators";
+  static constexpr bool kNamespaced = true;
   static constexpr const char* kCrdManifest = kCopyratorRuleCrdYaml;
 
   enum class SelectorForm { kAbsent, kLabelMap, kString };

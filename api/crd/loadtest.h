@@ -33,6 +33,7 @@ struct LoadTest : CustomResource<LoadTest> {
   static constexpr char kApiVersion[] = "example.org/v1";
   static constexpr char kKind[] = "LoadTest";
   static constexpr char kPlural[] = "loadtests";
+  static constexpr bool kNamespaced = true;
   static constexpr const char* kCrdManifest = kLoadTestCrdYaml;
 
   // status.state values.

@@ -31,6 +31,7 @@ struct Nginx : CustomResource<Nginx> {
   static constexpr char kApiVersion[] = "example.org/v1";
   static constexpr char kKind[] = "Nginx";
   static constexpr char kPlural[] = "nginxes";
+  static constexpr bool kNamespaced = true;
   static constexpr const char* kCrdManifest = kNginxCrdYaml;
 
   struct Spec {

@@ -16,6 +16,12 @@ namespace api {
 
 class ConfigMapView : public TypedView {
  public:
+  // Where it lives on the server (GroupVersionResource and scope).
+  static constexpr char kGroup[] = "";
+  static constexpr char kVersion[] = "v1";
+  static constexpr char kPlural[] = "configmaps";
+  static constexpr bool kNamespaced = true;
+
   // InvalidArgument when null, of another kind, or when data or binaryData
   // is not an object of strings ("data.key is not a string").
   static absl::StatusOr<ConfigMapView> Create(ObjectPtr config_map);

@@ -28,6 +28,12 @@ struct ContainerSpec {
 
 class DeploymentView : public TypedView {
  public:
+  // Where it lives on the server (GroupVersionResource and scope).
+  static constexpr char kGroup[] = "apps";
+  static constexpr char kVersion[] = "v1";
+  static constexpr char kPlural[] = "deployments";
+  static constexpr bool kNamespaced = true;
+
   // InvalidArgument when `deployment` is null, of another kind, or has
   // spec.selector.matchLabels or template labels that are not strings.
   static absl::StatusOr<DeploymentView> Create(ObjectPtr deployment);

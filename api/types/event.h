@@ -35,6 +35,12 @@ struct ObjectReference {
 
 class EventView : public TypedView {
  public:
+  // Where it lives on the server (GroupVersionResource and scope).
+  static constexpr char kGroup[] = "";
+  static constexpr char kVersion[] = "v1";
+  static constexpr char kPlural[] = "events";
+  static constexpr bool kNamespaced = true;
+
   static absl::StatusOr<EventView> Create(ObjectPtr event);
 
   // Fields absent or mistyped read as empty / zero.

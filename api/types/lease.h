@@ -17,6 +17,12 @@ namespace api {
 
 class LeaseView : public TypedView {
  public:
+  // Where it lives on the server (GroupVersionResource and scope).
+  static constexpr char kGroup[] = "coordination.k8s.io";
+  static constexpr char kVersion[] = "v1";
+  static constexpr char kPlural[] = "leases";
+  static constexpr bool kNamespaced = true;
+
   static absl::StatusOr<LeaseView> Create(ObjectPtr lease);
 
   // spec.*; empty / nullopt when absent or mistyped.

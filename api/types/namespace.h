@@ -13,6 +13,12 @@ namespace api {
 
 class NamespaceView : public TypedView {
  public:
+  // Where it lives on the server (GroupVersionResource and scope).
+  static constexpr char kGroup[] = "";
+  static constexpr char kVersion[] = "v1";
+  static constexpr char kPlural[] = "namespaces";
+  static constexpr bool kNamespaced = false;
+
   static absl::StatusOr<NamespaceView> Create(ObjectPtr ns);
 
   // status.phase: "Active", "Terminating", or "" when absent.

@@ -39,6 +39,12 @@ struct ContainerStatus {
 
 class PodView : public TypedView {
  public:
+  // Where it lives on the server (GroupVersionResource and scope).
+  static constexpr char kGroup[] = "";
+  static constexpr char kVersion[] = "v1";
+  static constexpr char kPlural[] = "pods";
+  static constexpr bool kNamespaced = true;
+
   // InvalidArgument when `pod` is null or of another kind.
   static absl::StatusOr<PodView> Create(ObjectPtr pod);
 

@@ -18,6 +18,12 @@ namespace api {
 
 class SecretView : public TypedView {
  public:
+  // Where it lives on the server (GroupVersionResource and scope).
+  static constexpr char kGroup[] = "";
+  static constexpr char kVersion[] = "v1";
+  static constexpr char kPlural[] = "secrets";
+  static constexpr bool kNamespaced = true;
+
   // InvalidArgument when null, of another kind, or when data or stringData
   // is not an object of strings.
   static absl::StatusOr<SecretView> Create(ObjectPtr secret);

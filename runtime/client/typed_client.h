@@ -1,113 +1,66 @@
 // TypedClient<T>: the RestClient bound to one kind and namespace, returning
-// the typed views of api/types (PodView, DeploymentView, ...) or the CRD
-// types of api/crd (crd::Nginx, CopyratorRule, LoadTest) instead of bare
-// Objects, as client-go's typed clientsets (clientset.CoreV1().Pods(ns)).
+// T instead of bare Objects, as client-go's typed clientsets
+// (clientset.CoreV1().Pods(ns)).
 //
 //   client::TypedClient<api::PodView> pods(rest.get(), "default");
 //   KCR_ASSIGN_OR_RETURN(api::PodView pod, pods.Get(ctx, "web-0"));
 //
-// Each call is the RestClient call on ResourceTraits<T>::Resource() in the
-// bound namespace, followed by the conversion; an object of another kind
-// in the answer is kInvalidArgument. Thread-safe as the RestClient is.
+// T is any type that says, beside itself, where it lives on the server and
+// how an Object becomes one (the views of api/types and the CRD types of
+// api/crd do):
+//   static constexpr char kGroup[], kVersion[], kPlural[];  // its GVR
+//   static constexpr bool kNamespaced;
+//   static absl::StatusOr<T> Create(api::ObjectPtr);        // a view, or
+//   static absl::StatusOr<T> FromObject(const api::Object&);  // a value
+// ResourceTraits<T> reads these; specialize it for a type that cannot
+// declare them itself.
+//
+// Each call is the RestClient call on ResourceFor<T>() in the bound
+// namespace, followed by the conversion; an object of another kind in the
+// answer is kInvalidArgument. Thread-safe as the RestClient is.
 #ifndef KCR_RUNTIME_CLIENT_TYPED_CLIENT_H_
 #define KCR_RUNTIME_CLIENT_TYPED_CLIENT_H_
 
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "api/crd/copyrator_rule.h"
-#include "api/crd/loadtest.h"
-#include "api/crd/nginx.h"
-#include "api/types/config_map.h"
-#include "api/types/deployment.h"
-#include "api/types/event.h"
-#include "api/types/lease.h"
-#include "api/types/namespace.h"
-#include "api/types/pod.h"
-#include "api/types/secret.h"
+#include "api/meta/group_version.h"
+#include "api/object.h"
 #include "runtime/base/status_macros.h"
 #include "runtime/client/rest_client.h"
 
 namespace kcr::client {
 
-// Where each type lives on the server and how an Object becomes one.
-template <typename T>
-struct ResourceTraits;
-
 namespace internal {
-template <typename View>
-struct ViewTraits {
-  static absl::StatusOr<View> Convert(api::ObjectPtr object) {
-    return View::Create(std::move(object));
-  }
-};
-template <typename Crd>
-struct CrdTraits {
-  static api::GroupVersionResource Gvr() {
-    return {Crd::kGroup, Crd::kVersion, Crd::kPlural};
-  }
-  static constexpr bool kNamespaced = true;
-  static absl::StatusOr<Crd> Convert(api::ObjectPtr object) {
-    return Crd::FromObject(*object);
-  }
-};
+// Whether T converts with T::Create(api::ObjectPtr), as the views do.
+template <typename T, typename = void>
+struct IsView : std::false_type {};
+template <typename T>
+struct IsView<T,
+              std::void_t<decltype(T::Create(std::declval<api::ObjectPtr>()))>>
+    : std::true_type {};
 }  // namespace internal
 
-template <>
-struct ResourceTraits<api::PodView> : internal::ViewTraits<api::PodView> {
-  static api::GroupVersionResource Gvr() { return {"", "v1", "pods"}; }
-  static constexpr bool kNamespaced = true;
-};
-template <>
-struct ResourceTraits<api::ConfigMapView>
-    : internal::ViewTraits<api::ConfigMapView> {
-  static api::GroupVersionResource Gvr() { return {"", "v1", "configmaps"}; }
-  static constexpr bool kNamespaced = true;
-};
-template <>
-struct ResourceTraits<api::SecretView> : internal::ViewTraits<api::SecretView> {
-  static api::GroupVersionResource Gvr() { return {"", "v1", "secrets"}; }
-  static constexpr bool kNamespaced = true;
-};
-template <>
-struct ResourceTraits<api::NamespaceView>
-    : internal::ViewTraits<api::NamespaceView> {
-  static api::GroupVersionResource Gvr() { return {"", "v1", "namespaces"}; }
-  static constexpr bool kNamespaced = false;
-};
-template <>
-struct ResourceTraits<api::EventView> : internal::ViewTraits<api::EventView> {
-  static api::GroupVersionResource Gvr() { return {"", "v1", "events"}; }
-  static constexpr bool kNamespaced = true;
-};
-template <>
-struct ResourceTraits<api::DeploymentView>
-    : internal::ViewTraits<api::DeploymentView> {
+// Where T lives on the server and how an Object becomes one.
+template <typename T>
+struct ResourceTraits {
   static api::GroupVersionResource Gvr() {
-    return {"apps", "v1", "deployments"};
+    return {T::kGroup, T::kVersion, T::kPlural};
   }
-  static constexpr bool kNamespaced = true;
-};
-template <>
-struct ResourceTraits<api::LeaseView> : internal::ViewTraits<api::LeaseView> {
-  static api::GroupVersionResource Gvr() {
-    return {"coordination.k8s.io", "v1", "leases"};
+  static constexpr bool kNamespaced = T::kNamespaced;
+  static absl::StatusOr<T> Convert(api::ObjectPtr object) {
+    if constexpr (internal::IsView<T>::value) {
+      return T::Create(std::move(object));
+    } else {
+      return T::FromObject(*object);
+    }
   }
-  static constexpr bool kNamespaced = true;
 };
-template <>
-struct ResourceTraits<api::crd::Nginx> : internal::CrdTraits<api::crd::Nginx> {
-};
-template <>
-struct ResourceTraits<api::crd::CopyratorRule>
-    : internal::CrdTraits<api::crd::CopyratorRule> {};
-template <>
-struct ResourceTraits<api::crd::LoadTest>
-    : internal::CrdTraits<api::crd::LoadTest> {};
 
 // The Resource of T in `ns` ("" = all namespaces, or cluster-scoped).
 template <typename T>

@@ -10,7 +10,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/crd/nginx.h"
 #include "api/errors/errors.h"
+#include "api/types/config_map.h"
+#include "api/types/lease.h"
+#include "api/types/namespace.h"
 #include "apiserver/api_server.h"
 #include "apiserver/tls.h"
 #include "gmock/gmock.h"
