@@ -59,6 +59,11 @@ api::ObjectPtr ConfigMap(const std::string& name,
              R"(},"data":{"a":"1"}})");
 }
 
+api::ObjectPtr Namespace(const std::string& name) {
+  return Obj(R"({"kind":"Namespace","apiVersion":"v1","metadata":{"name":")" +
+             name + R"("}})");
+}
+
 // Every test runs twice: over plain HTTP, and over HTTPS with a CA made
 // for the run (the client trusts only that CA).
 class ApiServerClientTest : public ::testing::TestWithParam<bool> {
@@ -229,13 +234,7 @@ TEST_P(ApiServerClientTest, ClusterScopedAndStatus) {
   StartServer();
   auto client = Client();
   const Resource namespaces = Resource::ClusterScoped(kNamespaces);
-  ASSERT_TRUE(
-      client
-          ->Create(
-              kBg, namespaces,
-              *Obj(
-                  R"({"kind":"Namespace","apiVersion":"v1","metadata":{"name":"team"}})"))
-          .ok());
+  ASSERT_TRUE(client->Create(kBg, namespaces, *Namespace("team")).ok());
   auto ns = client->Get(kBg, namespaces, "team");
   ASSERT_TRUE(ns.ok()) << ns.status();
   auto list = client->List(kBg, namespaces);
@@ -396,13 +395,7 @@ TEST_P(ApiServerClientTest, DeleteOptionsReachTheServer) {
 
   // Cluster-scoped: a namespace goes into Terminating.
   const Resource namespaces = Resource::ClusterScoped(kNamespaces);
-  ASSERT_TRUE(
-      client
-          ->Create(
-              kBg, namespaces,
-              *Obj(
-                  R"({"kind":"Namespace","apiVersion":"v1","metadata":{"name":"gone"}})"))
-          .ok());
+  ASSERT_TRUE(client->Create(kBg, namespaces, *Namespace("gone")).ok());
   ASSERT_TRUE(client->Delete(kBg, namespaces, "gone").ok());
   auto ns = client->Get(kBg, namespaces, "gone");
   if (ns.ok()) {
