@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
+#include "test/api/json/json_test_util.h"
 
 namespace kcr {
 namespace api {
@@ -27,10 +28,7 @@ class CrdTypeTest : public ::testing::Test {
 
   // `text` parsed; a parse error fails the test.
   static rapidjson::Document Json(const char* text) {
-    rapidjson::Document d;
-    d.Parse(text);
-    EXPECT_FALSE(d.HasParseError()) << text;
-    return d;
+    return json::testing::Json(text);
   }
 
   // T::FromJson of `text`; an error fails the test and yields T().

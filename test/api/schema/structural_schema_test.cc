@@ -8,21 +8,17 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
+#include "test/api/json/json_test_util.h"
 
 namespace kcr {
 namespace api {
 namespace {
 
+using json::testing::Json;
+using json::testing::Str;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-
-rapidjson::Document Json(const char* text) {
-  rapidjson::Document d;
-  d.Parse(text);
-  EXPECT_FALSE(d.HasParseError()) << text;
-  return d;
-}
 
 std::unique_ptr<StructuralSchema> Schema(const char* text) {
   auto s = StructuralSchema::Create(Json(text));
@@ -33,8 +29,6 @@ std::unique_ptr<StructuralSchema> Schema(const char* text) {
 std::vector<std::string> Errors(const StructuralSchema& s, const char* obj) {
   return ToStrings(s.Validate(Json(obj)));
 }
-
-std::string Str(const rapidjson::Value& v) { return *json::JsonToString(v); }
 
 constexpr char kSpecSchema[] = R"({
   "type": "object",
