@@ -1,15 +1,10 @@
 #include "apiserver/registry.h"
 
 #include <algorithm>
-#include <cstring>
-#include <random>
 #include <utility>
 
-#include "absl/random/random.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "api/json/json_util.h"
@@ -17,11 +12,19 @@
 #include "api/patch/json_patch.h"
 #include "api/patch/merge_patch.h"
 #include "apiserver/api_error.h"
+#include "apiserver/apps_strategy.h"
+#include "apiserver/continue_token.h"
+#include "apiserver/core_strategy.h"
+#include "apiserver/crd_strategy.h"
+#include "apiserver/custom_resource_strategy.h"
 #include "apiserver/managed_fields.h"
+#include "apiserver/names.h"
+#include "apiserver/object_fields.h"
+#include "apiserver/object_meta_validation.h"
+#include "apiserver/scale.h"
 #include "apiserver/str_util.h"
+#include "apiserver/strategy.h"
 #include "glog/logging.h"
-#include "rapidjson/stringbuffer.h"
-#include "rapidjson/writer.h"
 #include "runtime/base/status_macros.h"
 
 namespace kcr {
@@ -32,188 +35,29 @@ using Mutation = Storage::Mutation;
 using api::FieldError;
 using rapidjson::Value;
 
-constexpr char kCrdFinalizer[] = "customresourcecleanup.apiextensions.k8s.io";
 constexpr char kOrphanFinalizer[] = "orphan";
 constexpr char kForegroundFinalizer[] = "foregroundDeletion";
 
-bool IsCRDResource(const ResourceInfo& r) {
-  return r.group() == "apiextensions.k8s.io" &&
-         r.resource() == "customresourcedefinitions";
-}
-bool IsNamespaceResource(const ResourceInfo& r) {
-  return r.group().empty() && r.resource() == "namespaces";
-}
-
-const Value* Member(const Value& obj, const char* key) {
-  if (!obj.IsObject()) return nullptr;
-  auto it = obj.FindMember(key);
-  return it == obj.MemberEnd() ? nullptr : &it->value;
-}
-
-std::string StringAt(const api::ObjectBuilder& b, const char* pointer) {
-  const Value* v = b.Find(pointer);
-  if (v == nullptr || !v->IsString()) return "";
-  return std::string(v->GetString(), v->GetStringLength());
-}
-
-std::string Quote(std::string_view s) {
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-  return std::string(buf.GetString(), buf.GetSize());
-}
-
-FieldError Err(FieldError::Type type, std::string field, std::string value,
-               std::string detail) {
-  FieldError e;
-  e.type = type;
-  e.field = std::move(field);
-  e.value = std::move(value);
-  e.detail = std::move(detail);
-  return e;
-}
-
-bool IsAlnumLower(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-bool IsDns1123Label(std::string_view s) {
-  if (s.empty() || s.size() > 63) return false;
-  if (!IsAlnumLower(s.front()) || !IsAlnumLower(s.back())) return false;
-  for (char c : s) {
-    if (!IsAlnumLower(c) && c != '-') return false;
+// The strategy of `r`'s kind; never null.
+const Strategy& StrategyFor(const ResourceInfo& r) {
+  if (r.custom) return CustomResourceStrategy();
+  if (IsCRDResource(r)) return CRDStrategy();
+  if (r.group() == "apps" && r.resource() == "deployments") {
+    return DeploymentStrategy();
   }
-  return true;
+  if (!r.group().empty()) return DefaultStrategy();
+  if (r.resource() == "namespaces") return NamespaceStrategy();
+  if (r.resource() == "pods") return PodStrategy();
+  if (r.resource() == "services") return ServiceStrategy();
+  if (r.resource() == "secrets") return SecretStrategy();
+  return DefaultStrategy();
 }
 
-bool IsDns1123Subdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  size_t start = 0;
-  while (true) {
-    size_t dot = s.find('.', start);
-    std::string_view part =
-        s.substr(start, dot == std::string_view::npos ? std::string_view::npos
-                                                      : dot - start);
-    if (part.empty() || !IsAlnumLower(part.front()) ||
-        !IsAlnumLower(part.back())) {
-      return false;
-    }
-    for (char c : part) {
-      if (!IsAlnumLower(c) && c != '-') return false;
-    }
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
-bool IsDns1035Label(std::string_view s) {
-  return IsDns1123Label(s) && s.front() >= 'a' && s.front() <= 'z';
-}
-
-bool IsLabelValue(std::string_view v) {
-  if (v.empty()) return true;
-  if (v.size() > 63) return false;
-  auto alnum = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           (c >= '0' && c <= '9');
-  };
-  if (!alnum(v.front()) || !alnum(v.back())) return false;
-  for (char c : v) {
-    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
-  }
-  return true;
-}
-
-// ObjectMeta validation as kube-apiserver does it for names and labels.
-void ValidateMeta(const ResourceInfo& r, const api::ObjectBuilder& b,
+// ObjectMeta validation: the kind's name rule and the labels.
+void ValidateMeta(const Strategy& strategy, const api::ObjectBuilder& b,
                   std::vector<FieldError>* errors) {
-  std::string name = StringAt(b, "/metadata/name");
-  if (!name.empty()) {
-    if (IsNamespaceResource(r)) {
-      if (name.size() > 63) {
-        errors->push_back(Err(FieldError::Type::kInvalid, "metadata.name",
-                              Quote(name),
-                              "must be no more than 63 characters"));
-      } else if (!IsDns1123Label(name)) {
-        errors->push_back(Err(
-            FieldError::Type::kInvalid, "metadata.name", Quote(name),
-            "a lowercase RFC 1123 label must consist of lower case "
-            "alphanumeric characters or '-', and must start and end with an "
-            "alphanumeric character (e.g. 'my-name',  or '123-abc', regex "
-            "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"));
-      }
-    } else if (r.group().empty() && r.resource() == "services") {
-      if (!IsDns1035Label(name)) {
-        errors->push_back(Err(
-            FieldError::Type::kInvalid, "metadata.name", Quote(name),
-            "a DNS-1035 label must consist of lower case alphanumeric "
-            "characters or '-', start with an alphabetic character, and end "
-            "with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "
-            "regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"));
-      }
-    } else if (name.size() > 253) {
-      errors->push_back(Err(FieldError::Type::kInvalid, "metadata.name",
-                            Quote(name),
-                            "must be no more than 253 characters"));
-    } else if (!IsDns1123Subdomain(name)) {
-      errors->push_back(Err(
-          FieldError::Type::kInvalid, "metadata.name", Quote(name),
-          "a lowercase RFC 1123 subdomain must consist of lower case "
-          "alphanumeric characters, '-' or '.', and must start and end with "
-          "an alphanumeric character (e.g. 'example.com', regex used for "
-          "validation is "
-          "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'"
-          ")"));
-    }
-  }
-  const Value* labels = b.Find("/metadata/labels");
-  if (labels != nullptr && labels->IsObject()) {
-    for (const auto& m : labels->GetObject()) {
-      std::string_view key(m.name.GetString(), m.name.GetStringLength());
-      absl::Status ks = api::ValidateLabelKey(ToAbsl(key));
-      if (!ks.ok()) {
-        std::string detail(ks.message());
-        if (absl::StartsWith(detail, "invalid label key: ")) {
-          detail = detail.substr(strlen("invalid label key: "));
-        }
-        errors->push_back(Err(FieldError::Type::kInvalid, "metadata.labels",
-                              Quote(key), detail));
-      }
-      if (!m.value.IsString()) continue;
-      std::string_view value(m.value.GetString(), m.value.GetStringLength());
-      if (!IsLabelValue(value)) {
-        errors->push_back(Err(
-            FieldError::Type::kInvalid, "metadata.labels", Quote(value),
-            value.size() > 63
-                ? "must be no more than 63 characters"
-                : "a valid label must be an empty string or consist of "
-                  "alphanumeric characters, '-', '_' or '.', and must start "
-                  "and end with an alphanumeric character (e.g. 'MyValue',  "
-                  "or 'my_value',  or '12345', regex used for validation is "
-                  "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"));
-      }
-    }
-  }
-}
-
-std::vector<std::string> Finalizers(const api::ObjectBuilder& b) {
-  std::vector<std::string> out;
-  const Value* f = b.Find("/metadata/finalizers");
-  if (f == nullptr || !f->IsArray()) return out;
-  for (const auto& v : f->GetArray()) {
-    if (v.IsString()) out.emplace_back(v.GetString(), v.GetStringLength());
-  }
-  return out;
-}
-
-std::vector<std::string> NamespaceSpecFinalizers(const api::ObjectBuilder& b) {
-  std::vector<std::string> out;
-  const Value* f = b.Find("/spec/finalizers");
-  if (f == nullptr || !f->IsArray()) return out;
-  for (const auto& v : f->GetArray()) {
-    if (v.IsString()) out.emplace_back(v.GetString(), v.GetStringLength());
-  }
-  return out;
+  strategy.ValidateName(StringAt(b, "/metadata/name"), errors);
+  ValidateLabels(b, errors);
 }
 
 bool EqualMember(const Value& a, const Value& b, const char* key) {
@@ -311,175 +155,9 @@ void CopyMetadataMember(const Value& from_root, const char* key,
   }
 }
 
-void SetIfAbsent(api::ObjectBuilder* b, const std::string& pointer,
-                 std::string_view value) {
-  if (b->Find(pointer) == nullptr) (void)b->SetString(pointer, value);
-}
-
-void DefaultPodSpec(api::ObjectBuilder* b, const std::string& spec) {
-  const Value* s = b->Find(spec);
-  if (s == nullptr || !s->IsObject()) return;
-  SetIfAbsent(b, spec + "/restartPolicy", "Always");
-  SetIfAbsent(b, spec + "/dnsPolicy", "ClusterFirst");
-  SetIfAbsent(b, spec + "/schedulerName", "default-scheduler");
-  if (b->Find(spec + "/terminationGracePeriodSeconds") == nullptr) {
-    (void)b->SetInt(spec + "/terminationGracePeriodSeconds", 30);
-  }
-  if (b->Find(spec + "/securityContext") == nullptr) {
-    (void)b->SetJson(spec + "/securityContext", "{}");
-  }
-  for (const char* list : {"/containers", "/initContainers"}) {
-    const Value* cs = b->Find(spec + list);
-    if (cs == nullptr || !cs->IsArray()) continue;
-    for (rapidjson::SizeType i = 0; i < cs->Size(); ++i) {
-      std::string c = Cat(spec, list, "/", i);
-      const Value* cv = b->Find(c);
-      if (cv == nullptr || !cv->IsObject()) continue;
-      SetIfAbsent(b, c + "/terminationMessagePath", "/dev/termination-log");
-      SetIfAbsent(b, c + "/terminationMessagePolicy", "File");
-      if (b->Find(c + "/imagePullPolicy") == nullptr) {
-        std::string image = StringAt(*b, (c + "/image").c_str());
-        bool latest = image.find(':') == std::string::npos ||
-                      absl::EndsWith(image, ":latest");
-        (void)b->SetString(c + "/imagePullPolicy",
-                           latest ? "Always" : "IfNotPresent");
-      }
-      if (b->Find(c + "/resources") == nullptr) {
-        (void)b->SetJson(c + "/resources", "{}");
-      }
-    }
-  }
-}
-
-// The defaults kube-apiserver applies when it decodes these kinds (the
-// ones kubectl and controllers rely on).
-void ApplyBuiltinDefaults(const ResourceInfo& r, api::ObjectBuilder* b) {
-  if (r.custom) return;
-  if (r.group().empty() && r.resource() == "pods") {
-    DefaultPodSpec(b, "/spec");
-  } else if (r.group() == "apps" && r.resource() == "deployments") {
-    if (b->Find("/spec") == nullptr) return;
-    if (b->Find("/spec/replicas") == nullptr)
-      (void)b->SetInt("/spec/replicas", 1);
-    if (b->Find("/spec/revisionHistoryLimit") == nullptr) {
-      (void)b->SetInt("/spec/revisionHistoryLimit", 10);
-    }
-    if (b->Find("/spec/progressDeadlineSeconds") == nullptr) {
-      (void)b->SetInt("/spec/progressDeadlineSeconds", 600);
-    }
-    // As apps/v1 SetDefaults_Deployment: an empty strategy (what kubectl's
-    // generators send) is a RollingUpdate of 25% / 25%.
-    // SetString creates a missing strategy or rollingUpdate and does nothing
-    // under one that is not an object.
-    SetIfAbsent(b, "/spec/strategy/type", "RollingUpdate");
-    const Value* type = b->Find("/spec/strategy/type");
-    if (type != nullptr && type->IsString() &&
-        std::string_view(type->GetString()) == "RollingUpdate") {
-      SetIfAbsent(b, "/spec/strategy/rollingUpdate/maxUnavailable", "25%");
-      SetIfAbsent(b, "/spec/strategy/rollingUpdate/maxSurge", "25%");
-    }
-    DefaultPodSpec(b, "/spec/template/spec");
-  } else if (r.group().empty() && r.resource() == "services") {
-    if (b->Find("/spec") != nullptr) {
-      SetIfAbsent(b, "/spec/type", "ClusterIP");
-      SetIfAbsent(b, "/spec/sessionAffinity", "None");
-    }
-  } else if (r.group().empty() && r.resource() == "secrets") {
-    SetIfAbsent(b, "/type", "Opaque");
-  }
-}
-
 std::string Now(const Clock* clock) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", clock->Now(),
                           absl::UTCTimeZone());
-}
-
-// Sets status.acceptedNames, conditions and storedVersions of a CRD, as
-// the naming and establishing controllers of apiextensions-apiserver do
-// (at once).
-void SetCRDStatus(api::ObjectBuilder* b, const Value* old_status,
-                  const std::string& now) {
-  const Value* names = b->Find("/spec/names");
-  rapidjson::Document accepted(rapidjson::kObjectType);
-  auto& a = accepted.GetAllocator();
-  std::string kind, plural;
-  if (names != nullptr && names->IsObject()) {
-    accepted.CopyFrom(*names, a);
-    kind = StringAt(*b, "/spec/names/kind");
-    plural = StringAt(*b, "/spec/names/plural");
-    if (!accepted.HasMember("singular") && !kind.empty()) {
-      std::string s = kind;
-      for (char& c : s) c = static_cast<char>(tolower(c));
-      accepted.AddMember("singular", Value(s.c_str(), a), a);
-    }
-    if (!accepted.HasMember("listKind") && !kind.empty()) {
-      accepted.AddMember("listKind", Value((kind + "List").c_str(), a), a);
-    }
-  }
-  (void)b->Set("/status/acceptedNames", accepted);
-  // Keep a condition's lastTransitionTime while its status is unchanged.
-  auto transition = [&](std::string_view type, std::string_view status) {
-    if (old_status != nullptr) {
-      const Value* conds = Member(*old_status, "conditions");
-      if (conds != nullptr && conds->IsArray()) {
-        for (const auto& c : conds->GetArray()) {
-          const Value* t = Member(c, "type");
-          const Value* s = Member(c, "status");
-          const Value* ltt = Member(c, "lastTransitionTime");
-          if (t && t->IsString() && t->GetString() == type && s &&
-              s->IsString() && s->GetString() == status && ltt &&
-              ltt->IsString()) {
-            return std::string(ltt->GetString());
-          }
-        }
-      }
-    }
-    return now;
-  };
-  bool deleting = b->Find("/metadata/deletionTimestamp") != nullptr;
-  std::string conds = Cat(
-      R"([{"type":"NamesAccepted","status":"True","lastTransitionTime":")",
-      transition("NamesAccepted", "True"),
-      R"(","reason":"NoConflicts","message":"no conflicts found"},)",
-      R"({"type":"Established","status":"True","lastTransitionTime":")",
-      transition("Established", "True"),
-      R"(","reason":"InitialNamesAccepted","message":"the initial names have been accepted"})");
-  if (deleting) {
-    CatAppend(
-        &conds,
-        R"(,{"type":"Terminating","status":"True","lastTransitionTime":")",
-        transition("Terminating", "True"),
-        R"(","reason":"InstanceDeletionInProgress","message":"CustomResource deletion is in progress"})");
-  }
-  conds += "]";
-  (void)b->SetJson("/status/conditions", conds);
-  // storedVersions: every version ever stored, plus the current storage one.
-  std::vector<std::string> stored;
-  if (old_status != nullptr) {
-    const Value* sv = Member(*old_status, "storedVersions");
-    if (sv != nullptr && sv->IsArray()) {
-      for (const auto& v : sv->GetArray()) {
-        if (v.IsString()) stored.emplace_back(v.GetString());
-      }
-    }
-  }
-  const Value* versions = b->Find("/spec/versions");
-  if (versions != nullptr && versions->IsArray()) {
-    for (const auto& v : versions->GetArray()) {
-      const Value* st = Member(v, "storage");
-      const Value* n = Member(v, "name");
-      if (st && st->IsBool() && st->GetBool() && n && n->IsString() &&
-          std::find(stored.begin(), stored.end(), n->GetString()) ==
-              stored.end()) {
-        stored.emplace_back(n->GetString());
-      }
-    }
-  }
-  rapidjson::Document sv(rapidjson::kArrayType);
-  for (const std::string& s : stored) {
-    sv.PushBack(Value(s.c_str(), sv.GetAllocator()), sv.GetAllocator());
-  }
-  (void)b->Set("/status/storedVersions", sv);
 }
 
 }  // namespace
@@ -494,8 +172,51 @@ struct WriteManager {
 
 namespace {
 
-absl::StatusOr<api::ObjectPtr> ScaleOf(const ResourceInfo& r,
-                                       const api::ObjectPtr& o);
+// 400 unless the body's apiVersion (when set) is the resource's or
+// `also_accepted`, and its kind (when set) the resource's.
+absl::Status CheckTypeMeta(const ResourceInfo& r, const api::ObjectBuilder& b,
+                           std::string_view also_accepted) {
+  std::string api_version = StringAt(b, "/apiVersion");
+  std::string kind = StringAt(b, "/kind");
+  if (!api_version.empty() && api_version != r.api_version() &&
+      api_version != also_accepted) {
+    return ApiError::BadRequest(
+               Cat("the API version in the data (", api_version,
+                   ") does not match the expected API version (",
+                   r.api_version(), ")"))
+        .ToStatus();
+  }
+  if (!kind.empty() && kind != r.kind()) {
+    return ApiError::BadRequest(Cat("the kind in the data (", kind,
+                                    ") does not match the expected kind (",
+                                    r.kind(), ")"))
+        .ToStatus();
+  }
+  return absl::OkStatus();
+}
+
+// A namespaced object takes the request's namespace; 400 if it names
+// another.
+absl::Status SetRequestNamespace(std::string_view ns, api::ObjectBuilder* b) {
+  std::string body_ns = StringAt(*b, "/metadata/namespace");
+  if (body_ns.empty()) {
+    b->SetNamespace(ns);
+  } else if (body_ns != ns) {
+    return ApiError::BadRequest(
+               "the namespace of the provided object does not match the "
+               "namespace sent on the request")
+        .ToStatus();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NameMismatch(std::string_view body_name,
+                          std::string_view url_name) {
+  return ApiError::BadRequest(Cat("the name of the object (", body_name,
+                                  ") does not match the name on the URL (",
+                                  url_name, ")"))
+      .ToStatus();
+}
 
 absl::Status PatchError(std::string_view message) {
   ApiError e;
@@ -531,76 +252,6 @@ Registry::Registry(Storage* storage, ResourceRegistry* resources,
     : storage_(storage), resources_(resources), options_(std::move(options)) {}
 
 std::string Registry::Now() const { return apiserver::Now(options_.clock); }
-
-std::string Registry::NewUid() {
-  thread_local absl::BitGen gen;
-  uint64_t hi = absl::Uniform<uint64_t>(gen);
-  uint64_t lo = absl::Uniform<uint64_t>(gen);
-  hi = (hi & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;
-  lo = (lo & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;
-  return absl::StrFormat("%08x-%04x-%04x-%04x-%012x", hi >> 32,
-                         (hi >> 16) & 0xffff, hi & 0xffff, lo >> 48,
-                         lo & 0xffffffffffffULL);
-}
-
-std::string Registry::GenerateName(std::string_view prefix) {
-  static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
-  thread_local absl::BitGen gen;
-  std::string out(prefix.substr(0, 58));
-  for (int i = 0; i < 5; ++i) {
-    out += kAlphabet[absl::Uniform<size_t>(gen, 0, sizeof(kAlphabet) - 1)];
-  }
-  return out;
-}
-
-std::string Registry::EncodeContinue(int64_t rv, std::string_view start) {
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  w.StartObject();
-  w.Key("v");
-  w.String("meta.k8s.io/v1");
-  w.Key("rv");
-  w.Int64(rv);
-  w.Key("start");
-  w.String(start.data(), static_cast<rapidjson::SizeType>(start.size()));
-  w.EndObject();
-  return absl::WebSafeBase64Escape(
-      absl::string_view(buf.GetString(), buf.GetSize()));
-}
-
-absl::Status Registry::DecodeContinue(std::string_view token, int64_t* rv,
-                                      std::string* start) {
-  std::string json;
-  auto bad = [](std::string_view why) {
-    return ApiError::BadRequest(Cat("invalid continue token: ", why))
-        .ToStatus();
-  };
-  if (!absl::WebSafeBase64Unescape(ToAbsl(token), &json)) {
-    return bad("illegal base64 data");
-  }
-  rapidjson::Document d;
-  if (!json::ParseJson(json, &d).ok() || !d.IsObject()) {
-    return bad("continue key is not valid JSON");
-  }
-  const Value* v = Member(d, "v");
-  if (v == nullptr || !v->IsString() ||
-      std::string_view(v->GetString()) != "meta.k8s.io/v1") {
-    return bad(
-        "continue key is not valid: incorrect encoded start resourceVersion "
-        "(version meta.k8s.io/v1)");
-  }
-  const Value* r = Member(d, "rv");
-  const Value* s = Member(d, "start");
-  if (r == nullptr || !r->IsInt64() || r->GetInt64() <= 0 || s == nullptr ||
-      !s->IsString()) {
-    return bad(
-        "continue key is not valid: incorrect encoded start resourceVersion "
-        "(version meta.k8s.io/v1)");
-  }
-  *rv = r->GetInt64();
-  *start = std::string(s->GetString(), s->GetStringLength());
-  return absl::OkStatus();
-}
 
 api::ObjectPtr Registry::AtVersion(const api::ObjectPtr& object,
                                    const ResourceInfo& resource) {
@@ -668,29 +319,29 @@ absl::StatusOr<ListResult> Registry::List(const ResourceInfo& resource,
   const std::string& rv = options.resource_version;
   const std::string& match = options.resource_version_match;
   if (options.send_initial_events_set) {
-    errors.push_back(Err(FieldError::Type::kForbidden, "sendInitialEvents", "",
-                         "sendInitialEvents is forbidden for list"));
+    errors.push_back(FieldErr(FieldError::Type::kForbidden, "sendInitialEvents",
+                              "", "sendInitialEvents is forbidden for list"));
   }
   if (!match.empty()) {
     if (match != "Exact" && match != "NotOlderThan") {
-      errors.push_back(Err(
+      errors.push_back(FieldErr(
           FieldError::Type::kNotSupported, "resourceVersionMatch", Quote(match),
           "supported values: \"Exact\", \"NotOlderThan\", \"\""));
     } else if (rv.empty()) {
-      errors.push_back(Err(FieldError::Type::kForbidden, "resourceVersionMatch",
-                           "",
-                           "resourceVersionMatch is forbidden unless "
-                           "resourceVersion is provided"));
+      errors.push_back(FieldErr(FieldError::Type::kForbidden,
+                                "resourceVersionMatch", "",
+                                "resourceVersionMatch is forbidden unless "
+                                "resourceVersion is provided"));
     } else if (!options.continue_token.empty()) {
-      errors.push_back(Err(FieldError::Type::kForbidden, "resourceVersionMatch",
-                           "",
-                           "resourceVersionMatch is forbidden when continue "
-                           "is provided"));
+      errors.push_back(
+          FieldErr(FieldError::Type::kForbidden, "resourceVersionMatch", "",
+                   "resourceVersionMatch is forbidden when continue "
+                   "is provided"));
     } else if (match == "Exact" && rv == "0") {
-      errors.push_back(Err(FieldError::Type::kForbidden, "resourceVersionMatch",
-                           "",
-                           "resourceVersionMatch \"exact\" is forbidden for "
-                           "resourceVersion \"0\""));
+      errors.push_back(
+          FieldErr(FieldError::Type::kForbidden, "resourceVersionMatch", "",
+                   "resourceVersionMatch \"exact\" is forbidden for "
+                   "resourceVersion \"0\""));
     }
   }
   if (!errors.empty()) {
@@ -764,36 +415,14 @@ absl::StatusOr<ListResult> Registry::List(const ResourceInfo& resource,
 
 absl::Status Registry::PrepareCreate(const ResourceInfo& r, std::string_view ns,
                                      api::ObjectBuilder* b) const {
-  std::string api_version = StringAt(*b, "/apiVersion");
-  std::string kind = StringAt(*b, "/kind");
-  if (!api_version.empty() && api_version != r.api_version()) {
-    return ApiError::BadRequest(
-               Cat("the API version in the data (", api_version,
-                   ") does not match the expected API version (",
-                   r.api_version(), ")"))
-        .ToStatus();
-  }
-  if (!kind.empty() && kind != r.kind()) {
-    return ApiError::BadRequest(Cat("the kind in the data (", kind,
-                                    ") does not match the expected kind (",
-                                    r.kind(), ")"))
-        .ToStatus();
-  }
+  KCR_RETURN_IF_ERROR(CheckTypeMeta(r, *b, r.api_version()));
   b->SetApiVersion(api::GroupVersion(r.group(), r.storage_version).ToString());
   b->SetKind(r.kind());
   if (b->Find("/metadata") == nullptr || !b->Find("/metadata")->IsObject()) {
     (void)b->SetJson("/metadata", "{}");
   }
-  std::string body_ns = StringAt(*b, "/metadata/namespace");
   if (r.namespaced()) {
-    if (body_ns.empty()) {
-      b->SetNamespace(ns);
-    } else if (body_ns != ns) {
-      return ApiError::BadRequest(
-                 "the namespace of the provided object does not match the "
-                 "namespace sent on the request")
-          .ToStatus();
-    }
+    KCR_RETURN_IF_ERROR(SetRequestNamespace(ns, b));
   } else {
     b->Remove("/metadata/namespace");
   }
@@ -804,9 +433,10 @@ absl::Status Registry::PrepareCreate(const ResourceInfo& r, std::string_view ns,
   }
   std::string name = StringAt(*b, "/metadata/name");
   if (name.empty() && StringAt(*b, "/metadata/generateName").empty()) {
-    return ApiError::Invalid(r.group_kind(), "",
-                             {Err(FieldError::Type::kRequired, "metadata.name",
-                                  "", "name or generateName is required")})
+    return ApiError::Invalid(
+               r.group_kind(), "",
+               {FieldErr(FieldError::Type::kRequired, "metadata.name", "",
+                         "name or generateName is required")})
         .ToStatus();
   }
   b->SetUid(NewUid());
@@ -819,33 +449,12 @@ absl::Status Registry::PrepareCreate(const ResourceInfo& r, std::string_view ns,
   } else {
     b->Remove("/metadata/generation");
   }
-  ApplyBuiltinDefaults(r, b);
-  if (r.custom) {
-    if (r.has_status()) b->Remove("/status");
-  } else if (IsNamespaceResource(r)) {
-    (void)b->SetJson("/spec/finalizers", R"(["kubernetes"])");
-    (void)b->SetJson("/status", R"({"phase":"Active"})");
-    if (!name.empty()) b->SetLabel("kubernetes.io/metadata.name", name);
-  } else if (r.group().empty() && r.resource() == "pods") {
-    (void)b->SetJson("/status",
-                     R"({"phase":"Pending","qosClass":"BestEffort"})");
-  } else if (r.group() == "apps" && r.resource() == "deployments") {
-    (void)b->SetJson("/status", "{}");
-  } else if (r.group().empty() && r.resource() == "services") {
-    (void)b->SetJson("/status", R"({"loadBalancer":{}})");
-  } else if (IsCRDResource(r)) {
-    b->AddFinalizer(kCrdFinalizer);
-    b->Remove("/status");
-    SetCRDStatus(b, nullptr, Now());
-  }
+  const Strategy& strategy = StrategyFor(r);
+  strategy.Default(b);
+  strategy.PrepareForCreate(r, b, Now());
   // Validation (the name is checked once it is final, in CreateLocked).
   std::vector<FieldError> errors;
-  if (r.custom && r.schema != nullptr) {
-    errors = r.schema->Admit(&b->json(), b->allocator());
-  }
-  if (IsCRDResource(r)) {
-    (void)ResourceRegistry::FromCRD(b->json(), &errors);
-  }
+  strategy.Validate(r, b, &errors);
   if (!errors.empty()) {
     std::string n =
         name.empty() ? StringAt(*b, "/metadata/generateName") : name;
@@ -882,7 +491,7 @@ absl::StatusOr<Mutation> Registry::CreateLocked(const ResourceInfo& r,
     return e.ToStatus();
   }
   std::vector<FieldError> errors;
-  ValidateMeta(r, b, &errors);
+  ValidateMeta(StrategyFor(r), b, &errors);
   if (!errors.empty()) {
     return ApiError::Invalid(r.group_kind(), name, errors).ToStatus();
   }
@@ -1002,9 +611,7 @@ absl::StatusOr<WriteResult> Registry::Create(const ResourceInfo& r,
     if (generated) {
       name = GenerateName(prefix);
       object.SetName(name);
-      if (IsNamespaceResource(r)) {
-        object.SetLabel("kubernetes.io/metadata.name", name);
-      }
+      StrategyFor(r).NameGenerated(name, &object);
     }
     std::string obj_ns = r.namespaced() ? std::string(ns) : "";
     const api::ObjectBuilder& proto = object;
@@ -1043,31 +650,17 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(
     return ApiError::NotFound(r.group_resource(), name).ToStatus();
   }
   const Value& cur = current->json();
+  const Strategy& strategy = StrategyFor(r);
   // Type meta: any served version of the resource is accepted.
-  std::string api_version = StringAt(b, "/apiVersion");
-  std::string kind = StringAt(b, "/kind");
-  if (!api_version.empty() && api_version != r.api_version() &&
-      api_version != current->api_version()) {
-    return ApiError::BadRequest(
-               Cat("the API version in the data (", api_version,
-                   ") does not match the expected API version (",
-                   r.api_version(), ")"))
-        .ToStatus();
-  }
-  if (!kind.empty() && kind != r.kind()) {
-    return ApiError::BadRequest(Cat("the kind in the data (", kind,
-                                    ") does not match the expected kind (",
-                                    r.kind(), ")"))
-        .ToStatus();
-  }
+  KCR_RETURN_IF_ERROR(CheckTypeMeta(r, b, current->api_version()));
   // Optimistic concurrency.
   std::string rv = StringAt(b, "/metadata/resourceVersion");
   if (rv.empty() || rv == "0") {
     if (!r.allow_unconditional_update && !is_patch) {
-      return ApiError::Invalid(
-                 r.group_kind(), name,
-                 {Err(FieldError::Type::kInvalid, "metadata.resourceVersion",
-                      "0x0", "must be specified for an update")})
+      return ApiError::Invalid(r.group_kind(), name,
+                               {FieldErr(FieldError::Type::kInvalid,
+                                         "metadata.resourceVersion", "0x0",
+                                         "must be specified for an update")})
           .ToStatus();
     }
   } else if (rv != current->resource_version()) {
@@ -1089,15 +682,7 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(
   } else {
     out = std::move(b);
     if (r.has_status()) CopyMember(cur, "status", &out);
-    if (IsNamespaceResource(r)) {
-      const Value* spec = Member(cur, "spec");
-      const Value* f = spec == nullptr ? nullptr : Member(*spec, "finalizers");
-      if (f == nullptr) {
-        out.Remove("/spec/finalizers");
-      } else {
-        (void)out.Set("/spec/finalizers", *f);
-      }
-    }
+    strategy.PrepareForUpdate(cur, &out);
   }
   // Fields no update may change.
   out.SetApiVersion(current->api_version());
@@ -1108,11 +693,12 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(
     CopyMetadataMember(cur, key, &out);
   }
   out.Remove("/metadata/selfLink");
-  ApplyBuiltinDefaults(r, &out);
+  strategy.Default(&out);
 
   std::vector<FieldError> errors;
   if (current->being_deleted()) {
-    std::vector<std::string> old_f, new_f = Finalizers(out);
+    std::vector<std::string> old_f,
+        new_f = StringsAt(out, "/metadata/finalizers");
     for (auto f : current->finalizers()) old_f.emplace_back(f);
     std::vector<std::string> added;
     for (const std::string& f : new_f) {
@@ -1122,22 +708,14 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(
     }
     if (!added.empty()) {
       errors.push_back(
-          Err(FieldError::Type::kForbidden, "metadata.finalizers", "",
-              Cat("no new finalizers can be added if the object is "
-                  "being deleted, found new finalizers []string{",
-                  absl::StrJoin(added, ", "), "}")));
+          FieldErr(FieldError::Type::kForbidden, "metadata.finalizers", "",
+                   Cat("no new finalizers can be added if the object is "
+                       "being deleted, found new finalizers []string{",
+                       absl::StrJoin(added, ", "), "}")));
     }
   }
-  ValidateMeta(r, out, &errors);
-  if (r.custom && r.schema != nullptr) {
-    std::vector<FieldError> schema_errors =
-        r.schema->Admit(&out.json(), out.allocator());
-    errors.insert(errors.end(), schema_errors.begin(), schema_errors.end());
-  }
-  if (IsCRDResource(r)) {
-    (void)ResourceRegistry::FromCRD(out.json(), &errors);
-    if (errors.empty()) SetCRDStatus(&out, Member(cur, "status"), Now());
-  }
+  ValidateMeta(strategy, out, &errors);
+  strategy.ValidateUpdate(r, cur, &out, Now(), &errors);
   if (!errors.empty()) {
     return ApiError::Invalid(r.group_kind(), name, errors).ToStatus();
   }
@@ -1171,8 +749,9 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(
     if (json::JsonDeepEqual(out.json(), cur)) return Mutation::Keep();
     (void)out.Set("/metadata/managedFields", fresh);
   }
-  if (current->being_deleted() && Finalizers(out).empty() &&
-      (!IsNamespaceResource(r) || NamespaceSpecFinalizers(out).empty())) {
+  if (current->being_deleted() &&
+      StringsAt(out, "/metadata/finalizers").empty() &&
+      !strategy.WaitsForFinalize(out)) {
     return Mutation::Remove();
   }
   return Mutation::Put(std::move(out));
@@ -1185,22 +764,9 @@ absl::StatusOr<WriteResult> Registry::Update(const ResourceInfo& r,
                                              const WriteOptions& options) {
   std::string body_name = StringAt(object, "/metadata/name");
   if (body_name != name) {
-    return ApiError::BadRequest(Cat("the name of the object (", body_name,
-                                    ") does not match the name on the URL (",
-                                    name, ")"))
-        .ToStatus();
+    return NameMismatch(body_name, name);
   }
-  std::string body_ns = StringAt(object, "/metadata/namespace");
-  if (r.namespaced()) {
-    if (body_ns.empty()) {
-      object.SetNamespace(ns);
-    } else if (body_ns != ns) {
-      return ApiError::BadRequest(
-                 "the namespace of the provided object does not match the "
-                 "namespace sent on the request")
-          .ToStatus();
-    }
-  }
+  if (r.namespaced()) KCR_RETURN_IF_ERROR(SetRequestNamespace(ns, &object));
   std::vector<std::string> warnings;
   KCR_RETURN_IF_ERROR(CheckUnknownFields(r, object.json(),
                                          options.field_validation, &warnings));
@@ -1252,12 +818,14 @@ absl::StatusOr<WriteResult> Registry::Patch(
   }
   std::vector<FieldError> option_errors;
   if (type == PatchType::kApply && options.field_manager.empty()) {
-    option_errors.push_back(Err(FieldError::Type::kRequired, "fieldManager", "",
-                                "is required for apply patch"));
+    option_errors.push_back(FieldErr(FieldError::Type::kRequired,
+                                     "fieldManager", "",
+                                     "is required for apply patch"));
   }
   if (type != PatchType::kApply && options.force.has_value()) {
-    option_errors.push_back(Err(FieldError::Type::kForbidden, "force", "",
-                                "may not be specified for non-apply patch"));
+    option_errors.push_back(
+        FieldErr(FieldError::Type::kForbidden, "force", "",
+                 "may not be specified for non-apply patch"));
   }
   if (!option_errors.empty()) {
     return ApiError::Invalid({"meta.k8s.io", "PatchOptions"}, "", option_errors)
@@ -1311,10 +879,7 @@ absl::StatusOr<WriteResult> Registry::Patch(
           if (pname.empty()) {
             b.SetName(name);
           } else if (pname != name) {
-            return ApiError::BadRequest(
-                       Cat("the name of the object (", pname,
-                           ") does not match the name on the URL (", name, ")"))
-                .ToStatus();
+            return NameMismatch(pname, name);
           }
           KCR_RETURN_IF_ERROR(PrepareCreate(r, ns, &b));
           created = true;
@@ -1382,10 +947,7 @@ absl::StatusOr<WriteResult> Registry::Patch(
         b.json().CopyFrom(patched, b.allocator());
         std::string pname = StringAt(b, "/metadata/name");
         if (pname != name) {
-          return ApiError::BadRequest(
-                     Cat("the name of the object (", pname,
-                         ") does not match the name on the URL (", name, ")"))
-              .ToStatus();
+          return NameMismatch(pname, name);
         }
         if (StringAt(b, "/metadata/resourceVersion").empty()) {
           b.SetResourceVersion(cur->resource_version());
@@ -1415,20 +977,21 @@ absl::StatusOr<DeleteResult> Registry::Delete(const ResourceInfo& r,
       options.propagation_policy != "Orphan") {
     return ApiError::Invalid(
                {"meta.k8s.io", "DeleteOptions"}, "",
-               {Err(FieldError::Type::kNotSupported, "propagationPolicy",
-                    Quote(options.propagation_policy),
-                    "supported values: \"Foreground\", \"Background\", "
-                    "\"Orphan\", \"nil\"")})
+               {FieldErr(FieldError::Type::kNotSupported, "propagationPolicy",
+                         Quote(options.propagation_policy),
+                         "supported values: \"Foreground\", \"Background\", "
+                         "\"Orphan\", \"nil\"")})
         .ToStatus();
   }
   if (options.orphan_dependents.has_value() &&
       !options.propagation_policy.empty()) {
     return ApiError::Invalid(
                {"meta.k8s.io", "DeleteOptions"}, "",
-               {Err(FieldError::Type::kInvalid, "propagationPolicy",
-                    Quote(options.propagation_policy),
-                    "orphanDependents and deletionPropagation cannot be both "
-                    "set")})
+               {FieldErr(
+                   FieldError::Type::kInvalid, "propagationPolicy",
+                   Quote(options.propagation_policy),
+                   "orphanDependents and deletionPropagation cannot be both "
+                   "set")})
         .ToStatus();
   }
   std::string obj_ns = r.namespaced() ? std::string(ns) : "";
@@ -1467,19 +1030,14 @@ absl::StatusOr<DeleteResult> Registry::Delete(const ResourceInfo& r,
         if (options.propagation_policy == "Foreground") {
           b.AddFinalizer(kForegroundFinalizer);
         }
-        bool wait =
-            !Finalizers(b).empty() ||
-            (IsNamespaceResource(r) && !NamespaceSpecFinalizers(b).empty());
+        const Strategy& strategy = StrategyFor(r);
+        bool wait = !StringsAt(b, "/metadata/finalizers").empty() ||
+                    strategy.WaitsForFinalize(b);
         if (!wait) return Mutation::Remove();
         (void)b.SetString("/metadata/deletionTimestamp", now);
         (void)b.SetInt("/metadata/deletionGracePeriodSeconds", 0);
         if (cur->generation() > 0) b.SetGeneration(cur->generation() + 1);
-        if (IsNamespaceResource(r)) {
-          (void)b.SetString("/status/phase", "Terminating");
-        }
-        if (IsCRDResource(r)) {
-          SetCRDStatus(&b, Member(cur->json(), "status"), now);
-        }
+        strategy.PrepareForDelete(cur->json(), &b, now);
         return Mutation::Put(std::move(b));
       });
   if (!result.ok()) return result.status();
@@ -1511,44 +1069,6 @@ absl::StatusOr<ListResult> Registry::DeleteCollection(
   return out;
 }
 
-namespace {
-
-// The autoscaling/v1 Scale of `o`. Reads no storage, so a write may call it.
-absl::StatusOr<api::ObjectPtr> ScaleOf(const ResourceInfo& r,
-                                       const api::ObjectPtr& o) {
-  api::ObjectBuilder b("autoscaling/v1", "Scale");
-  b.SetName(o->name());
-  if (!o->ns().empty()) b.SetNamespace(o->ns());
-  b.SetUid(o->uid());
-  b.SetResourceVersion(o->resource_version());
-  (void)b.SetString("/metadata/creationTimestamp", o->creation_timestamp());
-  const Value* spec_replicas = o->Find(r.scale.spec_replicas);
-  (void)b.SetInt("/spec/replicas",
-                 spec_replicas != nullptr && spec_replicas->IsInt64()
-                     ? spec_replicas->GetInt64()
-                     : 0);
-  const Value* status_replicas = o->Find(r.scale.status_replicas);
-  (void)b.SetInt("/status/replicas",
-                 status_replicas != nullptr && status_replicas->IsInt64()
-                     ? status_replicas->GetInt64()
-                     : 0);
-  std::string selector;
-  if (!r.custom) {
-    const Value* sel = o->Find("/spec/selector");
-    if (sel != nullptr) {
-      auto s = api::LabelSelector::FromLabelSelector(*sel);
-      if (s.ok()) selector = s->ToString();
-    }
-  } else if (!r.scale.label_selector.empty()) {
-    const Value* sel = o->Find(r.scale.label_selector);
-    if (sel != nullptr && sel->IsString()) selector = sel->GetString();
-  }
-  if (!selector.empty()) (void)b.SetString("/status/selector", selector);
-  return b.Build();
-}
-
-}  // namespace
-
 absl::StatusOr<api::ObjectPtr> Registry::GetScale(const ResourceInfo& r,
                                                   std::string_view ns,
                                                   std::string_view name) const {
@@ -1565,19 +1085,9 @@ absl::StatusOr<WriteResult> Registry::UpdateScale(const ResourceInfo& r,
                                                   const rapidjson::Value& scale,
                                                   const WriteOptions& options) {
   if (!r.has_scale()) return ApiError::PathNotFound().ToStatus();
-  const Value* replicas = api::ResolveJsonPointer(scale, "/spec/replicas");
-  if (replicas == nullptr || !replicas->IsInt64() || replicas->GetInt64() < 0) {
-    return ApiError::Invalid({"autoscaling", "Scale"}, name,
-                             {Err(FieldError::Type::kInvalid, "spec.replicas",
-                                  replicas != nullptr && replicas->IsInt64()
-                                      ? Cat(replicas->GetInt64())
-                                      : "null",
-                                  "must be greater than or equal to 0")})
-        .ToStatus();
-  }
+  KCR_ASSIGN_OR_RETURN(const int64_t n, ScaleReplicas(scale, name));
   const Value* rv = api::ResolveJsonPointer(scale, "/metadata/resourceVersion");
   std::string want_rv = rv != nullptr && rv->IsString() ? rv->GetString() : "";
-  int64_t n = replicas->GetInt64();
   std::string obj_ns = r.namespaced() ? std::string(ns) : "";
   auto result = RunWrite(
       storage_, r.StorageKey(), obj_ns, name, options.dry_run,
@@ -1613,7 +1123,7 @@ void Registry::AfterWrite(const ResourceInfo& r,
     if (!s.ok()) {
       LOG(WARNING) << "crd not served name=" << crd->name() << ": " << s;
     }
-    if (crd->being_deleted() && crd->HasFinalizer(kCrdFinalizer)) {
+    if (crd->being_deleted() && crd->HasFinalizer(kCrdCleanupFinalizer)) {
       CleanUpCRD(crd);
     }
     return;
@@ -1622,7 +1132,7 @@ void Registry::AfterWrite(const ResourceInfo& r,
     api::ObjectPtr crd = storage_->Get(
         "apiextensions.k8s.io/customresourcedefinitions", "", r.crd_name);
     if (crd != nullptr && crd->being_deleted() &&
-        crd->HasFinalizer(kCrdFinalizer) &&
+        crd->HasFinalizer(kCrdCleanupFinalizer) &&
         storage_->Count(r.StorageKey()) == 0) {
       CleanUpCRD(crd);
     }
@@ -1650,11 +1160,11 @@ void Registry::CleanUpCRD(const api::ObjectPtr& crd) {
   auto result = storage_->Write(
       crds->StorageKey(), "", crd->name(),
       [&](const api::ObjectPtr& cur) -> absl::StatusOr<Mutation> {
-        if (cur == nullptr || !cur->HasFinalizer(kCrdFinalizer)) {
+        if (cur == nullptr || !cur->HasFinalizer(kCrdCleanupFinalizer)) {
           return Mutation::Keep();
         }
         api::ObjectBuilder b = cur->ToBuilder();
-        b.RemoveFinalizer(kCrdFinalizer);
+        b.RemoveFinalizer(kCrdCleanupFinalizer);
         return UpdateLocked(*crds, cur, std::move(b), "", true);
       });
   if (!result.ok()) {

@@ -233,17 +233,6 @@ class Registry {
   static api::ObjectPtr AtVersion(const api::ObjectPtr& object,
                                   const ResourceInfo& resource);
 
-  // Continue tokens, as kube-apiserver encodes them: base64url of
-  // {"v":"meta.k8s.io/v1","rv":N,"start":"<key>"}.
-  static std::string EncodeContinue(int64_t rv, std::string_view start);
-  static absl::Status DecodeContinue(std::string_view token, int64_t* rv,
-                                     std::string* start);
-
-  // A random UUID v4, "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx".
-  static std::string NewUid();
-  // `prefix` (cut to 58 characters) + 5 random characters.
-  static std::string GenerateName(std::string_view prefix);
-
  private:
   // Everything Update does once the live object is known; runs inside a
   // Storage write.

@@ -1,0 +1,50 @@
+#include "apiserver/apps_strategy.h"
+
+#include <string_view>
+
+#include "apiserver/core_strategy.h"
+
+namespace kcr {
+namespace apiserver {
+namespace {
+
+class DeploymentStrategyImpl : public Strategy {
+ public:
+  void Default(api::ObjectBuilder* b) const override {
+    if (b->Find("/spec") == nullptr) return;
+    if (b->Find("/spec/replicas") == nullptr)
+      (void)b->SetInt("/spec/replicas", 1);
+    if (b->Find("/spec/revisionHistoryLimit") == nullptr) {
+      (void)b->SetInt("/spec/revisionHistoryLimit", 10);
+    }
+    if (b->Find("/spec/progressDeadlineSeconds") == nullptr) {
+      (void)b->SetInt("/spec/progressDeadlineSeconds", 600);
+    }
+    // As apps/v1 SetDefaults_Deployment: an empty strategy (what kubectl's
+    // generators send) is a RollingUpdate of 25% / 25%.
+    // SetString creates a missing strategy or rollingUpdate and does nothing
+    // under one that is not an object.
+    SetIfAbsent(b, "/spec/strategy/type", "RollingUpdate");
+    const rapidjson::Value* type = b->Find("/spec/strategy/type");
+    if (type != nullptr && type->IsString() &&
+        std::string_view(type->GetString()) == "RollingUpdate") {
+      SetIfAbsent(b, "/spec/strategy/rollingUpdate/maxUnavailable", "25%");
+      SetIfAbsent(b, "/spec/strategy/rollingUpdate/maxSurge", "25%");
+    }
+    DefaultPodSpec(b, "/spec/template/spec");
+  }
+  void PrepareForCreate(const ResourceInfo&, api::ObjectBuilder* b,
+                        const std::string&) const override {
+    (void)b->SetJson("/status", "{}");
+  }
+};
+
+}  // namespace
+
+const Strategy& DeploymentStrategy() {
+  static const Strategy* const s = new DeploymentStrategyImpl();
+  return *s;
+}
+
+}  // namespace apiserver
+}  // namespace kcr

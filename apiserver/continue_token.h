@@ -1,0 +1,27 @@
+// Continue tokens of chunked lists, as kube-apiserver encodes them
+// (k8s.io/apiserver/pkg/storage/continue.go): base64url of
+// {"v":"meta.k8s.io/v1","rv":N,"start":"<key>"}, where N is the revision
+// the first chunk was read at and <key> the first key of the next chunk.
+#ifndef KCR_APISERVER_CONTINUE_TOKEN_H_
+#define KCR_APISERVER_CONTINUE_TOKEN_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+
+namespace kcr {
+namespace apiserver {
+
+std::string EncodeContinue(int64_t rv, std::string_view start);
+
+// 400 BadRequest ("invalid continue token: ...") for a token this server
+// did not make.
+absl::Status DecodeContinue(std::string_view token, int64_t* rv,
+                            std::string* start);
+
+}  // namespace apiserver
+}  // namespace kcr
+
+#endif  // KCR_APISERVER_CONTINUE_TOKEN_H_
