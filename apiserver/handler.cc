@@ -15,8 +15,11 @@
 #include "api/json/yaml_to_json.h"
 #include "apiserver/api_error.h"
 #include "apiserver/discovery.h"
+#include "apiserver/negotiation.h"
+#include "apiserver/object_fields.h"
 #include "apiserver/patch_request.h"
 #include "apiserver/protobuf.h"
+#include "apiserver/request_options.h"
 #include "apiserver/str_util.h"
 #include "glog/logging.h"
 #include "rapidjson/document.h"
@@ -39,79 +42,6 @@ bool SleepUnlessCancelled(absl::Duration d, HttpExchange* ex) {
     absl::SleepFor(std::min(left, absl::Milliseconds(10)));
   }
   return false;
-}
-
-struct MediaType {
-  std::string type;  // "application/json", lower case
-  std::map<std::string, std::string> params;
-  std::string Param(const std::string& k) const {
-    auto it = params.find(k);
-    return it == params.end() ? "" : it->second;
-  }
-};
-
-std::string Trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && (s[b] == ' ' || s[b] == '\t')) ++b;
-  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t')) --e;
-  return std::string(s.substr(b, e - b));
-}
-
-std::vector<std::string> Split(std::string_view s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t pos = s.find(sep, start);
-    out.emplace_back(s.substr(start, pos == std::string_view::npos
-                                         ? std::string_view::npos
-                                         : pos - start));
-    if (pos == std::string_view::npos) break;
-    start = pos + 1;
-  }
-  return out;
-}
-
-MediaType ParseMediaType(std::string_view text) {
-  MediaType m;
-  std::vector<std::string> parts = Split(text, ';');
-  m.type = Trim(parts[0]);
-  for (char& c : m.type) c = static_cast<char>(tolower(c));
-  for (size_t i = 1; i < parts.size(); ++i) {
-    std::string p = Trim(parts[i]);
-    size_t eq = p.find('=');
-    if (eq == std::string::npos) continue;
-    m.params[Trim(std::string_view(p).substr(0, eq))] =
-        Trim(std::string_view(p).substr(eq + 1));
-  }
-  return m;
-}
-
-std::vector<MediaType> ParseAccept(const std::string& accept) {
-  std::vector<MediaType> out;
-  if (Trim(accept).empty()) return out;
-  for (const std::string& part : Split(accept, ',')) {
-    if (Trim(part).empty()) continue;
-    out.push_back(ParseMediaType(part));
-  }
-  return out;
-}
-
-bool IsJsonLike(const MediaType& m) {
-  return (m.type == "application/json" || m.type == "*/*" ||
-          m.type == "application/*") &&
-         m.Param("as").empty();
-}
-
-bool ParseBool(const std::string& v) {
-  return v == "true" || v == "1" || v == "True" || v == "TRUE" || v == "t" ||
-         v == "T";
-}
-
-std::string Quote(std::string_view s) {
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-  return std::string(buf.GetString(), buf.GetSize());
 }
 
 void SendJson(HttpExchange* ex, int code, std::string body) {
@@ -143,6 +73,25 @@ std::string VersionJson(const HandlerOptions& o) {
       R"(","gitCommit":"0000000000000000000000000000000000000000","gitTreeState":"clean","buildDate":"2025-01-01T00:00:00Z","goVersion":"go1.23.6","compiler":"gc","platform":"linux/amd64"})");
 }
 
+void Put(rapidjson::StringBuffer* buf, std::string_view s) {
+  char* dst = buf->Push(s.size());
+  memcpy(dst, s.data(), s.size());
+}
+
+// Writes the list's items, comma-separated, into *buf, calling
+// `after_item` after each; stops (false) when it returns false.
+template <typename AfterItem>
+bool WriteItems(const ListResult& l, rapidjson::StringBuffer* buf,
+                AfterItem after_item) {
+  for (size_t i = 0; i < l.items.size(); ++i) {
+    if (i > 0) buf->Put(',');
+    rapidjson::Writer<rapidjson::StringBuffer> w(*buf);
+    l.items[i]->json().Accept(w);
+    if (!after_item(*buf)) return false;
+  }
+  return true;
+}
+
 // The list envelope with every item written straight into one buffer (no
 // per-item strings): a 50,000-pod list is tens of megabytes.
 std::string ListJson(const ResourceInfo& r, const ListResult& l) {
@@ -158,17 +107,9 @@ std::string ListJson(const ResourceInfo& r, const ListResult& l) {
   }
   head += R"(},"items":[)";
   rapidjson::StringBuffer buf(nullptr, head.size() + 2 + l.items.size() * 1024);
-  auto put = [&buf](std::string_view s) {
-    char* dst = buf.Push(s.size());
-    memcpy(dst, s.data(), s.size());
-  };
-  put(head);
-  for (size_t i = 0; i < l.items.size(); ++i) {
-    if (i > 0) buf.Put(',');
-    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-    l.items[i]->json().Accept(w);
-  }
-  put("]}");
+  Put(&buf, head);
+  WriteItems(l, &buf, [](const rapidjson::StringBuffer&) { return true; });
+  Put(&buf, "]}");
   return std::string(buf.GetString(), buf.GetSize());
 }
 
@@ -187,23 +128,17 @@ void StreamListJson(const ResourceInfo& r, const ListResult& l,
   std::string head = whole.substr(0, whole.size() - 2);
   if (!ex->StartStream(200, "application/json", {})) return;
   rapidjson::StringBuffer buf(nullptr, kStreamChunkBytes + (64 << 10));
-  auto put = [&buf](std::string_view s) {
-    char* dst = buf.Push(s.size());
-    memcpy(dst, s.data(), s.size());
-  };
-  put(head);
-  for (size_t i = 0; i < l.items.size(); ++i) {
-    if (i > 0) buf.Put(',');
-    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-    l.items[i]->json().Accept(w);
-    if (buf.GetSize() >= kStreamChunkBytes) {
-      if (!ex->WriteChunk(std::string_view(buf.GetString(), buf.GetSize()))) {
-        return;
-      }
-      buf.Clear();
+  Put(&buf, head);
+  const bool written = WriteItems(l, &buf, [ex](rapidjson::StringBuffer& b) {
+    if (b.GetSize() < kStreamChunkBytes) return true;
+    if (!ex->WriteChunk(std::string_view(b.GetString(), b.GetSize()))) {
+      return false;
     }
-  }
-  put("]}");
+    b.Clear();
+    return true;
+  });
+  if (!written) return;
+  Put(&buf, "]}");
   if (ex->WriteChunk(std::string_view(buf.GetString(), buf.GetSize()))) {
     ex->EndStream();
   }
@@ -268,144 +203,11 @@ absl::StatusOr<api::ObjectBuilder> BuilderFromBody(const HttpRequest& req) {
   return b;
 }
 
-absl::StatusOr<ListOptions> ParseListOptions(const HttpRequest& req) {
-  ListOptions o;
-  if (req.HasQuery("labelSelector")) {
-    auto s = api::LabelSelector::Parse(ToAbsl(req.Query("labelSelector")));
-    if (!s.ok()) {
-      return ApiError::BadRequest(ToStd(s.status().message())).ToStatus();
-    }
-    o.label_selector = std::move(*s);
-  }
-  if (req.HasQuery("fieldSelector")) {
-    auto s = api::FieldSelector::Parse(ToAbsl(req.Query("fieldSelector")));
-    if (!s.ok()) {
-      return ApiError::BadRequest(ToStd(s.status().message())).ToStatus();
-    }
-    o.field_selector = std::move(*s);
-  }
-  o.resource_version = req.Query("resourceVersion");
-  o.resource_version_match = req.Query("resourceVersionMatch");
-  o.continue_token = req.Query("continue");
-  if (req.HasQuery("limit") && !req.Query("limit").empty()) {
-    int64_t limit = 0;
-    if (!absl::SimpleAtoi(req.Query("limit"), &limit)) {
-      return ApiError::BadRequest(
-                 Cat("invalid limit: ", Quote(req.Query("limit"))))
-          .ToStatus();
-    }
-    o.limit = std::max<int64_t>(0, limit);
-  }
-  // Read by watches; checked here for lists too, as kube-apiserver's
-  // parameter codec converts it for both.
-  if (req.HasQuery("timeoutSeconds") && !req.Query("timeoutSeconds").empty()) {
-    int64_t timeout = 0;
-    if (!absl::SimpleAtoi(req.Query("timeoutSeconds"), &timeout)) {
-      return ApiError::BadRequest(Cat("invalid timeoutSeconds: ",
-                                      Quote(req.Query("timeoutSeconds"))))
-          .ToStatus();
-    }
-  }
-  o.send_initial_events_set = req.HasQuery("sendInitialEvents");
-  return o;
-}
-
-bool DryRun(const HttpRequest& req) {
-  return req.HasQuery("dryRun") && !req.Query("dryRun").empty();
-}
-
-absl::StatusOr<DeleteOptions> ParseDeleteOptions(const HttpRequest& req) {
-  DeleteOptions o;
-  o.dry_run = DryRun(req);
-  if (!Trim(req.body).empty()) {
-    rapidjson::Document d;
-    absl::Status s = json::ParseJson(req.body, &d);
-    if (!s.ok() || !d.IsObject()) {
-      return ApiError::BadRequest(
-                 Cat("couldn't get version/kind; json parse error: ",
-                     s.ok() ? "not an object"
-                            : std::string(ToStd(s.message()))))
-          .ToStatus();
-    }
-    auto p = d.FindMember("propagationPolicy");
-    if (p != d.MemberEnd() && p->value.IsString()) {
-      o.propagation_policy = p->value.GetString();
-    }
-    auto g = d.FindMember("gracePeriodSeconds");
-    if (g != d.MemberEnd() && g->value.IsInt64()) {
-      o.grace_period_seconds = g->value.GetInt64();
-    }
-    auto od = d.FindMember("orphanDependents");
-    if (od != d.MemberEnd() && od->value.IsBool()) {
-      o.orphan_dependents = od->value.GetBool();
-    }
-    auto pre = d.FindMember("preconditions");
-    if (pre != d.MemberEnd() && pre->value.IsObject()) {
-      auto u = pre->value.FindMember("uid");
-      if (u != pre->value.MemberEnd() && u->value.IsString()) {
-        o.precondition_uid = u->value.GetString();
-      }
-      auto rv = pre->value.FindMember("resourceVersion");
-      if (rv != pre->value.MemberEnd() && rv->value.IsString()) {
-        o.precondition_resource_version = rv->value.GetString();
-      }
-    }
-    auto dr = d.FindMember("dryRun");
-    if (dr != d.MemberEnd() && dr->value.IsArray() && !dr->value.Empty()) {
-      o.dry_run = true;
-    }
-  }
-  if (req.HasQuery("propagationPolicy")) {
-    o.propagation_policy = req.Query("propagationPolicy");
-  }
-  if (req.HasQuery("orphanDependents")) {
-    o.orphan_dependents = ParseBool(req.Query("orphanDependents"));
-  }
-  if (req.HasQuery("gracePeriodSeconds") &&
-      !req.Query("gracePeriodSeconds").empty()) {
-    int64_t g = 0;
-    // kube-apiserver refuses a value its parameter codec cannot convert.
-    if (!absl::SimpleAtoi(req.Query("gracePeriodSeconds"), &g)) {
-      return ApiError::BadRequest(Cat("invalid gracePeriodSeconds: ",
-                                      Quote(req.Query("gracePeriodSeconds"))))
-          .ToStatus();
-    }
-    o.grace_period_seconds = g;
-  }
-  return o;
-}
-
 std::string DeleteSuccessJson(const ResourceInfo& r, const api::Object& o) {
   return Cat(
       R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":)",
       Quote(o.name()), R"(,"group":)", Quote(r.group()), R"(,"kind":)",
       Quote(r.resource()), R"(,"uid":)", Quote(o.uid()), "}}");
-}
-
-// What the client accepts for a resource response.
-struct Negotiated {
-  bool acceptable = true;
-  bool table = false;
-};
-
-Negotiated NegotiateResource(const HttpRequest& req, bool have_table) {
-  std::vector<MediaType> accept = ParseAccept(req.Header("accept"));
-  Negotiated n;
-  if (accept.empty()) return n;
-  for (const MediaType& m : accept) {
-    if (m.type == "application/json" && m.Param("as") == "Table" &&
-        m.Param("g") == "meta.k8s.io" &&
-        (m.Param("v") == "v1" || m.Param("v") == "v1beta1")) {
-      if (have_table) {
-        n.table = true;
-        return n;
-      }
-      continue;
-    }
-    if (IsJsonLike(m)) return n;
-  }
-  n.acceptable = false;
-  return n;
 }
 
 }  // namespace
