@@ -30,9 +30,9 @@ std::string GroupVersionString(const std::string& group,
   return group.empty() ? version : group + "/" + version;
 }
 
-void GroupJson(Writer& w, const std::string& name,
-               const std::vector<std::string>& versions) {
-  w.StartObject();
+// An APIGroup's name, versions and preferredVersion.
+void GroupFields(Writer& w, const std::string& name,
+                 const std::vector<std::string>& versions) {
   KV(w, "name", name);
   w.Key("versions");
   w.StartArray();
@@ -48,6 +48,12 @@ void GroupJson(Writer& w, const std::string& name,
   KV(w, "groupVersion", GroupVersionString(name, versions.front()));
   KV(w, "version", versions.front());
   w.EndObject();
+}
+
+void GroupJson(Writer& w, const std::string& name,
+               const std::vector<std::string>& versions) {
+  w.StartObject();
+  GroupFields(w, name, versions);
   w.EndObject();
 }
 
@@ -115,21 +121,7 @@ std::optional<std::string> ApiGroupJson(const ResourceRegistry& resources,
     w.StartObject();
     KV(w, "kind", "APIGroup");
     KV(w, "apiVersion", "v1");
-    KV(w, "name", name);
-    w.Key("versions");
-    w.StartArray();
-    for (const std::string& v : versions) {
-      w.StartObject();
-      KV(w, "groupVersion", GroupVersionString(name, v));
-      KV(w, "version", v);
-      w.EndObject();
-    }
-    w.EndArray();
-    w.Key("preferredVersion");
-    w.StartObject();
-    KV(w, "groupVersion", GroupVersionString(name, versions.front()));
-    KV(w, "version", versions.front());
-    w.EndObject();
+    GroupFields(w, name, versions);
     w.EndObject();
     return std::string(buf.GetString());
   }
