@@ -126,7 +126,7 @@ void ValidateLabels(const api::ObjectBuilder& object,
   if (labels == nullptr || !labels->IsObject()) return;
   for (const auto& m : labels->GetObject()) {
     std::string_view key(m.name.GetString(), m.name.GetStringLength());
-    absl::Status ks = api::ValidateLabelKey(ToAbsl(key));
+    absl::Status ks = api::ValidateLabelKey(key);
     if (!ks.ok()) {
       std::string detail(ks.message());
       if (absl::StartsWith(detail, "invalid label key: ")) {

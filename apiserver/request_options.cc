@@ -22,14 +22,14 @@ bool ParseBool(const std::string& v) {
 absl::StatusOr<ListOptions> ParseListOptions(const HttpRequest& req) {
   ListOptions o;
   if (req.HasQuery("labelSelector")) {
-    auto s = api::LabelSelector::Parse(ToAbsl(req.Query("labelSelector")));
+    auto s = api::LabelSelector::Parse(req.Query("labelSelector"));
     if (!s.ok()) {
       return ApiError::BadRequest(ToStd(s.status().message())).ToStatus();
     }
     o.label_selector = std::move(*s);
   }
   if (req.HasQuery("fieldSelector")) {
-    auto s = api::FieldSelector::Parse(ToAbsl(req.Query("fieldSelector")));
+    auto s = api::FieldSelector::Parse(req.Query("fieldSelector"));
     if (!s.ok()) {
       return ApiError::BadRequest(ToStd(s.status().message())).ToStatus();
     }

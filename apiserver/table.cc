@@ -1168,7 +1168,7 @@ absl::StatusOr<TablePrinter> TablePrinter::ForPrinterColumns(
   for (const auto& col : declared->GetArray()) {
     const absl::string_view json_path = FStr(&col, "jsonPath");
     absl::StatusOr<api::jsonpath::JsonPath> path =
-        api::jsonpath::JsonPath::ParseExpression(json_path);
+        api::jsonpath::JsonPath::ParseExpression(SV(json_path));
     if (!path.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("unrecognized column definition \"", json_path, "\""));

@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
@@ -1232,19 +1233,19 @@ std::string FormatGoJsonFloat(double value) {
   return value < 0 ? "-" + body : body;
 }
 
-absl::StatusOr<JsonPath> JsonPath::Parse(absl::string_view text) {
+absl::StatusOr<JsonPath> JsonPath::Parse(std::string_view text) {
   if (text.size() > kMaxTemplateBytes) {
     return absl::InvalidArgumentError(absl::StrCat(
         "jsonpath template longer than ", kMaxTemplateBytes, " bytes"));
   }
   auto impl = std::make_shared<Impl>();
-  absl::Status s = ParseTemplate(text, &impl->pool, &impl->segments);
+  absl::Status s = ParseTemplate(ToAbsl(text), &impl->pool, &impl->segments);
   if (!s.ok()) return s;
   return JsonPath(std::move(impl));
 }
 
-absl::StatusOr<JsonPath> JsonPath::ParseExpression(absl::string_view expr) {
-  return Parse(absl::StrCat("{", expr, "}"));
+absl::StatusOr<JsonPath> JsonPath::ParseExpression(std::string_view expr) {
+  return Parse(absl::StrCat("{", ToAbsl(expr), "}"));
 }
 
 absl::StatusOr<Results> JsonPath::FindResults(

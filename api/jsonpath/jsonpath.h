@@ -47,11 +47,11 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "rapidjson/document.h"
 
@@ -86,11 +86,11 @@ class JsonPath {
   // "invalid multiple recursive descent", "cannot parse number 1.2.3",
   // "unrecognized identifier foo", "unrecognized filter operator =",
   // "not in range, nothing to end".
-  static absl::StatusOr<JsonPath> Parse(absl::string_view text);
+  static absl::StatusOr<JsonPath> Parse(std::string_view text);
 
   // Parses a bare expression as CRD printer columns give it: ".spec.size"
   // is parsed as "{.spec.size}".
-  static absl::StatusOr<JsonPath> ParseExpression(absl::string_view expr);
+  static absl::StatusOr<JsonPath> ParseExpression(std::string_view expr);
 
   // Evaluates the template over `data`.
   absl::StatusOr<Results> FindResults(const rapidjson::Value& data,

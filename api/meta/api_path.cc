@@ -4,6 +4,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
@@ -27,14 +28,14 @@ absl::Status CheckSegmentName(absl::string_view what, absl::string_view s) {
 
 }  // namespace
 
-std::string EscapePathSegment(absl::string_view segment) {
+std::string EscapePathSegment(std::string_view segment) {
   std::string out;
   out.reserve(segment.size());
   for (char c : segment) {
     unsigned char u = static_cast<unsigned char>(c);
     if (absl::ascii_isalnum(u) ||
-        absl::string_view("-._~!$&'()*+,;=:@").find(c) !=
-            absl::string_view::npos) {
+        std::string_view("-._~!$&'()*+,;=:@").find(c) !=
+            std::string_view::npos) {
       out.push_back(c);
     } else {
       absl::StrAppendFormat(&out, "%%%02X", u);
@@ -50,7 +51,7 @@ std::string GroupVersionPath(const GroupVersion& gv) {
 
 absl::StatusOr<std::string> CollectionPath(const GroupVersionResource& resource,
                                            bool namespaced,
-                                           absl::string_view ns) {
+                                           std::string_view ns) {
   if (resource.resource.empty() || resource.version.empty()) {
     return absl::InvalidArgumentError("resource and version must not be empty");
   }
@@ -61,7 +62,7 @@ absl::StatusOr<std::string> CollectionPath(const GroupVersionResource& resource,
           absl::StrCat(resource.ToString(),
                        " is cluster-scoped: a namespace may not be given"));
     }
-    absl::Status s = CheckSegmentName("namespace", ns);
+    absl::Status s = CheckSegmentName("namespace", ToAbsl(ns));
     if (!s.ok()) return s;
     absl::StrAppend(&path, "/namespaces/", EscapePathSegment(ns));
   }
@@ -70,25 +71,25 @@ absl::StatusOr<std::string> CollectionPath(const GroupVersionResource& resource,
 }
 
 absl::StatusOr<std::string> CollectionPath(const RESTMapping& mapping,
-                                           absl::string_view ns) {
+                                           std::string_view ns) {
   return CollectionPath(mapping.resource, mapping.namespaced(), ns);
 }
 
 absl::StatusOr<std::string> ItemPath(const GroupVersionResource& resource,
-                                     bool namespaced, absl::string_view ns,
-                                     absl::string_view name,
-                                     absl::string_view subresource) {
+                                     bool namespaced, std::string_view ns,
+                                     std::string_view name,
+                                     std::string_view subresource) {
   if (namespaced && ns.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         resource.ToString(), " is namespaced: namespace: Required value"));
   }
-  absl::Status s = CheckSegmentName("name", name);
+  absl::Status s = CheckSegmentName("name", ToAbsl(name));
   if (!s.ok()) return s;
   absl::StatusOr<std::string> path = CollectionPath(resource, namespaced, ns);
   if (!path.ok()) return path.status();
   absl::StrAppend(&*path, "/", EscapePathSegment(name));
   if (!subresource.empty()) {
-    s = CheckSegmentName("subresource", subresource);
+    s = CheckSegmentName("subresource", ToAbsl(subresource));
     if (!s.ok()) return s;
     absl::StrAppend(&*path, "/", EscapePathSegment(subresource));
   }
@@ -96,13 +97,12 @@ absl::StatusOr<std::string> ItemPath(const GroupVersionResource& resource,
 }
 
 absl::StatusOr<std::string> ItemPath(const RESTMapping& mapping,
-                                     absl::string_view ns,
-                                     absl::string_view name,
-                                     absl::string_view subresource) {
+                                     std::string_view ns, std::string_view name,
+                                     std::string_view subresource) {
   if (!subresource.empty() && !mapping.HasSubresource(subresource)) {
     return absl::NotFoundError(absl::StrCat(mapping.resource.ToString(),
                                             " has no subresource \"",
-                                            subresource, "\""));
+                                            ToAbsl(subresource), "\""));
   }
   return ItemPath(mapping.resource, mapping.namespaced(), ns, name,
                   subresource);

@@ -10,9 +10,9 @@
 #define KCR_API_META_API_PATH_H_
 
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "api/meta/group_version.h"
 #include "api/meta/rest_mapper.h"
 
@@ -28,9 +28,9 @@ std::string GroupVersionPath(const GroupVersion& gv);
 // a valid path segment name.
 absl::StatusOr<std::string> CollectionPath(const GroupVersionResource& resource,
                                            bool namespaced,
-                                           absl::string_view ns);
+                                           std::string_view ns);
 absl::StatusOr<std::string> CollectionPath(const RESTMapping& mapping,
-                                           absl::string_view ns);
+                                           std::string_view ns);
 
 // The path of one object, with an optional subresource suffix ("status",
 // "scale"). A namespaced resource needs a namespace; a cluster-scoped one
@@ -39,17 +39,16 @@ absl::StatusOr<std::string> CollectionPath(const RESTMapping& mapping,
 // breaks the same rule. The overload taking a RESTMapping also checks that
 // the mapping declares `subresource`.
 absl::StatusOr<std::string> ItemPath(const GroupVersionResource& resource,
-                                     bool namespaced, absl::string_view ns,
-                                     absl::string_view name,
-                                     absl::string_view subresource = "");
+                                     bool namespaced, std::string_view ns,
+                                     std::string_view name,
+                                     std::string_view subresource = "");
 absl::StatusOr<std::string> ItemPath(const RESTMapping& mapping,
-                                     absl::string_view ns,
-                                     absl::string_view name,
-                                     absl::string_view subresource = "");
+                                     std::string_view ns, std::string_view name,
+                                     std::string_view subresource = "");
 
 // Percent-escapes one path segment: unreserved characters, sub-delims, ':'
 // and '@' stay as they are (RFC 3986 pchar).
-std::string EscapePathSegment(absl::string_view segment);
+std::string EscapePathSegment(std::string_view segment);
 
 }  // namespace api
 }  // namespace kcr

@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
@@ -16,17 +17,17 @@ std::string GroupVersion::ToString() const {
   return absl::StrCat(group, "/", version);
 }
 
-absl::StatusOr<GroupVersion> ParseGroupVersion(absl::string_view api_version) {
+absl::StatusOr<GroupVersion> ParseGroupVersion(std::string_view api_version) {
   if (api_version.empty()) return GroupVersion();
   size_t slash = api_version.find('/');
-  if (slash == absl::string_view::npos) {
+  if (slash == std::string_view::npos) {
     return GroupVersion("", std::string(api_version));
   }
-  absl::string_view group = api_version.substr(0, slash);
-  absl::string_view version = api_version.substr(slash + 1);
-  if (version.find('/') != absl::string_view::npos || version.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unexpected GroupVersion string: \"", api_version, "\""));
+  std::string_view group = api_version.substr(0, slash);
+  std::string_view version = api_version.substr(slash + 1);
+  if (version.find('/') != std::string_view::npos || version.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unexpected GroupVersion string: \"", ToAbsl(api_version), "\""));
   }
   return GroupVersion(std::string(group), std::string(version));
 }
@@ -36,7 +37,7 @@ std::string GroupVersionKind::ToString() const {
 }
 
 absl::StatusOr<GroupVersionKind> GroupVersionKindFromApiVersion(
-    absl::string_view api_version, absl::string_view kind) {
+    std::string_view api_version, std::string_view kind) {
   absl::StatusOr<GroupVersion> gv = ParseGroupVersion(api_version);
   if (!gv.ok()) return gv.status();
   if (gv->version.empty()) {
@@ -104,9 +105,9 @@ KubeVersion ParseKubeVersion(absl::string_view v) {
 
 }  // namespace
 
-bool KubeVersionLess(absl::string_view a, absl::string_view b) {
-  KubeVersion va = ParseKubeVersion(a);
-  KubeVersion vb = ParseKubeVersion(b);
+bool KubeVersionLess(std::string_view a, std::string_view b) {
+  KubeVersion va = ParseKubeVersion(ToAbsl(a));
+  KubeVersion vb = ParseKubeVersion(ToAbsl(b));
   if (va.ok != vb.ok) return va.ok;
   if (!va.ok) return a < b;
   if (va.stability != vb.stability) return va.stability > vb.stability;

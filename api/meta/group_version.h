@@ -9,11 +9,11 @@
 #define KCR_API_META_GROUP_VERSION_H_
 
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 
 namespace kcr {
 namespace api {
@@ -52,7 +52,7 @@ struct GroupVersion {
 // does: "" is the empty GroupVersion, "v1" is the core group, "apps/v1" is
 // {apps, v1}. More than one '/', or an empty version after the '/', is
 // InvalidArgument.
-absl::StatusOr<GroupVersion> ParseGroupVersion(absl::string_view api_version);
+absl::StatusOr<GroupVersion> ParseGroupVersion(std::string_view api_version);
 
 // A kind within a group and version, e.g. apps/v1 Deployment.
 struct GroupVersionKind {
@@ -91,7 +91,7 @@ struct GroupVersionKind {
 // The GroupVersionKind named by an object's apiVersion and kind fields.
 // InvalidArgument if apiVersion does not parse or kind is empty.
 absl::StatusOr<GroupVersionKind> GroupVersionKindFromApiVersion(
-    absl::string_view api_version, absl::string_view kind);
+    std::string_view api_version, std::string_view kind);
 
 // A resource (a plural, lower-case collection name) within a group and
 // version, e.g. apps/v1 deployments.
@@ -171,7 +171,7 @@ struct GroupKind {
 // first within a class, and any version not of the form v<N>[(alpha|beta)<M>]
 // after all of those, in lexical order. Returns true if `a` is preferred
 // over `b`.
-bool KubeVersionLess(absl::string_view a, absl::string_view b);
+bool KubeVersionLess(std::string_view a, std::string_view b);
 
 }  // namespace api
 }  // namespace kcr

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
@@ -106,7 +107,7 @@ absl::StatusOr<std::vector<std::string>> StringListMember(
 
 }  // namespace
 
-bool RESTMapping::HasSubresource(absl::string_view name) const {
+bool RESTMapping::HasSubresource(std::string_view name) const {
   return std::find(subresources.begin(), subresources.end(), name) !=
          subresources.end();
 }
@@ -358,10 +359,10 @@ absl::StatusOr<RESTMapping> RESTMapper::MappingForResource(
 }
 
 absl::StatusOr<RESTMapping> RESTMapper::Resolve(
-    absl::string_view user_input) const {
-  const std::string input = absl::AsciiStrToLower(user_input);
+    std::string_view user_input) const {
+  const std::string input = absl::AsciiStrToLower(ToAbsl(user_input));
   const absl::Status not_found = absl::NotFoundError(absl::StrCat(
-      "the server doesn't have a resource type \"", user_input, "\""));
+      "the server doesn't have a resource type \"", ToAbsl(user_input), "\""));
   if (input.empty()) return not_found;
 
   struct Query {
@@ -435,7 +436,7 @@ absl::StatusOr<RESTMapping> RESTMapper::Resolve(
                                        c->resource.group));
         }
         return absl::InvalidArgumentError(
-            absl::StrCat("resource type \"", user_input,
+            absl::StrCat("resource type \"", ToAbsl(user_input),
                          "\" is ambiguous: ", absl::StrJoin(names, ", ")));
       }
     }

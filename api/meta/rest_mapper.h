@@ -12,13 +12,13 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "api/meta/group_version.h"
 #include "rapidjson/document.h"
 #include "runtime/base/mutex.h"
@@ -40,7 +40,7 @@ struct RESTMapping {
   std::vector<std::string> subresources;
 
   bool namespaced() const { return scope == ResourceScope::kNamespaced; }
-  bool HasSubresource(absl::string_view name) const;
+  bool HasSubresource(std::string_view name) const;
 };
 
 class RESTMapper {
@@ -102,7 +102,7 @@ class RESTMapper {
   // the candidates. When one resource is served at several versions, the
   // preferred version (KubeVersionLess) is returned. NotFound if nothing
   // matches.
-  absl::StatusOr<RESTMapping> Resolve(absl::string_view user_input) const;
+  absl::StatusOr<RESTMapping> Resolve(std::string_view user_input) const;
 
   // Every mapping, ordered by GroupVersionResource.
   std::vector<RESTMapping> Mappings() const;

@@ -9,18 +9,19 @@
 #include "absl/strings/str_split.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
 namespace {
 
-std::string Quote(absl::string_view text) {
+std::string Quote(std::string_view text) {
   constexpr size_t kMaxShown = 64;
   if (text.size() > kMaxShown) {
-    return absl::StrCat("\"", absl::CHexEscape(text.substr(0, kMaxShown)),
-                        "...\"");
+    return absl::StrCat(
+        "\"", absl::CHexEscape(ToAbsl(text.substr(0, kMaxShown))), "...\"");
   }
-  return absl::StrCat("\"", absl::CHexEscape(text), "\"");
+  return absl::StrCat("\"", absl::CHexEscape(ToAbsl(text)), "\"");
 }
 
 std::string RenderTerm(const FieldRequirement& r) {
@@ -28,14 +29,14 @@ std::string RenderTerm(const FieldRequirement& r) {
                       EscapeFieldValue(r.value));
 }
 
-bool Holds(const FieldRequirement& r, const absl::optional<std::string>& have) {
+bool Holds(const FieldRequirement& r, const std::optional<std::string>& have) {
   const bool equal = have.has_value() && *have == r.value;
   return r.op == FieldOperator::kEquals ? equal : !equal;
 }
 
 }  // namespace
 
-std::string EscapeFieldValue(absl::string_view value) {
+std::string EscapeFieldValue(std::string_view value) {
   std::string out;
   out.reserve(value.size());
   for (char c : value) {
@@ -45,7 +46,7 @@ std::string EscapeFieldValue(absl::string_view value) {
   return out;
 }
 
-absl::StatusOr<std::string> UnescapeFieldValue(absl::string_view escaped) {
+absl::StatusOr<std::string> UnescapeFieldValue(std::string_view escaped) {
   std::string out;
   out.reserve(escaped.size());
   bool in_escape = false;
@@ -75,10 +76,10 @@ absl::StatusOr<std::string> UnescapeFieldValue(absl::string_view escaped) {
   return out;
 }
 
-absl::optional<std::string> FieldValueAt(const rapidjson::Value& object,
-                                         absl::string_view path) {
+std::optional<std::string> FieldValueAt(const rapidjson::Value& object,
+                                        std::string_view path) {
   const rapidjson::Value* v = &object;
-  for (absl::string_view part : absl::StrSplit(path, '.')) {
+  for (absl::string_view part : absl::StrSplit(ToAbsl(path), '.')) {
     if (!v->IsObject() ||
         part.size() > std::numeric_limits<rapidjson::SizeType>::max()) {
       return std::string();
@@ -91,7 +92,7 @@ absl::optional<std::string> FieldValueAt(const rapidjson::Value& object,
   }
   if (v->IsString()) return std::string(v->GetString(), v->GetStringLength());
   if (v->IsNull()) return std::string();
-  if (v->IsObject() || v->IsArray()) return absl::nullopt;
+  if (v->IsObject() || v->IsArray()) return std::nullopt;
   // A scalar: Accept does not recurse.
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
@@ -114,7 +115,7 @@ FieldSelector::FieldSelector(std::vector<FieldRequirement> requirements)
   }
 }
 
-absl::StatusOr<FieldSelector> FieldSelector::Parse(absl::string_view selector) {
+absl::StatusOr<FieldSelector> FieldSelector::Parse(std::string_view selector) {
   std::vector<FieldRequirement> requirements;
   size_t start = 0;
   bool in_escape = false;
@@ -132,7 +133,7 @@ absl::StatusOr<FieldSelector> FieldSelector::Parse(absl::string_view selector) {
       }
       if (c != ',') continue;
     }
-    const absl::string_view term = selector.substr(start, i - start);
+    const std::string_view term = selector.substr(start, i - start);
     const size_t term_pos = start;
     start = i + 1;
     if (term.empty()) continue;
@@ -142,7 +143,7 @@ absl::StatusOr<FieldSelector> FieldSelector::Parse(absl::string_view selector) {
                        Quote(term), ": ", what));
     };
     // The field takes no escapes: the first operator splits the term.
-    size_t op_pos = absl::string_view::npos;
+    size_t op_pos = std::string_view::npos;
     size_t op_len = 0;
     FieldRequirement r;
     for (size_t j = 0; j < term.size(); ++j) {
@@ -159,7 +160,7 @@ absl::StatusOr<FieldSelector> FieldSelector::Parse(absl::string_view selector) {
         break;
       }
     }
-    if (op_pos == absl::string_view::npos) {
+    if (op_pos == std::string_view::npos) {
       return error("expected '=', '==' or '!='");
     }
     if (op_pos == 0) return error("expected a field name before the operator");
@@ -173,8 +174,8 @@ absl::StatusOr<FieldSelector> FieldSelector::Parse(absl::string_view selector) {
   return FieldSelector(std::move(requirements));
 }
 
-FieldSelector FieldSelector::OneTermEqual(absl::string_view field,
-                                          absl::string_view value) {
+FieldSelector FieldSelector::OneTermEqual(std::string_view field,
+                                          std::string_view value) {
   return FieldSelector({FieldRequirement{
       std::string(field), FieldOperator::kEquals, std::string(value)}});
 }
@@ -207,12 +208,12 @@ bool FieldSelector::Matches(
   return true;
 }
 
-absl::optional<std::string> FieldSelector::RequiresExactMatch(
-    absl::string_view field) const {
+std::optional<std::string> FieldSelector::RequiresExactMatch(
+    std::string_view field) const {
   for (const FieldRequirement& r : requirements_) {
     if (r.field == field && r.op == FieldOperator::kEquals) return r.value;
   }
-  return absl::nullopt;
+  return std::nullopt;
 }
 
 std::string FieldSelector::ToString() const {

@@ -12,13 +12,13 @@
 #ifndef KCR_API_SELECTOR_FIELD_SELECTOR_H_
 #define KCR_API_SELECTOR_FIELD_SELECTOR_H_
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
-#include "absl/types/optional.h"
 #include "rapidjson/document.h"
 
 namespace kcr {
@@ -42,19 +42,19 @@ struct FieldRequirement {
 };
 
 // Escapes '\', ',' and '=' in a value (apimachinery's EscapeValue).
-std::string EscapeFieldValue(absl::string_view value);
+std::string EscapeFieldValue(std::string_view value);
 
 // Reverses EscapeFieldValue. InvalidArgument on an unknown escape ("\x"), a
 // trailing '\', or an unescaped ',' or '='.
-absl::StatusOr<std::string> UnescapeFieldValue(absl::string_view escaped);
+absl::StatusOr<std::string> UnescapeFieldValue(std::string_view escaped);
 
 // The value of the dotted `path` in `object`, as a field selector compares
 // it: a string as itself, a number or boolean as its JSON text ("3", "1.5",
 // "true"), null or an absent field (or a path through a non-object) as "".
 // Returns nullopt for an object or array: no value selects one, so `=` never
 // matches it and `!=` always does.
-absl::optional<std::string> FieldValueAt(const rapidjson::Value& object,
-                                         absl::string_view path);
+std::optional<std::string> FieldValueAt(const rapidjson::Value& object,
+                                        std::string_view path);
 
 class FieldSelector {
  public:
@@ -67,12 +67,12 @@ class FieldSelector {
   // canonical order (sorted by their rendered term). On bad input returns
   // InvalidArgument naming the offset and text of the bad term, e.g.
   //   invalid field selector: at 12 "spec.x": expected '=', '==' or '!='
-  static absl::StatusOr<FieldSelector> Parse(absl::string_view selector);
+  static absl::StatusOr<FieldSelector> Parse(std::string_view selector);
 
   static FieldSelector Everything() { return FieldSelector(); }
   // field=value, without validation (apimachinery's OneTermEqualSelector).
-  static FieldSelector OneTermEqual(absl::string_view field,
-                                    absl::string_view value);
+  static FieldSelector OneTermEqual(std::string_view field,
+                                    std::string_view value);
   // field=value for every entry.
   static FieldSelector FromSet(
       const absl::flat_hash_map<std::string, std::string>& set);
@@ -88,7 +88,7 @@ class FieldSelector {
 
   // If a `field=value` requirement exists, returns its value (apimachinery's
   // RequiresExactMatch), e.g. to serve metadata.name=x as a single GET.
-  absl::optional<std::string> RequiresExactMatch(absl::string_view field) const;
+  std::optional<std::string> RequiresExactMatch(std::string_view field) const;
 
   // Canonical form: terms joined by ",", values escaped, "==" written "=".
   // Parse(ToString()) gives back an equal selector.

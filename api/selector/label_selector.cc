@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
@@ -25,7 +26,7 @@ bool IsAlnum(char c) {
 
 // [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])? : the shape shared by label names
 // and non-empty label values.
-bool IsQualifiedNamePart(absl::string_view s) {
+bool IsQualifiedNamePart(std::string_view s) {
   if (s.empty() || !IsAlnum(s.front()) || !IsAlnum(s.back())) return false;
   for (char c : s) {
     if (!IsAlnum(c) && c != '-' && c != '_' && c != '.') return false;
@@ -39,9 +40,9 @@ bool IsLowerAlnum(char c) {
 
 // RFC 1123 subdomain: dot-separated labels of [a-z0-9-] that start and end
 // with an alphanumeric.
-bool IsDns1123Subdomain(absl::string_view s) {
+bool IsDns1123Subdomain(std::string_view s) {
   if (s.empty() || s.size() > kMaxPrefixLength) return false;
-  for (absl::string_view label : absl::StrSplit(s, '.')) {
+  for (absl::string_view label : absl::StrSplit(ToAbsl(s), '.')) {
     if (label.empty() || !IsLowerAlnum(label.front()) ||
         !IsLowerAlnum(label.back())) {
       return false;
@@ -55,7 +56,7 @@ bool IsDns1123Subdomain(absl::string_view s) {
 
 // Go's strconv.ParseInt(s, 10, 64): optional sign, decimal digits, no
 // surrounding space, in range.
-bool ParseInt64(absl::string_view s, int64_t* out) {
+bool ParseInt64(std::string_view s, int64_t* out) {
   if (s.empty()) return false;
   bool negative = false;
   if (s.front() == '+' || s.front() == '-') {
@@ -79,13 +80,13 @@ bool ParseInt64(absl::string_view s, int64_t* out) {
 
 // Quoted, escaped and shortened text of a token for error messages: the
 // input may be arbitrary bytes.
-std::string Quote(absl::string_view text) {
+std::string Quote(std::string_view text) {
   constexpr size_t kMaxShown = 64;
   if (text.size() > kMaxShown) {
-    return absl::StrCat("\"", absl::CHexEscape(text.substr(0, kMaxShown)),
-                        "...\"");
+    return absl::StrCat(
+        "\"", absl::CHexEscape(ToAbsl(text.substr(0, kMaxShown))), "...\"");
   }
-  return absl::StrCat("\"", absl::CHexEscape(text), "\"");
+  return absl::StrCat("\"", absl::CHexEscape(ToAbsl(text)), "\"");
 }
 
 // ---- Lexer -----------------------------------------------------------------
@@ -108,7 +109,7 @@ enum class Tok {
 
 struct Token {
   Tok tok;
-  absl::string_view text;
+  std::string_view text;
   size_t pos;
 };
 
@@ -135,13 +136,13 @@ bool IsSpecial(char c) {
 // become the longest operator they start with ("==", "!=", or one
 // character), everything else up to whitespace or a special symbol is an
 // identifier, or the keyword "in" / "notin".
-std::vector<Token> Lex(absl::string_view s) {
+std::vector<Token> Lex(std::string_view s) {
   std::vector<Token> tokens;
   size_t i = 0;
   while (true) {
     while (i < s.size() && IsWhitespace(s[i])) ++i;
     if (i >= s.size()) {
-      tokens.push_back({Tok::kEnd, absl::string_view(), s.size()});
+      tokens.push_back({Tok::kEnd, std::string_view(), s.size()});
       return tokens;
     }
     const size_t start = i;
@@ -180,7 +181,7 @@ std::vector<Token> Lex(absl::string_view s) {
       continue;
     }
     while (i < s.size() && !IsWhitespace(s[i]) && !IsSpecial(s[i])) ++i;
-    absl::string_view text = s.substr(start, i - start);
+    std::string_view text = s.substr(start, i - start);
     Tok t = Tok::kIdentifier;
     if (text == "in") t = Tok::kIn;
     if (text == "notin") t = Tok::kNotIn;
@@ -192,7 +193,7 @@ std::vector<Token> Lex(absl::string_view s) {
 
 class Parser {
  public:
-  explicit Parser(absl::string_view input) : tokens_(Lex(input)) {}
+  explicit Parser(std::string_view input) : tokens_(Lex(input)) {}
 
   absl::StatusOr<std::vector<LabelRequirement>> Parse() {
     std::vector<LabelRequirement> requirements;
@@ -342,8 +343,8 @@ class Parser {
 
 bool RequirementLess(const LabelRequirement& a, const LabelRequirement& b) {
   if (a.key() != b.key()) return a.key() < b.key();
-  absl::string_view oa = SelectorOperatorName(a.op());
-  absl::string_view ob = SelectorOperatorName(b.op());
+  std::string_view oa = SelectorOperatorName(a.op());
+  std::string_view ob = SelectorOperatorName(b.op());
   if (oa != ob) return oa < ob;
   return a.values() < b.values();
 }
@@ -355,25 +356,25 @@ absl::Status FieldError(absl::string_view field, absl::string_view what) {
 
 }  // namespace
 
-absl::optional<absl::string_view> MapLabels::Get(absl::string_view key) const {
-  auto it = map_.find(key);
-  if (it == map_.end()) return absl::nullopt;
-  return absl::string_view(it->second);
+std::optional<std::string_view> MapLabels::Get(std::string_view key) const {
+  auto it = map_.find(ToAbsl(key));
+  if (it == map_.end()) return std::nullopt;
+  return std::string_view(it->second);
 }
 
-absl::optional<absl::string_view> JsonLabels::Get(absl::string_view key) const {
-  if (labels_ == nullptr || !labels_->IsObject()) return absl::nullopt;
+std::optional<std::string_view> JsonLabels::Get(std::string_view key) const {
+  if (labels_ == nullptr || !labels_->IsObject()) return std::nullopt;
   if (key.size() > std::numeric_limits<rapidjson::SizeType>::max()) {
-    return absl::nullopt;
+    return std::nullopt;
   }
   rapidjson::Value name(rapidjson::StringRef(
       key.data(), static_cast<rapidjson::SizeType>(key.size())));
   auto it = labels_->FindMember(name);
-  if (it == labels_->MemberEnd() || !it->value.IsString()) return absl::nullopt;
-  return absl::string_view(it->value.GetString(), it->value.GetStringLength());
+  if (it == labels_->MemberEnd() || !it->value.IsString()) return std::nullopt;
+  return std::string_view(it->value.GetString(), it->value.GetStringLength());
 }
 
-absl::string_view SelectorOperatorName(SelectorOperator op) {
+std::string_view SelectorOperatorName(SelectorOperator op) {
   switch (op) {
     case SelectorOperator::kDoesNotExist:
       return "!";
@@ -397,13 +398,13 @@ absl::string_view SelectorOperatorName(SelectorOperator op) {
   return "";
 }
 
-absl::Status ValidateLabelKey(absl::string_view key) {
-  absl::string_view name = key;
+absl::Status ValidateLabelKey(std::string_view key) {
+  std::string_view name = key;
   const size_t slash = key.find('/');
-  if (slash != absl::string_view::npos) {
-    absl::string_view prefix = key.substr(0, slash);
+  if (slash != std::string_view::npos) {
+    std::string_view prefix = key.substr(0, slash);
     name = key.substr(slash + 1);
-    if (name.find('/') != absl::string_view::npos) {
+    if (name.find('/') != std::string_view::npos) {
       return absl::InvalidArgumentError(
           "invalid label key: a qualified name must consist of an optional "
           "DNS subdomain prefix and '/' followed by a name");
@@ -440,7 +441,7 @@ absl::Status ValidateLabelKey(absl::string_view key) {
   return absl::OkStatus();
 }
 
-absl::Status ValidateLabelValue(absl::string_view value) {
+absl::Status ValidateLabelValue(std::string_view value) {
   if (value.empty()) return absl::OkStatus();
   if (value.size() > kMaxValueLength) {
     return absl::InvalidArgumentError(
@@ -456,7 +457,7 @@ absl::Status ValidateLabelValue(absl::string_view value) {
 }
 
 absl::StatusOr<LabelRequirement> LabelRequirement::Create(
-    absl::string_view key, SelectorOperator op,
+    std::string_view key, SelectorOperator op,
     std::vector<std::string> values) {
   if (absl::Status s = ValidateLabelKey(key); !s.ok()) return s;
   std::sort(values.begin(), values.end());
@@ -501,7 +502,7 @@ absl::StatusOr<LabelRequirement> LabelRequirement::Create(
 }
 
 bool LabelRequirement::Matches(const Labels& labels) const {
-  const absl::optional<absl::string_view> value = labels.Get(key_);
+  const std::optional<std::string_view> value = labels.Get(key_);
   auto has_value = [&] {
     return std::binary_search(values_.begin(), values_.end(), *value);
   };
@@ -559,7 +560,7 @@ LabelSelector::LabelSelector(std::vector<LabelRequirement> requirements)
   std::sort(requirements_.begin(), requirements_.end(), RequirementLess);
 }
 
-absl::StatusOr<LabelSelector> LabelSelector::Parse(absl::string_view selector) {
+absl::StatusOr<LabelSelector> LabelSelector::Parse(std::string_view selector) {
   Parser parser(selector);
   absl::StatusOr<std::vector<LabelRequirement>> requirements = parser.Parse();
   if (!requirements.ok()) return requirements.status();
@@ -580,8 +581,8 @@ absl::StatusOr<LabelSelector> LabelSelector::FromLabelSelector(
       return FieldError("matchLabels", "must be an object of strings");
     }
     for (const auto& m : match_labels->value.GetObject()) {
-      absl::string_view key(m.name.GetString(), m.name.GetStringLength());
-      const std::string field = absl::StrCat("matchLabels[", key, "]");
+      std::string_view key(m.name.GetString(), m.name.GetStringLength());
+      const std::string field = absl::StrCat("matchLabels[", ToAbsl(key), "]");
       if (!m.value.IsString()) return FieldError(field, "must be a string");
       absl::StatusOr<LabelRequirement> r = LabelRequirement::Create(
           key, SelectorOperator::kEquals,
@@ -608,8 +609,8 @@ absl::StatusOr<LabelSelector> LabelSelector::FromLabelSelector(
       if (op_member == e.MemberEnd() || !op_member->value.IsString()) {
         return FieldError(field, "operator must be a string");
       }
-      absl::string_view op_name(op_member->value.GetString(),
-                                op_member->value.GetStringLength());
+      std::string_view op_name(op_member->value.GetString(),
+                               op_member->value.GetStringLength());
       SelectorOperator op;
       if (op_name == "In") {
         op = SelectorOperator::kIn;
@@ -638,8 +639,8 @@ absl::StatusOr<LabelSelector> LabelSelector::FromLabelSelector(
         }
       }
       absl::StatusOr<LabelRequirement> r = LabelRequirement::Create(
-          absl::string_view(key->value.GetString(),
-                            key->value.GetStringLength()),
+          std::string_view(key->value.GetString(),
+                           key->value.GetStringLength()),
           op, std::move(values));
       if (!r.ok()) return FieldError(field, r.status().message());
       requirements.push_back(*std::move(r));
@@ -703,8 +704,8 @@ bool LabelSelector::Matches(const rapidjson::Value* labels) const {
   return Matches(JsonLabels(labels));
 }
 
-absl::optional<std::string> LabelSelector::RequiresExactMatch(
-    absl::string_view key) const {
+std::optional<std::string> LabelSelector::RequiresExactMatch(
+    std::string_view key) const {
   for (const LabelRequirement& r : requirements_) {
     if (r.key() != key) continue;
     switch (r.op()) {
@@ -716,9 +717,9 @@ absl::optional<std::string> LabelSelector::RequiresExactMatch(
       default:
         break;
     }
-    return absl::nullopt;
+    return std::nullopt;
   }
-  return absl::nullopt;
+  return std::nullopt;
 }
 
 std::string LabelSelector::ToString() const {

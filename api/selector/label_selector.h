@@ -14,15 +14,15 @@
 #ifndef KCR_API_SELECTOR_LABEL_SELECTOR_H_
 #define KCR_API_SELECTOR_LABEL_SELECTOR_H_
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
-#include "absl/types/optional.h"
 #include "rapidjson/document.h"
 
 namespace kcr {
@@ -39,15 +39,14 @@ class Labels {
 
   // Returns the value of `key`, or nullopt when the key is absent. The view
   // stays valid as long as the underlying labels do.
-  virtual absl::optional<absl::string_view> Get(
-      absl::string_view key) const = 0;
+  virtual std::optional<std::string_view> Get(std::string_view key) const = 0;
 };
 
 // Labels backed by a LabelMap. Holds a reference: `map` must outlive it.
 class MapLabels : public Labels {
  public:
   explicit MapLabels(const LabelMap& map) : map_(map) {}
-  absl::optional<absl::string_view> Get(absl::string_view key) const override;
+  std::optional<std::string_view> Get(std::string_view key) const override;
 
  private:
   const LabelMap& map_;
@@ -59,7 +58,7 @@ class MapLabels : public Labels {
 class JsonLabels : public Labels {
  public:
   explicit JsonLabels(const rapidjson::Value* labels) : labels_(labels) {}
-  absl::optional<absl::string_view> Get(absl::string_view key) const override;
+  std::optional<std::string_view> Get(std::string_view key) const override;
 
  private:
   const rapidjson::Value* labels_;
@@ -81,17 +80,17 @@ enum class SelectorOperator {
 
 // apimachinery's name of the operator ("!", "=", "==", "in", "!=", "notin",
 // "exists", "gt", "lt"); requirements with the same key sort by it.
-absl::string_view SelectorOperatorName(SelectorOperator op);
+std::string_view SelectorOperatorName(SelectorOperator op);
 
 // Returns OK when `key` is a valid label key: an optional DNS-1123 subdomain
 // prefix (at most 253 characters) and '/', then a name of 1 to 63
 // characters from [A-Za-z0-9-_.] that starts and ends with an alphanumeric.
 // The error message says what is wrong.
-absl::Status ValidateLabelKey(absl::string_view key);
+absl::Status ValidateLabelKey(std::string_view key);
 
 // Returns OK when `value` is a valid label value: empty, or at most 63
 // characters from [A-Za-z0-9-_.] starting and ending with an alphanumeric.
-absl::Status ValidateLabelValue(absl::string_view value);
+absl::Status ValidateLabelValue(std::string_view value);
 
 // One term of a selector: a key, an operator and its values.
 class LabelRequirement {
@@ -102,7 +101,7 @@ class LabelRequirement {
   // Exists and DoesNotExist none, GreaterThan and LessThan one integer.
   // Values are stored sorted and without duplicates.
   static absl::StatusOr<LabelRequirement> Create(
-      absl::string_view key, SelectorOperator op,
+      std::string_view key, SelectorOperator op,
       std::vector<std::string> values);
 
   const std::string& key() const { return key_; }
@@ -155,7 +154,7 @@ class LabelSelector {
   // On bad input returns InvalidArgument naming the byte offset and the text
   // of the offending token, e.g.
   //   unable to parse requirement: at 2 "!": expected identifier
-  static absl::StatusOr<LabelSelector> Parse(absl::string_view selector);
+  static absl::StatusOr<LabelSelector> Parse(std::string_view selector);
 
   // Converts the LabelSelector JSON form
   //   {"matchLabels": {"k": "v"},
@@ -198,7 +197,7 @@ class LabelSelector {
 
   // If a requirement on `key` pins it to a single value (=, ==, or in with
   // one value), returns that value.
-  absl::optional<std::string> RequiresExactMatch(absl::string_view key) const;
+  std::optional<std::string> RequiresExactMatch(std::string_view key) const;
 
   // The canonical string of apimachinery's Selector.String(): requirements
   // in order joined by ",", e.g. "a in (x,y),!b,c=d". Parse(ToString())

@@ -150,8 +150,8 @@ absl::StatusOr<Request> GetRequest(const Resource& resource,
                                    const GetOptions& options) {
   KCR_ASSIGN_OR_RETURN(std::string ns, NamespaceFor(resource, nullptr));
   Request r{"GET"};
-  KCR_ASSIGN_OR_RETURN(r.path, api::ItemPath(resource.gvr, resource.namespaced,
-                                             ns, ToAbsl(name)));
+  KCR_ASSIGN_OR_RETURN(
+      r.path, api::ItemPath(resource.gvr, resource.namespaced, ns, name));
   if (!options.resource_version.empty()) {
     r.query.emplace_back("resourceVersion", options.resource_version);
   }
@@ -210,9 +210,8 @@ absl::StatusOr<Request> UpdateRequest(const Resource& resource,
                                       std::string_view subresource) {
   KCR_ASSIGN_OR_RETURN(std::string ns, NamespaceFor(resource, &object));
   Request r{"PUT"};
-  KCR_ASSIGN_OR_RETURN(
-      r.path, api::ItemPath(resource.gvr, resource.namespaced, ns,
-                            ToAbsl(object.name()), ToAbsl(subresource)));
+  KCR_ASSIGN_OR_RETURN(r.path, api::ItemPath(resource.gvr, resource.namespaced,
+                                             ns, object.name(), subresource));
   AddWriteQuery(options.dry_run, options.field_manager, &r.query);
   r.body = object.ToJson();
   r.content_type = "application/json";
@@ -233,9 +232,8 @@ absl::StatusOr<Request> PatchRequest(const Resource& resource,
   }
   KCR_ASSIGN_OR_RETURN(std::string ns, NamespaceFor(resource, nullptr));
   Request r{"PATCH"};
-  KCR_ASSIGN_OR_RETURN(
-      r.path, api::ItemPath(resource.gvr, resource.namespaced, ns, ToAbsl(name),
-                            ToAbsl(subresource)));
+  KCR_ASSIGN_OR_RETURN(r.path, api::ItemPath(resource.gvr, resource.namespaced,
+                                             ns, name, subresource));
   AddWriteQuery(options.dry_run, options.field_manager, &r.query);
   if (options.force) r.query.emplace_back("force", "true");
   r.body = std::string(patch);
@@ -248,8 +246,8 @@ absl::StatusOr<Request> DeleteRequest(const Resource& resource,
                                       const DeleteOptions& options) {
   KCR_ASSIGN_OR_RETURN(std::string ns, NamespaceFor(resource, nullptr));
   Request r{"DELETE"};
-  KCR_ASSIGN_OR_RETURN(r.path, api::ItemPath(resource.gvr, resource.namespaced,
-                                             ns, ToAbsl(name)));
+  KCR_ASSIGN_OR_RETURN(
+      r.path, api::ItemPath(resource.gvr, resource.namespaced, ns, name));
   r.body = DeleteOptionsJson(options);
   r.content_type = "application/json";
   r.idempotent = true;

@@ -12,7 +12,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-FieldSelector MustParse(absl::string_view s) {
+FieldSelector MustParse(std::string_view s) {
   absl::StatusOr<FieldSelector> sel = FieldSelector::Parse(s);
   EXPECT_TRUE(sel.ok()) << s << ": " << sel.status();
   return sel.ok() ? *sel : FieldSelector();
@@ -65,7 +65,7 @@ TEST(FieldSelectorParseTest, Requirements) {
       s.requirements()[1],
       (FieldRequirement{"status.phase", FieldOperator::kNotEquals, "Failed"}));
   EXPECT_EQ(s.RequiresExactMatch("metadata.name"), "a,b");
-  EXPECT_EQ(s.RequiresExactMatch("status.phase"), absl::nullopt);
+  EXPECT_EQ(s.RequiresExactMatch("status.phase"), std::nullopt);
 }
 
 TEST(FieldSelectorParseTest, BadInput) {

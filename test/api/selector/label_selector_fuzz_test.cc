@@ -20,7 +20,7 @@ void Check(bool ok) {
   if (!ok) std::abort();
 }
 
-void FuzzLabels(absl::string_view input) {
+void FuzzLabels(std::string_view input) {
   absl::StatusOr<LabelSelector> s = LabelSelector::Parse(input);
   if (!s.ok()) return;
   const std::string canonical = s->ToString();
@@ -43,7 +43,7 @@ void FuzzLabels(absl::string_view input) {
   for (const auto& r : s->requirements()) (void)s->RequiresExactMatch(r.key());
 }
 
-void FuzzFields(absl::string_view input) {
+void FuzzFields(std::string_view input) {
   absl::StatusOr<FieldSelector> s = FieldSelector::Parse(input);
   if (!s.ok()) return;
   const std::string canonical = s->ToString();
@@ -60,7 +60,7 @@ void FuzzFields(absl::string_view input) {
 }  // namespace
 
 static int FuzzOne(const uint8_t* data, size_t size) {
-  absl::string_view input(reinterpret_cast<const char*>(data), size);
+  std::string_view input(reinterpret_cast<const char*>(data), size);
   FuzzLabels(input);
   FuzzFields(input);
   return 0;

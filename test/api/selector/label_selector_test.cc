@@ -12,7 +12,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-LabelSelector MustParse(absl::string_view s) {
+LabelSelector MustParse(std::string_view s) {
   absl::StatusOr<LabelSelector> sel = LabelSelector::Parse(s);
   EXPECT_TRUE(sel.ok()) << s << ": " << sel.status();
   return sel.ok() ? *sel : LabelSelector::Nothing();
@@ -217,8 +217,8 @@ TEST(LabelSelectorTest, SelectorFromSet) {
   EXPECT_FALSE(LabelSelector::ValidatedSelectorFromSet({{"a b", "1"}}).ok());
   EXPECT_TRUE(LabelSelector::ValidatedSelectorFromSet({{"a", "1"}}).ok());
   EXPECT_EQ(s.RequiresExactMatch("a"), "1");
-  EXPECT_EQ(s.RequiresExactMatch("z"), absl::nullopt);
-  EXPECT_EQ(MustParse("a in (x,y)").RequiresExactMatch("a"), absl::nullopt);
+  EXPECT_EQ(s.RequiresExactMatch("z"), std::nullopt);
+  EXPECT_EQ(MustParse("a in (x,y)").RequiresExactMatch("a"), std::nullopt);
 }
 
 TEST(LabelSelectorTest, AddKeepsCanonicalOrder) {
