@@ -13,6 +13,7 @@
 #include "api/json/json_util.h"
 #include "api/json/yaml_to_json.h"
 #include "api/patch/strategic_merge_patch.h"
+#include "api/types/time.h"
 #include "runtime/base/string_view.h"
 
 namespace kcr {
@@ -360,12 +361,6 @@ const Value* Member(const Value& object, absl::string_view name) {
   return it == object.MemberEnd() ? nullptr : &it->value;
 }
 
-std::string StringMember(const Value& object, absl::string_view name) {
-  const Value* v = Member(object, name);
-  return (v != nullptr && v->IsString()) ? std::string(View(*v))
-                                         : std::string();
-}
-
 const Value* ManagedFieldsOf(const Value& object) {
   const Value* metadata = Member(object, "metadata");
   return metadata == nullptr ? nullptr : Member(*metadata, "managedFields");
@@ -378,15 +373,15 @@ std::vector<Manager> ParseManagers(const Value* list) {
   if (list == nullptr || !list->IsArray()) return out;
   for (const Value& e : list->GetArray()) {
     Manager m;
-    m.manager = StringMember(e, "manager");
-    m.operation = StringMember(e, "operation");
-    m.api_version = StringMember(e, "apiVersion");
-    m.time = StringMember(e, "time");
-    m.subresource = StringMember(e, "subresource");
+    m.manager = json::StringMember(e, "manager");
+    m.operation = json::StringMember(e, "operation");
+    m.api_version = json::StringMember(e, "apiVersion");
+    m.time = json::StringMember(e, "time");
+    m.subresource = json::StringMember(e, "subresource");
     const Value* fields = Member(e, "fieldsV1");
     if (!e.IsObject() || (m.operation != "Apply" && m.operation != "Update") ||
-        StringMember(e, "fieldsType") != "FieldsV1" || fields == nullptr ||
-        !ParseFieldsV1(*fields, &m.set)) {
+        json::StringMember(e, "fieldsType") != "FieldsV1" ||
+        fields == nullptr || !ParseFieldsV1(*fields, &m.set)) {
       return {};
     }
     DropEmpty(&m.set);
@@ -433,10 +428,6 @@ void WriteManagers(std::vector<Manager> managers, Value* object, Allocator& a) {
     list.PushBack(e, a);
   }
   md->value.AddMember("managedFields", list, a);
-}
-
-std::string TimeString(absl::Time t) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
 }
 
 // ".spec.containers[name=\"a\"].image", as structured-merge-diff prints.
@@ -650,8 +641,8 @@ absl::StatusOr<ApplyResult> ServerSideApply(const Value* live,
     return absl::InvalidArgumentError(
         "the apply configuration must be an object");
   }
-  const std::string api_version = StringMember(config, "apiVersion");
-  if (api_version.empty() || StringMember(config, "kind").empty()) {
+  const std::string api_version = json::StringMember(config, "apiVersion");
+  if (api_version.empty() || json::StringMember(config, "kind").empty()) {
     return absl::InvalidArgumentError(
         "the apply configuration must set apiVersion and kind");
   }
@@ -688,8 +679,8 @@ absl::StatusOr<ApplyResult> ServerSideApply(const Value* live,
       Manager before;
       before.manager = "before-first-apply";
       before.operation = "Update";
-      before.api_version = StringMember(*live, "apiVersion");
-      before.time = TimeString(options.now);
+      before.api_version = json::StringMember(*live, "apiVersion");
+      before.time = api::FormatRfc3339(options.now);
       before.set = builder.Build(*live);
       managers.push_back(std::move(before));
     }
@@ -770,7 +761,7 @@ absl::StatusOr<ApplyResult> ServerSideApply(const Value* live,
   self.operation = "Apply";
   self.subresource = options.subresource;
   self.api_version = api_version;
-  self.time = TimeString(options.now);
+  self.time = api::FormatRfc3339(options.now);
   self.set = applied;
   managers.push_back(std::move(self));
   WriteManagers(std::move(managers), &merged, merged.GetAllocator());
@@ -825,7 +816,7 @@ absl::Status RecordUpdateManagedFields(const Value* old_object, Value* object,
   Node changed = diff.modified;
   UnionInto(&changed, diff.added);
 
-  const std::string api_version = StringMember(*object, "apiVersion");
+  const std::string api_version = json::StringMember(*object, "apiVersion");
   auto is_self = [&](const Manager& m) {
     return m.Is(options.field_manager, "Update", api_version,
                 options.subresource);
@@ -850,7 +841,7 @@ absl::Status RecordUpdateManagedFields(const Value* old_object, Value* object,
   // As kube-apiserver: a write that changed or added any field stamps its
   // manager's time, whether or not the manager owned those fields already.
   if (self->time.empty() || !IsEmpty(changed)) {
-    self->time = TimeString(options.now);
+    self->time = api::FormatRfc3339(options.now);
   }
   WriteManagers(std::move(managers), object, allocator);
   return absl::OkStatus();

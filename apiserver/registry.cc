@@ -11,6 +11,7 @@
 #include "api/json/yaml_to_json.h"
 #include "api/patch/json_patch.h"
 #include "api/patch/merge_patch.h"
+#include "api/types/time.h"
 #include "apiserver/api_error.h"
 #include "apiserver/apps_strategy.h"
 #include "apiserver/continue_token.h"
@@ -155,10 +156,7 @@ void CopyMetadataMember(const Value& from_root, const char* key,
   }
 }
 
-std::string Now(const Clock* clock) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", clock->Now(),
-                          absl::UTCTimeZone());
-}
+std::string Now(const Clock* clock) { return api::FormatRfc3339(clock->Now()); }
 
 }  // namespace
 

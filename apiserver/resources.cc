@@ -56,13 +56,6 @@ bool ResourceOrder(const ResourceInfoPtr& a, const ResourceInfoPtr& b) {
   return a->resource() < b->resource();
 }
 
-std::string StringMember(const rapidjson::Value& obj, const char* key) {
-  if (!obj.IsObject()) return "";
-  auto it = obj.FindMember(key);
-  if (it == obj.MemberEnd() || !it->value.IsString()) return "";
-  return std::string(it->value.GetString(), it->value.GetStringLength());
-}
-
 const rapidjson::Value* Member(const rapidjson::Value& obj, const char* key) {
   if (!obj.IsObject()) return nullptr;
   auto it = obj.FindMember(key);
@@ -273,12 +266,12 @@ absl::StatusOr<std::vector<ResourceInfo>> ResourceRegistry::FromCRD(
   const rapidjson::Value* spec = Member(crd, "spec");
   const rapidjson::Value* metadata = Member(crd, "metadata");
   std::string crd_name =
-      metadata != nullptr ? StringMember(*metadata, "name") : "";
+      metadata != nullptr ? json::StringMember(*metadata, "name") : "";
   if (spec == nullptr || !spec->IsObject()) {
     errors->push_back(Required("spec"));
     return out;
   }
-  std::string group = StringMember(*spec, "group");
+  std::string group = json::StringMember(*spec, "group");
   if (group.empty()) errors->push_back(Required("spec.group"));
   const rapidjson::Value* names = Member(*spec, "names");
   std::string plural, singular, kind, list_kind;
@@ -287,10 +280,10 @@ absl::StatusOr<std::vector<ResourceInfo>> ResourceRegistry::FromCRD(
     errors->push_back(Required("spec.names.plural"));
     errors->push_back(Required("spec.names.kind"));
   } else {
-    plural = StringMember(*names, "plural");
-    singular = StringMember(*names, "singular");
-    kind = StringMember(*names, "kind");
-    list_kind = StringMember(*names, "listKind");
+    plural = json::StringMember(*names, "plural");
+    singular = json::StringMember(*names, "singular");
+    kind = json::StringMember(*names, "kind");
+    list_kind = json::StringMember(*names, "listKind");
     short_names = StringList(Member(*names, "shortNames"));
     categories = StringList(Member(*names, "categories"));
     if (plural.empty()) errors->push_back(Required("spec.names.plural"));
@@ -303,7 +296,7 @@ absl::StatusOr<std::vector<ResourceInfo>> ResourceRegistry::FromCRD(
         InvalidValue("metadata.name", Quoted(crd_name),
                      "must be spec.names.plural+\".\"+spec.group"));
   }
-  std::string scope = StringMember(*spec, "scope");
+  std::string scope = json::StringMember(*spec, "scope");
   if (scope.empty()) {
     errors->push_back(Required("spec.scope"));
   } else if (scope != "Namespaced" && scope != "Cluster") {
@@ -327,7 +320,7 @@ absl::StatusOr<std::vector<ResourceInfo>> ResourceRegistry::FromCRD(
     auto st = Member(v, "storage");
     if (st != nullptr && st->IsBool() && st->GetBool()) {
       ++storage_count;
-      storage_version = StringMember(v, "name");
+      storage_version = json::StringMember(v, "name");
     }
   }
   if (storage_count != 1) {
@@ -339,7 +332,7 @@ absl::StatusOr<std::vector<ResourceInfo>> ResourceRegistry::FromCRD(
   for (const auto& v : versions->GetArray()) {
     ++index;
     std::string prefix = Cat("spec.versions[", index, "]");
-    std::string vname = StringMember(v, "name");
+    std::string vname = json::StringMember(v, "name");
     if (vname.empty()) {
       errors->push_back(Required(prefix + ".name"));
       continue;
@@ -365,11 +358,11 @@ absl::StatusOr<std::vector<ResourceInfo>> ResourceRegistry::FromCRD(
       if (scale != nullptr && scale->IsObject()) {
         r.mapping.subresources.push_back("scale");
         r.scale.spec_replicas =
-            DotPathToPointer(StringMember(*scale, "specReplicasPath"));
+            DotPathToPointer(json::StringMember(*scale, "specReplicasPath"));
         r.scale.status_replicas =
-            DotPathToPointer(StringMember(*scale, "statusReplicasPath"));
+            DotPathToPointer(json::StringMember(*scale, "statusReplicasPath"));
         r.scale.label_selector =
-            DotPathToPointer(StringMember(*scale, "labelSelectorPath"));
+            DotPathToPointer(json::StringMember(*scale, "labelSelectorPath"));
       }
       if (Member(*subresources, "status") != nullptr) {
         r.mapping.subresources.push_back("status");

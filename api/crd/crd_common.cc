@@ -37,12 +37,7 @@ const rapidjson::Value& RawJson::value() const {
 }
 
 std::string RawJson::StringMember(std::string_view key) const {
-  const rapidjson::Value& v = value();
-  if (!v.IsObject()) return "";
-  auto it = v.FindMember(rapidjson::Value(rapidjson::StringRef(
-      key.data(), static_cast<rapidjson::SizeType>(key.size()))));
-  if (it == v.MemberEnd() || !it->value.IsString()) return "";
-  return std::string(it->value.GetString(), it->value.GetStringLength());
+  return json::StringMember(value(), key);
 }
 
 bool operator==(const RawJson& a, const RawJson& b) {

@@ -67,13 +67,6 @@ StatusError Make(int32_t code, std::string_view reason, std::string message) {
   return e;
 }
 
-std::string GetString(const rapidjson::Value& obj, const char* key) {
-  if (!obj.IsObject()) return "";
-  auto it = obj.FindMember(key);
-  if (it == obj.MemberEnd() || !it->value.IsString()) return "";
-  return std::string(it->value.GetString(), it->value.GetStringLength());
-}
-
 // An int32 member; nullopt when absent, not a number, or out of range.
 std::optional<int32_t> GetInt(const rapidjson::Value& obj, const char* key) {
   if (!obj.IsObject()) return std::nullopt;
@@ -225,22 +218,23 @@ std::optional<StatusError> StatusError::FromObject(
   if (!object.IsObject()) return std::nullopt;
   StatusError e;
   e.code = GetInt(object, "code").value_or(0);
-  e.reason = GetString(object, "reason");
-  e.message = GetString(object, "message");
+  e.reason = json::StringMember(object, "reason");
+  e.message = json::StringMember(object, "message");
   auto details = object.FindMember("details");
   if (details != object.MemberEnd() && details->value.IsObject()) {
     const rapidjson::Value& d = details->value;
-    e.name = GetString(d, "name");
-    e.group = GetString(d, "group");
-    e.kind = GetString(d, "kind");
-    e.uid = GetString(d, "uid");
+    e.name = json::StringMember(d, "name");
+    e.group = json::StringMember(d, "group");
+    e.kind = json::StringMember(d, "kind");
+    e.uid = json::StringMember(d, "uid");
     e.retry_after_seconds = GetInt(d, "retryAfterSeconds");
     auto causes = d.FindMember("causes");
     if (causes != d.MemberEnd() && causes->value.IsArray()) {
       for (const auto& c : causes->value.GetArray()) {
         if (!c.IsObject()) continue;
-        e.causes.push_back({GetString(c, "reason"), GetString(c, "message"),
-                            GetString(c, "field")});
+        e.causes.push_back({json::StringMember(c, "reason"),
+                            json::StringMember(c, "message"),
+                            json::StringMember(c, "field")});
       }
     }
   }
@@ -276,7 +270,8 @@ absl::Status StatusFromObject(const rapidjson::Value& status_object) {
   if (!status_object.IsObject()) {
     return absl::InternalError("error event without a Status object");
   }
-  if (GetString(status_object, "status") == "Success") return absl::OkStatus();
+  if (json::StringMember(status_object, "status") == "Success")
+    return absl::OkStatus();
   StatusError e = *StatusError::FromObject(status_object);
   if (e.code >= 200 && e.code <= 299) return absl::OkStatus();
   if (e.code == 0) e.code = 500;

@@ -184,6 +184,15 @@ bool ReplaceInvalidUtf8(std::string_view text, std::string* out) {
   return true;
 }
 
+std::string StringMember(const rapidjson::Value& object,
+                         std::string_view name) {
+  if (!object.IsObject()) return "";
+  auto it = object.FindMember(rapidjson::Value(rapidjson::StringRef(
+      name.data(), static_cast<rapidjson::SizeType>(name.size()))));
+  if (it == object.MemberEnd() || !it->value.IsString()) return "";
+  return std::string(it->value.GetString(), it->value.GetStringLength());
+}
+
 absl::StatusOr<std::string> JsonToString(const rapidjson::Value& value) {
   if (JsonDepth(value) > api::kMaxJsonDepth) {
     return absl::InvalidArgumentError(

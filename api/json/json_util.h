@@ -59,6 +59,10 @@ size_t ValidUtf8Prefix(std::string_view text);
 // kMaxJsonDepth or holds a number JSON cannot represent (NaN, infinity).
 absl::StatusOr<std::string> JsonToString(const rapidjson::Value& value);
 
+// The string member `name` of `object`, or "" when `object` is not an
+// object or has no member `name` holding a string.
+std::string StringMember(const rapidjson::Value& object, std::string_view name);
+
 // Deep equality as JSON values: objects compare as unordered maps, arrays
 // element by element, numbers by value (1 == 1.0; integers exactly).
 // Iterative: safe on any input.

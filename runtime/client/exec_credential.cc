@@ -13,6 +13,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "api/json/json_util.h"
 #include "api/types/time.h"
 #include "glog/logging.h"
 #include "rapidjson/document.h"
@@ -23,12 +24,6 @@ extern char** environ;
 
 namespace kcr::client {
 namespace {
-
-std::string Str(const rapidjson::Value& obj, const char* key) {
-  auto it = obj.FindMember(key);
-  if (it == obj.MemberEnd() || !it->value.IsString()) return "";
-  return std::string(it->value.GetString(), it->value.GetStringLength());
-}
 
 std::string ExecInfo(const ExecConfig& config, const ExecClusterInfo& cluster) {
   rapidjson::StringBuffer buf;
@@ -76,11 +71,11 @@ absl::StatusOr<ExecCredential> ParseExecCredential(
     return absl::InvalidArgumentError(
         "exec plugin: output is not a JSON object");
   }
-  if (Str(doc, "kind") != "ExecCredential") {
+  if (json::StringMember(doc, "kind") != "ExecCredential") {
     return absl::InvalidArgumentError(
         "exec plugin: output kind is not ExecCredential");
   }
-  const std::string got = Str(doc, "apiVersion");
+  const std::string got = json::StringMember(doc, "apiVersion");
   if (got != api_version) {
     return absl::InvalidArgumentError(absl::StrCat(
         "exec plugin: configured to use API version ", api_version,
@@ -92,9 +87,9 @@ absl::StatusOr<ExecCredential> ParseExecCredential(
   }
   const rapidjson::Value& s = status->value;
   ExecCredential c;
-  c.token = Str(s, "token");
-  c.client_certificate_data = Str(s, "clientCertificateData");
-  c.client_key_data = Str(s, "clientKeyData");
+  c.token = json::StringMember(s, "token");
+  c.client_certificate_data = json::StringMember(s, "clientCertificateData");
+  c.client_key_data = json::StringMember(s, "clientKeyData");
   if (c.client_certificate_data.empty() != c.client_key_data.empty()) {
     return absl::InvalidArgumentError(
         "exec plugin: status must hold both clientCertificateData and "
@@ -105,7 +100,7 @@ absl::StatusOr<ExecCredential> ParseExecCredential(
         "exec plugin: status must hold a token or a client certificate and "
         "key");
   }
-  const std::string exp = Str(s, "expirationTimestamp");
+  const std::string exp = json::StringMember(s, "expirationTimestamp");
   if (!exp.empty()) {
     auto t = api::ParseTime(exp);
     if (!t.ok()) {

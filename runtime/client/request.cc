@@ -123,13 +123,6 @@ absl::StatusOr<std::string> CollectionPathOf(const Resource& resource) {
                              resource.namespaced ? resource.namespace_ : "");
 }
 
-std::string StringMember(const rapidjson::Value& v, const char* key) {
-  if (!v.IsObject()) return "";
-  auto it = v.FindMember(key);
-  if (it == v.MemberEnd() || !it->value.IsString()) return "";
-  return std::string(it->value.GetString(), it->value.GetStringLength());
-}
-
 }  // namespace
 
 std::string Request::Target() const {
@@ -300,12 +293,12 @@ absl::StatusOr<ObjectList> DecodeList(const std::string& body,
     return absl::InvalidArgumentError("list response is not a JSON object");
   }
   ObjectList list;
-  list.api_version = StringMember(doc, "apiVersion");
-  list.kind = StringMember(doc, "kind");
+  list.api_version = json::StringMember(doc, "apiVersion");
+  list.kind = json::StringMember(doc, "kind");
   auto md = doc.FindMember("metadata");
   if (md != doc.MemberEnd() && md->value.IsObject()) {
-    list.resource_version = StringMember(md->value, "resourceVersion");
-    list.continue_token = StringMember(md->value, "continue");
+    list.resource_version = json::StringMember(md->value, "resourceVersion");
+    list.continue_token = json::StringMember(md->value, "continue");
     auto rem = md->value.FindMember("remainingItemCount");
     if (rem != md->value.MemberEnd() && rem->value.IsInt64()) {
       list.remaining_item_count = rem->value.GetInt64();

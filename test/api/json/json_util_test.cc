@@ -128,6 +128,18 @@ TEST(JsonUtilTest, DeepEqual) {
   }
 }
 
+TEST(StringMemberTest, OnlyAStringMemberOfAnObject) {
+  const rapidjson::Document d =
+      Json(R"({"kind":"Pod","n":1,"nil":null,"empty":""})");
+  EXPECT_EQ(StringMember(d, "kind"), "Pod");
+  EXPECT_EQ(StringMember(d, "empty"), "");
+  EXPECT_EQ(StringMember(d, "n"), "");
+  EXPECT_EQ(StringMember(d, "nil"), "");
+  EXPECT_EQ(StringMember(d, "missing"), "");
+  EXPECT_EQ(StringMember(Json("[\"kind\"]"), "kind"), "");
+  EXPECT_EQ(StringMember(Json("\"kind\""), "kind"), "");
+}
+
 }  // namespace
 }  // namespace json
 }  // namespace kcr
