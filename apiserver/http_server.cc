@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "api/errors/errors.h"
+#include "api/meta/percent_decode.h"
 #include "apiserver/str_util.h"
 #include "boost/asio/ip/tcp.hpp"
 #include "boost/asio/ssl.hpp"
@@ -45,39 +46,9 @@ void* ThreadMain(void* arg) {
   return nullptr;
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string PercentDecode(std::string_view s, bool plus_is_space) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (c == '%' && i + 2 < s.size()) {
-      int hi = HexValue(s[i + 1]);
-      int lo = HexValue(s[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out.push_back(static_cast<char>(hi * 16 + lo));
-        i += 2;
-        continue;
-      }
-    }
-    if (plus_is_space && c == '+') {
-      out.push_back(' ');
-      continue;
-    }
-    out.push_back(c);
-  }
-  return out;
-}
-
 void ParseTarget(std::string_view target, HttpRequest* r) {
   size_t q = target.find('?');
-  r->path = PercentDecode(target.substr(0, q), false);
+  r->path = api::PercentDecode(target.substr(0, q), false);
   if (q == std::string_view::npos) return;
   std::string_view query = target.substr(q + 1);
   while (!query.empty()) {
@@ -87,10 +58,10 @@ void ParseTarget(std::string_view target, HttpRequest* r) {
                                           : query.substr(amp + 1);
     if (part.empty()) continue;
     size_t eq = part.find('=');
-    std::string key = PercentDecode(part.substr(0, eq), true);
+    std::string key = api::PercentDecode(part.substr(0, eq), true);
     std::string value = eq == std::string_view::npos
                             ? ""
-                            : PercentDecode(part.substr(eq + 1), true);
+                            : api::PercentDecode(part.substr(eq + 1), true);
     r->query.emplace(std::move(key), std::move(value));
   }
 }

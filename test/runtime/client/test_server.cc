@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "api/meta/percent_decode.h"
 #include "runtime/base/string_view.h"
 
 namespace kcr::client::testing {
@@ -88,30 +89,6 @@ std::string Reason(int code) {
     default:
       return "Status";
   }
-}
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string PercentDecode(absl::string_view s, bool plus_is_space) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      int hi = HexValue(s[i + 1]);
-      int lo = HexValue(s[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out.push_back(static_cast<char>(hi * 16 + lo));
-        i += 2;
-        continue;
-      }
-    }
-    out.push_back(plus_is_space && s[i] == '+' ? ' ' : s[i]);
-  }
-  return out;
 }
 
 }  // namespace
@@ -278,14 +255,14 @@ void TestServer::ServeConnection(Connection& conn, SSL* ssl) {
   req.method = first[0];
   req.target = first[1];
   size_t q = req.target.find('?');
-  req.path = PercentDecode(req.target.substr(0, q), false);
+  req.path = api::PercentDecode(req.target.substr(0, q), false);
   if (q != std::string::npos) {
     for (absl::string_view kv : absl::StrSplit(req.target.substr(q + 1), '&')) {
       size_t eq = kv.find('=');
-      std::string k = PercentDecode(kv.substr(0, eq), true);
+      std::string k = api::PercentDecode(ToStd(kv.substr(0, eq)), true);
       std::string v = eq == absl::string_view::npos
                           ? ""
-                          : PercentDecode(kv.substr(eq + 1), true);
+                          : api::PercentDecode(ToStd(kv.substr(eq + 1)), true);
       req.query[k] = v;
     }
   }
