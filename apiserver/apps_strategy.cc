@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "api/object_builder.h"
 #include "apiserver/core_strategy.h"
 
 namespace kcr {

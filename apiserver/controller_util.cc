@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "api/object_builder.h"
 #include "apiserver/api_error.h"
 
 namespace kcr {

@@ -1,6 +1,7 @@
 #include "apiserver/core_strategy.h"
 
 #include "absl/strings/match.h"
+#include "api/object_builder.h"
 #include "apiserver/object_fields.h"
 #include "apiserver/object_meta_validation.h"
 #include "apiserver/str_util.h"

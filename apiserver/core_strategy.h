@@ -6,6 +6,7 @@
 #include <string>
 
 #include "api/object.h"
+#include "api/object_builder.h"
 #include "apiserver/strategy.h"
 
 namespace kcr {

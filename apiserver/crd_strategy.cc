@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/object_builder.h"
 #include "apiserver/object_fields.h"
 #include "apiserver/str_util.h"
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "api/object.h"
+#include "api/object_builder.h"
 #include "apiserver/resources.h"
 #include "apiserver/strategy.h"
 #include "rapidjson/document.h"

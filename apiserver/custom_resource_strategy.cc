@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "api/object_builder.h"
+
 namespace kcr {
 namespace apiserver {
 namespace {

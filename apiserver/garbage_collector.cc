@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/object_builder.h"
 #include "apiserver/controller_util.h"
 #include "apiserver/str_util.h"
 #include "glog/logging.h"

@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "api/json/json_util.h"
 #include "api/json/yaml_to_json.h"
+#include "api/object_builder.h"
 #include "apiserver/api_error.h"
 #include "apiserver/discovery.h"
 #include "apiserver/negotiation.h"

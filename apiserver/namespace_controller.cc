@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/object_builder.h"
 #include "api/types/time.h"
 #include "apiserver/controller_util.h"
 #include "apiserver/str_util.h"

@@ -9,6 +9,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "api/object_builder.h"
 #include "api/types/time.h"
 #include "apiserver/controller_util.h"
 #include "apiserver/str_util.h"

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "api/object_builder.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 

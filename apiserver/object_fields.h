@@ -11,6 +11,7 @@
 
 #include "api/errors/errors.h"
 #include "api/object.h"
+#include "api/object_builder.h"
 #include "rapidjson/document.h"
 
 namespace kcr {

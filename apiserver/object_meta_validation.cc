@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "api/object_builder.h"
 #include "api/selector/label_selector.h"
 #include "apiserver/object_fields.h"
 #include "apiserver/str_util.h"

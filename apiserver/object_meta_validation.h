@@ -9,6 +9,7 @@
 
 #include "api/errors/errors.h"
 #include "api/object.h"
+#include "api/object_builder.h"
 
 namespace kcr {
 namespace apiserver {

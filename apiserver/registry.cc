@@ -9,6 +9,7 @@
 #include "absl/time/time.h"
 #include "api/json/json_util.h"
 #include "api/json/yaml_to_json.h"
+#include "api/object_builder.h"
 #include "api/patch/json_patch.h"
 #include "api/patch/merge_patch.h"
 #include "api/types/time.h"

@@ -40,6 +40,7 @@
 
 #include "absl/status/statusor.h"
 #include "api/object.h"
+#include "api/object_builder.h"
 #include "api/patch/patch_type.h"
 #include "api/selector/field_selector.h"
 #include "api/selector/label_selector.h"

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "api/object_builder.h"
 #include "api/patch/json_patch.h"
 #include "api/selector/label_selector.h"
 #include "apiserver/api_error.h"

@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "api/object_builder.h"
 #include "apiserver/api_error.h"
 #include "apiserver/str_util.h"
 

@@ -50,6 +50,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "api/object.h"
+#include "api/object_builder.h"
 #include "apiserver/watch_cache.h"
 #include "runtime/base/clock.h"
 #include "runtime/base/mutex.h"

@@ -21,6 +21,7 @@
 
 #include "api/errors/errors.h"
 #include "api/object.h"
+#include "api/object_builder.h"
 #include "apiserver/resources.h"
 #include "rapidjson/document.h"
 

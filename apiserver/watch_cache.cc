@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "api/object_builder.h"
 #include "apiserver/api_error.h"
 #include "apiserver/str_util.h"
 #include "glog/logging.h"

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "api/object_builder.h"
 #include "apiserver/api_server.h"
 #include "benchmark/benchmark.h"
 #include "rapidjson/document.h"

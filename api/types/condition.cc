@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/object_builder.h"
 #include "api/types/field.h"
 #include "api/types/time.h"
 

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "api/object.h"
+#include "api/object_builder.h"
 #include "rapidjson/document.h"
 
 namespace kcr {

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "api/object.h"
+#include "api/object_builder.h"
 #include "api/types/condition.h"
 #include "api/types/owner_reference.h"
 #include "api/types/view.h"

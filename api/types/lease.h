@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "api/object.h"
+#include "api/object_builder.h"
 #include "api/types/view.h"
 
 namespace kcr {

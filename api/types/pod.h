@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "api/object.h"
+#include "api/object_builder.h"
 #include "api/types/condition.h"
 #include "api/types/owner_reference.h"
 #include "api/types/view.h"

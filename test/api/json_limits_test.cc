@@ -11,6 +11,7 @@
 #include "api/json/json_util.h"
 #include "api/json/yaml_to_json.h"
 #include "api/object.h"
+#include "api/object_builder.h"
 #include "api/patch/json_patch.h"
 #include "api/patch/merge_patch.h"
 #include "api/patch/patch_schema.h"

@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "api/object.h"
+#include "api/object_builder.h"
 #include "api/transform.h"
 #include "api/types/condition.h"
 #include "api/types/config_map.h"

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "api/object_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/api/testdata_util.h"

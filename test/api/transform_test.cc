@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "api/object_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/api/testdata_util.h"

@@ -5,6 +5,7 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "api/object_builder.h"
 #include "apiserver/storage.h"
 #include "gtest/gtest.h"
 #include "test/util/eventually.h"

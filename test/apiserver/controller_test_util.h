@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "api/object.h"
+#include "api/object_builder.h"
 #include "apiserver/registry.h"
 #include "apiserver/resources.h"
 #include "apiserver/storage.h"

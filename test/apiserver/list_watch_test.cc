@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "api/object_builder.h"
 #include "apiserver/api_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

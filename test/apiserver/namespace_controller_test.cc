@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "api/object_builder.h"
 #include "apiserver/api_error.h"
 #include "gtest/gtest.h"
 #include "test/apiserver/controller_test_util.h"

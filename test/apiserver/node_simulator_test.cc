@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "api/object_builder.h"
 #include "apiserver/controller_runner.h"
 #include "gtest/gtest.h"
 #include "test/apiserver/controller_test_util.h"

@@ -4,6 +4,7 @@
 
 #include "absl/time/time.h"
 #include "api/object.h"
+#include "api/object_builder.h"
 #include "apiserver/patch_handlers.h"
 #include "apiserver/resources.h"
 #include "apiserver/storage.h"

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "api/object.h"
+#include "api/object_builder.h"
 #include "apiserver/api_error.h"
 #include "apiserver/storage.h"
 #include "gtest/gtest.h"

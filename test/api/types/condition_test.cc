@@ -1,5 +1,6 @@
 #include "api/types/condition.h"
 
+#include "api/object_builder.h"
 #include "gtest/gtest.h"
 
 namespace kcr {

@@ -1,5 +1,6 @@
 #include "api/types/owner_reference.h"
 
+#include "api/object_builder.h"
 #include "gtest/gtest.h"
 
 namespace kcr {

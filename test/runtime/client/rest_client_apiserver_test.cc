@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/crd/nginx.h"
 #include "api/errors/errors.h"
+#include "api/object_builder.h"
 #include "api/types/config_map.h"
 #include "api/types/lease.h"
 #include "api/types/namespace.h"
