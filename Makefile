@@ -6,7 +6,7 @@
 BAZEL ?= bazel
 CLANG_FORMAT ?= clang-format-14
 
-.PHONY: deps run test bench tsan asan clang werror fuzz format format-check clean
+.PHONY: deps run test bench tsan asan clang werror fuzz format format-check layers clean
 
 FUZZ_SECONDS ?= 60
 # Extra flags for `make test`, e.g. TEST_FLAGS=--config=werror (as CI does).
@@ -53,6 +53,10 @@ format: deps
 # Lists what `make format` would change and fails if anything would.
 format-check: deps
 	@$(FORMAT_FILES) | xargs -0 $(CLANG_FORMAT) --dry-run --Werror
+
+# Fails if a package depends on a layer above it (docs/design.md, Layers).
+layers: deps
+	@./test/layering/check_layers.sh
 
 clean:
 	$(BAZEL) clean

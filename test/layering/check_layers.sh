@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Fails if a package depends on a layer above it, or if anything outside
+# test/ and bench/ depends on test/. The layers, bottom up:
+#
+#   runtime/base -> api -> runtime/workqueue, runtime/client -> runtime/metrics
+#     -> runtime/cache -> runtime/controller (with runtime/leaderelection,
+#     runtime/events) -> controllers -> cmd
+#   apiserver stands on api and runtime/base only.
+#
+# Each rule below names a package pattern and every pattern its rules may
+# reach, directly or not (third_party and manifests, which is data, are
+# always allowed); a pattern written !P is taken out of what is allowed.
+# Packages that do not exist yet are skipped. Run from the workspace root:
+#   test/layering/check_layers.sh
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+BAZEL=${BAZEL:-bazel}
+failures=0
+
+# Whether pattern $1 (a/b/...) names at least one package.
+exists() {
+  local dir=${1%/...}
+  [[ -d $dir ]] && [[ -n $(find "$dir" -name BUILD.bazel -print -quit) ]]
+}
+
+# check LAYER ALLOWED...: every //... target that a rule in LAYER reaches is
+# in LAYER, in one of ALLOWED, or in third_party.
+check() {
+  local layer=$1
+  shift
+  exists "$layer" || return 0
+  local allowed="//$layer + //third_party/... + //manifests/..."
+  local forbidden=""
+  local a
+  for a in "$@"; do
+    if [[ $a == !* ]]; then
+      exists "${a#!}" && forbidden+=" - //${a#!}"
+    else
+      exists "$a" && allowed+=" + //$a"
+    fi
+  done
+  allowed+="$forbidden"
+  local bad
+  if ! bad=$($BAZEL query --noshow_progress --output=label \
+      "kind(rule, deps(//$layer) intersect //...) except ($allowed)" 2>/tmp/check_layers.$$); then
+    cat /tmp/check_layers.$$ >&2
+    echo "FAIL $layer: bazel query failed" >&2
+    failures=$((failures + 1))
+    return
+  fi
+  if [[ -n "$bad" ]]; then
+    echo "FAIL $layer depends on what is above it or beside it:"
+    # Name the rules that reach each offending target, to find the edge.
+    local target
+    for target in $bad; do
+      local from
+      from=$($BAZEL query --noshow_progress --output=label \
+          "rdeps(//$layer, $target, 1) intersect //$layer" 2>/dev/null | tr '\n' ' ')
+      echo "  $target  (from: ${from:-indirect})"
+    done
+    failures=$((failures + 1))
+  else
+    echo "ok   $layer"
+  fi
+}
+
+check runtime/base/...
+check api/... runtime/base/...
+check runtime/workqueue/... runtime/base/...
+# The generic client knows no application types.
+check runtime/client/... api/... '!api/crd/...' runtime/base/...
+check runtime/metrics/... runtime/workqueue/... runtime/client/... api/... runtime/base/...
+check runtime/cache/... runtime/client/... runtime/workqueue/... api/... runtime/base/...
+check runtime/leaderelection/... runtime/cache/... runtime/client/... api/... runtime/base/...
+check runtime/events/... runtime/cache/... runtime/client/... api/... runtime/base/...
+check runtime/controller/... runtime/leaderelection/... runtime/events/... \
+  runtime/metrics/... runtime/cache/... runtime/client/... runtime/workqueue/... \
+  api/... runtime/base/...
+check apiserver/... api/... runtime/base/...
+check controllers/... runtime/... api/...
+check cmd/... controllers/... apiserver/... runtime/... api/...
+
+# Nothing outside test/ and bench/ depends on test/.
+bad=$($BAZEL query --noshow_progress --output=label \
+    "kind(rule, deps(//... - //test/... - //bench/...)) intersect //test/..." 2>/dev/null)
+if [[ -n "$bad" ]]; then
+  echo "FAIL product code depends on test/:"
+  echo "$bad" | sed 's/^/  /'
+  failures=$((failures + 1))
+else
+  echo "ok   nothing outside test/ and bench/ depends on test/"
+fi
+
+rm -f /tmp/check_layers.$$
+if ((failures > 0)); then
+  echo "$failures layer rule(s) broken"
+  exit 1
+fi
+echo "every layer depends only on the layers below it"
