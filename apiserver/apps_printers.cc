@@ -1,0 +1,50 @@
+#include "apiserver/apps_printers.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace kcr {
+namespace apiserver {
+namespace printers {
+
+std::vector<ColumnDefinition> DeploymentColumns() {
+  return {NameColumn(),
+         Column("Ready", "string", "Number of the pod with ready state"),
+         Column("Up-to-date", "string",
+                "Total number of non-terminated pods targeted by this "
+                "deployment that have the desired template spec."),
+         Column("Available", "string",
+                "Total number of available pods (ready for at least "
+                "minReadySeconds) targeted by this deployment."),
+         AgeColumn(),
+         Column("Containers", "string",
+                "Names of each container in the template.", 1),
+         Column("Images", "string",
+                "Images referenced by each container in the template.", 1),
+         Column("Selector", "string",
+                "Label selector for pods. Existing ReplicaSets whose pods are "
+                "selected by this will be the ones affected by this "
+                "deployment.",
+                1)};
+}
+
+Cells DeploymentCells(const Value& d, absl::Time now) {
+  const Value* spec = FObj(&d, "spec");
+  const Value* status = FObj(&d, "status");
+  const int64_t desired = FInt64(spec, "replicas").value_or(1);
+  const Value* pod_spec = FObj(FObj(spec, "template"), "spec");
+  auto [names, images] = ContainerCells(FArr(pod_spec, "containers"));
+  return {NameOf(d),
+          absl::StrCat(Int(status, "readyReplicas"), "/", desired),
+          Int(status, "updatedReplicas"),
+          Int(status, "availableReplicas"),
+          AgeOf(d, now),
+          names,
+          images,
+          FormatLabelSelector(FMem(spec, "selector"))};
+}
+
+}  // namespace printers
+}  // namespace apiserver
+}  // namespace kcr

@@ -1,0 +1,24 @@
+// Printers of the apps group: deployments (Name Ready Up-to-date Available
+// Age | Containers Images Selector), as kube-apiserver prints them.
+#ifndef KCR_APISERVER_APPS_PRINTERS_H_
+#define KCR_APISERVER_APPS_PRINTERS_H_
+
+#include <vector>
+
+#include "absl/time/time.h"
+#include "apiserver/printers.h"
+#include "apiserver/table.h"
+#include "rapidjson/document.h"
+
+namespace kcr {
+namespace apiserver {
+namespace printers {
+
+std::vector<ColumnDefinition> DeploymentColumns();
+Cells DeploymentCells(const Value& d, absl::Time now);
+
+}  // namespace printers
+}  // namespace apiserver
+}  // namespace kcr
+
+#endif  // KCR_APISERVER_APPS_PRINTERS_H_

@@ -1,0 +1,26 @@
+#include "apiserver/coordination_printers.h"
+
+#include <string>
+#include <vector>
+
+namespace kcr {
+namespace apiserver {
+namespace printers {
+
+std::vector<ColumnDefinition> LeaseColumns() {
+  return {NameColumn(),
+         Column("Holder", "string",
+                "holderIdentity contains the identity of the holder of a "
+                "current lease."),
+         AgeColumn()};
+}
+
+Cells LeaseCells(const Value& object, absl::Time now) {
+  return {NameOf(object),
+                std::string(FStr(FObj(&object, "spec"), "holderIdentity")),
+                AgeOf(object, now)};
+}
+
+}  // namespace printers
+}  // namespace apiserver
+}  // namespace kcr
