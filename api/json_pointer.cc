@@ -80,6 +80,21 @@ const Value* FindPointer(const Value& root, std::string_view pointer) {
   return v;
 }
 
+std::string EscapeToken(std::string_view key) {
+  std::string out;
+  out.reserve(key.size());
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace json_pointer
 }  // namespace api
 }  // namespace kcr

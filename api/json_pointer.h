@@ -22,6 +22,10 @@ using rapidjson::Value;
 bool NextToken(std::string_view* rest, std::string* buffer,
                std::string_view* token);
 
+// RFC 6901: escapes `key` as one reference token ('~' -> "~0",
+// '/' -> "~1").
+std::string EscapeToken(std::string_view key);
+
 // An array index token: digits without a leading zero.
 bool ParseIndex(std::string_view token, size_t* index);
 

@@ -11,22 +11,25 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "api/internal/arena_planner.h"
+#include "api/internal/json_value.h"
+#include "api/json_pointer.h"
 #include "rapidjson/error/en.h"
 #include "rapidjson/memorystream.h"
 #include "rapidjson/reader.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "runtime/base/string_view.h"
-#include "api/internal/arena_planner.h"
-#include "api/internal/json_value.h"
-#include "api/json_pointer.h"
 
 namespace kcr {
 namespace api {
 
-using rapidjson::Value;
-using object_internal::EraseMember;
+using json_pointer::FindKey;
+using json_pointer::FindPointer;
+using json_pointer::NextToken;
+using json_pointer::ParseIndex;
 using object_internal::Emit;
+using object_internal::EraseMember;
 using object_internal::Invalid;
 using object_internal::MakePlan;
 using object_internal::MakeString;
@@ -38,10 +41,7 @@ using object_internal::SetMember;
 using object_internal::StringOf;
 using object_internal::StringSink;
 using object_internal::WriteJson;
-using json_pointer::FindKey;
-using json_pointer::FindPointer;
-using json_pointer::NextToken;
-using json_pointer::ParseIndex;
+using rapidjson::Value;
 
 namespace {
 constexpr size_t kBuilderChunk = 4096;

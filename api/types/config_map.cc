@@ -1,27 +1,13 @@
 #include "api/types/config_map.h"
 
 #include "absl/strings/escaping.h"
+#include "api/json_pointer.h"
 #include "api/types/field.h"
 #include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
 namespace {
-
-std::string Escape(std::string_view key) {
-  // A JSON pointer token: '~' -> "~0", '/' -> "~1".
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 StringMapView MapOrEmpty(const rapidjson::Value* v) {
   return StringMapView(v != nullptr && v->IsObject() ? v : nullptr);
@@ -68,7 +54,8 @@ ConfigMapBuilder::ConfigMapBuilder(const Object& config_map)
 
 ConfigMapBuilder& ConfigMapBuilder::SetData(std::string_view key,
                                             std::string_view value) {
-  (void)builder_.SetString("/data/" + Escape(key), value);
+  (void)builder_.SetString("/data/" + api::json_pointer::EscapeToken(key),
+                           value);
   return *this;
 }
 
@@ -83,7 +70,8 @@ ConfigMapBuilder& ConfigMapBuilder::SetBinaryData(std::string_view key,
                                                   std::string_view value) {
   std::string encoded;
   absl::Base64Escape(ToAbsl(value), &encoded);
-  (void)builder_.SetString("/binaryData/" + Escape(key), encoded);
+  (void)builder_.SetString("/binaryData/" + api::json_pointer::EscapeToken(key),
+                           encoded);
   return *this;
 }
 

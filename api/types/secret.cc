@@ -2,26 +2,13 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "api/json_pointer.h"
 #include "api/types/field.h"
 #include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
 namespace {
-
-std::string PointerToken(std::string_view key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 // Decoded length of standard base64 text, without decoding it.
 size_t DecodedSize(std::string_view b64) {
@@ -108,7 +95,8 @@ SecretBuilder& SecretBuilder::SetData(std::string_view key,
 
 SecretBuilder& SecretBuilder::SetEncodedData(std::string_view key,
                                              std::string_view base64) {
-  (void)builder_.SetString("/data/" + PointerToken(key), base64);
+  (void)builder_.SetString("/data/" + api::json_pointer::EscapeToken(key),
+                           base64);
   return *this;
 }
 
