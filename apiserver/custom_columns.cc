@@ -8,20 +8,23 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "api/types/field.h"
 #include "api/types/time.h"
 #include "apiserver/duration.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace apiserver {
 namespace printers {
+
+namespace field = ::kcr::api::field;
 
 absl::StatusOr<CustomColumns> ParsePrinterColumns(const Value& columns,
                                                   bool append_age_column) {
   CustomColumns out;
   const Value* declared = columns.IsArray() ? &columns : nullptr;
   if (declared == nullptr || declared->Size() == 0) {
-    out.columns.push_back(
-        Column("Age", "date", kCreationTimestampDescription));
+    out.columns.push_back(Column("Age", "date", kCreationTimestampDescription));
     absl::StatusOr<api::jsonpath::JsonPath> path =
         api::jsonpath::JsonPath::ParseExpression(".metadata.creationTimestamp");
     out.custom.push_back({*path, "date"});
@@ -29,24 +32,24 @@ absl::StatusOr<CustomColumns> ParsePrinterColumns(const Value& columns,
   }
   bool has_age = false;
   for (const auto& col : declared->GetArray()) {
-    const absl::string_view json_path = FStr(&col, "jsonPath");
+    const std::string_view json_path = field::String(&col, "jsonPath");
     absl::StatusOr<api::jsonpath::JsonPath> path =
-        api::jsonpath::JsonPath::ParseExpression(SV(json_path));
+        api::jsonpath::JsonPath::ParseExpression(json_path);
     if (!path.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unrecognized column definition \"", json_path, "\""));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unrecognized column definition \"", ToAbsl(json_path), "\""));
     }
     ColumnDefinition def;
-    def.name = std::string(FStr(&col, "name"));
-    def.type = std::string(FStr(&col, "type"));
-    def.format = std::string(FStr(&col, "format"));
-    def.description = std::string(FStr(&col, "description"));
+    def.name = std::string(field::String(&col, "name"));
+    def.type = std::string(field::String(&col, "type"));
+    def.format = std::string(field::String(&col, "format"));
+    def.description = std::string(field::String(&col, "description"));
     if (def.description.empty()) {
       def.description = absl::StrCat(
           "Custom resource definition column (in JSONPath format): ",
-          json_path);
+          ToAbsl(json_path));
     }
-    def.priority = FInt32(&col, "priority").value_or(0);
+    def.priority = field::Int32(&col, "priority").value_or(0);
     if (def.name == "Age") has_age = true;
     out.custom.push_back({*std::move(path), def.type});
     out.columns.push_back(std::move(def));
@@ -99,7 +102,7 @@ Cell CustomCell(const CustomColumn& column, const Value& object,
   if (type == "date") {
     if (!v.IsString()) return std::monostate();
     if (v.GetStringLength() == 0) return std::string("<unknown>");
-    absl::StatusOr<absl::Time> t = api::ParseTime(SV(Str(v)));
+    absl::StatusOr<absl::Time> t = api::ParseTime(Str(v));
     if (!t.ok()) return std::string("<invalid>");
     return HumanDuration(now - *t);
   }

@@ -9,12 +9,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/selector/label_selector.h"
+#include "api/types/field.h"
 #include "api/types/time.h"
 #include "apiserver/duration.h"
 
 namespace kcr {
 namespace apiserver {
 namespace printers {
+
+namespace field = ::kcr::api::field;
 
 ColumnDefinition Column(std::string name, std::string type,
                         std::string description, int32_t priority,
@@ -35,15 +38,15 @@ ColumnDefinition AgeColumn() {
   return Column("Age", "string", kCreationTimestampDescription);
 }
 
-absl::string_view Str(const Value& v) {
-  return absl::string_view(v.GetString(), v.GetStringLength());
+std::string_view Str(const Value& v) {
+  return std::string_view(v.GetString(), v.GetStringLength());
 }
 
 std::optional<absl::Time> TimeMember(const Value* object,
-                                     absl::string_view key) {
-  absl::string_view s = FStr(object, key);
+                                     std::string_view key) {
+  std::string_view s = field::String(object, key);
   if (s.empty()) return std::nullopt;
-  absl::StatusOr<absl::Time> t = api::ParseTime(SV(s));
+  absl::StatusOr<absl::Time> t = api::ParseTime(s);
   if (!t.ok()) return std::nullopt;
   return *t;
 }
@@ -53,23 +56,25 @@ std::string TimestampSince(std::optional<absl::Time> t, absl::Time now) {
   return HumanDuration(now - *t);
 }
 
-const Value* Metadata(const Value& object) { return FObj(&object, "metadata"); }
+const Value* Metadata(const Value& object) {
+  return field::Object(&object, "metadata");
+}
 
 std::string NameOf(const Value& object) {
-  return std::string(FStr(Metadata(object), "name"));
+  return std::string(field::String(Metadata(object), "name"));
 }
 
 std::string AgeOf(const Value& object, absl::Time now) {
   return TimestampSince(TimeMember(Metadata(object), "creationTimestamp"), now);
 }
 
-size_t MemberCount(const Value* object, absl::string_view key) {
-  const Value* m = FObj(object, key);
+size_t MemberCount(const Value* object, std::string_view key) {
+  const Value* m = field::Object(object, key);
   return m == nullptr ? 0 : m->MemberCount();
 }
 
-size_t ArraySize(const Value* object, absl::string_view key) {
-  const Value* a = FArr(object, key);
+size_t ArraySize(const Value* object, std::string_view key) {
+  const Value* a = field::Array(object, key);
   return a == nullptr ? 0 : a->Size();
 }
 
@@ -101,26 +106,27 @@ std::pair<std::string, std::string> ContainerCells(const Value* containers) {
   std::vector<std::string> images;
   if (containers != nullptr && containers->IsArray()) {
     for (const auto& c : containers->GetArray()) {
-      names.emplace_back(FStr(&c, "name"));
-      images.emplace_back(FStr(&c, "image"));
+      names.emplace_back(field::String(&c, "name"));
+      images.emplace_back(field::String(&c, "image"));
     }
   }
   return {absl::StrJoin(names, ","), absl::StrJoin(images, ",")};
 }
 
-bool ConditionTrue(const Value* status, absl::string_view type) {
-  const Value* conditions = FArr(status, "conditions");
+bool ConditionTrue(const Value* status, std::string_view type) {
+  const Value* conditions = field::Array(status, "conditions");
   if (conditions == nullptr) return false;
   for (const auto& c : conditions->GetArray()) {
-    if (FStr(&c, "type") == type && FStr(&c, "status") == "True") {
+    if (field::String(&c, "type") == type &&
+        field::String(&c, "status") == "True") {
       return true;
     }
   }
   return false;
 }
 
-int64_t Int(const Value* object, absl::string_view key) {
-  return FInt64(object, key).value_or(0);
+int64_t Int(const Value* object, std::string_view key) {
+  return field::Int64(object, key).value_or(0);
 }
 
 }  // namespace printers

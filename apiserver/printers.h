@@ -15,9 +15,7 @@
 #include <variant>
 #include <vector>
 
-#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "api/types/field.h"
 #include "apiserver/table.h"
 #include "rapidjson/document.h"
 
@@ -26,33 +24,6 @@ namespace apiserver {
 namespace printers {
 
 using Value = rapidjson::Value;
-namespace field = ::kcr::api::field;
-
-// api/types/field.h speaks std::string_view; Debian's abseil has its own
-// string_view type.
-inline std::string_view SV(absl::string_view s) { return {s.data(), s.size()}; }
-inline absl::string_view AV(std::string_view s) { return {s.data(), s.size()}; }
-inline absl::string_view FStr(const Value* o, absl::string_view key) {
-  return AV(field::String(o, SV(key)));
-}
-inline const Value* FObj(const Value* o, absl::string_view key) {
-  return field::Object(o, SV(key));
-}
-inline const Value* FArr(const Value* o, absl::string_view key) {
-  return field::Array(o, SV(key));
-}
-inline const Value* FMem(const Value* o, absl::string_view key) {
-  return field::Member(o, SV(key));
-}
-inline std::optional<int64_t> FInt64(const Value* o, absl::string_view key) {
-  return field::Int64(o, SV(key));
-}
-inline std::optional<int32_t> FInt32(const Value* o, absl::string_view key) {
-  return field::Int32(o, SV(key));
-}
-inline bool FBool(const Value* o, absl::string_view key) {
-  return field::Bool(o, SV(key));
-}
 
 // A cell: null, string, integer, number or boolean.
 using Cell = std::variant<std::monostate, std::string, int64_t, double, bool>;
@@ -86,13 +57,12 @@ ColumnDefinition Column(std::string name, std::string type,
 ColumnDefinition NameColumn(int32_t priority = 0);
 ColumnDefinition AgeColumn();
 
-absl::string_view Str(const Value& v);
+std::string_view Str(const Value& v);
 
 // metav1.Time of a string member; nullopt when absent, empty or malformed
 // (a Go client would have failed to decode the latter; printing "<unknown>"
 // is the kinder reading).
-std::optional<absl::Time> TimeMember(const Value* object,
-                                     absl::string_view key);
+std::optional<absl::Time> TimeMember(const Value* object, std::string_view key);
 
 // HumanDuration of now - t, "<unknown>" without t.
 std::string TimestampSince(std::optional<absl::Time> t, absl::Time now);
@@ -100,10 +70,10 @@ std::string TimestampSince(std::optional<absl::Time> t, absl::Time now);
 const Value* Metadata(const Value& object);
 std::string NameOf(const Value& object);
 std::string AgeOf(const Value& object, absl::Time now);
-size_t MemberCount(const Value* object, absl::string_view key);
-size_t ArraySize(const Value* object, absl::string_view key);
+size_t MemberCount(const Value* object, std::string_view key);
+size_t ArraySize(const Value* object, std::string_view key);
 // The integer member `key`, 0 when absent.
-int64_t Int(const Value* object, absl::string_view key);
+int64_t Int(const Value* object, std::string_view key);
 
 // labels.FormatLabels: "k=v" sorted by key, "<none>" when empty.
 std::string FormatLabels(const Value* map);
@@ -115,7 +85,7 @@ std::string FormatLabelSelector(const Value* selector);
 std::pair<std::string, std::string> ContainerCells(const Value* containers);
 
 // Whether status.conditions holds `type` with status "True".
-bool ConditionTrue(const Value* status, absl::string_view type);
+bool ConditionTrue(const Value* status, std::string_view type);
 
 }  // namespace printers
 }  // namespace apiserver

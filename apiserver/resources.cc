@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "api/json/json_util.h"
+#include "apiserver/object_fields.h"
 #include "apiserver/str_util.h"
 
 namespace kcr {
@@ -56,13 +57,6 @@ bool ResourceOrder(const ResourceInfoPtr& a, const ResourceInfoPtr& b) {
   return a->resource() < b->resource();
 }
 
-const rapidjson::Value* Member(const rapidjson::Value& obj, const char* key) {
-  if (!obj.IsObject()) return nullptr;
-  auto it = obj.FindMember(key);
-  if (it == obj.MemberEnd()) return nullptr;
-  return &it->value;
-}
-
 std::vector<std::string> StringList(const rapidjson::Value* v) {
   std::vector<std::string> out;
   if (v == nullptr || !v->IsArray()) return out;
@@ -95,12 +89,6 @@ api::FieldError InvalidValue(std::string field, std::string value,
   e.value = std::move(value);
   e.detail = std::move(detail);
   return e;
-}
-
-std::string Quoted(const std::string& s) {
-  rapidjson::Value v(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-  auto text = json::JsonToString(v);
-  return text.ok() ? *text : "\"" + s + "\"";
 }
 
 }  // namespace
@@ -293,7 +281,7 @@ absl::StatusOr<std::vector<ResourceInfo>> ResourceRegistry::FromCRD(
   if (list_kind.empty() && !kind.empty()) list_kind = kind + "List";
   if (!plural.empty() && !group.empty() && crd_name != plural + "." + group) {
     errors->push_back(
-        InvalidValue("metadata.name", Quoted(crd_name),
+        InvalidValue("metadata.name", Quote(crd_name),
                      "must be spec.names.plural+\".\"+spec.group"));
   }
   std::string scope = json::StringMember(*spec, "scope");
@@ -303,7 +291,7 @@ absl::StatusOr<std::vector<ResourceInfo>> ResourceRegistry::FromCRD(
     api::FieldError e;
     e.type = api::FieldError::Type::kNotSupported;
     e.field = "spec.scope";
-    e.value = Quoted(scope);
+    e.value = Quote(scope);
     e.detail = "supported values: \"Cluster\", \"Namespaced\"";
     errors->push_back(e);
   }

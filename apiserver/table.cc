@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "api/types/field.h"
 #include "api/types/time.h"
 #include "apiserver/apps_printers.h"
 #include "apiserver/coordination_printers.h"
@@ -18,6 +19,7 @@
 #include "apiserver/printers.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace apiserver {
@@ -30,9 +32,6 @@ using ::kcr::apiserver::printers::Cells;
 using ::kcr::apiserver::printers::Column;
 using ::kcr::apiserver::printers::CustomCell;
 using ::kcr::apiserver::printers::CustomColumn;
-using ::kcr::apiserver::printers::FArr;
-using ::kcr::apiserver::printers::FObj;
-using ::kcr::apiserver::printers::FStr;
 using ::kcr::apiserver::printers::kCreationTimestampDescription;
 using ::kcr::apiserver::printers::Metadata;
 using ::kcr::apiserver::printers::NameColumn;
@@ -40,6 +39,7 @@ using ::kcr::apiserver::printers::NameOf;
 using ::kcr::apiserver::printers::RowCondition;
 using ::kcr::apiserver::printers::TimeMember;
 using ::kcr::apiserver::printers::Value;
+namespace field = ::kcr::api::field;
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
 enum class Kind {
@@ -379,25 +379,26 @@ TablePrinter TablePrinter::ForResource(absl::string_view group,
 absl::StatusOr<TablePrinter> TablePrinter::ForCustomResource(
     const rapidjson::Value& crd, absl::string_view version, const Clock* clock,
     bool append_age_column) {
-  const Value* spec = FObj(&crd, "spec");
-  const Value* versions = FArr(spec, "versions");
+  const Value* spec = field::Object(&crd, "spec");
+  const Value* versions = field::Array(spec, "versions");
   const Value* served = nullptr;
   if (versions != nullptr) {
     for (const auto& v : versions->GetArray()) {
-      if (FStr(&v, "name") == version) served = &v;
+      if (field::String(&v, "name") == ToStd(version)) served = &v;
     }
   }
   if (served == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         "version ", version, " not found in CustomResourceDefinition: ",
-        FStr(Metadata(crd), "name")));
+        ToAbsl(field::String(Metadata(crd), "name"))));
   }
-  const Value* declared = FArr(served, "additionalPrinterColumns");
+  const Value* declared = field::Array(served, "additionalPrinterColumns");
   Value none(rapidjson::kArrayType);
-  return ForPrinterColumns(declared == nullptr ? none : *declared,
-                           absl::StrCat(FStr(spec, "group"), "/", version),
-                           FStr(FObj(spec, "names"), "kind"), clock,
-                           append_age_column);
+  return ForPrinterColumns(
+      declared == nullptr ? none : *declared,
+      absl::StrCat(ToAbsl(field::String(spec, "group")), "/", version),
+      ToAbsl(field::String(field::Object(spec, "names"), "kind")), clock,
+      append_age_column);
 }
 
 absl::StatusOr<TablePrinter> TablePrinter::ForPrinterColumns(
@@ -434,7 +435,7 @@ std::string TablePrinter::RenderObject(const rapidjson::Value& object,
                                        const TableOptions& options) const {
   ListMeta meta;
   meta.resource_version =
-      std::string(FStr(Metadata(object), "resourceVersion"));
+      std::string(field::String(Metadata(object), "resourceVersion"));
   const Value* items[] = {&object};
   return RenderList(items, meta, options);
 }
@@ -453,7 +454,7 @@ std::string TablePrinter::RenderWatchEvent(absl::string_view type,
   } else {
     ListMeta meta;
     meta.resource_version =
-        std::string(FStr(Metadata(object), "resourceVersion"));
+        std::string(field::String(Metadata(object), "resourceVersion"));
     const Value* items[] = {&object};
     impl_->WriteTable(&writer, items, meta, options);
   }
