@@ -15,26 +15,27 @@ namespace {
 using Allocator = rapidjson::Value::AllocatorType;
 using Tokens = std::vector<std::string>;
 
-absl::string_view View(const rapidjson::Value& s) {
-  return absl::string_view(s.GetString(), s.GetStringLength());
+std::string_view View(const rapidjson::Value& s) {
+  return std::string_view(s.GetString(), s.GetStringLength());
 }
 
-rapidjson::Value NameRef(absl::string_view s) {
+rapidjson::Value NameRef(std::string_view s) {
   return rapidjson::Value(rapidjson::StringRef(
       s.data(), static_cast<rapidjson::SizeType>(s.size())));
 }
 
 // Printable and short: paths come from untrusted patches.
-std::string Printable(absl::string_view s) {
+std::string Printable(std::string_view s) {
   constexpr size_t kMaxShown = 80;
   if (s.size() > kMaxShown)
-    return absl::StrCat(absl::CHexEscape(s.substr(0, kMaxShown)), "...");
-  return absl::CHexEscape(s);
+    return absl::StrCat(absl::CHexEscape(ToAbsl(s.substr(0, kMaxShown))),
+                        "...");
+  return absl::CHexEscape(ToAbsl(s));
 }
 
 // RFC 6901 array index: "0", or digits without a leading zero. Returns
 // false for anything else, including "-" and values beyond SizeType.
-bool ParseIndex(absl::string_view token, rapidjson::SizeType* index) {
+bool ParseIndex(std::string_view token, rapidjson::SizeType* index) {
   if (token.empty() || token.size() > 10) return false;
   if (token.size() > 1 && token[0] == '0') return false;
   uint64_t v = 0;
@@ -99,12 +100,12 @@ class Applier {
     if (!op_it->value.IsString()) {
       return absl::InvalidArgumentError("\"op\" must be a string");
     }
-    const absl::string_view name = View(op_it->value);
+    const std::string_view name = View(op_it->value);
     // RFC 6902 A.13: an operation naming a member twice is invalid (RapidJSON
     // keeps duplicates, and FindMember would silently pick the first).
     int op_count = 0, path_count = 0, from_count = 0, value_count = 0;
     for (const auto& m : op.GetObject()) {
-      const absl::string_view key = View(m.name);
+      const std::string_view key = View(m.name);
       op_count += key == "op";
       path_count += key == "path";
       from_count += key == "from";
@@ -207,8 +208,9 @@ class Applier {
         "\"op\" must be one of add, remove, replace, move, copy, test");
   }
 
-  static absl::Status NotFound(absl::string_view which = "") {
-    return absl::InvalidArgumentError(absl::StrCat(which, "path not found"));
+  static absl::Status NotFound(std::string_view which = "") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(ToAbsl(which), "path not found"));
   }
 
   // Depth of a value placed under `tokens`: checked before any recursive
@@ -232,7 +234,7 @@ class Applier {
     return v;
   }
 
-  static rapidjson::Value* Child(rapidjson::Value* v, absl::string_view token) {
+  static rapidjson::Value* Child(rapidjson::Value* v, std::string_view token) {
     if (v->IsObject()) {
       if (token.size() > std::numeric_limits<rapidjson::SizeType>::max()) {
         return nullptr;
@@ -354,7 +356,7 @@ class Applier {
 }  // namespace
 
 absl::StatusOr<std::vector<std::string>> ParseJsonPointer(
-    absl::string_view pointer) {
+    std::string_view pointer) {
   std::vector<std::string> tokens;
   if (pointer.empty()) return tokens;
   if (pointer[0] != '/') {
@@ -388,7 +390,7 @@ absl::StatusOr<std::vector<std::string>> ParseJsonPointer(
 }
 
 const rapidjson::Value* ResolveJsonPointer(const rapidjson::Value& root,
-                                           absl::string_view pointer) {
+                                           std::string_view pointer) {
   absl::StatusOr<std::vector<std::string>> tokens = ParseJsonPointer(pointer);
   if (!tokens.ok()) return nullptr;
   const rapidjson::Value* v = &root;
@@ -441,17 +443,15 @@ absl::StatusOr<rapidjson::Document> ApplyJsonPatch(
   return work;
 }
 
-absl::StatusOr<std::string> ApplyJsonPatch(absl::string_view target_json,
-                                           absl::string_view patch_json,
+absl::StatusOr<std::string> ApplyJsonPatch(std::string_view target_json,
+                                           std::string_view patch_json,
                                            const JsonPatchOptions& options) {
   rapidjson::Document target, patch;
-  if (absl::Status s =
-          json::ParseJson(ToStd(target_json), &target, options.max_depth);
+  if (absl::Status s = json::ParseJson(target_json, &target, options.max_depth);
       !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("target: ", s.message()));
   }
-  if (absl::Status s =
-          json::ParseJson(ToStd(patch_json), &patch, options.max_depth);
+  if (absl::Status s = json::ParseJson(patch_json, &patch, options.max_depth);
       !s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("JSON patch: ", s.message()));

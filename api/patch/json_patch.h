@@ -16,11 +16,11 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "api/json/json_util.h"
 #include "rapidjson/document.h"
 
@@ -31,13 +31,13 @@ namespace api {
 // the whole document, "/a~1b/~0c" is {"a/b", "~c"}. InvalidArgument when it
 // does not start with '/' or holds a '~' not followed by '0' or '1'.
 absl::StatusOr<std::vector<std::string>> ParseJsonPointer(
-    absl::string_view pointer);
+    std::string_view pointer);
 
 // The value `pointer` refers to in `root`, or nullptr when it does not
 // exist (or the pointer is malformed). Array indices follow RFC 6901:
 // decimal without leading zeros, within bounds.
 const rapidjson::Value* ResolveJsonPointer(const rapidjson::Value& root,
-                                           absl::string_view pointer);
+                                           std::string_view pointer);
 
 struct JsonPatchOptions {
   // Deepest nesting a result may reach; larger results fail the operation.
@@ -63,7 +63,7 @@ absl::StatusOr<rapidjson::Document> ApplyJsonPatch(
 // Text form: parses both (InvalidArgument naming which one is not valid
 // JSON) and returns the compact JSON text of the result.
 absl::StatusOr<std::string> ApplyJsonPatch(
-    absl::string_view target_json, absl::string_view patch_json,
+    std::string_view target_json, std::string_view patch_json,
     const JsonPatchOptions& options = {});
 
 }  // namespace api

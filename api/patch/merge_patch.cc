@@ -12,10 +12,10 @@ namespace {
 
 using Allocator = rapidjson::Value::AllocatorType;
 
-absl::Status CheckDepth(const rapidjson::Value& v, absl::string_view what) {
+absl::Status CheckDepth(const rapidjson::Value& v, std::string_view what) {
   if (json::JsonDepth(v) > kMaxJsonDepth) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " nests deeper than ", kMaxJsonDepth, " levels"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        ToAbsl(what), " nests deeper than ", kMaxJsonDepth, " levels"));
   }
   return absl::OkStatus();
 }
@@ -73,14 +73,16 @@ bool Diff(const rapidjson::Value& original, const rapidjson::Value& modified,
   return patch->MemberCount() > 0;
 }
 
-absl::Status ParseBoth(absl::string_view a_json, absl::string_view a_name,
-                       absl::string_view b_json, absl::string_view b_name,
+absl::Status ParseBoth(std::string_view a_json, std::string_view a_name,
+                       std::string_view b_json, std::string_view b_name,
                        rapidjson::Document* a, rapidjson::Document* b) {
-  if (absl::Status s = json::ParseJson(ToStd(a_json), a); !s.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(a_name, ": ", s.message()));
+  if (absl::Status s = json::ParseJson(a_json, a); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(ToAbsl(a_name), ": ", s.message()));
   }
-  if (absl::Status s = json::ParseJson(ToStd(b_json), b); !s.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(b_name, ": ", s.message()));
+  if (absl::Status s = json::ParseJson(b_json, b); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(ToAbsl(b_name), ": ", s.message()));
   }
   return absl::OkStatus();
 }
@@ -106,8 +108,8 @@ absl::StatusOr<rapidjson::Document> ApplyMergePatch(
   return doc;
 }
 
-absl::StatusOr<std::string> ApplyMergePatch(absl::string_view target_json,
-                                            absl::string_view patch_json) {
+absl::StatusOr<std::string> ApplyMergePatch(std::string_view target_json,
+                                            std::string_view patch_json) {
   rapidjson::Document target, patch;
   absl::Status parsed = ParseBoth(target_json, "target", patch_json,
                                   "merge patch", &target, &patch);
@@ -145,8 +147,8 @@ absl::StatusOr<rapidjson::Document> CreateMergePatch(
   return doc;
 }
 
-absl::StatusOr<std::string> CreateMergePatch(absl::string_view original_json,
-                                             absl::string_view modified_json) {
+absl::StatusOr<std::string> CreateMergePatch(std::string_view original_json,
+                                             std::string_view modified_json) {
   rapidjson::Document original, modified;
   absl::Status parsed = ParseBoth(original_json, "original", modified_json,
                                   "modified", &original, &modified);

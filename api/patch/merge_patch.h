@@ -14,10 +14,10 @@
 #define KCR_API_PATCH_MERGE_PATCH_H_
 
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "rapidjson/document.h"
 
 namespace kcr {
@@ -39,8 +39,8 @@ absl::StatusOr<rapidjson::Document> ApplyMergePatch(
 // Text form: parses both documents (InvalidArgument, naming which one and
 // the offset, when either is not valid JSON) and returns the compact JSON
 // text of the result.
-absl::StatusOr<std::string> ApplyMergePatch(absl::string_view target_json,
-                                            absl::string_view patch_json);
+absl::StatusOr<std::string> ApplyMergePatch(std::string_view target_json,
+                                            std::string_view patch_json);
 
 // Sets `*patch` to the smallest merge patch that turns `original` into
 // `modified`: removed keys map to null, changed objects are diffed
@@ -56,8 +56,8 @@ absl::Status CreateMergePatch(const rapidjson::Value& original,
 absl::StatusOr<rapidjson::Document> CreateMergePatch(
     const rapidjson::Value& original, const rapidjson::Value& modified);
 
-absl::StatusOr<std::string> CreateMergePatch(absl::string_view original_json,
-                                             absl::string_view modified_json);
+absl::StatusOr<std::string> CreateMergePatch(std::string_view original_json,
+                                             std::string_view modified_json);
 
 }  // namespace api
 }  // namespace kcr

@@ -4,12 +4,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
 namespace {
 
-FieldPatchMeta ByKey(absl::string_view key) {
+FieldPatchMeta ByKey(std::string_view key) {
   return FieldPatchMeta{FieldStrategy::kMergeByKey, std::string(key)};
 }
 FieldPatchMeta Primitives() {
@@ -42,7 +43,7 @@ PatchSchema ContainerSchema() {
 PatchSchema PodSpecSchema() {
   PatchSchema s;
   const PatchSchema container = ContainerSchema();
-  for (absl::string_view list :
+  for (std::string_view list :
        {"containers", "initContainers", "ephemeralContainers"}) {
     s.Add(list, ByKey("name"));
     s.Mount(list, container);
@@ -127,37 +128,37 @@ const std::vector<KindEntry>& Tables() {
 
 }  // namespace
 
-void PatchSchema::Add(absl::string_view path, FieldPatchMeta meta) {
-  fields_[path] = std::move(meta);
+void PatchSchema::Add(std::string_view path, FieldPatchMeta meta) {
+  fields_[std::string(path)] = std::move(meta);
 }
 
-void PatchSchema::Mount(absl::string_view prefix, const PatchSchema& sub) {
+void PatchSchema::Mount(std::string_view prefix, const PatchSchema& sub) {
   for (const auto& [path, meta] : sub.fields_) {
-    fields_[absl::StrCat(prefix, ".", path)] = meta;
+    fields_[absl::StrCat(ToAbsl(prefix), ".", path)] = meta;
   }
 }
 
-const FieldPatchMeta* PatchSchema::Find(absl::string_view path) const {
-  auto it = fields_.find(path);
+const FieldPatchMeta* PatchSchema::Find(std::string_view path) const {
+  auto it = fields_.find(ToAbsl(path));
   return it == fields_.end() ? nullptr : &it->second;
 }
 
-const PatchSchema* BuiltinPatchSchema(absl::string_view group,
-                                      absl::string_view kind) {
+const PatchSchema* BuiltinPatchSchema(std::string_view group,
+                                      std::string_view kind) {
   for (const KindEntry& e : Tables()) {
     if (group == e.group && kind == e.kind) return &e.schema;
   }
   return nullptr;
 }
 
-bool SupportsStrategicMergePatch(absl::string_view group,
-                                 absl::string_view kind) {
+bool SupportsStrategicMergePatch(std::string_view group,
+                                 std::string_view kind) {
   return BuiltinPatchSchema(group, kind) != nullptr;
 }
 
-absl::string_view GroupOfApiVersion(absl::string_view api_version) {
+std::string_view GroupOfApiVersion(std::string_view api_version) {
   const size_t slash = api_version.find('/');
-  if (slash == absl::string_view::npos) return "";
+  if (slash == std::string_view::npos) return "";
   return api_version.substr(0, slash);
 }
 

@@ -19,9 +19,9 @@
 #define KCR_API_PATCH_PATCH_SCHEMA_H_
 
 #include <string>
+#include <string_view>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/string_view.h"
 
 namespace kcr {
 namespace api {
@@ -54,13 +54,13 @@ class PatchSchema {
 
   // Declares the field at `path`; a later declaration of the same path
   // replaces the earlier one.
-  void Add(absl::string_view path, FieldPatchMeta meta);
+  void Add(std::string_view path, FieldPatchMeta meta);
 
   // Declares every field of `sub` under `prefix` ("spec.template.spec").
-  void Mount(absl::string_view prefix, const PatchSchema& sub);
+  void Mount(std::string_view prefix, const PatchSchema& sub);
 
   // The metadata of the field at `path`, or nullptr when it has none.
-  const FieldPatchMeta* Find(absl::string_view path) const;
+  const FieldPatchMeta* Find(std::string_view path) const;
 
  private:
   absl::flat_hash_map<std::string, FieldPatchMeta> fields_;
@@ -72,16 +72,15 @@ class PatchSchema {
 // kind.
 // `group` is the API group ("" for the core group, "apps", ...). The
 // returned table lives for the whole program.
-const PatchSchema* BuiltinPatchSchema(absl::string_view group,
-                                      absl::string_view kind);
+const PatchSchema* BuiltinPatchSchema(std::string_view group,
+                                      std::string_view kind);
 
 // True when kube-apiserver accepts "application/strategic-merge-patch+json"
 // for the kind: the built-in kinds above. Custom resources get 415.
-bool SupportsStrategicMergePatch(absl::string_view group,
-                                 absl::string_view kind);
+bool SupportsStrategicMergePatch(std::string_view group, std::string_view kind);
 
 // The group of an apiVersion: "" for "v1", "apps" for "apps/v1".
-absl::string_view GroupOfApiVersion(absl::string_view api_version);
+std::string_view GroupOfApiVersion(std::string_view api_version);
 
 }  // namespace api
 }  // namespace kcr

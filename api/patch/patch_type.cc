@@ -3,11 +3,12 @@
 #include <string>
 
 #include "absl/strings/ascii.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
 
-absl::string_view ContentType(PatchType type) {
+std::string_view ContentType(PatchType type) {
   switch (type) {
     case PatchType::kJson:
       return "application/json-patch+json";
@@ -22,10 +23,10 @@ absl::string_view ContentType(PatchType type) {
 }
 
 std::optional<PatchType> PatchTypeFromContentType(
-    absl::string_view content_type) {
-  absl::string_view media = content_type.substr(0, content_type.find(';'));
+    std::string_view content_type) {
+  std::string_view media = content_type.substr(0, content_type.find(';'));
   const std::string m =
-      absl::AsciiStrToLower(absl::StripAsciiWhitespace(media));
+      absl::AsciiStrToLower(absl::StripAsciiWhitespace(ToAbsl(media)));
   for (PatchType type : {PatchType::kJson, PatchType::kMerge,
                          PatchType::kStrategicMerge, PatchType::kApply}) {
     if (m == ContentType(type)) return type;

@@ -5,8 +5,7 @@
 #define KCR_API_PATCH_PATCH_TYPE_H_
 
 #include <optional>
-
-#include "absl/strings/string_view.h"
+#include <string_view>
 
 namespace kcr {
 namespace api {
@@ -19,13 +18,13 @@ enum class PatchType {
 };
 
 // The Content-Type a patch of `type` is sent with.
-absl::string_view ContentType(PatchType type);
+std::string_view ContentType(PatchType type);
 
 // The patch type of a Content-Type header value (media type parameters and
 // case ignored; application/apply-patch+cbor is an apply too), or nullopt
 // for any other media type.
 std::optional<PatchType> PatchTypeFromContentType(
-    absl::string_view content_type);
+    std::string_view content_type);
 
 }  // namespace api
 }  // namespace kcr

@@ -592,13 +592,13 @@ absl::StatusOr<rapidjson::Document> ApplyStrategicMergePatch(
 }
 
 absl::StatusOr<std::string> ApplyStrategicMergePatch(
-    absl::string_view target_json, absl::string_view patch_json,
+    std::string_view target_json, std::string_view patch_json,
     const PatchSchema& schema) {
   rapidjson::Document target, patch;
-  if (absl::Status s = json::ParseJson(ToStd(target_json), &target); !s.ok()) {
+  if (absl::Status s = json::ParseJson(target_json, &target); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("target: ", s.message()));
   }
-  if (absl::Status s = json::ParseJson(ToStd(patch_json), &patch); !s.ok()) {
+  if (absl::Status s = json::ParseJson(patch_json, &patch); !s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("strategic merge patch: ", s.message()));
   }

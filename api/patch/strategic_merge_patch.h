@@ -40,10 +40,10 @@
 #define KCR_API_PATCH_STRATEGIC_MERGE_PATCH_H_
 
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "api/patch/patch_schema.h"
 #include "rapidjson/document.h"
 
@@ -67,7 +67,7 @@ absl::StatusOr<rapidjson::Document> ApplyStrategicMergePatch(
 // Text form: parses both (InvalidArgument naming which one is not valid
 // JSON) and returns the compact JSON text of the result.
 absl::StatusOr<std::string> ApplyStrategicMergePatch(
-    absl::string_view target_json, absl::string_view patch_json,
+    std::string_view target_json, std::string_view patch_json,
     const PatchSchema& schema);
 
 namespace internal {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <set>
+#include <string_view>
 #include <vector>
 
 #include "api/json/json_util.h"
@@ -31,7 +32,7 @@ bool RoundTripExpressible(const rapidjson::Value& v, bool allow_null) {
     const rapidjson::Value* x = stack.back();
     stack.pop_back();
     if (x->IsObject()) {
-      std::set<absl::string_view> keys;
+      std::set<std::string_view> keys;
       for (const auto& m : x->GetObject()) {
         if (m.value.IsNull() && !allow_null) return false;
         if (!keys.emplace(m.name.GetString(), m.name.GetStringLength())
@@ -50,11 +51,11 @@ bool RoundTripExpressible(const rapidjson::Value& v, bool allow_null) {
 }  // namespace
 
 static int FuzzOne(const uint8_t* data, size_t size) {
-  absl::string_view input(reinterpret_cast<const char*>(data), size);
+  std::string_view input(reinterpret_cast<const char*>(data), size);
   const size_t newline = input.find('\n');
-  absl::string_view first = input.substr(0, newline);
-  absl::string_view second =
-      newline == absl::string_view::npos ? "" : input.substr(newline + 1);
+  std::string_view first = input.substr(0, newline);
+  std::string_view second =
+      newline == std::string_view::npos ? "" : input.substr(newline + 1);
 
   // The text entry points parse untrusted bytes themselves.
   (void)ApplyJsonPatch(first, second);

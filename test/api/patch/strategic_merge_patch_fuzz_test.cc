@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <string_view>
 
 #include "api/json/json_util.h"
 #include "api/patch/patch_schema.h"
@@ -26,11 +27,11 @@ void Check(bool ok) {
 }  // namespace
 
 static int FuzzOne(const uint8_t* data, size_t size) {
-  absl::string_view input(reinterpret_cast<const char*>(data), size);
+  std::string_view input(reinterpret_cast<const char*>(data), size);
   const size_t newline = input.find('\n');
-  absl::string_view first = input.substr(0, newline);
-  absl::string_view second =
-      newline == absl::string_view::npos ? "" : input.substr(newline + 1);
+  std::string_view first = input.substr(0, newline);
+  std::string_view second =
+      newline == std::string_view::npos ? "" : input.substr(newline + 1);
 
   const PatchSchema* schemas[] = {BuiltinPatchSchema("", "Pod"),
                                   BuiltinPatchSchema("apps", "Deployment"),
