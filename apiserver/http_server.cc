@@ -2,6 +2,8 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -76,6 +78,17 @@ bool PeerClosed(int fd) {
   return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
 }
 
+// The common name of the peer's verified certificate, or "".
+std::string PeerCommonName(SSL* ssl) {
+  X509* peer = SSL_get1_peer_certificate(ssl);
+  if (peer == nullptr) return "";
+  char cn[256] = {0};
+  X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, cn,
+                            sizeof(cn));
+  X509_free(peer);
+  return cn;
+}
+
 }  // namespace
 
 absl::StatusOr<pthread_t> StartThread(std::function<void()> fn,
@@ -134,7 +147,7 @@ class Exchange : public HttpExchange {
         stopping_(stopping) {}
 
   void Respond(HttpResponse response) override {
-    if (responded_ || streaming_) return;
+    if (responded_ || streaming_ || raw_) return;
     responded_ = true;
     http::response<http::string_body> res;
     res.version(version_);
@@ -150,10 +163,15 @@ class Exchange : public HttpExchange {
     if (ec) broken_ = true;
   }
 
+  bool WriteRaw(std::string_view bytes) override {
+    raw_ = true;
+    return Write(bytes);
+  }
+
   bool StartStream(int status, const std::string& content_type,
                    const std::vector<std::pair<std::string, std::string>>&
                        headers) override {
-    if (responded_ || streaming_) return false;
+    if (responded_ || streaming_ || raw_) return false;
     streaming_ = true;
     std::string head =
         Cat("HTTP/1.1 ", status, " ",
@@ -164,7 +182,7 @@ class Exchange : public HttpExchange {
     for (const auto& [k, v] : headers) CatAppend(&head, k, ": ", v, "\r\n");
     if (!keep_alive_) head += "Connection: close\r\n";
     head += "\r\n";
-    return WriteRaw(head);
+    return Write(head);
   }
 
   bool WriteChunk(std::string_view data) override {
@@ -183,7 +201,7 @@ class Exchange : public HttpExchange {
   void EndStream() override {
     if (!streaming_ || ended_) return;
     ended_ = true;
-    WriteRaw("0\r\n\r\n");
+    Write("0\r\n\r\n");
   }
 
   bool Cancelled() override {
@@ -192,11 +210,11 @@ class Exchange : public HttpExchange {
   }
 
   void set_fd(int fd) { fd_for_poll_ = fd; }
-  bool responded() const { return responded_ || streaming_; }
-  bool broken() const { return broken_ || (streaming_ && !ended_); }
+  bool responded() const { return responded_ || streaming_ || raw_; }
+  bool broken() const { return broken_ || raw_ || (streaming_ && !ended_); }
 
  private:
-  bool WriteRaw(std::string_view s) {
+  bool Write(std::string_view s) {
     if (broken_) return false;
     beast::error_code ec;
     net::write(*stream_, net::buffer(s.data(), s.size()), ec);
@@ -214,6 +232,7 @@ class Exchange : public HttpExchange {
   bool streaming_ = false;
   bool ended_ = false;
   bool broken_ = false;
+  bool raw_ = false;
 };
 
 // How long, and for how many bytes, a refused request's remaining body is
@@ -286,7 +305,8 @@ std::optional<api::StatusError> RefusalFor(const beast::error_code& ec,
 template <class Stream>
 void ServeRequests(Stream& stream, HttpServer::Connection* conn, int fd,
                    const HttpServerOptions& options, const HttpHandler& handler,
-                   const std::string& remote, std::atomic<bool>* stopping) {
+                   const std::string& remote, const std::string& client_cert_cn,
+                   std::atomic<bool>* stopping) {
   beast::flat_buffer buffer;
   while (!conn->cancelled.load() && !stopping->load()) {
     http::request_parser<http::string_body> parser;
@@ -327,6 +347,7 @@ void ServeRequests(Stream& stream, HttpServer::Connection* conn, int fd,
     }
     r.body = std::move(req.body());
     r.remote_address = remote;
+    r.client_cert_cn = client_cert_cn;
     Exchange<Stream> exchange(&stream, conn, req.keep_alive(), req.version(),
                               stopping);
     exchange.set_fd(fd);
@@ -369,6 +390,20 @@ absl::Status HttpServer::Start() {
     if (ec) {
       return absl::InvalidArgumentError(Cat(
           "cannot load TLS key ", options_.tls_key_file, ": ", ec.message()));
+    }
+    if (!options_.tls_client_ca_file.empty()) {
+      impl_->ssl_ctx->load_verify_file(options_.tls_client_ca_file, ec);
+      STACK_OF(X509_NAME)* names =
+          SSL_load_client_CA_file(options_.tls_client_ca_file.c_str());
+      if (ec || names == nullptr) {
+        if (names != nullptr) sk_X509_NAME_pop_free(names, X509_NAME_free);
+        return absl::InvalidArgumentError(
+            Cat("cannot load TLS client CA ", options_.tls_client_ca_file, ": ",
+                ec ? ec.message() : "no certificate"));
+      }
+      SSL_CTX_set_client_CA_list(impl_->ssl_ctx->native_handle(), names);
+      // Without FAIL_IF_NO_PEER_CERT: a client certificate is optional.
+      impl_->ssl_ctx->set_verify_mode(ssl::verify_peer);
     }
   }
   net::ip::address address = net::ip::make_address(options_.address, ec);
@@ -428,11 +463,11 @@ void HttpServer::AcceptLoop() {
             stream.handshake(ssl::stream_base::server, hec);
             if (!hec) {
               ServeRequests(stream, conn.get(), fd, options_, handler_, remote,
-                            &stopping_);
+                            PeerCommonName(stream.native_handle()), &stopping_);
             }
           } else {
             ServeRequests(*socket, conn.get(), fd, options_, handler_, remote,
-                          &stopping_);
+                          "", &stopping_);
           }
           {
             MutexLock l(&mu_);

@@ -24,6 +24,11 @@
 // body is read and dropped (for a bounded time) before the close, so a
 // client still sending it receives the answer instead of a reset.
 //
+// For tests of clients facing broken servers, a handler can also write raw
+// bytes outside any framing (HttpExchange::WriteRaw): half a response, a
+// chunk that never ends; the connection then closes once the handler
+// returns.
+//
 // The public interface carries no Boost types; Beast stays in the .cc.
 #ifndef KCR_APISERVER_HTTP_SERVER_H_
 #define KCR_APISERVER_HTTP_SERVER_H_
@@ -59,6 +64,9 @@ struct HttpRequest {
   std::map<std::string, std::string> headers;
   std::string body;
   std::string remote_address;
+  // Common name of the client's TLS certificate, verified against
+  // HttpServerOptions::tls_client_ca_file; "" without one.
+  std::string client_cert_cn;
 
   // The header's value or "".
   std::string Header(const std::string& lower_name) const;
@@ -88,6 +96,15 @@ class HttpExchange {
   virtual bool WriteChunk(std::string_view data) = 0;
   // Ends the chunked body (zero-length chunk).
   virtual void EndStream() = 0;
+  // Takes the connection over: writes `bytes` as they are, with no framing
+  // (a partial response, half a chunk), and closes the connection once the
+  // handler returns, whatever else it sent. For tests of clients facing a
+  // broken server. False if the connection is gone or this exchange cannot
+  // write raw bytes.
+  virtual bool WriteRaw(std::string_view bytes) {
+    static_cast<void>(bytes);
+    return false;
+  }
   // True once the server is stopping or dropping this connection, or the
   // peer has closed it. Streaming handlers check it whenever they wake.
   virtual bool Cancelled() = 0;
@@ -101,6 +118,10 @@ struct HttpServerOptions {
   // PEM files; both set means HTTPS.
   std::string tls_cert_file;
   std::string tls_key_file;
+  // PEM CA bundle: with HTTPS, ask clients for a certificate signed by it
+  // (optional for the client) and report its common name in
+  // HttpRequest::client_cert_cn.
+  std::string tls_client_ca_file;
   // Larger request bodies are refused with 413 RequestEntityTooLarge
   // ("Request entity too large: limit is 3145728") before they are read
   // whole.
