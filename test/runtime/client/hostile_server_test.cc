@@ -10,14 +10,14 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/client/rest_client.h"
-#include "test/runtime/client/test_server.h"
+#include "test/runtime/client/scripted_server.h"
 
 namespace kcr::client {
 namespace {
 
 using ::kcr::client::testing::ResponseWriter;
+using ::kcr::client::testing::ScriptedServer;
 using ::kcr::client::testing::TestRequest;
-using ::kcr::client::testing::TestServer;
 using ::testing::HasSubstr;
 
 const api::GroupVersionResource kConfigMaps{"", "v1", "configmaps"};
@@ -41,7 +41,7 @@ class HostileServerTest : public ::testing::Test {
  protected:
   // Serves `body` with `code` to every request.
   void Serve(int code, std::string body) {
-    auto server = TestServer::Start(
+    auto server = ScriptedServer::Start(
         [code, body = std::move(body)](const TestRequest&, ResponseWriter& w) {
           w.Respond(code, body);
         });
@@ -58,7 +58,7 @@ class HostileServerTest : public ::testing::Test {
   }
 
   const Resource cms_ = Resource::Namespaced(kConfigMaps, "default");
-  std::unique_ptr<TestServer> server_;
+  std::unique_ptr<ScriptedServer> server_;
   std::unique_ptr<RestClient> client_;
 };
 

@@ -20,7 +20,7 @@
 #include "runtime/base/mutex.h"
 #include "runtime/client/list_pager.h"
 #include "test/fakes/fake_clock.h"
-#include "test/runtime/client/test_server.h"
+#include "test/runtime/client/scripted_server.h"
 #include "test/runtime/client/test_util.h"
 
 namespace kcr::client {
@@ -32,10 +32,10 @@ const Context kBg = Context::Background();
 using ::kcr::client::testing::MakeTempDir;
 using ::kcr::client::testing::ReadFileOrDie;
 using ::kcr::client::testing::ResponseWriter;
+using ::kcr::client::testing::ScriptedServer;
+using ::kcr::client::testing::ScriptedServerOptions;
 using ::kcr::client::testing::TestdataPath;
 using ::kcr::client::testing::TestRequest;
-using ::kcr::client::testing::TestServer;
-using ::kcr::client::testing::TestServerOptions;
 using ::kcr::client::testing::WriteFile;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
@@ -88,7 +88,7 @@ class RestClientTest : public ::testing::Test {
   // Starts a plain-HTTP server with `handler` and a client for it.
   void Serve(std::function<void(const TestRequest&, ResponseWriter&)> handler,
              Config config = {}) {
-    auto server = TestServer::Start(
+    auto server = ScriptedServer::Start(
         [this, handler](const TestRequest& r, ResponseWriter& w) {
           recorder_.Add(r);
           handler(r, w);
@@ -125,7 +125,7 @@ class RestClientTest : public ::testing::Test {
   MetricsProvider* metrics_ = nullptr;
   Mutex sleeps_mu_;
   std::vector<absl::Duration> sleeps_ ABSL_GUARDED_BY(sleeps_mu_);
-  std::unique_ptr<TestServer> server_;
+  std::unique_ptr<ScriptedServer> server_;
   std::unique_ptr<RestClient> client_;
 };
 
@@ -479,7 +479,8 @@ TEST_F(RestClientTest, PersistentServerErrorsGiveUp) {
 TEST_F(RestClientTest, TransportErrorIsUnavailableWithCause) {
   Config config;
   {
-    auto server = TestServer::Start([](const TestRequest&, ResponseWriter&) {});
+    auto server =
+        ScriptedServer::Start([](const TestRequest&, ResponseWriter&) {});
     config.host = (*server)->url();
   }  // closed: connections are refused
   MakeClient(config);
@@ -1131,12 +1132,12 @@ TEST_F(RestClientTest, WatchWithoutEventsEndsWithItsContext) {
 class TlsTest : public RestClientTest {
  protected:
   void ServeTls(Config config, bool want_client_cert = false) {
-    TestServerOptions options;
+    ScriptedServerOptions options;
     options.tls = true;
     options.cert_file = TestdataPath("server.pem");
     options.key_file = TestdataPath("server-key.pem");
     if (want_client_cert) options.client_ca_file = TestdataPath("ca.pem");
-    auto server = TestServer::Start(
+    auto server = ScriptedServer::Start(
         [this](const TestRequest& r, ResponseWriter& w) {
           recorder_.Add(r);
           w.Respond(200, kCm);
@@ -1249,12 +1250,12 @@ TEST_F(TlsTest, ExecPluginClientCertificateRotates) {
   install("client.pem", "client-key.pem");
   Mutex mu;
   std::vector<std::string> accepted = {"kcr-test-user"};
-  TestServerOptions options;
+  ScriptedServerOptions options;
   options.tls = true;
   options.cert_file = TestdataPath("server.pem");
   options.key_file = TestdataPath("server-key.pem");
   options.client_ca_file = TestdataPath("ca.pem");
-  auto server = TestServer::Start(
+  auto server = ScriptedServer::Start(
       [&](const TestRequest& r, ResponseWriter& w) {
         recorder_.Add(r);
         MutexLock lock(&mu);
@@ -1354,11 +1355,11 @@ TEST_F(TlsTest, BadPemIsAnErrorNamingTheFile) {
 }
 
 TEST_F(TlsTest, WatchOverTls) {
-  TestServerOptions options;
+  ScriptedServerOptions options;
   options.tls = true;
   options.cert_file = TestdataPath("server.pem");
   options.key_file = TestdataPath("server-key.pem");
-  auto server = TestServer::Start(
+  auto server = ScriptedServer::Start(
       [](const TestRequest&, ResponseWriter& w) {
         w.StartChunks(200);
         w.WriteChunk(kEvents);
