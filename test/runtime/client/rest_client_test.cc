@@ -429,6 +429,8 @@ TEST_F(RestClientTest, TooManyRequestsHonoursRetryAfter) {
   EXPECT_EQ(recorder_.count(), 3u);
   EXPECT_THAT(sleeps(),
               ::testing::ElementsAre(absl::Seconds(7), absl::Seconds(7)));
+  // Its connection threads use the locals above: stop it before they go.
+  server_.reset();
 }
 
 TEST_F(RestClientTest, TooManyRequestsGivesUpAfterTenRetries) {
@@ -465,6 +467,8 @@ TEST_F(RestClientTest, ServerErrorsRetriedForIdempotentVerbsOnly) {
       client_->Create(kBg, Resource::Namespaced(kConfigMaps), *Obj(kCm));
   EXPECT_TRUE(api::IsInternalError(created.status()));
   EXPECT_EQ(recorder_.count(), 4u);
+  // Its connection threads use the locals above: stop it before they go.
+  server_.reset();
 }
 
 TEST_F(RestClientTest, PersistentServerErrorsGiveUp) {
@@ -701,6 +705,8 @@ TEST_F(RestClientTest, MetricsCountEveryAttempt) {
               ::testing::ElementsAre("500 GET " + host, "200 GET " + host));
   EXPECT_THAT(provider.latencies,
               ::testing::ElementsAre("GET " + host, "GET " + host));
+  // Its connection threads use the locals above: stop it before they go.
+  server_.reset();
 }
 
 // --- Watch ---
@@ -1024,6 +1030,8 @@ TEST_F(RestClientTest, RetryAfterSleepsOnTheClientsClock) {
   clock_.Advance(absl::Seconds(1));
   EXPECT_TRUE(call.Wait().ok());
   EXPECT_EQ(recorder_.count(), 2u);
+  // Its connection threads use the locals above: stop it before they go.
+  server_.reset();
 }
 
 TEST_F(RestClientTest, DeadlineEndsTheBackoffSleep) {
@@ -1318,6 +1326,8 @@ TEST_F(TlsTest, ExecPluginClientCertificateRotates) {
   ASSERT_TRUE(Get().ok()) << Get();
   EXPECT_EQ(recorder_.last().client_cert_cn, "kcr-test-user");
   EXPECT_EQ(ReadFileOrDie(state + "/count"), "3\n");
+  // Its connection threads use the locals above: stop it before they go.
+  server_.reset();
 }
 
 TEST_F(TlsTest, ExecPluginCertificateThatIsNotPemIsAnError) {
