@@ -19,17 +19,16 @@ absl::StatusOr<TablePrinter> PrinterTableConvertor::PrinterFor(
     auto it = printers_.find(key);
     if (it != printers_.end()) return it->second;
   }
-  absl::StatusOr<TablePrinter> printer = TablePrinter::ForResource(
-      ToAbsl(resource.group()), ToAbsl(resource.resource()), clock_);
+  absl::StatusOr<TablePrinter> printer =
+      TablePrinter::ForResource(resource.group(), resource.resource(), clock_);
   if (resource.custom) {
     rapidjson::Document columns;
     if (!resource.printer_columns_json.empty()) {
       absl::Status s = json::ParseJson(resource.printer_columns_json, &columns);
       if (!s.ok()) return s;
     }
-    printer =
-        TablePrinter::ForPrinterColumns(columns, ToAbsl(resource.api_version()),
-                                        ToAbsl(resource.kind()), clock_);
+    printer = TablePrinter::ForPrinterColumns(columns, resource.api_version(),
+                                              resource.kind(), clock_);
     if (!printer.ok()) return printer.status();
   }
   MutexLock l(&mu_);

@@ -279,7 +279,8 @@ struct TablePrinter::Impl {
   }
 };
 
-absl::StatusOr<IncludeObject> ParseIncludeObject(absl::string_view value) {
+absl::StatusOr<IncludeObject> ParseIncludeObject(std::string_view value_in) {
+  const absl::string_view value = ToAbsl(value_in);
   if (value.empty() || value == "Metadata") return IncludeObject::kMetadata;
   if (value == "Object") return IncludeObject::kObject;
   if (value == "None") return IncludeObject::kNone;
@@ -288,7 +289,8 @@ absl::StatusOr<IncludeObject> ParseIncludeObject(absl::string_view value) {
 }
 
 std::optional<std::string> TableGroupVersionFromAccept(
-    absl::string_view accept) {
+    std::string_view accept_in) {
+  const absl::string_view accept = ToAbsl(accept_in);
   for (absl::string_view range : absl::StrSplit(accept, ',')) {
     std::vector<absl::string_view> parts = absl::StrSplit(range, ';');
     const std::string type =
@@ -322,9 +324,11 @@ const std::vector<ColumnDefinition>& TablePrinter::columns() const {
   return impl_->columns;
 }
 
-TablePrinter TablePrinter::ForResource(absl::string_view group,
-                                       absl::string_view resource,
+TablePrinter TablePrinter::ForResource(std::string_view group_in,
+                                       std::string_view resource_in,
                                        const Clock* clock) {
+  const absl::string_view group = ToAbsl(group_in);
+  const absl::string_view resource = ToAbsl(resource_in);
   auto impl = std::make_shared<Impl>();
   impl->clock = clock;
   std::vector<ColumnDefinition>& c = impl->columns;
@@ -377,8 +381,9 @@ TablePrinter TablePrinter::ForResource(absl::string_view group,
 }
 
 absl::StatusOr<TablePrinter> TablePrinter::ForCustomResource(
-    const rapidjson::Value& crd, absl::string_view version, const Clock* clock,
-    bool append_age_column) {
+    const rapidjson::Value& crd, std::string_view version_in,
+    const Clock* clock, bool append_age_column) {
+  const absl::string_view version = ToAbsl(version_in);
   const Value* spec = field::Object(&crd, "spec");
   const Value* versions = field::Array(spec, "versions");
   const Value* served = nullptr;
@@ -397,13 +402,13 @@ absl::StatusOr<TablePrinter> TablePrinter::ForCustomResource(
   return ForPrinterColumns(
       declared == nullptr ? none : *declared,
       absl::StrCat(ToAbsl(field::String(spec, "group")), "/", version),
-      ToAbsl(field::String(field::Object(spec, "names"), "kind")), clock,
+      field::String(field::Object(spec, "names"), "kind"), clock,
       append_age_column);
 }
 
 absl::StatusOr<TablePrinter> TablePrinter::ForPrinterColumns(
-    const rapidjson::Value& columns, absl::string_view api_version,
-    absl::string_view kind, const Clock* clock, bool append_age_column) {
+    const rapidjson::Value& columns, std::string_view api_version,
+    std::string_view kind, const Clock* clock, bool append_age_column) {
   auto impl = std::make_shared<Impl>();
   impl->clock = clock;
   impl->kind = Kind::kCustom;
@@ -440,9 +445,10 @@ std::string TablePrinter::RenderObject(const rapidjson::Value& object,
   return RenderList(items, meta, options);
 }
 
-std::string TablePrinter::RenderWatchEvent(absl::string_view type,
+std::string TablePrinter::RenderWatchEvent(std::string_view type_in,
                                            const rapidjson::Value& object,
                                            const TableOptions& options) const {
+  const absl::string_view type = ToAbsl(type_in);
   rapidjson::StringBuffer buffer;
   Writer writer(buffer);
   writer.StartObject();

@@ -47,6 +47,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -65,7 +66,7 @@ enum class IncludeObject { kNone, kMetadata, kObject };
 // Parses the includeObject query parameter ("" means Metadata).
 // InvalidArgument "unrecognized includeObject value: \"x\"" (kube-apiserver
 // answers it with 400 BadRequest).
-absl::StatusOr<IncludeObject> ParseIncludeObject(absl::string_view value);
+absl::StatusOr<IncludeObject> ParseIncludeObject(std::string_view value);
 
 // The Table group/version an Accept header asks for: "meta.k8s.io/v1" or
 // "meta.k8s.io/v1beta1" when, in order of the header, a Table media type
@@ -73,8 +74,7 @@ absl::StatusOr<IncludeObject> ParseIncludeObject(absl::string_view value);
 // JSON type (application/json, application/*, */*); nullopt otherwise,
 // e.g. for kubectl's -o json/-o yaml. Such a Table response is sent with
 // Content-Type application/json, as kube-apiserver does.
-std::optional<std::string> TableGroupVersionFromAccept(
-    absl::string_view accept);
+std::optional<std::string> TableGroupVersionFromAccept(std::string_view accept);
 
 struct ColumnDefinition {
   std::string name;
@@ -105,8 +105,8 @@ class TablePrinter {
   // the core group, "apps", "coordination.k8s.io", ...); resources it does
   // not know get Name and Age columns. `clock` (not owned, must outlive the
   // printer) gives "now" for ages.
-  static TablePrinter ForResource(absl::string_view group,
-                                  absl::string_view resource,
+  static TablePrinter ForResource(std::string_view group,
+                                  std::string_view resource,
                                   const Clock* clock = Clock::Real());
 
   // The printer for a custom resource served at `version` of `crd` (an
@@ -117,14 +117,14 @@ class TablePrinter {
   // none (kube-apiserver does not: it shows Age only when a version declares
   // no columns).
   static absl::StatusOr<TablePrinter> ForCustomResource(
-      const rapidjson::Value& crd, absl::string_view version,
+      const rapidjson::Value& crd, std::string_view version,
       const Clock* clock = Clock::Real(), bool append_age_column = false);
 
   // The same from a version's additionalPrinterColumns (a JSON array, or
   // null / empty for none) and the objects' apiVersion and kind.
   static absl::StatusOr<TablePrinter> ForPrinterColumns(
-      const rapidjson::Value& columns, absl::string_view api_version,
-      absl::string_view kind, const Clock* clock = Clock::Real(),
+      const rapidjson::Value& columns, std::string_view api_version,
+      std::string_view kind, const Clock* clock = Clock::Real(),
       bool append_age_column = false);
 
   const std::vector<ColumnDefinition>& columns() const;
@@ -142,7 +142,7 @@ class TablePrinter {
   // One watch event for `kubectl get -w`: {"type":...,"object":<Table with
   // one row>}, without a trailing newline. ERROR events carry their Status
   // object unchanged, as kube-apiserver sends them.
-  std::string RenderWatchEvent(absl::string_view type,
+  std::string RenderWatchEvent(std::string_view type,
                                const rapidjson::Value& object,
                                const TableOptions& options = {}) const;
 

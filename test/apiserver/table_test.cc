@@ -28,7 +28,7 @@ rapidjson::Document Json(const std::string& text) {
 
 class TableTest : public ::testing::Test {
  protected:
-  std::string Cells(absl::string_view group, absl::string_view resource,
+  std::string Cells(std::string_view group, std::string_view resource,
                     const std::string& object) {
     rapidjson::Document d = Json(object);
     return TablePrinter::ForResource(group, resource, &clock_).RenderCells(d);
