@@ -7,6 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "api/selector/internal/quote.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "runtime/base/string_view.h"
@@ -15,14 +16,7 @@ namespace kcr {
 namespace api {
 namespace {
 
-std::string Quote(std::string_view text) {
-  constexpr size_t kMaxShown = 64;
-  if (text.size() > kMaxShown) {
-    return absl::StrCat(
-        "\"", absl::CHexEscape(ToAbsl(text.substr(0, kMaxShown))), "...\"");
-  }
-  return absl::StrCat("\"", absl::CHexEscape(ToAbsl(text)), "\"");
-}
+using selector_internal::Quote;
 
 std::string RenderTerm(const FieldRequirement& r) {
   return absl::StrCat(r.field, r.op == FieldOperator::kEquals ? "=" : "!=",

@@ -9,11 +9,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "api/selector/internal/quote.h"
 #include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
 namespace {
+
+using selector_internal::Quote;
 
 constexpr size_t kMaxNameLength = 63;
 constexpr size_t kMaxPrefixLength = 253;
@@ -76,17 +79,6 @@ bool ParseInt64(std::string_view s, int64_t* out) {
   }
   *out = negative ? static_cast<int64_t>(0 - v) : static_cast<int64_t>(v);
   return true;
-}
-
-// Quoted, escaped and shortened text of a token for error messages: the
-// input may be arbitrary bytes.
-std::string Quote(std::string_view text) {
-  constexpr size_t kMaxShown = 64;
-  if (text.size() > kMaxShown) {
-    return absl::StrCat(
-        "\"", absl::CHexEscape(ToAbsl(text.substr(0, kMaxShown))), "...\"");
-  }
-  return absl::StrCat("\"", absl::CHexEscape(ToAbsl(text)), "\"");
 }
 
 // ---- Lexer -----------------------------------------------------------------
