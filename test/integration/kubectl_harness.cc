@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <utility>
 
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 
 namespace kcr {
@@ -81,11 +83,52 @@ std::string FindKubectl() {
 }  // namespace
 
 KubectlProcess::~KubectlProcess() {
-  if (pid_ > 0) {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-  }
+  Stop();
   if (fd_ >= 0) close(fd_);
+}
+
+void KubectlProcess::Reaped(int status) {
+  pid_ = -1;
+  exit_code_ = WIFEXITED(status) ? std::optional<int>(WEXITSTATUS(status))
+                                 : std::optional<int>(-1);
+}
+
+void KubectlProcess::Stop() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  Reaped(status);
+}
+
+bool KubectlProcess::Running() {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) == pid_) Reaped(status);
+  return pid_ > 0;
+}
+
+std::optional<int> KubectlProcess::Wait(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (fd_ >= 0 && absl::Now() < deadline) {
+    pollfd p{fd_, POLLIN, 0};
+    const absl::Duration left = deadline - absl::Now();
+    int r = poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(left)) + 1);
+    if (r <= 0) continue;
+    char buf[4096];
+    ssize_t n = read(fd_, buf, sizeof(buf));
+    if (n <= 0) {
+      close(fd_);
+      fd_ = -1;
+    } else {
+      out_.append(buf, static_cast<size_t>(n));
+    }
+  }
+  while (Running() && absl::Now() < deadline)
+    absl::SleepFor(absl::Milliseconds(20));
+  if (Running()) return std::nullopt;
+  if (exit_code_ == std::optional<int>(-1)) return std::nullopt;
+  return exit_code_;
 }
 
 template <typename Done>
@@ -135,6 +178,9 @@ KubectlHarness::KubectlHarness(apiserver::ApiServer* server) {
   absl::Status s = server->WriteKubeconfig(kubeconfig_);
   EXPECT_TRUE(s.ok()) << s;
 }
+
+KubectlHarness::KubectlHarness(std::string kubeconfig, std::string home)
+    : home_(std::move(home)), kubeconfig_(std::move(kubeconfig)) {}
 
 std::vector<std::string> KubectlHarness::Env() const {
   const char* path = getenv("PATH");
@@ -193,6 +239,7 @@ std::unique_ptr<KubectlProcess> KubectlHarness::Start(
   argv.insert(argv.end(), args.begin(), args.end());
   auto p = std::unique_ptr<KubectlProcess>(new KubectlProcess());
   p->pid_ = Spawn(argv, Env(), "", &p->fd_, nullptr);
+  p->started_ = p->pid_ > 0;
   return p;
 }
 

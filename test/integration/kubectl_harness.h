@@ -1,14 +1,16 @@
 // KubectlHarness: runs the kubectl on the PATH (the dispatcher that picks
 // kubectl 1.27-1.33 from the server's /version) against an in-process local
-// API server, for tests of what kubectl users see.
+// API server, or against a server running as a process (given its
+// kubeconfig), for tests of what kubectl users see.
 //
-//   KubectlHarness k(std::move(server));
+//   KubectlHarness k(server);
 //   KubectlResult r = k.Run({"get", "pods", "-o", "wide"});
 //   EXPECT_EQ(r.exit_code, 0) << r.err;
 //   auto rows = KubectlHarness::Columns(r.out);  // cells split as printed
 //
 // Each call has a timeout so a hanging kubectl fails the test. HOME and the
-// kubeconfig live in the test's temporary directory. Not thread-safe.
+// kubeconfig live in the test's temporary directory unless given. Not
+// thread-safe.
 #ifndef KCR_TEST_INTEGRATION_KUBECTL_HARNESS_H_
 #define KCR_TEST_INTEGRATION_KUBECTL_HARNESS_H_
 
@@ -36,11 +38,19 @@ struct KubectlResult {
 class KubectlProcess {
  public:
   ~KubectlProcess();  // kills and reaps the process
+  bool started() const { return started_; }
   // Reads stdout until it contains `text` or `timeout` passes; true when
   // found. Everything read so far is in out().
   bool WaitForOutput(const std::string& text, absl::Duration timeout);
   // The same, until a whole line (ended by a newline) starts with `prefix`.
   bool WaitForLine(const std::string& prefix, absl::Duration timeout);
+  // Reads stdout to its end and waits for the exit, within `timeout`;
+  // the exit code, or nullopt if it has not exited (or was killed).
+  std::optional<int> Wait(absl::Duration timeout);
+  // True while it has not exited.
+  bool Running();
+  // Kills and reaps the process.
+  void Stop();
   const std::string& out() const { return out_; }
 
  private:
@@ -49,15 +59,23 @@ class KubectlProcess {
   bool WaitFor(Done done, absl::Duration timeout);
 
   friend class KubectlHarness;
-  pid_t pid_ = -1;
+  // Records the exit of a reaped process; -1 when killed by a signal.
+  void Reaped(int status);
+
+  bool started_ = false;
+  pid_t pid_ = -1;  // -1 once reaped
   int fd_ = -1;
   std::string out_;
+  std::optional<int> exit_code_;
 };
 
 class KubectlHarness {
  public:
   // Writes a kubeconfig for `server` into the test's temporary directory.
   explicit KubectlHarness(apiserver::ApiServer* server);
+  // For a server running as a process: uses its `kubeconfig` as is, and
+  // `home` (an existing directory) as HOME.
+  KubectlHarness(std::string kubeconfig, std::string home);
 
   KubectlResult Run(const std::vector<std::string>& args,
                     const std::string& stdin_text = "",

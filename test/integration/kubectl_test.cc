@@ -1,8 +1,8 @@
 // kubectl against cmd/local-apiserver: each test starts the binary with
 // --kubeconfig-out and runs the real /usr/bin/kubectl (the v1.32 dispatcher,
 // which runs the kubectl matching the server's /version minor). kubectl's
-// cache (HOME) lives in the test's temporary directory. A missing kubectl
-// fails the test.
+// cache (HOME) lives in the test's temporary directory; KubectlHarness runs
+// kubectl. A missing kubectl fails the test.
 #include <unistd.h>
 
 #include <memory>
@@ -13,12 +13,15 @@
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
 #include "rapidjson/pointer.h"
+#include "test/integration/kubectl_harness.h"
 #include "test/integration/process_util.h"
 
 namespace kcr {
 namespace apiserver {
 namespace {
 
+using ::kcr::integration::KubectlHarness;
+using ::kcr::integration::KubectlResult;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -52,6 +55,8 @@ class KubectlTest : public ::testing::Test {
     ASSERT_EQ(system(("mkdir -p " + dir_ + "/home").c_str()), 0);
     server_ = std::make_unique<LocalApiServerProcess>(kBinary, dir_);
     ASSERT_TRUE(server_->ok()) << server_->error();
+    kubectl_ =
+        std::make_unique<KubectlHarness>(server_->kubeconfig(), dir_ + "/home");
   }
 
   void TearDown() override {
@@ -61,38 +66,22 @@ class KubectlTest : public ::testing::Test {
     }
   }
 
-  std::vector<std::string> Argv(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {kKubectl,
-                                     "--kubeconfig=" + server_->kubeconfig()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return argv;
-  }
-  std::map<std::string, std::string> Env() {
-    return {{"HOME", dir_ + "/home"}, {"KUBECACHEDIR", dir_ + "/home/cache"}};
-  }
-
-  ProcessResult Kubectl(const std::vector<std::string>& args,
+  KubectlResult Kubectl(const std::vector<std::string>& args,
                         const std::string& stdin_data = "") {
-    ProcessResult r = RunProcess(Argv(args), Env(), stdin_data);
-    return r;
+    return kubectl_->Run(args, stdin_data);
   }
   // Runs kubectl and expects success.
   std::string Ok(const std::vector<std::string>& args,
                  const std::string& stdin_data = "") {
-    ProcessResult r = Kubectl(args, stdin_data);
+    KubectlResult r = Kubectl(args, stdin_data);
     EXPECT_EQ(r.exit_code, 0)
         << "kubectl " << args[0] << " failed: " << r.err << r.out;
     return r.out;
   }
-  std::unique_ptr<BackgroundProcess> Background(
-      const std::vector<std::string>& args, const std::string& name) {
-    return std::make_unique<BackgroundProcess>(Argv(args), Env(),
-                                               dir_ + "/" + name + ".out",
-                                               dir_ + "/" + name + ".err");
-  }
 
   std::string dir_;
   std::unique_ptr<LocalApiServerProcess> server_;
+  std::unique_ptr<KubectlHarness> kubectl_;
 };
 
 constexpr char kConfigMap[] = R"(apiVersion: v1
@@ -185,7 +174,7 @@ TEST_F(KubectlTest, ApplyConfigMapServerSide) {
   EXPECT_THAT(Ok({"get", "cm", "cm1", "-o", "yaml", "--show-managed-fields"}),
               HasSubstr("manager: kubectl"));
   // Another manager changing an owned field conflicts unless forced.
-  ProcessResult conflict =
+  KubectlResult conflict =
       Kubectl({"apply", "--server-side", "--field-manager=other", "-f", "-"},
               kConfigMap);
   EXPECT_NE(conflict.exit_code, 0);
@@ -225,14 +214,14 @@ TEST_F(KubectlTest, ApplyCrdThenCustomResourceWithPrinterColumns) {
   std::string wide = Ok({"get", "wd", "-o", "wide"});
   EXPECT_THAT(wide, HasSubstr("COLOR"));
   EXPECT_THAT(wide, HasSubstr("red"));
-  ProcessResult bad =
+  KubectlResult bad =
       Kubectl({"apply", "-f", "-"},
               "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w2}\n"
               "spec: {size: 0}\n");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_THAT(bad.err, HasSubstr("should be greater than or equal to 1"));
   // kubectl asks for fieldValidation=Strict: an unknown field is an error.
-  ProcessResult unknown =
+  KubectlResult unknown =
       Kubectl({"apply", "-f", "-"},
               "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w3}\n"
               "spec: {size: 2, junk: 1}\n");
@@ -283,7 +272,7 @@ TEST_F(KubectlTest, ReplaceLikeEdit) {
   EXPECT_THAT(Ok({"replace", "-f", "-"}, json), HasSubstr("replaced"));
   EXPECT_EQ(Ok({"get", "cm", "cm1", "-o", "jsonpath={.data.a}"}), "edited");
   // The same stale body again: 409 Conflict.
-  ProcessResult stale = Kubectl({"replace", "-f", "-"}, json);
+  KubectlResult stale = Kubectl({"replace", "-f", "-"}, json);
   EXPECT_NE(stale.exit_code, 0);
   EXPECT_THAT(stale.err, HasSubstr("the object has been modified"));
 }
@@ -292,10 +281,10 @@ TEST_F(KubectlTest, DeleteWaitsForFinalizer) {
   Ok({"apply", "-f", "-"},
      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: held\n"
      "  finalizers: [example.com/hold]\n");
-  auto del = Background({"delete", "cm", "held"}, "delete");
+  auto del = kubectl_->Start({"delete", "cm", "held"});
   ASSERT_TRUE(del->started());
   ASSERT_TRUE(WaitFor([&] {
-    ProcessResult r = Kubectl(
+    KubectlResult r = Kubectl(
         {"get", "cm", "held", "-o", "jsonpath={.metadata.deletionTimestamp}"});
     return r.exit_code == 0 && !r.out.empty();
   })) << "deletionTimestamp never set";
@@ -303,9 +292,8 @@ TEST_F(KubectlTest, DeleteWaitsForFinalizer) {
   EXPECT_TRUE(del->Running());
   Ok({"patch", "cm", "held", "--type", "merge", "-p",
       R"({"metadata":{"finalizers":null}})"});
-  EXPECT_EQ(del->Wait(absl::Seconds(20)), std::optional<int>(0))
-      << ReadFile(dir_ + "/delete.err");
-  EXPECT_THAT(ReadFile(dir_ + "/delete.out"), HasSubstr("deleted"));
+  EXPECT_EQ(del->Wait(absl::Seconds(20)), std::optional<int>(0)) << del->out();
+  EXPECT_THAT(del->out(), HasSubstr("deleted"));
   EXPECT_NE(Kubectl({"get", "cm", "held"}).exit_code, 0);
 }
 
@@ -318,7 +306,7 @@ TEST_F(KubectlTest, CreateNamespaceAndDeleteItWithContents) {
   // deletes its contents, then the namespace.
   EXPECT_THAT(Ok({"delete", "namespace", "team"}), HasSubstr("deleted"));
   EXPECT_NE(Kubectl({"get", "ns", "team"}).exit_code, 0);
-  ProcessResult create =
+  KubectlResult create =
       Kubectl({"create", "configmap", "d", "-n", "team", "--from-literal=a=b"});
   EXPECT_NE(create.exit_code, 0);
   EXPECT_THAT(create.err, HasSubstr("not found"));
@@ -326,14 +314,10 @@ TEST_F(KubectlTest, CreateNamespaceAndDeleteItWithContents) {
 
 TEST_F(KubectlTest, GetWatchSeesChange) {
   Ok({"apply", "-f", "-"}, kConfigMap);
-  auto watch = Background({"get", "cm", "-w"}, "watch");
-  ASSERT_TRUE(WaitFor([&] {
-    return ReadFile(dir_ + "/watch.out").find("cm1") != std::string::npos;
-  })) << ReadFile(dir_ + "/watch.err");
+  auto watch = kubectl_->Start({"get", "cm", "-w"});
+  ASSERT_TRUE(watch->WaitForOutput("cm1", absl::Seconds(20))) << watch->out();
   Ok({"create", "configmap", "fresh", "--from-literal=x=y"});
-  EXPECT_TRUE(WaitFor([&] {
-    return ReadFile(dir_ + "/watch.out").find("fresh") != std::string::npos;
-  })) << ReadFile(dir_ + "/watch.out");
+  EXPECT_TRUE(watch->WaitForOutput("fresh", absl::Seconds(20))) << watch->out();
   watch->Stop();
 }
 
