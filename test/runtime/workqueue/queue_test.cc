@@ -401,15 +401,22 @@ TEST(QueueOrderTest, AnAddThatFoundTheItemQueuedDoesNotQueueItAgain) {
   EXPECT_EQ(q.Len(), 0u);
 }
 
+// Options of a queue named `name` that records into `provider`, on `clock`
+// (null: the real clock).
+QueueOptions Metered(std::string name, FakeMetricsProvider* provider,
+                     const Clock* clock = nullptr) {
+  QueueOptions options;
+  options.name = std::move(name);
+  options.metrics_provider = provider;
+  options.clock = clock;
+  return options;
+}
+
 TEST(QueueMetricsTest, RecordsClientGoInstrumentsWhenNamed) {
   testing::FakeClock clock;
   FakeMetricsProvider provider;
   {
-    QueueOptions options;
-    options.name = "pods";
-    options.metrics_provider = &provider;
-    options.clock = &clock;
-    Queue<std::string> q(options);
+    Queue<std::string> q(Metered("pods", &provider, &clock));
     q.Add("a");
     q.Add("a");  // collapsed: not an add
     q.Add("b");
@@ -440,11 +447,7 @@ TEST(QueueMetricsTest, RecordsClientGoInstrumentsWhenNamed) {
 TEST(QueueMetricsTest, AddsReachTheInstrumentsWithinOneUpdatePeriod) {
   testing::FakeClock clock;
   FakeMetricsProvider provider;
-  QueueOptions options;
-  options.name = "idle";
-  options.metrics_provider = &provider;
-  options.clock = &clock;
-  Queue<std::string> q(options);
+  Queue<std::string> q(Metered("idle", &provider, &clock));
   clock.BlockUntilWaiters(1);  // the updater's first tick is behind it
   q.Add("a");
   q.Add("b");
@@ -460,11 +463,7 @@ TEST(QueueMetricsTest,
      WorkersObservationsReachTheInstrumentsWithinOneUpdatePeriod) {
   testing::FakeClock clock;
   FakeMetricsProvider provider;
-  QueueOptions options;
-  options.name = "working";
-  options.metrics_provider = &provider;
-  options.clock = &clock;
-  Queue<std::string> q(options);
+  Queue<std::string> q(Metered("working", &provider, &clock));
   clock.BlockUntilWaiters(1);  // the updater's first tick is behind it
   q.Add("a");
   q.Add("b");
@@ -484,10 +483,8 @@ TEST(QueueMetricsTest,
 
 TEST(QueueMetricsTest, CountsStayConsistentUnderConcurrentUse) {
   FakeMetricsProvider provider;
-  QueueOptions options;
-  options.name = "busy";
-  options.metrics_provider = &provider;
-  Queue<std::string> q(options);  // real clock: the updater runs for real
+  Queue<std::string> q(
+      Metered("busy", &provider));  // real clock: the updater runs for real
   std::atomic<int> processed{0};
   std::vector<std::thread> consumers;
   for (int c = 0; c < 3; ++c) {
