@@ -49,6 +49,10 @@ struct ListOptions {
   std::string resource_version_match;  // "NotOlderThan" or "Exact"
   int64_t limit = 0;                   // 0 = no paging
   std::string continue_token;
+  // Ask for metadata only: the server answers PartialObjectMetadataList
+  // (list) and PartialObjectMetadata objects (get, watch), as client-go's
+  // metadata client does.
+  bool metadata_only = false;
   // Watch only:
   std::optional<int64_t> timeout_seconds;
   bool allow_watch_bookmarks = false;
@@ -80,6 +84,16 @@ struct DeleteOptions {
   Preconditions preconditions;
   std::string propagation_policy;  // "Orphan", "Background", "Foreground" or ""
   bool dry_run = false;
+};
+
+// What a list answer says besides its items (its ListMeta, and the list's
+// kind), for ListEach.
+struct ListMeta {
+  std::string api_version;
+  std::string kind;  // e.g. "PodList"
+  std::string resource_version;
+  std::string continue_token;  // non-empty: more pages
+  std::optional<int64_t> remaining_item_count;
 };
 
 // A page of a list. Items carry kind and apiVersion (filled from the list's

@@ -77,6 +77,17 @@ class CppRestClient final : public RestClient {
     KCR_ASSIGN_OR_RETURN(std::string body, Call(ctx, r));
     return DecodeList(body, options_.parse_options);
   }
+  absl::StatusOr<ListMeta> ListEach(
+      const Context& ctx, const Resource& resource, const ListOptions& options,
+      const std::function<absl::Status(api::ObjectPtr)>& on_item) override {
+    KCR_ASSIGN_OR_RETURN(ObjectList list, List(ctx, resource, options));
+    for (api::ObjectPtr& item : list.items) {
+      KCR_RETURN_IF_ERROR(on_item(std::move(item)));
+    }
+    return ListMeta{std::move(list.api_version), std::move(list.kind),
+                    std::move(list.resource_version),
+                    std::move(list.continue_token), list.remaining_item_count};
+  }
   absl::StatusOr<std::unique_ptr<WatchStream>> Watch(
       const Context& ctx, const Resource& resource,
       const ListOptions& options) override;

@@ -68,6 +68,15 @@ class RestClient {
                                           const Resource& resource,
                                           const ListOptions& options = {}) = 0;
 
+  // One page (or everything when options.limit is 0), handing each item to
+  // `on_item` in order as it is decoded, so a large answer is never held
+  // whole: the items already handed over are the caller's, and an error
+  // (from the server, the stream, or `on_item`, which stops the list) may
+  // come after some items. Returns the list's metadata.
+  virtual absl::StatusOr<ListMeta> ListEach(
+      const Context& ctx, const Resource& resource, const ListOptions& options,
+      const std::function<absl::Status(api::ObjectPtr)>& on_item) = 0;
+
   // Starts a watch (the request has `watch=true`). The returned stream is
   // independent of the client's other requests; it holds its own
   // connection, and the client must outlive it. `ctx` bounds the whole
