@@ -1,0 +1,293 @@
+#include "runtime/cache/real_fifo.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/synchronization/mutex.h"  // absl::Condition
+#include "glog/logging.h"
+
+namespace kcr::cache {
+
+RealFifo::RealFifo(RealFifoOptions options)
+    : known_objects_(options.known_objects),
+      transform_(std::move(options.transform)),
+      name_(std::move(options.name)) {
+  if (MetricsProvider* metrics =
+          ResolveMetricsProvider(options.metrics, name_)) {
+    transform_errors_ =
+        metrics->NewDroppedObjectsMetric(name_, kDropTransformError);
+    no_key_ = metrics->NewDroppedObjectsMetric(name_, kDropNoKey);
+  }
+}
+
+RealFifo::~RealFifo() = default;
+
+api::ObjectPtr RealFifo::Transform(api::ObjectPtr object) {
+  if (!transform_) return object;
+  absl::StatusOr<api::ObjectPtr> transformed = transform_(object);
+  if (transformed.ok() && *transformed != nullptr) {
+    return *std::move(transformed);
+  }
+  LOG(WARNING) << "dropping an object its transform rejected fifo=" << name_
+               << " object=" << object->namespace_() << "/" << object->name()
+               << " error="
+               << (transformed.ok() ? "transform returned null"
+                                    : transformed.status().ToString());
+  if (transform_errors_ != nullptr) transform_errors_->Inc();
+  return nullptr;
+}
+
+absl::Status RealFifo::Enqueue(DeltaType type, api::ObjectPtr object) {
+  if (object == nullptr) {
+    return absl::InvalidArgumentError("RealFifo: null object");
+  }
+  absl::StatusOr<std::string> key = MetaNamespaceKey(*object);
+  if (!key.ok()) return key.status();
+  // Outside the lock: a transform may be costly, and the order of writes
+  // from one thread does not depend on it.
+  object = Transform(std::move(object));
+  if (object == nullptr) return absl::OkStatus();
+  MutexLock lock(&mu_);
+  if (closed_) return absl::OkStatus();
+  PushLocked(Delta{type, std::move(object), false}, *std::move(key));
+  return absl::OkStatus();
+}
+
+void RealFifo::PushLocked(Delta delta, std::string key) {
+  items_.push_back(Entry{std::move(delta), std::move(key)});
+  cv_.Signal();
+}
+
+absl::Status RealFifo::Add(api::ObjectPtr object) {
+  return Enqueue(DeltaType::kAdded, std::move(object));
+}
+
+absl::Status RealFifo::Update(api::ObjectPtr object) {
+  return Enqueue(DeltaType::kUpdated, std::move(object));
+}
+
+absl::Status RealFifo::Delete(api::ObjectPtr object) {
+  return Enqueue(DeltaType::kDeleted, std::move(object));
+}
+
+absl::Status RealFifo::Replace(std::vector<api::ObjectPtr> objects,
+                               std::string resource_version) {
+  // Keys and transforms outside the lock.
+  std::vector<std::pair<std::string, api::ObjectPtr>> listed;
+  listed.reserve(objects.size());
+  for (api::ObjectPtr& object : objects) {
+    if (object == nullptr) continue;
+    absl::StatusOr<std::string> key = MetaNamespaceKey(*object);
+    if (!key.ok()) {
+      LOG(WARNING) << "skipping a listed object without a key fifo=" << name_
+                   << " error=" << key.status();
+      if (no_key_ != nullptr) no_key_->Inc();
+      continue;
+    }
+    api::ObjectPtr transformed = Transform(std::move(object));
+    if (transformed == nullptr) continue;
+    listed.emplace_back(*std::move(key), std::move(transformed));
+  }
+  objects.clear();
+
+  MutexLock lock(&mu_);
+  if (closed_) return absl::OkStatus();
+
+  // The newest delta of every key waiting or being processed, in the order
+  // the keys first appear (oldest first, so tombstones come out in a
+  // stable order).
+  absl::flat_hash_map<std::string_view, const Delta*> newest;
+  std::vector<std::string_view> order;
+  auto note = [&](std::string_view key, const Delta& delta) {
+    auto [it, inserted] = newest.try_emplace(key, &delta);
+    if (inserted) {
+      order.push_back(key);
+    } else {
+      it->second = &delta;
+    }
+  };
+  if (in_flight_ != nullptr) {
+    for (size_t i = 0; i < in_flight_->deltas.size(); ++i) {
+      note(in_flight_->keys[i], in_flight_->deltas[i]);
+    }
+  }
+  for (const Entry& entry : items_) note(entry.key, entry.delta);
+
+  absl::flat_hash_set<std::string_view> listed_keys;
+  listed_keys.reserve(listed.size());
+  for (const auto& entry : listed) listed_keys.insert(entry.first);
+  std::vector<Entry> tombstones;
+  for (std::string_view key : order) {
+    const Delta& last = *newest[key];
+    if (last.type == DeltaType::kDeleted) continue;
+    if (listed_keys.contains(key)) continue;
+    tombstones.push_back(
+        Entry{Delta{DeltaType::kDeleted, last.object, true}, std::string(key)});
+  }
+  if (known_objects_ != nullptr) {
+    for (std::string& key : known_objects_->ListKeys()) {
+      if (listed_keys.contains(key) || newest.contains(key)) continue;
+      api::ObjectPtr last = known_objects_->GetByKey(key);
+      // Gone from the indexer since ListKeys: its deletion was applied.
+      if (last == nullptr) continue;
+      tombstones.push_back(Entry{
+          Delta{DeltaType::kDeleted, std::move(last), true}, std::move(key)});
+    }
+  }
+  // `newest` and `listed_keys` point into items_ and `listed`: done with
+  // them before either changes.
+  newest.clear();
+  order.clear();
+  listed_keys.clear();
+
+  for (auto& [key, object] : listed) {
+    PushLocked(Delta{DeltaType::kReplaced, std::move(object), false},
+               std::move(key));
+  }
+  if (!tombstones.empty()) {
+    VLOG(2) << "relist found deleted objects fifo=" << name_
+            << " count=" << tombstones.size() << " rv=" << resource_version;
+  }
+  for (Entry& entry : tombstones) {
+    PushLocked(std::move(entry.delta), std::move(entry.key));
+  }
+  if (!populated_) {
+    populated_ = true;
+    initial_unpopped_ = items_.size();
+    initial_unprocessed_ = items_.size();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RealFifo::Resync() {
+  if (known_objects_ == nullptr) return absl::OkStatus();
+  MutexLock lock(&mu_);
+  if (closed_) return absl::OkStatus();
+  // A key with a delta waiting or being processed is skipped, as client-go
+  // does: the indexer may not have that delta yet, and a kSync carrying
+  // the indexer's older state queued after it would roll the key back.
+  absl::flat_hash_set<std::string_view> pending;
+  if (in_flight_ != nullptr) {
+    pending.insert(in_flight_->keys.begin(), in_flight_->keys.end());
+  }
+  for (const Entry& entry : items_) pending.insert(entry.key);
+  std::vector<Entry> syncs;
+  for (std::string& key : known_objects_->ListKeys()) {
+    if (pending.contains(key)) continue;
+    api::ObjectPtr object = known_objects_->GetByKey(key);
+    if (object == nullptr) continue;
+    syncs.push_back(
+        Entry{Delta{DeltaType::kSync, std::move(object), false}, std::move(key)});
+  }
+  pending.clear();
+  for (Entry& entry : syncs) {
+    PushLocked(std::move(entry.delta), std::move(entry.key));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<api::ObjectPtr> RealFifo::List() const {
+  MutexLock lock(&mu_);
+  absl::flat_hash_map<std::string_view, const Delta*> newest;
+  std::vector<std::string_view> order;
+  for (const Entry& entry : items_) {
+    auto [it, inserted] = newest.try_emplace(entry.key, &entry.delta);
+    if (inserted) {
+      order.push_back(entry.key);
+    } else {
+      it->second = &entry.delta;
+    }
+  }
+  std::vector<api::ObjectPtr> out;
+  for (std::string_view key : order) {
+    const Delta& delta = *newest[key];
+    if (delta.type != DeltaType::kDeleted) out.push_back(delta.object);
+  }
+  return out;
+}
+
+std::vector<std::string> RealFifo::ListKeys() const {
+  std::vector<std::string> keys;
+  for (const api::ObjectPtr& object : List()) {
+    absl::StatusOr<std::string> key = MetaNamespaceKey(*object);
+    if (key.ok()) keys.push_back(*std::move(key));
+  }
+  return keys;
+}
+
+api::ObjectPtr RealFifo::GetByKey(std::string_view key) const {
+  MutexLock lock(&mu_);
+  for (auto it = items_.rbegin(); it != items_.rend(); ++it) {
+    if (it->key != key) continue;
+    return it->delta.type == DeltaType::kDeleted ? nullptr : it->delta.object;
+  }
+  return nullptr;
+}
+
+absl::Status RealFifo::Pop(const Context& ctx, size_t max_batch,
+                           const PopProcessFunc& process) {
+  CHECK_GE(max_batch, 1u);
+  std::shared_ptr<const Batch> batch;
+  bool initial = false;
+  {
+    MutexLock lock(&mu_);
+    CHECK(!popping_) << "RealFifo::Pop called from two threads at once";
+    absl::Status waited =
+        cv_.Await(&mu_, ctx, absl::Condition(this, &RealFifo::ReadyLocked));
+    if (!waited.ok()) return waited;
+    if (items_.empty()) return absl::CancelledError("RealFifo closed");
+    size_t n = std::min(max_batch, items_.size());
+    // A batch is wholly in the initial list or wholly after it.
+    if (initial_unpopped_ > 0) {
+      n = std::min(n, initial_unpopped_);
+      initial_unpopped_ -= n;
+      initial = true;
+    }
+    auto taken = std::make_shared<Batch>();
+    taken->deltas.reserve(n);
+    taken->keys.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      Entry& entry = items_.front();
+      taken->deltas.push_back(std::move(entry.delta));
+      taken->keys.push_back(std::move(entry.key));
+      items_.pop_front();
+    }
+    batch = std::move(taken);
+    in_flight_ = batch;
+    popping_ = true;
+  }
+
+  absl::Status processed = process(batch->deltas, initial);
+  if (!processed.ok()) {
+    LOG(ERROR) << "processing popped deltas failed fifo=" << name_
+               << " count=" << batch->deltas.size() << " error=" << processed;
+  }
+
+  MutexLock lock(&mu_);
+  in_flight_ = nullptr;
+  popping_ = false;
+  if (initial) initial_unprocessed_ -= batch->deltas.size();
+  return absl::OkStatus();
+}
+
+bool RealFifo::ReadyLocked() const { return closed_ || !items_.empty(); }
+
+bool RealFifo::HasSynced() const {
+  MutexLock lock(&mu_);
+  return populated_ && initial_unprocessed_ == 0;
+}
+
+void RealFifo::Close() {
+  MutexLock lock(&mu_);
+  closed_ = true;
+  cv_.SignalAll();
+}
+
+size_t RealFifo::Len() const {
+  MutexLock lock(&mu_);
+  return items_.size();
+}
+
+}  // namespace kcr::cache
