@@ -47,9 +47,8 @@ struct Delta {
 // Handles one batch of popped deltas, oldest first. `is_in_initial_list`:
 // every delta of the batch belongs to the first list (batches never mix the
 // two). An error is logged by the caller; the deltas are not requeued.
-using PopProcessFunc =
-    std::function<absl::Status(absl::Span<const Delta> batch,
-                               bool is_in_initial_list)>;
+using PopProcessFunc = std::function<absl::Status(absl::Span<const Delta> batch,
+                                                  bool is_in_initial_list)>;
 
 class Queue : public Store {
  public:

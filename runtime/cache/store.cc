@@ -6,8 +6,8 @@ namespace kcr::cache {
 
 absl::StatusOr<std::string> MetaNamespaceKey(const api::Object& object) {
   if (object.name().empty()) {
-    return absl::InvalidArgumentError(
-        "object has no name (kind " + std::string(object.kind()) + ")");
+    return absl::InvalidArgumentError("object has no name (kind " +
+                                      std::string(object.kind()) + ")");
   }
   return object.Key();
 }
@@ -22,8 +22,8 @@ absl::StatusOr<std::pair<std::string, std::string>> SplitMetaNamespaceKey(
   std::string_view ns = key.substr(0, slash);
   std::string_view name = key.substr(slash + 1);
   if (name.find('/') != std::string_view::npos || name.empty()) {
-    return absl::InvalidArgumentError(
-        "unexpected key format: \"" + std::string(key) + "\"");
+    return absl::InvalidArgumentError("unexpected key format: \"" +
+                                      std::string(key) + "\"");
   }
   return std::make_pair(std::string(ns), std::string(name));
 }
