@@ -178,8 +178,8 @@ absl::Status RealFifo::Resync() {
     if (pending.contains(key)) continue;
     api::ObjectPtr object = known_objects_->GetByKey(key);
     if (object == nullptr) continue;
-    syncs.push_back(
-        Entry{Delta{DeltaType::kSync, std::move(object), false}, std::move(key)});
+    syncs.push_back(Entry{Delta{DeltaType::kSync, std::move(object), false},
+                          std::move(key)});
   }
   pending.clear();
   for (Entry& entry : syncs) {

@@ -71,9 +71,8 @@ FakeCacheMetrics::NewLastResourceVersionMetric(std::string_view name) {
   return Make(kLastResourceVersion, name, "");
 }
 
-std::unique_ptr<cache::CounterMetric>
-FakeCacheMetrics::NewDroppedObjectsMetric(std::string_view name,
-                                          std::string_view reason) {
+std::unique_ptr<cache::CounterMetric> FakeCacheMetrics::NewDroppedObjectsMetric(
+    std::string_view name, std::string_view reason) {
   return Make(kDropped, name, reason);
 }
 

@@ -141,9 +141,8 @@ TEST(RealFifoTest, ReplaceQueuesReplacedThenTombstonesForMissingKeys) {
   ASSERT_TRUE(fifo.Add(Obj("c", "3")).ok());
 
   ASSERT_TRUE(fifo.Replace({Obj("a", "5")}, "9").ok());
-  EXPECT_THAT(PopOne(fifo).deltas,
-              ElementsAre("Added c@3", "Replaced a@5", "Deleted! c@3",
-                          "Deleted! b@2"));
+  EXPECT_THAT(PopOne(fifo).deltas, ElementsAre("Added c@3", "Replaced a@5",
+                                               "Deleted! c@3", "Deleted! b@2"));
 }
 
 TEST(RealFifoTest, ReplaceTombstoneCarriesTheNewestQueuedState) {
@@ -152,8 +151,7 @@ TEST(RealFifoTest, ReplaceTombstoneCarriesTheNewestQueuedState) {
   RealFifo fifo(RealFifoOptions{&known});
   ASSERT_TRUE(fifo.Update(Obj("a", "2")).ok());
   ASSERT_TRUE(fifo.Replace({}, "9").ok());
-  EXPECT_THAT(PopOne(fifo).deltas,
-              ElementsAre("Updated a@2", "Deleted! a@2"));
+  EXPECT_THAT(PopOne(fifo).deltas, ElementsAre("Updated a@2", "Deleted! a@2"));
 }
 
 TEST(RealFifoTest, ReplaceSkipsKeysAlreadyDeletedInTheQueue) {
@@ -287,10 +285,9 @@ TEST(RealFifoTest, CloseWakesABlockedPop) {
   RealFifo fifo;
   absl::Status popped;
   std::thread popper([&] {
-    popped = fifo.Pop(Context::Background(), 1,
-                      [](absl::Span<const Delta>, bool) {
-                        return absl::OkStatus();
-                      });
+    popped = fifo.Pop(
+        Context::Background(), 1,
+        [](absl::Span<const Delta>, bool) { return absl::OkStatus(); });
   });
   fifo.Close();
   popper.join();
@@ -302,9 +299,8 @@ TEST(RealFifoTest, PopEndsWithItsContext) {
   auto [ctx, cancel] = WithCancel(Context::Background());
   absl::Status popped;
   std::thread popper([&, ctx = ctx] {
-    popped = fifo.Pop(ctx, 1, [](absl::Span<const Delta>, bool) {
-      return absl::OkStatus();
-    });
+    popped = fifo.Pop(
+        ctx, 1, [](absl::Span<const Delta>, bool) { return absl::OkStatus(); });
   });
   cancel();
   popper.join();
@@ -321,8 +317,7 @@ TEST(RealFifoTest, TransformAppliesToQueuedObjectsNotToTombstonesOrSync) {
   options.known_objects = &known;
   options.name = "cms";
   options.metrics = &metrics;
-  options.transform =
-      [&](api::ObjectPtr o) -> absl::StatusOr<api::ObjectPtr> {
+  options.transform = [&](api::ObjectPtr o) -> absl::StatusOr<api::ObjectPtr> {
     ++calls;
     if (o->name() == "bad") return absl::InvalidArgumentError("bad object");
     return Obj(o->name(), std::string(o->resource_version()) + "t");
@@ -331,9 +326,8 @@ TEST(RealFifoTest, TransformAppliesToQueuedObjectsNotToTombstonesOrSync) {
 
   ASSERT_TRUE(fifo.Add(Obj("a", "1")).ok());
   ASSERT_TRUE(fifo.Add(Obj("bad", "1")).ok());  // dropped, not an error
-  ASSERT_TRUE(fifo.Replace({Obj("a", "2"), Obj("bad", "2"), Obj("k", "2")},
-                           "2")
-                  .ok());
+  ASSERT_TRUE(
+      fifo.Replace({Obj("a", "2"), Obj("bad", "2"), Obj("k", "2")}, "2").ok());
   EXPECT_EQ(calls, 5);
   EXPECT_THAT(PopOne(fifo).deltas,
               ElementsAre("Added a@1t", "Replaced a@2t", "Replaced k@2t",
@@ -364,15 +358,15 @@ TEST(RealFifoTest, ConcurrentProducerAndConsumerSeeEveryDeltaInOrder) {
   int syncs = 0;
   while (true) {
     absl::Status s = fifo.Pop(
-        Context::Background(), 64,
-        [&](absl::Span<const Delta> batch, bool) {
+        Context::Background(), 64, [&](absl::Span<const Delta> batch, bool) {
           for (const Delta& d : batch) {
             if (d.type == DeltaType::kSync) {
               ++syncs;
               continue;
             }
             EXPECT_TRUE(known.Add(d.object).ok());
-            seen.push_back(std::stoi(std::string(d.object->resource_version())));
+            seen.push_back(
+                std::stoi(std::string(d.object->resource_version())));
           }
           return absl::OkStatus();
         });
