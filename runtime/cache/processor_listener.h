@@ -66,8 +66,7 @@ class ResourceEventHandler {
 class ResourceEventHandlerFuncs final : public ResourceEventHandler {
  public:
   std::function<void(const api::ObjectPtr&, bool)> add_func;
-  std::function<void(const api::ObjectPtr&, const api::ObjectPtr&)>
-      update_func;
+  std::function<void(const api::ObjectPtr&, const api::ObjectPtr&)> update_func;
   std::function<void(const api::ObjectPtr&, bool)> delete_func;
 
   void OnAdd(const api::ObjectPtr& object, bool is_in_initial_list) override {
@@ -87,8 +86,8 @@ class ResourceEventHandlerFuncs final : public ResourceEventHandler {
 struct HandlerEvent {
   enum class Type { kAdd, kUpdate, kDelete };
   Type type = Type::kAdd;
-  api::ObjectPtr object;      // the new state (kDelete: the last state)
-  api::ObjectPtr old_object;  // kUpdate only
+  api::ObjectPtr object;             // the new state (kDelete: the last state)
+  api::ObjectPtr old_object;         // kUpdate only
   bool is_in_initial_list = false;   // kAdd only
   bool final_state_unknown = false;  // kDelete only
 

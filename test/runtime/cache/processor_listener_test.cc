@@ -27,7 +27,8 @@ api::ObjectPtr Pod(const std::string& name, int rv,
 class Recorder : public ResourceEventHandler {
  public:
   void OnAdd(const api::ObjectPtr& o, bool initial) override {
-    Record(absl::StrCat("add ", std::string(o->name()), " ", std::string(o->resource_version()),
+    Record(absl::StrCat("add ", std::string(o->name()), " ",
+                        std::string(o->resource_version()),
                         initial ? " initial" : ""));
   }
   void OnUpdate(const api::ObjectPtr& old_o,
@@ -37,7 +38,8 @@ class Recorder : public ResourceEventHandler {
                         std::string(new_o->resource_version())));
   }
   void OnDelete(const api::ObjectPtr& o, bool unknown) override {
-    Record(absl::StrCat("delete ", std::string(o->name()), " ", std::string(o->resource_version()),
+    Record(absl::StrCat("delete ", std::string(o->name()), " ",
+                        std::string(o->resource_version()),
                         unknown ? " unknown" : ""));
   }
 
@@ -115,15 +117,15 @@ TEST(ProcessorListenerTest, CoalescesByKeyPastTheBound) {
   // Two pending in order, then coalescing.
   listener.Add(HandlerEvent::Add(Pod("a", 2), true));
   listener.Add(HandlerEvent::Add(Pod("b", 3), false));
-  listener.Add(HandlerEvent::Update(Pod("a", 2), Pod("a", 4)));    // → add a 4
-  listener.Add(HandlerEvent::Update(Pod("b", 3), Pod("b", 5)));    // → add b 5
-  listener.Add(HandlerEvent::Delete(Pod("b", 6), false));          // cancels b
+  listener.Add(HandlerEvent::Update(Pod("a", 2), Pod("a", 4)));  // → add a 4
+  listener.Add(HandlerEvent::Update(Pod("b", 3), Pod("b", 5)));  // → add b 5
+  listener.Add(HandlerEvent::Delete(Pod("b", 6), false));        // cancels b
   listener.Add(HandlerEvent::Add(Pod("c", 7), false));
-  listener.Add(HandlerEvent::Update(Pod("c", 7), Pod("c", 8)));    // → add c 8
+  listener.Add(HandlerEvent::Update(Pod("c", 7), Pod("c", 8)));  // → add c 8
   listener.Add(HandlerEvent::Add(Pod("d", 9), false));
-  listener.Add(HandlerEvent::Delete(Pod("d", 10), false));         // cancels d
-  listener.Add(HandlerEvent::Add(Pod("d", 11, "d2"), false));      // new one
-  EXPECT_EQ(listener.pending(), 3u);  // a, c, d2
+  listener.Add(HandlerEvent::Delete(Pod("d", 10), false));     // cancels d
+  listener.Add(HandlerEvent::Add(Pod("d", 11, "d2"), false));  // new one
+  EXPECT_EQ(listener.pending(), 3u);                           // a, c, d2
   EXPECT_FALSE(listener.InitialListDelivered());
   recorder->Open();
   ASSERT_TRUE(listener.WaitIdle(absl::Seconds(10)));
@@ -151,9 +153,8 @@ TEST(ProcessorListenerTest, CoalescedUpdateKeepsWhatTheHandlerSaw) {
   recorder->Open();
   ASSERT_TRUE(listener.WaitIdle(absl::Seconds(10)));
   EXPECT_EQ(recorder->calls(),
-            (std::vector<std::string>{"add held 1", "add x 1",
-                                      "update a 1->3", "delete e 4",
-                                      "add e 6"}));
+            (std::vector<std::string>{"add held 1", "add x 1", "update a 1->3",
+                                      "delete e 4", "add e 6"}));
 }
 
 TEST(ProcessorListenerTest, BoundedWhileTheHandlerIsStuck) {
@@ -167,9 +168,9 @@ TEST(ProcessorListenerTest, BoundedWhileTheHandlerIsStuck) {
   for (int rv = 1; rv <= 1000; ++rv) {
     for (int i = 0; i < 50; ++i) {
       const std::string name = absl::StrCat("p", i);
-      listener.Add(rv == 1 ? HandlerEvent::Add(Pod(name, 1), false)
-                           : HandlerEvent::Update(Pod(name, rv - 1),
-                                                  Pod(name, rv)));
+      listener.Add(
+          rv == 1 ? HandlerEvent::Add(Pod(name, 1), false)
+                  : HandlerEvent::Update(Pod(name, rv - 1), Pod(name, rv)));
     }
   }
   EXPECT_LE(listener.pending(), 150u);
