@@ -29,7 +29,8 @@
 // back into the store.
 //
 // Ownership: objects are immutable and shared; what the store returns stays
-// valid after the store drops or replaces it.
+// valid after the store drops or replaces it. Objects passed in must not be
+// null.
 #ifndef KCR_RUNTIME_CACHE_THREAD_SAFE_STORE_H_
 #define KCR_RUNTIME_CACHE_THREAD_SAFE_STORE_H_
 
