@@ -31,9 +31,11 @@ SharedIndexInformer::SharedIndexInformer(
     std::unique_ptr<ListerWatcher> list_watch, SharedInformerOptions options)
     : options_(std::move(options)),
       clock_(options_.clock != nullptr ? options_.clock : Clock::Real()),
+      metrics_(options_.metrics != nullptr ? options_.metrics
+                                           : GlobalMetricsProvider()),
       list_watch_(std::move(list_watch)),
-      store_(std::make_unique<ThreadSafeStore>(Indexers{
-          {std::string(kNamespaceIndex), MetaNamespaceIndexFunc()}})),
+      store_(std::make_unique<ThreadSafeStore>(
+          Indexers{{std::string(kNamespaceIndex), MetaNamespaceIndexFunc()}})),
       transform_(api::StripManagedFields()),
       resync_check_period_(options_.resync_period) {
   if (!options_.indexers.empty()) {
@@ -62,8 +64,8 @@ SharedIndexInformer::AddEventHandler(
   }
   MutexLock lock(&mu_);
   if (stopped_) {
-    return absl::FailedPreconditionError(
-        "informer " + options_.name + " has stopped; handler not added");
+    return absl::FailedPreconditionError("informer " + options_.name +
+                                         " has stopped; handler not added");
   }
   if (resync_period <= absl::ZeroDuration()) {
     resync_period = options_.resync_period;
@@ -87,8 +89,15 @@ SharedIndexInformer::AddEventHandler(
   listener_options.name =
       options_.name + "/handler-" + std::to_string(++handlers_added_);
   listener_options.max_in_order = options_.handler_max_in_order;
-  auto listener = std::make_shared<ProcessorListener>(std::move(handler),
-                                                      listener_options);
+  if (metrics_ != nullptr) {
+    std::shared_ptr<GaugeMetric> depth = metrics_->NewHandlerQueueDepthMetric(
+        options_.name, listener_options.name);
+    listener_options.on_depth = [depth](size_t n) {
+      depth->Set(static_cast<double>(n));
+    };
+  }
+  auto listener =
+      std::make_shared<ProcessorListener>(std::move(handler), listener_options);
   listener->set_resync_period(resync_period);
   listener->SetNextResync(clock_->Now());
   if (started_) {
@@ -111,8 +120,8 @@ absl::Status SharedIndexInformer::RemoveEventHandler(
         "registration is not a handler of informer " + options_.name);
   }
   MutexLock lock(&mu_);
-  auto it = std::find(listeners_.begin(), listeners_.end(),
-                      registration->listener_);
+  auto it =
+      std::find(listeners_.begin(), listeners_.end(), registration->listener_);
   if (it == listeners_.end()) return absl::OkStatus();  // already removed
   (*it)->Stop();
   retired_.push_back(std::move(*it));
@@ -148,10 +157,12 @@ void SharedIndexInformer::Run(const Context& ctx) {
     fifo_options.known_objects = store_.get();
     fifo_options.transform = transform_;
     fifo_options.name = options_.name;
+    fifo_options.metrics = metrics_;
     fifo_ = std::make_unique<RealFifo>(std::move(fifo_options));
     ReflectorOptions reflector_options = options_.reflector;
     reflector_options.name = options_.name;
     reflector_options.clock = clock_;
+    reflector_options.metrics = metrics_;
     reflector_options.resync_period = resync_check_period_;
     reflector_options.should_resync = [this] { return ShouldResync(); };
     reflector_ = std::make_unique<Reflector>(list_watch_.get(), fifo_.get(),
@@ -207,8 +218,8 @@ absl::Status SharedIndexInformer::HandleDeltas(absl::Span<const Delta> batch,
   {
     MutexLock lock(&mu_);
     for (const Delta& delta : batch) {
-      max_rv = std::max(max_rv,
-                        NumericVersion(delta.object->resource_version()));
+      max_rv =
+          std::max(max_rv, NumericVersion(delta.object->resource_version()));
       if (delta.type == DeltaType::kDeleted) {
         store_->Remove(delta.object->Key());
         DistributeLocked(
@@ -224,10 +235,10 @@ absl::Status SharedIndexInformer::HandleDeltas(absl::Span<const Delta> batch,
       }
       // A resync, or a relist that found the object unchanged, goes only
       // to the handlers due for a resync (client-go's processDeltas).
-      const bool sync = delta.type == DeltaType::kSync ||
-                        (delta.type == DeltaType::kReplaced &&
-                         old->resource_version() ==
-                             delta.object->resource_version());
+      const bool sync =
+          delta.type == DeltaType::kSync ||
+          (delta.type == DeltaType::kReplaced &&
+           old->resource_version() == delta.object->resource_version());
       DistributeLocked(HandlerEvent::Update(std::move(old), delta.object),
                        sync);
     }

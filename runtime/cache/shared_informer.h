@@ -36,6 +36,7 @@
 #include "runtime/cache/fifo.h"
 #include "runtime/cache/index.h"
 #include "runtime/cache/list_watch.h"
+#include "runtime/cache/metrics.h"
 #include "runtime/cache/processor_listener.h"
 #include "runtime/cache/reflector.h"
 #include "runtime/cache/thread_safe_store.h"
@@ -61,6 +62,9 @@ struct SharedInformerOptions {
   size_t batch_size = 1000;
   // See processor_listener.h.
   size_t handler_max_in_order = 16384;
+  // For the reflector's, the FIFO's and each handler's queue-depth
+  // instruments (runtime/cache/metrics.h); null: the global provider.
+  MetricsProvider* metrics = nullptr;
 };
 
 // A handler's registration: what RemoveEventHandler takes, and its own
@@ -152,6 +156,7 @@ class SharedIndexInformer {
 
   const SharedInformerOptions options_;
   const Clock* const clock_;
+  MetricsProvider* const metrics_;
   const std::unique_ptr<ListerWatcher> list_watch_;
   const std::unique_ptr<ThreadSafeStore> store_;
 
@@ -163,8 +168,7 @@ class SharedIndexInformer {
   // Listeners due for a resync at the current Sync deltas.
   std::vector<ProcessorListener*> syncing_ ABSL_GUARDED_BY(mu_);
   // Removed listeners, joined when Run ends.
-  std::vector<std::shared_ptr<ProcessorListener>> retired_
-      ABSL_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<ProcessorListener>> retired_ ABSL_GUARDED_BY(mu_);
   api::TransformFunc transform_ ABSL_GUARDED_BY(mu_);
   absl::Duration resync_check_period_ ABSL_GUARDED_BY(mu_);
   bool started_ ABSL_GUARDED_BY(mu_) = false;

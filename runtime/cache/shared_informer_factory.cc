@@ -19,9 +19,9 @@ SharedIndexInformer* SharedInformerFactory::InformerFor(
     resource.namespace_ = options_.namespace_;
   }
   if (!resource.namespaced) resource.namespace_.clear();
-  Key key{resource.gvr.group,     resource.gvr.version, resource.gvr.resource,
-          resource.namespace_,    options.label_selector,
-          options.field_selector, options.metadata_only};
+  Key key{resource.gvr.group,   resource.gvr.version,   resource.gvr.resource,
+          resource.namespace_,  options.label_selector, options.field_selector,
+          options.metadata_only};
   MutexLock lock(&mu_);
   Entry& entry = informers_[key];
   if (entry.informer == nullptr) {
@@ -54,8 +54,9 @@ void SharedInformerFactory::Start(const Context& ctx) {
     auto [informer_ctx, cancel] = WithCancel(ctx);
     cancels_.push_back(std::move(cancel));
     SharedIndexInformer* informer = entry.informer.get();
-    threads_.emplace_back(
-        [informer, informer_ctx = informer_ctx] { informer->Run(informer_ctx); });
+    threads_.emplace_back([informer, informer_ctx = informer_ctx] {
+      informer->Run(informer_ctx);
+    });
   }
 }
 
@@ -70,9 +71,9 @@ absl::Status SharedInformerFactory::WaitForCacheSync(const Context& ctx) const {
   for (const SharedIndexInformer* informer : started) {
     absl::Status s = informer->WaitForSync(ctx);
     if (!s.ok()) {
-      return absl::Status(s.code(), "informer " + informer->name() +
-                                        " not synced: " +
-                                        std::string(s.message()));
+      return absl::Status(s.code(),
+                          "informer " + informer->name() +
+                              " not synced: " + std::string(s.message()));
     }
   }
   return absl::OkStatus();

@@ -85,8 +85,8 @@ class OrderChecker : public ResourceEventHandler {
     int64_t& last = last_[o.Key()];
     const int64_t v = Version(o);
     if (v < last) {
-      violations_.push_back(absl::StrCat(what, " went back: ", o.Key(), " ",
-                                         last, " -> ", v));
+      violations_.push_back(
+          absl::StrCat(what, " went back: ", o.Key(), " ", last, " -> ", v));
     }
     last = std::max(last, v);
   }
@@ -165,8 +165,8 @@ TEST(InformerFaultTest, CachesEqualTheServerAfterFaults) {
   ASSERT_NE(configmaps, nullptr);
   for (int i = 0; i < kNamespaces; ++i) {
     auto ns = api::ObjectBuilder::FromJson(absl::StrCat(
-        R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")",
-        Ns(i), R"("}})"));
+        R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")", Ns(i),
+        R"("}})"));
     ASSERT_TRUE(ns.ok());
     ASSERT_TRUE(registry->Create(*namespaces, "", std::move(*ns)).ok());
   }

@@ -60,9 +60,9 @@ TEST_F(SharedInformerFactoryTest, OneInformerPerCollection) {
   EXPECT_NE(factory.InformerFor(kConfigMaps.InNamespace("default")), all);
   EXPECT_NE(factory.InformerFor(kConfigMaps, {.label_selector = "app=web"}),
             all);
-  EXPECT_NE(factory.InformerFor(
-                client::Resource::Namespaced({"", "v1", "secrets"})),
-            all);
+  EXPECT_NE(
+      factory.InformerFor(client::Resource::Namespaced({"", "v1", "secrets"})),
+      all);
 }
 
 TEST_F(SharedInformerFactoryTest, FactoryNamespaceAppliesToNamespacedOnly) {

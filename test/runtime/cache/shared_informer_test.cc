@@ -1,8 +1,8 @@
 #include "runtime/cache/shared_informer.h"
 
+#include <functional>
 #include <memory>
 #include <string>
-#include <functional>
 #include <thread>
 #include <vector>
 
@@ -12,6 +12,7 @@
 #include "api/object_builder.h"
 #include "gtest/gtest.h"
 #include "runtime/base/mutex.h"
+#include "test/fakes/fake_cache_metrics.h"
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_list_watch.h"
 
@@ -23,8 +24,7 @@ using ::kcr::testing::FakeListWatch;
 using ::kcr::testing::FakeWatch;
 
 api::ObjectPtr Cm(const std::string& ns, const std::string& name, int rv,
-                  const std::string& uid = "",
-                  const std::string& app = "web") {
+                  const std::string& uid = "", const std::string& app = "web") {
   auto cm = api::Object::Parse(absl::StrCat(
       R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")", name,
       R"(","namespace":")", ns, R"(","uid":")", uid.empty() ? name : uid,
@@ -80,7 +80,8 @@ class Recorder : public ResourceEventHandler {
   void Record(std::string call) {
     MutexLock lock(&mu_);
     calls_.push_back(std::move(call));
-    mu_.Await(absl::Condition(+[](bool* c) { return !*c; }, &closed_));
+    mu_.Await(absl::Condition(
+        +[](bool* c) { return !*c; }, &closed_));
   }
 
   Mutex mu_;
@@ -97,8 +98,8 @@ class SharedInformerTest : public ::testing::Test {
     options.name = "configmaps";
     options.clock = &clock_;
     options.resync_period = resync_;
-    informer_ =
-        std::make_unique<SharedIndexInformer>(std::move(lw), options);
+    options.metrics = &metrics_;
+    informer_ = std::make_unique<SharedIndexInformer>(std::move(lw), options);
   }
   void TearDown() override { Stop(); }
 
@@ -130,6 +131,7 @@ class SharedInformerTest : public ::testing::Test {
 
   absl::Duration resync_ = absl::ZeroDuration();
   FakeClock clock_;
+  testing::FakeCacheMetrics metrics_;
   FakeListWatch* lw_ = nullptr;
   std::unique_ptr<SharedIndexInformer> informer_;
   CancelFunc cancel_;
@@ -144,8 +146,9 @@ TEST_F(SharedInformerTest, InitialListThenWatchEvents) {
   EXPECT_FALSE(informer_->HasSynced());
   Run();
   Sync();
-  EXPECT_EQ(recorder->WaitFor(2), (std::vector<std::string>{
-                                      "add a/x 5 initial", "add b/y 6 initial"}));
+  EXPECT_EQ(
+      recorder->WaitFor(2),
+      (std::vector<std::string>{"add a/x 5 initial", "add b/y 6 initial"}));
   std::shared_ptr<FakeWatch> watch = lw_->WaitForWatch(0);
   EXPECT_EQ(watch->options().resource_version, "10");
   watch->Modify(Cm("a", "x", 11));
@@ -197,9 +200,10 @@ TEST_F(SharedInformerTest, RelistTurnsVanishedObjectsIntoTombstones) {
   // The reflector backs off before it lists again.
   ASSERT_TRUE(AdvanceUntil([&] { return recorder->calls().size() >= 4; },
                            absl::Seconds(1), 200));
-  EXPECT_EQ(recorder->WaitFor(4),
-            (std::vector<std::string>{"add a/x 5 initial", "add a/y 6 initial",
-                                      "update a/x 5->20", "delete a/y 6 unknown"}));
+  EXPECT_EQ(
+      recorder->WaitFor(4),
+      (std::vector<std::string>{"add a/x 5 initial", "add a/y 6 initial",
+                                "update a/x 5->20", "delete a/y 6 unknown"}));
   EXPECT_EQ(informer_->GetStore()->ListKeys(),
             (std::vector<std::string>{"a/x"}));
 }
@@ -220,11 +224,14 @@ TEST_F(SharedInformerTest, ASlowHandlerDelaysNoOneElse) {
   EXPECT_EQ(fast->WaitFor(100).size(), 100u);
   lw_->WaitForWatch(0)->Modify(Cm("a", "o1", 201));
   EXPECT_EQ(fast->WaitFor(101).back(), "update a/o1 2->201");
-  EXPECT_EQ(informer_->GetStore()->GetByKey("a/o1")->resource_version(),
-            "201");
+  EXPECT_EQ(informer_->GetStore()->GetByKey("a/o1")->resource_version(), "201");
   EXPECT_TRUE((*fast_registration)->HasSynced());
   EXPECT_FALSE((*slow_registration)->HasSynced());
   EXPECT_EQ(slow->calls().size(), 1u);
+  // The stuck handler's backlog shows (reported in steps of 64).
+  EXPECT_GE(metrics_.Value(testing::FakeCacheMetrics::kHandlerQueueDepth,
+                           "configmaps", "configmaps/handler-1"),
+            64);
   slow->Open();
   EXPECT_EQ(slow->WaitFor(101).size(), 101u);
 }
@@ -256,8 +263,8 @@ TEST_F(SharedInformerTest, WaitForResourceVersionSeesOwnWrites) {
     cancel();
   }
   std::thread writer([&] { lw_->WaitForWatch(0)->Modify(Cm("a", "x", 11)); });
-  auto [ctx, cancel] = WithTimeout(Context::Background(), absl::Seconds(10),
-                                   Clock::Real());
+  auto [ctx, cancel] =
+      WithTimeout(Context::Background(), absl::Seconds(10), Clock::Real());
   EXPECT_TRUE(informer_->WaitForResourceVersion(ctx, "a/x", "11").ok());
   EXPECT_TRUE(informer_->WaitForResourceVersion(ctx, "a/x", "7").ok());
   // A deleted object: everything up to its version has been applied.
@@ -270,12 +277,12 @@ TEST_F(SharedInformerTest, WaitForResourceVersionSeesOwnWrites) {
 
 TEST_F(SharedInformerTest, TransformBeforeRunOnly) {
   ASSERT_TRUE(informer_
-                  ->SetTransform([](api::ObjectPtr o)
-                                     -> absl::StatusOr<api::ObjectPtr> {
-                    api::ObjectBuilder b = o->ToBuilder();
-                    b.SetLabel("seen", "yes");
-                    return b.Build();
-                  })
+                  ->SetTransform(
+                      [](api::ObjectPtr o) -> absl::StatusOr<api::ObjectPtr> {
+                        api::ObjectBuilder b = o->ToBuilder();
+                        b.SetLabel("seen", "yes");
+                        return b.Build();
+                      })
                   .ok());
   lw_->SetState({Cm("a", "x", 5)}, "10");
   Run();
@@ -316,18 +323,15 @@ TEST_F(ResyncTest, HandlersDueForResyncGetTheCacheAgain) {
   auto default_period = std::make_shared<Recorder>();
   auto long_period = std::make_shared<Recorder>();
   ASSERT_TRUE(informer_->AddEventHandler(default_period).ok());
-  ASSERT_TRUE(
-      informer_->AddEventHandler(long_period, absl::Minutes(10)).ok());
+  ASSERT_TRUE(informer_->AddEventHandler(long_period, absl::Minutes(10)).ok());
   Run();
   Sync();
   default_period->WaitFor(1);
   lw_->WaitForWatch(0);
-  ASSERT_TRUE(
-      AdvanceUntil([&] { return default_period->calls().size() >= 2; },
-                   absl::Seconds(5), 20));
-  EXPECT_EQ(default_period->WaitFor(2), (std::vector<std::string>{
-                                            "add a/x 5 initial",
-                                            "update a/x 5->5"}));
+  ASSERT_TRUE(AdvanceUntil([&] { return default_period->calls().size() >= 2; },
+                           absl::Seconds(5), 20));
+  EXPECT_EQ(default_period->WaitFor(2),
+            (std::vector<std::string>{"add a/x 5 initial", "update a/x 5->5"}));
   EXPECT_EQ(long_period->calls(),
             (std::vector<std::string>{"add a/x 5 initial"}));
 }
