@@ -58,7 +58,9 @@ class Recorder : public ResourceEventHandler {
   // Waits for at least `n` calls (10 s at most) and returns them all.
   std::vector<std::string> WaitFor(size_t n) {
     MutexLock lock(&mu_);
-    auto enough = [&] { return calls_.size() >= n; };
+    auto enough = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return calls_.size() >= n;
+    };
     mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(10));
     return calls_;
   }
