@@ -40,6 +40,8 @@ struct Resource {
 
 struct GetOptions {
   std::string resource_version;  // "" = most recent; "0" = any (cache)
+  // Ask for metadata only: the server answers a PartialObjectMetadata.
+  bool metadata_only = false;
 };
 
 struct ListOptions {

@@ -12,11 +12,22 @@
 #include "rapidjson/writer.h"
 #include "runtime/base/status_macros.h"
 #include "runtime/base/string_view.h"
+#include "runtime/client/list_decoder.h"
 
 namespace kcr::client {
 namespace {
 
 using Query = std::vector<std::pair<std::string, std::string>>;
+
+// What client-go's metadata client accepts (less protobuf): the object as
+// meta.k8s.io/v1 PartialObjectMetadata(List), else plain JSON from a server
+// that cannot convert.
+constexpr char kAcceptMetadata[] =
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,"
+    "application/json";
+constexpr char kAcceptMetadataList[] =
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+    "application/json";
 
 // Percent-encodes a query component (everything but RFC 3986 unreserved).
 std::string EscapeQuery(std::string_view s) {
@@ -148,6 +159,7 @@ absl::StatusOr<Request> GetRequest(const Resource& resource,
   if (!options.resource_version.empty()) {
     r.query.emplace_back("resourceVersion", options.resource_version);
   }
+  if (options.metadata_only) r.accept = kAcceptMetadata;
   r.idempotent = true;
   return r;
 }
@@ -157,7 +169,9 @@ absl::StatusOr<Request> ListRequest(const Resource& resource,
   Request r{"GET"};
   KCR_ASSIGN_OR_RETURN(r.path, CollectionPathOf(resource));
   AddListQuery(options, &r.query);
+  if (options.metadata_only) r.accept = kAcceptMetadataList;
   r.idempotent = true;
+  r.stream_body = true;
   return r;
 }
 
@@ -171,6 +185,7 @@ absl::StatusOr<Request> WatchRequest(const Resource& resource,
     r.query.emplace_back("allowWatchBookmarks", "true");
   if (options.send_initial_events)
     r.query.emplace_back("sendInitialEvents", "true");
+  if (options.metadata_only) r.accept = kAcceptMetadata;
   r.idempotent = true;
   r.watch = true;
   if (options.timeout_seconds.has_value()) {
@@ -279,60 +294,22 @@ absl::StatusOr<api::ObjectPtr> DecodeObject(
   return obj;
 }
 
-absl::StatusOr<ObjectList> DecodeList(const std::string& body,
+absl::StatusOr<ObjectList> DecodeList(std::string_view body,
                                       const api::ParseOptions& parse_options) {
-  rapidjson::Document doc;
-  // Iterative and depth-bounded: a hostile list nested a million deep is an
-  // error here, not a stack overflow. Items sit two levels down.
-  if (absl::Status s = json::ParseJson(body, &doc, api::kMaxJsonDepth + 2);
-      !s.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("list response is not valid JSON: ", s.message()));
-  }
-  if (!doc.IsObject()) {
-    return absl::InvalidArgumentError("list response is not a JSON object");
-  }
   ObjectList list;
-  list.api_version = json::StringMember(doc, "apiVersion");
-  list.kind = json::StringMember(doc, "kind");
-  auto md = doc.FindMember("metadata");
-  if (md != doc.MemberEnd() && md->value.IsObject()) {
-    list.resource_version = json::StringMember(md->value, "resourceVersion");
-    list.continue_token = json::StringMember(md->value, "continue");
-    auto rem = md->value.FindMember("remainingItemCount");
-    if (rem != md->value.MemberEnd() && rem->value.IsInt64()) {
-      list.remaining_item_count = rem->value.GetInt64();
-    }
-  }
-  std::string item_kind = list.kind;
-  if (absl::EndsWith(item_kind, "List")) item_kind.resize(item_kind.size() - 4);
-  auto items = doc.FindMember("items");
-  if (items == doc.MemberEnd() || items->value.IsNull()) return list;
-  if (!items->value.IsArray()) {
-    return absl::InvalidArgumentError("list response: items is not an array");
-  }
-  auto& alloc = doc.GetAllocator();
-  size_t index = 0;
-  for (auto& item : items->value.GetArray()) {
-    if (item.IsObject()) {
-      if (!item.HasMember("kind") && !item_kind.empty()) {
-        item.AddMember("kind", rapidjson::Value(item_kind.c_str(), alloc),
-                       alloc);
-      }
-      if (!item.HasMember("apiVersion") && !list.api_version.empty()) {
-        item.AddMember("apiVersion",
-                       rapidjson::Value(list.api_version.c_str(), alloc),
-                       alloc);
-      }
-    }
-    auto obj = api::Object::FromValue(item, parse_options);
-    if (!obj.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "list response: items[", index, "]: ", obj.status().message()));
-    }
-    list.items.push_back(*std::move(obj));
-    ++index;
-  }
+  ListDecoder decoder(ListDecoderOptions{.parse_options = parse_options},
+                      [&list](api::ObjectPtr item) {
+                        list.items.push_back(std::move(item));
+                        return absl::OkStatus();
+                      });
+  KCR_RETURN_IF_ERROR(decoder.Feed(body));
+  KCR_RETURN_IF_ERROR(decoder.Finish());
+  const ListMeta& meta = decoder.meta();
+  list.api_version = meta.api_version;
+  list.kind = meta.kind;
+  list.resource_version = meta.resource_version;
+  list.continue_token = meta.continue_token;
+  list.remaining_item_count = meta.remaining_item_count;
   return list;
 }
 

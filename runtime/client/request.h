@@ -27,8 +27,14 @@ struct Request {
   std::string content_type;
   // Safe to send again after a 5xx or a transport error (GET, PUT, DELETE).
   bool idempotent = false;
-  // A watch: the body of a 2xx answer is streamed, not read at once.
+  // The Accept header.
+  std::string accept = "application/json";
+  // A watch: the body of a 2xx answer is streamed, not read at once, on a
+  // connection of its own.
   bool watch = false;
+  // A list: the body of a 2xx answer is streamed (on the shared
+  // connections) and decoded as it arrives.
+  bool stream_body = false;
   // A watch's timeout for a silent connection: beyond the server's own
   // timeoutSeconds, or an hour.
   absl::Duration watch_timeout = absl::Hours(1);
@@ -71,9 +77,10 @@ absl::StatusOr<Request> GetRawRequest(std::string_view path);
 // The object in a 2xx answer's body.
 absl::StatusOr<api::ObjectPtr> DecodeObject(
     const std::string& body, const api::ParseOptions& parse_options);
-// The list in a 2xx answer's body; items get the list's kind (less "List")
-// and apiVersion when they carry none, as client-go's dynamic client does.
-absl::StatusOr<ObjectList> DecodeList(const std::string& body,
+// The list in a 2xx answer's body (ListDecoder, list_decoder.h); items get
+// the list's kind (less "List") and apiVersion when they carry none, as
+// client-go's dynamic client does.
+absl::StatusOr<ObjectList> DecodeList(std::string_view body,
                                       const api::ParseOptions& parse_options);
 
 }  // namespace kcr::client

@@ -14,6 +14,7 @@
 #include "runtime/base/status_macros.h"
 #include "runtime/base/token_bucket.h"
 #include "runtime/client/api_errors.h"
+#include "runtime/client/list_reader.h"
 #include "runtime/client/request.h"
 #include "runtime/client/stream_watcher.h"
 #include "runtime/client/transport/auth.h"
@@ -37,8 +38,9 @@ struct Attempt {
   int code = 0;
   std::string body;
   std::string retry_after;
-  std::optional<http::http_response> response;  // kept for a watch
-  // The client whose connection carries `response` (a watch only).
+  // Kept for a streamed body (a watch, a list).
+  std::optional<http::http_response> response;
+  // The client whose connection carries `response`.
   std::shared_ptr<http_client> client;
 };
 
@@ -73,21 +75,23 @@ class CppRestClient final : public RestClient {
   }
   absl::StatusOr<ObjectList> List(const Context& ctx, const Resource& resource,
                                   const ListOptions& options) override {
-    KCR_ASSIGN_OR_RETURN(Request r, ListRequest(resource, options));
-    KCR_ASSIGN_OR_RETURN(std::string body, Call(ctx, r));
-    return DecodeList(body, options_.parse_options);
+    ObjectList list;
+    KCR_ASSIGN_OR_RETURN(
+        ListMeta meta,
+        ListEach(ctx, resource, options, [&list](api::ObjectPtr item) {
+          list.items.push_back(std::move(item));
+          return absl::OkStatus();
+        }));
+    list.api_version = std::move(meta.api_version);
+    list.kind = std::move(meta.kind);
+    list.resource_version = std::move(meta.resource_version);
+    list.continue_token = std::move(meta.continue_token);
+    list.remaining_item_count = meta.remaining_item_count;
+    return list;
   }
   absl::StatusOr<ListMeta> ListEach(
       const Context& ctx, const Resource& resource, const ListOptions& options,
-      const std::function<absl::Status(api::ObjectPtr)>& on_item) override {
-    KCR_ASSIGN_OR_RETURN(ObjectList list, List(ctx, resource, options));
-    for (api::ObjectPtr& item : list.items) {
-      KCR_RETURN_IF_ERROR(on_item(std::move(item)));
-    }
-    return ListMeta{std::move(list.api_version), std::move(list.kind),
-                    std::move(list.resource_version),
-                    std::move(list.continue_token), list.remaining_item_count};
-  }
+      const std::function<absl::Status(api::ObjectPtr)>& on_item) override;
   absl::StatusOr<std::unique_ptr<WatchStream>> Watch(
       const Context& ctx, const Resource& resource,
       const ListOptions& options) override;
@@ -297,7 +301,7 @@ Attempt CppRestClient::SendOnce(http_client& client, const Request& request,
     req.set_request_uri(utility::conversions::to_string_t(target));
     auto& h = req.headers();
     h.add("User-Agent", user_agent_);
-    h.add("Accept", "application/json");
+    h.add("Accept", request.accept);
     if (!authorization.empty()) h.add("Authorization", authorization);
     if (!config_.impersonate.empty())
       h.add("Impersonate-User", config_.impersonate);
@@ -312,7 +316,8 @@ Attempt CppRestClient::SendOnce(http_client& client, const Request& request,
     a.code = resp.status_code();
     auto ra = resp.headers().find("Retry-After");
     if (ra != resp.headers().end()) a.retry_after = ra->second;
-    if (request.watch && a.code >= 200 && a.code <= 299) {
+    if ((request.watch || request.stream_body) && a.code >= 200 &&
+        a.code <= 299) {
       a.response = resp;
     } else {
       a.body = resp.extract_utf8string(true).get();
@@ -404,7 +409,7 @@ absl::StatusOr<Attempt> CppRestClient::Execute(
     // Whatever the attempt says (a closed connection, a half-read body), a
     // call whose context ended reports that.
     if (ctx.done()) return ended();
-    if (request.watch) a.client = std::move(client);
+    if (request.watch || request.stream_body) a.client = std::move(client);
     if (!a.transport.ok()) {
       std::optional<absl::Duration> delay = retry.AfterTransportError(
           a.transport, request.idempotent, a.permanent);
@@ -442,6 +447,35 @@ absl::StatusOr<api::ObjectPtr> CppRestClient::CallForObject(
     const Context& ctx, const Request& request) {
   KCR_ASSIGN_OR_RETURN(std::string body, Call(ctx, request));
   return DecodeObject(body, options_.parse_options);
+}
+
+absl::StatusOr<ListMeta> CppRestClient::ListEach(
+    const Context& ctx, const Resource& resource, const ListOptions& options,
+    const std::function<absl::Status(api::ObjectPtr)>& on_item) {
+  KCR_ASSIGN_OR_RETURN(Request r, ListRequest(resource, options));
+  // Shared with the body reader: cancelling it closes the connection while
+  // the body is read.
+  pplx::cancellation_token_source cancel;
+  KCR_ASSIGN_OR_RETURN(Attempt a, Execute(ctx, r, cancel));
+  if (a.code < 200 || a.code > 299)
+    return StatusFromResponse(a.code, a.body, a.retry_after);
+  std::unique_ptr<BodyReader> body = transport::NewResponseBodyReader(
+      std::move(a.client), std::move(*a.response), cancel);
+  ListReaderOptions reader_options;
+  reader_options.decoder.parse_options = options_.parse_options;
+  bool item_failed = false;
+  absl::StatusOr<ListMeta> meta =
+      ReadList(ctx, *body, reader_options, [&](api::ObjectPtr item) {
+        absl::Status s = on_item(std::move(item));
+        item_failed = !s.ok();
+        return s;
+      });
+  if (!meta.ok() && !item_failed) {
+    const absl::Status& s = meta.status();
+    return absl::Status(s.code(),
+                        absl::StrCat(r.method, " ", r.path, ": ", s.message()));
+  }
+  return meta;
 }
 
 absl::StatusOr<std::unique_ptr<WatchStream>> CppRestClient::Watch(

@@ -69,10 +69,13 @@ class RestClient {
                                           const ListOptions& options = {}) = 0;
 
   // One page (or everything when options.limit is 0), handing each item to
-  // `on_item` in order as it is decoded, so a large answer is never held
+  // `on_item` in order, on the caller's thread, as it is decoded from the
+  // body streaming in (list_reader.h), so a large answer is never held
   // whole: the items already handed over are the caller's, and an error
-  // (from the server, the stream, or `on_item`, which stops the list) may
-  // come after some items. Returns the list's metadata.
+  // (from the server, the stream, or `on_item`, which stops the list and
+  // is returned as is) may come after some items. Cancelling `ctx` closes
+  // the connection mid-body. Returns the list's metadata. List decodes the
+  // same way and collects the items.
   virtual absl::StatusOr<ListMeta> ListEach(
       const Context& ctx, const Resource& resource, const ListOptions& options,
       const std::function<absl::Status(api::ObjectPtr)>& on_item) = 0;

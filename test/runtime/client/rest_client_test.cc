@@ -709,6 +709,159 @@ TEST_F(RestClientTest, MetricsCountEveryAttempt) {
   server_.reset();
 }
 
+// --- ListEach: a list body decoded as it streams in ---
+
+constexpr char kListHead[] =
+    R"({"kind":"ConfigMapList","apiVersion":"v1",)"
+    R"("metadata":{"resourceVersion":"9"},"items":[)"
+    R"({"metadata":{"name":"a","namespace":"default"}},)"
+    R"({"metadata":{"name":"b","namespace":"default"}},)";
+constexpr char kListTail[] =
+    R"({"metadata":{"name":"c","namespace":"default"}}]})";
+
+TEST_F(RestClientTest, ListEachHandsItemsOverAsTheyArrive) {
+  Notification got_two;
+  Notification server_done;
+  bool waited = false;
+  Serve([&](const TestRequest&, ResponseWriter& w) {
+    w.StartChunks(200);
+    w.WriteChunk(kListHead);
+    // The rest only once the client has the first two items: a client that
+    // waited for the whole body would never see them.
+    waited = got_two.WaitForNotificationWithTimeout(absl::Seconds(30));
+    w.WriteChunk(kListTail);
+    w.EndChunks();
+    server_done.Notify();
+  });
+  std::vector<std::string> names;
+  auto meta =
+      client_->ListEach(kBg, Resource::Namespaced(kConfigMaps, "default"), {},
+                        [&](api::ObjectPtr item) {
+                          EXPECT_EQ(item->kind(), "ConfigMap");
+                          names.push_back(std::string(item->name()));
+                          if (names.size() == 2) got_two.Notify();
+                          return absl::OkStatus();
+                        });
+  ASSERT_TRUE(meta.ok()) << meta.status();
+  server_done.WaitForNotification();
+  EXPECT_TRUE(waited);
+  EXPECT_THAT(names, ::testing::ElementsAre("a", "b", "c"));
+  EXPECT_EQ(meta->resource_version, "9");
+  EXPECT_EQ(meta->kind, "ConfigMapList");
+  // Its connection threads use the locals above: stop it before they go.
+  server_.reset();
+}
+
+TEST_F(RestClientTest, ListEachCutConnectionIsDataLoss) {
+  Serve([](const TestRequest&, ResponseWriter& w) {
+    w.StartChunks(200);
+    w.WriteChunk(absl::StrCat(kListHead, R"({"metadata":{"na)"));
+    // Returns without the last chunk: the connection closes mid-item.
+  });
+  std::vector<std::string> names;
+  auto meta =
+      client_->ListEach(kBg, Resource::Namespaced(kConfigMaps, "default"), {},
+                        [&](api::ObjectPtr item) {
+                          names.push_back(std::string(item->name()));
+                          return absl::OkStatus();
+                        });
+  ASSERT_FALSE(meta.ok());
+  EXPECT_EQ(meta.status().code(), absl::StatusCode::kDataLoss) << meta.status();
+  EXPECT_THAT(std::string(meta.status().message()),
+              HasSubstr("list response ended early"));
+  EXPECT_THAT(names, ::testing::ElementsAre("a", "b"));
+  // List says the same, with no items.
+  auto list = client_->List(kBg, Resource::Namespaced(kConfigMaps, "default"));
+  EXPECT_EQ(list.status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST_F(RestClientTest, ListEachCancelledMidList) {
+  Notification release;
+  Serve([&release](const TestRequest&, ResponseWriter& w) {
+    w.StartChunks(200);
+    w.WriteChunk(kListHead);
+    release.WaitForNotificationWithTimeout(absl::Seconds(30));
+  });
+  auto [ctx, cancel] = WithCancel(kBg);
+  int items = 0;
+  auto meta =
+      client_->ListEach(ctx, Resource::Namespaced(kConfigMaps, "default"), {},
+                        [&, cancel = cancel](api::ObjectPtr) {
+                          if (++items == 2) cancel();
+                          return absl::OkStatus();
+                        });
+  // Returns while the server still holds the body open.
+  const bool server_released = release.HasBeenNotified();
+  release.Notify();
+  EXPECT_FALSE(server_released);
+  ASSERT_FALSE(meta.ok());
+  EXPECT_EQ(meta.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_THAT(std::string(meta.status().message()),
+              HasSubstr("GET /api/v1/namespaces/default/configmaps: context "
+                        "canceled"));
+  EXPECT_EQ(items, 2);
+  server_.reset();  // before `release` goes
+}
+
+TEST_F(RestClientTest, ListEachStopsAtTheCallersError) {
+  Serve([](const TestRequest&, ResponseWriter& w) {
+    w.Respond(200, absl::StrCat(kListHead, kListTail));
+  });
+  int items = 0;
+  auto meta =
+      client_->ListEach(kBg, Resource::Namespaced(kConfigMaps, "default"), {},
+                        [&](api::ObjectPtr) {
+                          ++items;
+                          return absl::AbortedError("stop here");
+                        });
+  EXPECT_EQ(meta.status(), absl::AbortedError("stop here"));
+  EXPECT_EQ(items, 1);
+}
+
+TEST_F(RestClientTest, ListEachErrorAnswerIsTheServersStatus) {
+  Serve([](const TestRequest&, ResponseWriter& w) {
+    w.Respond(410, StatusBody(410, "Expired", "too old resource version"));
+  });
+  auto meta =
+      client_->ListEach(kBg, Resource::Namespaced(kConfigMaps, "default"), {},
+                        [](api::ObjectPtr) { return absl::OkStatus(); });
+  ASSERT_FALSE(meta.ok());
+  EXPECT_TRUE(api::IsResourceExpired(meta.status())) << meta.status();
+  EXPECT_THAT(std::string(meta.status().message()),
+              HasSubstr("too old resource version"));
+}
+
+TEST_F(RestClientTest, MetadataOnlyAsksForPartialObjectMetadata) {
+  Serve([](const TestRequest& r, ResponseWriter& w) {
+    if (r.HasQuery("watch")) {
+      w.StartChunks(200);
+      w.EndChunks();
+    } else if (absl::EndsWith(r.path, "/cm1")) {
+      w.Respond(200, kCm);
+    } else {
+      w.Respond(200, absl::StrCat(kListHead, kListTail));
+    }
+  });
+  const Resource cms = Resource::Namespaced(kConfigMaps, "default");
+  ASSERT_TRUE(client_->List(kBg, cms, {.metadata_only = true}).ok());
+  EXPECT_EQ(recorder_.last().Header("accept"),
+            "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+            "application/json");
+  ASSERT_TRUE(client_->Get(kBg, cms, "cm1", {.metadata_only = true}).ok());
+  EXPECT_EQ(recorder_.last().Header("accept"),
+            "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,"
+            "application/json");
+  auto watch = client_->Watch(kBg, cms, {.metadata_only = true});
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  WatchEvent e;
+  EXPECT_FALSE((*watch)->Next(&e));
+  EXPECT_EQ(recorder_.last().Header("accept"),
+            "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,"
+            "application/json");
+  ASSERT_TRUE(client_->List(kBg, cms).ok());
+  EXPECT_EQ(recorder_.last().Header("accept"), "application/json");
+}
+
 // --- Watch ---
 
 constexpr char kEvents[] =

@@ -1,0 +1,553 @@
+#include "runtime/client/list_decoder.h"
+
+#include <array>
+#include <utility>
+
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "api/json/json_util.h"
+#include "api/json_limits.h"
+#include "rapidjson/document.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+#include "runtime/base/string_view.h"
+
+namespace kcr::client {
+namespace {
+
+bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// Bytes that end a run of plain bytes while scanning an item: inside a
+// string (kStringStop) and outside (kStructural).
+constexpr std::array<bool, 256> MakeTable(std::string_view bytes) {
+  std::array<bool, 256> table{};
+  for (char c : bytes) table[static_cast<unsigned char>(c)] = true;
+  return table;
+}
+constexpr std::array<bool, 256> kStringStop = MakeTable("\"\\");
+constexpr std::array<bool, 256> kStructural = MakeTable("\"{}[],");
+
+// The first byte in [i, n) inside a string that ends a run: '"' or '\\'.
+// (A table beats SSE2 compares here: a pod's strings average a few bytes.)
+size_t SkipStringBytes(const char* data, size_t i, size_t n) {
+  while (i < n && !kStringStop[static_cast<unsigned char>(data[i])]) ++i;
+  return i;
+}
+
+// The first structural byte in [i, n) outside strings.
+size_t SkipPlainBytes(const char* data, size_t i, size_t n) {
+  while (i < n && !kStructural[static_cast<unsigned char>(data[i])]) ++i;
+  return i;
+}
+
+std::string Shown(char c) {
+  if (c >= 0x20 && c < 0x7f) return absl::StrCat("'", std::string(1, c), "'");
+  return absl::StrCat("byte 0x",
+                      absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2));
+}
+
+// "\"name\":\"value\"," with `value` escaped as JSON.
+std::string Member(std::string_view name, std::string_view value) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  writer.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+  return absl::StrCat("\"", ToAbsl(name), "\":", buffer.GetString(), ",");
+}
+
+}  // namespace
+
+ListFramer::ListFramer(size_t max_item_bytes)
+    : max_item_bytes_(max_item_bytes) {}
+
+absl::Status ListFramer::Fail(absl::Status status) {
+  error_ = status;
+  item_.clear();
+  item_.shrink_to_fit();
+  value_.clear();
+  held_.Clear();
+  return status;
+}
+
+absl::Status ListFramer::Error(int64_t at, std::string_view what) {
+  return Fail(absl::InvalidArgumentError(
+      absl::StrCat("list response: ", ToAbsl(what), " at offset ", at)));
+}
+
+absl::Status ListFramer::Feed(std::string_view chunk, FramedItems* out) {
+  if (!error_.ok()) return error_;
+  const char* data = chunk.data();
+  const size_t n = chunk.size();
+  size_t i = 0;
+  while (i < n) {
+    const char c = data[i];
+    const int64_t at = offset_ + static_cast<int64_t>(i);
+    switch (state_) {
+      case State::kStart:
+        if (IsSpace(c)) break;
+        if (c != '{') {
+          return Error(at, absl::StrCat("the body is not a JSON object (",
+                                        Shown(c), ")"));
+        }
+        state_ = State::kFirstKey;
+        break;
+      case State::kFirstKey:
+      case State::kKey:
+        if (IsSpace(c)) break;
+        if (c == '"') {
+          key_.clear();
+          key_escaped_ = false;
+          escaped_ = false;
+          state_ = State::kInKey;
+        } else if (c == '}' && state_ == State::kFirstKey) {
+          state_ = State::kDone;
+        } else {
+          return Error(at, absl::StrCat("expected a member name, found ",
+                                        Shown(c)));
+        }
+        break;
+      case State::kInKey:
+        if (escaped_) {
+          escaped_ = false;
+        } else if (c == '\\') {
+          escaped_ = true;
+          key_escaped_ = true;
+        } else if (c == '"') {
+          if (key_escaped_) {
+            // Resolve the escapes; a well-formed body never needs this.
+            rapidjson::Document doc;
+            if (!json::ParseJson(absl::StrCat("\"", key_, "\""), &doc).ok() ||
+                !doc.IsString()) {
+              return Error(at, "a member name is not a valid JSON string");
+            }
+            key_.assign(doc.GetString(), doc.GetStringLength());
+          }
+          state_ = State::kColon;
+          break;
+        }
+        if (key_.size() >= max_item_bytes_) {
+          return Fail(absl::ResourceExhaustedError(absl::StrCat(
+              "list response: a member name at offset ", at,
+              " exceeds the limit of ", max_item_bytes_, " bytes")));
+        }
+        key_.push_back(c);
+        break;
+      case State::kColon:
+        if (IsSpace(c)) break;
+        if (c != ':') {
+          return Error(at,
+                       absl::StrCat("expected ':' after a member name, found ",
+                                    Shown(c)));
+        }
+        state_ = State::kValue;
+        break;
+      case State::kValue:
+        if (IsSpace(c)) break;
+        if (key_ == "items" && c == '[') {
+          if (seen_items_) return Error(at, "a second \"items\"");
+          seen_items_ = true;
+          state_ = State::kItemsFirst;
+          break;
+        }
+        depth_ = 0;
+        in_string_ = false;
+        escaped_ = false;
+        scalar_ = false;
+        value_.clear();
+        value_offset_ = at;
+        state_ = State::kInValue;
+        continue;  // ScanValue reads the value's first byte
+      case State::kInValue: {
+        absl::StatusOr<size_t> next = ScanValue(data, i, n, out);
+        if (!next.ok()) return next.status();
+        i = *next;
+        continue;
+      }
+      case State::kItemsFirst:
+      case State::kItem:
+        if (IsSpace(c)) break;
+        if (c == ']' && state_ == State::kItemsFirst) {
+          state_ = State::kAfterValue;
+          break;
+        }
+        if (c != '{') {
+          return Error(at, absl::StrCat("items[", items_framed_,
+                                        "] is not a JSON object (", Shown(c),
+                                        ")"));
+        }
+        current_ = FramedItems::Item();
+        current_.index = items_framed_;
+        current_.offset = at;
+        current_.needs_kind = true;
+        current_.needs_api_version = true;
+        depth_ = 0;
+        in_string_ = false;
+        escaped_ = false;
+        expect_key_ = false;
+        in_top_key_ = false;
+        item_.clear();
+        state_ = State::kInItem;
+        continue;  // ScanItem reads the '{'
+      case State::kInItem: {
+        absl::StatusOr<size_t> next = ScanItem(data, i, n, out);
+        if (!next.ok()) return next.status();
+        i = *next;
+        continue;
+      }
+      case State::kItemsNext:
+        if (IsSpace(c)) break;
+        if (c == ',') {
+          state_ = State::kItem;
+        } else if (c == ']') {
+          state_ = State::kAfterValue;
+        } else {
+          return Error(at, absl::StrCat("expected ',' or ']' after items[",
+                                        items_framed_ - 1, "], found ",
+                                        Shown(c)));
+        }
+        break;
+      case State::kAfterValue:
+        if (IsSpace(c)) break;
+        if (c == ',') {
+          state_ = State::kKey;
+        } else if (c == '}') {
+          state_ = State::kDone;
+        } else {
+          return Error(at, absl::StrCat("expected ',' or '}' after member \"",
+                                        key_.substr(0, 64), "\", found ",
+                                        Shown(c)));
+        }
+        break;
+      case State::kDone:
+        if (IsSpace(c)) break;
+        return Error(at, absl::StrCat("data after the end of the list (",
+                                      Shown(c), ")"));
+    }
+    ++i;
+  }
+  offset_ += static_cast<int64_t>(n);
+  out->kind_member = kind_member_;
+  out->api_version_member = api_version_member_;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<size_t> ListFramer::ScanItem(const char* data, size_t i,
+                                            size_t n, FramedItems* out) {
+  const size_t start = i;
+  while (i < n) {
+    if (in_string_) {
+      if (escaped_) {
+        escaped_ = false;
+        ++i;
+        continue;
+      }
+      if (!in_top_key_) {
+        i = SkipStringBytes(data, i, n);
+        if (i == n) break;
+      }
+      const char c = data[i++];
+      if (c == '\\') {
+        escaped_ = true;
+        if (in_top_key_) current_.check_type = true;
+      } else if (c == '"') {
+        in_string_ = false;
+        if (in_top_key_) {
+          in_top_key_ = false;
+          if (top_key_ == "kind") current_.needs_kind = false;
+          if (top_key_ == "apiVersion") current_.needs_api_version = false;
+        }
+      } else if (in_top_key_ && top_key_.size() < 16) {
+        // Longer keys cannot be "kind" or "apiVersion" even cut short.
+        top_key_.push_back(c);
+      }
+      continue;
+    }
+    i = SkipPlainBytes(data, i, n);
+    if (i == n) break;
+    const char c = data[i++];
+    switch (c) {
+      case '"':
+        in_string_ = true;
+        if (depth_ == 1 && expect_key_) {
+          expect_key_ = false;
+          in_top_key_ = true;
+          top_key_.clear();
+        }
+        break;
+      case '{':
+      case '[':
+        if (++depth_ > api::kMaxJsonDepth) {
+          return Error(offset_ + static_cast<int64_t>(i - 1),
+                       absl::StrCat("items[", current_.index,
+                                    "] nests deeper than ", api::kMaxJsonDepth,
+                                    " levels"));
+        }
+        if (depth_ == 1) expect_key_ = true;
+        break;
+      case '}':
+      case ']':
+        if (--depth_ == 0) {
+          const size_t size = item_.size() + (i - start);
+          if (size > max_item_bytes_) {
+            return Fail(absl::ResourceExhaustedError(absl::StrCat(
+                "list response: items[", current_.index, "] at offset ",
+                current_.offset, " exceeds the limit of ", max_item_bytes_,
+                " bytes")));
+          }
+          const bool hold =
+              !held_.empty() || (current_.needs_kind && !seen_kind_) ||
+              (current_.needs_api_version && !seen_api_version_) ||
+              (current_.check_type && !(seen_kind_ && seen_api_version_));
+          FramedItems* dst = hold ? &held_ : out;
+          current_.begin = dst->bytes.size();
+          current_.size = size;
+          dst->bytes.append(item_);
+          dst->bytes.append(data + start, i - start);
+          dst->items.push_back(current_);
+          item_.clear();
+          ++items_framed_;
+          state_ = State::kItemsNext;
+          return i;
+        }
+        break;
+      case ',':
+        if (depth_ == 1) expect_key_ = true;
+        break;
+      default:
+        break;
+    }
+  }
+  if (item_.size() + (n - start) > max_item_bytes_) {
+    return Fail(absl::ResourceExhaustedError(absl::StrCat(
+        "list response: items[", current_.index, "] at offset ",
+        current_.offset, " exceeds the limit of ", max_item_bytes_,
+        " bytes")));
+  }
+  item_.append(data + start, n - start);
+  return n;
+}
+
+absl::StatusOr<size_t> ListFramer::ScanValue(const char* data, size_t i,
+                                             size_t n, FramedItems* out) {
+  const size_t start = i;
+  bool done = false;
+  if (depth_ == 0 && !in_string_ && !scalar_ && value_.empty()) {
+    // The value's first byte says what it is.
+    const char c = data[i];
+    if (c != '{' && c != '[' && c != '"') scalar_ = true;
+  }
+  while (i < n && !done) {
+    const char c = data[i];
+    if (scalar_) {
+      if (IsSpace(c) || c == ',' || c == '}' || c == ']') {
+        done = true;  // not part of the value
+        break;
+      }
+      ++i;
+      continue;
+    }
+    ++i;
+    if (in_string_) {
+      if (escaped_) {
+        escaped_ = false;
+      } else if (c == '\\') {
+        escaped_ = true;
+      } else if (c == '"') {
+        in_string_ = false;
+        if (depth_ == 0) done = true;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        in_string_ = true;
+        break;
+      case '{':
+      case '[':
+        // The list's own object is one level above.
+        if (++depth_ > api::kMaxJsonDepth) {
+          return Error(offset_ + static_cast<int64_t>(i - 1),
+                       absl::StrCat("member \"", key_.substr(0, 64),
+                                    "\" nests deeper than ", api::kMaxJsonDepth,
+                                    " levels"));
+        }
+        break;
+      case '}':
+      case ']':
+        if (--depth_ <= 0) done = true;
+        break;
+      default:
+        break;
+    }
+  }
+  if (value_.size() + (i - start) > max_item_bytes_) {
+    return Fail(absl::ResourceExhaustedError(absl::StrCat(
+        "list response: member \"", key_.substr(0, 64), "\" at offset ",
+        value_offset_, " exceeds the limit of ", max_item_bytes_, " bytes")));
+  }
+  value_.append(data + start, i - start);
+  if (done) {
+    absl::Status status = EndValue(out);
+    if (!status.ok()) return status;
+  }
+  return i;
+}
+
+absl::Status ListFramer::EndValue(FramedItems* out) {
+  rapidjson::Document doc;
+  if (absl::Status s = json::ParseJson(value_, &doc); !s.ok()) {
+    return Error(value_offset_,
+                 absl::StrCat("member \"", key_.substr(0, 64),
+                              "\" is not valid JSON (", s.message(), ")"));
+  }
+  value_.clear();
+  state_ = State::kAfterValue;
+  if (key_ == "items") {
+    if (!doc.IsNull()) {
+      return Error(value_offset_, "items is not an array");
+    }
+    if (seen_items_) return Error(value_offset_, "a second \"items\"");
+    seen_items_ = true;
+  } else if (key_ == "kind" && doc.IsString()) {
+    meta_.kind.assign(doc.GetString(), doc.GetStringLength());
+    std::string_view item_kind = meta_.kind;
+    if (absl::EndsWith(meta_.kind, "List")) item_kind.remove_suffix(4);
+    kind_member_ = item_kind.empty() ? "" : Member("kind", item_kind);
+    seen_kind_ = true;
+  } else if (key_ == "apiVersion" && doc.IsString()) {
+    meta_.api_version.assign(doc.GetString(), doc.GetStringLength());
+    api_version_member_ =
+        meta_.api_version.empty() ? "" : Member("apiVersion", meta_.api_version);
+    seen_api_version_ = true;
+  } else if (key_ == "metadata" && doc.IsObject()) {
+    meta_.resource_version = json::StringMember(doc, "resourceVersion");
+    meta_.continue_token = json::StringMember(doc, "continue");
+    auto rem = doc.FindMember("remainingItemCount");
+    meta_.remaining_item_count.reset();
+    if (rem != doc.MemberEnd() && rem->value.IsInt64()) {
+      meta_.remaining_item_count = rem->value.GetInt64();
+    }
+  }
+  if (!held_.empty() && seen_kind_ && seen_api_version_) {
+    out->kind_member = kind_member_;
+    out->api_version_member = api_version_member_;
+    Release(out);
+  }
+  return absl::OkStatus();
+}
+
+void ListFramer::Release(FramedItems* out) {
+  const size_t base = out->bytes.size();
+  out->bytes.append(held_.bytes);
+  for (FramedItems::Item item : held_.items) {
+    item.begin += base;
+    out->items.push_back(item);
+  }
+  held_.Clear();
+}
+
+absl::Status ListFramer::Finish(FramedItems* out) {
+  if (!error_.ok()) return error_;
+  if (state_ == State::kInValue && scalar_ && depth_ == 0) {
+    // A number or literal ends only at the next byte; none came.
+    return Fail(absl::DataLossError(absl::StrCat(
+        "list response ended early after ", offset_, " bytes (",
+        items_framed_, " complete items)")));
+  }
+  if (state_ != State::kDone) {
+    return Fail(absl::DataLossError(
+        offset_ == 0 ? std::string("list response is empty")
+                     : absl::StrCat("list response ended early after ",
+                                    offset_, " bytes (", items_framed_,
+                                    " complete items)")));
+  }
+  if (!seen_items_ && !absl::EndsWith(meta_.kind, "List")) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        "list response: not a list (no \"items\", kind \"",
+        meta_.kind.substr(0, 64), "\")")));
+  }
+  out->kind_member = kind_member_;
+  out->api_version_member = api_version_member_;
+  Release(out);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<api::ObjectPtr> ParseFramedItem(
+    const FramedItems& batch, const FramedItems::Item& item,
+    const api::ParseOptions& parse_options) {
+  const std::string_view text(batch.bytes.data() + item.begin, item.size);
+  bool add_kind = item.needs_kind && !batch.kind_member.empty();
+  bool add_api_version =
+      item.needs_api_version && !batch.api_version_member.empty();
+  absl::StatusOr<api::ObjectPtr> object;
+  if (item.check_type) {
+    object = api::Object::Parse(text, parse_options);
+    if (object.ok()) {
+      add_kind = (*object)->kind().empty() && !batch.kind_member.empty();
+      add_api_version = (*object)->api_version().empty() &&
+                        !batch.api_version_member.empty();
+    }
+  }
+  if (add_kind || add_api_version) {
+    // The members go first: "{" + members + the item's own members.
+    thread_local std::string spliced;
+    spliced.assign("{");
+    if (add_kind) spliced.append(batch.kind_member);
+    if (add_api_version) spliced.append(batch.api_version_member);
+    size_t rest = 1;
+    while (rest < text.size() && IsSpace(text[rest])) ++rest;
+    if (rest < text.size() && text[rest] == '}') spliced.pop_back();  // ','
+    spliced.append(text.substr(1));
+    object = api::Object::Parse(spliced, parse_options);
+  } else if (!item.check_type) {
+    object = api::Object::Parse(text, parse_options);
+  }
+  if (!object.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "list response: items[", item.index, "] at offset ", item.offset, ": ",
+        object.status().message()));
+  }
+  return object;
+}
+
+ListDecoder::ListDecoder(ListDecoderOptions options, Sink sink)
+    : options_(std::move(options)),
+      sink_(std::move(sink)),
+      framer_(options_.max_item_bytes) {}
+
+absl::Status ListDecoder::Deliver() {
+  for (const FramedItems::Item& item : batch_.items) {
+    absl::StatusOr<api::ObjectPtr> object =
+        ParseFramedItem(batch_, item, options_.parse_options);
+    if (!object.ok()) {
+      error_ = object.status();
+      break;
+    }
+    if (absl::Status s = sink_(*std::move(object)); !s.ok()) {
+      error_ = s;
+      break;
+    }
+    ++items_decoded_;
+  }
+  batch_.Clear();
+  return error_;
+}
+
+absl::Status ListDecoder::Feed(std::string_view chunk) {
+  if (!error_.ok()) return error_;
+  absl::Status framed = framer_.Feed(chunk, &batch_);
+  // Items completed before a framing error are still handed over.
+  if (absl::Status s = Deliver(); !s.ok()) return s;
+  if (!framed.ok()) error_ = framed;
+  return error_;
+}
+
+absl::Status ListDecoder::Finish() {
+  if (!error_.ok()) return error_;
+  absl::Status framed = framer_.Finish(&batch_);
+  if (absl::Status s = Deliver(); !s.ok()) return s;
+  if (!framed.ok()) error_ = framed;
+  return error_;
+}
+
+}  // namespace kcr::client

@@ -1,0 +1,221 @@
+// ListDecoder: the incremental decoder of a list response body.
+//
+// kube-apiserver serves a list at resourceVersion "0" whole from its watch
+// cache, whatever the limit: 50,000 pods arrive as one 230 MB body. The
+// decoder takes the body in chunks of any size as they arrive and hands
+// each item to a sink as soon as its last byte is in, so that neither the
+// whole body nor a DOM of it is ever held: memory stays at one chunk plus
+// the item being framed.
+//
+//   {"kind":"PodList","apiVersion":"v1","metadata":{...},"items":[{..},..]}
+//
+// It works in two stages, which a caller may also run on two threads
+// (ReadList in list_reader.h does):
+//   * ListFramer scans the bytes once, tracking JSON nesting outside
+//     strings, and cuts out each item's bytes (plus the list's kind,
+//     apiVersion and metadata, wherever they appear: before or after
+//     "items");
+//   * ParseFramedItem parses one item's bytes with api::Object::Parse.
+// Why a byte framer and Object::Parse rather than RapidJSON's SAX reader
+// forwarding each item's events into a reusable Document and then
+// Object::FromValue (both measured in bench/list_decoder_benchmark.cc,
+// docs/benchmarks.md): on one thread the two cost about the same per pod
+// (SAX + FromValue builds the tree twice; framing scans the bytes once more
+// before Object::Parse, RapidJSON's fastest path, in situ into a per-thread
+// scratch buffer). But framing is a cheap, separate pass, so it moves to
+// the reading thread and the caller's thread is left with Object::Parse
+// alone, and whole framed batches can be parsed on either thread; SAX
+// events cannot be split that way.
+//
+// Items get the list's kind less "List" and its apiVersion when they carry
+// none, as client-go's dynamic client does. kube-apiserver writes kind and
+// apiVersion before items; for a body that writes them after, items that
+// need them are held (framed, not parsed) until they are seen or the body
+// ends.
+//
+// Errors name the byte offset in the body: kInvalidArgument for a body that
+// is not a JSON object or not a list (no "items" and a kind that does not
+// end in "List", or "items" that is not an array or null), an item that is
+// not a JSON object or not a valid Kubernetes object, nesting deeper than
+// api::kMaxJsonDepth below an item, bytes after the list's end;
+// kResourceExhausted for an item or a member larger than max_item_bytes;
+// kDataLoss from Finish for a body that ends early. Errors are sticky.
+// Items completed before an error were already handed over.
+//
+// Not thread-safe: one decoder (or framer) per body.
+#ifndef KCR_RUNTIME_CLIENT_LIST_DECODER_H_
+#define KCR_RUNTIME_CLIENT_LIST_DECODER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "api/object.h"
+#include "runtime/client/options.h"
+
+namespace kcr::client {
+
+struct ListDecoderOptions {
+  // How each item is parsed (e.g. strip managedFields).
+  api::ParseOptions parse_options;
+  // The largest item (or top-level member) accepted; a bigger one is an
+  // error rather than unbounded buffering.
+  size_t max_item_bytes = 64 << 20;
+};
+
+// Items cut out of a list body, not yet parsed: a batch that can be handed
+// from the framing thread to a parsing one. A plain value.
+struct FramedItems {
+  struct Item {
+    size_t begin = 0;  // in `bytes`
+    size_t size = 0;
+    int64_t index = 0;   // position in the list's items
+    int64_t offset = 0;  // of its '{' in the body
+    // The item has no top-level "kind" / "apiVersion" of its own: fill in
+    // the list's (kind_member / api_version_member below).
+    bool needs_kind = false;
+    bool needs_api_version = false;
+    // A top-level key had an escape, so the flags above are unsure: parse
+    // and look.
+    bool check_type = false;
+  };
+  std::string bytes;
+  std::vector<Item> items;
+  // The members to add, JSON with a trailing comma ("\"kind\":\"Pod\","),
+  // or empty when the list has no such field.
+  std::string kind_member;
+  std::string api_version_member;
+
+  bool empty() const { return items.empty(); }
+  void Clear() {
+    bytes.clear();
+    items.clear();
+  }
+};
+
+// The framing stage. Feed and Finish append the items they complete to
+// `*out` (which the caller may empty between calls).
+class ListFramer {
+ public:
+  explicit ListFramer(size_t max_item_bytes = 64 << 20);
+
+  absl::Status Feed(std::string_view chunk, FramedItems* out);
+  // Declares the end of the body: kDataLoss when it ended early; releases
+  // items held for the list's kind.
+  absl::Status Finish(FramedItems* out);
+
+  // The list's kind, apiVersion and metadata seen so far (complete after a
+  // successful Finish).
+  const ListMeta& meta() const { return meta_; }
+  // Bytes consumed so far.
+  int64_t offset() const { return offset_; }
+
+ private:
+  enum class State {
+    kStart,       // before the list's '{'
+    kFirstKey,    // after '{': a key or '}'
+    kKey,         // after ',': a key
+    kInKey,       // inside a key string
+    kColon,       // after a key
+    kValue,       // after ':'
+    kInValue,     // inside a member's value (not items)
+    kItemsFirst,  // after "items":[ : an item or ']'
+    kItemsNext,   // after an item: ',' or ']'
+    kItem,        // after ',' in items: an item
+    kInItem,      // inside an item
+    kAfterValue,  // after a member: ',' or '}'
+    kDone,        // after the list's '}'
+  };
+
+  absl::Status Fail(absl::Status status);
+  absl::Status Error(int64_t at, std::string_view what);
+  // Scans an item from data[i] on; returns where it stopped (n, or past the
+  // item's last byte).
+  absl::StatusOr<size_t> ScanItem(const char* data, size_t i, size_t n,
+                                  FramedItems* out);
+  // Scans a member's value (not items) likewise.
+  absl::StatusOr<size_t> ScanValue(const char* data, size_t i, size_t n,
+                                   FramedItems* out);
+  // Reads the member's complete value.
+  absl::Status EndValue(FramedItems* out);
+  // Moves the held items to `out`.
+  void Release(FramedItems* out);
+
+  const size_t max_item_bytes_;
+  absl::Status error_;
+  State state_ = State::kStart;
+  int64_t offset_ = 0;  // body bytes before the current chunk
+  ListMeta meta_;
+  bool seen_kind_ = false;
+  bool seen_api_version_ = false;
+  bool seen_items_ = false;
+  std::string key_;  // the member being read (raw, escapes unresolved)
+  bool key_escaped_ = false;
+
+  // Nesting and string state of the value or item being scanned.
+  int depth_ = 0;
+  bool in_string_ = false;
+  bool escaped_ = false;
+  bool scalar_ = false;  // a number or literal value at the top level
+  std::string value_;    // the member's value (not items)
+  int64_t value_offset_ = 0;
+  // FramedItems::kind_member and api_version_member for this list.
+  std::string kind_member_;
+  std::string api_version_member_;
+
+  // The item being framed.
+  std::string item_;  // its bytes so far
+  FramedItems::Item current_;
+  bool expect_key_ = false;   // the next string at item depth 1 is a key
+  bool in_top_key_ = false;   // inside such a key
+  std::string top_key_;       // its bytes so far (short keys only)
+  int64_t items_framed_ = 0;  // items cut out so far
+
+  // Items waiting for the list's kind or apiVersion (see above).
+  FramedItems held_;
+};
+
+// Parses one framed item into an Object, adding the list's kind and
+// apiVersion when it has none. Errors (kInvalidArgument) name the item's
+// index and its offset in the body.
+absl::StatusOr<api::ObjectPtr> ParseFramedItem(
+    const FramedItems& batch, const FramedItems::Item& item,
+    const api::ParseOptions& parse_options);
+
+// The single-threaded decoder: framing and parsing on the caller's thread.
+class ListDecoder {
+ public:
+  // Takes each item in order; an error from it stops the decoder (and is
+  // returned by Feed or Finish).
+  using Sink = std::function<absl::Status(api::ObjectPtr)>;
+
+  ListDecoder(ListDecoderOptions options, Sink sink);
+
+  // Consumes `chunk`, handing every item it completes to the sink.
+  absl::Status Feed(std::string_view chunk);
+  // Declares the end of the body (kDataLoss if it was cut short).
+  absl::Status Finish();
+
+  // The list's kind, apiVersion and metadata; complete after Finish.
+  const ListMeta& meta() const { return framer_.meta(); }
+  int64_t items_decoded() const { return items_decoded_; }
+
+ private:
+  absl::Status Deliver();
+
+  const ListDecoderOptions options_;
+  const Sink sink_;
+  ListFramer framer_;
+  FramedItems batch_;
+  absl::Status error_;
+  int64_t items_decoded_ = 0;
+};
+
+}  // namespace kcr::client
+
+#endif  // KCR_RUNTIME_CLIENT_LIST_DECODER_H_

@@ -1,0 +1,240 @@
+#include "runtime/client/list_reader.h"
+
+#include <deque>
+#include <memory>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/base/mutex.h"
+
+namespace kcr::client {
+namespace {
+
+// A batch of framed items on its way from the reading thread to the
+// caller, parsed by whichever thread claims it.
+struct Slot {
+  FramedItems framed;
+  enum class State { kFramed, kParsing, kParsed } state = State::kFramed;
+  std::vector<api::ObjectPtr> objects;
+  absl::Status error;  // the first item that did not parse
+};
+
+class Pipeline {
+ public:
+  // Batches waiting between the threads; each holds ~one read of the body.
+  static constexpr size_t kMaxSlots = 16;
+  // A reader stopped by a full queue resumes once it has drained to this:
+  // threads wake in bursts, not once per batch (each wake-up costs a
+  // scheduling delay on a busy machine).
+  static constexpr size_t kResumeSlots = kMaxSlots / 2;
+  // The reading thread parses once this many batches wait unparsed.
+  static constexpr size_t kParseBacklog = 2;
+
+  Pipeline(BodyReader& body, const ListReaderOptions& options)
+      : body_(body),
+        options_(options),
+        framer_(options.decoder.max_item_bytes) {}
+
+  // Ends the reading (ctx done, or the consumer failed): closes the body.
+  void Stop() {
+    {
+      MutexLock lock(&mu_);
+      if (stopped_) return;
+      stopped_ = true;
+      room_.SignalAll();
+      ready_.SignalAll();
+    }
+    body_.Cancel();
+  }
+
+  void ReadLoop() {
+    std::vector<char> data(64 << 10);
+    while (true) {
+      auto slot = std::make_shared<Slot>();
+      {
+        MutexLock lock(&mu_);
+        if (slots_.size() >= kMaxSlots) {
+          reader_waiting_ = true;
+          while (!stopped_ && slots_.size() > kResumeSlots) room_.Wait(&mu_);
+          reader_waiting_ = false;
+        }
+        if (stopped_) return;
+        // A buffer that has been used before: its memory is already
+        // mapped, where a fresh one faults in every page of each read.
+        if (!spare_.empty()) {
+          slot->framed = std::move(spare_.back());
+          spare_.pop_back();
+        }
+      }
+      absl::StatusOr<size_t> n = body_.Read(data.data(), data.size());
+      absl::Status status;
+      bool end = false;
+      if (!n.ok()) {
+        status = Broken(n.status());
+        end = true;
+      } else if (*n == 0) {
+        status = framer_.Finish(&slot->framed);
+        end = true;
+      } else {
+        status = framer_.Feed(std::string_view(data.data(), *n), &slot->framed);
+        end = !status.ok();
+      }
+      Push(std::move(slot));
+      if (end) {
+        MutexLock lock(&mu_);
+        reader_status_ = std::move(status);
+        reader_done_ = true;
+        ready_.SignalAll();
+        return;
+      }
+      if (options_.parse_on_reader) HelpParse();
+    }
+  }
+
+  // The caller's side: parses (or waits for) each batch in order and hands
+  // its items to `on_item`.
+  absl::Status Consume(
+      const std::function<absl::Status(api::ObjectPtr)>& on_item) {
+    while (true) {
+      std::shared_ptr<Slot> slot;
+      bool parse_here = false;
+      {
+        MutexLock lock(&mu_);
+        consumer_waiting_ = true;
+        while (!FrontReadyLocked()) ready_.Wait(&mu_);
+        consumer_waiting_ = false;
+        if (stopped_) return absl::OkStatus();
+        if (slots_.empty()) return reader_status_;  // reader_done_
+        slot = slots_.front();
+        slots_.pop_front();
+        if (slot->state == Slot::State::kFramed) {
+          slot->state = Slot::State::kParsing;
+          parse_here = true;
+        }
+        if (reader_waiting_ && slots_.size() <= kResumeSlots) room_.Signal();
+      }
+      if (parse_here) Parse(*slot);
+      for (api::ObjectPtr& object : slot->objects) {
+        if (absl::Status s = on_item(std::move(object)); !s.ok()) return s;
+      }
+      if (!slot->error.ok()) return slot->error;
+    }
+  }
+
+  const ListMeta& meta() const { return framer_.meta(); }
+
+ private:
+  // The front batch can be taken: parsed, or not yet claimed by the
+  // reader (a batch popped here is the caller's alone).
+  bool FrontReadyLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (stopped_) return true;
+    if (slots_.empty()) return reader_done_;
+    return slots_.front()->state != Slot::State::kParsing;
+  }
+
+  void Push(std::shared_ptr<Slot> slot) {
+    if (slot->framed.empty()) return;
+    slot->objects.reserve(slot->framed.items.size());
+    MutexLock lock(&mu_);
+    slots_.push_back(std::move(slot));
+    if (consumer_waiting_) ready_.Signal();
+  }
+
+  // Parses the newest unclaimed batch when enough wait: the caller takes
+  // them from the front, so the two rarely meet.
+  void HelpParse() {
+    std::shared_ptr<Slot> slot;
+    {
+      MutexLock lock(&mu_);
+      size_t waiting = 0;
+      for (const auto& s : slots_) {
+        if (s->state == Slot::State::kFramed) ++waiting;
+      }
+      if (waiting < kParseBacklog) return;
+      slot = slots_.back();
+      if (slot->state != Slot::State::kFramed) return;
+      slot->state = Slot::State::kParsing;
+    }
+    Parse(*slot);
+    MutexLock lock(&mu_);
+    slot->state = Slot::State::kParsed;
+    if (consumer_waiting_) ready_.Signal();
+  }
+
+  // Parses the slot's items (until the first error), without mu_: the
+  // claiming thread owns the slot's contents while it is kParsing.
+  void Parse(Slot& slot) {
+    for (const FramedItems::Item& item : slot.framed.items) {
+      absl::StatusOr<api::ObjectPtr> object = ParseFramedItem(
+          slot.framed, item, options_.decoder.parse_options);
+      if (!object.ok()) {
+        slot.error = object.status();
+        break;
+      }
+      slot.objects.push_back(*std::move(object));
+    }
+    slot.framed.Clear();
+    MutexLock lock(&mu_);
+    if (spare_.size() < kMaxSlots) spare_.push_back(std::move(slot.framed));
+  }
+
+  // The end of a body that broke with `error`: data loss when it cut the
+  // list short, else the broken stream.
+  absl::Status Broken(const absl::Status& error) {
+    FramedItems ignored;
+    absl::Status partial = framer_.Finish(&ignored);
+    if (!partial.ok() && absl::IsDataLoss(partial)) {
+      return absl::DataLossError(
+          absl::StrCat(partial.message(), ": ", error.message()));
+    }
+    return absl::UnavailableError(
+        absl::StrCat("list response broken: ", error.message()));
+  }
+
+  BodyReader& body_;
+  const ListReaderOptions& options_;
+  ListFramer framer_;  // the reading thread's until it ends
+  Mutex mu_;
+  CondVar room_;   // the reader waits for room in slots_
+  CondVar ready_;  // the caller waits for the front batch
+  std::deque<std::shared_ptr<Slot>> slots_ ABSL_GUARDED_BY(mu_);
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  bool reader_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool reader_waiting_ ABSL_GUARDED_BY(mu_) = false;
+  bool consumer_waiting_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status reader_status_ ABSL_GUARDED_BY(mu_);
+  // Emptied batches, for the reader to fill again.
+  std::vector<FramedItems> spare_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+absl::StatusOr<ListMeta> ReadList(
+    const Context& ctx, BodyReader& body, const ListReaderOptions& options,
+    const std::function<absl::Status(api::ObjectPtr)>& on_item) {
+  if (ctx.done()) {
+    body.Cancel();
+    return ctx.Err();
+  }
+  Pipeline pipeline(body, options);
+  std::thread reader([&pipeline] { pipeline.ReadLoop(); });
+  absl::Status status;
+  {
+    Context::DoneCallback on_done = ctx.OnDone([&pipeline] { pipeline.Stop(); });
+    status = pipeline.Consume(on_item);
+    on_done.Reset();
+  }
+  // After an error the reader may still be reading: close the body.
+  if (!status.ok()) pipeline.Stop();
+  reader.join();
+  // Whatever the pipeline saw (a closed body, a half-read item), a call
+  // whose context ended reports that.
+  if (ctx.done()) return ctx.Err();
+  if (!status.ok()) return status;
+  return pipeline.meta();
+}
+
+}  // namespace kcr::client

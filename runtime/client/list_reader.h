@@ -1,0 +1,48 @@
+// ReadList: decodes a list response body as it streams in, on two threads,
+// handing each item to the caller in order (what RestClient::ListEach and
+// List do with a 2xx answer).
+//
+// One thread of ReadList's own reads the body and frames items
+// (ListFramer, list_decoder.h); the caller's thread parses them and calls
+// `on_item`. Parsing costs ~10x what reading and framing do, so when
+// framed items pile up the reading thread parses the newest batch too, and
+// the two threads together keep both cores busy (docs/benchmarks.md, "List
+// decoding"). At most a few batches (~64 KiB of body each) wait between the
+// threads: a consumer slower than the network slows the reading instead of
+// growing memory.
+#ifndef KCR_RUNTIME_CLIENT_LIST_READER_H_
+#define KCR_RUNTIME_CLIENT_LIST_READER_H_
+
+#include <functional>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "api/object.h"
+#include "runtime/base/context.h"
+#include "runtime/client/list_decoder.h"
+#include "runtime/client/options.h"
+#include "runtime/client/stream_watcher.h"
+
+namespace kcr::client {
+
+struct ListReaderOptions {
+  ListDecoderOptions decoder;
+  // The reading thread also parses when framed items wait (see above);
+  // false leaves all parsing to the caller's thread.
+  bool parse_on_reader = true;
+};
+
+// Reads `body` to its end and returns the list's kind, apiVersion and
+// metadata, after handing every item to `on_item`, in order, on the
+// caller's thread. Stops at the first error, which may come after some
+// items: the decoder's (list_decoder.h), `on_item`'s, a broken body
+// (kDataLoss when it cut the list short, else kUnavailable), or ctx.Err()
+// when `ctx` ends first, which closes the body at once (body.Cancel()).
+// Returns only when its thread has ended; `body` is not used afterwards.
+absl::StatusOr<ListMeta> ReadList(
+    const Context& ctx, BodyReader& body, const ListReaderOptions& options,
+    const std::function<absl::Status(api::ObjectPtr)>& on_item);
+
+}  // namespace kcr::client
+
+#endif  // KCR_RUNTIME_CLIENT_LIST_READER_H_

@@ -1,0 +1,282 @@
+#include "runtime/client/list_decoder.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace kcr::client {
+namespace {
+
+using ::testing::HasSubstr;
+
+// What a decode produced, comparable across chunkings.
+struct Decoded {
+  std::vector<std::string> items;  // each item's JSON
+  ListMeta meta;
+  absl::Status status;  // the first error, from Feed or Finish
+};
+
+Decoded Decode(const std::vector<std::string_view>& chunks,
+               ListDecoderOptions options = {}) {
+  Decoded out;
+  ListDecoder decoder(options, [&out](api::ObjectPtr item) {
+    out.items.push_back(item->ToJson());
+    return absl::OkStatus();
+  });
+  for (std::string_view c : chunks) {
+    out.status = decoder.Feed(c);
+    if (!out.status.ok()) return out;
+  }
+  out.status = decoder.Finish();
+  out.meta = decoder.meta();
+  return out;
+}
+
+Decoded DecodeWhole(std::string_view body, ListDecoderOptions options = {}) {
+  return Decode({body}, options);
+}
+
+constexpr char kList[] =
+    R"({"kind":"PodList","apiVersion":"v1",)"
+    R"("metadata":{"resourceVersion":"42","continue":"c1",)"
+    R"("remainingItemCount":7},)"
+    R"("items":[{"metadata":{"name":"a","namespace":"x"},)"
+    R"("spec":{"s":"br}ace\"q\\","n":[1,{"k":[]}]}},)"
+    R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"b"}},)"
+    R"({ "metadata" : {"name":"c","labels":{"kind":"x"}} }]})";
+
+TEST(ListDecoderTest, DecodesItemsAndMetadata) {
+  Decoded d = DecodeWhole(kList);
+  ASSERT_TRUE(d.status.ok()) << d.status;
+  ASSERT_EQ(d.items.size(), 3u);
+  EXPECT_EQ(d.items[0],
+            R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"a",)"
+            R"("namespace":"x"},"spec":{"s":"br}ace\"q\\","n":[1,{"k":[]}]}})");
+  EXPECT_EQ(d.items[1], R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"b"}})");
+  EXPECT_EQ(d.items[2],
+            R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"c",)"
+            R"("labels":{"kind":"x"}}})");
+  EXPECT_EQ(d.meta.kind, "PodList");
+  EXPECT_EQ(d.meta.api_version, "v1");
+  EXPECT_EQ(d.meta.resource_version, "42");
+  EXPECT_EQ(d.meta.continue_token, "c1");
+  EXPECT_EQ(d.meta.remaining_item_count, 7);
+}
+
+TEST(ListDecoderTest, EveryChunkSplitDecodesTheSame) {
+  const std::string body = kList;
+  const Decoded whole = DecodeWhole(body);
+  ASSERT_TRUE(whole.status.ok());
+  for (size_t a = 0; a <= body.size(); ++a) {
+    for (size_t b = a; b <= body.size(); b += 7) {
+      std::string_view v = body;
+      Decoded d = Decode({v.substr(0, a), v.substr(a, b - a), v.substr(b)});
+      ASSERT_TRUE(d.status.ok()) << a << "," << b << ": " << d.status;
+      ASSERT_EQ(d.items, whole.items) << a << "," << b;
+      ASSERT_EQ(d.meta.resource_version, "42");
+    }
+  }
+  // One byte at a time.
+  std::vector<std::string_view> bytes;
+  for (size_t i = 0; i < body.size(); ++i)
+    bytes.push_back(std::string_view(body).substr(i, 1));
+  Decoded d = Decode(bytes);
+  ASSERT_TRUE(d.status.ok()) << d.status;
+  EXPECT_EQ(d.items, whole.items);
+}
+
+TEST(ListDecoderTest, MetadataAfterItems) {
+  const std::string body =
+      R"({"items":[{"metadata":{"name":"a"}},{"kind":"Pod","metadata":)"
+      R"({"name":"b"}}],"metadata":{"resourceVersion":"9"},)"
+      R"("kind":"PodList","apiVersion":"v1","extra":[true,null,1.5e3]})";
+  for (size_t split = 0; split <= body.size(); ++split) {
+    std::string_view v = body;
+    Decoded d = Decode({v.substr(0, split), v.substr(split)});
+    ASSERT_TRUE(d.status.ok()) << split << ": " << d.status;
+    ASSERT_EQ(d.items.size(), 2u);
+    // Held until the list's kind and apiVersion were seen, then filled.
+    EXPECT_EQ(d.items[0],
+              R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"}})");
+    EXPECT_EQ(d.items[1],
+              R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"b"}})");
+    EXPECT_EQ(d.meta.resource_version, "9");
+    EXPECT_EQ(d.meta.kind, "PodList");
+  }
+}
+
+TEST(ListDecoderTest, ItemsWithTheirOwnTypeAreNotHeld) {
+  std::vector<std::string> seen;
+  ListDecoder decoder({}, [&seen](api::ObjectPtr item) {
+    seen.push_back(std::string(item->name()));
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(decoder
+                  .Feed(R"({"items":[{"kind":"A","apiVersion":"v1",)"
+                        R"("metadata":{"name":"a"}},)")
+                  .ok());
+  EXPECT_EQ(seen, std::vector<std::string>{"a"});
+  ASSERT_TRUE(decoder.Feed(R"({"metadata":{"name":"b"}}],"kind":"AList",)").ok());
+  EXPECT_EQ(seen.size(), 1u);  // b waits for apiVersion
+  ASSERT_TRUE(decoder.Feed(R"("apiVersion":"x/v1"})").ok());
+  ASSERT_TRUE(decoder.Finish().ok());
+  EXPECT_EQ(seen, (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(ListDecoderTest, EmptyAndNullItems) {
+  Decoded d = DecodeWhole(R"({"kind":"PodList","items":[]})");
+  EXPECT_TRUE(d.status.ok()) << d.status;
+  EXPECT_TRUE(d.items.empty());
+  d = DecodeWhole(R"({"kind":"PodList","apiVersion":"v1","items":null})");
+  EXPECT_TRUE(d.status.ok()) << d.status;
+  d = DecodeWhole(R"({"kind":"PodList","metadata":{}})");
+  EXPECT_TRUE(d.status.ok()) << d.status;
+  d = DecodeWhole(R"({"kind":"XList","apiVersion":"v1","items":[{"metadata":{}}, {}]})");
+  // {} has no metadata: not a Kubernetes object.
+  EXPECT_EQ(d.status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(d.items.size(), 1u);
+}
+
+TEST(ListDecoderTest, StripsManagedFields) {
+  ListDecoderOptions options;
+  options.parse_options.strip_managed_fields = true;
+  Decoded d = DecodeWhole(
+      R"({"kind":"PodList","apiVersion":"v1","items":[{"metadata":{"name":"a",)"
+      R"("managedFields":[{"manager":"m"}]}}]})",
+      options);
+  ASSERT_TRUE(d.status.ok()) << d.status;
+  EXPECT_EQ(d.items[0],
+            R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"}})");
+}
+
+TEST(ListDecoderTest, EscapedMemberNames) {
+  Decoded d = DecodeWhole(
+      R"({"ki\u006ed":"PodList","apiVersion":"v1","\u0069tems":[)"
+      R"({"\u006bind":"Own","metadata":{"name":"a"}}]})");
+  ASSERT_TRUE(d.status.ok()) << d.status;
+  EXPECT_EQ(d.meta.kind, "PodList");
+  ASSERT_EQ(d.items.size(), 1u);
+  EXPECT_EQ(d.items[0],
+            R"({"apiVersion":"v1","kind":"Own","metadata":{"name":"a"}})");
+}
+
+struct Hostile {
+  std::string name;
+  std::string body;
+  absl::StatusCode code;
+  std::string message;
+};
+
+class HostileListTest : public ::testing::TestWithParam<Hostile> {};
+
+TEST_P(HostileListTest, IsAClearError) {
+  const Hostile& h = GetParam();
+  ListDecoderOptions options;
+  options.max_item_bytes = 4096;
+  Decoded d = DecodeWhole(h.body, options);
+  EXPECT_EQ(d.status.code(), h.code) << d.status;
+  EXPECT_THAT(std::string(d.status.message()), HasSubstr(h.message));
+  // Every split gives the same error.
+  for (size_t split = 0; split <= h.body.size(); split += 3) {
+    std::string_view v = h.body;
+    Decoded s = Decode({v.substr(0, split), v.substr(split)}, options);
+    EXPECT_EQ(s.status, d.status) << split;
+  }
+}
+
+std::string Nested(int depth) {
+  return absl::StrCat(R"({"kind":"PodList","items":[{"metadata":{},"x":)",
+                      std::string(depth, '['), std::string(depth, ']'), "}]}");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Bodies, HostileListTest,
+    ::testing::Values(
+        Hostile{"Array", "[1,2]", absl::StatusCode::kInvalidArgument,
+                "the body is not a JSON object ('[') at offset 0"},
+        Hostile{"Scalar", "  42", absl::StatusCode::kInvalidArgument,
+                "at offset 2"},
+        Hostile{"Empty", "", absl::StatusCode::kDataLoss,
+                "list response is empty"},
+        Hostile{"NotAList", R"({"kind":"Pod","metadata":{"name":"a"}})",
+                absl::StatusCode::kInvalidArgument, "not a list"},
+        Hostile{"ItemsNotArray", R"({"kind":"PodList","items":{"a":1}})",
+                absl::StatusCode::kInvalidArgument,
+                "items is not an array at offset 26"},
+        Hostile{"ItemNotObject",
+                R"({"kind":"PodList","items":[{"metadata":{}},7]})",
+                absl::StatusCode::kInvalidArgument,
+                "items[1] is not a JSON object ('7') at offset 43"},
+        Hostile{"ItemNotKubernetesObject",
+                R"({"kind":"PodList","items":[{"metadata":7}]})",
+                absl::StatusCode::kInvalidArgument,
+                "items[0] at offset 27: metadata is not an object"},
+        Hostile{"BadJsonInItem",
+                R"({"kind":"PodList","items":[{"metadata":{}, x}]})",
+                absl::StatusCode::kInvalidArgument,
+                "items[0] at offset 27: invalid JSON"},
+        Hostile{"MissingComma",
+                R"({"kind":"PodList","items":[{"metadata":{}} {}]})",
+                absl::StatusCode::kInvalidArgument,
+                "expected ',' or ']' after items[0], found '{' at offset 43"},
+        Hostile{"TrailingGarbage",
+                R"({"kind":"PodList","items":[]} {"kind":"x"})",
+                absl::StatusCode::kInvalidArgument,
+                "data after the end of the list ('{') at offset 30"},
+        Hostile{"BadMember", R"({"kind":"PodList","metadata":{"a":},"items":[]})",
+                absl::StatusCode::kInvalidArgument,
+                "member \"metadata\" is not valid JSON"},
+        Hostile{"DeepItem", Nested(300), absl::StatusCode::kInvalidArgument,
+                "items[0] nests deeper than 256 levels at offset"},
+        Hostile{"DeepMember",
+                absl::StrCat(R"({"x":)", std::string(300, '['),
+                             std::string(300, ']'), "}"),
+                absl::StatusCode::kInvalidArgument,
+                "member \"x\" nests deeper than 256 levels at offset 261"},
+        Hostile{"HugeItem",
+                absl::StrCat(R"({"kind":"PodList","items":[{"metadata":{},)",
+                             R"("x":")", std::string(5000, 'a'), "\"}]}"),
+                absl::StatusCode::kResourceExhausted,
+                "items[0] at offset 27 exceeds the limit of 4096 bytes"},
+        Hostile{"TruncatedInItem",
+                R"({"kind":"PodList","items":[{"metadata":{"name":"a"}},{"met)",
+                absl::StatusCode::kDataLoss,
+                "list response ended early after 58 bytes (1 complete items)"},
+        Hostile{"TruncatedAfterItems", R"({"kind":"PodList","items":[])",
+                absl::StatusCode::kDataLoss, "ended early after 28 bytes"},
+        Hostile{"TruncatedScalar", R"({"kind":"PodList","items":[],"n":12)",
+                absl::StatusCode::kDataLoss, "ended early"},
+        Hostile{"TrailingComma", R"({"kind":"PodList","items":[],})",
+                absl::StatusCode::kInvalidArgument,
+                "expected a member name, found '}' at offset 29"},
+        Hostile{"TwoItems", R"({"kind":"PodList","items":[],"items":[]})",
+                absl::StatusCode::kInvalidArgument, "a second \"items\""}),
+    [](const ::testing::TestParamInfo<Hostile>& info) {
+      return info.param.name;
+    });
+
+TEST(ListDecoderTest, SinkErrorStops) {
+  int calls = 0;
+  ListDecoder decoder({}, [&calls](api::ObjectPtr) {
+    ++calls;
+    return absl::AbortedError("enough");
+  });
+  EXPECT_TRUE(absl::IsAborted(decoder.Feed(kList)));
+  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE(absl::IsAborted(decoder.Finish()));  // sticky
+}
+
+TEST(ListDecoderTest, ErrorsAreSticky) {
+  ListDecoder decoder({}, [](api::ObjectPtr) { return absl::OkStatus(); });
+  absl::Status first = decoder.Feed("[");
+  EXPECT_FALSE(first.ok());
+  EXPECT_EQ(decoder.Feed("{}"), first);
+  EXPECT_EQ(decoder.Finish(), first);
+}
+
+}  // namespace
+}  // namespace kcr::client

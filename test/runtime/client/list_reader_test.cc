@@ -1,0 +1,173 @@
+#include "runtime/client/list_reader.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/base/mutex.h"
+
+namespace kcr::client {
+namespace {
+
+using ::testing::HasSubstr;
+
+// `body` in reads of at most `chunk` bytes; then `end` (OK: the clean end)
+// or, when `block` is set, a Read that waits until Cancel.
+class FakeBody final : public BodyReader {
+ public:
+  FakeBody(std::string body, size_t chunk, absl::Status end = absl::OkStatus(),
+           bool block = false)
+      : body_(std::move(body)), chunk_(chunk), end_(end), block_(block) {}
+
+  absl::StatusOr<size_t> Read(char* data, size_t size) override {
+    if (at_ < body_.size()) {
+      const size_t n = std::min({size, chunk_, body_.size() - at_});
+      body_.copy(data, n, at_);
+      at_ += n;
+      return n;
+    }
+    if (block_) {
+      MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(&cancelled_));
+      return absl::UnavailableError("connection closed");
+    }
+    if (!end_.ok()) return end_;
+    return 0;
+  }
+  void Cancel() override {
+    MutexLock lock(&mu_);
+    cancelled_ = true;
+  }
+  bool cancelled() {
+    MutexLock lock(&mu_);
+    return cancelled_;
+  }
+
+ private:
+  const std::string body_;
+  const size_t chunk_;
+  const absl::Status end_;
+  const bool block_;
+  size_t at_ = 0;  // the reading thread's
+  Mutex mu_;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+std::string Items(int n) {
+  std::string body = R"({"kind":"ConfigMapList","apiVersion":"v1",)"
+                     R"("metadata":{"resourceVersion":"5"},"items":[)";
+  for (int i = 0; i < n; ++i) {
+    if (i > 0) body += ",";
+    absl::StrAppend(&body, R"({"metadata":{"name":"cm-)", i,
+                    R"(","namespace":"d"},"data":{"k":")",
+                    std::string(static_cast<size_t>(i % 300), 'v'), R"("}})");
+  }
+  return body + "]}";
+}
+
+struct Result {
+  std::vector<std::string> names;
+  absl::StatusOr<ListMeta> meta;
+};
+
+Result Read(const Context& ctx, BodyReader& body, bool parse_on_reader) {
+  Result r;
+  ListReaderOptions options;
+  options.parse_on_reader = parse_on_reader;
+  r.meta = ReadList(ctx, body, options, [&r](api::ObjectPtr item) {
+    EXPECT_EQ(item->kind(), "ConfigMap");
+    r.names.push_back(std::string(item->name()));
+    return absl::OkStatus();
+  });
+  return r;
+}
+
+class ListReaderTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ListReaderTest, HandsOverEveryItemInOrder) {
+  const int n = 3000;
+  for (size_t chunk : {size_t{1} << 16, size_t{977}, size_t{10}}) {
+    FakeBody body(Items(n), chunk);
+    Result r = Read(Context::Background(), body, GetParam());
+    ASSERT_TRUE(r.meta.ok()) << r.meta.status();
+    EXPECT_EQ(r.meta->resource_version, "5");
+    ASSERT_EQ(r.names.size(), static_cast<size_t>(n)) << chunk;
+    for (int i = 0; i < n; ++i) {
+      ASSERT_EQ(r.names[static_cast<size_t>(i)], absl::StrCat("cm-", i));
+    }
+  }
+}
+
+TEST_P(ListReaderTest, BrokenBodyMidListIsDataLoss) {
+  std::string body = Items(100);
+  body.resize(body.size() / 2);
+  FakeBody reader(body, 1000, absl::UnavailableError("connection reset"));
+  Result r = Read(Context::Background(), reader, GetParam());
+  ASSERT_FALSE(r.meta.ok());
+  EXPECT_EQ(r.meta.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(r.meta.status().message()),
+              HasSubstr("connection reset"));
+  EXPECT_GT(r.names.size(), 10u);
+  EXPECT_LT(r.names.size(), 100u);
+}
+
+TEST_P(ListReaderTest, BadItemStopsAfterTheGoodOnes) {
+  std::string body = Items(50);
+  body.replace(body.find(R"("name":"cm-20")"), 14, R"("name":20     )");
+  FakeBody reader(body, 512);
+  Result r = Read(Context::Background(), reader, GetParam());
+  EXPECT_EQ(r.meta.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.meta.status().message()),
+              HasSubstr("items[20] at offset"));
+  EXPECT_EQ(r.names.size(), 20u);
+}
+
+TEST_P(ListReaderTest, CancelClosesABlockedBody) {
+  std::string body = Items(10);
+  body.resize(body.size() - 20);
+  FakeBody reader(body, 1 << 16, absl::OkStatus(), /*block=*/true);
+  auto [ctx, cancel] = WithCancel(Context::Background());
+  Result r;
+  ListReaderOptions options;
+  options.parse_on_reader = GetParam();
+  r.meta = ReadList(ctx, reader, options,
+                    [&, cancel = cancel](api::ObjectPtr item) {
+                      r.names.push_back(std::string(item->name()));
+                      if (r.names.size() == 9) cancel();
+                      return absl::OkStatus();
+                    });
+  EXPECT_EQ(r.meta.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_TRUE(reader.cancelled());
+  EXPECT_EQ(r.names.size(), 9u);
+}
+
+TEST_P(ListReaderTest, CallersErrorStopsTheReader) {
+  FakeBody reader(Items(2000), 100);
+  int calls = 0;
+  ListReaderOptions options;
+  options.parse_on_reader = GetParam();
+  auto meta = ReadList(Context::Background(), reader, options,
+                       [&calls](api::ObjectPtr) {
+                         return ++calls == 5 ? absl::AbortedError("enough")
+                                             : absl::OkStatus();
+                       });
+  EXPECT_EQ(meta.status(), absl::AbortedError("enough"));
+  EXPECT_EQ(calls, 5);
+}
+
+TEST(ListReaderDoneTest, DoneContextReadsNothing) {
+  FakeBody reader(Items(3), 100);
+  auto [ctx, cancel] = WithCancel(Context::Background());
+  cancel();
+  Result r = Read(ctx, reader, true);
+  EXPECT_EQ(r.meta.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_TRUE(r.names.empty());
+  EXPECT_TRUE(reader.cancelled());
+}
+
+INSTANTIATE_TEST_SUITE_P(ParseOnReader, ListReaderTest, ::testing::Bool());
+
+}  // namespace
+}  // namespace kcr::client
