@@ -3,10 +3,15 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"  // absl::Condition
 #include "api/errors/errors.h"
+#include "api/object_builder.h"
+#include "apiserver/registry.h"
+#include "apiserver/resources.h"
+#include "apiserver/storage.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/base/mutex.h"
@@ -14,6 +19,7 @@
 #include "test/fakes/fake_cache_metrics.h"
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_list_watch.h"
+#include "test/fakes/registry_list_watch.h"
 
 namespace kcr::cache {
 namespace {
@@ -425,7 +431,7 @@ TEST_F(ReflectorTest, StreamingListCollectsInitialEventsUntilTheEndBookmark) {
   EXPECT_THAT(store_.log(), ElementsAre("Replace b,a@7"));
   // The same stream carries on as the watch.
   watch->Modify(Obj("a", "8"));
-  store_.WaitFor(2);
+  watch->WaitUntilDrained();
   EXPECT_EQ(store_.log()[1], "Update a@8");
   EXPECT_EQ(reflector_->LastSyncResourceVersion(), "8");
   EXPECT_EQ(lw_.list_call_count(), 0u);
@@ -551,6 +557,158 @@ TEST_F(ReflectorTest, RunRefusesToRunTwiceAtOnce) {
   lw_.WaitForWatch(0);
   EXPECT_EQ(reflector_->Run(Context::Background()).code(),
             absl::StatusCode::kFailedPrecondition);
+}
+
+// A ListerWatcher in front of another that runs `hook` once, right after
+// the first list returns (what happens on the server between a list and
+// its watch), and records the options of the watches it opened.
+class Interposer final : public ListerWatcher {
+ public:
+  Interposer(ListerWatcher* inner, std::function<void()> hook)
+      : inner_(inner), hook_(std::move(hook)) {}
+  absl::StatusOr<client::ListMeta> List(const Context& ctx,
+                                        const client::ListOptions& options,
+                                        const ListItemFunc& on_item) override {
+    absl::StatusOr<client::ListMeta> meta = inner_->List(ctx, options, on_item);
+    if (hook_) std::exchange(hook_, nullptr)();
+    return meta;
+  }
+  absl::StatusOr<std::unique_ptr<client::WatchStream>> Watch(
+      const Context& ctx, const client::ListOptions& options) override {
+    absl::StatusOr<std::unique_ptr<client::WatchStream>> w =
+        inner_->Watch(ctx, options);
+    MutexLock lock(&mu_);
+    watches_.push_back(options);
+    return w;
+  }
+  // Blocks until `n` watches were opened; returns the options of each.
+  std::vector<client::ListOptions> WaitForWatches(size_t n) const {
+    MutexLock lock(&mu_);
+    auto enough = [this, n]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      return watches_.size() >= n;
+    };
+    mu_.Await(absl::Condition(&enough));
+    return watches_;
+  }
+
+ private:
+  ListerWatcher* const inner_;
+  // Used only by the reflector's thread.
+  std::function<void()> hook_;
+  mutable Mutex mu_;
+  std::vector<client::ListOptions> watches_ ABSL_GUARDED_BY(mu_);
+};
+
+class ReflectorOverRegistryTest : public ::testing::Test {
+ protected:
+  ReflectorOverRegistryTest()
+      : storage_(StorageOptions(&clock_)),
+        registry_(&storage_, &resources_, RegistryOptions(&clock_)),
+        cms_(resources_.Lookup("", "v1", "configmaps")) {}
+
+  static apiserver::StorageOptions StorageOptions(const Clock* clock) {
+    apiserver::StorageOptions options;
+    options.clock = clock;
+    return options;
+  }
+  static apiserver::RegistryOptions RegistryOptions(const Clock* clock) {
+    apiserver::RegistryOptions options;
+    options.clock = clock;
+    return options;
+  }
+
+  void SetUp() override { ASSERT_TRUE(registry_.Bootstrap().ok()); }
+
+  std::string Create(std::string_view name, std::string_view ns = "default") {
+    absl::StatusOr<api::ObjectBuilder> b = api::ObjectBuilder::FromJson(
+        std::string(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":)") +
+        R"({"name":")" + std::string(name) + R"("}})");
+    EXPECT_TRUE(b.ok()) << b.status();
+    absl::StatusOr<apiserver::WriteResult> created =
+        registry_.Create(*cms_, ns, *std::move(b));
+    EXPECT_TRUE(created.ok()) << created.status();
+    return created.ok() ? std::string(created->object->resource_version()) : "";
+  }
+
+  testing::FakeClock clock_;
+  apiserver::Storage storage_;
+  apiserver::ResourceRegistry resources_;
+  apiserver::Registry registry_;
+  apiserver::ResourceInfoPtr cms_;
+  RecordingStore store_;
+};
+
+TEST_F(ReflectorOverRegistryTest, CompactionBetweenListAndWatchRelists) {
+  Create("a");
+  const std::string listed_rv = Create("b");
+  std::string compacted_rv;
+  testing::RegistryListWatch registry_lw(
+      &registry_, cms_,
+      {"default", absl::Minutes(1), absl::Minutes(30), &clock_});
+  Interposer lw(&registry_lw, [&] {
+    // Written and compacted away before the watch from the list's version
+    // starts: the watch gets 410, the list at that version too.
+    compacted_rv = Create("c");
+    storage_.Compact();
+  });
+  ReflectorOptions options;
+  options.name = "cms";
+  options.expected_api_version = "v1";
+  options.expected_kind = "ConfigMap";
+  options.clock = &clock_;
+  options.random = Constant(0);
+  Reflector reflector(&lw, &store_, options);
+  auto [ctx, cancel] = WithCancel(Context::Background());
+  std::thread run([&, ctx = ctx] { EXPECT_TRUE(reflector.Run(ctx).ok()); });
+
+  store_.WaitFor(1);
+  EXPECT_EQ(store_.log()[0], "Replace a,b@" + listed_rv);
+  // The 410 ERROR event: a backoff, then a relist at the last version,
+  // which is gone too, then at "".
+  clock_.BlockUntilTimers(1);
+  clock_.Advance(absl::Milliseconds(800));
+  store_.WaitFor(2);
+  EXPECT_EQ(store_.log()[1], "Replace a,b,c@" + compacted_rv);
+
+  // And the watch from there works.
+  const std::string d_rv = Create("d");
+  store_.WaitFor(3);
+  EXPECT_EQ(store_.log()[2], "Add d@" + d_rv);
+  cancel();
+  run.join();
+}
+
+TEST_F(ReflectorOverRegistryTest, WatchTimeoutBookmarkMovesTheVersionOn) {
+  Create("a");
+  testing::RegistryListWatch registry_lw(
+      &registry_, cms_,
+      {"default", absl::Minutes(1), absl::Minutes(30), &clock_});
+  // A write the watch does not see (another namespace), made before it
+  // starts: only a bookmark can tell the reflector the collection moved on.
+  std::string other_rv;
+  Interposer lw(&registry_lw, [&] { other_rv = Create("x", "kube-system"); });
+  ReflectorOptions options;
+  options.name = "cms";
+  options.clock = &clock_;
+  options.random = Constant(0);  // 5-minute watches
+  Reflector reflector(&lw, &store_, options);
+  auto [ctx, cancel] = WithCancel(Context::Background());
+  std::thread run([&, ctx = ctx] { EXPECT_TRUE(reflector.Run(ctx).ok()); });
+  const std::string listed_rv = lw.WaitForWatches(1)[0].resource_version;
+  EXPECT_NE(listed_rv, other_rv);
+  // Once the watch waits for events (the only waiter on the clock), its
+  // timeout passes.
+  clock_.BlockUntilWaiters(1);
+  clock_.Advance(absl::Minutes(5));
+  std::vector<client::ListOptions> watches = lw.WaitForWatches(2);
+  EXPECT_EQ(watches[1].resource_version, other_rv);
+  EXPECT_EQ(reflector.LastSyncResourceVersion(), other_rv);
+
+  const std::string b_rv = Create("b");
+  store_.WaitFor(2);
+  EXPECT_EQ(store_.log()[1], "Add b@" + b_rv);
+  cancel();
+  run.join();
 }
 
 }  // namespace
