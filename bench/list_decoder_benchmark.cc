@@ -114,7 +114,10 @@ void BM_ListDecoder(benchmark::State& state) {
   }
   Report(state, n, body);
 }
-BENCHMARK(BM_ListDecoder)->Arg(10000)->Arg(50000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ListDecoder)
+    ->Arg(10000)
+    ->Arg(50000)
+    ->Unit(benchmark::kMillisecond);
 
 // Framing alone: the share of the decoder that the reading thread runs.
 void BM_ListFramer(benchmark::State& state) {
@@ -125,8 +128,7 @@ void BM_ListFramer(benchmark::State& state) {
     FramedItems batch;
     size_t items = 0;
     for (size_t i = 0; i < body.size(); i += kChunk) {
-      if (!framer.Feed(std::string_view(body).substr(i, kChunk), &batch)
-               .ok()) {
+      if (!framer.Feed(std::string_view(body).substr(i, kChunk), &batch).ok()) {
         state.SkipWithError("framing failed");
       }
       items += batch.items.size();
@@ -142,14 +144,15 @@ BENCHMARK(BM_ListFramer)->Arg(10000)->Unit(benchmark::kMillisecond);
 
 // Object::Parse of the same item, whole, as the floor of any design.
 void BM_ObjectParse(benchmark::State& state) {
-  const std::string pod = absl::StrCat(R"({"kind":"Pod","apiVersion":"v1",)",
-                                       PodItem().substr(1));
+  const std::string pod =
+      absl::StrCat(R"({"kind":"Pod","apiVersion":"v1",)", PodItem().substr(1));
   for (auto _ : state) {
     auto object = api::Object::Parse(pod, Options().parse_options);
     benchmark::DoNotOptimize(object);
   }
   state.SetItemsProcessed(state.iterations());
-  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(pod.size()));
+  state.SetBytesProcessed(state.iterations() *
+                          static_cast<int64_t>(pod.size()));
 }
 BENCHMARK(BM_ObjectParse);
 
@@ -173,9 +176,7 @@ class ItemForwarder
   bool Key(const char* s, rapidjson::SizeType n, bool copy) {
     return depth_ < 3 || doc_.Key(s, n, copy);
   }
-  bool StartObject() {
-    return ++depth_ < 3 || doc_.StartObject();
-  }
+  bool StartObject() { return ++depth_ < 3 || doc_.StartObject(); }
   bool EndObject(rapidjson::SizeType members) {
     if (depth_-- < 3) return true;
     if (!doc_.EndObject(members)) return false;

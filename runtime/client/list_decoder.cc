@@ -3,7 +3,6 @@
 #include <array>
 #include <utility>
 
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "api/json/json_util.h"
@@ -43,8 +42,8 @@ size_t SkipPlainBytes(const char* data, size_t i, size_t n) {
 
 std::string Shown(char c) {
   if (c >= 0x20 && c < 0x7f) return absl::StrCat("'", std::string(1, c), "'");
-  return absl::StrCat("byte 0x",
-                      absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2));
+  return absl::StrCat(
+      "byte 0x", absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2));
 }
 
 // "\"name\":\"value\"," with `value` escaped as JSON.
@@ -102,8 +101,8 @@ absl::Status ListFramer::Feed(std::string_view chunk, FramedItems* out) {
         } else if (c == '}' && state_ == State::kFirstKey) {
           state_ = State::kDone;
         } else {
-          return Error(at, absl::StrCat("expected a member name, found ",
-                                        Shown(c)));
+          return Error(
+              at, absl::StrCat("expected a member name, found ", Shown(c)));
         }
         break;
       case State::kInKey:
@@ -171,9 +170,9 @@ absl::Status ListFramer::Feed(std::string_view chunk, FramedItems* out) {
           break;
         }
         if (c != '{') {
-          return Error(at, absl::StrCat("items[", items_framed_,
-                                        "] is not a JSON object (", Shown(c),
-                                        ")"));
+          return Error(at,
+                       absl::StrCat("items[", items_framed_,
+                                    "] is not a JSON object (", Shown(c), ")"));
         }
         current_ = FramedItems::Item();
         current_.index = items_framed_;
@@ -201,9 +200,9 @@ absl::Status ListFramer::Feed(std::string_view chunk, FramedItems* out) {
         } else if (c == ']') {
           state_ = State::kAfterValue;
         } else {
-          return Error(at, absl::StrCat("expected ',' or ']' after items[",
-                                        items_framed_ - 1, "], found ",
-                                        Shown(c)));
+          return Error(at,
+                       absl::StrCat("expected ',' or ']' after items[",
+                                    items_framed_ - 1, "], found ", Shown(c)));
         }
         break;
       case State::kAfterValue:
@@ -213,9 +212,9 @@ absl::Status ListFramer::Feed(std::string_view chunk, FramedItems* out) {
         } else if (c == '}') {
           state_ = State::kDone;
         } else {
-          return Error(at, absl::StrCat("expected ',' or '}' after member \"",
-                                        key_.substr(0, 64), "\", found ",
-                                        Shown(c)));
+          return Error(
+              at, absl::StrCat("expected ',' or '}' after member \"",
+                               key_.substr(0, 64), "\", found ", Shown(c)));
         }
         break;
       case State::kDone:
@@ -277,10 +276,10 @@ absl::StatusOr<size_t> ListFramer::ScanItem(const char* data, size_t i,
       case '{':
       case '[':
         if (++depth_ > api::kMaxJsonDepth) {
-          return Error(offset_ + static_cast<int64_t>(i - 1),
-                       absl::StrCat("items[", current_.index,
-                                    "] nests deeper than ", api::kMaxJsonDepth,
-                                    " levels"));
+          return Error(
+              offset_ + static_cast<int64_t>(i - 1),
+              absl::StrCat("items[", current_.index, "] nests deeper than ",
+                           api::kMaxJsonDepth, " levels"));
         }
         if (depth_ == 1) expect_key_ = true;
         break;
@@ -320,8 +319,7 @@ absl::StatusOr<size_t> ListFramer::ScanItem(const char* data, size_t i,
   if (item_.size() + (n - start) > max_item_bytes_) {
     return Fail(absl::ResourceExhaustedError(absl::StrCat(
         "list response: items[", current_.index, "] at offset ",
-        current_.offset, " exceeds the limit of ", max_item_bytes_,
-        " bytes")));
+        current_.offset, " exceeds the limit of ", max_item_bytes_, " bytes")));
   }
   item_.append(data + start, n - start);
   return n;
@@ -416,8 +414,9 @@ absl::Status ListFramer::EndValue(FramedItems* out) {
     seen_kind_ = true;
   } else if (key_ == "apiVersion" && doc.IsString()) {
     meta_.api_version.assign(doc.GetString(), doc.GetStringLength());
-    api_version_member_ =
-        meta_.api_version.empty() ? "" : Member("apiVersion", meta_.api_version);
+    api_version_member_ = meta_.api_version.empty()
+                              ? ""
+                              : Member("apiVersion", meta_.api_version);
     seen_api_version_ = true;
   } else if (key_ == "metadata" && doc.IsObject()) {
     meta_.resource_version = json::StringMember(doc, "resourceVersion");
@@ -450,21 +449,21 @@ absl::Status ListFramer::Finish(FramedItems* out) {
   if (!error_.ok()) return error_;
   if (state_ == State::kInValue && scalar_ && depth_ == 0) {
     // A number or literal ends only at the next byte; none came.
-    return Fail(absl::DataLossError(absl::StrCat(
-        "list response ended early after ", offset_, " bytes (",
-        items_framed_, " complete items)")));
+    return Fail(absl::DataLossError(
+        absl::StrCat("list response ended early after ", offset_, " bytes (",
+                     items_framed_, " complete items)")));
   }
   if (state_ != State::kDone) {
     return Fail(absl::DataLossError(
-        offset_ == 0 ? std::string("list response is empty")
-                     : absl::StrCat("list response ended early after ",
-                                    offset_, " bytes (", items_framed_,
-                                    " complete items)")));
+        offset_ == 0
+            ? std::string("list response is empty")
+            : absl::StrCat("list response ended early after ", offset_,
+                           " bytes (", items_framed_, " complete items)")));
   }
   if (!seen_items_ && !absl::EndsWith(meta_.kind, "List")) {
-    return Fail(absl::InvalidArgumentError(absl::StrCat(
-        "list response: not a list (no \"items\", kind \"",
-        meta_.kind.substr(0, 64), "\")")));
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("list response: not a list (no \"items\", kind \"",
+                     meta_.kind.substr(0, 64), "\")")));
   }
   out->kind_member = kind_member_;
   out->api_version_member = api_version_member_;
@@ -484,8 +483,8 @@ absl::StatusOr<api::ObjectPtr> ParseFramedItem(
     object = api::Object::Parse(text, parse_options);
     if (object.ok()) {
       add_kind = (*object)->kind().empty() && !batch.kind_member.empty();
-      add_api_version = (*object)->api_version().empty() &&
-                        !batch.api_version_member.empty();
+      add_api_version =
+          (*object)->api_version().empty() && !batch.api_version_member.empty();
     }
   }
   if (add_kind || add_api_version) {
@@ -503,9 +502,9 @@ absl::StatusOr<api::ObjectPtr> ParseFramedItem(
     object = api::Object::Parse(text, parse_options);
   }
   if (!object.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "list response: items[", item.index, "] at offset ", item.offset, ": ",
-        object.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("list response: items[", item.index, "] at offset ",
+                     item.offset, ": ", object.status().message()));
   }
   return object;
 }

@@ -1,5 +1,6 @@
 #include "runtime/client/list_reader.h"
 
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <string_view>
@@ -40,6 +41,7 @@ class Pipeline {
 
   // Ends the reading (ctx done, or the consumer failed): closes the body.
   void Stop() {
+    stop_requested_.store(true, std::memory_order_relaxed);
     {
       MutexLock lock(&mu_);
       if (stopped_) return;
@@ -118,6 +120,10 @@ class Pipeline {
       }
       if (parse_here) Parse(*slot);
       for (api::ObjectPtr& object : slot->objects) {
+        // Nothing more once stopped, not even what is already parsed.
+        if (stop_requested_.load(std::memory_order_relaxed)) {
+          return absl::OkStatus();
+        }
         if (absl::Status s = on_item(std::move(object)); !s.ok()) return s;
       }
       if (!slot->error.ok()) return slot->error;
@@ -168,8 +174,8 @@ class Pipeline {
   // claiming thread owns the slot's contents while it is kParsing.
   void Parse(Slot& slot) {
     for (const FramedItems::Item& item : slot.framed.items) {
-      absl::StatusOr<api::ObjectPtr> object = ParseFramedItem(
-          slot.framed, item, options_.decoder.parse_options);
+      absl::StatusOr<api::ObjectPtr> object =
+          ParseFramedItem(slot.framed, item, options_.decoder.parse_options);
       if (!object.ok()) {
         slot.error = object.status();
         break;
@@ -197,6 +203,8 @@ class Pipeline {
   BodyReader& body_;
   const ListReaderOptions& options_;
   ListFramer framer_;  // the reading thread's until it ends
+  // Stop() was called: read without mu_ between items.
+  std::atomic<bool> stop_requested_{false};
   Mutex mu_;
   CondVar room_;   // the reader waits for room in slots_
   CondVar ready_;  // the caller waits for the front batch
@@ -223,7 +231,8 @@ absl::StatusOr<ListMeta> ReadList(
   std::thread reader([&pipeline] { pipeline.ReadLoop(); });
   absl::Status status;
   {
-    Context::DoneCallback on_done = ctx.OnDone([&pipeline] { pipeline.Stop(); });
+    Context::DoneCallback on_done =
+        ctx.OnDone([&pipeline] { pipeline.Stop(); });
     status = pipeline.Consume(on_item);
     on_done.Reset();
   }

@@ -56,7 +56,8 @@ TEST(ListDecoderTest, DecodesItemsAndMetadata) {
   EXPECT_EQ(d.items[0],
             R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"a",)"
             R"("namespace":"x"},"spec":{"s":"br}ace\"q\\","n":[1,{"k":[]}]}})");
-  EXPECT_EQ(d.items[1], R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"b"}})");
+  EXPECT_EQ(d.items[1],
+            R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"b"}})");
   EXPECT_EQ(d.items[2],
             R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"c",)"
             R"("labels":{"kind":"x"}}})");
@@ -120,7 +121,8 @@ TEST(ListDecoderTest, ItemsWithTheirOwnTypeAreNotHeld) {
                         R"("metadata":{"name":"a"}},)")
                   .ok());
   EXPECT_EQ(seen, std::vector<std::string>{"a"});
-  ASSERT_TRUE(decoder.Feed(R"({"metadata":{"name":"b"}}],"kind":"AList",)").ok());
+  ASSERT_TRUE(
+      decoder.Feed(R"({"metadata":{"name":"b"}}],"kind":"AList",)").ok());
   EXPECT_EQ(seen.size(), 1u);  // b waits for apiVersion
   ASSERT_TRUE(decoder.Feed(R"("apiVersion":"x/v1"})").ok());
   ASSERT_TRUE(decoder.Finish().ok());
@@ -135,7 +137,8 @@ TEST(ListDecoderTest, EmptyAndNullItems) {
   EXPECT_TRUE(d.status.ok()) << d.status;
   d = DecodeWhole(R"({"kind":"PodList","metadata":{}})");
   EXPECT_TRUE(d.status.ok()) << d.status;
-  d = DecodeWhole(R"({"kind":"XList","apiVersion":"v1","items":[{"metadata":{}}, {}]})");
+  d = DecodeWhole(
+      R"({"kind":"XList","apiVersion":"v1","items":[{"metadata":{}}, {}]})");
   // {} has no metadata: not a Kubernetes object.
   EXPECT_EQ(d.status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(d.items.size(), 1u);
@@ -154,9 +157,9 @@ TEST(ListDecoderTest, StripsManagedFields) {
 }
 
 TEST(ListDecoderTest, EscapedMemberNames) {
-  Decoded d = DecodeWhole(
-      R"({"ki\u006ed":"PodList","apiVersion":"v1","\u0069tems":[)"
-      R"({"\u006bind":"Own","metadata":{"name":"a"}}]})");
+  Decoded d =
+      DecodeWhole(R"({"ki\u006ed":"PodList","apiVersion":"v1","\u0069tems":[)"
+                  R"({"\u006bind":"Own","metadata":{"name":"a"}}]})");
   ASSERT_TRUE(d.status.ok()) << d.status;
   EXPECT_EQ(d.meta.kind, "PodList");
   ASSERT_EQ(d.items.size(), 1u);
@@ -227,7 +230,8 @@ INSTANTIATE_TEST_SUITE_P(
                 R"({"kind":"PodList","items":[]} {"kind":"x"})",
                 absl::StatusCode::kInvalidArgument,
                 "data after the end of the list ('{') at offset 30"},
-        Hostile{"BadMember", R"({"kind":"PodList","metadata":{"a":},"items":[]})",
+        Hostile{"BadMember",
+                R"({"kind":"PodList","metadata":{"a":},"items":[]})",
                 absl::StatusCode::kInvalidArgument,
                 "member \"metadata\" is not valid JSON"},
         Hostile{"DeepItem", Nested(300), absl::StatusCode::kInvalidArgument,

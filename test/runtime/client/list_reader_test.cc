@@ -132,12 +132,12 @@ TEST_P(ListReaderTest, CancelClosesABlockedBody) {
   Result r;
   ListReaderOptions options;
   options.parse_on_reader = GetParam();
-  r.meta = ReadList(ctx, reader, options,
-                    [&, cancel = cancel](api::ObjectPtr item) {
-                      r.names.push_back(std::string(item->name()));
-                      if (r.names.size() == 9) cancel();
-                      return absl::OkStatus();
-                    });
+  r.meta =
+      ReadList(ctx, reader, options, [&, cancel = cancel](api::ObjectPtr item) {
+        r.names.push_back(std::string(item->name()));
+        if (r.names.size() == 9) cancel();
+        return absl::OkStatus();
+      });
   EXPECT_EQ(r.meta.status().code(), absl::StatusCode::kCancelled);
   EXPECT_TRUE(reader.cancelled());
   EXPECT_EQ(r.names.size(), 9u);
@@ -148,11 +148,10 @@ TEST_P(ListReaderTest, CallersErrorStopsTheReader) {
   int calls = 0;
   ListReaderOptions options;
   options.parse_on_reader = GetParam();
-  auto meta = ReadList(Context::Background(), reader, options,
-                       [&calls](api::ObjectPtr) {
-                         return ++calls == 5 ? absl::AbortedError("enough")
-                                             : absl::OkStatus();
-                       });
+  auto meta = ReadList(
+      Context::Background(), reader, options, [&calls](api::ObjectPtr) {
+        return ++calls == 5 ? absl::AbortedError("enough") : absl::OkStatus();
+      });
   EXPECT_EQ(meta.status(), absl::AbortedError("enough"));
   EXPECT_EQ(calls, 5);
 }
