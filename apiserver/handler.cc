@@ -57,26 +57,38 @@ void Put(rapidjson::StringBuffer* buf, std::string_view s) {
 }
 
 // Writes the list's items, comma-separated, into *buf, calling
-// `after_item` after each; stops (false) when it returns false.
+// `after_item` after each; stops (false) when it returns false. Items are
+// PartialObjectMetadata of that meta.k8s.io version when `partial_version`
+// is set.
 template <typename AfterItem>
-bool WriteItems(const ListResult& l, rapidjson::StringBuffer* buf,
-                AfterItem after_item) {
+bool WriteItems(const ListResult& l, std::string_view partial_version,
+                rapidjson::StringBuffer* buf, AfterItem after_item) {
   for (size_t i = 0; i < l.items.size(); ++i) {
     if (i > 0) buf->Put(',');
-    rapidjson::Writer<rapidjson::StringBuffer> w(*buf);
-    l.items[i]->json().Accept(w);
+    if (partial_version.empty()) {
+      rapidjson::Writer<rapidjson::StringBuffer> w(*buf);
+      l.items[i]->json().Accept(w);
+    } else {
+      WritePartialObjectMetadata(*l.items[i], partial_version, buf);
+    }
     if (!after_item(*buf)) return false;
   }
   return true;
 }
 
 // The list envelope with every item written straight into one buffer (no
-// per-item strings): a 50,000-pod list is tens of megabytes.
-std::string ListJson(const ResourceInfo& r, const ListResult& l) {
+// per-item strings): a 50,000-pod list is tens of megabytes. With
+// `partial_version`, a meta.k8s.io PartialObjectMetadataList.
+std::string ListJson(const ResourceInfo& r, const ListResult& l,
+                     std::string_view partial_version = "") {
   std::string head =
-      Cat(R"({"kind":")", r.mapping.list_kind, R"(","apiVersion":")",
-          r.api_version(), R"(","metadata":{"resourceVersion":")",
-          l.resource_version, "\"");
+      partial_version.empty()
+          ? Cat(R"({"kind":")", r.mapping.list_kind, R"(","apiVersion":")",
+                r.api_version())
+          : Cat(R"({"kind":"PartialObjectMetadataList","apiVersion":")",
+                "meta.k8s.io/", partial_version);
+  CatAppend(&head, R"(","metadata":{"resourceVersion":")", l.resource_version,
+            "\"");
   if (!l.continue_token.empty()) {
     CatAppend(&head, R"(,"continue":")", l.continue_token, "\"");
   }
@@ -86,7 +98,8 @@ std::string ListJson(const ResourceInfo& r, const ListResult& l) {
   head += R"(},"items":[)";
   rapidjson::StringBuffer buf(nullptr, head.size() + 2 + l.items.size() * 1024);
   Put(&buf, head);
-  WriteItems(l, &buf, [](const rapidjson::StringBuffer&) { return true; });
+  WriteItems(l, partial_version, &buf,
+             [](const rapidjson::StringBuffer&) { return true; });
   Put(&buf, "]}");
   return std::string(buf.GetString(), buf.GetSize());
 }
@@ -98,23 +111,26 @@ constexpr size_t kStreamListItems = 1000;
 constexpr size_t kStreamChunkBytes = 256 << 10;
 
 void StreamListJson(const ResourceInfo& r, const ListResult& l,
-                    HttpExchange* ex) {
+                    std::string_view partial_version, HttpExchange* ex) {
   std::string whole = ListJson(
-      r, ListResult{
-             {}, l.resource_version, l.continue_token, l.remaining_item_count});
+      r,
+      ListResult{
+          {}, l.resource_version, l.continue_token, l.remaining_item_count},
+      partial_version);
   // `whole` is the envelope with an empty items array: split it there.
   std::string head = whole.substr(0, whole.size() - 2);
   if (!ex->StartStream(200, "application/json", {})) return;
   rapidjson::StringBuffer buf(nullptr, kStreamChunkBytes + (64 << 10));
   Put(&buf, head);
-  const bool written = WriteItems(l, &buf, [ex](rapidjson::StringBuffer& b) {
-    if (b.GetSize() < kStreamChunkBytes) return true;
-    if (!ex->WriteChunk(std::string_view(b.GetString(), b.GetSize()))) {
-      return false;
-    }
-    b.Clear();
-    return true;
-  });
+  const bool written =
+      WriteItems(l, partial_version, &buf, [ex](rapidjson::StringBuffer& b) {
+        if (b.GetSize() < kStreamChunkBytes) return true;
+        if (!ex->WriteChunk(std::string_view(b.GetString(), b.GetSize()))) {
+          return false;
+        }
+        b.Clear();
+        return true;
+      });
   if (!written) return;
   Put(&buf, "]}");
   if (ex->WriteChunk(std::string_view(buf.GetString(), buf.GetSize()))) {
@@ -425,6 +441,24 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
                          "application/json, application/yaml"));
     return;
   }
+  // Metadata only: the kind asked for must fit the answer, as
+  // kube-apiserver's transformResponseObject checks.
+  using Partial = Negotiated::Partial;
+  const std::string& partial_version = neg.partial_version;
+  auto not_a_list = [&]() {
+    SendApiError(ex, ApiError::NotAcceptable(
+                         Cat("you requested PartialObjectMetadataList, but the "
+                             "requested object is not a list (",
+                             r.kind(), ")")));
+  };
+  auto a_list = [&]() {
+    SendApiError(ex, ApiError::NotAcceptable(
+                         Cat("you requested PartialObjectMetadata, but the "
+                             "requested object is a list (",
+                             r.mapping.list_kind, ")")));
+  };
+  const std::string_view list_partial_version =
+      neg.partial == Partial::kList ? std::string_view(partial_version) : "";
   TableRequest table_request;
   std::string include = req.Query("includeObject");
   if (include == "None") {
@@ -439,6 +473,12 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
     // kube-apiserver's form: Warning: 299 - "unknown field \"spec.x\""
     for (const std::string& w : warnings) {
       res.headers.push_back({"Warning", Cat("299 - ", Quote(w))});
+    }
+    if (neg.partial == Partial::kList) return not_a_list();
+    if (neg.partial == Partial::kObject) {
+      res.body = PartialObjectMetadataJson(*o, partial_version);
+      ex->Respond(std::move(res));
+      return;
     }
     if (neg.table && sub.empty()) {
       auto t = options_.table_convertor->ConvertToTable(r, {o}, table_request);
@@ -461,10 +501,13 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
     if (method == "GET") {
       if (watch) {
         if (!r.HasVerb("watch")) return forbid_verb("watch");
-        ServeWatch(r, ns, req, ex, neg.table);
+        if (neg.partial == Partial::kList) return not_a_list();
+        ServeWatch(r, ns, req, ex, neg.table,
+                   neg.partial == Partial::kObject ? partial_version : "");
         return;
       }
       if (!r.HasVerb("list")) return forbid_verb("list");
+      if (neg.partial == Partial::kObject) return a_list();
       auto lo = ParseListOptions(req);
       if (!lo.ok()) return SendError(ex, lo.status());
       auto l = registry_->List(r, ns, *lo);
@@ -479,9 +522,9 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
         LOG(WARNING) << "table conversion failed: " << t.status();
       }
       if (l->items.size() >= kStreamListItems) {
-        return StreamListJson(r, *l, ex);
+        return StreamListJson(r, *l, list_partial_version, ex);
       }
-      return SendJson(ex, 200, ListJson(r, *l));
+      return SendJson(ex, 200, ListJson(r, *l, list_partial_version));
     }
     if (method == "POST") {
       if (!r.HasVerb("create")) return forbid_verb("create");
@@ -499,13 +542,14 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
     if (method == "DELETE") {
       if (!r.HasVerb("deletecollection"))
         return forbid_verb("deletecollection");
+      if (neg.partial == Partial::kObject) return a_list();
       auto lo = ParseListOptions(req);
       if (!lo.ok()) return SendError(ex, lo.status());
       auto dopts = ParseDeleteOptions(req);
       if (!dopts.ok()) return SendError(ex, dopts.status());
       auto l = registry_->DeleteCollection(r, ns, *lo, *dopts);
       if (!l.ok()) return SendError(ex, l.status());
-      return SendJson(ex, 200, ListJson(r, *l));
+      return SendJson(ex, 200, ListJson(r, *l, list_partial_version));
     }
     return SendApiError(
         ex, ApiError::MethodNotSupported(r.group_resource(), method));

@@ -74,9 +74,11 @@ class ApiHandler {
   struct Route;
   void HandleResource(const HttpRequest& request, HttpExchange* exchange);
   void HandleFaults(const HttpRequest& request, HttpExchange* exchange);
+  // Events carry Tables when `table`, PartialObjectMetadata of that
+  // meta.k8s.io version when `partial_version` is set.
   void ServeWatch(const ResourceInfo& resource, const std::string& ns,
                   const HttpRequest& request, HttpExchange* exchange,
-                  bool table);
+                  bool table, const std::string& partial_version);
 
   Registry* const registry_;
   const HandlerOptions options_;

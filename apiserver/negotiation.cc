@@ -71,6 +71,16 @@ Negotiated NegotiateResource(const HttpRequest& req, bool have_table) {
       }
       continue;
     }
+    const std::string as = m.Param("as");
+    if (m.type == "application/json" &&
+        (as == "PartialObjectMetadata" || as == "PartialObjectMetadataList") &&
+        m.Param("g") == "meta.k8s.io" &&
+        (m.Param("v") == "v1" || m.Param("v") == "v1beta1")) {
+      n.partial = as == "PartialObjectMetadata" ? Negotiated::Partial::kObject
+                                                : Negotiated::Partial::kList;
+      n.partial_version = m.Param("v");
+      return n;
+    }
     if (IsJsonLike(m)) return n;
   }
   n.acceptable = false;

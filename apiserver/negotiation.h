@@ -1,6 +1,7 @@
 // Content negotiation as kube-apiserver's endpoints/handlers/negotiation
 // does it: media types with parameters, Accept lists, and what a resource
-// response may be (JSON, or a meta.k8s.io Table).
+// response may be (JSON, a meta.k8s.io Table, or meta.k8s.io
+// PartialObjectMetadata / PartialObjectMetadataList: metadata only).
 #ifndef KCR_APISERVER_NEGOTIATION_H_
 #define KCR_APISERVER_NEGOTIATION_H_
 
@@ -37,6 +38,13 @@ struct Negotiated {
   bool acceptable = true;
   // A Table (only offered when `have_table`).
   bool table = false;
+  // Metadata only, as client-go's metadata client asks
+  // ("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"):
+  // kNone, or the kind asked for, whose fit to the request the handler
+  // checks (a list needs ...List, anything else the object kind).
+  enum class Partial { kNone, kObject, kList };
+  Partial partial = Partial::kNone;
+  std::string partial_version;  // "v1" or "v1beta1"
 };
 Negotiated NegotiateResource(const HttpRequest& req, bool have_table);
 

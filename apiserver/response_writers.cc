@@ -1,6 +1,9 @@
 #include "apiserver/response_writers.h"
 
+#include <cstring>
 #include <utility>
+
+#include "rapidjson/writer.h"
 
 namespace kcr {
 namespace apiserver {
@@ -25,6 +28,27 @@ void SendApiError(HttpExchange* ex, const ApiError& e) {
 
 void SendError(HttpExchange* ex, const absl::Status& s) {
   SendApiError(ex, ApiError::FromStatus(s));
+}
+
+void WritePartialObjectMetadata(const api::Object& object,
+                                std::string_view version,
+                                rapidjson::StringBuffer* out) {
+  auto put = [out](std::string_view s) {
+    std::memcpy(out->Push(s.size()), s.data(), s.size());
+  };
+  put(R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/)");
+  put(version);
+  put(R"(","metadata":)");
+  rapidjson::Writer<rapidjson::StringBuffer> writer(*out);
+  object.metadata().Accept(writer);
+  put("}");
+}
+
+std::string PartialObjectMetadataJson(const api::Object& object,
+                                      std::string_view version) {
+  rapidjson::StringBuffer buffer;
+  WritePartialObjectMetadata(object, version, &buffer);
+  return std::string(buffer.GetString(), buffer.GetSize());
 }
 
 }  // namespace apiserver

@@ -23,7 +23,7 @@ namespace apiserver {
 
 void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
                             const HttpRequest& req, HttpExchange* ex,
-                            bool table) {
+                            bool table, const std::string& partial_version) {
   auto lo_or = ParseListOptions(req);
   if (!lo_or.ok()) return SendError(ex, lo_or.status());
   ListOptions lo = std::move(*lo_or);
@@ -121,6 +121,9 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
   std::string batch;
   auto object_json = [&](const api::ObjectPtr& o) {
     api::ObjectPtr v = Registry::AtVersion(o, r);
+    if (!partial_version.empty()) {
+      return PartialObjectMetadataJson(*v, partial_version);
+    }
     if (table) {
       TableRequest tr;
       tr.no_headers = !first_table;
@@ -148,9 +151,16 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
     CatAppend(&batch, R"({"type":"ERROR","object":)", e.ToJson(), "}\n");
   };
   auto bookmark = [&](int64_t at, bool initial_end) {
-    CatAppend(&batch, R"({"type":"BOOKMARK","object":{"kind":")", r.kind(),
-              R"(","apiVersion":")", r.api_version(),
-              R"(","metadata":{"resourceVersion":")", at, "\"");
+    if (partial_version.empty()) {
+      CatAppend(&batch, R"({"type":"BOOKMARK","object":{"kind":")", r.kind(),
+                R"(","apiVersion":")", r.api_version());
+    } else {
+      CatAppend(
+          &batch,
+          R"({"type":"BOOKMARK","object":{"kind":"PartialObjectMetadata",)",
+          R"("apiVersion":"meta.k8s.io/)", partial_version);
+    }
+    CatAppend(&batch, R"(","metadata":{"resourceVersion":")", at, "\"");
     if (initial_end) {
       batch += R"(,"annotations":{"k8s.io/initial-events-end":"true"})";
     }

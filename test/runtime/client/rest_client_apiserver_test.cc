@@ -844,5 +844,104 @@ TEST_P(ApiServerTlsTest, InClusterConfig) {
           .ok());
 }
 
+// --- ListEach and metadata-only requests ---
+
+// `n` ConfigMaps in "default", straight into the server's registry.
+void CreateConfigMaps(apiserver::ApiServer* server, int n) {
+  apiserver::ResourceInfoPtr cms =
+      server->resources()->Lookup("", "v1", "configmaps");
+  for (int i = 0; i < n; ++i) {
+    auto b = api::ObjectBuilder::FromJson(absl::StrCat(
+        R"({"metadata":{"name":"cm-)", 10000 + i, R"("},"data":{"k":"v"}})"));
+    ASSERT_TRUE(b.ok()) << b.status();
+    ASSERT_TRUE(
+        server->registry()->Create(*cms, "default", std::move(*b)).ok());
+  }
+}
+
+TEST_P(ApiServerClientTest, ListEachStreamsALargeList) {
+  StartServer();
+  CreateConfigMaps(server_.get(), 1500);
+  auto client = Client();
+  const Resource cms = Resource::Namespaced(kConfigMaps, "default");
+  int i = 0;
+  auto meta = client->ListEach(kBg, cms, {}, [&i](api::ObjectPtr item) {
+    EXPECT_EQ(item->kind(), "ConfigMap");
+    EXPECT_EQ(item->api_version(), "v1");
+    EXPECT_EQ(item->name(), absl::StrCat("cm-", 10000 + i));
+    ++i;
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(meta.ok()) << meta.status();
+  EXPECT_EQ(i, 1500);
+  EXPECT_EQ(meta->kind, "ConfigMapList");
+  EXPECT_FALSE(meta->resource_version.empty());
+  auto list = client->List(kBg, cms);
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(list->items.size(), 1500u);
+  EXPECT_EQ(list->resource_version, meta->resource_version);
+}
+
+TEST_P(ApiServerClientTest, ListEachCancelledMidList) {
+  StartServer();
+  CreateConfigMaps(server_.get(), 1500);
+  auto client = Client();
+  auto [ctx, cancel] = WithCancel(kBg);
+  int items = 0;
+  auto meta =
+      client->ListEach(ctx, Resource::Namespaced(kConfigMaps, "default"), {},
+                       [&, cancel = cancel](api::ObjectPtr) {
+                         if (++items == 10) cancel();
+                         return absl::OkStatus();
+                       });
+  EXPECT_EQ(meta.status().code(), absl::StatusCode::kCancelled)
+      << meta.status();
+  EXPECT_EQ(items, 10);
+  // The client still works.
+  EXPECT_TRUE(
+      client->Get(kBg, Resource::Namespaced(kConfigMaps, "default"), "cm-10000")
+          .ok());
+}
+
+TEST_P(ApiServerClientTest, MetadataOnlyListGetAndWatch) {
+  StartServer();
+  auto client = Client();
+  const Resource cms = Resource::Namespaced(kConfigMaps, "default");
+  ASSERT_TRUE(
+      client->Create(kBg, cms, *ConfigMap("a", R"({"app":"web"})")).ok());
+  ListOptions metadata_only;
+  metadata_only.metadata_only = true;
+  auto list = client->List(kBg, cms, metadata_only);
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(list->kind, "PartialObjectMetadataList");
+  EXPECT_EQ(list->api_version, "meta.k8s.io/v1");
+  ASSERT_EQ(list->items.size(), 1u);
+  const api::Object& item = *list->items[0];
+  EXPECT_EQ(item.kind(), "PartialObjectMetadata");
+  EXPECT_EQ(item.api_version(), "meta.k8s.io/v1");
+  EXPECT_EQ(item.name(), "a");
+  EXPECT_EQ(item.Label("app"), "web");
+  EXPECT_EQ(item.Find("/data"), nullptr);
+
+  auto got = client->Get(kBg, cms, "a", {.metadata_only = true});
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ((*got)->kind(), "PartialObjectMetadata");
+  EXPECT_EQ((*got)->Find("/data"), nullptr);
+  EXPECT_FALSE((*got)->uid().empty());
+
+  metadata_only.resource_version = list->resource_version;
+  metadata_only.timeout_seconds = 30;
+  auto watch = client->Watch(kBg, cms, metadata_only);
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  ASSERT_TRUE(client->Create(kBg, cms, *ConfigMap("b")).ok());
+  WatchEvent e;
+  ASSERT_TRUE((*watch)->Next(&e)) << (*watch)->status();
+  EXPECT_EQ(e.type, EventType::kAdded);
+  EXPECT_EQ(e.object->kind(), "PartialObjectMetadata");
+  EXPECT_EQ(e.object->api_version(), "meta.k8s.io/v1");
+  EXPECT_EQ(e.object->name(), "b");
+  EXPECT_EQ(e.object->Find("/data"), nullptr);
+}
+
 }  // namespace
 }  // namespace kcr::client
