@@ -8,6 +8,7 @@
 // `make soak` runs 1,000,000).
 #include <atomic>
 #include <cstdlib>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <string>
@@ -263,13 +264,18 @@ TEST(InformerFaultTest, CachesEqualTheServerAfterFaults) {
   faults.throttle_fraction = 0.005;
   faults.retry_after_seconds = 1;
   (*server)->faults()->set_options(faults);
+  const absl::Time writes_start = absl::Now();
   for (int i = 0; i < ops; ++i) {
     write();
+    // About 20,000 writes a second, so that most changes travel by watch
+    // (faster, and watchers overflow and everything goes by relist).
+    if (i % 200 == 199) absl::SleepFor(absl::Milliseconds(10));
     if (i % 1500 == 1499) (*server)->storage()->Compact();
     if (i % 4000 == 3999) (*server)->DropConnections();
   }
   (*server)->faults()->set_options(apiserver::FaultOptions());
   EXPECT_GT((*server)->faults()->errors_injected(), 0);
+  const absl::Time writes_end = absl::Now();
 
   // Every cache converges on the server's state.
   for (Watched& w : watched) {
@@ -286,6 +292,15 @@ TEST(InformerFaultTest, CachesEqualTheServerAfterFaults) {
     EXPECT_EQ(w.checker->violations(), std::vector<std::string>())
         << w.informer->name();
   }
+  std::cout << "writes=" << ops << " write_time=" << (writes_end - writes_start)
+            << " converged_after=" << (absl::Now() - writes_end)
+            << " errors_injected=" << (*server)->faults()->errors_injected()
+            << " throttles_injected="
+            << (*server)->faults()->throttles_injected();
+  for (Watched& w : watched) {
+    std::cout << " " << w.informer->name() << ".events=" << w.checker->events();
+  }
+  std::cout << std::endl;
   // The slow handler is still at its first few objects.
   EXPECT_LT(slow->calls(), 100);
   cancel();
