@@ -42,7 +42,12 @@ struct Attempt {
   std::optional<http::http_response> response;
   // The client whose connection carries `response`.
   std::shared_ptr<http_client> client;
+  // A list's body, which `response` writes into (stream_body requests).
+  std::shared_ptr<transport::BoundedBody> list_body;
 };
+
+// How far cpprestsdk may read a list body ahead of its decoder.
+constexpr size_t kListBodyAhead = 1 << 20;
 
 // The timeout of the shared client: config.timeout, or an hour when it is
 // zero (none).
@@ -308,6 +313,10 @@ Attempt CppRestClient::SendOnce(http_client& client, const Request& request,
     for (const auto& g : config_.impersonate_groups)
       h.add("Impersonate-Group", g);
     if (!sni_host_.empty()) h.add("Host", sni_host_);
+    std::shared_ptr<transport::BoundedBody> list_body;
+    if (request.stream_body) {
+      list_body = transport::StreamResponseBody(req, kListBodyAhead);
+    }
     if (!request.body.empty() || !request.content_type.empty()) {
       req.set_body(request.body, request.content_type);
       h.set_content_type(request.content_type);
@@ -316,8 +325,24 @@ Attempt CppRestClient::SendOnce(http_client& client, const Request& request,
     a.code = resp.status_code();
     auto ra = resp.headers().find("Retry-After");
     if (ra != resp.headers().end()) a.retry_after = ra->second;
-    if ((request.watch || request.stream_body) && a.code >= 200 &&
-        a.code <= 299) {
+    const bool success = a.code >= 200 && a.code <= 299;
+    if (list_body != nullptr) {
+      transport::CloseBodyWhenComplete(resp, list_body);
+      if (success) {
+        a.response = resp;
+        a.list_body = std::move(list_body);
+      } else {
+        absl::StatusOr<std::string> body =
+            transport::ReadWholeBody(resp, std::move(list_body));
+        if (body.ok()) {
+          a.body = *std::move(body);
+        } else {
+          a.transport = absl::UnavailableError(
+              absl::StrCat(request.method, " ", config_.host, target, ": ",
+                           body.status().message()));
+        }
+      }
+    } else if (request.watch && success) {
       a.response = resp;
     } else {
       a.body = resp.extract_utf8string(true).get();
@@ -459,8 +484,9 @@ absl::StatusOr<ListMeta> CppRestClient::ListEach(
   KCR_ASSIGN_OR_RETURN(Attempt a, Execute(ctx, r, cancel));
   if (a.code < 200 || a.code > 299)
     return StatusFromResponse(a.code, a.body, a.retry_after);
-  std::unique_ptr<BodyReader> body = transport::NewResponseBodyReader(
-      std::move(a.client), std::move(*a.response), cancel);
+  std::unique_ptr<BodyReader> body = transport::NewBoundedBodyReader(
+      std::move(a.client), std::move(*a.response), std::move(a.list_body),
+      cancel);
   ListReaderOptions reader_options;
   reader_options.decoder.parse_options = options_.parse_options;
   bool item_failed = false;

@@ -803,6 +803,55 @@ TEST_F(RestClientTest, ListEachCancelledMidList) {
   server_.reset();  // before `release` goes
 }
 
+TEST_F(RestClientTest, ListEachSlowsTheServerToTheCallersPace) {
+  // 40 MB of items; the caller holds the first item until the server has
+  // sent 24 MB or two seconds pass. With flow control the server stalls
+  // long before: the client reads no more than ~1 MiB ahead of its decoder
+  // (plus 16 decoded batches and the sockets' buffers).
+  constexpr int kItems = 4000;
+  constexpr int64_t kStalled = 24 << 20;
+  std::atomic<int64_t> sent{0};
+  Notification server_sent_a_lot;
+  Serve([&](const TestRequest&, ResponseWriter& w) {
+    w.StartChunks(200);
+    std::string chunk = R"({"kind":"ConfigMapList","apiVersion":"v1",)"
+                        R"("metadata":{"resourceVersion":"9"},"items":[)";
+    const std::string value(10 << 10, 'x');
+    for (int i = 0; i < kItems; ++i) {
+      absl::StrAppend(&chunk, i > 0 ? "," : "", R"({"metadata":{"name":"cm-)",
+                      i, R"(","namespace":"default"},"data":{"k":")", value,
+                      R"("}})");
+      if (chunk.size() >= (64 << 10) || i == kItems - 1) {
+        if (i == kItems - 1) chunk += "]}";
+        if (!w.WriteChunk(chunk)) return;
+        if (sent.fetch_add(static_cast<int64_t>(chunk.size())) +
+                    static_cast<int64_t>(chunk.size()) >=
+                kStalled &&
+            !server_sent_a_lot.HasBeenNotified()) {
+          server_sent_a_lot.Notify();
+        }
+        chunk.clear();
+      }
+    }
+    w.EndChunks();
+  });
+  int items = 0;
+  int64_t sent_while_held = 0;
+  auto meta = client_->ListEach(
+      kBg, Resource::Namespaced(kConfigMaps, "default"), {},
+      [&](api::ObjectPtr) {
+        if (items++ == 0) {
+          server_sent_a_lot.WaitForNotificationWithTimeout(absl::Seconds(2));
+          sent_while_held = sent.load();
+        }
+        return absl::OkStatus();
+      });
+  ASSERT_TRUE(meta.ok()) << meta.status();
+  EXPECT_EQ(items, kItems);
+  EXPECT_LT(sent_while_held, kStalled);
+  server_.reset();  // before the locals go
+}
+
 TEST_F(RestClientTest, ListEachStopsAtTheCallersError) {
   Serve([](const TestRequest&, ResponseWriter& w) {
     w.Respond(200, absl::StrCat(kListHead, kListTail));
