@@ -119,6 +119,36 @@ TEST_F(SharedInformerFactoryTest, StartsLaterInformersAndSyncsThem) {
   cancel();
 }
 
+TEST_F(SharedInformerFactoryTest, MetadataOnlyInformerCachesMetadata) {
+  CreateConfigMap("default", "web-1", "web");
+  SharedInformerFactory factory(client_.get());
+  SharedIndexInformer* full = factory.InformerFor(kConfigMaps);
+  SharedIndexInformer* meta =
+      factory.InformerFor(kConfigMaps, {.metadata_only = true});
+  EXPECT_NE(meta, full);
+  auto [ctx, cancel] = WithCancel(Context::Background());
+  factory.Start(ctx);
+  ASSERT_TRUE(Sync(factory).ok());
+  api::ObjectPtr cached = meta->GetStore()->GetByKey("default/web-1");
+  ASSERT_NE(cached, nullptr);
+  EXPECT_EQ(cached->kind(), "PartialObjectMetadata");
+  EXPECT_EQ(cached->api_version(), "meta.k8s.io/v1");
+  EXPECT_EQ(cached->Label("app"), "web");
+  // Changes arrive by watch as metadata too.
+  CreateConfigMap("default", "web-2", "web");
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (meta->GetStore()->GetByKey("default/web-2") == nullptr &&
+         absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  api::ObjectPtr watched = meta->GetStore()->GetByKey("default/web-2");
+  ASSERT_NE(watched, nullptr);
+  EXPECT_EQ(watched->kind(), "PartialObjectMetadata");
+  EXPECT_EQ(full->GetStore()->GetByKey("default/web-1")->kind(), "ConfigMap");
+  factory.Shutdown();
+  cancel();
+}
+
 TEST_F(SharedInformerFactoryTest, WaitForCacheSyncEndsWithItsContext) {
   // Nothing answers on this port: the informer never syncs.
   client::Config config;
