@@ -7,8 +7,8 @@
 //     forwarding each item's events into a reusable Document, then
 //     Object::FromValue (single-threaded, from one buffer);
 //   * BM_ReadList: pipelined (ReadList: a thread reads and frames, the
-//     caller parses; /1 lets the reading thread parse too, /0 does not),
-//     from an in-memory body in 64 KiB reads;
+//     caller and /N more threads parse), from an in-memory body in 64 KiB
+//     reads;
 //   * BM_ListEachLoopback: RestClient::ListEach over HTTP on loopback from a
 //     small server of this program's own that sends the body as one answer.
 // Results in docs/benchmarks.md ("List decoding").
@@ -252,7 +252,7 @@ void BM_ReadList(benchmark::State& state) {
   const std::string& body = ListBody(n);
   ListReaderOptions options;
   options.decoder = Options();
-  options.parse_on_reader = state.range(1) != 0;
+  options.parse_threads = static_cast<int>(state.range(1));
   for (auto _ : state) {
     StringBodyReader reader(body);
     int64_t items = 0;

@@ -31,8 +31,6 @@ class Pipeline {
   // threads wake in bursts, not once per batch (each wake-up costs a
   // scheduling delay on a busy machine).
   static constexpr size_t kResumeSlots = kMaxSlots / 2;
-  // The reading thread parses once this many batches wait unparsed.
-  static constexpr size_t kParseBacklog = 2;
 
   Pipeline(BodyReader& body, const ListReaderOptions& options)
       : body_(body),
@@ -48,6 +46,7 @@ class Pipeline {
       stopped_ = true;
       room_.SignalAll();
       ready_.SignalAll();
+      work_.SignalAll();
     }
     body_.Cancel();
   }
@@ -90,55 +89,98 @@ class Pipeline {
         reader_status_ = std::move(status);
         reader_done_ = true;
         ready_.SignalAll();
+        work_.SignalAll();
         return;
       }
-      if (options_.parse_on_reader) HelpParse();
     }
   }
 
-  // The caller's side: parses (or waits for) each batch in order and hands
-  // its items to `on_item`.
+  // A parsing thread: parses the oldest unclaimed batch, again and again,
+  // until the reader is done and none is left (or Stop).
+  void ParseLoop() {
+    while (true) {
+      std::shared_ptr<Slot> slot;
+      {
+        MutexLock lock(&mu_);
+        while (true) {
+          if (stopped_) return;
+          slot = FirstFramedLocked();
+          if (slot != nullptr || reader_done_) break;
+          work_.Wait(&mu_);
+        }
+        if (slot == nullptr) return;
+        slot->state = Slot::State::kParsing;
+      }
+      Parse(*slot);
+      MutexLock lock(&mu_);
+      slot->state = Slot::State::kParsed;
+      ready_.Signal();
+    }
+  }
+
+  // The caller's side: hands each batch's items to `on_item` in order,
+  // parsing the front batch itself when nobody has, and a later one while
+  // a parsing thread holds the front.
   absl::Status Consume(
       const std::function<absl::Status(api::ObjectPtr)>& on_item) {
     while (true) {
-      std::shared_ptr<Slot> slot;
-      bool parse_here = false;
+      std::shared_ptr<Slot> deliver;
+      std::shared_ptr<Slot> parse_ahead;
       {
         MutexLock lock(&mu_);
-        consumer_waiting_ = true;
-        while (!FrontReadyLocked()) ready_.Wait(&mu_);
-        consumer_waiting_ = false;
-        if (stopped_) return absl::OkStatus();
-        if (slots_.empty()) return reader_status_;  // reader_done_
-        slot = slots_.front();
-        slots_.pop_front();
-        if (slot->state == Slot::State::kFramed) {
-          slot->state = Slot::State::kParsing;
-          parse_here = true;
+        while (true) {
+          if (stopped_) return absl::OkStatus();
+          if (slots_.empty()) {
+            if (reader_done_) return reader_status_;
+            ready_.Wait(&mu_);
+            continue;
+          }
+          const std::shared_ptr<Slot>& front = slots_.front();
+          if (front->state != Slot::State::kParsing) {
+            // Parsed, or unclaimed: the caller's alone once popped.
+            deliver = front;
+            slots_.pop_front();
+            if (reader_waiting_ && slots_.size() <= kResumeSlots) {
+              room_.Signal();
+            }
+            break;
+          }
+          parse_ahead = FirstFramedLocked();
+          if (parse_ahead != nullptr) {
+            parse_ahead->state = Slot::State::kParsing;
+            break;
+          }
+          ready_.Wait(&mu_);
         }
-        if (reader_waiting_ && slots_.size() <= kResumeSlots) room_.Signal();
       }
-      if (parse_here) Parse(*slot);
-      for (api::ObjectPtr& object : slot->objects) {
+      if (parse_ahead != nullptr) {
+        Parse(*parse_ahead);
+        MutexLock lock(&mu_);
+        parse_ahead->state = Slot::State::kParsed;
+        continue;
+      }
+      if (deliver->state == Slot::State::kFramed) Parse(*deliver);
+      for (api::ObjectPtr& object : deliver->objects) {
         // Nothing more once stopped, not even what is already parsed.
         if (stop_requested_.load(std::memory_order_relaxed)) {
           return absl::OkStatus();
         }
         if (absl::Status s = on_item(std::move(object)); !s.ok()) return s;
       }
-      if (!slot->error.ok()) return slot->error;
+      if (!deliver->error.ok()) return deliver->error;
     }
   }
 
   const ListMeta& meta() const { return framer_.meta(); }
 
  private:
-  // The front batch can be taken: parsed, or not yet claimed by the
-  // reader (a batch popped here is the caller's alone).
-  bool FrontReadyLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (stopped_) return true;
-    if (slots_.empty()) return reader_done_;
-    return slots_.front()->state != Slot::State::kParsing;
+  // The oldest batch nobody has claimed, or null.
+  std::shared_ptr<Slot> FirstFramedLocked() const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (const auto& slot : slots_) {
+      if (slot->state == Slot::State::kFramed) return slot;
+    }
+    return nullptr;
   }
 
   void Push(std::shared_ptr<Slot> slot) {
@@ -146,32 +188,13 @@ class Pipeline {
     slot->objects.reserve(slot->framed.items.size());
     MutexLock lock(&mu_);
     slots_.push_back(std::move(slot));
-    if (consumer_waiting_) ready_.Signal();
-  }
-
-  // Parses the newest unclaimed batch when enough wait: the caller takes
-  // them from the front, so the two rarely meet.
-  void HelpParse() {
-    std::shared_ptr<Slot> slot;
-    {
-      MutexLock lock(&mu_);
-      size_t waiting = 0;
-      for (const auto& s : slots_) {
-        if (s->state == Slot::State::kFramed) ++waiting;
-      }
-      if (waiting < kParseBacklog) return;
-      slot = slots_.back();
-      if (slot->state != Slot::State::kFramed) return;
-      slot->state = Slot::State::kParsing;
-    }
-    Parse(*slot);
-    MutexLock lock(&mu_);
-    slot->state = Slot::State::kParsed;
-    if (consumer_waiting_) ready_.Signal();
+    ready_.Signal();
+    work_.Signal();
   }
 
   // Parses the slot's items (until the first error), without mu_: the
-  // claiming thread owns the slot's contents while it is kParsing.
+  // claiming thread owns the slot's contents while it is kParsing (or
+  // popped by the caller).
   void Parse(Slot& slot) {
     for (const FramedItems::Item& item : slot.framed.items) {
       absl::StatusOr<api::ObjectPtr> object =
@@ -207,12 +230,12 @@ class Pipeline {
   std::atomic<bool> stop_requested_{false};
   Mutex mu_;
   CondVar room_;   // the reader waits for room in slots_
-  CondVar ready_;  // the caller waits for the front batch
+  CondVar ready_;  // the caller waits for a batch to deliver or parse
+  CondVar work_;   // parsing threads wait for a batch to parse
   std::deque<std::shared_ptr<Slot>> slots_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   bool reader_done_ ABSL_GUARDED_BY(mu_) = false;
   bool reader_waiting_ ABSL_GUARDED_BY(mu_) = false;
-  bool consumer_waiting_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status reader_status_ ABSL_GUARDED_BY(mu_);
   // Emptied batches, for the reader to fill again.
   std::vector<FramedItems> spare_ ABSL_GUARDED_BY(mu_);
@@ -229,6 +252,10 @@ absl::StatusOr<ListMeta> ReadList(
   }
   Pipeline pipeline(body, options);
   std::thread reader([&pipeline] { pipeline.ReadLoop(); });
+  std::vector<std::thread> parsers;
+  for (int i = 0; i < options.parse_threads; ++i) {
+    parsers.emplace_back([&pipeline] { pipeline.ParseLoop(); });
+  }
   absl::Status status;
   {
     Context::DoneCallback on_done =
@@ -239,6 +266,7 @@ absl::StatusOr<ListMeta> ReadList(
   // After an error the reader may still be reading: close the body.
   if (!status.ok()) pipeline.Stop();
   reader.join();
+  for (std::thread& parser : parsers) parser.join();
   // Whatever the pipeline saw (a closed body, a half-read item), a call
   // whose context ended reports that.
   if (ctx.done()) return ctx.Err();

@@ -3,12 +3,14 @@
 // List do with a 2xx answer).
 //
 // One thread of ReadList's own reads the body and frames items
-// (ListFramer, list_decoder.h); the caller's thread parses them and calls
-// `on_item`. Framing costs ~40 % of what parsing does, so the caller's
-// thread is left with Object::Parse alone and the list decodes at its pace
-// (docs/benchmarks.md, "List decoding"). At most 16 batches (one read of
-// the body each, up to 64 KiB) wait between the threads: a consumer slower
-// than the network slows the reading instead of growing memory.
+// (ListFramer, list_decoder.h); `parse_threads` more (one by default) and
+// the caller's thread parse the framed batches, oldest first, and the
+// caller hands the items to `on_item` in order. Framing costs ~40 % of what
+// parsing does, so on two cores the list decodes at about twice the rate
+// of one thread (docs/benchmarks.md, "List decoding"). At most 16 batches
+// (one read of the body each, up to 64 KiB) wait between the threads: a
+// consumer slower than the network slows the reading instead of growing
+// memory.
 #ifndef KCR_RUNTIME_CLIENT_LIST_READER_H_
 #define KCR_RUNTIME_CLIENT_LIST_READER_H_
 
@@ -26,10 +28,9 @@ namespace kcr::client {
 
 struct ListReaderOptions {
   ListDecoderOptions decoder;
-  // The reading thread also parses the newest batch when two or more
-  // wait. Off by default: measured slower on two cores (the caller then
-  // waits for batches the reader is parsing while nobody reads).
-  bool parse_on_reader = false;
+  // Threads that parse besides the caller's; 0 leaves all parsing to the
+  // caller's thread.
+  int parse_threads = 1;
 };
 
 // Reads `body` to its end and returns the list's kind, apiVersion and

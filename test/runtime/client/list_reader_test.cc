@@ -72,10 +72,10 @@ struct Result {
   absl::StatusOr<ListMeta> meta;
 };
 
-Result Read(const Context& ctx, BodyReader& body, bool parse_on_reader) {
+Result Read(const Context& ctx, BodyReader& body, int parse_threads) {
   Result r;
   ListReaderOptions options;
-  options.parse_on_reader = parse_on_reader;
+  options.parse_threads = parse_threads;
   r.meta = ReadList(ctx, body, options, [&r](api::ObjectPtr item) {
     EXPECT_EQ(item->kind(), "ConfigMap");
     r.names.push_back(std::string(item->name()));
@@ -84,7 +84,7 @@ Result Read(const Context& ctx, BodyReader& body, bool parse_on_reader) {
   return r;
 }
 
-class ListReaderTest : public ::testing::TestWithParam<bool> {};
+class ListReaderTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(ListReaderTest, HandsOverEveryItemInOrder) {
   const int n = 3000;
@@ -131,7 +131,7 @@ TEST_P(ListReaderTest, CancelClosesABlockedBody) {
   auto [ctx, cancel] = WithCancel(Context::Background());
   Result r;
   ListReaderOptions options;
-  options.parse_on_reader = GetParam();
+  options.parse_threads = GetParam();
   r.meta =
       ReadList(ctx, reader, options, [&, cancel = cancel](api::ObjectPtr item) {
         r.names.push_back(std::string(item->name()));
@@ -147,7 +147,7 @@ TEST_P(ListReaderTest, CallersErrorStopsTheReader) {
   FakeBody reader(Items(2000), 100);
   int calls = 0;
   ListReaderOptions options;
-  options.parse_on_reader = GetParam();
+  options.parse_threads = GetParam();
   auto meta = ReadList(
       Context::Background(), reader, options, [&calls](api::ObjectPtr) {
         return ++calls == 5 ? absl::AbortedError("enough") : absl::OkStatus();
@@ -160,13 +160,14 @@ TEST(ListReaderDoneTest, DoneContextReadsNothing) {
   FakeBody reader(Items(3), 100);
   auto [ctx, cancel] = WithCancel(Context::Background());
   cancel();
-  Result r = Read(ctx, reader, true);
+  Result r = Read(ctx, reader, 1);
   EXPECT_EQ(r.meta.status().code(), absl::StatusCode::kCancelled);
   EXPECT_TRUE(r.names.empty());
   EXPECT_TRUE(reader.cancelled());
 }
 
-INSTANTIATE_TEST_SUITE_P(ParseOnReader, ListReaderTest, ::testing::Bool());
+INSTANTIATE_TEST_SUITE_P(ParseThreads, ListReaderTest,
+                         ::testing::Values(0, 1, 3));
 
 }  // namespace
 }  // namespace kcr::client
