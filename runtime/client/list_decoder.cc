@@ -74,6 +74,14 @@ absl::Status ListFramer::Error(int64_t at, std::string_view what) {
 }
 
 absl::Status ListFramer::Feed(std::string_view chunk, FramedItems* out) {
+  absl::Status status = Scan(chunk, out);
+  // Also after an error: the items cut out before it are handed over.
+  out->kind_member = kind_member_;
+  out->api_version_member = api_version_member_;
+  return status;
+}
+
+absl::Status ListFramer::Scan(std::string_view chunk, FramedItems* out) {
   if (!error_.ok()) return error_;
   const char* data = chunk.data();
   const size_t n = chunk.size();
@@ -225,8 +233,6 @@ absl::Status ListFramer::Feed(std::string_view chunk, FramedItems* out) {
     ++i;
   }
   offset_ += static_cast<int64_t>(n);
-  out->kind_member = kind_member_;
-  out->api_version_member = api_version_member_;
   return absl::OkStatus();
 }
 
@@ -406,13 +412,14 @@ absl::Status ListFramer::EndValue(FramedItems* out) {
     }
     if (seen_items_) return Error(value_offset_, "a second \"items\"");
     seen_items_ = true;
-  } else if (key_ == "kind" && doc.IsString()) {
+  } else if (key_ == "kind" && doc.IsString() && !seen_kind_) {
+    // The first one wins: items may already carry it.
     meta_.kind.assign(doc.GetString(), doc.GetStringLength());
     std::string_view item_kind = meta_.kind;
     if (absl::EndsWith(meta_.kind, "List")) item_kind.remove_suffix(4);
     kind_member_ = item_kind.empty() ? "" : Member("kind", item_kind);
     seen_kind_ = true;
-  } else if (key_ == "apiVersion" && doc.IsString()) {
+  } else if (key_ == "apiVersion" && doc.IsString() && !seen_api_version_) {
     meta_.api_version.assign(doc.GetString(), doc.GetStringLength());
     api_version_member_ = meta_.api_version.empty()
                               ? ""

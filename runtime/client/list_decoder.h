@@ -31,7 +31,7 @@
 // none, as client-go's dynamic client does. kube-apiserver writes kind and
 // apiVersion before items; for a body that writes them after, items that
 // need them are held (framed, not parsed) until they are seen or the body
-// ends.
+// ends. Of duplicate kind or apiVersion members the first counts.
 //
 // Errors name the byte offset in the body: kInvalidArgument for a body that
 // is not a JSON object or not a list (no "items" and a kind that does not
@@ -132,6 +132,8 @@ class ListFramer {
     kDone,        // after the list's '}'
   };
 
+  // Feed without setting out's type members.
+  absl::Status Scan(std::string_view chunk, FramedItems* out);
   absl::Status Fail(absl::Status status);
   absl::Status Error(int64_t at, std::string_view what);
   // Scans an item from data[i] on; returns where it stopped (n, or past the
