@@ -42,12 +42,15 @@ struct Attempt {
   std::optional<http::http_response> response;
   // The client whose connection carries `response`.
   std::shared_ptr<http_client> client;
-  // A list's body, which `response` writes into (stream_body requests).
+  // A list's or a watch's body, which `response` writes into.
   std::shared_ptr<transport::BoundedBody> list_body;
 };
 
 // How far cpprestsdk may read a list body ahead of its decoder.
 constexpr size_t kListBodyAhead = 1 << 20;
+// How far it may read a watch body ahead of the stream's decoder: without
+// a bound a consumer slower than the network buffers the whole stream.
+constexpr size_t kWatchBodyAhead = 1 << 20;
 
 // The timeout of the shared client: config.timeout, or an hour when it is
 // zero (none).
@@ -314,8 +317,9 @@ Attempt CppRestClient::SendOnce(http_client& client, const Request& request,
       h.add("Impersonate-Group", g);
     if (!sni_host_.empty()) h.add("Host", sni_host_);
     std::shared_ptr<transport::BoundedBody> list_body;
-    if (request.stream_body) {
-      list_body = transport::StreamResponseBody(req, kListBodyAhead);
+    if (request.stream_body || request.watch) {
+      list_body = transport::StreamResponseBody(
+          req, request.watch ? kWatchBodyAhead : kListBodyAhead);
     }
     if (!request.body.empty() || !request.content_type.empty()) {
       req.set_body(request.body, request.content_type);
@@ -342,8 +346,6 @@ Attempt CppRestClient::SendOnce(http_client& client, const Request& request,
                            body.status().message()));
         }
       }
-    } else if (request.watch && success) {
-      a.response = resp;
     } else {
       a.body = resp.extract_utf8string(true).get();
     }
@@ -513,11 +515,11 @@ absl::StatusOr<std::unique_ptr<WatchStream>> CppRestClient::Watch(
   if (a.code < 200 || a.code > 299)
     return StatusFromResponse(a.code, a.body, a.retry_after);
   VLOG(2) << "watch started path=" << r.path;
-  return NewStreamWatcher(
-      ctx,
-      transport::NewResponseBodyReader(std::move(a.client),
-                                       std::move(*a.response), cancel),
-      options_.parse_options);
+  return NewStreamWatcher(ctx,
+                          transport::NewBoundedBodyReader(
+                              std::move(a.client), std::move(*a.response),
+                              std::move(a.list_body), cancel),
+                          options_.parse_options);
 }
 
 }  // namespace

@@ -20,49 +20,6 @@ namespace {
 namespace http = web::http;
 using http::client::http_client;
 
-class ResponseBodyReader final : public BodyReader {
- public:
-  ResponseBodyReader(std::shared_ptr<http_client> client,
-                     http::http_response response,
-                     pplx::cancellation_token_source cancel)
-      : client_(std::move(client)),
-        response_(std::move(response)),
-        cancel_(cancel),
-        buf_(response_.body().streambuf()) {}
-
-  absl::StatusOr<size_t> Read(char* data, size_t size) override {
-    try {
-      // Wait for one byte, then take whatever else has arrived.
-      auto c = buf_.bumpc().get();
-      if (c == std::char_traits<char>::eof()) {
-        // The end of the body: clean, or broken (content_ready carries the
-        // transport error).
-        response_.content_ready().get();
-        return 0;
-      }
-      data[0] = static_cast<char>(c);
-      size_t n = 1;
-      size_t avail = buf_.in_avail();
-      if (avail > 0) {
-        n += buf_.getn(reinterpret_cast<uint8_t*>(data) + 1,
-                       std::min(avail, size - 1))
-                 .get();
-      }
-      return n;
-    } catch (const std::exception& e) {
-      return absl::UnavailableError(e.what());
-    }
-  }
-
-  void Cancel() override { cancel_.cancel(); }
-
- private:
-  std::shared_ptr<http_client> client_;
-  http::http_response response_;
-  pplx::cancellation_token_source cancel_;
-  concurrency::streams::streambuf<uint8_t> buf_;
-};
-
 // Reads a BoundedBody, telling it what was taken.
 class BoundedBodyReader final : public BodyReader {
  public:
@@ -230,13 +187,6 @@ std::unique_ptr<http_client> NewHttpClient(const Config& config,
   });
   return std::make_unique<http_client>(
       utility::conversions::to_string_t(config.host), cfg);
-}
-
-std::unique_ptr<BodyReader> NewResponseBodyReader(
-    std::shared_ptr<http_client> client, http::http_response response,
-    pplx::cancellation_token_source cancel) {
-  return std::make_unique<ResponseBodyReader>(
-      std::move(client), std::move(response), std::move(cancel));
 }
 
 }  // namespace kcr::client::transport

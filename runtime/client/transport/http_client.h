@@ -1,7 +1,7 @@
 // The cpprestsdk side of the REST client's transport: the http_client it
 // sends requests on, configured from the Config (timeout, certificate
 // verification, the TLS material at each handshake), and the body of a
-// watch response as the StreamWatcher's BodyReader.
+// streamed response (a list, a watch) as a BodyReader with flow control.
 //
 // This header includes cpprestsdk, and so Boost.Asio, which compile
 // slowly: only .cc files that talk to cpprestsdk include it, never another
@@ -33,19 +33,13 @@ std::unique_ptr<web::http::client::http_client> NewHttpClient(
     const Config& config, absl::Duration timeout,
     std::shared_ptr<TlsMaterial> tls);
 
-// The body of `response`, a streaming answer on a connection of `client`
-// (kept alive as long as the reader); `cancel` closes that connection.
-std::unique_ptr<BodyReader> NewResponseBodyReader(
-    std::shared_ptr<web::http::client::http_client> client,
-    web::http::http_response response, pplx::cancellation_token_source cancel);
-
-// A response body buffer with flow control, for lists: cpprestsdk writes
-// the body into it as the socket delivers, but a write that finds more
-// than `limit` bytes unread completes only once the reader has taken them
-// down to limit / 2. Until then cpprestsdk reads no further, so the
-// socket's receive window fills and TCP slows the server: a reader slower
-// than the network bounds memory instead of buffering the whole body
-// (cpprestsdk's own response buffer has no bound).
+// A response body buffer with flow control, for lists and watches:
+// cpprestsdk writes the body into it as the socket delivers, but a write
+// that finds more than `limit` bytes unread completes only once the reader
+// has taken them down to limit / 2. Until then cpprestsdk reads no
+// further, so the socket's receive window fills and TCP slows the server:
+// a reader slower than the network bounds memory instead of buffering the
+// whole body (cpprestsdk's own response buffer has no bound).
 class BoundedBody final
     : public concurrency::streams::details::basic_producer_consumer_buffer<
           uint8_t> {

@@ -1032,6 +1032,56 @@ TEST_F(RestClientTest, WatchCutMidEventIsAnError) {
       << s;
 }
 
+TEST_F(RestClientTest, WatchSlowsTheServerToTheConsumersPace) {
+  // 40 MB of events; the consumer holds the first event until the server
+  // has sent 24 MB or two seconds pass. With flow control the server stalls
+  // long before: the client reads no more than ~1 MiB of body ahead of its
+  // decoder, and decodes a bounded number of events ahead of Next().
+  constexpr int kEventsSent = 4000;
+  constexpr int64_t kStalled = 24 << 20;
+  std::atomic<int64_t> sent{0};
+  Notification server_sent_a_lot;
+  Serve([&](const TestRequest&, ResponseWriter& w) {
+    w.StartChunks(200);
+    const std::string value(10 << 10, 'x');
+    std::string chunk;
+    for (int i = 0; i < kEventsSent; ++i) {
+      absl::StrAppend(&chunk,
+                      R"({"type":"MODIFIED","object":{"kind":"ConfigMap",)",
+                      R"("apiVersion":"v1","metadata":{"name":"cm-)", i,
+                      R"(","namespace":"default","resourceVersion":")", i + 1,
+                      R"("},"data":{"k":")", value, "\"}}}\n");
+      if (chunk.size() >= (64 << 10) || i == kEventsSent - 1) {
+        if (!w.WriteChunk(chunk)) return;
+        if (sent.fetch_add(static_cast<int64_t>(chunk.size())) +
+                    static_cast<int64_t>(chunk.size()) >=
+                kStalled &&
+            !server_sent_a_lot.HasBeenNotified()) {
+          server_sent_a_lot.Notify();
+        }
+        chunk.clear();
+      }
+    }
+    w.EndChunks();
+  });
+  auto watch =
+      client_->Watch(kBg, Resource::Namespaced(kConfigMaps, "default"), {});
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  WatchEvent e;
+  ASSERT_TRUE((*watch)->Next(&e));
+  server_sent_a_lot.WaitForNotificationWithTimeout(absl::Seconds(2));
+  const int64_t sent_while_held = sent.load();
+  int events = 1;
+  while ((*watch)->Next(&e)) {
+    ASSERT_EQ(e.object->name(), absl::StrCat("cm-", events));
+    ++events;
+  }
+  EXPECT_TRUE((*watch)->status().ok()) << (*watch)->status();
+  EXPECT_EQ(events, kEventsSent);
+  EXPECT_LT(sent_while_held, kStalled);
+  server_.reset();  // before the locals go
+}
+
 TEST_F(RestClientTest, WatchStopInterruptsABlockedRead) {
   Notification server_done;
   Notification release;
