@@ -11,7 +11,9 @@
 // split over many chunks, many events in one chunk, events with no newline
 // between them, and objects of any size up to `max_event_bytes` all decode
 // the same. Each byte is scanned once; a pending partial event is buffered
-// once (no quadratic re-scanning for huge objects).
+// once (no quadratic re-scanning for huge objects). An event whole in its
+// chunk and ended by a newline, as kube-apiserver writes them, is parsed
+// as that line without framing it byte by byte.
 //
 // Errors are sticky: after a Feed or Finish error the decoder returns the
 // same error from every later call. Not thread-safe; one per stream.
@@ -62,9 +64,12 @@ class WatchDecoder {
 
  private:
   absl::Status Decode(std::string_view text, std::vector<WatchEvent>* events);
-  // The common form of an event, decoded without a DOM; false (nothing
-  // appended) for anything it does not handle.
-  bool DecodeFast(std::string_view text, std::vector<WatchEvent>* events);
+  enum class Fast { kDecoded, kDeclined, kParseFailed };
+  // The common form of an event, decoded without a DOM. kDecoded: appended;
+  // kDeclined: not that form, told from its first bytes; kParseFailed: it
+  // looked so, but its object did not parse. Nothing is appended unless
+  // kDecoded.
+  Fast DecodeFast(std::string_view text, std::vector<WatchEvent>* events);
   absl::Status Fail(absl::Status status);
 
   const WatchDecoderOptions options_;
@@ -73,6 +78,8 @@ class WatchDecoder {
   bool in_event_ = false;
   bool in_string_ = false;
   bool escaped_ = false;
+  // Whether an event's line is tried as a whole event first.
+  bool line_fast_ = true;
   int depth_ = 0;
   int64_t events_decoded_ = 0;
   int64_t offset_ = 0;  // stream bytes consumed, for error messages

@@ -122,6 +122,52 @@ TEST_F(RecordedStreamTest, EventsWithoutNewlinesOrWithCrlf) {
   EXPECT_EQ(DecodeChunks({crlf}, &finish), whole_);
 }
 
+TEST(WatchDecoderTest, LinesThatAreNotOneEventEach) {
+  // Each is read as whole lines first: a line holding part of an event, or
+  // more than one, must still give exactly the events in it, in order.
+  const std::string a =
+      R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})";
+  const std::string b =
+      R"({"type":"MODIFIED","object":{"metadata":{"name":"b"}}})";
+  const std::string c =
+      R"({"type":"DELETED","object":{"metadata":{"name":"c"}}})";
+  const std::string pretty =
+      "{\n  \"type\": \"ADDED\",\n  \"object\": {\n    \"metadata\": "
+      "{\"name\": \"p\"}\n  }\n}\n";
+  const std::string cut_before_brace =
+      "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"q\"}}\n}\n";
+  const std::string extra_field =
+      R"({"type":"ADDED","object":{"metadata":{"name":"x"}},"more":{"y":1}})";
+  const std::vector<std::string> want = {"a", "b", "c", "p", "q", "x", "a"};
+  const std::string stream = a + b + "\n" + c + "\n" + pretty +
+                             cut_before_brace + extra_field + "\n" + a + "\n";
+  for (size_t split = 0; split <= stream.size(); ++split) {
+    absl::Status finish;
+    WatchDecoder decoder;
+    std::vector<WatchEvent> events;
+    ASSERT_TRUE(
+        decoder.Feed(std::string_view(stream).substr(0, split), &events).ok());
+    ASSERT_TRUE(
+        decoder.Feed(std::string_view(stream).substr(split), &events).ok());
+    ASSERT_TRUE(decoder.Finish().ok());
+    std::vector<std::string> names;
+    for (const auto& e : events) names.push_back(std::string(e.object->name()));
+    EXPECT_EQ(names, want) << "split at " << split;
+  }
+}
+
+TEST(WatchDecoderTest, InvalidEventOnItsOwnLineIsAnError) {
+  WatchDecoder decoder;
+  std::vector<WatchEvent> events;
+  absl::Status s = decoder.Feed(
+      "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\"}}}\n"
+      "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":5}}}\n",
+      &events);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].object->name(), "a");
+}
+
 TEST_F(RecordedStreamTest, StreamCutAtEveryPointInsideAnEventIsDataLoss) {
   // Cutting at any byte inside the last event loses it, with an error.
   size_t last_start = stream_.rfind("{\"type\"");
