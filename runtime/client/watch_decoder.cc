@@ -83,6 +83,7 @@ absl::Status WatchDecoder::Feed(std::string_view chunk,
             const Fast fast =
                 DecodeFast(std::string_view(data + i, last - i), events);
             if (fast == Fast::kDecoded) {
+              ++events_decoded_;
               i = newline;  // the loop's ++i steps past it
               continue;
             }
@@ -186,8 +187,8 @@ absl::Status WatchDecoder::Finish() {
   return absl::OkStatus();
 }
 
-WatchDecoder::Fast WatchDecoder::DecodeFast(std::string_view text,
-                                            std::vector<WatchEvent>* events) {
+WatchDecoder::Fast WatchDecoder::DecodeFast(
+    std::string_view text, std::vector<WatchEvent>* events) const {
   // kube-apiserver writes every event as {"type":"T","object":{...}}, with
   // no space: the object's bytes go straight to Object::Parse (its in-situ
   // path), instead of a DOM of the event and then a copy of the object.
@@ -216,13 +217,24 @@ WatchDecoder::Fast WatchDecoder::DecodeFast(std::string_view text,
   if (!object.ok()) return Fast::kParseFailed;
   event.object = *std::move(object);
   events->push_back(std::move(event));
-  ++events_decoded_;
   return Fast::kDecoded;
+}
+
+WatchDecoder::LineDecode WatchDecoder::DecodeLine(std::string_view line,
+                                                  WatchEvent* event) const {
+  if (line.size() > options_.max_event_bytes) return LineDecode::kDeclined;
+  std::vector<WatchEvent> one;
+  const LineDecode result = DecodeFast(line, &one);
+  if (result == LineDecode::kDecoded) *event = std::move(one.front());
+  return result;
 }
 
 absl::Status WatchDecoder::Decode(std::string_view text,
                                   std::vector<WatchEvent>* events) {
-  if (DecodeFast(text, events) == Fast::kDecoded) return absl::OkStatus();
+  if (DecodeFast(text, events) == Fast::kDecoded) {
+    ++events_decoded_;
+    return absl::OkStatus();
+  }
   const int64_t index = events_decoded_ + 1;
   rapidjson::Document doc;
   // The event's object sits one level down.

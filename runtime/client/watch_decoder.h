@@ -57,6 +57,26 @@ class WatchDecoder {
   // ("watch stream ended in the middle of an event after N bytes").
   absl::Status Finish();
 
+  // Another thread's share of the work: a line of the stream (without its
+  // newline) parsed as one whole event of kube-apiserver's usual form. The
+  // line is exactly that event when it began where an event may start
+  // (between_events() once the bytes before it were fed): a raw newline
+  // cannot occur inside a JSON string, and the line parsed whole.
+  // kDeclined: not that form, told from its first bytes; kParseFailed: it
+  // looked so, but did not parse. `*event` is set only when kDecoded.
+  // Thread-safe (const); no effect on the decoder.
+  enum class LineDecode { kDecoded, kDeclined, kParseFailed };
+  LineDecode DecodeLine(std::string_view line, WatchEvent* event) const;
+
+  // Whether the bytes fed so far end between events.
+  bool between_events() const { return !in_event_; }
+  // The caller decoded the next `bytes` bytes of the stream as one event
+  // (DecodeLine) instead of feeding them; requires between_events().
+  void SkipDecoded(size_t bytes) {
+    ++events_decoded_;
+    offset_ += static_cast<int64_t>(bytes);
+  }
+
   // Events decoded so far.
   int64_t events_decoded() const { return events_decoded_; }
   // Bytes of the partial event waiting for more input.
@@ -64,12 +84,10 @@ class WatchDecoder {
 
  private:
   absl::Status Decode(std::string_view text, std::vector<WatchEvent>* events);
-  enum class Fast { kDecoded, kDeclined, kParseFailed };
-  // The common form of an event, decoded without a DOM. kDecoded: appended;
-  // kDeclined: not that form, told from its first bytes; kParseFailed: it
-  // looked so, but its object did not parse. Nothing is appended unless
-  // kDecoded.
-  Fast DecodeFast(std::string_view text, std::vector<WatchEvent>* events);
+  using Fast = LineDecode;
+  // The common form of an event, decoded without a DOM; appends to
+  // `*events` only when kDecoded.
+  Fast DecodeFast(std::string_view text, std::vector<WatchEvent>* events) const;
   absl::Status Fail(absl::Status status);
 
   const WatchDecoderOptions options_;
