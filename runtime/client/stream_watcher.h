@@ -1,9 +1,11 @@
 // StreamWatcher: a WatchStream over the body of a watch response, as
-// client-go's watch.StreamWatcher: a thread of its own reads the body,
-// decodes it (WatchDecoder) and hands events to Next() through a bounded
-// queue, so that a slow consumer slows the reading instead of growing
-// memory. BodyReader is the seam to the transport: the REST client gives
-// the body of its HTTP response (runtime/client/transport/http_client.h).
+// client-go's watch.StreamWatcher: a thread of its own reads the body and
+// hands it to Next() through a bounded queue, so that a slow consumer slows
+// the reading instead of growing memory. The events are parsed on both
+// threads (the reader's and the one calling Next) and come out in stream
+// order, exactly as WatchDecoder decodes the body. BodyReader is the seam
+// to the transport: the REST client gives the body of its HTTP response
+// (runtime/client/transport/http_client.h).
 #ifndef KCR_RUNTIME_CLIENT_STREAM_WATCHER_H_
 #define KCR_RUNTIME_CLIENT_STREAM_WATCHER_H_
 

@@ -144,8 +144,8 @@ TEST(StreamWatcherTest, ReadsOfEverySize) {
   const std::string stream = MixedStream();
   const Result want = Decoded(stream);
   for (size_t size = 1; size < 200; ++size) {
-    Result got = Drain(
-        std::make_unique<FakeBody>(stream, std::vector<size_t>{size}));
+    Result got =
+        Drain(std::make_unique<FakeBody>(stream, std::vector<size_t>{size}));
     EXPECT_TRUE(got.status.ok()) << got.status << " size " << size;
     EXPECT_EQ(got.events, want.events) << "size " << size;
   }
@@ -207,8 +207,8 @@ TEST(StreamWatcherTest, ASlowConsumerSlowsTheReading) {
 }
 
 TEST(StreamWatcherTest, StopEndsTheStreamAtOnce) {
-  const std::string stream = Event("ADDED", "a") + "\n" +
-                             Event("ADDED", "b") + "\n" + Event("ADDED", "c");
+  const std::string stream = Event("ADDED", "a") + "\n" + Event("ADDED", "b") +
+                             "\n" + Event("ADDED", "c");
   auto watch = NewStreamWatcher(
       Context::Background(),
       std::make_unique<FakeBody>(stream + "\n", std::vector<size_t>{1000},
