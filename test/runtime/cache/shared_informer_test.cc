@@ -229,7 +229,7 @@ TEST_F(SharedInformerTest, ASlowHandlerDelaysNoOneElse) {
   EXPECT_EQ(informer_->GetStore()->GetByKey("a/o1")->resource_version(), "201");
   EXPECT_TRUE((*fast_registration)->HasSynced());
   EXPECT_FALSE((*slow_registration)->HasSynced());
-  EXPECT_EQ(slow->calls().size(), 1u);
+  EXPECT_EQ(slow->WaitFor(1).size(), 1u);  // held in its first call
   // The stuck handler's backlog shows (reported in steps of 64).
   EXPECT_GE(metrics_.Value(testing::FakeCacheMetrics::kHandlerQueueDepth,
                            "configmaps", "configmaps/handler-1"),
