@@ -81,14 +81,22 @@ run_clients() {
   local name=$1 pods=$2 updates=$3
   for i in $(seq 1 "$RUNS"); do
     echo "-- round $i: kcr, client-node, kcr client alone" >&2
-    "$BIN/kcr_informer_bench" --port="$PORT" --pods="$pods" \
+    MALLOC_ARENA_MAX=$ARENAS "$BIN/kcr_informer_bench" --port="$PORT" --pods="$pods" \
       --updates="$updates" | tee -a "$WORK/$name.kcr" >&2
     "$NODE" "$PEER/informer.mjs" --port="$PORT" --pods="$pods" \
       --updates="$updates" | tee -a "$WORK/$name.node" >&2
-    "$BIN/kcr_client_bench" --port="$PORT" --pods="$pods" \
+    MALLOC_ARENA_MAX=$ARENAS "$BIN/kcr_client_bench" --port="$PORT" --pods="$pods" \
       --updates="$updates" | tee -a "$WORK/$name.client" >&2
   done
 }
+
+# glibc gives each thread that allocates its own heap: updates free pods
+# the list's threads allocated and allocate new ones on the watch's, so
+# without a cap the freed memory sits unused in other arenas. Two arenas
+# (one per core) is the setting kcr's processes run with (docs/cache.md);
+# KCR_MALLOC_ARENA_MAX=0 measures glibc's default (8 per core).
+ARENAS=${KCR_MALLOC_ARENA_MAX:-2}
+echo "kcr runs with MALLOC_ARENA_MAX=$ARENAS" >&2
 
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "== 10,000 pods" >&2
