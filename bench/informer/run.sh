@@ -92,10 +92,11 @@ run_clients() {
 
 # glibc gives each thread that allocates its own heap: updates free pods
 # the list's threads allocated and allocate new ones on the watch's, so
-# without a cap the freed memory sits unused in other arenas. Two arenas
-# (one per core) is the setting kcr's processes run with (docs/cache.md);
-# KCR_MALLOC_ARENA_MAX=0 measures glibc's default (8 per core).
-ARENAS=${KCR_MALLOC_ARENA_MAX:-2}
+# without a cap the freed memory sits unused in other arenas. One arena is
+# the setting kcr's processes run with (docs/cache.md: 235 MiB against 336
+# with two, at 5-10% of the time); KCR_MALLOC_ARENA_MAX=2 or 0 (glibc's
+# default, 8 per core) measures the others.
+ARENAS=${KCR_MALLOC_ARENA_MAX:-1}
 echo "kcr runs with MALLOC_ARENA_MAX=$ARENAS" >&2
 
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
