@@ -257,6 +257,11 @@ INSTANTIATE_TEST_SUITE_P(
         Hostile{"TrailingComma", R"({"kind":"PodList","items":[],})",
                 absl::StatusCode::kInvalidArgument,
                 "expected a member name, found '}' at offset 29"},
+        Hostile{"InvalidUtf8InItem",
+                "{\"kind\":\"PodList\",\"items\":[{\"metadata\":"
+                "{\"name\":\"a\xff\xfe\"}}]}",
+                absl::StatusCode::kInvalidArgument,
+                "items[0] at offset 27: invalid JSON"},
         Hostile{"TwoItems", R"({"kind":"PodList","items":[],"items":[]})",
                 absl::StatusCode::kInvalidArgument, "a second \"items\""}),
     [](const ::testing::TestParamInfo<Hostile>& info) {

@@ -252,6 +252,12 @@ TEST(WatchDecoderTest, MalformedEventsAreErrorsNotCrashes) {
       "{\"type\":\"ADDED\",\"object\":[]}",  // object not object
       "{\"type\":\"ADDED\",\"object\":{}}",  // no metadata
       "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":5}}}",
+      // invalid UTF-8, in the form kube-apiserver writes and otherwise
+      "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\xff\"}}}",
+      "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"\xc3\"}}}\n",
+      "{ "
+      "\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"\xed\xa0\x80\"}}"
+      "}",
       "]",
   };
   for (const char* b : bad) {
