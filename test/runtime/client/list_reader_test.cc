@@ -7,53 +7,14 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/base/mutex.h"
+#include "test/fakes/fake_body_reader.h"
 
 namespace kcr::client {
 namespace {
 
 using ::testing::HasSubstr;
 
-// `body` in reads of at most `chunk` bytes; then `end` (OK: the clean end)
-// or, when `block` is set, a Read that waits until Cancel.
-class FakeBody final : public BodyReader {
- public:
-  FakeBody(std::string body, size_t chunk, absl::Status end = absl::OkStatus(),
-           bool block = false)
-      : body_(std::move(body)), chunk_(chunk), end_(end), block_(block) {}
-
-  absl::StatusOr<size_t> Read(char* data, size_t size) override {
-    if (at_ < body_.size()) {
-      const size_t n = std::min({size, chunk_, body_.size() - at_});
-      body_.copy(data, n, at_);
-      at_ += n;
-      return n;
-    }
-    if (block_) {
-      MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(&cancelled_));
-      return absl::UnavailableError("connection closed");
-    }
-    if (!end_.ok()) return end_;
-    return 0;
-  }
-  void Cancel() override {
-    MutexLock lock(&mu_);
-    cancelled_ = true;
-  }
-  bool cancelled() {
-    MutexLock lock(&mu_);
-    return cancelled_;
-  }
-
- private:
-  const std::string body_;
-  const size_t chunk_;
-  const absl::Status end_;
-  const bool block_;
-  size_t at_ = 0;  // the reading thread's
-  Mutex mu_;
-  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
-};
+using FakeBody = ::kcr::testing::FakeBodyReader;
 
 std::string Items(int n) {
   std::string body = R"({"kind":"ConfigMapList","apiVersion":"v1",)"

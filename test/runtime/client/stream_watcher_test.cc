@@ -11,62 +11,12 @@
 #include "gtest/gtest.h"
 #include "runtime/base/mutex.h"
 #include "runtime/client/watch_decoder.h"
+#include "test/fakes/fake_body_reader.h"
 
 namespace kcr::client {
 namespace {
 
-// `body` in reads of the given sizes (the last repeated); then `end` (OK:
-// the clean end) or, when `block` is set, a Read that waits until Cancel.
-class FakeBody final : public BodyReader {
- public:
-  FakeBody(std::string body, std::vector<size_t> reads,
-           absl::Status end = absl::OkStatus(), bool block = false)
-      : body_(std::move(body)),
-        reads_(std::move(reads)),
-        end_(std::move(end)),
-        block_(block) {}
-
-  absl::StatusOr<size_t> Read(char* data, size_t size) override {
-    {
-      MutexLock lock(&mu_);
-      ++reads_done_;
-    }
-    if (at_ < body_.size()) {
-      const size_t want = reads_[std::min(next_, reads_.size() - 1)];
-      ++next_;
-      const size_t n = std::min({size, want, body_.size() - at_});
-      body_.copy(data, n, at_);
-      at_ += n;
-      return n;
-    }
-    if (block_) {
-      MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(&cancelled_));
-      return absl::UnavailableError("connection closed");
-    }
-    if (!end_.ok()) return end_;
-    return 0;
-  }
-  void Cancel() override {
-    MutexLock lock(&mu_);
-    cancelled_ = true;
-  }
-  int reads_done() {
-    MutexLock lock(&mu_);
-    return reads_done_;
-  }
-
- private:
-  const std::string body_;
-  const std::vector<size_t> reads_;
-  const absl::Status end_;
-  const bool block_;
-  size_t at_ = 0;    // the reading thread's
-  size_t next_ = 0;  // the reading thread's
-  Mutex mu_;
-  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
-  int reads_done_ ABSL_GUARDED_BY(mu_) = 0;
-};
+using FakeBody = ::kcr::testing::FakeBodyReader;
 
 std::string ReadTestdata(const std::string& name) {
   std::ifstream in("test/runtime/client/testdata/" + name, std::ios::binary);
