@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -182,17 +183,16 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", flags.status().ToString().c_str());
     return 2;
   }
-  absl::StatusOr<int64_t> port = flags->GetInt("port");
-  absl::StatusOr<int64_t> pods = flags->GetInt("pods");
-  absl::StatusOr<int64_t> updates = flags->GetInt("updates");
-  absl::StatusOr<int64_t> repeat = flags->GetInt("repeat");
-  for (const absl::Status& s :
-       {port.status(), pods.status(), updates.status(), repeat.status()}) {
-    if (!s.ok()) {
-      std::fprintf(stderr, "%s\n", s.ToString().c_str());
-      return 2;
-    }
+  absl::StatusOr<std::map<std::string, int64_t>> ints =
+      flags->GetInts({"port", "pods", "updates", "repeat"});
+  if (!ints.ok()) {
+    std::fprintf(stderr, "%s\n", ints.status().ToString().c_str());
+    return 2;
   }
+  const int64_t port = (*ints)["port"];
+  const int64_t pods = (*ints)["pods"];
+  const int64_t updates = (*ints)["updates"];
+  const int64_t repeat = (*ints)["repeat"];
   const std::string& ns = flags->Get("namespace");
   const std::string base =
       ns.empty() ? "/api/v1/pods"
@@ -200,17 +200,17 @@ int Main(int argc, char** argv) {
 
   std::vector<double> list_s, watch_s;
   int64_t list_bytes = 0, watch_bytes = 0;
-  for (int64_t r = 0; r < *repeat; ++r) {
-    absl::StatusOr<Reading> list = ReadList(static_cast<int>(*port), base);
+  for (int64_t r = 0; r < repeat; ++r) {
+    absl::StatusOr<Reading> list = ReadList(static_cast<int>(port), base);
     if (!list.ok()) {
       std::fprintf(stderr, "list: %s\n", list.status().ToString().c_str());
       return 1;
     }
     list_s.push_back(list->seconds);
     list_bytes = list->bytes;
-    if (*updates > 0) {
+    if (updates > 0) {
       absl::StatusOr<Reading> watch =
-          ReadWatch(static_cast<int>(*port), base, *pods, *updates);
+          ReadWatch(static_cast<int>(port), base, pods, updates);
       if (!watch.ok()) {
         std::fprintf(stderr, "watch: %s\n", watch.status().ToString().c_str());
         return 1;
@@ -223,24 +223,24 @@ int Main(int argc, char** argv) {
   std::fprintf(stderr,
                "bare reader: list of %lld pods, %.1f MB in %.1f ms: %.0f MB/s, "
                "%.0f k pods/s\n",
-               static_cast<long long>(*pods), list_bytes / 1e6, ls * 1e3,
-               list_bytes / 1e6 / ls, static_cast<double>(*pods) / ls / 1e3);
+               static_cast<long long>(pods), list_bytes / 1e6, ls * 1e3,
+               list_bytes / 1e6 / ls, static_cast<double>(pods) / ls / 1e3);
   double ws = 0;
   if (!watch_s.empty()) {
     ws = Median(watch_s);
     std::fprintf(stderr,
                  "bare reader: watch of %lld events, %.1f MB in %.1f ms: %.0f "
                  "MB/s, %.0f k events/s\n",
-                 static_cast<long long>(*updates), watch_bytes / 1e6, ws * 1e3,
+                 static_cast<long long>(updates), watch_bytes / 1e6, ws * 1e3,
                  watch_bytes / 1e6 / ws,
-                 static_cast<double>(*updates) / ws / 1e3);
+                 static_cast<double>(updates) / ws / 1e3);
   }
   std::printf(
       "{\"list_ms\":%.1f,\"list_mb_s\":%.0f,\"list_pods_s\":%.0f,"
       "\"watch_ms\":%.1f,\"watch_mb_s\":%.0f,\"watch_events_s\":%.0f}\n",
-      ls * 1e3, list_bytes / 1e6 / ls, static_cast<double>(*pods) / ls,
+      ls * 1e3, list_bytes / 1e6 / ls, static_cast<double>(pods) / ls,
       ws * 1e3, ws > 0 ? watch_bytes / 1e6 / ws : 0,
-      ws > 0 ? static_cast<double>(*updates) / ws : 0);
+      ws > 0 ? static_cast<double>(updates) / ws : 0);
   return 0;
 }
 

@@ -54,6 +54,22 @@ absl::StatusOr<int64_t> Flags::GetInt(const std::string& name) const {
   return value;
 }
 
+absl::StatusOr<std::map<std::string, int64_t>> Flags::GetInts(
+    const std::vector<std::string>& names) const {
+  std::map<std::string, int64_t> values;
+  for (const std::string& name : names) {
+    absl::StatusOr<int64_t> value = GetInt(name);
+    if (!value.ok()) return value.status();
+    values[name] = *value;
+  }
+  return values;
+}
+
+double MillisSince(SteadyClock::time_point start) {
+  return std::chrono::duration<double, std::milli>(SteadyClock::now() - start)
+      .count();
+}
+
 absl::StatusOr<int> ConnectLoopback(int port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)

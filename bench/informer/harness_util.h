@@ -6,10 +6,12 @@
 #ifndef KCR_BENCH_INFORMER_HARNESS_UTIL_H_
 #define KCR_BENCH_INFORMER_HARNESS_UTIL_H_
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -30,10 +32,19 @@ class Flags {
   const std::string& Get(const std::string& name) const;
   // Fails with the flag's name if the value is not an integer.
   absl::StatusOr<int64_t> GetInt(const std::string& name) const;
+  // GetInt of each of `names`, by name; the first error if any is not an
+  // integer.
+  absl::StatusOr<std::map<std::string, int64_t>> GetInts(
+      const std::vector<std::string>& names) const;
 
  private:
   std::map<std::string, std::string> values_;
 };
+
+using SteadyClock = std::chrono::steady_clock;
+
+// Milliseconds since `start` on the steady clock.
+double MillisSince(SteadyClock::time_point start);
 
 // A blocking TCP connection to 127.0.0.1:port with TCP_NODELAY. The caller
 // owns (and closes) the descriptor.

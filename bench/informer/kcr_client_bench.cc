@@ -10,23 +10,18 @@
 // Prints one JSON line: {"list_ms":..,"watch_ms":..,"peak_rss_mib":..}.
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "bench/informer/harness_util.h"
+#include "bench/informer/replay_client.h"
 #include "runtime/base/context.h"
 #include "runtime/client/rest_client.h"
 
 namespace kcr::bench {
 namespace {
-
-using SteadyClock = std::chrono::steady_clock;
-
-double MillisSince(SteadyClock::time_point start) {
-  return std::chrono::duration<double, std::milli>(SteadyClock::now() - start)
-      .count();
-}
 
 int Fail(const absl::Status& status) {
   std::fprintf(stderr, "kcr_client_bench: %s\n", status.ToString().c_str());
@@ -37,19 +32,14 @@ int Main(int argc, char** argv) {
   absl::StatusOr<Flags> flags =
       Flags::Parse(argc, argv, {{"port", ""}, {"pods", "0"}, {"updates", "0"}});
   if (!flags.ok()) return Fail(flags.status());
-  absl::StatusOr<int64_t> port = flags->GetInt("port");
-  absl::StatusOr<int64_t> pods = flags->GetInt("pods");
-  absl::StatusOr<int64_t> updates = flags->GetInt("updates");
-  for (const absl::Status& s :
-       {port.status(), pods.status(), updates.status()}) {
-    if (!s.ok()) return Fail(s);
-  }
-  client::Config config;
-  config.host = absl::StrCat("http://127.0.0.1:", *port);
-  client::ClientOptions client_options;
-  client_options.parse_options.strip_managed_fields = true;
+  absl::StatusOr<std::map<std::string, int64_t>> ints =
+      flags->GetInts({"port", "pods", "updates"});
+  if (!ints.ok()) return Fail(ints.status());
+  const int64_t port = (*ints)["port"];
+  const int64_t pods = (*ints)["pods"];
+  const int64_t updates = (*ints)["updates"];
   absl::StatusOr<std::unique_ptr<client::RestClient>> client =
-      client::NewRestClient(config, client_options);
+      NewReplayClient(port);
   if (!client.ok()) return Fail(client.status());
   const client::Resource pods_resource =
       client::Resource::Namespaced({"", "v1", "pods"});
@@ -57,7 +47,7 @@ int Main(int argc, char** argv) {
 
   // Objects are kept, as a cache would keep them.
   std::vector<api::ObjectPtr> objects;
-  objects.reserve(static_cast<size_t>(*pods));
+  objects.reserve(static_cast<size_t>(pods));
   client::ListOptions list_options;
   list_options.resource_version = "0";
   list_options.limit = 500;
@@ -69,13 +59,13 @@ int Main(int argc, char** argv) {
       });
   const double list_ms = MillisSince(list_start);
   if (!meta.ok()) return Fail(meta.status());
-  if (static_cast<int64_t>(objects.size()) != *pods) {
+  if (static_cast<int64_t>(objects.size()) != pods) {
     return Fail(absl::InternalError(
-        absl::StrCat("listed ", objects.size(), " pods, want ", *pods)));
+        absl::StrCat("listed ", objects.size(), " pods, want ", pods)));
   }
 
   double watch_ms = 0;
-  if (*updates > 0) {
+  if (updates > 0) {
     client::ListOptions watch_options;
     watch_options.resource_version = meta->resource_version;
     watch_options.allow_watch_bookmarks = true;
@@ -83,23 +73,23 @@ int Main(int argc, char** argv) {
         (*client)->Watch(ctx, pods_resource, watch_options);
     if (!watch.ok()) return Fail(watch.status());
     const auto watch_start = SteadyClock::now();
-    if (absl::Status s = StartUpdates(static_cast<int>(*port)); !s.ok()) {
+    if (absl::Status s = StartUpdates(static_cast<int>(port)); !s.ok()) {
       return Fail(s);
     }
     int64_t modified = 0;
     client::WatchEvent event;
-    while (modified < *updates && (*watch)->Next(&event)) {
+    while (modified < updates && (*watch)->Next(&event)) {
       if (event.type == client::EventType::kModified) {
-        objects[static_cast<size_t>(modified % *pods)] =
+        objects[static_cast<size_t>(modified % pods)] =
             std::move(event.object);
         ++modified;
       }
     }
     watch_ms = MillisSince(watch_start);
     (*watch)->Stop();
-    if (modified < *updates) {
+    if (modified < updates) {
       return Fail(absl::UnavailableError(
-          absl::StrCat("watch ended after ", modified, " of ", *updates,
+          absl::StrCat("watch ended after ", modified, " of ", updates,
                        " events: ", (*watch)->status().ToString())));
     }
   }

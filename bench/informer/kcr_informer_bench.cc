@@ -15,12 +15,14 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "bench/informer/harness_util.h"
+#include "bench/informer/replay_client.h"
 #include "runtime/base/context.h"
 #include "runtime/base/mutex.h"
 #include "runtime/cache/shared_informer.h"
@@ -29,13 +31,6 @@
 
 namespace kcr::bench {
 namespace {
-
-using SteadyClock = std::chrono::steady_clock;
-
-double MillisSince(SteadyClock::time_point start) {
-  return std::chrono::duration<double, std::milli>(SteadyClock::now() - start)
-      .count();
-}
 
 int Fail(const absl::Status& status) {
   std::fprintf(stderr, "kcr_informer_bench: %s\n", status.ToString().c_str());
@@ -46,24 +41,19 @@ int Main(int argc, char** argv) {
   absl::StatusOr<Flags> flags =
       Flags::Parse(argc, argv, {{"port", ""}, {"pods", "0"}, {"updates", "0"}});
   if (!flags.ok()) return Fail(flags.status());
-  absl::StatusOr<int64_t> port = flags->GetInt("port");
-  absl::StatusOr<int64_t> pods = flags->GetInt("pods");
-  absl::StatusOr<int64_t> updates = flags->GetInt("updates");
-  for (const absl::Status& s :
-       {port.status(), pods.status(), updates.status()}) {
-    if (!s.ok()) return Fail(s);
-  }
+  absl::StatusOr<std::map<std::string, int64_t>> ints =
+      flags->GetInts({"port", "pods", "updates"});
+  if (!ints.ok()) return Fail(ints.status());
+  const int64_t port = (*ints)["port"];
+  const int64_t pods = (*ints)["pods"];
+  const int64_t updates = (*ints)["updates"];
 
-  client::Config config;
-  config.host = absl::StrCat("http://127.0.0.1:", *port);
-  client::ClientOptions client_options;
-  client_options.parse_options.strip_managed_fields = true;
   absl::StatusOr<std::unique_ptr<client::RestClient>> client =
-      client::NewRestClient(config, client_options);
+      NewReplayClient(port);
   if (!client.ok()) return Fail(client.status());
 
-  const int64_t want_adds = *pods;
-  const int64_t want_updates = *updates;
+  const int64_t want_adds = pods;
+  const int64_t want_updates = updates;
   std::atomic<int64_t> adds{0};
   std::atomic<int64_t> updated{0};
   Notification all_added;
@@ -109,7 +99,7 @@ int Main(int argc, char** argv) {
   double updates_ms = 0;
   if (want_updates > 0) {
     const auto t0 = SteadyClock::now();
-    if (absl::Status s = StartUpdates(static_cast<int>(*port)); !s.ok()) {
+    if (absl::Status s = StartUpdates(static_cast<int>(port)); !s.ok()) {
       cancel();
       factory.Shutdown();
       return Fail(s);

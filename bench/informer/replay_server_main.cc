@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <map>
 #include <string>
 
 #include "absl/strings/str_split.h"
@@ -39,21 +40,20 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", flags.status().ToString().c_str());
     return 2;
   }
-  absl::StatusOr<int64_t> port = flags->GetInt("port");
-  absl::StatusOr<int64_t> pods = flags->GetInt("pods");
-  absl::StatusOr<int64_t> updates = flags->GetInt("updates");
-  absl::StatusOr<int64_t> bookmark_ms = flags->GetInt("bookmark_interval_ms");
-  for (const absl::Status& s :
-       {port.status(), pods.status(), updates.status(), bookmark_ms.status()}) {
-    if (!s.ok()) {
-      std::fprintf(stderr, "%s\n", s.ToString().c_str());
-      return 2;
-    }
+  absl::StatusOr<std::map<std::string, int64_t>> ints =
+      flags->GetInts({"port", "pods", "updates", "bookmark_interval_ms"});
+  if (!ints.ok()) {
+    std::fprintf(stderr, "%s\n", ints.status().ToString().c_str());
+    return 2;
   }
+  const int64_t port = (*ints)["port"];
+  const int64_t pods = (*ints)["pods"];
+  const int64_t updates = (*ints)["updates"];
+  const int64_t bookmark_ms = (*ints)["bookmark_interval_ms"];
   PodCorpus::Options options;
   options.fixture_path = flags->Get("fixture");
-  options.pods = *pods;
-  options.updates = *updates;
+  options.pods = pods;
+  options.updates = updates;
   options.namespaces =
       absl::StrSplit(flags->Get("namespaces"), ',', absl::SkipEmpty());
   absl::Time start = absl::Now();
@@ -76,9 +76,9 @@ int Main(int argc, char** argv) {
 
   signal(SIGPIPE, SIG_IGN);
   ReplayServer::Options server_options;
-  server_options.bookmark_interval = absl::Milliseconds(*bookmark_ms);
+  server_options.bookmark_interval = absl::Milliseconds(bookmark_ms);
   ReplayServer server(corpus->get(), server_options);
-  if (absl::Status s = server.Start(static_cast<int>(*port)); !s.ok()) {
+  if (absl::Status s = server.Start(static_cast<int>(port)); !s.ok()) {
     std::fprintf(stderr, "%s\n", s.ToString().c_str());
     return 1;
   }
