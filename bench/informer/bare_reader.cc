@@ -238,8 +238,8 @@ int Main(int argc, char** argv) {
   std::printf(
       "{\"list_ms\":%.1f,\"list_mb_s\":%.0f,\"list_pods_s\":%.0f,"
       "\"watch_ms\":%.1f,\"watch_mb_s\":%.0f,\"watch_events_s\":%.0f}\n",
-      ls * 1e3, list_bytes / 1e6 / ls, static_cast<double>(pods) / ls,
-      ws * 1e3, ws > 0 ? watch_bytes / 1e6 / ws : 0,
+      ls * 1e3, list_bytes / 1e6 / ls, static_cast<double>(pods) / ls, ws * 1e3,
+      ws > 0 ? watch_bytes / 1e6 / ws : 0,
       ws > 0 ? static_cast<double>(updates) / ws : 0);
   return 0;
 }

@@ -80,8 +80,7 @@ int Main(int argc, char** argv) {
     client::WatchEvent event;
     while (modified < updates && (*watch)->Next(&event)) {
       if (event.type == client::EventType::kModified) {
-        objects[static_cast<size_t>(modified % pods)] =
-            std::move(event.object);
+        objects[static_cast<size_t>(modified % pods)] = std::move(event.object);
         ++modified;
       }
     }

@@ -12,8 +12,8 @@
 
 #include <cstdio>
 #include <fstream>
-#include <memory>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "absl/strings/str_split.h"

@@ -44,15 +44,19 @@ SharedIndexInformer::SharedIndexInformer(
   }
 }
 
-SharedIndexInformer::~SharedIndexInformer() {
+SharedIndexInformer::~SharedIndexInformer() { StopHandlers(); }
+
+void SharedIndexInformer::StopHandlers() {
   std::vector<std::shared_ptr<ProcessorListener>> listeners;
   {
     MutexLock lock(&mu_);
     stopped_ = true;
-    listeners = std::move(listeners_);
+    listeners.swap(listeners_);
     for (auto& l : retired_) listeners.push_back(std::move(l));
+    retired_.clear();
   }
   for (auto& l : listeners) l->Stop();
+  // Destroying the listeners joins their threads, outside mu_.
 }
 
 absl::StatusOr<std::shared_ptr<ResourceEventHandlerRegistration>>
@@ -193,17 +197,7 @@ void SharedIndexInformer::Run(const Context& ctx) {
   cancel();
   fifo->Close();
   reflector_thread.join();
-  std::vector<std::shared_ptr<ProcessorListener>> listeners;
-  {
-    MutexLock lock(&mu_);
-    stopped_ = true;
-    listeners = std::move(listeners_);
-    listeners_.clear();
-    for (auto& l : retired_) listeners.push_back(std::move(l));
-    retired_.clear();
-  }
-  for (auto& l : listeners) l->Stop();
-  listeners.clear();  // joins their threads
+  StopHandlers();
   {
     MutexLock lock(&wait_mu_);
     done_ = true;

@@ -148,6 +148,9 @@ class SharedIndexInformer {
       ABSL_LOCKS_EXCLUDED(mu_);
   void DistributeLocked(const HandlerEvent& event, bool sync)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Marks the informer stopped and stops every handler's listener (their
+  // threads are joined before it returns, unless another owner remains).
+  void StopHandlers() ABSL_LOCKS_EXCLUDED(mu_);
   // The reflector's ShouldResync: picks the handlers due for a resync.
   bool ShouldResync() ABSL_LOCKS_EXCLUDED(mu_);
   bool SatisfiesLocked(std::string_view key, std::string_view rv,
