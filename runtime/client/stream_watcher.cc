@@ -243,7 +243,8 @@ class StreamWatcher final : public WatchStream {
       absl::StatusOr<size_t> n = body_->Read(batch->bytes.get(), kReadSize);
       if (!n.ok()) {
         batch->last = true;
-        batch->end = n.status();
+        // Moved, not copied: the consumer's thread alone holds the error.
+        batch->end = std::move(n).status();
       } else if (*n == 0) {
         batch->last = true;
       } else {

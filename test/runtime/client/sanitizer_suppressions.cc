@@ -15,6 +15,10 @@
 //    cpprestsdk thread (a watch stream's state) is freed by uninstrumented
 //    code.
 //  - libcrypto/libssl: OpenSSL's internal locks and reference counts.
+//  - libabsl_status: the reference count of an absl::Status that carries
+//    a message; a copy made on one thread and dropped on another (a
+//    context's error, a read's error) frees the message the other thread
+//    read before it dropped its reference.
 // Only reports with a frame inside those libraries (for libstdc++, inside
 // exception_ptr's release alone) are suppressed; a race between two
 // accesses in kcr code still shows. The local API server's tests, which
@@ -30,7 +34,8 @@ extern "C" const char* __tsan_default_suppressions() {
          "race:std::__exception_ptr::exception_ptr::_M_release\n"
          "race:libyaml-cpp.so\n"
          "race:libcrypto.so\n"
-         "race:libssl.so\n";
+         "race:libssl.so\n"
+         "race:absl::*Status::UnrefNonInlined\n";
 }
 
 extern "C" const char* __lsan_default_suppressions() {
