@@ -1,6 +1,9 @@
 #include "apiserver/core_strategy.h"
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "api/json_pointer.h"
 #include "api/object_builder.h"
 #include "apiserver/object_fields.h"
 #include "apiserver/object_meta_validation.h"
@@ -13,6 +16,16 @@ namespace {
 using rapidjson::Value;
 
 constexpr char kNamespaceNameLabel[] = "kubernetes.io/metadata.name";
+
+// A JSON value's type as a Go decoder names it in its errors.
+std::string JsonTypeName(const Value& v) {
+  if (v.IsString()) return "\"string\"";
+  if (v.IsNumber()) return "\"number\"";
+  if (v.IsBool()) return "\"bool\"";
+  if (v.IsArray()) return "\"array\"";
+  if (v.IsObject()) return "\"object\"";
+  return "\"null\"";
+}
 
 // Namespaces: named as DNS labels, labelled with their name, and deleted
 // only once spec.finalizers (the namespace controller's) is empty.
@@ -84,10 +97,90 @@ class ServiceStrategyImpl : public Strategy {
   }
 };
 
+// Secrets: stringData is write-only, as kube-apiserver's conversion makes
+// it: each of its values goes into data, base64-encoded (over any data
+// entry of the same key), and the field itself is never stored. A value
+// that is not a string stays behind for Validate to refuse.
 class SecretStrategyImpl : public Strategy {
  public:
   void Default(api::ObjectBuilder* b) const override {
     SetIfAbsent(b, "/type", "Opaque");
+    FoldStringData(b);
+  }
+  void Validate(const ResourceInfo&, api::ObjectBuilder* b,
+                std::vector<api::FieldError>* errors) const override {
+    ValidateStringData(*b, errors);
+  }
+  void ValidateUpdate(const ResourceInfo&, const Value&, api::ObjectBuilder* b,
+                      const std::string&,
+                      std::vector<api::FieldError>* errors) const override {
+    ValidateStringData(*b, errors);
+  }
+
+ private:
+  static void FoldStringData(api::ObjectBuilder* b) {
+    Value* string_data = b->json().IsObject()
+                             ? const_cast<Value*>(b->Find("/stringData"))
+                             : nullptr;
+    if (string_data == nullptr) return;
+    if (string_data->IsNull()) {
+      b->Remove("/stringData");
+      return;
+    }
+    if (!string_data->IsObject()) return;
+    std::vector<std::pair<std::string, std::string>> folded;
+    std::vector<std::string> kept;
+    for (auto& m : string_data->GetObject()) {
+      std::string key(m.name.GetString(), m.name.GetStringLength());
+      if (m.value.IsString()) {
+        folded.emplace_back(
+            std::move(key),
+            absl::Base64Escape(absl::string_view(m.value.GetString(),
+                                                 m.value.GetStringLength())));
+      } else {
+        kept.push_back(std::move(key));
+      }
+    }
+    if (!folded.empty()) {
+      Value* data = const_cast<Value*>(b->Find("/data"));
+      if (data == nullptr || !data->IsObject()) {
+        (void)b->SetJson("/data", "{}");
+      }
+      for (const auto& [key, encoded] : folded) {
+        (void)b->SetString(
+            absl::StrCat("/data/", api::json_pointer::EscapeToken(key)),
+            encoded);
+      }
+    }
+    if (kept.empty()) {
+      b->Remove("/stringData");
+    } else {
+      for (const auto& [key, encoded] : folded) {
+        b->Remove(
+            absl::StrCat("/stringData/", api::json_pointer::EscapeToken(key)));
+      }
+    }
+  }
+
+  static void ValidateStringData(const api::ObjectBuilder& b,
+                                 std::vector<api::FieldError>* errors) {
+    const Value* string_data = b.Find("/stringData");
+    if (string_data == nullptr) return;
+    if (!string_data->IsObject()) {
+      errors->push_back({api::FieldError::Type::kInvalid, "stringData",
+                         JsonTypeName(*string_data),
+                         "must be a map of strings"});
+      return;
+    }
+    for (const auto& m : string_data->GetObject()) {
+      errors->push_back(
+          {api::FieldError::Type::kInvalid,
+           absl::StrCat(
+               "stringData[",
+               absl::string_view(m.name.GetString(), m.name.GetStringLength()),
+               "]"),
+           JsonTypeName(m.value), "must be a string"});
+    }
   }
 };
 

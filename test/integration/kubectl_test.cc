@@ -163,6 +163,28 @@ TEST_F(KubectlTest, ApplyConfigMapClientSide) {
   EXPECT_THAT(Ok({"apply", "-f", "-"}, changed), HasSubstr("unchanged"));
 }
 
+// A Secret written with stringData, as tutorials write them: the server
+// keeps only data, base64-encoded.
+TEST_F(KubectlTest, SecretStringDataIsStoredAsData) {
+  constexpr char kSecret[] = R"(apiVersion: v1
+kind: Secret
+metadata:
+  name: creds
+stringData:
+  user: admin
+  password: s3cr3t
+)";
+  EXPECT_THAT(Ok({"apply", "-f", "-"}, kSecret), HasSubstr("created"));
+  EXPECT_EQ(Ok({"get", "secret", "creds", "-o", "jsonpath={.data.user}"}),
+            "YWRtaW4=");
+  EXPECT_EQ(Ok({"get", "secret", "creds", "-o", "jsonpath={.stringData}"}), "");
+  std::string changed = kSecret;
+  changed.replace(changed.find("s3cr3t"), 6, "other");
+  EXPECT_THAT(Ok({"apply", "-f", "-"}, changed), HasSubstr("configured"));
+  EXPECT_EQ(Ok({"get", "secret", "creds", "-o", "jsonpath={.data.password}"}),
+            "b3RoZXI=");
+}
+
 TEST_F(KubectlTest, ApplyConfigMapServerSide) {
   EXPECT_THAT(Ok({"apply", "--server-side", "-f", "-"}, kConfigMap),
               HasSubstr("serverside-applied"));

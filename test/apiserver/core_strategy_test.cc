@@ -1,0 +1,106 @@
+// The built-in kinds' strategies, through the registry as requests reach
+// them.
+#include "apiserver/core_strategy.h"
+
+#include <string>
+
+#include "absl/strings/match.h"
+#include "api/object_builder.h"
+#include "apiserver/patch_handlers.h"
+#include "apiserver/registry.h"
+#include "apiserver/resources.h"
+#include "apiserver/storage.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test/fakes/fake_clock.h"
+
+namespace kcr::apiserver {
+namespace {
+
+using ::testing::HasSubstr;
+
+api::ObjectBuilder FromJson(const std::string& json) {
+  absl::StatusOr<api::ObjectBuilder> b = api::ObjectBuilder::FromJson(json);
+  EXPECT_TRUE(b.ok()) << b.status();
+  return std::move(*b);
+}
+
+class CoreStrategyTest : public ::testing::Test {
+ protected:
+  CoreStrategyTest()
+      : registry_(&storage_, &resources_, Options(&clock_)),
+        secrets_(resources_.Lookup("", "v1", "secrets")) {}
+
+  static RegistryOptions Options(const Clock* clock) {
+    RegistryOptions options;
+    options.clock = clock;
+    options.patch_handlers = DefaultPatchHandlers(clock);
+    return options;
+  }
+
+  void SetUp() override { ASSERT_TRUE(registry_.Bootstrap().ok()); }
+
+  testing::FakeClock clock_;
+  Storage storage_;
+  ResourceRegistry resources_;
+  Registry registry_;
+  ResourceInfoPtr secrets_;
+};
+
+TEST_F(CoreStrategyTest, SecretStringDataIsFoldedIntoDataOnCreate) {
+  absl::StatusOr<WriteResult> created = registry_.Create(
+      *secrets_, "default",
+      FromJson(R"({"metadata":{"name":"s"},"data":{"a":"b2xk","k":"eA=="},)"
+               R"("stringData":{"a":"new","u":"pa$$word"}})"));
+  ASSERT_TRUE(created.ok()) << created.status();
+  const std::string json = created->object->ToJson();
+  // stringData wins over data for the same key, and is never stored.
+  EXPECT_THAT(json, HasSubstr(R"("a":"bmV3")"));
+  EXPECT_THAT(json, HasSubstr(R"("k":"eA==")"));
+  EXPECT_THAT(json, HasSubstr(R"("u":"cGEkJHdvcmQ=")"));
+  EXPECT_THAT(json, ::testing::Not(HasSubstr("stringData")));
+  EXPECT_THAT(json, HasSubstr(R"("type":"Opaque")"));
+}
+
+TEST_F(CoreStrategyTest, SecretStringDataAloneMakesData) {
+  absl::StatusOr<WriteResult> created = registry_.Create(
+      *secrets_, "default",
+      FromJson(R"({"metadata":{"name":"s"},"stringData":{"x":""}})"));
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_THAT(created->object->ToJson(), HasSubstr(R"("data":{"x":""})"));
+}
+
+TEST_F(CoreStrategyTest, SecretStringDataOnUpdateAndPatch) {
+  ASSERT_TRUE(registry_
+                  .Create(*secrets_, "default",
+                          FromJson(R"({"metadata":{"name":"s"},)"
+                                   R"("data":{"k":"eA=="}})"))
+                  .ok());
+  absl::StatusOr<WriteResult> updated = registry_.Update(
+      *secrets_, "default", "s",
+      FromJson(R"({"metadata":{"name":"s"},"data":{"k":"eA=="},)"
+               R"("stringData":{"k":"y"}})"));
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_THAT(updated->object->ToJson(), HasSubstr(R"("k":"eQ==")"));
+  absl::StatusOr<WriteResult> patched =
+      registry_.Patch(*secrets_, "default", "s", api::PatchType::kMerge,
+                      R"({"stringData":{"z":"zz"}})");
+  ASSERT_TRUE(patched.ok()) << patched.status();
+  const std::string json = patched->object->ToJson();
+  EXPECT_THAT(json, HasSubstr(R"("z":"eno=")"));
+  EXPECT_THAT(json, HasSubstr(R"("k":"eQ==")"));
+  EXPECT_THAT(json, ::testing::Not(HasSubstr("stringData")));
+}
+
+TEST_F(CoreStrategyTest, SecretStringDataThatIsNotStringsIsRefused) {
+  absl::StatusOr<WriteResult> created = registry_.Create(
+      *secrets_, "default",
+      FromJson(R"({"metadata":{"name":"s"},"stringData":{"n":8080}})"));
+  ASSERT_FALSE(created.ok());
+  EXPECT_THAT(std::string(created.status().message()),
+              HasSubstr("stringData[n]"));
+  EXPECT_FALSE(registry_.Get(*secrets_, "default", "s").ok());
+}
+
+}  // namespace
+}  // namespace kcr::apiserver
