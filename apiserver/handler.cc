@@ -206,6 +206,39 @@ std::string DeleteSuccessJson(const ResourceInfo& r, const api::Object& o) {
 
 }  // namespace
 
+// /healthz, /livez and /readyz as kube-apiserver answers them: "ok" (or,
+// with ?verbose, one line per check); /<endpoint>/<check> for one of the
+// endpoint's checks; anything else under them is Go's 404.
+void ApiHandler::HandleHealth(const HttpRequest& req, HttpExchange* ex) {
+  static const std::vector<std::string> kLive = {"ping", "log", "etcd"};
+  static const std::vector<std::string> kReady = {
+      "ping", "log", "etcd", "etcd-readiness", "informer-sync", "shutdown"};
+  const std::string& path = req.path;
+  const size_t slash = path.find('/', 1);
+  const std::string endpoint = path.substr(1, slash - 1);
+  const std::vector<std::string>& checks =
+      endpoint == "readyz" ? kReady : kLive;
+  HttpResponse r;
+  r.content_type = "text/plain; charset=utf-8";
+  if (slash != std::string::npos) {
+    const std::string check = path.substr(slash + 1);
+    if (std::find(checks.begin(), checks.end(), check) == checks.end()) {
+      r.status = 404;
+      r.body = "404 page not found\n";
+    } else {
+      r.body = "ok";
+    }
+  } else if (req.HasQuery("verbose")) {
+    for (const std::string& check : checks) {
+      r.body += Cat("[+]", check, " ok\n");
+    }
+    r.body += Cat(endpoint, " check passed\n");
+  } else {
+    r.body = "ok";
+  }
+  ex->Respond(std::move(r));
+}
+
 ApiHandler::ApiHandler(Registry* registry, HandlerOptions options)
     : registry_(registry), options_(std::move(options)) {}
 
@@ -224,16 +257,7 @@ void ApiHandler::Handle(const HttpRequest& req, HttpExchange* ex) {
     }
   }
   if (is_health) {
-    HttpResponse r;
-    r.content_type = "text/plain; charset=utf-8";
-    if (req.HasQuery("verbose")) {
-      std::string name = path.substr(1, path.find('/', 1) - 1);
-      r.body =
-          Cat("[+]ping ok\n[+]log ok\n[+]etcd ok\n", name, " check passed\n");
-    } else {
-      r.body = "ok";
-    }
-    ex->Respond(std::move(r));
+    HandleHealth(req, ex);
     return;
   }
   if (path == "/version" || path == "/version/") {

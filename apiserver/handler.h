@@ -74,6 +74,7 @@ class ApiHandler {
   struct Route;
   void HandleResource(const HttpRequest& request, HttpExchange* exchange);
   void HandleFaults(const HttpRequest& request, HttpExchange* exchange);
+  void HandleHealth(const HttpRequest& request, HttpExchange* exchange);
   // Events carry Tables when `table`, PartialObjectMetadata of that
   // meta.k8s.io version when `partial_version` is set.
   void ServeWatch(const ResourceInfo& resource, const std::string& ns,

@@ -12,9 +12,11 @@
 #include <openssl/x509v3.h>
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <tuple>
 #include <vector>
 
@@ -269,6 +271,13 @@ absl::Status WriteFile(const std::string& path, const std::string& text,
 
 absl::StatusOr<TlsFiles> WriteTlsFiles(const TlsMaterial& material,
                                        const std::string& dir) {
+  // Created when missing, as kube-apiserver does with its --cert-dir.
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot create certificate directory ", dir, ": ", error.message()));
+  }
   TlsFiles files;
   files.ca_cert = dir + "/ca.crt";
   files.server_cert = dir + "/server.crt";

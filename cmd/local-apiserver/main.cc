@@ -70,8 +70,9 @@ DEFINE_bool(secure, false,
             "--cert-dir; the kubeconfig trusts that CA. Ignored when "
             "--tls-cert-file is given.");
 DEFINE_string(cert_dir, "",
-              "Directory for --secure's ca.crt, server.crt and server.key "
-              "(default: a new directory under $TMPDIR).");
+              "Directory for --secure's ca.crt, server.crt and server.key, "
+              "created when missing (default: a new directory under "
+              "$TMPDIR).");
 DEFINE_string(tls_san, "",
               "Extra names (comma-separated DNS names or IPs) for --secure's "
               "server certificate.");

@@ -59,6 +59,22 @@ TEST_F(ApiServerTest, HealthEndpointsSayOk) {
   }
 }
 
+TEST_F(ApiServerTest, HealthChecksByNameAndUnknownOnesAreNotFound) {
+  EXPECT_EQ(client_->Get("/healthz/ping").body, "ok");
+  EXPECT_EQ(client_->Get("/livez/etcd").body, "ok");
+  EXPECT_EQ(client_->Get("/readyz/informer-sync").body, "ok");
+  for (const char* path :
+       {"/healthz/bogus", "/livez/bogus", "/readyz/bogus", "/healthz/"}) {
+    TestResponse r = client_->Get(path);
+    EXPECT_EQ(r.status, 404) << path;
+    EXPECT_EQ(r.body, "404 page not found\n") << path;
+  }
+  TestResponse verbose = client_->Get("/readyz?verbose");
+  EXPECT_EQ(verbose.status, 200);
+  EXPECT_THAT(verbose.body, HasSubstr("[+]informer-sync ok\n"));
+  EXPECT_THAT(verbose.body, ::testing::EndsWith("readyz check passed\n"));
+}
+
 TEST_F(ApiServerTest, OpenApiV2IsEmptyOctetStreamAndV3IsNotFound) {
   TestResponse v2 = client_->Get("/openapi/v2");
   EXPECT_EQ(v2.status, 200);

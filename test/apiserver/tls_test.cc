@@ -7,6 +7,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <memory>
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace kcr::apiserver {
@@ -201,8 +203,19 @@ TEST(TlsTest, WritesFiles) {
   struct stat st;
   ASSERT_EQ(stat(files->server_key.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
-  EXPECT_EQ(WriteTlsFiles(*m, "/nonexistent/dir").status().code(),
-            absl::StatusCode::kUnavailable);
+  // A missing directory is created, parents too.
+  const std::string nested = dir + "/certs-" + std::to_string(getpid()) + "/a";
+  absl::StatusOr<TlsFiles> in_nested = WriteTlsFiles(*m, nested);
+  ASSERT_TRUE(in_nested.ok()) << in_nested.status();
+  EXPECT_EQ(stat(in_nested->ca_cert.c_str(), &st), 0);
+  // One that cannot be: a regular file stands in the way.
+  const std::string file = dir + "/not-a-dir-" + std::to_string(getpid());
+  std::ofstream(file) << "x";
+  absl::StatusOr<TlsFiles> blocked = WriteTlsFiles(*m, file + "/certs");
+  ASSERT_FALSE(blocked.ok());
+  EXPECT_EQ(blocked.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(blocked.status().message()),
+              ::testing::HasSubstr("cannot create certificate directory"));
 }
 
 }  // namespace

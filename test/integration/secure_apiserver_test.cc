@@ -29,11 +29,12 @@ class SecureApiServerTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_EQ(access(kKubectl, X_OK), 0) << "these tests need kubectl";
     dir_ = ::testing::TempDir() + "/secure-" + std::to_string(getpid());
-    ASSERT_EQ(system(("mkdir -p " + dir_ + "/home " + dir_ + "/certs").c_str()),
-              0);
+    // The certificate directory does not exist yet: the server makes it.
+    ASSERT_EQ(system(("mkdir -p " + dir_ + "/home").c_str()), 0);
     server_ = std::make_unique<LocalApiServerProcess>(
         kBinary, dir_,
-        std::vector<std::string>{"--secure", "--cert-dir=" + dir_ + "/certs",
+        std::vector<std::string>{"--secure",
+                                 "--cert-dir=" + dir_ + "/certs/new",
                                  "--token=s3cret", "--tls-san=api.test"});
     ASSERT_TRUE(server_->ok()) << server_->error();
   }
@@ -60,7 +61,8 @@ TEST_F(SecureApiServerTest, KubectlTrustsTheGeneratedCa) {
   EXPECT_THAT(server_->url(), StartsWith("https://127.0.0.1:"));
   EXPECT_THAT(ReadFile(server_->kubeconfig()),
               HasSubstr("certificate-authority-data:"));
-  EXPECT_THAT(ReadFile(dir_ + "/certs/ca.crt"), HasSubstr("BEGIN CERTIFICATE"));
+  EXPECT_THAT(ReadFile(dir_ + "/certs/new/ca.crt"),
+              HasSubstr("BEGIN CERTIFICATE"));
 
   ProcessResult r = Kubectl({"get", "namespaces"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
