@@ -26,6 +26,7 @@
 #include "apiserver/scale.h"
 #include "apiserver/str_util.h"
 #include "apiserver/strategy.h"
+#include "apiserver/time_fields_strategy.h"
 #include "glog/logging.h"
 #include "runtime/base/status_macros.h"
 
@@ -47,7 +48,11 @@ const Strategy& StrategyFor(const ResourceInfo& r) {
   if (r.group() == "apps" && r.resource() == "deployments") {
     return DeploymentStrategy();
   }
+  if (r.group() == "coordination.k8s.io" && r.resource() == "leases") {
+    return LeaseStrategy();
+  }
   if (!r.group().empty()) return DefaultStrategy();
+  if (r.resource() == "events") return EventStrategy();
   if (r.resource() == "namespaces") return NamespaceStrategy();
   if (r.resource() == "pods") return PodStrategy();
   if (r.resource() == "services") return ServiceStrategy();
