@@ -3,9 +3,10 @@
 #include <openssl/err.h>
 
 #include <cstdint>
-#include <optional>
+#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -19,6 +20,7 @@
 #include "runtime/client/stream_watcher.h"
 #include "runtime/client/transport/auth.h"
 #include "runtime/client/transport/http_client.h"
+#include "runtime/client/transport/http_stream.h"
 #include "runtime/client/transport/tls.h"
 #include "runtime/client/with_retry.h"
 
@@ -38,19 +40,13 @@ struct Attempt {
   int code = 0;
   std::string body;
   std::string retry_after;
-  // Kept for a streamed body (a watch, a list).
-  std::optional<http::http_response> response;
-  // The client whose connection carries `response`.
-  std::shared_ptr<http_client> client;
-  // A list's or a watch's body, which `response` writes into.
-  std::shared_ptr<transport::BoundedBody> list_body;
+  // A 2xx answer to a list or a watch: its body, not yet read.
+  std::unique_ptr<transport::HttpStream> stream;
 };
 
-// How far cpprestsdk may read a list body ahead of its decoder.
-constexpr size_t kListBodyAhead = 1 << 20;
-// How far it may read a watch body ahead of the stream's decoder: without
-// a bound a consumer slower than the network buffers the whole stream.
-constexpr size_t kWatchBodyAhead = 1 << 20;
+// The most of an error answer's body that a list or a watch reads (a
+// Status is a few hundred bytes).
+constexpr size_t kMaxErrorBody = 1 << 20;
 
 // The timeout of the shared client: config.timeout, or an hour when it is
 // zero (none).
@@ -157,21 +153,32 @@ class CppRestClient final : public RestClient {
  private:
   CppRestClient(const Config& config, const ClientOptions& options);
 
-  // The client to send one attempt of `request` on: the shared one, or a
-  // new one for a watch, whose connection its stream keeps.
-  std::shared_ptr<http_client> ClientFor(const Request& request);
+  // The shared client, on which every request but lists and watches goes.
+  std::shared_ptr<http_client> SharedClient();
   // Starts a new connection pool (after the client certificate changed).
   void RenewSharedClient();
+  // The request headers every attempt sends.
+  std::vector<std::pair<std::string, std::string>> Headers(
+      const Request& request, const std::string& authorization) const;
+  // One attempt on cpprestsdk's shared client; `cancel` closes its
+  // connection.
   Attempt SendOnce(http_client& client, const Request& request,
                    const pplx::cancellation_token& cancel,
                    const std::string& authorization);
+  // One attempt of a list or a watch, on a connection of its own
+  // (transport/http_stream.h) that the end of `ctx` closes; a 2xx answer
+  // keeps it in Attempt::stream.
+  Attempt SendStreamed(const Context& ctx, const Request& request,
+                       const std::string& authorization);
+  // The Attempt of a request that got no answer because of `cause`.
+  void SetTransportError(const Request& request, const std::string& target,
+                         std::string cause, Attempt* a) const;
+  // Counts one attempt that started at `start` in the metrics.
+  void Record(const Request& request, const Attempt& a, absl::Time start);
   // Rate limit, send, retry; a response with any HTTP code, a transport
-  // error, or the error of `ctx` once it is done. Cancelling `cancel`
-  // closes the connection, also while its body is being read; a watch
-  // passes the source its stream keeps, every other call gets its own.
-  absl::StatusOr<Attempt> Execute(const Context& ctx, const Request& request,
-                                  pplx::cancellation_token_source cancel =
-                                      pplx::cancellation_token_source());
+  // error, or the error of `ctx` once it is done, which closes the
+  // connection of the attempt in flight.
+  absl::StatusOr<Attempt> Execute(const Context& ctx, const Request& request);
   // Waits for the rate limiter (when there is one).
   absl::Status Throttle(const Context& ctx, const Request& request);
   // Waits `d` before a retry, or until `ctx` ends.
@@ -191,6 +198,7 @@ class CppRestClient final : public RestClient {
   // Null when Config::qps is negative: no client-side throttling.
   std::unique_ptr<TokenBucket> limiter_;
   std::unique_ptr<Credentials> credentials_;
+  std::unique_ptr<transport::StreamDialer> dialer_;
   std::unique_ptr<RequestResultMetric> result_metric_;
   std::unique_ptr<RequestLatencyMetric> latency_metric_;
   // Last: destroyed first, before the state its callbacks use. Replaced
@@ -242,6 +250,8 @@ absl::StatusOr<std::unique_ptr<RestClient>> CppRestClient::New(
     c->sni_host_ = config.tls.server_name;
   }
   KCR_RETURN_IF_ERROR(transport::LoadTlsMaterial(config.tls, c->tls_.get()));
+  KCR_ASSIGN_OR_RETURN(c->dialer_,
+                       transport::StreamDialer::Create(config, c->tls_));
   CppRestClient* self = c.get();
   c->credentials_ =
       std::make_unique<Credentials>(c->config_, c->tls_, options.clock,
@@ -261,10 +271,7 @@ void CppRestClient::RenewSharedClient() {
   http_ = std::move(fresh);
 }
 
-std::shared_ptr<http_client> CppRestClient::ClientFor(const Request& request) {
-  if (request.watch) {
-    return transport::NewHttpClient(config_, request.watch_timeout, tls_);
-  }
+std::shared_ptr<http_client> CppRestClient::SharedClient() {
   MutexLock lock(&http_mu_);
   return http_;
 }
@@ -298,6 +305,57 @@ absl::Status CppRestClient::Throttle(const Context& ctx,
   return absl::OkStatus();
 }
 
+std::vector<std::pair<std::string, std::string>> CppRestClient::Headers(
+    const Request& request, const std::string& authorization) const {
+  std::vector<std::pair<std::string, std::string>> h;
+  h.emplace_back("User-Agent", user_agent_);
+  h.emplace_back("Accept", request.accept);
+  if (!authorization.empty()) h.emplace_back("Authorization", authorization);
+  if (!config_.impersonate.empty())
+    h.emplace_back("Impersonate-User", config_.impersonate);
+  for (const auto& g : config_.impersonate_groups)
+    h.emplace_back("Impersonate-Group", g);
+  if (!sni_host_.empty()) h.emplace_back("Host", sni_host_);
+  return h;
+}
+
+void CppRestClient::SetTransportError(const Request& request,
+                                      const std::string& target,
+                                      std::string cause, Attempt* a) const {
+  if (absl::StrContains(cause, "certificate verify failed")) {
+    a->permanent = true;
+    a->transport = absl::UnavailableError(absl::StrCat(
+        "TLS handshake with ", config_.host,
+        " failed: the server's certificate is not ", "trusted (",
+        config_.tls.ca_file.empty() && config_.tls.ca_data.empty()
+            ? "system certificate store"
+            : "only the configured certificate authority is trusted",
+        ", name checked: ",
+        config_.tls.server_name.empty() ? "the host in the URL"
+                                        : config_.tls.server_name,
+        "): ", cause));
+  } else if (absl::StrContains(cause, "handshake")) {
+    a->transport = absl::UnavailableError(
+        absl::StrCat("TLS handshake with ", config_.host, " failed: ", cause));
+  } else {
+    a->transport = absl::UnavailableError(
+        absl::StrCat(request.method, " ", config_.host, target, ": ", cause));
+  }
+}
+
+void CppRestClient::Record(const Request& request, const Attempt& a,
+                           absl::Time start) {
+  if (result_metric_ != nullptr) {
+    result_metric_->Increment(
+        a.transport.ok() ? absl::StrCat(a.code) : "<error>", request.method,
+        host_label_);
+  }
+  if (latency_metric_ != nullptr) {
+    latency_metric_->Observe(request.method, host_label_,
+                             clock_->Now() - start);
+  }
+}
+
 Attempt CppRestClient::SendOnce(http_client& client, const Request& request,
                                 const pplx::cancellation_token& cancel,
                                 const std::string& authorization) {
@@ -307,48 +365,18 @@ Attempt CppRestClient::SendOnce(http_client& client, const Request& request,
   try {
     http::http_request req(request.method);
     req.set_request_uri(utility::conversions::to_string_t(target));
-    auto& h = req.headers();
-    h.add("User-Agent", user_agent_);
-    h.add("Accept", request.accept);
-    if (!authorization.empty()) h.add("Authorization", authorization);
-    if (!config_.impersonate.empty())
-      h.add("Impersonate-User", config_.impersonate);
-    for (const auto& g : config_.impersonate_groups)
-      h.add("Impersonate-Group", g);
-    if (!sni_host_.empty()) h.add("Host", sni_host_);
-    std::shared_ptr<transport::BoundedBody> list_body;
-    if (request.stream_body || request.watch) {
-      list_body = transport::StreamResponseBody(
-          req, request.watch ? kWatchBodyAhead : kListBodyAhead);
+    for (const auto& [name, value] : Headers(request, authorization)) {
+      req.headers().add(name, value);
     }
     if (!request.body.empty() || !request.content_type.empty()) {
       req.set_body(request.body, request.content_type);
-      h.set_content_type(request.content_type);
+      req.headers().set_content_type(request.content_type);
     }
     http::http_response resp = client.request(req, cancel).get();
     a.code = resp.status_code();
     auto ra = resp.headers().find("Retry-After");
     if (ra != resp.headers().end()) a.retry_after = ra->second;
-    const bool success = a.code >= 200 && a.code <= 299;
-    if (list_body != nullptr) {
-      transport::CloseBodyWhenComplete(resp, list_body);
-      if (success) {
-        a.response = resp;
-        a.list_body = std::move(list_body);
-      } else {
-        absl::StatusOr<std::string> body =
-            transport::ReadWholeBody(resp, std::move(list_body));
-        if (body.ok()) {
-          a.body = *std::move(body);
-        } else {
-          a.transport = absl::UnavailableError(
-              absl::StrCat(request.method, " ", config_.host, target, ": ",
-                           body.status().message()));
-        }
-      }
-    } else {
-      a.body = resp.extract_utf8string(true).get();
-    }
+    a.body = resp.extract_utf8string(true).get();
   } catch (const http::http_exception& e) {
     std::string cause = e.what();
     std::string detail = e.error_code().message();
@@ -363,48 +391,70 @@ Attempt CppRestClient::SendOnce(http_client& client, const Request& request,
     if (!detail.empty() && cause.find(detail) == std::string::npos) {
       absl::StrAppend(&cause, ": ", detail);
     }
-    if (absl::StrContains(cause, "certificate verify failed")) {
-      a.permanent = true;
-      a.transport = absl::UnavailableError(absl::StrCat(
-          "TLS handshake with ", config_.host,
-          " failed: the server's certificate is not ", "trusted (",
-          config_.tls.ca_file.empty() && config_.tls.ca_data.empty()
-              ? "system certificate store"
-              : "only the configured certificate authority is trusted",
-          ", name checked: ",
-          config_.tls.server_name.empty() ? "the host in the URL"
-                                          : config_.tls.server_name,
-          "): ", cause));
-    } else if (absl::StrContains(cause, "handshake")) {
-      a.transport = absl::UnavailableError(absl::StrCat(
-          "TLS handshake with ", config_.host, " failed: ", cause));
-    } else {
-      a.transport = absl::UnavailableError(
-          absl::StrCat(request.method, " ", config_.host, target, ": ", cause));
-    }
+    SetTransportError(request, target, std::move(cause), &a);
   } catch (const std::exception& e) {
     a.transport = absl::UnavailableError(absl::StrCat(
         request.method, " ", config_.host, target, ": ", e.what()));
   }
-  if (result_metric_ != nullptr) {
-    result_metric_->Increment(
-        a.transport.ok() ? absl::StrCat(a.code) : "<error>", request.method,
-        host_label_);
-  }
-  if (latency_metric_ != nullptr) {
-    latency_metric_->Observe(request.method, host_label_,
-                             clock_->Now() - start);
-  }
+  Record(request, a, start);
   return a;
 }
 
-absl::StatusOr<Attempt> CppRestClient::Execute(
-    const Context& ctx, const Request& request,
-    pplx::cancellation_token_source cancel) {
-  // The context's end closes the connection of the attempt in flight (and
-  // of a watch's stream, until the stream takes over).
-  Context::DoneCallback cancel_on_done =
-      ctx.OnDone([cancel]() mutable { cancel.cancel(); });
+Attempt CppRestClient::SendStreamed(const Context& ctx, const Request& request,
+                                    const std::string& authorization) {
+  Attempt a;
+  const std::string target = request.Target();
+  const absl::Time start = clock_->Now();
+  absl::StatusOr<std::unique_ptr<transport::HttpStream>> stream =
+      dialer_->NewStream();
+  if (!stream.ok()) {
+    a.permanent = true;
+    a.transport = stream.status();
+    Record(request, a, start);
+    return a;
+  }
+  transport::StreamRequest send;
+  send.method = request.method;
+  send.target = target;
+  send.headers = Headers(request, authorization);
+  send.timeout =
+      request.watch ? request.watch_timeout : SharedClientTimeout(config_);
+  transport::HttpStream* s = stream->get();
+  absl::Status started;
+  {
+    // Only until the answer's head: then the body's reader takes over.
+    Context::DoneCallback cancel_on_done = ctx.OnDone([s] { s->Cancel(); });
+    started = s->Start(send);
+    a.code = s->status_code();
+    if (started.ok() && (a.code < 200 || a.code > 299)) {
+      absl::StatusOr<std::string> body = s->ReadAll(kMaxErrorBody);
+      if (body.ok()) {
+        a.body = *std::move(body);
+      } else {
+        started = body.status();
+      }
+    }
+  }
+  if (!started.ok()) {
+    a.code = 0;
+    SetTransportError(request, target, std::string(started.message()), &a);
+  } else {
+    a.retry_after = s->Header("Retry-After");
+    if (a.code >= 200 && a.code <= 299) a.stream = *std::move(stream);
+  }
+  Record(request, a, start);
+  return a;
+}
+
+absl::StatusOr<Attempt> CppRestClient::Execute(const Context& ctx,
+                                               const Request& request) {
+  const bool streamed = request.watch || request.stream_body;
+  // The context's end closes the connection of the attempt in flight.
+  pplx::cancellation_token_source cancel;
+  Context::DoneCallback cancel_on_done;
+  if (!streamed) {
+    cancel_on_done = ctx.OnDone([cancel]() mutable { cancel.cancel(); });
+  }
   // The caller's error, saying what was cut short.
   auto ended = [&]() {
     const absl::Status err = ctx.Err();
@@ -431,12 +481,12 @@ absl::StatusOr<Attempt> CppRestClient::Execute(
                          credentials_->Authorization());
     const uint64_t cert_generation = credentials_->CertGeneration();
     const absl::Time start = clock_->Now();
-    std::shared_ptr<http_client> client = ClientFor(request);
-    Attempt a = SendOnce(*client, request, cancel.get_token(), authorization);
+    Attempt a = streamed ? SendStreamed(ctx, request, authorization)
+                         : SendOnce(*SharedClient(), request,
+                                    cancel.get_token(), authorization);
     // Whatever the attempt says (a closed connection, a half-read body), a
     // call whose context ended reports that.
     if (ctx.done()) return ended();
-    if (request.watch || request.stream_body) a.client = std::move(client);
     if (!a.transport.ok()) {
       std::optional<absl::Duration> delay = retry.AfterTransportError(
           a.transport, request.idempotent, a.permanent);
@@ -480,15 +530,10 @@ absl::StatusOr<ListMeta> CppRestClient::ListEach(
     const Context& ctx, const Resource& resource, const ListOptions& options,
     const std::function<absl::Status(api::ObjectPtr)>& on_item) {
   KCR_ASSIGN_OR_RETURN(Request r, ListRequest(resource, options));
-  // Shared with the body reader: cancelling it closes the connection while
-  // the body is read.
-  pplx::cancellation_token_source cancel;
-  KCR_ASSIGN_OR_RETURN(Attempt a, Execute(ctx, r, cancel));
+  KCR_ASSIGN_OR_RETURN(Attempt a, Execute(ctx, r));
   if (a.code < 200 || a.code > 299)
     return StatusFromResponse(a.code, a.body, a.retry_after);
-  std::unique_ptr<BodyReader> body = transport::NewBoundedBodyReader(
-      std::move(a.client), std::move(*a.response), std::move(a.list_body),
-      cancel);
+  std::unique_ptr<BodyReader> body = std::move(a.stream);
   ListReaderOptions reader_options;
   reader_options.decoder.parse_options = options_.parse_options;
   bool item_failed = false;
@@ -509,17 +554,11 @@ absl::StatusOr<ListMeta> CppRestClient::ListEach(
 absl::StatusOr<std::unique_ptr<WatchStream>> CppRestClient::Watch(
     const Context& ctx, const Resource& resource, const ListOptions& options) {
   KCR_ASSIGN_OR_RETURN(Request r, WatchRequest(resource, options));
-  // Shared with the stream, whose Stop closes the connection with it.
-  pplx::cancellation_token_source cancel;
-  KCR_ASSIGN_OR_RETURN(Attempt a, Execute(ctx, r, cancel));
+  KCR_ASSIGN_OR_RETURN(Attempt a, Execute(ctx, r));
   if (a.code < 200 || a.code > 299)
     return StatusFromResponse(a.code, a.body, a.retry_after);
   VLOG(2) << "watch started path=" << r.path;
-  return NewStreamWatcher(ctx,
-                          transport::NewBoundedBodyReader(
-                              std::move(a.client), std::move(*a.response),
-                              std::move(a.list_body), cancel),
-                          options_.parse_options);
+  return NewStreamWatcher(ctx, std::move(a.stream), options_.parse_options);
 }
 
 }  // namespace
