@@ -1,0 +1,22 @@
+#include "runtime/leaderelection/metrics.h"
+
+#include "runtime/base/global_provider.h"
+
+namespace kcr::leaderelection {
+namespace {
+GlobalProvider<MetricsProvider> global_provider;
+}  // namespace
+
+bool SetGlobalMetricsProvider(MetricsProvider* provider) {
+  return global_provider.Set(provider);
+}
+
+MetricsProvider* GlobalMetricsProvider() { return global_provider.Get(); }
+
+MetricsProvider* ResolveMetricsProvider(MetricsProvider* own,
+                                        std::string_view name) {
+  if (name.empty()) return nullptr;
+  return own != nullptr ? own : global_provider.Get();
+}
+
+}  // namespace kcr::leaderelection
