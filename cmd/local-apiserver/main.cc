@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "apiserver/api_server.h"
 #include "apiserver/tls.h"
+#include "cmd/common/flags.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
 
@@ -98,10 +99,21 @@ DEFINE_string(sim_node_name, "kcr-node",
               "Simulated node: the node pods are scheduled to.");
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
-      "local-apiserver [flags]: a local Kubernetes API server. Prints its "
-      "URL as the first line of stdout and serves until SIGTERM/SIGINT.");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  const kcr::cmd::ProgramInfo program{
+      .name = "local-apiserver",
+      .usage = "local-apiserver [flags]",
+      .about =
+          "local-apiserver: a local Kubernetes API server. Prints its "
+          "URL as the first line of stdout and serves until "
+          "SIGTERM/SIGINT.",
+      .flag_files = {"cmd/local-apiserver/main.cc"}};
+  if (std::vector<std::string> args =
+          kcr::cmd::ParseFlagsOrExit(program, argc, argv);
+      !args.empty()) {
+    std::cerr << "local-apiserver: unexpected argument \"" << args[0]
+              << "\" (it takes flags only)\n";
+    return 2;
+  }
   google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = true;
 

@@ -5,11 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
@@ -21,6 +24,7 @@ namespace kcr::apiserver {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 constexpr char kBinary[] = "cmd/local-apiserver/local-apiserver";
@@ -99,8 +103,36 @@ TEST_F(LocalApiServerTest, HelpListsEveryFlag) {
                            "sim_complete_after_ms",
                            "sim_deployment_ready_after_ms",
                            "sim_node_name"}) {
-    EXPECT_THAT(help, HasSubstr(std::string("-") + flag + " (")) << flag;
+    EXPECT_THAT(help,
+                HasSubstr(absl::StrCat(
+                    "      --", absl::StrReplaceAll(flag, {{"_", "-"}}), " ")))
+        << flag;
   }
+  EXPECT_EQ(r.exit_code, 0);
+  // Only the program's own flags (and glog's -v), not every library's.
+  EXPECT_THAT(help, HasSubstr("      --v int "));
+  EXPECT_THAT(help, Not(HasSubstr("log-backtrace-at")));
+  EXPECT_THAT(help, Not(HasSubstr("logging.cc")));
+}
+
+TEST_F(LocalApiServerTest, BadFlagsAreOneLineAndExitCodeTwo) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--bogus"},
+                                             {"--port=abc"},
+                                             {"--port"},
+                                             {"--secure=maybe"},
+                                             {"extra-argument"}}) {
+    std::vector<std::string> argv = {kBinary};
+    argv.insert(argv.end(), args.begin(), args.end());
+    ProcessResult r = RunProcess(argv, {});
+    EXPECT_EQ(r.exit_code, 2) << args[0];
+    EXPECT_EQ(r.out, "") << args[0];
+    EXPECT_THAT(r.err, StartsWith("local-apiserver: ")) << args[0];
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  // Kubernetes' dashes and gflags' underscores name the same flag.
+  ProcessResult r = RunProcess({kBinary, "--history_size=x"}, {});
+  EXPECT_THAT(r.err, HasSubstr("for \"--history-size\" flag"));
 }
 
 TEST_F(LocalApiServerTest, PrintsLoopbackUrlWritesKubeconfigAndStopsOnSigint) {
