@@ -1,0 +1,114 @@
+#include "runtime/controller/handler.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "api/object.h"
+#include "gtest/gtest.h"
+
+namespace kcr::controller {
+namespace {
+
+api::ObjectPtr Obj(const std::string& ns, const std::string& name,
+                   const std::string& owners = "[]") {
+  auto o = api::Object::Parse(absl::StrCat(
+      R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":")", name,
+      R"(","namespace":")", ns, R"(","ownerReferences":)", owners, "}}"));
+  EXPECT_TRUE(o.ok()) << o.status();
+  return *o;
+}
+
+std::string Ref(const std::string& api_version, const std::string& kind,
+                const std::string& name, bool controller) {
+  return absl::StrCat(R"({"apiVersion":")", api_version, R"(","kind":")", kind,
+                      R"(","name":")", name, R"(","uid":"u-)", name,
+                      R"(","controller":)", controller ? "true" : "false", "}");
+}
+
+// Everything in the queue, in order.
+std::vector<std::string> Drain(RequestQueue& q) {
+  std::vector<std::string> out;
+  while (q.Len() > 0) {
+    auto r = q.Get();
+    out.push_back(r->ToString());
+    q.Done(*r);
+  }
+  return out;
+}
+
+using Keys = std::vector<std::string>;
+
+TEST(EnqueueRequestForObjectTest, EnqueuesTheObject) {
+  workqueue::RateLimitingQueue<Request> q;
+  auto h = EnqueueRequestForObject();
+  h->Create({Obj("ns", "a"), true}, q);
+  h->Update({Obj("ns", "b"), Obj("ns", "c")}, q);
+  h->Update({Obj("ns", "d"), nullptr}, q);
+  h->Delete({Obj("ns", "e"), true}, q);
+  h->Generic({Obj("", "f")}, q);
+  h->Create({nullptr, false}, q);  // logged, ignored
+  EXPECT_EQ(Drain(q), (Keys{"ns/a", "ns/c", "ns/d", "ns/e", "f"}));
+}
+
+TEST(EnqueueRequestForOwnerTest, EnqueuesTheControllerOwnerOfTheKind) {
+  workqueue::RateLimitingQueue<Request> q;
+  auto h = EnqueueRequestForOwner({"apps", "Deployment", true, true});
+  const std::string owners =
+      absl::StrCat("[", Ref("apps/v1", "Deployment", "web", true), ",",
+                   Ref("apps/v1", "Deployment", "other", false), ",",
+                   Ref("v1", "Deployment", "core-group", true), ",",
+                   Ref("apps/v1", "ReplicaSet", "rs", true), "]");
+  h->Create({Obj("ns", "child", owners), false}, q);
+  EXPECT_EQ(Drain(q), Keys{"ns/web"});
+  // No owner: nothing.
+  h->Create({Obj("ns", "orphan"), false}, q);
+  EXPECT_EQ(Drain(q), Keys{});
+}
+
+TEST(EnqueueRequestForOwnerTest, EveryOwnerWhenNotOnlyController) {
+  workqueue::RateLimitingQueue<Request> q;
+  auto h = EnqueueRequestForOwner({"apps", "Deployment", true, false});
+  const std::string owners =
+      absl::StrCat("[", Ref("apps/v1", "Deployment", "web", true), ",",
+                   Ref("apps/v1beta1", "Deployment", "other", false), "]");
+  h->Delete({Obj("ns", "child", owners), true}, q);
+  EXPECT_EQ(Drain(q), (Keys{"ns/web", "ns/other"}));
+}
+
+TEST(EnqueueRequestForOwnerTest, UpdateEnqueuesOldAndNewOwnersOnce) {
+  workqueue::RateLimitingQueue<Request> q;
+  auto h = EnqueueRequestForOwner({"", "ConfigMap", true, true});
+  auto old_obj =
+      Obj("ns", "s", absl::StrCat("[", Ref("v1", "ConfigMap", "a", true), "]"));
+  auto new_obj =
+      Obj("ns", "s", absl::StrCat("[", Ref("v1", "ConfigMap", "b", true), "]"));
+  h->Update({old_obj, new_obj}, q);
+  EXPECT_EQ(Drain(q), (Keys{"ns/a", "ns/b"}));
+  h->Update({old_obj, old_obj}, q);
+  EXPECT_EQ(Drain(q), Keys{"ns/a"});
+}
+
+TEST(EnqueueRequestForOwnerTest, ClusterScopedOwnerHasNoNamespace) {
+  workqueue::RateLimitingQueue<Request> q;
+  auto h = EnqueueRequestForOwner({"", "Namespace", false, true});
+  h->Create({Obj("ns", "s",
+                 absl::StrCat("[", Ref("v1", "Namespace", "ns", true), "]")),
+             false},
+            q);
+  EXPECT_EQ(Drain(q), Keys{"ns"});
+}
+
+TEST(EnqueueRequestsFromMapFuncTest, MapsOldAndNewToTheirUnion) {
+  workqueue::RateLimitingQueue<Request> q;
+  auto h = EnqueueRequestsFromMapFunc([](const api::Object& o) {
+    return std::vector<Request>{{"x", std::string(o.name())}, {"x", "all"}};
+  });
+  h->Update({Obj("ns", "a"), Obj("ns", "b")}, q);
+  EXPECT_EQ(Drain(q), (Keys{"x/a", "x/all", "x/b"}));
+  h->Generic({Obj("ns", "g")}, q);
+  EXPECT_EQ(Drain(q), (Keys{"x/g", "x/all"}));
+}
+
+}  // namespace
+}  // namespace kcr::controller
