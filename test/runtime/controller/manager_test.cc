@@ -1,0 +1,184 @@
+#include "runtime/controller/manager.h"
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "runtime/controller/builder.h"
+
+namespace kcr::controller {
+namespace {
+
+// A Manager whose client points at nothing: these tests start no informer.
+std::unique_ptr<Manager> NewManager() {
+  client::Config config;
+  config.host = "http://127.0.0.1:1";
+  auto mgr = Manager::New(config);
+  EXPECT_TRUE(mgr.ok()) << mgr.status();
+  return *std::move(mgr);
+}
+
+std::shared_ptr<Reconciler> Noop() {
+  return std::make_shared<ReconcilerFunc>(
+      [](const Request&, ReconcileContext&) { return Result::Done(); });
+}
+
+const client::Resource kConfigMaps =
+    client::Resource::Namespaced({"", "v1", "configmaps"});
+const client::Resource kSecrets =
+    client::Resource::Namespaced({"", "v1", "secrets"});
+
+TEST(ControllerBuilderTest, ValidationErrorsAreClear) {
+  auto mgr = NewManager();
+  absl::Status no_for = ControllerBuilder(*mgr).Owns(kSecrets).Complete(Noop());
+  EXPECT_EQ(no_for.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(no_for.message().find("For()"), absl::string_view::npos) << no_for;
+
+  absl::Status twice =
+      ControllerBuilder(*mgr).For(kConfigMaps).For(kSecrets).Complete(Noop());
+  EXPECT_EQ(twice.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(twice.message().find("For() can only be called once"),
+            absl::string_view::npos)
+      << twice;
+
+  absl::Status bad_name = ControllerBuilder(*mgr)
+                              .For(kConfigMaps)
+                              .Named("Bad Name")
+                              .Complete(Noop());
+  EXPECT_EQ(bad_name.code(), absl::StatusCode::kInvalidArgument) << bad_name;
+
+  absl::Status no_reconciler =
+      ControllerBuilder(*mgr).For(kConfigMaps).Complete(nullptr);
+  EXPECT_EQ(no_reconciler.code(), absl::StatusCode::kInvalidArgument);
+
+  // The default name is the For kind in lower case; a second is a
+  // duplicate.
+  auto built = ControllerBuilder(*mgr).For(kConfigMaps).Build(Noop());
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_EQ((*built)->name(), "configmap");
+  EXPECT_TRUE((*built)->NeedLeaderElection());
+  EXPECT_TRUE(mgr->HasController("configmap"));
+  absl::Status duplicate =
+      ControllerBuilder(*mgr).For(kSecrets).Named("configmap").Complete(Noop());
+  EXPECT_EQ(duplicate.code(), absl::StatusCode::kAlreadyExists) << duplicate;
+
+  // Owns needs the For resource's kind.
+  const client::Resource widgets =
+      client::Resource::Namespaced({"example.org", "v1", "widgets"});
+  absl::Status unknown_kind =
+      ControllerBuilder(*mgr).For(widgets).Owns(kSecrets).Complete(Noop());
+  EXPECT_EQ(unknown_kind.code(), absl::StatusCode::kNotFound) << unknown_kind;
+  // Without Owns, an unknown kind is fine; the name is the plural.
+  auto w = ControllerBuilder(*mgr).For(widgets).Build(Noop());
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ((*w)->name(), "widgets");
+
+  ControllerBuilder once(*mgr);
+  once.For(kSecrets);
+  EXPECT_TRUE(once.Complete(Noop()).ok());
+  EXPECT_EQ(once.Complete(Noop()).code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(ControllerBuilderTest, ControllersOnOneResourceShareOneInformer) {
+  auto mgr = NewManager();
+  cache::SharedIndexInformer* informer =
+      mgr->GetInformerFactory()->InformerFor(kConfigMaps);
+  ASSERT_TRUE(ControllerBuilder(*mgr)
+                  .For(kConfigMaps)
+                  .Named("one")
+                  .Complete(Noop())
+                  .ok());
+  ASSERT_TRUE(ControllerBuilder(*mgr)
+                  .For(kConfigMaps)
+                  .Named("two")
+                  .Complete(Noop())
+                  .ok());
+  EXPECT_EQ(mgr->GetInformerFactory()->InformerFor(kConfigMaps), informer);
+  // Different selectors, a different informer.
+  ASSERT_TRUE(ControllerBuilder(*mgr)
+                  .For(kConfigMaps)
+                  .WithListWatchOptions({"app=web", "", false})
+                  .Named("three")
+                  .Complete(Noop())
+                  .ok());
+  EXPECT_NE(mgr->GetInformerFactory()->InformerFor(kConfigMaps,
+                                                   {"app=web", "", false}),
+            informer);
+}
+
+TEST(ManagerTest, StartReturnsTheFailingRunnablesError) {
+  auto mgr = NewManager();
+  std::atomic<bool> other_stopped{false};
+  ASSERT_TRUE(mgr->Add(std::make_unique<RunnableFunc>(
+                           "long-runner",
+                           [&](const Context& ctx) {
+                             while (!ctx.done()) {
+                               absl::SleepFor(absl::Milliseconds(2));
+                             }
+                             other_stopped = true;
+                             return absl::OkStatus();
+                           }))
+                  .ok());
+  ASSERT_TRUE(mgr->Add(std::make_unique<RunnableFunc>(
+                           "broken",
+                           [](const Context&) {
+                             return absl::InternalError("cannot bind");
+                           },
+                           /*need_leader_election=*/true))
+                  .ok());
+  absl::Status s = mgr->Start(Context::Background());
+  EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(s.message(), "manager: broken failed: cannot bind");
+  EXPECT_TRUE(other_stopped.load());
+  // Stopped for good.
+  EXPECT_EQ(mgr->Start(Context::Background()).code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(
+      mgr->Add(std::make_unique<RunnableFunc>(
+                   "late", [](const Context&) { return absl::OkStatus(); }))
+          .code(),
+      absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(ManagerTest, ReadyAfterCachesSyncAndRunnablesAddedLaterStart) {
+  auto mgr = NewManager();
+  const metrics::HttpGet get{"/readyz", "", false};
+  EXPECT_EQ(mgr->readyz_checks().Answer(get, "").status, 500);
+  ASSERT_TRUE(
+      mgr->AddHealthzCheck("ping", [] { return absl::OkStatus(); }).ok());
+  EXPECT_EQ(mgr->healthz_checks().Answer({"/healthz", "", false}, "").status,
+            200);
+  auto [ctx, cancel] = WithCancel(Context::Background());
+  absl::Status status;
+  std::thread run([&, ctx = ctx] { status = mgr->Start(ctx); });
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  while (mgr->readyz_checks().Answer(get, "").status != 200 &&
+         absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  EXPECT_EQ(mgr->readyz_checks().Answer(get, "").status, 200);
+  std::atomic<bool> ran{false};
+  ASSERT_TRUE(mgr->Add(std::make_unique<RunnableFunc>(
+                           "late",
+                           [&](const Context& ctx) {
+                             ran = true;
+                             while (!ctx.done()) {
+                               absl::SleepFor(absl::Milliseconds(2));
+                             }
+                             return absl::OkStatus();
+                           }))
+                  .ok());
+  while (!ran.load() && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  EXPECT_TRUE(ran.load());
+  cancel();
+  run.join();
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+}  // namespace
+}  // namespace kcr::controller
