@@ -1,0 +1,96 @@
+// A local API server and a REST client talking to it over HTTP, for the
+// controllerutil tests that write.
+#ifndef KCR_TEST_RUNTIME_CONTROLLER_CONTROLLERUTIL_APISERVER_FIXTURE_H_
+#define KCR_TEST_RUNTIME_CONTROLLER_CONTROLLERUTIL_APISERVER_FIXTURE_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "api/object_builder.h"
+#include "apiserver/api_server.h"
+#include "gtest/gtest.h"
+#include "runtime/base/context.h"
+#include "runtime/base/mutex.h"
+#include "runtime/client/rest_client.h"
+#include "runtime/controller/controllerutil/retry.h"
+
+namespace kcr::controller::controllerutil::testing {
+
+inline const client::Resource kConfigMaps =
+    client::Resource::Namespaced({"", "v1", "configmaps"}, "default");
+inline const client::Resource kDeployments =
+    client::Resource::Namespaced({"apps", "v1", "deployments"}, "default");
+
+class ApiServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    apiserver::ApiServerOptions options;
+    options.controllers.node_simulator = false;
+    auto server = apiserver::ApiServer::Start(std::move(options));
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    client::Config config;
+    config.host = server_->url();
+    config.qps = -1;
+    auto client = client::NewRestClient(config);
+    ASSERT_TRUE(client.ok()) << client.status();
+    client_ = *std::move(client);
+  }
+
+  // Retries wait for nothing, and are counted.
+  RetryOptions Retry() {
+    RetryOptions options;
+    options.sleep = [this](absl::Duration) {
+      MutexLock lock(&mu_);
+      ++retries_;
+    };
+    return options;
+  }
+  int retries() {
+    MutexLock lock(&mu_);
+    return retries_;
+  }
+
+  api::ObjectPtr Create(const client::Resource& resource,
+                        const api::ObjectBuilder& b) {
+    auto built = b.Build();
+    EXPECT_TRUE(built.ok()) << built.status();
+    auto created = client_->Create(ctx_, resource, **built);
+    EXPECT_TRUE(created.ok()) << created.status();
+    return created.ok() ? *created : nullptr;
+  }
+  api::ObjectPtr CreateConfigMap(const std::string& name) {
+    api::ObjectBuilder b("v1", "ConfigMap");
+    b.SetName(name).SetNamespace("default");
+    (void)b.SetString("/data/a", "1");
+    return Create(kConfigMaps, b);
+  }
+  api::ObjectPtr CreateDeployment(const std::string& name) {
+    api::ObjectBuilder b = DeploymentBuilder(name);
+    return Create(kDeployments, b);
+  }
+  static api::ObjectBuilder DeploymentBuilder(const std::string& name) {
+    api::ObjectBuilder b("apps/v1", "Deployment");
+    b.SetName(name).SetNamespace("default");
+    (void)b.SetInt("/spec/replicas", 1);
+    return b;
+  }
+  api::ObjectPtr Get(const client::Resource& resource,
+                     const std::string& name) {
+    auto got = client_->Get(ctx_, resource, name);
+    EXPECT_TRUE(got.ok()) << got.status();
+    return got.ok() ? *got : nullptr;
+  }
+
+  const Context ctx_ = Context::Background();
+  std::unique_ptr<apiserver::ApiServer> server_;
+  std::unique_ptr<client::RestClient> client_;
+  Mutex mu_;
+  int retries_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace kcr::controller::controllerutil::testing
+
+#endif  // KCR_TEST_RUNTIME_CONTROLLER_CONTROLLERUTIL_APISERVER_FIXTURE_H_
