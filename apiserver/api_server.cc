@@ -6,12 +6,18 @@
 #include <fstream>
 #include <sstream>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "apiserver/patch_handlers.h"
 #include "apiserver/printer_table_convertor.h"
 #include "apiserver/str_util.h"
 #include "runtime/base/status_macros.h"
+#include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace apiserver {
@@ -19,8 +25,36 @@ namespace apiserver {
 ApiServer::ApiServer(ApiServerOptions options)
     : options_(std::move(options)), faults_(options_.faults) {}
 
+absl::StatusOr<std::string> MinorOfGitVersion(std::string_view git_version) {
+  std::vector<std::string> parts =
+      absl::StrSplit(ToAbsl(git_version), absl::MaxSplits('.', 2));
+  int n;
+  if (parts.size() != 3 || parts[0].size() < 2 || parts[0][0] != 'v' ||
+      !absl::SimpleAtoi(parts[0].substr(1), &n) ||
+      !absl::SimpleAtoi(parts[1], &n) || parts[2].empty() ||
+      !absl::ascii_isdigit(static_cast<unsigned char>(parts[2][0]))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("git version \"", ToAbsl(git_version),
+                     "\" is not vMAJOR.MINOR.PATCH (e.g. v1.32.4)"));
+  }
+  return parts[1];
+}
+
+absl::Status ValidateVersion(std::string_view git_version,
+                             std::string_view minor) {
+  absl::StatusOr<std::string> of_git = MinorOfGitVersion(git_version);
+  if (!of_git.ok()) return of_git.status();
+  if (*of_git != minor) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "git version \"", ToAbsl(git_version), "\" has minor version ", *of_git,
+        ", not ", ToAbsl(minor), ": give one of them, or both agreeing"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
     ApiServerOptions options) {
+  KCR_RETURN_IF_ERROR(ValidateVersion(options.git_version, options.minor));
   std::unique_ptr<ApiServer> s(new ApiServer(std::move(options)));
   const ApiServerOptions& o = s->options_;
   StorageOptions so;

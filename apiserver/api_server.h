@@ -58,7 +58,8 @@ struct ApiServerOptions {
   const Clock* clock = Clock::Real();
   absl::Duration bookmark_interval = absl::Seconds(60);
   absl::Duration min_request_timeout = absl::Seconds(1800);
-  // /version
+  // /version. They must agree (ValidateVersion): kubectl's dispatcher
+  // picks its kubectl from `minor`, clients print `git_version`.
   std::string git_version = "v1.32.4";
   std::string minor = "32";
   // Initial faults, and whether /fault-injection is served.
@@ -76,6 +77,15 @@ struct ApiServerOptions {
   // Request bodies past this are refused with 413 (request_limits.h).
   size_t max_body_bytes = kMaxRequestBodyBytes;
 };
+
+// The minor version of a gitVersion "v1.30.2" ("30", also for
+// "v1.30.2-kcr.1"); InvalidArgument for anything not vMAJOR.MINOR.PATCH.
+absl::StatusOr<std::string> MinorOfGitVersion(std::string_view git_version);
+
+// OK when `git_version` parses and its minor is `minor`; otherwise an
+// InvalidArgument naming both.
+absl::Status ValidateVersion(std::string_view git_version,
+                             std::string_view minor);
 
 class ApiServer {
  public:

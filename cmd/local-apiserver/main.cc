@@ -13,6 +13,7 @@
 #include <iostream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "apiserver/api_server.h"
@@ -44,8 +45,11 @@ DEFINE_int32(min_request_timeout_seconds, 1800,
              "A watch without timeoutSeconds ends after this times 1+rand.");
 DEFINE_string(version_minor, "32",
               "Minor version in /version (kubectl's dispatcher picks the "
-              "matching kubectl from it).");
-DEFINE_string(git_version, "v1.32.4", "gitVersion in /version.");
+              "matching kubectl from it); follows --git-version when only "
+              "that is given.");
+DEFINE_string(git_version, "v1.32.4",
+              "gitVersion in /version, vMAJOR.MINOR.PATCH; follows "
+              "--version-minor (as v1.<minor>.0) when only that is given.");
 DEFINE_bool(fault_endpoint, false,
             "Serve the fault-injection control endpoint /fault-injection "
             "(GET/PUT options JSON; POST /fault-injection/compact; POST "
@@ -136,8 +140,31 @@ int main(int argc, char** argv) {
   options.bookmark_interval = absl::Seconds(FLAGS_bookmark_interval_seconds);
   options.min_request_timeout =
       absl::Seconds(FLAGS_min_request_timeout_seconds);
-  options.minor = FLAGS_version_minor;
-  options.git_version = FLAGS_git_version;
+  {
+    const bool minor_set =
+        !gflags::GetCommandLineFlagInfoOrDie("version_minor").is_default;
+    const bool git_set =
+        !gflags::GetCommandLineFlagInfoOrDie("git_version").is_default;
+    options.minor = FLAGS_version_minor;
+    options.git_version = FLAGS_git_version;
+    if (git_set && !minor_set) {
+      absl::StatusOr<std::string> minor =
+          kcr::apiserver::MinorOfGitVersion(FLAGS_git_version);
+      if (!minor.ok()) {
+        std::cerr << "local-apiserver: " << minor.status().message() << "\n";
+        return 2;
+      }
+      options.minor = *minor;
+    } else if (minor_set && !git_set) {
+      options.git_version = absl::StrCat("v1.", FLAGS_version_minor, ".0");
+    }
+    if (absl::Status s =
+            kcr::apiserver::ValidateVersion(options.git_version, options.minor);
+        !s.ok()) {
+      std::cerr << "local-apiserver: " << s.message() << "\n";
+      return 2;
+    }
+  }
   options.enable_fault_endpoint = FLAGS_fault_endpoint;
   options.faults.watch_close_after_events =
       FLAGS_fault_watch_close_after_events;

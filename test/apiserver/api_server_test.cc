@@ -51,6 +51,22 @@ TEST_F(ApiServerTest, VersionReportsMinor32) {
   EXPECT_THAT(r.Str("/gitVersion"), StartsWith("v1.32."));
 }
 
+TEST(ApiServerVersionTest, MinorOfGitVersion) {
+  EXPECT_EQ(*MinorOfGitVersion("v1.30.2"), "30");
+  EXPECT_EQ(*MinorOfGitVersion("v1.33.0-kcr.1"), "33");
+  for (const char* bad : {"1.30.2", "v1.30", "v1.x.2", "v1.30.", ""}) {
+    EXPECT_FALSE(MinorOfGitVersion(bad).ok()) << bad;
+  }
+  EXPECT_TRUE(ValidateVersion("v1.31.1", "31").ok());
+  EXPECT_FALSE(ValidateVersion("v1.31.1", "32").ok());
+  ApiServerOptions options;
+  options.port = 0;
+  options.git_version = "v1.31.1";
+  absl::StatusOr<std::unique_ptr<ApiServer>> server = ApiServer::Start(options);
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(ApiServerTest, HealthEndpointsSayOk) {
   for (const char* path : {"/healthz", "/livez", "/readyz"}) {
     TestResponse r = client_->Get(path);

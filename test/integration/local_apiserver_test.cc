@@ -115,6 +115,30 @@ TEST_F(LocalApiServerTest, HelpListsEveryFlag) {
   EXPECT_THAT(help, Not(HasSubstr("logging.cc")));
 }
 
+TEST_F(LocalApiServerTest, GitVersionSetsTheMinorAndAMismatchIsRefused) {
+  Start({"--git-version=v1.30.2"});
+  TestResponse r = client_->Get("/version");
+  EXPECT_EQ(r.Str("/gitVersion"), "v1.30.2");
+  EXPECT_EQ(r.Str("/minor"), "30");
+  server_->Stop();
+  server_.reset();
+
+  ProcessResult bad =
+      RunProcess({kBinary, "--git-version=v1.30.2", "--version-minor=31"}, {});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("has minor version 30, not 31"));
+  bad = RunProcess({kBinary, "--git-version=1.30"}, {});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("is not vMAJOR.MINOR.PATCH"));
+}
+
+TEST_F(LocalApiServerTest, VersionMinorAloneSetsTheGitVersion) {
+  Start({"--version-minor=29"});
+  TestResponse r = client_->Get("/version");
+  EXPECT_EQ(r.Str("/gitVersion"), "v1.29.0");
+  EXPECT_EQ(r.Str("/minor"), "29");
+}
+
 TEST_F(LocalApiServerTest, BadFlagsAreOneLineAndExitCodeTwo) {
   for (const std::vector<std::string>& args :
        std::vector<std::vector<std::string>>{{"--bogus"},
