@@ -335,5 +335,29 @@ TEST_F(EventBroadcasterTest, ShutdownWritesWhatIsQueued) {
   EXPECT_EQ(broadcaster_->stats().written, 10);
 }
 
+TEST_F(EventBroadcasterTest, RecordersOnManyThreads) {
+  Start();
+  std::vector<std::unique_ptr<EventRecorder>> recorders;
+  for (int t = 0; t < 4; ++t) {
+    recorders.push_back(
+        broadcaster_->NewRecorder({absl::StrCat("component-", t), ""}));
+  }
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        recorders[t]->Event(*ConfigMap(absl::StrCat("cm-", t, "-", i)),
+                            "Normal", "Synced", "m");
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  FlushOrFail();
+  EXPECT_EQ(writes().size(), 200u);
+  BroadcasterStats stats = broadcaster_->stats();
+  EXPECT_EQ(stats.recorded, 200);
+  EXPECT_EQ(stats.written, 200);
+}
+
 }  // namespace
 }  // namespace kcr::events
