@@ -58,6 +58,41 @@ struct Queue {
   CondVar idle;  // the sink thread has nothing left
 };
 
+bool IsAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9');
+}
+
+// apimachinery's IsQualifiedName: an optional DNS subdomain prefix and '/',
+// then 1-63 alphanumerics, '-', '_' or '.', starting and ending
+// alphanumeric. kube-apiserver refuses an Event whose reportingComponent
+// is not one.
+bool IsQualifiedName(std::string_view value) {
+  std::string_view name = value;
+  const size_t slash = value.find('/');
+  if (slash != std::string_view::npos) {
+    const std::string_view prefix = value.substr(0, slash);
+    name = value.substr(slash + 1);
+    if (prefix.empty() || prefix.size() > 253) return false;
+    for (char c : prefix) {
+      if (!(c >= 'a' && c <= 'z') && !(c >= '0' && c <= '9') && c != '-' &&
+          c != '.') {
+        return false;
+      }
+    }
+    if (!IsAlnum(prefix.front()) || !IsAlnum(prefix.back())) return false;
+  }
+  if (name.empty() || name.size() > 63) return false;
+  if (!IsAlnum(name.front()) || !IsAlnum(name.back())) return false;
+  for (char c : name) {
+    if (!IsAlnum(c) && c != '-' && c != '_' && c != '.') return false;
+  }
+  return true;
+}
+
+// kube-apiserver's ReportingInstanceLengthLimit.
+constexpr size_t kMaxReportingInstance = 128;
+
 class Recorder : public EventRecorder {
  public:
   Recorder(std::shared_ptr<Queue> queue, EventSource source)
@@ -91,8 +126,14 @@ class Recorder : public EventRecorder {
     e.first_timestamp = now;
     e.last_timestamp = now;
     e.count = 1;
-    e.reporting_component = source_.component;
-    e.reporting_instance = source_.host;
+    // Only values the server accepts: an Event is worth more without them
+    // than refused with them.
+    if (IsQualifiedName(source_.component)) {
+      e.reporting_component = source_.component;
+    }
+    if (source_.host.size() <= kMaxReportingInstance) {
+      e.reporting_instance = source_.host;
+    }
     VLOG(4) << "event type=" << e.type << " reason=" << e.reason
             << " object=" << ref.kind << "/" << ref.namespace_ << "/"
             << ref.name << " message=" << e.message;

@@ -73,7 +73,9 @@ class EventBroadcaster {
   virtual ~EventBroadcaster() = default;
 
   // A recorder whose events carry `source` (source.component, source.host,
-  // reportingComponent and reportingInstance).
+  // and the same as reportingComponent and reportingInstance when
+  // kube-apiserver would accept them: a qualified name such as
+  // "nginx-controller", and at most 128 characters).
   virtual std::unique_ptr<EventRecorder> NewRecorder(EventSource source) = 0;
 
   // Blocks until every event accepted so far has been handled (written,

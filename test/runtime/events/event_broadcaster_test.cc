@@ -359,5 +359,22 @@ TEST_F(EventBroadcasterTest, RecordersOnManyThreads) {
   EXPECT_EQ(stats.written, 200);
 }
 
+TEST_F(EventBroadcasterTest, ReportingComponentOnlyWhenTheServerTakesIt) {
+  Start();
+  auto bad = broadcaster_->NewRecorder({"Nginx Controller", "host-a"});
+  bad->Event(*ConfigMap("a"), "Normal", "Synced", "m");
+  auto prefixed = broadcaster_->NewRecorder({"example.org/nginx", "h"});
+  prefixed->Event(*ConfigMap("b"), "Normal", "Synced", "m");
+  FlushOrFail();
+  std::vector<Write> w = writes();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_THAT(w[0].body,
+              ::testing::Not(::testing::HasSubstr("reportingComponent")));
+  EXPECT_THAT(w[0].body,
+              ::testing::HasSubstr(R"("component":"Nginx Controller")"));
+  EXPECT_THAT(w[1].body, ::testing::HasSubstr(
+                             R"("reportingComponent":"example.org/nginx")"));
+}
+
 }  // namespace
 }  // namespace kcr::events
