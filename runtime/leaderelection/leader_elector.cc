@@ -265,6 +265,17 @@ void LeaderElector::Release() {
   auto [ctx, cancel] =
       WithTimeout(Context::Background(), config_.renew_deadline, clock_);
   absl::Status s = config_.lock->Update(ctx, record);
+  if (api::IsConflict(s)) {
+    // A renewal cancelled in flight may have been stored without its
+    // answer reaching us, moving the version on. If the lock still names
+    // us nobody else took it: release from what is there now.
+    absl::StatusOr<ObservedRecord> current = config_.lock->Get(ctx);
+    if (current.ok() &&
+        current->record.holder_identity == config_.lock->Identity()) {
+      record.leader_transitions = current->record.leader_transitions;
+      s = config_.lock->Update(ctx, record);
+    }
+  }
   cancel();
   if (!s.ok()) {
     LOG(ERROR) << "failed to release lock " << config_.lock->Describe() << ": "

@@ -36,6 +36,7 @@ using ::kcr::leaderelection::testing::FakeResourceLock;
 using ::kcr::leaderelection::testing::SleepTrackingClock;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::UnorderedElementsAre;
 
 // Polls `cond` for up to a minute of real time: a barrier for what another
 // thread does, never a measure of time.
@@ -95,12 +96,13 @@ class Candidate {
     config.metrics = &metrics;
     config.release_on_cancel = release_on_cancel;
     config.callbacks.on_started_leading = [this](const Context& ctx) {
+      // Logged first: once AwaitStarted returns, the line is in the log.
+      store_->Log("started " + id_);
       {
         MutexLock lock(&mu_);
         ++started_;
         leading_ = ctx;
       }
-      store_->Log("started " + id_);
       Mutex m;
       ContextCondVar cv;
       MutexLock lock(&m);
@@ -406,6 +408,41 @@ TEST_F(LeaderElectorTest, ReleaseOnCancelAfterTheLeaderReturned) {
   EXPECT_THAT(a->new_leaders(), ElementsAre("a", ""));
   EXPECT_FALSE(a->elector().IsLeader());
   EXPECT_EQ(a->stopped(), 1);
+}
+
+TEST_F(LeaderElectorTest, ReleaseAfterARenewalWhoseAnswerWasLost) {
+  auto a = NewCandidate("a", /*release_on_cancel=*/true);
+  a->Start();
+  ASSERT_TRUE(a->AwaitStarted());
+  ASSERT_TRUE(clock_.Settle(1));
+  // A renewal stored by the server whose answer never came back: the
+  // record still names "a", at a version "a" has not seen.
+  LeaderElectionRecord stored = *store_.record();
+  stored.renew_time += absl::Seconds(1);
+  store_.Put(stored);
+  const size_t before = store_.log().size();
+  a->Cancel();
+  ASSERT_TRUE(a->AwaitFinished());
+  // The leader's code returns and on_stopped_leading runs in either order;
+  // the release comes after both.
+  const std::vector<std::string> log = LogSince(before);
+  ASSERT_EQ(log.size(), 5u);
+  EXPECT_THAT(std::vector<std::string>(log.begin(), log.begin() + 2),
+              UnorderedElementsAre("leader returned a", "stopped a"));
+  EXPECT_THAT(std::vector<std::string>(log.begin() + 2, log.end()),
+              ElementsAre("update a:  failed", "get a", "update a: "));
+  EXPECT_EQ(store_.record()->holder_identity, "");
+}
+
+TEST_F(LeaderElectorTest, NoReleaseWhenAnotherTookTheLock) {
+  auto a = NewCandidate("a", /*release_on_cancel=*/true);
+  a->Start();
+  ASSERT_TRUE(a->AwaitStarted());
+  ASSERT_TRUE(clock_.Settle(1));
+  store_.Put(Held("b", t0_, 1));
+  a->Cancel();
+  ASSERT_TRUE(a->AwaitFinished());
+  EXPECT_EQ(*store_.record(), Held("b", t0_, 1));
 }
 
 TEST_F(LeaderElectorTest, StopsLeadingRenewDeadlineAfterTheLastRenewal) {
