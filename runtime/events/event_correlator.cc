@@ -26,18 +26,19 @@ std::string SourceObjectKey(const Event& e) {
 
 // client-go's EventAggregatorByReasonFunc: similar events share this key.
 std::string AggregateKey(const Event& e) {
-  return absl::StrCat(SourceObjectKey(e), std::string(1, kSep), e.type,
-                      std::string(1, kSep), e.reason, std::string(1, kSep),
-                      e.reporting_component, std::string(1, kSep),
-                      e.reporting_instance);
+  // Tagged, so that no aggregate key equals an event key.
+  return absl::StrCat("aggregate", std::string(1, kSep), SourceObjectKey(e),
+                      std::string(1, kSep), e.type, std::string(1, kSep),
+                      e.reason, std::string(1, kSep), e.reporting_component,
+                      std::string(1, kSep), e.reporting_instance);
 }
 
 // client-go's getEventKey: equal events share this key.
 std::string EventKey(const Event& e) {
-  return absl::StrCat(SourceObjectKey(e), std::string(1, kSep),
-                      e.involved_object.field_path, std::string(1, kSep),
-                      e.type, std::string(1, kSep), e.reason,
-                      std::string(1, kSep), e.message);
+  return absl::StrCat("event", std::string(1, kSep), SourceObjectKey(e),
+                      std::string(1, kSep), e.involved_object.field_path,
+                      std::string(1, kSep), e.type, std::string(1, kSep),
+                      e.reason, std::string(1, kSep), e.message);
 }
 
 std::string RepeatPatch(const Event& e) {
