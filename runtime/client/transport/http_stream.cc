@@ -178,7 +178,7 @@ absl::Status HttpStream::Connect(absl::Time deadline) {
   std::memset(&hints, 0, sizeof(hints));
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV | AI_ADDRCONFIG;
+  hints.ai_flags = AI_NUMERICSERV;
   addrinfo* found = nullptr;
   if (int r = getaddrinfo(host_.c_str(), port_.c_str(), &hints, &found);
       r != 0) {
