@@ -257,7 +257,12 @@ absl::Status Manager::Start(const Context& ctx) {
                     ? ""
                     : absl::StrCat(" after a failure: ", failure.message()));
   absl::Status stopped = StopRunnables();
-  return failure.ok() ? stopped : failure;
+  if (!failure.ok()) return failure;
+  if (!stopped.ok()) return stopped;
+  // A Runnable that failed while stopping (a controller whose reconciles
+  // outlived its shutdown timeout) is reported too.
+  MutexLock lock(&mu_);
+  return failure_;
 }
 
 absl::Status Manager::StopRunnables() {

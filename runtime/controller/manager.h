@@ -126,10 +126,11 @@ class Manager {
   metrics::HealthChecks& readyz_checks() { return readyz_; }
 
   // Runs everything until `ctx` ends or a Runnable fails; see the file
-  // comment. Returns OK after a clean stop; the failed Runnable's error
-  // (its code, the message naming it); DeadlineExceeded when the caches
-  // did not sync in time or Runnables did not stop within the graceful
-  // shutdown timeout; FailedPrecondition on a second call.
+  // comment. Returns OK after a clean stop; the error of the first
+  // Runnable that failed, while running or while stopping (its code, the
+  // message naming it); DeadlineExceeded when the caches did not sync in
+  // time or Runnables did not stop within the graceful shutdown timeout;
+  // FailedPrecondition on a second call.
   absl::Status Start(const Context& ctx);
 
  private:

@@ -6,7 +6,9 @@
 
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "runtime/base/mutex.h"
 #include "runtime/controller/builder.h"
+#include "test/fakes/fake_clock.h"
 
 namespace kcr::controller {
 namespace {
@@ -178,6 +180,69 @@ TEST(ManagerTest, ReadyAfterCachesSyncAndRunnablesAddedLaterStart) {
   cancel();
   run.join();
   EXPECT_TRUE(status.ok()) << status;
+}
+
+// A controller whose reconcile outlives the graceful shutdown timeout: its
+// context is cancelled and Start reports the overrun.
+TEST(ManagerTest, ReportsReconcilesThatOutliveTheShutdownTimeout) {
+  kcr::testing::FakeClock clock;
+  client::Config config;
+  config.host = "http://127.0.0.1:1";
+  ManagerOptions options;
+  options.clock = &clock;
+  options.graceful_shutdown_timeout = absl::Seconds(30);
+  auto mgr = Manager::New(config, std::move(options));
+  ASSERT_TRUE(mgr.ok()) << mgr.status();
+
+  std::atomic<bool> entered{false};
+  std::atomic<bool> saw_cancel{false};
+  auto stubborn = std::make_shared<ReconcilerFunc>(
+      [&](const Request&, ReconcileContext& rctx) -> absl::StatusOr<Result> {
+        entered = true;
+        // Ignores the stop; returns only once its own context ends.
+        while (!rctx.ctx().done()) absl::SleepFor(absl::Milliseconds(1));
+        saw_cancel = true;
+        return Result::Done();
+      });
+  ControllerOptions copts;
+  copts.name = "stubborn";
+  copts.clock = &clock;
+  copts.shutdown_timeout = absl::Seconds(30);
+  auto c = Controller::New(std::move(copts), stubborn);
+  ASSERT_TRUE(c.ok());
+  (*c)->queue().Add(Request{"ns", "x"});
+  ASSERT_TRUE((*mgr)->AddController(*std::move(c)).ok());
+
+  auto [ctx, cancel] = WithCancel(Context::Background());
+  Mutex mu;
+  bool returned = false;
+  absl::Status status;
+  std::thread run([&, ctx = ctx] {
+    absl::Status s = (*mgr)->Start(ctx);
+    MutexLock lock(&mu);
+    status = s;
+    returned = true;
+  });
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  while (!entered.load() && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  ASSERT_TRUE(entered.load());
+  cancel();
+  // Time moves until every deadline has passed, however late each began.
+  for (;;) {
+    {
+      MutexLock lock(&mu);
+      if (returned || absl::Now() > give_up) break;
+    }
+    clock.Advance(absl::Seconds(1));
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  run.join();
+  EXPECT_TRUE(saw_cancel.load());
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_NE(status.message().find("stubborn"), absl::string_view::npos)
+      << status;
 }
 
 }  // namespace
