@@ -64,13 +64,6 @@ void FakeLockStore::Log(std::string line) {
   log_.push_back(std::move(line));
 }
 
-bool FakeLockStore::AwaitLogSize(size_t n) const {
-  MutexLock lock(&mu_);
-  auto enough = [this, n]()
-                    ABSL_NO_THREAD_SAFETY_ANALYSIS { return log_.size() >= n; };
-  return mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Minutes(1));
-}
-
 absl::Status FakeLockStore::Fault(const Context& ctx) {
   if (hang_) {
     ++hung_;

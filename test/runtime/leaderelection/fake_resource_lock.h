@@ -38,9 +38,6 @@ class FakeLockStore {
   // lines given to Log.
   std::vector<std::string> log() const;
   void Log(std::string line);
-  // Blocks (up to a minute of real time) until the log has `n` lines;
-  // returns whether it has.
-  bool AwaitLogSize(size_t n) const;
 
   absl::StatusOr<ObservedRecord> Get(const Context& ctx,
                                      const std::string& identity,

@@ -6,6 +6,7 @@
 #include <ostream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -122,6 +123,7 @@ class Candidate {
     auto elector = LeaderElector::Create(std::move(config));
     EXPECT_TRUE(elector.ok()) << elector.status();
     elector_ = *std::move(elector);
+    std::tie(ctx_, cancel_) = WithCancel(Context::Background());
   }
 
   ~Candidate() {
@@ -179,10 +181,6 @@ class Candidate {
   int stopped_ ABSL_GUARDED_BY(mu_) = 0;
   Context leading_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> new_leaders_ ABSL_GUARDED_BY(mu_);
-
- public:
-  // Set up last: the context of Run.
-  void InitContext() { std::tie(ctx_, cancel_) = WithCancel(Context()); }
 };
 
 class LeaderElectorTest : public ::testing::Test {
@@ -191,7 +189,6 @@ class LeaderElectorTest : public ::testing::Test {
                                           bool release_on_cancel = false) {
     auto c = std::make_unique<Candidate>(&store_, &clock_, std::move(id),
                                          release_on_cancel);
-    c->InitContext();
     return c;
   }
 
