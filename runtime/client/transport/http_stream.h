@@ -68,7 +68,8 @@ class HttpStream final : public BodyReader {
   // kUnavailable on a failure to connect, a TLS handshake that fails (the
   // message then contains "TLS handshake" and, when the server's
   // certificate is not trusted, "certificate verify failed"), a broken or
-  // malformed response; kCancelled after Cancel().
+  // malformed response; kCancelled after Cancel(), which interrupts every
+  // step but the host name's resolution (getaddrinfo cannot be).
   absl::Status Start(const StreamRequest& request);
 
   // After Start: the response's status code and the value of its header
