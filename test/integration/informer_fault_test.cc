@@ -273,6 +273,14 @@ TEST(InformerFaultTest, CachesEqualTheServerAfterFaults) {
     if (i % 1500 == 1499) (*server)->storage()->Compact();
     if (i % 4000 == 3999) (*server)->DropConnections();
   }
+  // The informers' requests are few (a re-watch per 150 events, relists),
+  // so at 3 % a run can end without a 500: keep writing, each 150 writes
+  // forcing one more request per informer, until one was injected.
+  for (int i = 0; (*server)->faults()->errors_injected() == 0 && i < 300000;
+       ++i) {
+    write();
+    if (i % 200 == 199) absl::SleepFor(absl::Milliseconds(10));
+  }
   (*server)->faults()->set_options(apiserver::FaultOptions());
   EXPECT_GT((*server)->faults()->errors_injected(), 0);
   const absl::Time writes_end = absl::Now();
