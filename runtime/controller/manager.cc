@@ -1,14 +1,23 @@
 #include "runtime/controller/manager.h"
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "glog/logging.h"
 #include "prometheus/registry.h"
+#include "runtime/base/status_macros.h"
+#include "runtime/leaderelection/identity.h"
+#include "runtime/leaderelection/leader_elector.h"
+#include "runtime/leaderelection/lease_lock.h"
 #include "runtime/metrics/cache_metrics.h"
 #include "runtime/metrics/controller_metrics.h"
+#include "runtime/metrics/leader_election_metrics.h"
+#include "runtime/metrics/metrics_handler.h"
 #include "runtime/metrics/rest_client_metrics.h"
 #include "runtime/metrics/workqueue_metrics.h"
 
@@ -31,6 +40,41 @@ cache::SharedInformerFactoryOptions FactoryOptions(
   return o;
 }
 
+bool Serves(const std::string& address) {
+  return !address.empty() && address != "0";
+}
+
+// The namespace of the pod this process runs in, or "" outside a cluster.
+std::string PodNamespace() {
+  std::ifstream in("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string ns = text.str();
+  while (!ns.empty() && (ns.back() == '\n' || ns.back() == ' ')) ns.pop_back();
+  return ns;
+}
+
+// Campaigns for the Lease while the Manager runs; see Manager::Lead.
+class LeaderElectionRunnable final : public Runnable {
+ public:
+  explicit LeaderElectionRunnable(
+      std::unique_ptr<leaderelection::LeaderElector> elector)
+      : elector_(std::move(elector)) {}
+
+  absl::Status Start(const Context& ctx) override {
+    elector_->Run(ctx);
+    if (ctx.done()) return absl::OkStatus();
+    return absl::AbortedError(
+        "leader election lost: the Lease could not be renewed in time");
+  }
+  bool NeedLeaderElection() const override { return false; }
+  std::string name() const override { return "leader election"; }
+  leaderelection::LeaderElector* elector() const { return elector_.get(); }
+
+ private:
+  const std::unique_ptr<leaderelection::LeaderElector> elector_;
+};
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Manager>> Manager::New(
@@ -50,9 +94,12 @@ absl::StatusOr<std::unique_ptr<Manager>> Manager::New(
                         absl::StrCat("manager: creating the REST client: ",
                                      client.status().message()));
   }
-  return std::unique_ptr<Manager>(
+  std::unique_ptr<Manager> manager(
       new Manager(*std::move(client), std::move(options), std::move(registry),
                   std::move(client_metrics)));
+  KCR_RETURN_IF_ERROR(manager->CreateEndpoints());
+  KCR_RETURN_IF_ERROR(manager->AddLeaderElection());
+  return manager;
 }
 
 absl::StatusOr<std::unique_ptr<Manager>> Manager::New(
@@ -61,8 +108,154 @@ absl::StatusOr<std::unique_ptr<Manager>> Manager::New(
     return absl::InvalidArgumentError("manager: no REST client");
   }
   std::shared_ptr<prometheus::Registry> registry = RegistryOf(options);
-  return std::unique_ptr<Manager>(new Manager(
+  std::unique_ptr<Manager> manager(new Manager(
       std::move(client), std::move(options), std::move(registry), nullptr));
+  KCR_RETURN_IF_ERROR(manager->CreateEndpoints());
+  KCR_RETURN_IF_ERROR(manager->AddLeaderElection());
+  return manager;
+}
+
+absl::Status Manager::CreateEndpoints() {
+  const std::string& metrics = options_.metrics_bind_address;
+  const std::string& probes = options_.health_probe_bind_address;
+  auto create = [](const std::string& address)
+      -> absl::StatusOr<std::unique_ptr<metrics::HttpEndpoint>> {
+    metrics::HttpEndpointOptions o;
+    o.bind_address = address;
+    auto endpoint = metrics::HttpEndpoint::Create(o);
+    if (!endpoint.ok()) {
+      return absl::Status(
+          endpoint.status().code(),
+          absl::StrCat("manager: ", endpoint.status().message()));
+    }
+    return endpoint;
+  };
+  if (Serves(metrics)) {
+    KCR_ASSIGN_OR_RETURN(metrics_endpoint_, create(metrics));
+    metrics_endpoint_->Handle(
+        "/metrics",
+        metrics::MetricsHandler({registry_.get(), process_collector_.get()}));
+  }
+  if (Serves(probes)) {
+    metrics::HttpEndpoint* endpoint = metrics_endpoint_.get();
+    // One port for both when the addresses name the same one (port 0 asks
+    // for a port of its own each time).
+    if (probes != metrics || absl::EndsWith(probes, ":0") ||
+        endpoint == nullptr) {
+      KCR_ASSIGN_OR_RETURN(probe_endpoint_, create(probes));
+      endpoint = probe_endpoint_.get();
+    }
+    healthz_.ServeOn(*endpoint, "/healthz");
+    readyz_.ServeOn(*endpoint, "/readyz");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Manager::AddLeaderElection() {
+  if (!options_.leader_election) return absl::OkStatus();
+  std::string ns = options_.leader_election_namespace;
+  if (ns.empty()) ns = PodNamespace();
+  if (ns.empty()) {
+    return absl::InvalidArgumentError(
+        "manager: leader election needs a namespace for its Lease "
+        "(leader_election_namespace): not running in a cluster");
+  }
+  if (options_.leader_election_id.empty()) {
+    return absl::InvalidArgumentError(
+        "manager: leader election needs the Lease's name "
+        "(leader_election_id)");
+  }
+  std::string identity = options_.leader_election_identity;
+  if (identity.empty()) {
+    KCR_ASSIGN_OR_RETURN(identity, leaderelection::NewIdentity());
+  }
+  leaderelection::LeaderElectionConfig config;
+  config.lock = std::make_shared<leaderelection::LeaseLock>(
+      client_.get(), ns, options_.leader_election_id, identity);
+  config.lease_duration = options_.lease_duration;
+  config.renew_deadline = options_.renew_deadline;
+  config.retry_period = options_.retry_period;
+  config.release_on_cancel = options_.leader_election_release_on_cancel;
+  config.name = options_.leader_election_id;
+  config.clock = clock_;
+  config.metrics = leader_metrics_.get();
+  config.callbacks.on_started_leading = [this](const Context& ctx) {
+    Lead(ctx);
+  };
+  config.callbacks.on_stopped_leading = [identity] {
+    LOG(INFO) << "manager: not leading identity=" << identity;
+  };
+  config.callbacks.on_new_leader = [identity](const std::string& holder) {
+    LOG(INFO) << "manager: leader is now "
+              << (holder.empty() ? "nobody" : holder)
+              << (holder == identity ? " (this replica)" : "");
+  };
+  auto elector = leaderelection::LeaderElector::Create(std::move(config));
+  if (!elector.ok()) {
+    return absl::Status(
+        elector.status().code(),
+        absl::StrCat("manager: leader election: ", elector.status().message()));
+  }
+  auto runnable = std::make_unique<LeaderElectionRunnable>(*std::move(elector));
+  leaderelection::LeaderElector* raw = runnable->elector();
+  // Healthy while it leads and renews, or does not lead (client-go's
+  // HealthzAdaptor, with its 20 s of tolerance).
+  KCR_RETURN_IF_ERROR(healthz_.Add(
+      "leaderElection", [raw]() { return raw->Check(absl::Seconds(20)); }));
+  MutexLock lock(&mu_);
+  elector_ = raw;
+  return AddLocked(std::move(runnable));
+}
+
+void Manager::Lead(const Context& ctx) {
+  MutexLock lock(&mu_);
+  if (stopping_) return;
+  leader_ctx_ = ctx;
+  LOG(INFO) << "manager: leading; starting the leader's runnables";
+  StartLeaderElectionRunnablesLocked();
+  while (!ctx.done()) cv_.Wait(&mu_, ctx);
+  leading_ = false;
+  // The leader's Runnables stop with the term; the Lease is kept (and
+  // renewed no more) until they returned, so the next leader never runs
+  // beside them. They have the graceful shutdown timeout, as on a stop.
+  auto leader_runnables_returned = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (const auto& e : entries_) {
+      if (e->runnable->NeedLeaderElection() && e->started && !e->returned) {
+        return false;
+      }
+    }
+    return true;
+  };
+  auto [wait_ctx, cancel_wait] = WithTimeout(
+      Context::Background(), options_.graceful_shutdown_timeout, clock_);
+  while (!leader_runnables_returned() && !wait_ctx.done()) {
+    cv_.Wait(&mu_, wait_ctx);
+  }
+  cancel_wait();
+  if (!leader_runnables_returned()) {
+    LOG(ERROR) << "manager: the leader's runnables did not stop within "
+               << options_.graceful_shutdown_timeout
+               << " of the end of the term";
+  }
+}
+
+std::string Manager::metrics_address() const {
+  return metrics_endpoint_ == nullptr ? "" : metrics_endpoint_->address();
+}
+
+std::string Manager::health_probe_address() const {
+  if (probe_endpoint_ != nullptr) return probe_endpoint_->address();
+  if (Serves(options_.health_probe_bind_address) &&
+      metrics_endpoint_ != nullptr) {
+    return metrics_endpoint_->address();
+  }
+  return "";
+}
+
+bool Manager::IsLeader() const {
+  MutexLock lock(&mu_);
+  if (elector_ != nullptr) return elector_->IsLeader() && leading_;
+  return leading_;
 }
 
 Manager::Manager(std::unique_ptr<client::RestClient> client,
@@ -79,11 +272,16 @@ Manager::Manager(std::unique_ptr<client::RestClient> client,
           std::make_unique<metrics::PrometheusCacheMetrics>(*registry_)),
       controller_metrics_(
           std::make_unique<metrics::PrometheusControllerMetrics>(*registry_)),
+
       mapper_(api::RESTMapper::NewDefault()),
       client_(std::move(client)),
       factory_(std::make_unique<cache::SharedInformerFactory>(
           client_.get(),
-          FactoryOptions(options_.cache, clock_, cache_metrics_.get()))) {
+          FactoryOptions(options_.cache, clock_, cache_metrics_.get()))),
+      leader_metrics_(
+          std::make_unique<metrics::PrometheusLeaderElectionMetrics>(
+              *registry_)),
+      process_collector_(std::make_unique<metrics::ProcessCollector>()) {
   // Ready once the caches hold the first lists (controller-runtime's
   // readiness follows its cache the same way).
   absl::Status s = readyz_.Add("informer-sync", [this]() -> absl::Status {
@@ -155,7 +353,11 @@ absl::Status Manager::AddLocked(std::unique_ptr<Runnable> runnable) {
   if (running_) {
     // Informers the new Runnable asked for start now too.
     factory_->Start(cache_ctx_);
-    if (!entry.runnable->NeedLeaderElection() || leading_) StartLocked(entry);
+    if (!entry.runnable->NeedLeaderElection()) {
+      StartLocked(entry, runnables_ctx_);
+    } else if (leading_) {
+      StartLocked(entry, leader_ctx_);
+    }
   }
   return absl::OkStatus();
 }
@@ -170,12 +372,11 @@ absl::Status Manager::AddReadyzCheck(const std::string& name,
   return readyz_.Add(name, std::move(check));
 }
 
-void Manager::StartLocked(Entry& entry) {
+void Manager::StartLocked(Entry& entry, const Context& ctx) {
   if (entry.started) return;
   entry.started = true;
   Runnable* runnable = entry.runnable.get();
   Entry* e = &entry;
-  Context ctx = runnables_ctx_;
   entry.thread = std::thread([this, runnable, e, ctx] {
     absl::Status s = runnable->Start(ctx);
     MutexLock lock(&mu_);
@@ -195,14 +396,14 @@ void Manager::StartLocked(Entry& entry) {
 
 void Manager::StartRunnablesLocked() {
   for (auto& e : entries_) {
-    if (!e->runnable->NeedLeaderElection()) StartLocked(*e);
+    if (!e->runnable->NeedLeaderElection()) StartLocked(*e, runnables_ctx_);
   }
 }
 
 void Manager::StartLeaderElectionRunnablesLocked() {
   leading_ = true;
   for (auto& e : entries_) {
-    if (e->runnable->NeedLeaderElection()) StartLocked(*e);
+    if (e->runnable->NeedLeaderElection()) StartLocked(*e, leader_ctx_);
   }
 }
 
@@ -214,6 +415,9 @@ absl::Status Manager::Start(const Context& ctx) {
     }
     started_ = true;
     std::tie(runnables_ctx_, cancel_runnables_) = WithCancel(ctx);
+    // Probes answer from the start (not ready until the caches synced).
+    if (metrics_endpoint_ != nullptr) metrics_endpoint_->Start();
+    if (probe_endpoint_ != nullptr) probe_endpoint_->Start();
     // The informers outlive the Runnables' context, so that controllers
     // drain against a live cache; Shutdown ends them.
     cache_ctx_ = Context::Background();
@@ -238,8 +442,11 @@ absl::Status Manager::Start(const Context& ctx) {
     MutexLock lock(&mu_);
     caches_synced_ = true;
     running_ = true;
-    StartRunnablesLocked();
-    StartLeaderElectionRunnablesLocked();
+    StartRunnablesLocked();  // the leader elector among them
+    if (elector_ == nullptr) {
+      leader_ctx_ = runnables_ctx_;
+      StartLeaderElectionRunnablesLocked();
+    }
   }
   LOG(INFO) << "manager: caches synced, runnables started";
   absl::Status failure;
@@ -306,6 +513,8 @@ absl::Status Manager::StopRunnables() {
     if (t->joinable()) t->join();
   }
   factory_->Shutdown();
+  if (metrics_endpoint_ != nullptr) metrics_endpoint_->Stop();
+  if (probe_endpoint_ != nullptr) probe_endpoint_->Stop();
   LOG(INFO) << "manager: stopped";
   return status;
 }

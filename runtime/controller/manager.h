@@ -19,9 +19,21 @@
 // and they get `graceful_shutdown_timeout` to return (controllers drain
 // their in-flight reconciles), then the informers shut down.
 //
-// The health ("/healthz") and readiness ("/readyz") checks are registries
-// for the HTTP endpoint to serve; the readiness check "informer-sync"
-// passes once the caches synced.
+// The health ("/healthz") and readiness ("/readyz") checks are served,
+// with "/metrics" (every family of the Manager's registry and the process_*
+// families), on the addresses in ManagerOptions; the readiness check
+// "informer-sync" passes once the caches synced, whether or not this
+// replica leads (a standby is ready: its caches are warm).
+//
+// Leader election (ManagerOptions::leader_election): after the caches
+// synced, the Manager campaigns for a coordination.k8s.io/v1 Lease; the
+// Runnables that need leader election (controllers) start only once it
+// leads, under a context that ends when leadership ends, and the Manager
+// waits for them to return before the Lease is released (on a clean stop,
+// at once, so a standby takes over without waiting out the lease). A
+// leader that loses the Lease (it could not renew within renew_deadline)
+// stops: Start returns "leader election lost" and the process should exit,
+// as controller-runtime's does.
 //
 // Thread-safe.
 #ifndef KCR_RUNTIME_CONTROLLER_MANAGER_H_
@@ -45,12 +57,19 @@
 #include "runtime/controller/controller.h"
 #include "runtime/controller/metrics.h"
 #include "runtime/controller/runnable.h"
+#include "runtime/leaderelection/metrics.h"
 #include "runtime/metrics/healthz.h"
+#include "runtime/metrics/http_endpoint.h"
+#include "runtime/metrics/process_collector.h"
 #include "runtime/workqueue/metrics.h"
 
 namespace prometheus {
 class Registry;
 }  // namespace prometheus
+
+namespace kcr::leaderelection {
+class LeaderElector;
+}  // namespace kcr::leaderelection
 
 namespace kcr::controller {
 
@@ -72,6 +91,32 @@ struct ManagerOptions {
   absl::Duration graceful_shutdown_timeout = absl::Seconds(30);
   // Where every provider registers. Null: a registry of the Manager's own.
   std::shared_ptr<prometheus::Registry> metrics_registry;
+
+  // "host:port" (":8080" for every interface, port 0 for any free one) to
+  // serve /metrics on; "" or "0" serves none. The same address as
+  // health_probe_bind_address (not port 0) serves all three paths on one
+  // port.
+  std::string metrics_bind_address = "0";
+  // "host:port" to serve /healthz and /readyz on; "" or "0" serves none.
+  std::string health_probe_bind_address = "0";
+
+  // Leader election on the Lease leader_election_namespace /
+  // leader_election_id (both required when on; the namespace defaults to
+  // the pod's own when running in a cluster).
+  bool leader_election = false;
+  std::string leader_election_id;
+  std::string leader_election_namespace;
+  // This replica's identity; "" for <hostname>_<uuid>.
+  std::string leader_election_identity;
+  // client-go's defaults (controller-runtime's too).
+  absl::Duration lease_duration = absl::Seconds(15);
+  absl::Duration renew_deadline = absl::Seconds(10);
+  absl::Duration retry_period = absl::Seconds(2);
+  // Give the Lease up on a clean stop, so a standby takes over at once.
+  // (controller-runtime's LeaderElectionReleaseOnCancel, which defaults to
+  // false there; the Manager waits for its controllers to return before it
+  // releases, which is what makes releasing safe.)
+  bool leader_election_release_on_cancel = true;
 };
 
 class Manager {
@@ -125,6 +170,14 @@ class Manager {
   metrics::HealthChecks& healthz_checks() { return healthz_; }
   metrics::HealthChecks& readyz_checks() { return readyz_; }
 
+  // The addresses the endpoints listen on ("" when not served), with the
+  // port chosen when the options asked for port 0.
+  std::string metrics_address() const;
+  std::string health_probe_address() const;
+  // Whether this replica leads (always true without leader election, once
+  // started). Thread-safe.
+  bool IsLeader() const;
+
   // Runs everything until `ctx` ends or a Runnable fails; see the file
   // comment. Returns OK after a clean stop; the error of the first
   // Runnable that failed, while running or while stopping (its code, the
@@ -152,7 +205,16 @@ class Manager {
   // Starts the Runnables that run only while leader. This is where a
   // leader elector gates them: today every process leads.
   void StartLeaderElectionRunnablesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void StartLocked(Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void StartLocked(Entry& entry, const Context& ctx)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Binds the endpoints the options ask for.
+  absl::Status CreateEndpoints();
+  // Adds the Runnable that campaigns and, while leading, runs the
+  // Runnables that need it.
+  absl::Status AddLeaderElection();
+  // on_started_leading: starts the leader's Runnables under `ctx` and
+  // waits for them to return once it ends.
+  void Lead(const Context& ctx) ABSL_LOCKS_EXCLUDED(mu_);
   // Ends the Runnables' context and waits for them; see Start.
   absl::Status StopRunnables() ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -169,6 +231,11 @@ class Manager {
   const std::unique_ptr<cache::SharedInformerFactory> factory_;
   metrics::HealthChecks healthz_;
   metrics::HealthChecks readyz_;
+  std::unique_ptr<leaderelection::MetricsProvider> leader_metrics_;
+  std::unique_ptr<metrics::ProcessCollector> process_collector_;
+  // /metrics, and /healthz + /readyz (the same one when the addresses are).
+  std::unique_ptr<metrics::HttpEndpoint> metrics_endpoint_;
+  std::unique_ptr<metrics::HttpEndpoint> probe_endpoint_;
 
   mutable Mutex mu_;
   ContextCondVar cv_;
@@ -179,12 +246,17 @@ class Manager {
   // Runnables start (at once, when added) from here on.
   bool running_ ABSL_GUARDED_BY(mu_) = false;
   bool leading_ ABSL_GUARDED_BY(mu_) = false;
+  // The leader elector (owned by its Runnable), null without one.
+  leaderelection::LeaderElector* elector_ ABSL_GUARDED_BY(mu_) = nullptr;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool caches_synced_ ABSL_GUARDED_BY(mu_) = false;
   // The first Runnable failure.
   absl::Status failure_ ABSL_GUARDED_BY(mu_);
   // What Runnables and informers run with while the Manager runs.
   Context runnables_ctx_ ABSL_GUARDED_BY(mu_);
+  // What the leader's Runnables run with: runnables_ctx_ without leader
+  // election, else the context of the current term.
+  Context leader_ctx_ ABSL_GUARDED_BY(mu_);
   CancelFunc cancel_runnables_ ABSL_GUARDED_BY(mu_);
   Context cache_ctx_ ABSL_GUARDED_BY(mu_);
 };
