@@ -1,5 +1,7 @@
 #include "runtime/controller/manager.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -250,6 +252,19 @@ std::string Manager::health_probe_address() const {
     return metrics_endpoint_->address();
   }
   return "";
+}
+
+std::unique_ptr<events::EventRecorder> Manager::GetEventRecorderFor(
+    const std::string& component) {
+  MutexLock lock(&mu_);
+  if (broadcaster_ == nullptr) {
+    events::BroadcasterOptions o;
+    o.clock = clock_;
+    broadcaster_ = events::NewBroadcaster(client_.get(), o);
+  }
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  return broadcaster_->NewRecorder({component, host});
 }
 
 bool Manager::IsLeader() const {
@@ -511,6 +526,11 @@ absl::Status Manager::StopRunnables() {
   }
   for (std::thread* t : threads) {
     if (t->joinable()) t->join();
+  }
+  {
+    // What the controllers recorded reaches the server, within a bound.
+    MutexLock lock(&mu_);
+    if (broadcaster_ != nullptr) broadcaster_->Shutdown(absl::Seconds(5));
   }
   factory_->Shutdown();
   if (metrics_endpoint_ != nullptr) metrics_endpoint_->Stop();

@@ -57,6 +57,8 @@
 #include "runtime/controller/controller.h"
 #include "runtime/controller/metrics.h"
 #include "runtime/controller/runnable.h"
+#include "runtime/events/event_broadcaster.h"
+#include "runtime/events/event_recorder.h"
 #include "runtime/leaderelection/metrics.h"
 #include "runtime/metrics/healthz.h"
 #include "runtime/metrics/http_endpoint.h"
@@ -174,6 +176,14 @@ class Manager {
   // port chosen when the options asked for port 0.
   std::string metrics_address() const;
   std::string health_probe_address() const;
+  // A recorder of core/v1 Events from `component` (source.host is this
+  // machine's name), as controller-runtime's GetEventRecorderFor. All
+  // recorders share one broadcaster (one queue, one writing thread), which
+  // the Manager flushes when it stops. Recording never blocks. Recorders
+  // may outlive the Manager (they then drop what they are given).
+  std::unique_ptr<events::EventRecorder> GetEventRecorderFor(
+      const std::string& component);
+
   // Whether this replica leads (always true without leader election, once
   // started). Thread-safe.
   bool IsLeader() const;
@@ -246,6 +256,8 @@ class Manager {
   // Runnables start (at once, when added) from here on.
   bool running_ ABSL_GUARDED_BY(mu_) = false;
   bool leading_ ABSL_GUARDED_BY(mu_) = false;
+  // Made by the first GetEventRecorderFor.
+  std::unique_ptr<events::EventBroadcaster> broadcaster_ ABSL_GUARDED_BY(mu_);
   // The leader elector (owned by its Runnable), null without one.
   leaderelection::LeaderElector* elector_ ABSL_GUARDED_BY(mu_) = nullptr;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

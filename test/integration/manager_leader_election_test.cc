@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "api/object_builder.h"
+#include "api/types/event.h"
 #include "apiserver/api_server.h"
 #include "apiserver/faults.h"
 #include "gmock/gmock.h"
@@ -28,6 +29,7 @@
 #include "runtime/controller/builder.h"
 #include "runtime/controller/manager.h"
 #include "runtime/controller/runnable.h"
+#include "runtime/events/event_recorder.h"
 #include "test/runtime/metrics/raw_http.h"
 
 namespace kcr {
@@ -444,6 +446,40 @@ TEST_F(ManagerLeaderElectionTest, ProbesAndMetricsOverHttp) {
   StopWriting();
   r->Stop();
   EXPECT_TRUE(r->result.ok()) << r->result;
+}
+
+TEST_F(ManagerLeaderElectionTest, EventsOfTheManagersRecorderReachTheServer) {
+  auto mgr = controller::Manager::New(config_);
+  ASSERT_TRUE(mgr.ok()) << mgr.status();
+  api::ObjectBuilder b("v1", "ConfigMap");
+  b.SetNamespace("default").SetName("described");
+  auto cm =
+      client_->Create(kBg, ConfigMaps().InNamespace("default"), **b.Build());
+  ASSERT_TRUE(cm.ok()) << cm.status();
+  std::unique_ptr<events::EventRecorder> recorder =
+      (*mgr)->GetEventRecorderFor("mirror-controller");
+  for (int i = 0; i < 3; ++i) {
+    recorder->Event(**cm, api::kEventTypeNormal, "Mirrored", "in step");
+  }
+  const client::Resource events =
+      client::Resource::Namespaced({"", "v1", "events"}).InNamespace("default");
+  ASSERT_TRUE(Eventually([&] {
+    auto list = client_->List(kBg, events, {});
+    if (!list.ok()) return false;
+    for (const api::ObjectPtr& e : list->items) {
+      const rapidjson::Value* count = e->Find("/count");
+      if (e->Find("/reason") != nullptr &&
+          std::string(e->Find("/reason")->GetString()) == "Mirrored" &&
+          count != nullptr && count->GetInt() == 3 &&
+          std::string(e->Find("/source/component")->GetString()) ==
+              "mirror-controller" &&
+          std::string(e->Find("/involvedObject/uid")->GetString()) ==
+              std::string((*cm)->uid())) {
+        return true;
+      }
+    }
+    return false;
+  }));
 }
 
 }  // namespace
