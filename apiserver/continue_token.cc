@@ -52,13 +52,16 @@ absl::Status DecodeContinue(std::string_view token, int64_t* rv,
   }
   const Value* r = Member(d, "rv");
   const Value* s = Member(d, "start");
-  if (r == nullptr || !r->IsInt64() || r->GetInt64() <= 0 || s == nullptr ||
+  // rv -1 is the token of a 410 for an expired one: go on at the latest
+  // revision.
+  if (r == nullptr || !r->IsInt64() ||
+      (r->GetInt64() <= 0 && r->GetInt64() != -1) || s == nullptr ||
       !s->IsString()) {
     return bad(
         "continue key is not valid: incorrect encoded start resourceVersion "
         "(version meta.k8s.io/v1)");
   }
-  *rv = r->GetInt64();
+  *rv = r->GetInt64() == -1 ? 0 : r->GetInt64();
   *start = std::string(s->GetString(), s->GetStringLength());
   return absl::OkStatus();
 }

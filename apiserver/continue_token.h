@@ -17,7 +17,8 @@ namespace apiserver {
 std::string EncodeContinue(int64_t rv, std::string_view start);
 
 // 400 BadRequest ("invalid continue token: ...") for a token this server
-// did not make.
+// did not make. The rv -1 of the token an expired one's 410 carries
+// (EncodeContinue(-1, key)) is read as 0: the latest revision.
 absl::Status DecodeContinue(std::string_view token, int64_t* rv,
                             std::string* start);
 

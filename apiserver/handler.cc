@@ -521,6 +521,22 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
 
   const std::string& method = req.method;
   bool watch = legacy_watch || ParseBool(req.Query("watch"));
+  if (legacy_watch && !name.empty()) {
+    // /watch/.../{name}: kube-apiserver reads the name as one more field
+    // selector term, metadata.name=<name>, on a watch of the collection.
+    if (method != "GET" || !sub.empty()) {
+      return SendApiError(ex, ApiError::PathNotFound());
+    }
+    if (!r.HasVerb("watch")) return forbid_verb("watch");
+    if (neg.partial == Partial::kList) return not_a_list();
+    HttpRequest named = req;
+    std::string selector = req.Query("fieldSelector");
+    named.query["fieldSelector"] =
+        Cat(selector, selector.empty() ? "" : ",", "metadata.name=", name);
+    ServeWatch(r, ns, named, ex, neg.table,
+               neg.partial == Partial::kObject ? partial_version : "");
+    return;
+  }
   if (name.empty()) {
     if (method == "GET") {
       if (watch) {

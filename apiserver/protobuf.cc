@@ -421,6 +421,22 @@ const Message kDeployment{
      {2, "spec", Type::kMessage, 0, &kDeploymentSpec},
      {3, "status", Type::kMessage, 0, &kDeploymentStatus}}};
 
+// --- meta/v1 DeleteOptions, the body of a DELETE ---
+
+const Message kPreconditions{
+    "meta/v1 Preconditions",
+    {{1, "uid", Type::kString, kKeepZero},
+     {2, "resourceVersion", Type::kString, kKeepZero}}};
+const Message kDeleteOptions{
+    "meta/v1 DeleteOptions",
+    {{1, "gracePeriodSeconds", Type::kInt64, kKeepZero},  // *int64
+     {2, "preconditions", Type::kMessage, 0, &kPreconditions},
+     {3, "orphanDependents", Type::kBool, kKeepZero},  // *bool
+     {4, "propagationPolicy", Type::kString, kKeepZero},
+     {5, "dryRun", Type::kString, kRepeated},
+     {6, "ignoreStoreReadErrorWithClusterBreakingPotential", Type::kBool,
+      kKeepZero}}};
+
 class Reader {
  public:
   explicit Reader(std::string_view data) : data_(data) {}
@@ -767,7 +783,11 @@ absl::StatusOr<std::string> KubernetesProtobufToJson(std::string_view body) {
                 {{"v1", "Service"}, &kService},
                 {{"apps/v1", "Deployment"}, &kDeployment}};
   auto it = kKinds.find({api_version, kind});
-  if (it == kKinds.end()) {
+  // DeleteOptions is registered in every group version (and meta.k8s.io/v1);
+  // clients send it under the group version of the resource they delete.
+  const Message* message = it == kKinds.end() ? nullptr : it->second;
+  if (kind == "DeleteOptions") message = &kDeleteOptions;
+  if (message == nullptr) {
     return absl::UnimplementedError(
         Cat("protobuf is not supported for ", api_version, " ", kind));
   }
@@ -775,7 +795,7 @@ absl::StatusOr<std::string> KubernetesProtobufToJson(std::string_view body) {
   auto& a = d.GetAllocator();
   d.AddMember("apiVersion", rapidjson::Value(api_version.c_str(), a), a);
   d.AddMember("kind", rapidjson::Value(kind.c_str(), a), a);
-  if (absl::Status s = Decode(raw, *it->second, &d, a, 0); !s.ok()) return s;
+  if (absl::Status s = Decode(raw, *message, &d, a, 0); !s.ok()) return s;
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
   d.Accept(w);

@@ -3,10 +3,11 @@
 // kinds that kubectl's typed generators send that way: `kubectl create
 // namespace|configmap|secret|serviceaccount|deployment|service` (v1
 // Namespace, ConfigMap, Secret, ServiceAccount, Service, apps/v1 Deployment)
-// and v1 Pod. The body is the "k8s\0" magic plus a runtime.Unknown envelope
-// {typeMeta, raw}; raw is the generated message of k8s.io/api (field numbers
-// from its Go struct tags). Responses are always JSON, which those clients
-// accept.
+// and v1 Pod, and the DeleteOptions of a DELETE (`kubectl delete
+// --grace-period`, `kubectl drain`). The body is the "k8s\0" magic plus a
+// runtime.Unknown envelope {typeMeta, raw}; raw is the generated message of
+// k8s.io/api (field numbers from its Go struct tags). Responses are always
+// JSON, which those clients accept.
 //
 // The JSON is what Go's encoding/json writes for the same object (what
 // `kubectl create ... --dry-run=client -o json` prints): zero scalars of

@@ -227,6 +227,7 @@ absl::Status PatchError(std::string_view message) {
   e.code = 422;
   e.reason = "Invalid";
   e.message = std::string(message);
+  e.has_details = true;  // NewGenericServerResponse's empty details
   return e.ToStatus();
 }
 
@@ -376,17 +377,21 @@ absl::StatusOr<ListResult> Registry::List(const ResourceInfo& resource,
     }
     KCR_RETURN_IF_ERROR(DecodeContinue(options.continue_token,
                                        &so.at_resource_version, &so.start_key));
-    if (so.at_resource_version < storage_->OldestResourceVersion()) {
-      return ApiError::Expired(
-                 "The provided continue parameter is too old to display a "
-                 "consistent list result. You can start a new list without "
-                 "the continue parameter, or use the continue token in this "
-                 "response to retrieve the remainder of the results. "
-                 "Continuing with the provided token results in an "
-                 "inconsistent list - objects that were created, modified, "
-                 "or deleted between the time the first chunk was returned "
-                 "and now may show up in the list.")
-          .ToStatus();
+    if (so.at_resource_version != 0 &&
+        so.at_resource_version < storage_->OldestResourceVersion()) {
+      // As kube-apiserver: the answer carries a token that goes on from the
+      // same key at the latest revision (rv -1), which the message offers.
+      ApiError e = ApiError::Expired(
+          "The provided continue parameter is too old to display a "
+          "consistent list result. You can start a new list without "
+          "the continue parameter, or use the continue token in this "
+          "response to retrieve the remainder of the results. "
+          "Continuing with the provided token results in an "
+          "inconsistent list - objects that were created, modified, "
+          "or deleted between the time the first chunk was returned "
+          "and now may show up in the list.");
+      e.continue_token = EncodeContinue(-1, so.start_key);
+      return e.ToStatus();
     }
   } else if (match == "Exact") {
     so.at_resource_version = requested;

@@ -8,6 +8,7 @@
 #include "apiserver/api_error.h"
 #include "apiserver/negotiation.h"
 #include "apiserver/object_fields.h"
+#include "apiserver/protobuf.h"
 #include "apiserver/str_util.h"
 #include "rapidjson/document.h"
 
@@ -68,9 +69,28 @@ bool DryRun(const HttpRequest& req) {
 absl::StatusOr<DeleteOptions> ParseDeleteOptions(const HttpRequest& req) {
   DeleteOptions o;
   o.dry_run = DryRun(req);
-  if (!Trim(req.body).empty()) {
+  std::string body = req.body;
+  if (ParseMediaType(req.Header("content-type")).type ==
+          "application/vnd.kubernetes.protobuf" &&
+      !body.empty()) {
+    absl::StatusOr<std::string> json = KubernetesProtobufToJson(body);
+    if (!json.ok()) {
+      if (json.status().code() == absl::StatusCode::kUnimplemented) {
+        return ApiError::UnsupportedMediaType(
+                   Cat("the body of the request was in an unknown format - "
+                       "accepted media types include: application/json, "
+                       "application/yaml, application/vnd.kubernetes.protobuf "
+                       "(",
+                       ToStd(json.status().message()), ")"))
+            .ToStatus();
+      }
+      return ApiError::BadRequest(ToStd(json.status().message())).ToStatus();
+    }
+    body = *std::move(json);
+  }
+  if (!Trim(body).empty()) {
     rapidjson::Document d;
-    absl::Status s = json::ParseJson(req.body, &d);
+    absl::Status s = json::ParseJson(body, &d);
     if (!s.ok() || !d.IsObject()) {
       return ApiError::BadRequest(
                  Cat("couldn't get version/kind; json parse error: ",

@@ -170,13 +170,14 @@ std::string StatusError::ToJson() const {
   w.String("v1");
   w.Key("metadata");
   w.StartObject();
+  WriteString(w, "continue", continue_token);
   w.EndObject();
   w.Key("status");
   w.String("Failure");
   WriteString(w, "message", message);
   WriteString(w, "reason", reason);
-  if (!name.empty() || !group.empty() || !kind.empty() || !uid.empty() ||
-      !causes.empty() || retry_after_seconds.has_value()) {
+  if (has_details || !name.empty() || !group.empty() || !kind.empty() ||
+      !uid.empty() || !causes.empty() || retry_after_seconds.has_value()) {
     w.Key("details");
     w.StartObject();
     WriteString(w, "name", name);
@@ -220,9 +221,14 @@ std::optional<StatusError> StatusError::FromObject(
   e.code = GetInt(object, "code").value_or(0);
   e.reason = json::StringMember(object, "reason");
   e.message = json::StringMember(object, "message");
+  auto meta = object.FindMember("metadata");
+  if (meta != object.MemberEnd() && meta->value.IsObject()) {
+    e.continue_token = json::StringMember(meta->value, "continue");
+  }
   auto details = object.FindMember("details");
   if (details != object.MemberEnd() && details->value.IsObject()) {
     const rapidjson::Value& d = details->value;
+    e.has_details = true;
     e.name = json::StringMember(d, "name");
     e.group = json::StringMember(d, "group");
     e.kind = json::StringMember(d, "kind");
@@ -293,12 +299,16 @@ StatusError StatusError::NotFound(const GroupResource& resource,
   e.name = Str(name);
   e.group = resource.group;
   e.kind = resource.resource;
+  e.has_details = true;
   return e;
 }
 
 StatusError StatusError::PathNotFound() {
-  return Make(404, "NotFound",
-              "the server could not find the requested resource");
+  // NewGenericServerResponse: details set, every member empty.
+  StatusError e =
+      Make(404, "NotFound", "the server could not find the requested resource");
+  e.has_details = true;
+  return e;
 }
 
 StatusError StatusError::AlreadyExists(const GroupResource& resource,
@@ -309,6 +319,7 @@ StatusError StatusError::AlreadyExists(const GroupResource& resource,
   e.name = Str(name);
   e.group = resource.group;
   e.kind = resource.resource;
+  e.has_details = true;
   return e;
 }
 
@@ -321,6 +332,7 @@ StatusError StatusError::Conflict(const GroupResource& resource,
   e.name = Str(name);
   e.group = resource.group;
   e.kind = resource.resource;
+  e.has_details = true;
   return e;
 }
 
@@ -342,6 +354,7 @@ StatusError StatusError::Invalid(const GroupKind& kind, std::string_view name,
   e.name = Str(name);
   e.group = kind.group;
   e.kind = kind.kind;
+  e.has_details = true;
   for (const FieldError& fe : errors) {
     e.causes.push_back(
         {FieldErrorReason(fe.type), FieldErrorBody(fe), fe.field});
@@ -368,6 +381,7 @@ StatusError StatusError::Forbidden(const GroupResource& resource,
   e.name = Str(name);
   e.group = resource.group;
   e.kind = resource.resource;
+  e.has_details = true;
   return e;
 }
 
@@ -379,6 +393,7 @@ StatusError StatusError::MethodNotSupported(const GroupResource& resource,
                resource.ToString() + "\"");
   e.group = resource.group;
   e.kind = resource.resource;
+  e.has_details = true;
   return e;
 }
 
@@ -394,6 +409,7 @@ StatusError StatusError::TooManyRequests(std::string_view message,
                                          int retry_after_seconds) {
   StatusError e = Make(429, "TooManyRequests", Str(message));
   e.retry_after_seconds = retry_after_seconds;
+  e.has_details = true;
   return e;
 }
 
@@ -409,6 +425,7 @@ StatusError StatusError::InternalError(std::string_view message) {
   StatusError e =
       Make(500, "InternalError", "Internal error occurred: " + Str(message));
   e.causes.push_back({"", Str(message), ""});
+  e.has_details = true;
   return e;
 }
 
@@ -472,9 +489,9 @@ bool IsTimeout(const absl::Status& s) {
 std::optional<int> SuggestsClientDelay(const absl::Status& status) {
   std::optional<StatusError> e = GetStatusError(status);
   if (!e.has_value()) return std::nullopt;
-  const bool has_details = !e->name.empty() || !e->group.empty() ||
-                           !e->kind.empty() || !e->uid.empty() ||
-                           !e->causes.empty() ||
+  const bool has_details = e->has_details || !e->name.empty() ||
+                           !e->group.empty() || !e->kind.empty() ||
+                           !e->uid.empty() || !e->causes.empty() ||
                            e->retry_after_seconds.has_value();
   if (!has_details) return std::nullopt;
   if (e->reason == "ServerTimeout") return e->retry_after_seconds.value_or(0);

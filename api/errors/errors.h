@@ -93,6 +93,16 @@ struct StatusError {
   std::string uid;
   std::vector<StatusCause> causes;
   std::optional<int32_t> retry_after_seconds;
+  // Whether the Status has a details member even when every field above is
+  // empty: apimachinery's constructors that set Details (NotFound,
+  // AlreadyExists, Conflict, Invalid, Forbidden, MethodNotSupported,
+  // InternalError, the generic 404 for an unknown path, ...) write
+  // "details":{} then, and clients read it unguarded (kubectl debug reads
+  // details.name of every NotFound).
+  bool has_details = false;
+  // metadata.continue: the fresh token of a 410 for an expired continue
+  // token, with which the client can go on reading (inconsistently).
+  std::string continue_token;
 
   // The Status object as compact JSON, member for member as kube-apiserver
   // writes it (kind, apiVersion, metadata, status, message, reason, details,
