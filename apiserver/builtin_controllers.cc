@@ -16,8 +16,8 @@ BuiltinControllers::BuiltinControllers(Registry* registry,
     controllers_.push_back(std::make_unique<GarbageCollector>(registry));
   }
   if (options.namespace_controller) {
-    controllers_.push_back(
-        std::make_unique<NamespaceController>(registry, options.clock));
+    controllers_.push_back(std::make_unique<NamespaceController>(
+        registry, options.clock, options.namespace_deletion_grace_period));
   }
   if (options.node_simulator) {
     controllers_.push_back(std::make_unique<NodeSimulator>(

@@ -26,6 +26,10 @@ struct BuiltinControllersOptions {
   bool garbage_collector = true;
   bool namespace_controller = true;
   bool node_simulator = true;
+  // How long the namespace controller leaves a Terminating namespace's
+  // contents alone (kube-controller-manager's 5 s).
+  absl::Duration namespace_deletion_grace_period =
+      NamespaceController::kDefaultDeletionGracePeriod;
   NodeSimulatorOptions node;
   ControllerRunnerOptions runner;
   // Time for simulated stages and condition timestamps; not owned.

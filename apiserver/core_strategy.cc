@@ -206,6 +206,42 @@ const Strategy& SecretStrategy() {
   return *s;
 }
 
+void DropEmptyMaps(const ResourceInfo& r, api::ObjectBuilder* b) {
+  auto drop = [b](const std::string& pointer) {
+    const Value* v = b->Find(pointer);
+    if (v == nullptr) return;
+    if ((v->IsObject() && v->ObjectEmpty()) || (v->IsArray() && v->Empty())) {
+      b->Remove(pointer);
+    }
+  };
+  for (const char* m :
+       {"labels", "annotations", "finalizers", "ownerReferences"}) {
+    drop(Cat("/metadata/", m));
+  }
+  if (r.custom) return;
+  const std::string& resource = r.resource();
+  if (r.group().empty()) {
+    if (resource == "configmaps") {
+      drop("/data");
+      drop("/binaryData");
+    } else if (resource == "secrets") {
+      drop("/data");
+    } else if (resource == "pods") {
+      drop("/spec/nodeSelector");
+    } else if (resource == "services") {
+      drop("/spec/selector");
+    } else if (resource == "replicationcontrollers" ||
+               resource == "podtemplates") {
+      drop("/spec/selector");
+    }
+  }
+  // Pod templates (Deployments, ReplicaSets, ..., ReplicationControllers).
+  for (const char* m : {"labels", "annotations"}) {
+    drop(Cat("/spec/template/metadata/", m));
+  }
+  drop("/spec/template/spec/nodeSelector");
+}
+
 void SetIfAbsent(api::ObjectBuilder* b, const std::string& pointer,
                  std::string_view value) {
   if (b->Find(pointer) == nullptr) (void)b->SetString(pointer, value);

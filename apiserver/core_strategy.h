@@ -21,6 +21,16 @@ const Strategy& SecretStrategy();
 // a template's "/spec/template/spec"); nothing when absent.
 void DefaultPodSpec(api::ObjectBuilder* object, const std::string& spec);
 
+// Drops the empty maps and lists that Go's omitempty leaves out when
+// kube-apiserver writes an object it decoded into its Go type: metadata's
+// labels, annotations, finalizers and ownerReferences for every kind (a
+// custom resource's metadata goes through ObjectMeta too), and the map
+// fields of the built-in kinds (a ConfigMap's data and binaryData, a
+// Secret's data, a pod spec's nodeSelector, a Service's selector, a pod
+// template's labels and annotations). So `labels: {}` sent by a client is
+// not stored, and `kubectl get -o yaml` / `kubectl diff` do not show it.
+void DropEmptyMaps(const ResourceInfo& resource, api::ObjectBuilder* object);
+
 // Sets `pointer` to `value` unless it is present.
 void SetIfAbsent(api::ObjectBuilder* object, const std::string& pointer,
                  std::string_view value);

@@ -1,7 +1,9 @@
 #include "apiserver/namespace_controller.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -100,11 +102,22 @@ absl::Time NamespaceController::Sync() {
   std::vector<StoredCollection> collections =
       StoredCollections(*registry_->resources());
   terminating_.clear();
+  const absl::Time now_time = clock_->Now();
+  absl::Time next = absl::InfiniteFuture();
+  std::unordered_map<std::string, absl::Time> seen;
   for (const api::ObjectPtr& ns :
        registry_->storage()->Snapshot(namespaces->StorageKey())) {
     if (!ns->being_deleted()) continue;
     const std::string name(ns->name());
     terminating_.insert(name);
+    const std::string uid(ns->uid());
+    auto it = first_seen_.find(uid);
+    const absl::Time first = it == first_seen_.end() ? now_time : it->second;
+    seen[uid] = first;
+    if (now_time < first + deletion_grace_period_) {
+      next = std::min(next, first + deletion_grace_period_);
+      continue;
+    }
 
     std::map<std::string, int> by_resource;
     std::map<std::string, int> by_finalizer;
@@ -173,7 +186,8 @@ absl::Time NamespaceController::Sync() {
     }
     if (by_resource.empty()) Finalize(*namespaces, *updated->object);
   }
-  return absl::InfiniteFuture();
+  first_seen_ = std::move(seen);
+  return next;
 }
 
 bool NamespaceController::Wants(const StoredEvent& event) const {

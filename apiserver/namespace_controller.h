@@ -14,6 +14,11 @@
 //   3. once nothing is left, removes "kubernetes" from spec.finalizers
 //      through the namespace's finalize subresource, after which the API
 //      server removes the namespace (unless metadata.finalizers remain).
+// It takes a namespace up only `deletion_grace_period` (kube-controller-
+// manager's namespaceDeletionGracePeriod, 5 s) after it first saw it
+// Terminating, as kube-controller-manager does: until then the objects in
+// it stay, and a client's own DELETEs of them (`kubectl delete -f` of a file
+// with a namespace and its contents) find them and succeed.
 // Objects that wait for their own finalizers keep the namespace
 // Terminating until whoever owns those finalizers removes them.
 //
@@ -22,6 +27,7 @@
 #define KCR_APISERVER_NAMESPACE_CONTROLLER_H_
 
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "absl/time/time.h"
@@ -35,11 +41,19 @@ namespace apiserver {
 class NamespaceController : public SyncedController {
  public:
   // `registry` and `clock` (condition timestamps) must outlive it.
-  NamespaceController(Registry* registry, const Clock* clock = Clock::Real())
-      : registry_(registry), clock_(clock) {}
+  static constexpr absl::Duration kDefaultDeletionGracePeriod =
+      absl::Seconds(5);
 
-  // One pass over every Terminating namespace. Returns
-  // absl::InfiniteFuture(): progress comes from changes.
+  NamespaceController(
+      Registry* registry, const Clock* clock = Clock::Real(),
+      absl::Duration deletion_grace_period = kDefaultDeletionGracePeriod)
+      : registry_(registry),
+        clock_(clock),
+        deletion_grace_period_(deletion_grace_period) {}
+
+  // One pass over every Terminating namespace. Returns when the grace
+  // period of a namespace seen Terminating ends, or absl::InfiniteFuture():
+  // otherwise progress comes from changes.
   absl::Time Sync() override;
   std::string Name() const override { return "namespace-controller"; }
   // Writes to namespaces, and to objects in namespaces being deleted.
@@ -50,8 +64,11 @@ class NamespaceController : public SyncedController {
 
   Registry* const registry_;
   const Clock* const clock_;
+  const absl::Duration deletion_grace_period_;
   // Namespaces being deleted at the last pass.
   std::unordered_set<std::string> terminating_;
+  // When each namespace (by uid) was first seen Terminating.
+  std::unordered_map<std::string, absl::Time> first_seen_;
 };
 
 }  // namespace apiserver

@@ -460,6 +460,7 @@ absl::Status Registry::PrepareCreate(const ResourceInfo& r, std::string_view ns,
   }
   const Strategy& strategy = StrategyFor(r);
   strategy.Default(b);
+  DropEmptyMaps(r, b);
   strategy.PrepareForCreate(r, b, Now());
   // Validation (the name is checked once it is final, in CreateLocked).
   std::vector<FieldError> errors;
@@ -703,6 +704,7 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(
   }
   out.Remove("/metadata/selfLink");
   strategy.Default(&out);
+  DropEmptyMaps(r, &out);
 
   std::vector<FieldError> errors;
   if (current->being_deleted()) {

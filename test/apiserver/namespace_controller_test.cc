@@ -29,8 +29,32 @@ class NamespaceControllerTest : public ControllerTest {
     ASSERT_TRUE(registry_.Delete(Namespaces(), "", name).ok());
   }
 
-  NamespaceController controller_{&registry_, &clock_};
+  // The grace period is tested on its own below.
+  NamespaceController controller_{&registry_, &clock_, absl::ZeroDuration()};
 };
+
+TEST_F(NamespaceControllerTest, LeavesContentAloneForTheGracePeriod) {
+  NamespaceController controller(&registry_, &clock_, absl::Seconds(5));
+  Create(Namespaces(), "", R"({"metadata":{"name":"team"}})");
+  Create(ConfigMaps(), "team", R"({"metadata":{"name":"a"}})");
+  Create(ConfigMaps(), "team", R"({"metadata":{"name":"b"}})");
+  DeleteNamespace("team");
+
+  const absl::Time seen = clock_.Now();
+  EXPECT_EQ(controller.Sync(), seen + absl::Seconds(5));
+  EXPECT_NE(Get(ConfigMaps(), "team", "a"), nullptr);
+  // A client's own delete of the contents succeeds meanwhile.
+  EXPECT_TRUE(registry_.Delete(ConfigMaps(), "team", "b").ok());
+
+  clock_.Advance(absl::Seconds(4));
+  EXPECT_EQ(controller.Sync(), seen + absl::Seconds(5));
+  EXPECT_NE(Get(ConfigMaps(), "team", "a"), nullptr);
+
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_EQ(controller.Sync(), absl::InfiniteFuture());
+  EXPECT_EQ(Get(ConfigMaps(), "team", "a"), nullptr);
+  EXPECT_EQ(Get(Namespaces(), "", "team"), nullptr);
+}
 
 TEST_F(NamespaceControllerTest, DeletesContentThenTheNamespace) {
   Create(Namespaces(), "", R"({"metadata":{"name":"team"}})");

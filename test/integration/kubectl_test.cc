@@ -360,6 +360,48 @@ TEST_F(KubectlTest, Describe) {
   EXPECT_THAT(Ok({"describe", "namespace", "default"}), HasSubstr("Active"));
 }
 
+// A file with a namespace and its contents: kubectl deletes the namespace,
+// then each object in it. The namespace controller leaves the contents
+// alone for its grace period, so kubectl's own deletes find them, as on a
+// cluster, and kubectl exits 0.
+TEST_F(KubectlTest, DeleteFileWithNamespaceAndItsContents) {
+  constexpr char kFile[] = R"(apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: shop
+data: {a: "1"}
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: token
+  namespace: shop
+stringData: {t: x}
+)";
+  Ok({"apply", "-f", "-"}, kFile);
+  KubectlResult r = Kubectl({"delete", "-f", "-"}, kFile);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("configmap \"settings\" deleted"));
+  EXPECT_THAT(r.out, HasSubstr("secret \"token\" deleted"));
+}
+
+// Empty maps a client sends are not stored, as Go's omitempty drops them.
+TEST_F(KubectlTest, EmptyMapsAreNotStored) {
+  Ok({"create", "-f", "-"},
+     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bare\n"
+     "  labels: {}\n  annotations: {}\ndata: {}\n");
+  std::string yaml = Ok({"get", "cm", "bare", "-o", "yaml"});
+  EXPECT_THAT(yaml, Not(HasSubstr("labels:"))) << yaml;
+  EXPECT_THAT(yaml, Not(HasSubstr("annotations:"))) << yaml;
+  EXPECT_THAT(yaml, Not(HasSubstr("\ndata:"))) << yaml;
+}
+
 }  // namespace
 }  // namespace apiserver
 }  // namespace kcr
