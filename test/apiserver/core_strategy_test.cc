@@ -5,45 +5,19 @@
 #include <string>
 
 #include "absl/strings/match.h"
-#include "api/object_builder.h"
-#include "apiserver/patch_handlers.h"
-#include "apiserver/registry.h"
-#include "apiserver/resources.h"
-#include "apiserver/storage.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "test/fakes/fake_clock.h"
+#include "test/apiserver/registry_fixture.h"
 
 namespace kcr::apiserver {
 namespace {
 
 using ::testing::HasSubstr;
 
-api::ObjectBuilder FromJson(const std::string& json) {
-  absl::StatusOr<api::ObjectBuilder> b = api::ObjectBuilder::FromJson(json);
-  EXPECT_TRUE(b.ok()) << b.status();
-  return std::move(*b);
-}
-
-class CoreStrategyTest : public ::testing::Test {
+class CoreStrategyTest : public RegistryFixture {
  protected:
-  CoreStrategyTest()
-      : registry_(&storage_, &resources_, Options(&clock_)),
-        secrets_(resources_.Lookup("", "v1", "secrets")) {}
+  CoreStrategyTest() : secrets_(Resource("", "v1", "secrets")) {}
 
-  static RegistryOptions Options(const Clock* clock) {
-    RegistryOptions options;
-    options.clock = clock;
-    options.patch_handlers = DefaultPatchHandlers(clock);
-    return options;
-  }
-
-  void SetUp() override { ASSERT_TRUE(registry_.Bootstrap().ok()); }
-
-  testing::FakeClock clock_;
-  Storage storage_;
-  ResourceRegistry resources_;
-  Registry registry_;
   ResourceInfoPtr secrets_;
 };
 

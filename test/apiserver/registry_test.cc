@@ -9,6 +9,7 @@
 #include "apiserver/resources.h"
 #include "apiserver/storage.h"
 #include "gtest/gtest.h"
+#include "test/apiserver/registry_fixture.h"
 #include "test/fakes/fake_clock.h"
 
 namespace kcr::apiserver {
@@ -23,25 +24,10 @@ api::ObjectBuilder ConfigMap(std::string_view value) {
 }
 
 // A registry on a fake clock, with the patch algorithms the server uses.
-class RegistryTest : public ::testing::Test {
+class RegistryTest : public RegistryFixture {
  protected:
-  RegistryTest()
-      : registry_(&storage_, &resources_, Options(&clock_)),
-        cms_(resources_.Lookup("", "v1", "configmaps")) {}
+  RegistryTest() : cms_(Resource("", "v1", "configmaps")) {}
 
-  static RegistryOptions Options(const Clock* clock) {
-    RegistryOptions options;
-    options.clock = clock;
-    options.patch_handlers = DefaultPatchHandlers(clock);
-    return options;
-  }
-
-  void SetUp() override { ASSERT_TRUE(registry_.Bootstrap().ok()); }
-
-  testing::FakeClock clock_;
-  Storage storage_;
-  ResourceRegistry resources_;
-  Registry registry_;
   ResourceInfoPtr cms_;
 };
 

@@ -5,46 +5,21 @@
 #include <string>
 
 #include "absl/strings/match.h"
-#include "api/object_builder.h"
-#include "apiserver/patch_handlers.h"
-#include "apiserver/registry.h"
-#include "apiserver/resources.h"
-#include "apiserver/storage.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "test/fakes/fake_clock.h"
+#include "test/apiserver/registry_fixture.h"
 
 namespace kcr::apiserver {
 namespace {
 
 using ::testing::HasSubstr;
 
-api::ObjectBuilder FromJson(const std::string& json) {
-  absl::StatusOr<api::ObjectBuilder> b = api::ObjectBuilder::FromJson(json);
-  EXPECT_TRUE(b.ok()) << b.status();
-  return std::move(*b);
-}
-
-class TimeFieldsStrategyTest : public ::testing::Test {
+class TimeFieldsStrategyTest : public RegistryFixture {
  protected:
   TimeFieldsStrategyTest()
-      : registry_(&storage_, &resources_, Options(&clock_)),
-        leases_(resources_.Lookup("coordination.k8s.io", "v1", "leases")),
-        events_(resources_.Lookup("", "v1", "events")) {}
+      : leases_(Resource("coordination.k8s.io", "v1", "leases")),
+        events_(Resource("", "v1", "events")) {}
 
-  static RegistryOptions Options(const Clock* clock) {
-    RegistryOptions options;
-    options.clock = clock;
-    options.patch_handlers = DefaultPatchHandlers(clock);
-    return options;
-  }
-
-  void SetUp() override { ASSERT_TRUE(registry_.Bootstrap().ok()); }
-
-  testing::FakeClock clock_;
-  Storage storage_;
-  ResourceRegistry resources_;
-  Registry registry_;
   ResourceInfoPtr leases_;
   ResourceInfoPtr events_;
 };

@@ -31,6 +31,7 @@
 #include "runtime/client/rest_client.h"
 #include "runtime/controller/builder.h"
 #include "runtime/controller/manager.h"
+#include "test/apiserver/api_server_fixture.h"
 
 namespace kcr {
 namespace {
@@ -196,18 +197,10 @@ double CounterValue(prometheus::Registry& registry, const std::string& family,
   return -1;
 }
 
-class ControllerIntegrationTest : public ::testing::Test {
+class ControllerIntegrationTest : public kcr::testing::ApiServerFixture {
  protected:
-  void SetUp() override {
-    auto server = apiserver::ApiServer::Start({});
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-    config_.host = server_->url();
-    config_.qps = -1;
-    auto client = client::NewRestClient(config_);
-    ASSERT_TRUE(client.ok()) << client.status();
-    client_ = *std::move(client);
-  }
+  // The simulated node on, as in a cluster.
+  void SetUp() override { StartServer(apiserver::ApiServerOptions()); }
 
   // The Secret's annotation, "" when absent, nullopt when the Secret is.
   std::optional<std::string> MirrorValue(const std::string& cm) {
@@ -218,10 +211,6 @@ class ControllerIntegrationTest : public ::testing::Test {
     return std::string(
         (*s)->Annotation(MirrorReconciler::kSourceAnnotation).value_or(""));
   }
-
-  std::unique_ptr<apiserver::ApiServer> server_;
-  client::Config config_;
-  std::unique_ptr<client::RestClient> client_;
 };
 
 TEST_F(ControllerIntegrationTest, ReconcilesOwnerAndOwnedObjects) {

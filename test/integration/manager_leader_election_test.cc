@@ -30,6 +30,7 @@
 #include "runtime/controller/manager.h"
 #include "runtime/controller/runnable.h"
 #include "runtime/events/event_recorder.h"
+#include "test/apiserver/api_server_fixture.h"
 #include "test/runtime/metrics/raw_http.h"
 
 namespace kcr {
@@ -146,18 +147,10 @@ struct Replica {
   ~Replica() { Stop(); }
 };
 
-class ManagerLeaderElectionTest : public ::testing::Test {
+class ManagerLeaderElectionTest : public kcr::testing::ApiServerFixture {
  protected:
-  void SetUp() override {
-    auto server = apiserver::ApiServer::Start({});
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-    config_.host = server_->url();
-    config_.qps = -1;
-    auto client = client::NewRestClient(config_);
-    ASSERT_TRUE(client.ok()) << client.status();
-    client_ = *std::move(client);
-  }
+  // The simulated node on, as in a cluster.
+  void SetUp() override { StartServer(apiserver::ApiServerOptions()); }
 
   void TearDown() override {
     StopWriting();
@@ -262,9 +255,6 @@ class ManagerLeaderElectionTest : public ::testing::Test {
     return leader;
   }
 
-  std::unique_ptr<apiserver::ApiServer> server_;
-  client::Config config_;
-  std::unique_ptr<client::RestClient> client_;
   Log reconciles_;
   Log terms_;
   std::vector<std::unique_ptr<Replica>> replicas_;

@@ -7,12 +7,12 @@
 #include "absl/strings/str_cat.h"
 #include "api/object_builder.h"
 #include "api/types/event.h"
-#include "apiserver/api_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/base/context.h"
 #include "runtime/client/rest_client.h"
 #include "runtime/events/event_broadcaster.h"
+#include "test/apiserver/api_server_fixture.h"
 
 namespace kcr::events {
 namespace {
@@ -25,20 +25,11 @@ const client::Resource kConfigMaps =
 const client::Resource kEvents =
     client::Resource::Namespaced({"", "v1", "events"}, "default");
 
-class EventRecorderApiServerTest : public ::testing::Test {
+class EventRecorderApiServerTest : public kcr::testing::ApiServerFixture {
  protected:
   void SetUp() override {
-    apiserver::ApiServerOptions options;
-    options.controllers.node_simulator = false;
-    auto server = apiserver::ApiServer::Start(std::move(options));
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-    client::Config config;
-    config.host = server_->url();
-    config.qps = -1;
-    auto client = client::NewRestClient(config);
-    ASSERT_TRUE(client.ok()) << client.status();
-    client_ = *std::move(client);
+    StartServer();
+    ASSERT_FALSE(HasFatalFailure());
     broadcaster_ = NewBroadcaster(client_.get());
     recorder_ = broadcaster_->NewRecorder({"test-controller", "node-1"});
   }
@@ -66,8 +57,6 @@ class EventRecorderApiServerTest : public ::testing::Test {
   }
 
   const Context ctx_ = Context::Background();
-  std::unique_ptr<apiserver::ApiServer> server_;
-  std::unique_ptr<client::RestClient> client_;
   std::unique_ptr<EventBroadcaster> broadcaster_;
   std::unique_ptr<EventRecorder> recorder_;
 };

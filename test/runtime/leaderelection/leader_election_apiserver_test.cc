@@ -26,6 +26,7 @@
 #include "runtime/leaderelection/identity.h"
 #include "runtime/leaderelection/leader_elector.h"
 #include "runtime/leaderelection/lease_lock.h"
+#include "test/apiserver/api_server_fixture.h"
 
 namespace kcr::leaderelection {
 namespace {
@@ -207,14 +208,10 @@ class Candidate {
   Notification done_;
 };
 
-class LeaderElectionApiServerTest : public ::testing::Test {
+class LeaderElectionApiServerTest : public kcr::testing::ApiServerFixture {
  protected:
   void SetUp() override {
-    apiserver::ApiServerOptions options;
-    options.controllers.node_simulator = false;
-    auto server = apiserver::ApiServer::Start(std::move(options));
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
+    StartServer(NoSimulatedNode(), /*with_client=*/false);
   }
 
   std::vector<std::unique_ptr<Candidate>> StartCandidates(
@@ -238,7 +235,6 @@ class LeaderElectionApiServerTest : public ::testing::Test {
     return nullptr;
   }
 
-  std::unique_ptr<apiserver::ApiServer> server_;
   Recorder recorder_;
 };
 

@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "api/object_builder.h"
-#include "apiserver/api_server.h"
 #include "gtest/gtest.h"
 #include "runtime/base/context.h"
 #include "runtime/base/mutex.h"
 #include "runtime/client/rest_client.h"
 #include "runtime/controller/controllerutil/retry.h"
+#include "test/apiserver/api_server_fixture.h"
 
 namespace kcr::controller::controllerutil::testing {
 
@@ -23,21 +23,9 @@ inline const client::Resource kConfigMaps =
 inline const client::Resource kDeployments =
     client::Resource::Namespaced({"apps", "v1", "deployments"}, "default");
 
-class ApiServerTest : public ::testing::Test {
+class ApiServerTest : public kcr::testing::ApiServerFixture {
  protected:
-  void SetUp() override {
-    apiserver::ApiServerOptions options;
-    options.controllers.node_simulator = false;
-    auto server = apiserver::ApiServer::Start(std::move(options));
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-    client::Config config;
-    config.host = server_->url();
-    config.qps = -1;
-    auto client = client::NewRestClient(config);
-    ASSERT_TRUE(client.ok()) << client.status();
-    client_ = *std::move(client);
-  }
+  void SetUp() override { StartServer(); }
 
   // Retries wait for nothing, and are counted.
   RetryOptions Retry() {
@@ -85,8 +73,6 @@ class ApiServerTest : public ::testing::Test {
   }
 
   const Context ctx_ = Context::Background();
-  std::unique_ptr<apiserver::ApiServer> server_;
-  std::unique_ptr<client::RestClient> client_;
   Mutex mu_;
   int retries_ ABSL_GUARDED_BY(mu_) = 0;
 };
