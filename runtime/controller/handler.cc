@@ -1,5 +1,6 @@
 #include "runtime/controller/handler.h"
 
+#include <initializer_list>
 #include <string_view>
 #include <utility>
 
@@ -56,43 +57,52 @@ class RequestSet {
   std::vector<Request> order_;
 };
 
-class ForOwner final : public EventHandler {
+// Enqueues the Requests found in each object an event carries (both
+// objects of an update), each Request once per event, in order.
+class PerObject : public EventHandler {
+ public:
+  void Create(const CreateEvent& e, RequestQueue& q) override {
+    Enqueue({&e.object}, q);
+  }
+  void Update(const UpdateEvent& e, RequestQueue& q) override {
+    Enqueue({&e.object_old, &e.object_new}, q);
+  }
+  void Delete(const DeleteEvent& e, RequestQueue& q) override {
+    Enqueue({&e.object}, q);
+  }
+  void Generic(const GenericEvent& e, RequestQueue& q) override {
+    Enqueue({&e.object}, q);
+  }
+
+ protected:
+  // Inserts the Requests `object` (never null) maps to.
+  virtual void Collect(const api::Object& object, RequestSet& set) const = 0;
+
+ private:
+  void Enqueue(std::initializer_list<const api::ObjectPtr*> objects,
+               RequestQueue& q) const {
+    RequestSet set;
+    for (const api::ObjectPtr* object : objects) {
+      if (*object != nullptr) Collect(**object, set);
+    }
+    set.AddTo(q);
+  }
+};
+
+class ForOwner final : public PerObject {
  public:
   explicit ForOwner(OwnerType owner) : owner_(std::move(owner)) {}
 
-  void Create(const CreateEvent& e, RequestQueue& q) override {
-    RequestSet set;
-    Owners(e.object, set);
-    set.AddTo(q);
-  }
-  void Update(const UpdateEvent& e, RequestQueue& q) override {
-    RequestSet set;
-    Owners(e.object_old, set);
-    Owners(e.object_new, set);
-    set.AddTo(q);
-  }
-  void Delete(const DeleteEvent& e, RequestQueue& q) override {
-    RequestSet set;
-    Owners(e.object, set);
-    set.AddTo(q);
-  }
-  void Generic(const GenericEvent& e, RequestQueue& q) override {
-    RequestSet set;
-    Owners(e.object, set);
-    set.AddTo(q);
-  }
-
  private:
-  void Owners(const api::ObjectPtr& object, RequestSet& set) const {
-    if (object == nullptr) return;
-    for (const api::OwnerReferenceView& ref : object->owner_references()) {
+  void Collect(const api::Object& object, RequestSet& set) const override {
+    for (const api::OwnerReferenceView& ref : object.owner_references()) {
       if (owner_.only_controller && !ref.controller) continue;
       if (ref.kind != owner_.kind || GroupOf(ref.api_version) != owner_.group ||
           ref.name.empty()) {
         continue;
       }
       set.Insert(Request{
-          owner_.namespaced ? std::string(object->namespace_()) : std::string(),
+          owner_.namespaced ? std::string(object.namespace_()) : std::string(),
           std::string(ref.name)});
     }
   }
@@ -100,36 +110,13 @@ class ForOwner final : public EventHandler {
   const OwnerType owner_;
 };
 
-class FromMapFunc final : public EventHandler {
+class FromMapFunc final : public PerObject {
  public:
   explicit FromMapFunc(MapFunc map) : map_(std::move(map)) {}
 
-  void Create(const CreateEvent& e, RequestQueue& q) override {
-    RequestSet set;
-    Map(e.object, set);
-    set.AddTo(q);
-  }
-  void Update(const UpdateEvent& e, RequestQueue& q) override {
-    RequestSet set;
-    Map(e.object_old, set);
-    Map(e.object_new, set);
-    set.AddTo(q);
-  }
-  void Delete(const DeleteEvent& e, RequestQueue& q) override {
-    RequestSet set;
-    Map(e.object, set);
-    set.AddTo(q);
-  }
-  void Generic(const GenericEvent& e, RequestQueue& q) override {
-    RequestSet set;
-    Map(e.object, set);
-    set.AddTo(q);
-  }
-
  private:
-  void Map(const api::ObjectPtr& object, RequestSet& set) const {
-    if (object == nullptr) return;
-    for (Request& r : map_(*object)) set.Insert(std::move(r));
+  void Collect(const api::Object& object, RequestSet& set) const override {
+    for (Request& r : map_(object)) set.Insert(std::move(r));
   }
 
   const MapFunc map_;
