@@ -5,6 +5,10 @@
 #include <cstring>
 #include <limits>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
@@ -47,6 +51,8 @@ using rapidjson::Value;
 constexpr size_t kControlBlock = 16;
 // Per-thread scratch space for the first, in-situ parse.
 constexpr size_t kScratchBytes = 64 * 1024;
+// A Document's initial stack (RapidJSON's default).
+constexpr size_t kDocumentStack = 1024;
 
 // Where Validate found a problem: the position of each step from the root
 // (member or element index, so a repeated key is told apart), and whether
@@ -327,17 +333,13 @@ inline uint64_t ZeroBytes(uint64_t w) {
   return ~(((w & k7F) + k7F) | w | k7F);
 }
 
-// One pass, a word at a time: this runs on every byte the cache receives.
-InputShape Inspect(std::string_view json) {
+// The tail of Inspect, a word and then a byte at a time, adding to `shape`
+// as it goes (`high` and `nul` are combined by the caller).
+void InspectWords(const char* p, size_t n, InputShape& shape, uint64_t& high,
+                  uint64_t& nul) {
   constexpr uint64_t k20 = 0x2020202020202020ULL;
   constexpr uint64_t k7B = 0x7B7B7B7B7B7B7B7BULL;
-  constexpr uint64_t k80 = 0x8080808080808080ULL;
-  InputShape shape;
-  uint64_t high = 0;
-  uint64_t nul = 0;
   size_t brackets = 0;
-  const char* p = json.data();
-  size_t n = json.size();
   for (; n >= 8; p += 8, n -= 8) {
     uint64_t w;
     std::memcpy(&w, p, 8);
@@ -355,11 +357,199 @@ InputShape Inspect(std::string_view json) {
     nul |= u == 0;
     brackets += (u | 0x20) == 0x7B;
   }
+  shape.brackets += brackets;
+}
+
+// One pass: this runs on every byte the cache receives, so it takes 16
+// bytes a step where SSE2 is there (every x86-64), counting brackets in
+// byte lanes that are summed before they can overflow.
+InputShape Inspect(std::string_view json) {
+  constexpr uint64_t k80 = 0x8080808080808080ULL;
+  InputShape shape;
+  uint64_t high = 0;
+  uint64_t nul = 0;
+  const char* p = json.data();
+  size_t n = json.size();
+#ifdef __SSE2__
+  const __m128i k20 = _mm_set1_epi8(0x20);
+  const __m128i k7B = _mm_set1_epi8(0x7B);
+  const __m128i zero = _mm_setzero_si128();
+  __m128i any_high = zero;
+  __m128i any_nul = zero;
+  __m128i total = zero;  // two 64-bit sums of bracket counts
+  while (n >= 16) {
+    // Each lane counts up to 255 brackets: flush at most every 255 steps.
+    __m128i lanes = zero;
+    for (int step = 0; step < 255 && n >= 16; ++step, p += 16, n -= 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      any_high = _mm_or_si128(any_high, v);
+      any_nul = _mm_or_si128(any_nul, _mm_cmpeq_epi8(v, zero));
+      // A matching lane compares to all ones (-1): subtracting adds one.
+      lanes = _mm_sub_epi8(lanes, _mm_cmpeq_epi8(_mm_or_si128(v, k20), k7B));
+    }
+    total = _mm_add_epi64(total, _mm_sad_epu8(lanes, zero));
+  }
+  shape.brackets =
+      static_cast<size_t>(_mm_cvtsi128_si64(total)) +
+      static_cast<size_t>(_mm_cvtsi128_si64(_mm_unpackhi_epi64(total, total)));
+  if (_mm_movemask_epi8(any_high) != 0) high |= k80;
+  if (_mm_movemask_epi8(any_nul) != 0) nul = 1;
+#endif
+  InspectWords(p, n, shape, high, nul);
   shape.ascii = (high & k80) == 0;
   shape.has_nul = nul != 0;
-  shape.brackets = brackets;
   return shape;
 }
+
+// The allocator for the stacks of readers and documents: CrtAllocator has
+// no state, so one shared instance saves each of them allocating its own.
+rapidjson::CrtAllocator& StackAllocator() {
+  static rapidjson::CrtAllocator allocator;
+  return allocator;
+}
+
+// Parses `text` in situ into `handler` with RapidJSON's fastest safe
+// reader for its shape: the recursive one without UTF-8 validation when
+// nesting cannot exceed the count of '[' and '{' bytes and pure ASCII needs
+// no validation; otherwise the iterative, validating one, which never
+// recurses. Numbers parse to the nearest double, so reading an object and
+// writing it back never changes a value.
+template <typename Handler>
+rapidjson::ParseResult ParseScratch(const InputShape& shape, char* text,
+                                    Handler& handler) {
+  constexpr unsigned kInsitu = rapidjson::kParseInsituFlag;
+  constexpr unsigned kIterative = rapidjson::kParseIterativeFlag;
+  constexpr unsigned kValidate = rapidjson::kParseValidateEncodingFlag;
+  constexpr unsigned kExact = rapidjson::kParseFullPrecisionFlag;
+  rapidjson::GenericInsituStringStream<rapidjson::UTF8<>> stream(text);
+  rapidjson::Reader reader(&StackAllocator());
+  if (shape.brackets <= kMaxJsonDepth) {
+    if (shape.ascii) return reader.Parse<kInsitu | kExact>(stream, handler);
+    return reader.Parse<kInsitu | kExact | kValidate>(stream, handler);
+  }
+  if (shape.ascii) {
+    return reader.Parse<kInsitu | kExact | kIterative>(stream, handler);
+  }
+  return reader.Parse<kInsitu | kExact | kIterative | kValidate>(stream,
+                                                                 handler);
+}
+
+// The one-pass parse: forwards the reader's events to a Document building
+// the scratch tree, leaving out metadata.managedFields when stripping (so
+// they are never built), and plans the Object's arena as the events go by,
+// in the order Emit will replay the tree (pre-order, as MakePlan walks).
+// "metadata" is the root's first member of that name, as MetadataOf finds.
+class ScratchBuilder {
+ public:
+  ScratchBuilder(rapidjson::Document& doc, bool strip_managed_fields,
+                 Plan* plan)
+      : doc_(doc), strip_(strip_managed_fields), plan_(plan) {}
+
+  // Whether an array or object (not skipped) nests deeper than
+  // kMaxJsonDepth, which MakePlan would refuse.
+  bool too_deep() const { return too_deep_; }
+
+  bool Null() { return Scalar() ? doc_.Null() : true; }
+  bool Bool(bool b) { return Scalar() ? doc_.Bool(b) : true; }
+  bool Int(int i) { return Scalar() ? doc_.Int(i) : true; }
+  bool Uint(unsigned u) { return Scalar() ? doc_.Uint(u) : true; }
+  bool Int64(int64_t i) { return Scalar() ? doc_.Int64(i) : true; }
+  bool Uint64(uint64_t u) { return Scalar() ? doc_.Uint64(u) : true; }
+  bool Double(double d) { return Scalar() ? doc_.Double(d) : true; }
+  bool RawNumber(const char* str, rapidjson::SizeType len, bool copy) {
+    return Scalar() ? doc_.RawNumber(str, len, copy) : true;
+  }
+  bool String(const char* str, rapidjson::SizeType len, bool copy) {
+    if (!Scalar()) return true;
+    PlanString(str, len);
+    return doc_.String(str, len, copy);
+  }
+  bool Key(const char* str, rapidjson::SizeType len, bool copy) {
+    if (skip_depth_ != 0) return true;
+    const std::string_view key(str, len);
+    if (depth_ == 1 && !seen_metadata_ && key == "metadata") {
+      seen_metadata_ = true;
+      metadata_next_ = true;
+    } else if (strip_ && depth_ == metadata_depth_ && key == "managedFields") {
+      ++skipped_members_;
+      skip_next_ = true;
+      return true;
+    }
+    PlanString(str, len);
+    return doc_.Key(str, len, copy);
+  }
+  bool StartObject() {
+    if (!Start()) return true;
+    if (metadata_next_) metadata_depth_ = depth_;
+    metadata_next_ = false;
+    return doc_.StartObject();
+  }
+  bool EndObject(rapidjson::SizeType count) {
+    if (!End()) return true;
+    if (depth_ + 1 == metadata_depth_) {
+      metadata_depth_ = -1;  // metadata is closed and never reopens
+      count -= skipped_members_;
+    }
+    plan_->node_bytes += object_internal::Align(count * sizeof(Value::Member));
+    return doc_.EndObject(count);
+  }
+  bool StartArray() {
+    if (!Start()) return true;
+    metadata_next_ = false;
+    return doc_.StartArray();
+  }
+  bool EndArray(rapidjson::SizeType count) {
+    if (!End()) return true;
+    plan_->node_bytes += object_internal::Align(count * sizeof(Value));
+    return doc_.EndArray(count);
+  }
+
+ private:
+  // A scalar value: false when it is left out.
+  bool Scalar() {
+    metadata_next_ = false;
+    if (skip_depth_ != 0) return false;
+    if (skip_next_) {
+      skip_next_ = false;
+      return false;
+    }
+    return true;
+  }
+  // An array or object opens: false when it is left out.
+  bool Start() {
+    ++depth_;
+    if (skip_depth_ != 0) return false;
+    if (skip_next_) {
+      skip_next_ = false;
+      skip_depth_ = depth_;
+      return false;
+    }
+    if (depth_ > kMaxJsonDepth) too_deep_ = true;
+    return true;
+  }
+  // An array or object closes: false when it was left out.
+  bool End() {
+    const int depth = depth_--;
+    if (skip_depth_ == 0) return true;
+    if (depth == skip_depth_) skip_depth_ = 0;
+    return false;
+  }
+  void PlanString(const char* str, rapidjson::SizeType len) {
+    object_internal::PlanString(std::string_view(str, len), plan_);
+  }
+
+  rapidjson::Document& doc_;
+  const bool strip_;
+  Plan* const plan_;
+  int depth_ = 0;            // open arrays and objects
+  int metadata_depth_ = -1;  // depth_ inside metadata, while it is open
+  int skip_depth_ = 0;       // depth_ of the container being left out, or 0
+  rapidjson::SizeType skipped_members_ = 0;  // of metadata
+  bool seen_metadata_ = false;
+  bool metadata_next_ = false;  // the next value is metadata's
+  bool skip_next_ = false;      // the next value is left out
+  bool too_deep_ = false;
+};
 
 }  // namespace
 
@@ -399,6 +589,34 @@ absl::StatusOr<ObjectPtr> Object::Parse(std::string_view json,
   // JSON text never holds a raw NUL; refusing it here lets the in-situ
   // parser treat NUL as the end of input.
   const InputShape shape = Inspect(json);
+  if (shape.has_nul) return ParseInTwoPasses(json, options);
+  // A lone surrogate escape is repaired after parsing, which changes
+  // strings the plan has already placed: rare, left to the two passes.
+  if (MayHoldSurrogateEscape(json)) return ParseInTwoPasses(json, options);
+  Scratch& scratch = ThreadScratch();
+  scratch.text.assign(json.data(), json.size());
+  scratch.pool.Clear();
+  Plan& plan = scratch.plan;
+  plan.Clear();
+  rapidjson::Document doc(&scratch.pool, kDocumentStack, &StackAllocator());
+  ScratchBuilder builder(doc, options.strip_managed_fields, &plan);
+  rapidjson::ParseResult result;
+  auto generator = [&](rapidjson::Document&) {
+    result = ParseScratch(shape, scratch.text.data(), builder);
+    return !result.IsError();
+  };
+  doc.Populate(generator);
+  // Every problem (malformed text, a wrong type, nesting too deep) is
+  // reported by the two-pass path, which says where it is.
+  if (result.IsError() || builder.too_deep() || !Validate(doc).ok()) {
+    return ParseInTwoPasses(json, options);
+  }
+  return Build(doc, /*skip=*/nullptr, plan);
+}
+
+absl::StatusOr<ObjectPtr> Object::ParseInTwoPasses(
+    std::string_view json, const ParseOptions& options) {
+  const InputShape shape = Inspect(json);
   if (shape.has_nul) {
     const char* nul =
         static_cast<const char*>(std::memchr(json.data(), '\0', json.size()));
@@ -408,34 +626,20 @@ absl::StatusOr<ObjectPtr> Object::Parse(std::string_view json,
   Scratch& scratch = ThreadScratch();
   scratch.text.assign(json.data(), json.size());
   scratch.pool.Clear();
-  rapidjson::Document doc(&scratch.pool);
-  // RapidJSON's fastest path (recursive, no UTF-8 check) is used only when
-  // it is safe: nesting cannot exceed the count of '[' and '{' bytes, and
-  // pure ASCII needs no validation. Otherwise the iterative, validating
-  // parser takes over, which never recurses.
-  constexpr unsigned kIterative = rapidjson::kParseIterativeFlag;
-  constexpr unsigned kValidate = rapidjson::kParseValidateEncodingFlag;
-  // Numbers parse to the nearest double, so reading an object and writing
-  // it back never changes a value.
-  constexpr unsigned kExact = rapidjson::kParseFullPrecisionFlag;
-  char* text = scratch.text.data();
-  if (shape.brackets <= kMaxJsonDepth) {
-    if (shape.ascii) {
-      doc.ParseInsitu<kExact>(text);
-    } else {
-      doc.ParseInsitu<kExact | kValidate>(text);
-    }
-  } else {
-    if (shape.ascii) {
-      doc.ParseInsitu<kExact | kIterative>(text);
-    } else {
-      doc.ParseInsitu<kExact | kIterative | kValidate>(text);
-    }
-  }
-  if (doc.HasParseError()) {
-    return Invalid(
-        absl::StrCat("invalid JSON at offset ", doc.GetErrorOffset(), ": ",
-                     rapidjson::GetParseError_En(doc.GetParseError())));
+  rapidjson::Document doc(&scratch.pool, kDocumentStack, &StackAllocator());
+  // The whole tree this time (FromValue strips), through the same reader
+  // instances as the one-pass parse: one set of them keeps the code small.
+  ScratchBuilder builder(doc, /*strip_managed_fields=*/false, &scratch.plan);
+  rapidjson::ParseResult result;
+  auto generator = [&](rapidjson::Document&) {
+    result = ParseScratch(shape, scratch.text.data(), builder);
+    return !result.IsError();
+  };
+  doc.Populate(generator);
+  if (result.IsError()) {
+    return Invalid(absl::StrCat("invalid JSON at offset ", result.Offset(),
+                                ": ",
+                                rapidjson::GetParseError_En(result.Code())));
   }
   if (MayHoldSurrogateEscape(json)) ReplaceLoneSurrogates(doc);
   absl::StatusOr<ObjectPtr> object = FromValue(doc, options);
@@ -464,7 +668,11 @@ absl::StatusOr<ObjectPtr> Object::FromValue(const Value& value,
   Plan& plan = ThreadScratch().plan;
   plan.Clear();
   if (absl::Status s = MakePlan(value, skip, &plan); !s.ok()) return s;
+  return Build(value, skip, plan);
+}
 
+absl::StatusOr<ObjectPtr> Object::Build(const Value& value, const Value* skip,
+                                        const Plan& plan) {
   const size_t pool_bytes = kPoolHeader + std::max<size_t>(plan.node_bytes, 8);
   const size_t arena_size = pool_bytes + plan.blob_bytes;
   if (arena_size > std::numeric_limits<uint32_t>::max()) {
@@ -485,7 +693,7 @@ absl::StatusOr<ObjectPtr> Object::FromValue(const Value& value,
   const size_t pool_capacity = pool_bytes - kPoolHeader;
   rapidjson::MemoryPoolAllocator<> pool(object->arena_.get(), pool_bytes,
                                         /*chunkSize=*/1024);
-  rapidjson::Document doc(&pool);
+  rapidjson::Document doc(&pool, kDocumentStack, &StackAllocator());
   StringSink sink{&plan, blob, 0};
   bool ok = false;
   auto generator = [&](rapidjson::Document& handler) {

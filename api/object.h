@@ -15,9 +15,10 @@
 //   RapidJSON's default Document reserves 64 KiB per document. An Object
 //   instead owns one allocation sized exactly for its tree. Parse first
 //   parses in situ into a per-thread scratch buffer (the fastest RapidJSON
-//   path), validates and measures the tree (node arrays plus strings too long
-//   for RapidJSON's 13-byte inline form), allocates that many bytes once, and
-//   replays the tree into it. Long strings are stored once per object
+//   path), measuring the tree as the reader's events go by (node arrays plus
+//   strings too long for RapidJSON's 13-byte inline form; stripped
+//   managedFields are never built), validates it, allocates that many bytes
+//   once, and replays the tree into it. Long strings are stored once per object
 //   (duplicates such as repeated timestamps share bytes) and packed without
 //   padding; keys and values from a fixed table of well-known Kubernetes
 //   strings ("creationTimestamp", "/dev/termination-log", ...) point at
@@ -62,6 +63,9 @@ namespace api {
 
 class Object;
 class ObjectBuilder;
+namespace object_internal {
+struct Plan;
+}  // namespace object_internal
 
 // How objects are shared. Never null when returned from a successful call.
 using ObjectPtr = std::shared_ptr<const Object>;
@@ -288,6 +292,16 @@ class Object {
   // the member is missing or of another type.
   rapidjson::Value::ConstMemberIterator FindHot(HotField field) const;
   const rapidjson::Value* HotByKey(HotField field) const;
+  // Builds the Object for `value` (validated, depth checked) into an arena
+  // laid out by `plan`, leaving out the members IsSkipped names in `skip`.
+  static absl::StatusOr<ObjectPtr> Build(const rapidjson::Value& value,
+                                         const rapidjson::Value* skip,
+                                         const object_internal::Plan& plan);
+  // Parses as Parse does, in two passes over the tree (parse, then plan):
+  // the path for inputs the one-pass parse leaves to it, and the one that
+  // finds where in the text an invalid object is wrong.
+  static absl::StatusOr<ObjectPtr> ParseInTwoPasses(
+      std::string_view json, const ParseOptions& options);
   // Fills metadata_ and hot_ from root_ (already validated).
   void Index();
   const rapidjson::Value* MetadataMember(std::string_view key) const;

@@ -1,5 +1,7 @@
 #include "api/internal/arena_planner.h"
 
+#include <cstdint>
+
 #include "absl/strings/str_cat.h"
 #include "api/json_limits.h"
 
@@ -159,15 +161,46 @@ const absl::flat_hash_set<std::string_view>& WellKnownStrings() {
   return *kSet;
 }
 
+namespace {
+
+// A filter in front of the table: one bit per (length mod 64, last byte
+// mod 128) of its strings. Most strings of an object (names, uids,
+// timestamps, images) miss it, which spares them the hash lookup.
+class WellKnownFilter {
+ public:
+  WellKnownFilter() {
+    for (std::string_view s : WellKnownStrings()) Set(s);
+  }
+  bool MayHold(std::string_view s) const {
+    const size_t bit = Bit(s);
+    return (bits_[bit / 64] >> (bit % 64)) & 1;
+  }
+
+ private:
+  static size_t Bit(std::string_view s) {
+    return (s.size() % 64) * 128 + (static_cast<unsigned char>(s.back()) % 128);
+  }
+  void Set(std::string_view s) {
+    const size_t bit = Bit(s);
+    bits_[bit / 64] |= uint64_t{1} << (bit % 64);
+  }
+  uint64_t bits_[64 * 128 / 64] = {};
+};
+
+}  // namespace
+
 const char* WellKnown(std::string_view s) {
+  static const auto* const kFilter = new WellKnownFilter();
+  if (s.empty() || !kFilter->MayHold(s)) return nullptr;
   const auto& set = WellKnownStrings();
   auto it = set.find(s);
   return it == set.end() ? nullptr : it->data();
 }
 
-void PlanString(const Value& s, Plan* plan) {
-  if (s.GetStringLength() <= kInlineStringMax) return;
-  std::string_view sv = StringOf(s);
+void PlanString(const Value& s, Plan* plan) { PlanString(StringOf(s), plan); }
+
+void PlanString(std::string_view sv, Plan* plan) {
+  if (sv.size() <= kInlineStringMax) return;
   if (const char* known = WellKnown(sv)) {
     plan->strings.emplace_back(known, kNotInBlob);
     return;

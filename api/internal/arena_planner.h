@@ -71,7 +71,9 @@ struct Plan {
 
 constexpr size_t kNotInBlob = std::numeric_limits<size_t>::max();
 
+// Places one string of the tree (a key or a value), in pre-order.
 void PlanString(const Value& s, Plan* plan);
+void PlanString(std::string_view s, Plan* plan);
 
 bool IsSkipped(const Value& parent, const Value& key, const Value* skip);
 

@@ -432,6 +432,57 @@ TEST(ObjectTest, StripManagedFieldsAtParse) {
   EXPECT_NE(other->Find("/spec/managedFields"), nullptr);
 }
 
+// Parse leaves managedFields out while it reads the text; FromValue strips
+// them from a whole tree. Both must give the same object, byte for byte.
+TEST(ObjectTest, StripWhileParsingMatchesStripFromTree) {
+  const std::string cases[] = {
+      ReadTestdata("pod.json"),
+      Minify(ReadTestdata("pod.json")),
+      // managedFields first, last, repeated, scalar, null, empty.
+      R"({"metadata":{"managedFields":[{"a":{"b":[1,2]}}],"name":"n"}})",
+      R"({"metadata":{"name":"n","managedFields":[{"manager":"kubectl-client-side-apply"}]}})",
+      R"({"metadata":{"managedFields":1,"name":"n","managedFields":[[]]}})",
+      R"({"metadata":{"managedFields":null},"kind":"Pod"})",
+      R"({"metadata":{"managedFields":{}},"spec":{"x":"a string longer than 13"}})",
+      // Only the root's first metadata object is stripped.
+      R"({"spec":{"managedFields":[1]},"metadata":{"managedFields":[2]}})",
+      R"({"metadata":{"name":"a"},"metadata":{"managedFields":[3]}})",
+      R"({"metadata":{"labels":{"managedFields":"x"}},"status":{"metadata":{"managedFields":4}}})",
+      R"({"items":[{"metadata":{"managedFields":5}}],"metadata":{}})",
+      // Long strings shared between managedFields and the rest.
+      R"({"metadata":{"managedFields":["repeated long string value"],"name":"repeated long string value"}})",
+  };
+  for (const std::string& json : cases) {
+    SCOPED_TRACE(json);
+    ObjectPtr stripped = MustParse(json, {.strip_managed_fields = true});
+    ObjectPtr full = MustParse(json);
+    ASSERT_NE(stripped, nullptr);
+    ASSERT_NE(full, nullptr);
+    absl::StatusOr<ObjectPtr> from_tree =
+        Object::FromValue(full->json(), {.strip_managed_fields = true});
+    ASSERT_TRUE(from_tree.ok()) << from_tree.status();
+    EXPECT_EQ(stripped->ToJson(), (*from_tree)->ToJson());
+    EXPECT_EQ(stripped->SpaceUsed(), (*from_tree)->SpaceUsed());
+    EXPECT_EQ(stripped->name(), full->name());
+    EXPECT_EQ(stripped->Find("/metadata/managedFields"), nullptr);
+    // Kept, the object is the whole text.
+    EXPECT_EQ(full->ToJson(), Minify(json));
+  }
+}
+
+// Errors inside managedFields are still errors when they are stripped:
+// the text is parsed whole either way.
+TEST(ObjectTest, MalformedManagedFieldsFailEvenWhenStripped) {
+  for (const ParseOptions& options :
+       {ParseOptions{}, ParseOptions{.strip_managed_fields = true}}) {
+    absl::StatusOr<ObjectPtr> obj =
+        Object::Parse(R"({"metadata":{"managedFields":[{"a":}]}})", options);
+    ASSERT_FALSE(obj.ok());
+    EXPECT_EQ(obj.status().message(),
+              "invalid JSON at offset 35: Invalid value.");
+  }
+}
+
 TEST(ObjectTest, ConcurrentReaders) {
   ObjectPtr pod = MustParse(ReadTestdata("pod.json"));
   ASSERT_NE(pod, nullptr);
