@@ -49,6 +49,38 @@ Cells DeploymentCells(const Value& d, absl::Time now) {
           FormatLabelSelector(field::Member(spec, "selector"))};
 }
 
+std::vector<ColumnDefinition> ReplicaSetColumns() {
+  return {NameColumn(),
+          Column("Desired", "integer", "Number of desired pods."),
+          Column("Current", "integer", "Number of actual replicas."),
+          Column("Ready", "integer", "Number of ready replicas."),
+          AgeColumn(),
+          Column("Containers", "string",
+                 "Names of each container in the template.", 1),
+          Column("Images", "string",
+                 "Images referenced by each container in the template.", 1),
+          Column("Selector", "string",
+                 "The label selector for pods. A label selector is a label "
+                 "query over a set of resources.",
+                 1)};
+}
+
+Cells ReplicaSetCells(const Value& rs, absl::Time now) {
+  const Value* spec = field::Object(&rs, "spec");
+  const Value* status = field::Object(&rs, "status");
+  const Value* pod_spec =
+      field::Object(field::Object(spec, "template"), "spec");
+  auto [names, images] = ContainerCells(field::Array(pod_spec, "containers"));
+  return {NameOf(rs),
+          field::Int64(spec, "replicas").value_or(1),
+          Int(status, "replicas"),
+          Int(status, "readyReplicas"),
+          AgeOf(rs, now),
+          names,
+          images,
+          FormatLabelSelector(field::Member(spec, "selector"))};
+}
+
 }  // namespace printers
 }  // namespace apiserver
 }  // namespace kcr

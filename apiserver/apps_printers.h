@@ -1,5 +1,6 @@
-// Printers of the apps group: deployments (Name Ready Up-to-date Available
-// Age | Containers Images Selector), as kube-apiserver prints them.
+// Printers of the apps group, as kube-apiserver prints them: deployments
+// (Name Ready Up-to-date Available Age | Containers Images Selector) and
+// replicasets (Name Desired Current Ready Age | Containers Images Selector).
 #ifndef KCR_APISERVER_APPS_PRINTERS_H_
 #define KCR_APISERVER_APPS_PRINTERS_H_
 
@@ -16,6 +17,8 @@ namespace printers {
 
 std::vector<ColumnDefinition> DeploymentColumns();
 Cells DeploymentCells(const Value& d, absl::Time now);
+std::vector<ColumnDefinition> ReplicaSetColumns();
+Cells ReplicaSetCells(const Value& rs, absl::Time now);
 
 }  // namespace printers
 }  // namespace apiserver

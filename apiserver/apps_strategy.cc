@@ -9,6 +9,20 @@ namespace kcr {
 namespace apiserver {
 namespace {
 
+// metadata.annotations of `sent` onto `out` (removed when `sent` has none).
+void CopyAnnotations(const rapidjson::Value& sent, api::ObjectBuilder* out) {
+  if (!sent.IsObject()) return;
+  const auto meta = sent.FindMember("metadata");
+  if (meta == sent.MemberEnd() || !meta->value.IsObject()) return;
+  const auto annotations = meta->value.FindMember("annotations");
+  if (annotations == meta->value.MemberEnd() ||
+      !annotations->value.IsObject()) {
+    out->Remove("/metadata/annotations");
+    return;
+  }
+  (void)out->Set("/metadata/annotations", annotations->value);
+}
+
 class DeploymentStrategyImpl : public Strategy {
  public:
   void Default(api::ObjectBuilder* b) const override {
@@ -38,12 +52,41 @@ class DeploymentStrategyImpl : public Strategy {
                         const std::string&) const override {
     (void)b->SetJson("/status", "{}");
   }
+  // deploymentStatusStrategy keeps the sent annotations: the deployment
+  // controller records the revision with its status write.
+  void PrepareForStatusUpdate(const rapidjson::Value& sent,
+                              api::ObjectBuilder* out) const override {
+    CopyAnnotations(sent, out);
+  }
+};
+
+class ReplicaSetStrategyImpl : public Strategy {
+ public:
+  void Default(api::ObjectBuilder* b) const override {
+    if (b->Find("/spec") == nullptr) return;
+    if (b->Find("/spec/replicas") == nullptr)
+      (void)b->SetInt("/spec/replicas", 1);
+    DefaultPodSpec(b, "/spec/template/spec");
+  }
+  void PrepareForCreate(const ResourceInfo&, api::ObjectBuilder* b,
+                        const std::string&) const override {
+    (void)b->SetJson("/status", "{\"replicas\":0}");
+  }
+  void PrepareForStatusUpdate(const rapidjson::Value& sent,
+                              api::ObjectBuilder* out) const override {
+    CopyAnnotations(sent, out);
+  }
 };
 
 }  // namespace
 
 const Strategy& DeploymentStrategy() {
   static const Strategy* const s = new DeploymentStrategyImpl();
+  return *s;
+}
+
+const Strategy& ReplicaSetStrategy() {
+  static const Strategy* const s = new ReplicaSetStrategyImpl();
   return *s;
 }
 

@@ -1,5 +1,7 @@
-// Strategies of the apps/v1 kinds with rules of their own: deployments
-// (kube-apiserver's pkg/registry/apps/deployment).
+// Strategies of the apps/v1 kinds with rules of their own: deployments and
+// replicasets (kube-apiserver's pkg/registry/apps/{deployment,replicaset}).
+// Their status writes may also change metadata.annotations, as kube's
+// status strategies allow (the deployment controller records revisions so).
 #ifndef KCR_APISERVER_APPS_STRATEGY_H_
 #define KCR_APISERVER_APPS_STRATEGY_H_
 
@@ -9,6 +11,7 @@ namespace kcr {
 namespace apiserver {
 
 const Strategy& DeploymentStrategy();
+const Strategy& ReplicaSetStrategy();
 
 }  // namespace apiserver
 }  // namespace kcr

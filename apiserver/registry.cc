@@ -48,6 +48,9 @@ const Strategy& StrategyFor(const ResourceInfo& r) {
   if (r.group() == "apps" && r.resource() == "deployments") {
     return DeploymentStrategy();
   }
+  if (r.group() == "apps" && r.resource() == "replicasets") {
+    return ReplicaSetStrategy();
+  }
   if (r.group() == "coordination.k8s.io" && r.resource() == "leases") {
     return LeaseStrategy();
   }
@@ -681,6 +684,7 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(
   if (sub == "status") {
     out = current->ToBuilder();
     CopyMember(b.json(), "status", &out);
+    strategy.PrepareForStatusUpdate(b.json(), &out);
   } else if (sub == "finalize") {
     out = current->ToBuilder();
     const Value* f = b.Find("/spec/finalizers");
@@ -730,7 +734,9 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(
   if (!errors.empty()) {
     return ApiError::Invalid(r.group_kind(), name, errors).ToStatus();
   }
-  if (GenerationChanged(r.generation, r.has_status(), cur, out.json())) {
+  // Status writes never bump the generation (kube's status strategies).
+  if (sub != "status" &&
+      GenerationChanged(r.generation, r.has_status(), cur, out.json())) {
     out.SetGeneration(current->generation() + 1);
   }
   if (manager != nullptr && manager->apply) {

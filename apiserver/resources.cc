@@ -173,6 +173,14 @@ ResourceRegistry::ResourceRegistry() {
     r.scale = {"/spec/replicas", "/status/replicas", ""};
     AddLocked(std::move(r));
   }
+  {
+    ResourceInfo r = Builtin("apps", "replicasets", "ReplicaSet", "replicaset",
+                             {"rs"}, true, {"scale", "status"});
+    r.categories = {"all"};
+    r.generation = GenerationPolicy::kSpec;
+    r.scale = {"/spec/replicas", "/status/replicas", ""};
+    AddLocked(std::move(r));
+  }
   AddLocked(
       Builtin("coordination.k8s.io", "leases", "Lease", "lease", {}, true, {}));
   {

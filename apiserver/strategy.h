@@ -8,8 +8,9 @@
 // calls the strategy at fixed points:
 //   create  Default, PrepareForCreate, Validate; ValidateName when the
 //           name is final; NameGenerated for a generateName.
-//   update  PrepareForUpdate (writes to the main resource only), Default,
-//           ValidateName, ValidateUpdate.
+//   update  PrepareForUpdate (writes to the main resource only) or
+//           PrepareForStatusUpdate (to status), Default, ValidateName,
+//           ValidateUpdate.
 //   delete  WaitsForFinalize, PrepareForDelete.
 // Strategies keep no state; one instance per kind serves every thread.
 #ifndef KCR_APISERVER_STRATEGY_H_
@@ -51,6 +52,12 @@ class Strategy {
   // subresource).
   virtual void PrepareForUpdate(const rapidjson::Value& live,
                                 api::ObjectBuilder* object) const {}
+
+  // A write to the status subresource: `out` is the live object with the
+  // sent status; copies what else the kind lets a status write change
+  // (`sent` is the request's object).
+  virtual void PrepareForStatusUpdate(const rapidjson::Value& sent,
+                                      api::ObjectBuilder* out) const {}
 
   // The rule for metadata.name (an RFC 1123 subdomain unless overridden).
   virtual void ValidateName(std::string_view name,

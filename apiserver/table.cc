@@ -45,6 +45,7 @@ using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 enum class Kind {
   kPod,
   kDeployment,
+  kReplicaSet,
   kNamespace,
   kConfigMap,
   kSecret,
@@ -108,6 +109,8 @@ struct TablePrinter::Impl {
         return printers::PodCells(object, now, conditions);
       case Kind::kDeployment:
         return printers::DeploymentCells(object, now);
+      case Kind::kReplicaSet:
+        return printers::ReplicaSetCells(object, now);
       case Kind::kNamespace:
         return printers::NamespaceCells(object, now);
       case Kind::kConfigMap:
@@ -344,6 +347,9 @@ TablePrinter TablePrinter::ForResource(std::string_view group_in,
   } else if (group == "apps" && resource == "deployments") {
     set(Kind::kDeployment, "apps/v1", "Deployment");
     c = printers::DeploymentColumns();
+  } else if (group == "apps" && resource == "replicasets") {
+    set(Kind::kReplicaSet, "apps/v1", "ReplicaSet");
+    c = printers::ReplicaSetColumns();
   } else if (group.empty() && resource == "namespaces") {
     set(Kind::kNamespace, "v1", "Namespace");
     c = printers::NamespaceColumns();
