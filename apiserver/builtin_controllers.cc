@@ -19,6 +19,16 @@ BuiltinControllers::BuiltinControllers(Registry* registry,
     controllers_.push_back(std::make_unique<NamespaceController>(
         registry, options.clock, options.namespace_deletion_grace_period));
   }
+  if (options.deployment_controller) {
+    controllers_.push_back(
+        std::make_unique<DeploymentController>(registry, options.clock));
+    // Deployment status is the controller's.
+    options.node.simulate_deployments = false;
+  }
+  if (options.replicaset_controller) {
+    controllers_.push_back(
+        std::make_unique<ReplicaSetController>(registry, options.clock));
+  }
   if (options.node_simulator) {
     controllers_.push_back(std::make_unique<NodeSimulator>(
         registry, options.clock, std::move(options.node)));

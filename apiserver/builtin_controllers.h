@@ -1,8 +1,12 @@
 // BuiltinControllers: the controllers a cluster's kube-controller-manager
 // (and kubelet) would run, started beside the local API server: the garbage
 // collector (garbage_collector.h), the namespace controller
-// (namespace_controller.h) and the simulated node (node_simulator.h), each
-// on its own ControllerRunner thread and each switchable off.
+// (namespace_controller.h), the deployment and replicaset controllers
+// (deployment_controller.h, replicaset_controller.h) and the simulated node
+// (node_simulator.h), each on its own ControllerRunner thread and each
+// switchable off. With the deployment controller on, the simulated node
+// leaves Deployment status to it (NodeSimulatorOptions::simulate_deployments
+// is ignored).
 //
 // Thread safety: construct, Start and Stop from one thread; the controllers
 // then run on their own threads until Stop (or destruction).
@@ -13,10 +17,12 @@
 #include <vector>
 
 #include "apiserver/controller_runner.h"
+#include "apiserver/deployment_controller.h"
 #include "apiserver/garbage_collector.h"
 #include "apiserver/namespace_controller.h"
 #include "apiserver/node_simulator.h"
 #include "apiserver/registry.h"
+#include "apiserver/replicaset_controller.h"
 #include "runtime/base/clock.h"
 
 namespace kcr {
@@ -25,6 +31,8 @@ namespace apiserver {
 struct BuiltinControllersOptions {
   bool garbage_collector = true;
   bool namespace_controller = true;
+  bool deployment_controller = true;
+  bool replicaset_controller = true;
   bool node_simulator = true;
   // How long the namespace controller leaves a Terminating namespace's
   // contents alone (kube-controller-manager's 5 s).

@@ -29,7 +29,9 @@
 // readyReplicas and availableReplicas equal to spec.replicas (default 1;
 // zero counts omitted, as Go does) and the Available
 // (MinimumReplicasAvailable) and Progressing (NewReplicaSetAvailable)
-// conditions. No ReplicaSets or Pods are created for them.
+// conditions. No ReplicaSets or Pods are created for them. Off when the
+// deployment controller runs (builtin_controllers.h): then the Deployment's
+// status is the controller's, and this simulator only runs its pods.
 //
 // The node itself: a Node object named `node_name`, Ready, with the host IP
 // as its InternalIP, created when missing.

@@ -87,9 +87,14 @@ DEFINE_bool(garbage_collector, true,
 DEFINE_bool(namespace_controller, true,
             "Run the built-in namespace controller (a deleted namespace "
             "loses its contents, then goes).");
+DEFINE_bool(deployment_controller, true,
+            "Run the built-in deployment and replicaset controllers "
+            "(Deployments make ReplicaSets, ReplicaSets make pods; rollouts, "
+            "rollbacks, revision history).");
 DEFINE_bool(simulate_node, true,
             "Run the simulated node: pods are scheduled and run, Never/"
-            "OnFailure pods finish, deployments report ready replicas.");
+            "OnFailure pods finish; with --deployment_controller=false, "
+            "deployments report ready replicas without pods.");
 DEFINE_int32(sim_running_after_ms, 500,
              "Simulated node: a pod runs this long after creation (pod "
              "annotation kcr.io/sim-running-after overrides).");
@@ -97,8 +102,9 @@ DEFINE_int32(sim_complete_after_ms, 2000,
              "Simulated node: a Never/OnFailure pod finishes this long after "
              "it started running (kcr.io/sim-complete-after overrides).");
 DEFINE_int32(sim_deployment_ready_after_ms, 500,
-             "Simulated node: a deployment's status catches up with its spec "
-             "this long after a change.");
+             "Simulated node, with --deployment_controller=false: a "
+             "deployment's status catches up with its spec this long after a "
+             "change.");
 DEFINE_string(sim_node_name, "kcr-node",
               "Simulated node: the node pods are scheduled to.");
 
@@ -217,6 +223,8 @@ int main(int argc, char** argv) {
   }
   options.controllers.garbage_collector = FLAGS_garbage_collector;
   options.controllers.namespace_controller = FLAGS_namespace_controller;
+  options.controllers.deployment_controller = FLAGS_deployment_controller;
+  options.controllers.replicaset_controller = FLAGS_deployment_controller;
   options.controllers.node_simulator = FLAGS_simulate_node;
   options.controllers.node.node_name = FLAGS_sim_node_name;
   options.controllers.node.running_after =

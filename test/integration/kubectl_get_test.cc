@@ -56,6 +56,8 @@ class KubectlGetTest : public ::testing::Test {
     apiserver::ApiServerOptions options;
     // Statuses written by the test stay as written.
     options.controllers.node_simulator = false;
+    options.controllers.deployment_controller = false;
+    options.controllers.replicaset_controller = false;
     auto server = apiserver::ApiServer::Start(options);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
@@ -360,11 +362,11 @@ spec:
   EXPECT_EQ(rows[1][5], "10.0.0.1");
 }
 
-// With the simulated node on, a deployment becomes available and kubectl's
-// rollout status sees it finish, also after a scale.
+// With the built-in controllers and the simulated node on, a deployment's
+// pods run and kubectl's rollout status sees it finish, also after a scale.
 TEST(KubectlSimulatedNodeTest, DeploymentRollsOut) {
   apiserver::ApiServerOptions options;
-  options.controllers.node.deployment_ready_after = absl::Milliseconds(100);
+  options.controllers.node.running_after = absl::Milliseconds(100);
   auto server = apiserver::ApiServer::Start(options);
   ASSERT_TRUE(server.ok()) << server.status();
   KubectlHarness kubectl(server->get());

@@ -26,8 +26,11 @@ class KubectlPatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
     apiserver::ApiServerOptions options;
-    // Deployments keep the resourceVersion the test last wrote.
+    // Deployments keep the resourceVersion the test last wrote: no
+    // controller writes their status.
     options.controllers.node_simulator = false;
+    options.controllers.deployment_controller = false;
+    options.controllers.replicaset_controller = false;
     auto s = apiserver::ApiServer::Start(options);
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(*s);

@@ -98,6 +98,7 @@ TEST_F(LocalApiServerTest, HelpListsEveryFlag) {
                            "fault_delay_ms",
                            "garbage_collector",
                            "namespace_controller",
+                           "deployment_controller",
                            "simulate_node",
                            "sim_running_after_ms",
                            "sim_complete_after_ms",
@@ -231,10 +232,10 @@ TEST_F(LocalApiServerTest, FaultEndpointIsOffUnlessEnabled) {
 
 TEST_F(LocalApiServerTest, SimulatedNodeRunsPodsByDefault) {
   Start({"--sim-running-after-ms=100"});
-  EXPECT_THAT(
-      ReadFile(dir_ + "/apiserver.log"),
-      HasSubstr(std::string(kControllersLine) +
-                "garbage-collector,namespace-controller,node-simulator\n"));
+  EXPECT_THAT(ReadFile(dir_ + "/apiserver.log"),
+              HasSubstr(std::string(kControllersLine) +
+                        "garbage-collector,namespace-controller,deployment-"
+                        "controller,replicaset-controller,node-simulator\n"));
   // The simulated node registers its Node object as it starts, beside the
   // server.
   EXPECT_TRUE(WaitFor(
@@ -258,7 +259,8 @@ TEST_F(LocalApiServerTest, SimulatedNodeSwitchedOff) {
   Start({"--simulate-node=false", "--sim-running-after-ms=100"});
   EXPECT_THAT(ReadFile(dir_ + "/apiserver.log"),
               HasSubstr(std::string(kControllersLine) +
-                        "garbage-collector,namespace-controller\n"));
+                        "garbage-collector,namespace-controller,"
+                        "deployment-controller,replicaset-controller\n"));
   EXPECT_EQ(client_->Get("/api/v1/nodes/kcr-node").status, 404);
   ASSERT_EQ(
       client_
@@ -270,6 +272,14 @@ TEST_F(LocalApiServerTest, SimulatedNodeSwitchedOff) {
   TestResponse pod = client_->Get("/api/v1/namespaces/default/pods/p");
   EXPECT_EQ(pod.Str("/status/phase"), "Pending");
   EXPECT_EQ(pod.Str("/spec/nodeName"), "");
+}
+
+TEST_F(LocalApiServerTest, DeploymentControllerSwitchedOff) {
+  Start({"--deployment-controller=false"});
+  EXPECT_THAT(ReadFile(dir_ + "/apiserver.log"),
+              HasSubstr(std::string(kControllersLine) +
+                        "garbage-collector,namespace-controller,"
+                        "node-simulator\n"));
 }
 
 }  // namespace
