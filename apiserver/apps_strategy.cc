@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "api/object_builder.h"
+#include "apiserver/builtin_validation.h"
 #include "apiserver/core_strategy.h"
 
 namespace kcr {
@@ -51,6 +52,15 @@ class DeploymentStrategyImpl : public Strategy {
   void PrepareForCreate(const ResourceInfo&, api::ObjectBuilder* b,
                         const std::string&) const override {
     (void)b->SetJson("/status", "{}");
+  }
+  void Validate(const ResourceInfo&, api::ObjectBuilder* b,
+                std::vector<api::FieldError>* errors) const override {
+    ValidateDeployment(b->json(), errors);
+  }
+  void ValidateUpdate(const ResourceInfo&, const rapidjson::Value& live,
+                      api::ObjectBuilder* b, const std::string&,
+                      std::vector<api::FieldError>* errors) const override {
+    ValidateDeploymentUpdate(live, b->json(), errors);
   }
   // deploymentStatusStrategy keeps the sent annotations: the deployment
   // controller records the revision with its status write.

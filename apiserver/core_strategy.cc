@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/json_pointer.h"
 #include "api/object_builder.h"
+#include "apiserver/builtin_validation.h"
 #include "apiserver/object_fields.h"
 #include "apiserver/object_meta_validation.h"
 #include "apiserver/str_util.h"
@@ -76,6 +77,30 @@ class PodStrategyImpl : public Strategy {
     (void)b->SetJson("/status",
                      R"({"phase":"Pending","qosClass":"BestEffort"})");
   }
+  void Validate(const ResourceInfo&, api::ObjectBuilder* b,
+                std::vector<api::FieldError>* errors) const override {
+    ValidatePodSpec(b->Find("/spec"), "spec", errors);
+  }
+  void ValidateUpdate(const ResourceInfo&, const Value& live,
+                      api::ObjectBuilder* b, const std::string&,
+                      std::vector<api::FieldError>* errors) const override {
+    ValidatePodUpdate(live, b->json(), errors);
+  }
+};
+
+// ConfigMaps: keys, the 1 MiB limit, `immutable`.
+class ConfigMapStrategyImpl : public Strategy {
+ public:
+  void Validate(const ResourceInfo&, api::ObjectBuilder* b,
+                std::vector<api::FieldError>* errors) const override {
+    ValidateConfigMap(b->json(), errors);
+  }
+  void ValidateUpdate(const ResourceInfo&, const Value& live,
+                      api::ObjectBuilder* b, const std::string&,
+                      std::vector<api::FieldError>* errors) const override {
+    ValidateConfigMapUpdate(live, b->json(), errors);
+    ValidateConfigMap(b->json(), errors);
+  }
 };
 
 // Services: named as DNS-1035 labels.
@@ -90,6 +115,15 @@ class ServiceStrategyImpl : public Strategy {
   void PrepareForCreate(const ResourceInfo&, api::ObjectBuilder* b,
                         const std::string&) const override {
     (void)b->SetJson("/status", R"({"loadBalancer":{}})");
+  }
+  void Validate(const ResourceInfo&, api::ObjectBuilder* b,
+                std::vector<api::FieldError>* errors) const override {
+    ValidateService(b->json(), errors);
+  }
+  void ValidateUpdate(const ResourceInfo&, const Value&, api::ObjectBuilder* b,
+                      const std::string&,
+                      std::vector<api::FieldError>* errors) const override {
+    ValidateService(b->json(), errors);
   }
   void ValidateName(std::string_view name,
                     std::vector<api::FieldError>* errors) const override {
@@ -110,11 +144,14 @@ class SecretStrategyImpl : public Strategy {
   void Validate(const ResourceInfo&, api::ObjectBuilder* b,
                 std::vector<api::FieldError>* errors) const override {
     ValidateStringData(*b, errors);
+    ValidateSecret(b->json(), errors);
   }
-  void ValidateUpdate(const ResourceInfo&, const Value&, api::ObjectBuilder* b,
-                      const std::string&,
+  void ValidateUpdate(const ResourceInfo&, const Value& live,
+                      api::ObjectBuilder* b, const std::string&,
                       std::vector<api::FieldError>* errors) const override {
     ValidateStringData(*b, errors);
+    ValidateSecretUpdate(live, b->json(), errors);
+    ValidateSecret(b->json(), errors);
   }
 
  private:
@@ -198,6 +235,11 @@ const Strategy& PodStrategy() {
 
 const Strategy& ServiceStrategy() {
   static const Strategy* const s = new ServiceStrategyImpl();
+  return *s;
+}
+
+const Strategy& ConfigMapStrategy() {
+  static const Strategy* const s = new ConfigMapStrategyImpl();
   return *s;
 }
 

@@ -1,5 +1,6 @@
 // Strategies of the core (v1) kinds with rules of their own: namespaces,
-// pods, services, secrets (kube-apiserver's pkg/registry/core/<kind>).
+// pods, services, secrets, configmaps (kube-apiserver's
+// pkg/registry/core/<kind>); their validation is builtin_validation.h's.
 #ifndef KCR_APISERVER_CORE_STRATEGY_H_
 #define KCR_APISERVER_CORE_STRATEGY_H_
 
@@ -16,6 +17,7 @@ const Strategy& NamespaceStrategy();
 const Strategy& PodStrategy();
 const Strategy& ServiceStrategy();
 const Strategy& SecretStrategy();
+const Strategy& ConfigMapStrategy();
 
 // SetDefaults_PodSpec for the pod spec at JSON pointer `spec` ("/spec", or
 // a template's "/spec/template/spec"); nothing when absent.

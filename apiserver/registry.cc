@@ -15,6 +15,7 @@
 #include "api/types/time.h"
 #include "apiserver/api_error.h"
 #include "apiserver/apps_strategy.h"
+#include "apiserver/builtin_schema.h"
 #include "apiserver/continue_token.h"
 #include "apiserver/core_strategy.h"
 #include "apiserver/crd_strategy.h"
@@ -60,6 +61,7 @@ const Strategy& StrategyFor(const ResourceInfo& r) {
   if (r.resource() == "pods") return PodStrategy();
   if (r.resource() == "services") return ServiceStrategy();
   if (r.resource() == "secrets") return SecretStrategy();
+  if (r.resource() == "configmaps") return ConfigMapStrategy();
   return DefaultStrategy();
 }
 
@@ -537,31 +539,77 @@ void CollectUnknown(const Value& before, const Value& after,
   }
 }
 
+// "<Kind> in version "v1" cannot be handled as a <Kind>: <why>", 400.
+absl::Status DecodeError(const ResourceInfo& r, std::string_view why) {
+  return ApiError::BadRequest(Cat(r.kind(), " in version ", Quote(r.version()),
+                                  " cannot be handled as a ", r.kind(), ": ",
+                                  why))
+      .ToStatus();
+}
+
+// A patched built-in object decodes as the kind's Go type: a type error is
+// kube-apiserver's 422 on the field "patch"; unknown fields are dropped.
+absl::Status DecodePatched(const ResourceInfo& r, rapidjson::Value* patched) {
+  const GoType* type =
+      r.custom ? nullptr : BuiltinKindType(r.group(), r.kind());
+  if (type == nullptr) return absl::OkStatus();
+  DecodeReport report = CheckDecode(*type, *patched);
+  if (!report.error.empty()) {
+    auto text = json::JsonToString(*patched);
+    return ApiError::Invalid(
+               {}, "",
+               {FieldErr(FieldError::Type::kInvalid, "patch",
+                         Quote(text.ok() ? *text : ""), report.error)})
+        .ToStatus();
+  }
+  DropUnknownFields(*type, patched);
+  return absl::OkStatus();
+}
+
+// Drops what decoding a built-in kind's body into its Go type drops.
+void DropBuiltinUnknownFields(const ResourceInfo& r, api::ObjectBuilder* b) {
+  const GoType* type =
+      r.custom ? nullptr : BuiltinKindType(r.group(), r.kind());
+  if (type != nullptr) DropUnknownFields(*type, &b->json());
+}
+
 }  // namespace
 
 absl::Status Registry::CheckUnknownFields(const ResourceInfo& r,
                                           const rapidjson::Value& object,
                                           const std::string& mode,
                                           std::vector<std::string>* warnings) {
-  if (!r.custom || r.schema == nullptr || mode == "Ignore" ||
-      !object.IsObject()) {
-    return absl::OkStatus();
-  }
-  rapidjson::Document pruned;
-  pruned.CopyFrom(object, pruned.GetAllocator());
-  r.schema->Prune(&pruned, pruned.GetAllocator());
+  return CheckFields(r, object, mode, false, warnings);
+}
+
+absl::Status Registry::CheckFields(const ResourceInfo& r,
+                                   const rapidjson::Value& object,
+                                   const std::string& mode, bool patch,
+                                   std::vector<std::string>* warnings) {
+  if (!object.IsObject()) return absl::OkStatus();
   std::vector<std::string> unknown;
-  CollectUnknown(object, pruned, "", 0, &unknown);
+  if (!r.custom) {
+    const GoType* type = BuiltinKindType(r.group(), r.kind());
+    if (type == nullptr) return absl::OkStatus();
+    DecodeReport report = CheckDecode(*type, object, patch);
+    // A patch decodes once applied (DecodePatched).
+    if (!patch && !report.error.empty()) return DecodeError(r, report.error);
+    if (mode == "Ignore") return absl::OkStatus();
+    unknown = std::move(report.unknown_fields);
+  } else {
+    if (r.schema == nullptr || mode == "Ignore") return absl::OkStatus();
+    rapidjson::Document pruned;
+    pruned.CopyFrom(object, pruned.GetAllocator());
+    r.schema->Prune(&pruned, pruned.GetAllocator());
+    CollectUnknown(object, pruned, "", 0, &unknown);
+  }
   if (unknown.empty()) return absl::OkStatus();
   std::vector<std::string> texts;
   for (const std::string& f : unknown)
     texts.push_back(Cat("unknown field ", Quote(f)));
   if (mode == "Strict") {
-    return ApiError::BadRequest(
-               Cat(r.kind(), " in version ", Quote(r.version()),
-                   " cannot be handled as a ", r.kind(),
-                   ": strict decoding error: ", absl::StrJoin(texts, ", ")))
-        .ToStatus();
+    return DecodeError(
+        r, Cat("strict decoding error: ", absl::StrJoin(texts, ", ")));
   }
   if (warnings != nullptr) {
     warnings->insert(warnings->end(), texts.begin(), texts.end());
@@ -612,6 +660,7 @@ absl::StatusOr<WriteResult> Registry::Create(const ResourceInfo& r,
   std::vector<std::string> warnings;
   KCR_RETURN_IF_ERROR(CheckUnknownFields(r, object.json(),
                                          options.field_validation, &warnings));
+  DropBuiltinUnknownFields(r, &object);
   KCR_RETURN_IF_ERROR(PrepareCreate(r, ns, &object));
   KCR_RETURN_IF_ERROR(RecordWriteManagedFields(
       r, nullptr, &object.json(), object.allocator(), options.field_manager,
@@ -787,6 +836,7 @@ absl::StatusOr<WriteResult> Registry::Update(const ResourceInfo& r,
   std::vector<std::string> warnings;
   KCR_RETURN_IF_ERROR(CheckUnknownFields(r, object.json(),
                                          options.field_validation, &warnings));
+  DropBuiltinUnknownFields(r, &object);
   std::string obj_ns = r.namespaced() ? std::string(ns) : "";
   const api::ObjectBuilder& proto = object;
   auto result = RunWrite(
@@ -862,8 +912,8 @@ absl::StatusOr<WriteResult> Registry::Patch(
   }
   std::vector<std::string> warnings;
   if (type != PatchType::kJson) {
-    KCR_RETURN_IF_ERROR(
-        CheckUnknownFields(r, patch_doc, options.field_validation, &warnings));
+    KCR_RETURN_IF_ERROR(CheckFields(r, patch_doc, options.field_validation,
+                                    /*patch=*/true, &warnings));
   }
   std::string obj_ns = r.namespaced() ? std::string(ns) : "";
   const std::string sub = options.subresource;
@@ -890,6 +940,7 @@ absl::StatusOr<WriteResult> Registry::Patch(
                        "the applied object is not a JSON object")
                 .ToStatus();
           }
+          KCR_RETURN_IF_ERROR(DecodePatched(r, &patched));
           api::ObjectBuilder b;
           b.json().CopyFrom(patched, b.allocator());
           std::string pname = StringAt(b, "/metadata/name");
@@ -947,6 +998,7 @@ absl::StatusOr<WriteResult> Registry::Patch(
           return ApiError::BadRequest("the patched object is not a JSON object")
               .ToStatus();
         }
+        if (sub != "scale") KCR_RETURN_IF_ERROR(DecodePatched(r, &patched));
         if (sub == "scale") {
           const Value* replicas =
               api::ResolveJsonPointer(patched, "/spec/replicas");

@@ -219,15 +219,27 @@ class Registry {
   static absl::Status ValidateSelectors(const ResourceInfo& resource,
                                         const ListOptions& options);
 
-  // fieldValidation for custom resources: the fields of `object` that the
-  // version's schema does not know (and pruning would drop), as dotted
+  // Decoding and fieldValidation: the fields of `object` that the kind's
+  // Go type (built-in kinds, builtin_schema.h) or the version's schema
+  // (custom resources; pruning would drop them) does not know, as dotted
   // paths; Strict makes them a 400 BadRequest ("<Kind> in version \"v1\"
   // cannot be handled as a <Kind>: strict decoding error: unknown field
-  // \"spec.x\""), Warn adds them to *warnings. Built-in kinds: nothing.
+  // \"spec.x\""), Warn adds them to *warnings. A built-in object that
+  // does not decode (a number for a string, bad base64) is a 400 whatever
+  // the mode ("... cannot be handled as a ConfigMap: json: cannot
+  // unmarshal number into Go struct field ConfigMap.data of type string").
   static absl::Status CheckUnknownFields(const ResourceInfo& resource,
                                          const rapidjson::Value& object,
                                          const std::string& field_validation,
                                          std::vector<std::string>* warnings);
+
+  // CheckUnknownFields; a `patch` is only checked for unknown fields
+  // (strategic merge directives allowed), as it decodes once applied.
+  static absl::Status CheckFields(const ResourceInfo& resource,
+                                  const rapidjson::Value& object,
+                                  const std::string& field_validation,
+                                  bool patch,
+                                  std::vector<std::string>* warnings);
 
   // The object as served at `resource`'s version (custom resources are
   // stored at their storage version; only apiVersion differs).

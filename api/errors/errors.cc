@@ -104,6 +104,10 @@ std::string FieldErrorReason(FieldError::Type type) {
       return "FieldValueTooMany";
     case FieldError::Type::kForbidden:
       return "FieldValueForbidden";
+    case FieldError::Type::kTooLong:
+      return "FieldValueTooLong";
+    case FieldError::Type::kDuplicate:
+      return "FieldValueDuplicate";
   }
   return "FieldValueInvalid";
 }

@@ -28,6 +28,14 @@ std::string FieldError::ToString() const {
       body = "Forbidden";
       if (!detail.empty()) absl::StrAppend(&body, ": ", detail);
       break;
+    case Type::kTooLong:
+      body = "Too long";
+      if (!detail.empty()) absl::StrAppend(&body, ": ", detail);
+      break;
+    case Type::kDuplicate:
+      body = absl::StrCat("Duplicate value: ", value);
+      if (!detail.empty()) absl::StrAppend(&body, ": ", detail);
+      break;
   }
   if (field.empty()) return body;
   return absl::StrCat(field, ": ", body);

@@ -18,6 +18,8 @@ struct FieldError {
     kNotSupported,  // "Unsupported value: <value>: supported values: ..."
     kTooMany,       // "Too many: <value>: <detail>"
     kForbidden,     // "Forbidden: <detail>"
+    kTooLong,       // "Too long: <detail>"
+    kDuplicate,     // "Duplicate value: <value>"
   };
 
   Type type = Type::kInvalid;

@@ -380,17 +380,12 @@ TEST_F(HostileClientTest, BodiesAtTheDepthLimitAreServed) {
 TEST_F(HostileClientTest, BodiesPastTheSizeLimitAre413) {
   const std::string kMessage = "Request entity too large: limit is 3145728";
   ASSERT_EQ(kMaxRequestBodyBytes, 3145728u);
-  // A ConfigMap of exactly the limit is served.
-  const std::string head = ConfigMap("big", R"({"v":")");
-  const std::string tail = "\"}}";
+  // A ConfigMap body of exactly the limit is served: its data stays under
+  // the 1 MiB a ConfigMap may hold, JSON whitespace makes up the rest.
   std::string at_limit = ConfigMap(
-      "big", absl::StrCat(
-                 R"({"v":")",
-                 std::string(
-                     kMaxRequestBodyBytes - head.size() - tail.size() + 1, 'x'),
-                 R"("})"));
-  at_limit.resize(kMaxRequestBodyBytes - tail.size());
-  at_limit += tail;
+      "big", absl::StrCat(R"({"v":")", std::string(1 << 19, 'x'), R"("})"));
+  at_limit.insert(at_limit.size() - 1, kMaxRequestBodyBytes - at_limit.size(),
+                  ' ');
   ASSERT_EQ(at_limit.size(), kMaxRequestBodyBytes);
   TestResponse served = client_->Post(kCms, at_limit);
   EXPECT_EQ(served.status, 201) << served.body.substr(0, 300);

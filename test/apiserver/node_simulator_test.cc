@@ -264,7 +264,8 @@ TEST(NodeSimulatorRunnerTest, RunsPodsInTheBackground) {
   runner.Start();
   ResourceInfoPtr pods = resources.Lookup("", "v1", "pods");
   absl::StatusOr<api::ObjectBuilder> pod = api::ObjectBuilder::FromJson(
-      R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c"}]}})");
+      R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c",)"
+      R"("image":"nginx"}]}})");
   ASSERT_TRUE(registry.Create(*pods, "default", std::move(*pod)).ok());
   const absl::Time deadline = absl::Now() + absl::Seconds(20);
   std::string phase;

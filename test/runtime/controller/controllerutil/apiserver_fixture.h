@@ -25,7 +25,13 @@ inline const client::Resource kDeployments =
 
 class ApiServerTest : public kcr::testing::ApiServerFixture {
  protected:
-  void SetUp() override { StartServer(); }
+  // The tests write Deployment status themselves: no deployment controller
+  // writes it in between.
+  void SetUp() override {
+    apiserver::ApiServerOptions options = NoSimulatedNode();
+    options.controllers.deployment_controller = false;
+    StartServer(options);
+  }
 
   // Retries wait for nothing, and are counted.
   RetryOptions Retry() {
@@ -59,10 +65,17 @@ class ApiServerTest : public kcr::testing::ApiServerFixture {
     api::ObjectBuilder b = DeploymentBuilder(name);
     return Create(kDeployments, b);
   }
+  // A Deployment the API server accepts: a selector that matches the
+  // template's labels, a container with an image.
   static api::ObjectBuilder DeploymentBuilder(const std::string& name) {
     api::ObjectBuilder b("apps/v1", "Deployment");
     b.SetName(name).SetNamespace("default");
     (void)b.SetInt("/spec/replicas", 1);
+    (void)b.SetJson("/spec/selector", R"({"matchLabels":{"app":"web"}})");
+    (void)b.SetJson(
+        "/spec/template",
+        R"({"metadata":{"labels":{"app":"web"}},"spec":{"containers":)"
+        R"([{"name":"web","image":"nginx:1.25"}]}})");
     return b;
   }
   api::ObjectPtr Get(const client::Resource& resource,

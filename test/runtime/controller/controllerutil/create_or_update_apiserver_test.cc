@@ -26,6 +26,24 @@ MutateFunc SetData(std::string value) {
   };
 }
 
+// A Deployment the API server accepts (a selector matching the template's
+// labels, a container) with `replicas`; what exists is left as it is.
+absl::Status SetReplicas(api::ObjectBuilder& o, int replicas) {
+  if (o.Find("/spec/selector") == nullptr) {
+    absl::Status s =
+        o.SetJson("/spec/selector", R"({"matchLabels":{"app":"web"}})");
+    if (!s.ok()) return s;
+  }
+  if (o.Find("/spec/template") == nullptr) {
+    absl::Status s = o.SetJson(
+        "/spec/template",
+        R"({"metadata":{"labels":{"app":"web"}},"spec":{"containers":)"
+        R"([{"name":"web","image":"nginx:1.25"}]}})");
+    if (!s.ok()) return s;
+  }
+  return o.SetInt("/spec/replicas", replicas);
+}
+
 class CreateOrUpdateTest : public testing::ApiServerTest {
  protected:
   absl::StatusOr<WriteResult> CoU(const MutateFunc& mutate) {
@@ -80,9 +98,7 @@ TEST_F(CreateOrUpdateTest, MutateErrorWritesNothing) {
 }
 
 TEST_F(CreateOrUpdateTest, CreateOrPatchReportsWhatItWrote) {
-  MutateFunc replicas = [](api::ObjectBuilder& o) {
-    return o.SetInt("/spec/replicas", 2);
-  };
+  MutateFunc replicas = [](api::ObjectBuilder& o) { return SetReplicas(o, 2); };
   auto created = CoP(replicas);
   ASSERT_TRUE(created.ok()) << created.status();
   EXPECT_EQ(created->result, OperationResult::kCreated);
@@ -93,8 +109,7 @@ TEST_F(CreateOrUpdateTest, CreateOrPatchReportsWhatItWrote) {
   EXPECT_EQ(Get(kDeployments, "web")->resource_version(),
             created->object->resource_version());
 
-  auto spec =
-      CoP([](api::ObjectBuilder& o) { return o.SetInt("/spec/replicas", 3); });
+  auto spec = CoP([](api::ObjectBuilder& o) { return SetReplicas(o, 3); });
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->result, OperationResult::kUpdated);
   EXPECT_EQ(Get(kDeployments, "web")->Find("/spec/replicas")->GetInt(), 3);
@@ -121,16 +136,14 @@ TEST_F(CreateOrUpdateTest, CreateOrPatchReportsWhatItWrote) {
 }
 
 TEST_F(CreateOrUpdateTest, CreateOrPatchKeepsFieldsOthersWrote) {
-  ASSERT_TRUE(CoP([](api::ObjectBuilder& o) {
-                return o.SetInt("/spec/replicas", 2);
-              }).ok());
+  ASSERT_TRUE(
+      CoP([](api::ObjectBuilder& o) { return SetReplicas(o, 2); }).ok());
   // Someone else labels the object; our patch touches only replicas.
   api::ObjectPtr current = Get(kDeployments, "web");
   api::ObjectBuilder labelled(*current);
   labelled.SetLabel("owner", "someone");
   ASSERT_TRUE(client_->Update(ctx_, kDeployments, **labelled.Build()).ok());
-  auto patched =
-      CoP([](api::ObjectBuilder& o) { return o.SetInt("/spec/replicas", 4); });
+  auto patched = CoP([](api::ObjectBuilder& o) { return SetReplicas(o, 4); });
   ASSERT_TRUE(patched.ok()) << patched.status();
   api::ObjectPtr stored = Get(kDeployments, "web");
   EXPECT_EQ(stored->Label("owner"), "someone");
