@@ -97,6 +97,42 @@ except ApiException as e:
   EXPECT_THAT(out, HasSubstr("gone 404"));
 }
 
+// Objects a cluster refuses: 400 from the decoder, 422 with causes; none
+// is stored, so typed reads of the namespace still deserialize.
+TEST_F(PythonClientTest, InvalidBuiltInObjectsAreRefused) {
+  std::string out = Run(R"(
+import json
+try:
+    v1.create_namespaced_config_map("default",
+        {"metadata": {"name": "bad"}, "data": {"port": 8080}})
+except ApiException as e:
+    print("decode", e.status, json.loads(e.body)["message"])
+apps = client.AppsV1Api()
+try:
+    apps.create_namespaced_deployment("default", {
+        "metadata": {"name": "web"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "other"}},
+                              "spec": {"containers": []}}}})
+except ApiException as e:
+    status = json.loads(e.body)
+    print("invalid", e.status, status["reason"])
+    for c in status["details"]["causes"]:
+        print("cause", c["field"], c["reason"])
+print("items", len(v1.list_namespaced_config_map("default").items))
+)");
+  EXPECT_THAT(out, HasSubstr("decode 400 ConfigMap in version \"v1\" cannot "
+                             "be handled as a ConfigMap: json: cannot "
+                             "unmarshal number into Go struct field "
+                             "ConfigMap.data of type string"));
+  EXPECT_THAT(out, HasSubstr("invalid 422 Invalid"));
+  EXPECT_THAT(out, HasSubstr("cause spec.template.metadata.labels "
+                             "FieldValueInvalid"));
+  EXPECT_THAT(out, HasSubstr("cause spec.template.spec.containers "
+                             "FieldValueRequired"));
+  EXPECT_THAT(out, HasSubstr("items 0"));
+}
+
 TEST_F(PythonClientTest, CustomObjectCrud) {
   std::string out = Run(R"(
 crd = {
