@@ -71,8 +71,12 @@ class ApiServerClientTest : public ::testing::TestWithParam<bool> {
  protected:
   bool https() const { return GetParam(); }
 
+  // Nothing in the server changes objects by itself: the client's writes
+  // (Deployment status among them) are the only ones.
   void StartServer(apiserver::ApiServerOptions options = {}) {
     options.controllers.node_simulator = false;
+    options.controllers.deployment_controller = false;
+    options.controllers.replicaset_controller = false;
     if (https() && options.tls_cert_file.empty()) {
       const std::string dir = MakeTempDir("tls");
       auto material = apiserver::GenerateTlsMaterial();
