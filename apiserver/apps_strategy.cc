@@ -82,6 +82,15 @@ class ReplicaSetStrategyImpl : public Strategy {
                         const std::string&) const override {
     (void)b->SetJson("/status", "{\"replicas\":0}");
   }
+  void Validate(const ResourceInfo&, api::ObjectBuilder* b,
+                std::vector<api::FieldError>* errors) const override {
+    ValidateReplicaSet(b->json(), errors);
+  }
+  void ValidateUpdate(const ResourceInfo&, const rapidjson::Value& live,
+                      api::ObjectBuilder* b, const std::string&,
+                      std::vector<api::FieldError>* errors) const override {
+    ValidateReplicaSetUpdate(live, b->json(), errors);
+  }
   void PrepareForStatusUpdate(const rapidjson::Value& sent,
                               api::ObjectBuilder* out) const override {
     CopyAnnotations(sent, out);

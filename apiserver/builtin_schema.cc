@@ -305,11 +305,29 @@ const GoType* Pod() {
   return t;
 }
 
+const GoType* PodTemplateSpec() {
+  static const GoType* const t = Struct(
+      "v1.PodTemplateSpec", {{"metadata", ObjectMeta()}, {"spec", PodSpec()}});
+  return t;
+}
+
+const GoType* ReplicaSet() {
+  static const GoType* const t = Struct(
+      "v1.ReplicaSet",
+      {{"apiVersion", String()},
+       {"kind", String()},
+       {"metadata", ObjectMeta()},
+       {"spec", Struct("v1.ReplicaSetSpec", {{"replicas", Int32()},
+                                             {"minReadySeconds", Int32()},
+                                             {"selector", LabelSelector()},
+                                             {"template", PodTemplateSpec()}})},
+       {"status", Open("v1.ReplicaSetStatus")}});
+  return t;
+}
+
 const GoType* Deployment() {
   static const GoType* const t = [] {
-    const GoType* template_spec =
-        Struct("v1.PodTemplateSpec",
-               {{"metadata", ObjectMeta()}, {"spec", PodSpec()}});
+    const GoType* template_spec = PodTemplateSpec();
     const GoType* rolling = Struct(
         "v1.RollingUpdateDeployment",
         {{"maxUnavailable", IntOrString()}, {"maxSurge", IntOrString()}});
@@ -742,6 +760,7 @@ const GoType* BuiltinKindType(std::string_view group, std::string_view kind) {
     return nullptr;
   }
   if (group == "apps" && kind == "Deployment") return Deployment();
+  if (group == "apps" && kind == "ReplicaSet") return ReplicaSet();
   if (group == "coordination.k8s.io" && kind == "Lease") return Lease();
   return nullptr;
 }

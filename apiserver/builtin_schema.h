@@ -9,7 +9,7 @@
 // under Warn, and in every case dropped, never stored.
 //
 // The tables describe ConfigMap, Secret, Pod, Service, Namespace,
-// ServiceAccount, Event (core/v1), Deployment (apps/v1) and Lease
+// ServiceAccount, Event (core/v1), Deployment, ReplicaSet (apps/v1) and Lease
 // (coordination.k8s.io/v1). Every member of their object meta, of the specs
 // and of a container is listed; the nested structs that controllers rarely
 // write (probes, affinity, security contexts, volume sources, every

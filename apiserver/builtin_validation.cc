@@ -498,8 +498,12 @@ void ValidatePodUpdate(const Value& live, const Value& pod,
   }
 }
 
-void ValidateDeployment(const Value& d, std::vector<FieldError>* errors) {
-  const Value* spec = Get(&d, "spec");
+namespace {
+
+// What Deployments and ReplicaSets share: replicas, the selector and the
+// pod template it must match (ValidatePodTemplateSpecForReplicaSet).
+void ValidateReplicatedSpec(const Value* spec,
+                            std::vector<FieldError>* errors) {
   const Value* replicas = Get(spec, "replicas");
   if (replicas != nullptr && replicas->IsInt64() && replicas->GetInt64() < 0) {
     errors->push_back(FieldErr(FieldError::Type::kInvalid, "spec.replicas",
@@ -558,6 +562,41 @@ void ValidateDeployment(const Value& d, std::vector<FieldError>* errors) {
                    "activeDeadlineSeconds in ReplicaSet is not Supported"));
     }
   }
+}
+
+// spec.selector never changes (apps/v1).
+void ValidateSelectorUnchanged(const Value& live, const Value& object,
+                               std::vector<FieldError>* errors) {
+  const Value* old_selector = Get(Get(&live, "spec"), "selector");
+  const Value* new_selector = Get(Get(&object, "spec"), "selector");
+  // Semantic equality: an empty map or list is nil.
+  auto normalized = [](const Value* selector, const char* key) -> const Value* {
+    const Value* v = Get(selector, key);
+    if (v == nullptr) return nullptr;
+    if ((v->IsObject() && v->MemberCount() == 0) ||
+        (v->IsArray() && v->Empty())) {
+      return nullptr;
+    }
+    return v;
+  };
+  bool same = (old_selector == nullptr) == (new_selector == nullptr);
+  for (const char* key : {"matchLabels", "matchExpressions"}) {
+    same = same && SameField(normalized(old_selector, key),
+                             normalized(new_selector, key));
+  }
+  if (!same) {
+    errors->push_back(FieldErr(
+        FieldError::Type::kInvalid, "spec.selector",
+        new_selector == nullptr ? "null" : GoLabelSelector(new_selector),
+        "field is immutable"));
+  }
+}
+
+}  // namespace
+
+void ValidateDeployment(const Value& d, std::vector<FieldError>* errors) {
+  const Value* spec = Get(&d, "spec");
+  ValidateReplicatedSpec(spec, errors);
   const Value* strategy = Get(spec, "strategy");
   std::string_view type = Str(Get(strategy, "type"));
   if (strategy != nullptr && type != "Recreate" && type != "RollingUpdate") {
@@ -585,29 +624,25 @@ void ValidateDeployment(const Value& d, std::vector<FieldError>* errors) {
 void ValidateDeploymentUpdate(const Value& live, const Value& d,
                               std::vector<FieldError>* errors) {
   ValidateDeployment(d, errors);
-  const Value* old_selector = Get(Get(&live, "spec"), "selector");
-  const Value* new_selector = Get(Get(&d, "spec"), "selector");
-  // Semantic equality: an empty map or list is nil.
-  auto normalized = [](const Value* selector, const char* key) -> const Value* {
-    const Value* v = Get(selector, key);
-    if (v == nullptr) return nullptr;
-    if ((v->IsObject() && v->MemberCount() == 0) ||
-        (v->IsArray() && v->Empty())) {
-      return nullptr;
-    }
-    return v;
-  };
-  bool same = (old_selector == nullptr) == (new_selector == nullptr);
-  for (const char* key : {"matchLabels", "matchExpressions"}) {
-    same = same && SameField(normalized(old_selector, key),
-                             normalized(new_selector, key));
+  ValidateSelectorUnchanged(live, d, errors);
+}
+
+void ValidateReplicaSet(const Value& rs, std::vector<FieldError>* errors) {
+  const Value* spec = Get(&rs, "spec");
+  ValidateReplicatedSpec(spec, errors);
+  const Value* min_ready = Get(spec, "minReadySeconds");
+  if (min_ready != nullptr && min_ready->IsInt64() &&
+      min_ready->GetInt64() < 0) {
+    errors->push_back(FieldErr(FieldError::Type::kInvalid,
+                               "spec.minReadySeconds", NumberText(*min_ready),
+                               "must be greater than or equal to 0"));
   }
-  if (!same) {
-    errors->push_back(FieldErr(
-        FieldError::Type::kInvalid, "spec.selector",
-        new_selector == nullptr ? "null" : GoLabelSelector(new_selector),
-        "field is immutable"));
-  }
+}
+
+void ValidateReplicaSetUpdate(const Value& live, const Value& rs,
+                              std::vector<FieldError>* errors) {
+  ValidateReplicaSet(rs, errors);
+  ValidateSelectorUnchanged(live, rs, errors);
 }
 
 void ValidateService(const Value& service, std::vector<FieldError>* errors) {

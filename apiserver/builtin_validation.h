@@ -62,6 +62,15 @@ void ValidateDeploymentUpdate(const rapidjson::Value& live,
                               const rapidjson::Value& deployment,
                               std::vector<api::FieldError>* errors);
 
+// ReplicaSet: replicas, minReadySeconds, the selector and template rules of
+// a Deployment.
+void ValidateReplicaSet(const rapidjson::Value& replica_set,
+                        std::vector<api::FieldError>* errors);
+// Also spec.selector is immutable.
+void ValidateReplicaSetUpdate(const rapidjson::Value& live,
+                              const rapidjson::Value& replica_set,
+                              std::vector<api::FieldError>* errors);
+
 // Service: ports (required unless headless or ExternalName; numbers in
 // range; unique names), type.
 void ValidateService(const rapidjson::Value& service,

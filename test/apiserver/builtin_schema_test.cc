@@ -39,6 +39,7 @@ TEST(BuiltinSchemaTest, ServedKindsHaveTypes) {
     EXPECT_NE(BuiltinKindType("", kind), nullptr) << kind;
   }
   EXPECT_NE(BuiltinKindType("apps", "Deployment"), nullptr);
+  EXPECT_NE(BuiltinKindType("apps", "ReplicaSet"), nullptr);
   EXPECT_NE(BuiltinKindType("coordination.k8s.io", "Lease"), nullptr);
   EXPECT_EQ(BuiltinKindType("", "Deployment"), nullptr);
   EXPECT_EQ(BuiltinKindType("example.com", "Widget"), nullptr);

@@ -45,7 +45,8 @@ class BuiltinValidationTest : public RegistryFixture {
         secrets_(Resource("", "v1", "secrets")),
         pods_(Resource("", "v1", "pods")),
         services_(Resource("", "v1", "services")),
-        deployments_(Resource("apps", "v1", "deployments")) {}
+        deployments_(Resource("apps", "v1", "deployments")),
+        replicasets_(Resource("apps", "v1", "replicasets")) {}
 
   absl::Status Create(const ResourceInfoPtr& r, const std::string& json,
                       const std::string& validation = "Strict") {
@@ -75,7 +76,8 @@ class BuiltinValidationTest : public RegistryFixture {
     return registry_.Get(*r, "default", name).ok();
   }
 
-  ResourceInfoPtr configmaps_, secrets_, pods_, services_, deployments_;
+  ResourceInfoPtr configmaps_, secrets_, pods_, services_, deployments_,
+      replicasets_;
 };
 
 TEST_F(BuiltinValidationTest, AValueOfTheWrongTypeIsABadRequestAndNotStored) {
@@ -230,6 +232,29 @@ TEST_F(BuiltinValidationTest, DeploymentSelectorIsImmutable) {
   // Everything else in the spec may change.
   EXPECT_TRUE(
       MergePatch(deployments_, "web", R"({"spec":{"replicas":5}})").ok());
+}
+
+TEST_F(BuiltinValidationTest, ReplicaSetsFollowTheDeploymentRules) {
+  std::string body = kDeployment;
+  body.replace(body.find(R"("labels":{"app":"web"})"),
+               std::string(R"("labels":{"app":"web"})").size(),
+               R"("labels":{"app":"x"})");
+  absl::Status s = Create(replicasets_, body);
+  ASSERT_TRUE(api::IsInvalid(s)) << s;
+  EXPECT_EQ(Message(s),
+            "ReplicaSet.apps \"web\" is invalid: "
+            "spec.template.metadata.labels: Invalid value: "
+            "map[string]string{\"app\":\"x\"}: `selector` does not match "
+            "template `labels`");
+  ASSERT_TRUE(Create(replicasets_, kDeployment).ok());
+  s = MergePatch(replicasets_, "web",
+                 R"({"spec":{"selector":{"matchLabels":{"app":"other"}}}})");
+  EXPECT_THAT(Message(s), HasSubstr("spec.selector: Invalid value: "
+                                    "v1.LabelSelector{MatchLabels:map[string]"
+                                    "string{\"app\":\"other\"}"));
+  EXPECT_THAT(Message(s), HasSubstr("field is immutable"));
+  EXPECT_TRUE(
+      MergePatch(replicasets_, "web", R"({"spec":{"replicas":0}})").ok());
 }
 
 TEST_F(BuiltinValidationTest, PodSpecChangesAreForbiddenButImages) {
