@@ -1,5 +1,6 @@
 # Two commands do everything on a fresh Debian 12 machine:
-#   make run    install what is missing, build, run kcr's main job
+#   make run    install what is missing, build, run the controller manager
+#               on its embedded API server
 #   make test   install what is missing, run every test, print the count
 # The rest are conveniences for developers; .ci/run runs the CI set.
 
@@ -22,8 +23,9 @@ FORMAT_FILES = git ls-files -z -- '*.cc' '*.h' ':(exclude)third_party/**'
 deps:
 	@./third_party/deps.sh
 
+# The controller manager on an API server of its own (Ctrl-C stops it).
 run: deps
-	$(BAZEL) run -c opt //bench:workqueue_benchmark -- --benchmark_report_aggregates_only=true
+	$(BAZEL) run //cmd/controller-manager -- --embedded
 
 test: deps
 	@./test/run_all.sh $(TEST_FLAGS)

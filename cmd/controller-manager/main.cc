@@ -1,0 +1,341 @@
+// controller-manager: runs kcr's controllers against a cluster (the
+// kubeconfig files, else the in-cluster config), or, with --embedded,
+// against a local API server it starts in this process.
+//
+//   bazel run //cmd/controller-manager -- --embedded
+//   bazel run //cmd/controller-manager -- --kubeconfig=$HOME/.kube/config
+//
+// Stops cleanly at the first SIGINT or SIGTERM (exit 0), at once at the
+// second (exit 1). Bad flags, and a kubeconfig that is missing or cannot
+// be used, are one line on stderr and exit code 2. `--help` lists the
+// flags; docs/controller-manager.md says more.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "api/crd/crd_manifests.h"
+#include "api/errors/errors.h"
+#include "api/json/yaml_to_json.h"
+#include "api/object.h"
+#include "apiserver/api_server.h"
+#include "cmd/common/flags.h"
+#include "controllers/pods/pods_controller.h"
+#include "gflags/gflags.h"
+#include "glog/logging.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+#include "runtime/base/context.h"
+#include "runtime/base/signal_handler.h"
+#include "runtime/client/options.h"
+#include "runtime/client/rest_client.h"
+#include "runtime/client/rest_config.h"
+#include "runtime/controller/manager.h"
+
+DEFINE_string(kubeconfig, "",
+              "Path to a kubeconfig file. Default: $KUBECONFIG, else "
+              "~/.kube/config, else the in-cluster config.");
+DEFINE_string(context, "",
+              "The kubeconfig context to use (default: its "
+              "current-context).");
+DEFINE_string(namespace, "",
+              "Watch only this namespace; empty for all (env NAMESPACE).");
+DEFINE_string(controllers, "*",
+              "Comma-separated controllers to run; '*' for all. Known: pods.");
+DEFINE_int32(workers, 1,
+             "Concurrent reconciles per controller with a work queue (the "
+             "pods controller has none: it reports events in order).");
+DEFINE_bool(leader_elect, false,
+            "Run the controllers only while holding the leader-election "
+            "Lease, for running several replicas.");
+DEFINE_string(leader_election_namespace, "",
+              "Namespace of the leader-election Lease (default: the "
+              "client's namespace, in a cluster the pod's own).");
+DEFINE_string(leader_election_id, "kcr-controller-manager",
+              "Name of the leader-election Lease.");
+DEFINE_string(metrics_bind_address, ":8080",
+              "Address to serve /metrics on (host:port, :port for every "
+              "interface, port 0 for any free one); '0' serves none.");
+DEFINE_string(health_probe_bind_address, ":8081",
+              "Address to serve /healthz and /readyz on; '0' serves none.");
+DEFINE_double(qps, 20,
+              "Requests per second to the API server (client-side limit); "
+              "negative for none.");
+DEFINE_int32(burst, 30, "Requests allowed above --qps in a burst.");
+DEFINE_bool(embedded, false,
+            "Start a local API server in this process on loopback (with its "
+            "garbage collector, namespace controller and simulated node), "
+            "install the CRDs, write a kubeconfig for it and run the "
+            "controllers against it. --kubeconfig and --context are "
+            "ignored.");
+
+namespace {
+
+constexpr char kProgram[] = "controller-manager";
+
+using kcr::controller::Manager;
+
+// Each controller: how to add it to a Manager.
+using AddFunc = std::function<absl::Status(Manager&)>;
+
+std::map<std::string, AddFunc> KnownControllers() {
+  return {
+      {"pods",
+       [](Manager& mgr) {
+         return kcr::pods::AddPodsController(mgr, kcr::pods::PodsOptions{});
+       }},
+  };
+}
+
+// A message on one line (kubeconfig errors can quote YAML).
+std::string OneLine(absl::string_view message) {
+  std::string s(message);
+  for (char& c : s) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return s;
+}
+
+int Fail(absl::string_view message, int code = 2) {
+  std::cerr << kProgram << ": " << OneLine(message) << "\n";
+  return code;
+}
+
+// The controllers --controllers names, or an error naming the unknown one.
+absl::StatusOr<std::vector<std::string>> SelectedControllers(
+    const std::map<std::string, AddFunc>& known) {
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  for (absl::string_view part :
+       absl::StrSplit(FLAGS_controllers, ',', absl::SkipWhitespace())) {
+    const std::string name(absl::StripAsciiWhitespace(part));
+    if (name == "*") {
+      for (const auto& [n, add] : known) {
+        if (seen.insert(n).second) names.push_back(n);
+      }
+      continue;
+    }
+    if (known.count(name) == 0) {
+      std::vector<std::string> all;
+      for (const auto& [n, add] : known) all.push_back(n);
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown controller \"", name, "\" in --controllers (",
+                       "known: ", absl::StrJoin(all, ", "), ")"));
+    }
+    if (seen.insert(name).second) names.push_back(name);
+  }
+  if (names.empty()) {
+    return absl::InvalidArgumentError("--controllers names no controller");
+  }
+  return names;
+}
+
+// Installs manifests/crds (compiled in) into the API server; one that
+// exists already is left as it is.
+absl::Status InstallCrds(kcr::client::RestClient& client) {
+  const kcr::client::Resource crds = kcr::client::Resource::ClusterScoped(
+      {"apiextensions.k8s.io", "v1", "customresourcedefinitions"});
+  for (const char* yaml :
+       {kcr::api::crd::kNginxCrdYaml, kcr::api::crd::kCopyratorRuleCrdYaml,
+        kcr::api::crd::kLoadTestCrdYaml}) {
+    auto doc = kcr::json::YamlToJson(yaml);
+    if (!doc.ok()) return doc.status();
+    rapidjson::StringBuffer json;
+    rapidjson::Writer<rapidjson::StringBuffer> writer(json);
+    (*doc)->Accept(writer);
+    auto crd = kcr::api::Object::Parse(
+        std::string_view(json.GetString(), json.GetSize()));
+    if (!crd.ok()) return crd.status();
+    auto created = client.Create(kcr::Context::Background(), crds, **crd);
+    if (!created.ok() && !kcr::api::IsAlreadyExists(created.status())) {
+      return absl::Status(
+          created.status().code(),
+          absl::StrCat("installing CRD ", std::string((*crd)->name()), ": ",
+                       created.status().message()));
+    }
+    LOG(INFO) << "installed CRD name=" << (*crd)->name();
+  }
+  return absl::OkStatus();
+}
+
+// A new directory under $TMPDIR for the embedded server's kubeconfig.
+absl::StatusOr<std::string> MakeTempDir() {
+  const char* tmp = getenv("TMPDIR");
+  std::string pattern =
+      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+      "/kcr-embedded-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) {
+    return absl::InternalError(absl::StrCat("cannot create ", pattern));
+  }
+  return pattern;
+}
+
+// "http://<host>:<port>" for a bound "host:port" (":port" is every
+// interface: loopback reaches it).
+std::string HttpUrl(const std::string& address) {
+  if (!address.empty() && address[0] == ':') {
+    return absl::StrCat("http://127.0.0.1", address);
+  }
+  return absl::StrCat("http://", address);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const kcr::cmd::ProgramInfo program{
+      .name = kProgram,
+      .usage = "controller-manager [flags]",
+      .about =
+          "controller-manager: runs kcr's controllers against the "
+          "cluster of --kubeconfig (or the in-cluster config), or "
+          "against an API server of its own with --embedded. Stops "
+          "on SIGINT/SIGTERM.",
+      .flag_files = {"cmd/controller-manager/main.cc"}};
+  if (std::vector<std::string> args =
+          kcr::cmd::ParseFlagsOrExit(program, argc, argv);
+      !args.empty()) {
+    return Fail(absl::StrCat("unexpected argument \"", args[0],
+                             "\" (it takes flags only)"));
+  }
+  if (gflags::GetCommandLineFlagInfoOrDie("namespace").is_default) {
+    if (const char* ns = getenv("NAMESPACE"); ns != nullptr) {
+      FLAGS_namespace = ns;
+    }
+  }
+  const std::map<std::string, AddFunc> known = KnownControllers();
+  absl::StatusOr<std::vector<std::string>> selected =
+      SelectedControllers(known);
+  if (!selected.ok()) return Fail(selected.status().message());
+  if (FLAGS_workers < 1) {
+    return Fail(
+        absl::StrCat("--workers must be at least 1, not ", FLAGS_workers));
+  }
+  if (FLAGS_burst < 0) {
+    return Fail(
+        absl::StrCat("--burst must not be negative, not ", FLAGS_burst));
+  }
+  if (FLAGS_leader_elect && FLAGS_leader_election_id.empty()) {
+    return Fail("--leader-election-id must not be empty with --leader-elect");
+  }
+  google::InitGoogleLogging(argv[0]);
+  FLAGS_logtostderr = true;
+  // From here on, SIGINT/SIGTERM end `ctx`: a signal while starting up
+  // stops the Manager as soon as it runs.
+  const kcr::Context ctx = kcr::SetupSignalHandler();
+
+  // The embedded API server, when asked for; it outlives the Manager.
+  std::unique_ptr<kcr::apiserver::ApiServer> server;
+  std::string kubeconfig_dir;
+  kcr::client::Config config;
+  if (FLAGS_embedded) {
+    kcr::apiserver::ApiServerOptions options;
+    options.bind_address = "127.0.0.1";
+    options.port = 0;
+    auto started = kcr::apiserver::ApiServer::Start(std::move(options));
+    if (!started.ok()) {
+      return Fail(absl::StrCat("starting the embedded API server: ",
+                               started.status().message()),
+                  1);
+    }
+    server = *std::move(started);
+    absl::StatusOr<std::string> dir = MakeTempDir();
+    if (!dir.ok()) return Fail(dir.status().message(), 1);
+    kubeconfig_dir = *dir;
+    const std::string kubeconfig = kubeconfig_dir + "/kubeconfig";
+    if (absl::Status s = server->WriteKubeconfig(kubeconfig); !s.ok()) {
+      return Fail(s.message(), 1);
+    }
+    kcr::client::LoadingRules rules;
+    rules.explicit_path = kubeconfig;
+    auto loaded = kcr::client::LoadFromKubeconfig(rules);
+    if (!loaded.ok()) return Fail(loaded.status().message(), 1);
+    config = *std::move(loaded);
+  } else {
+    kcr::client::LoadingRules rules;
+    rules.explicit_path = FLAGS_kubeconfig;
+    rules.context = FLAGS_context;
+    auto loaded = kcr::client::BuildConfig(rules);
+    if (!loaded.ok()) {
+      return Fail(
+          absl::StrCat("no usable kubeconfig: ", loaded.status().message()));
+    }
+    config = *std::move(loaded);
+  }
+  config.qps = FLAGS_qps;
+  config.burst = FLAGS_burst;
+  if (absl::Status s = kcr::client::ValidateConfig(config); !s.ok()) {
+    return Fail(absl::StrCat("no usable kubeconfig: ", s.message()));
+  }
+
+  kcr::controller::ManagerOptions options;
+  options.cache.namespace_ = FLAGS_namespace;
+  options.metrics_bind_address = FLAGS_metrics_bind_address;
+  options.health_probe_bind_address = FLAGS_health_probe_bind_address;
+  options.leader_election = FLAGS_leader_elect;
+  options.leader_election_id = FLAGS_leader_election_id;
+  options.leader_election_namespace = FLAGS_leader_election_namespace.empty()
+                                          ? config.namespace_
+                                          : FLAGS_leader_election_namespace;
+  auto mgr = Manager::New(config, options);
+  if (!mgr.ok()) return Fail(mgr.status().message(), 1);
+  for (const std::string& name : *selected) {
+    if (absl::Status s = known.at(name)(**mgr); !s.ok()) {
+      return Fail(absl::StrCat("adding controller ", name, ": ", s.message()),
+                  1);
+    }
+  }
+  LOG(INFO) << "controllers=" << absl::StrJoin(*selected, ",") << " namespace="
+            << (FLAGS_namespace.empty() ? "*" : FLAGS_namespace)
+            << " host=" << config.host;
+  if (!(*mgr)->metrics_address().empty()) {
+    std::cout << "metrics: " << HttpUrl((*mgr)->metrics_address()) << "/metrics"
+              << std::endl;
+  }
+  if (!(*mgr)->health_probe_address().empty()) {
+    std::cout << "health probes: " << HttpUrl((*mgr)->health_probe_address())
+              << "/healthz, /readyz" << std::endl;
+  }
+
+  if (FLAGS_embedded) {
+    if (absl::Status s = InstallCrds(*(*mgr)->GetClient()); !s.ok()) {
+      return Fail(s.message(), 1);
+    }
+    const std::string kubectl =
+        absl::StrCat("kubectl --kubeconfig=", kubeconfig_dir, "/kubeconfig");
+    std::cout << "embedded API server: " << server->url() << "\n"
+              << "kubeconfig: " << kubeconfig_dir << "/kubeconfig\n"
+              << "try:\n"
+              << "  " << kubectl << " get crds\n"
+              << "  " << kubectl << " run web --image=nginx\n"
+              << "  " << kubectl << " get pods -A -w\n"
+              << "Ctrl-C stops." << std::endl;
+  }
+
+  absl::Status s = (*mgr)->Start(ctx);
+  mgr->reset();
+  if (server != nullptr) {
+    server->Stop();
+    std::error_code ignored;
+    std::filesystem::remove_all(kubeconfig_dir, ignored);
+  }
+  if (!s.ok()) {
+    LOG(ERROR) << "stopped: " << s;
+    return 1;
+  }
+  LOG(INFO) << "stopped";
+  return 0;
+}

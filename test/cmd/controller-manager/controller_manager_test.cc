@@ -1,0 +1,252 @@
+// cmd/controller-manager as a process: --help lists its flags; a bad flag,
+// an unknown controller and a missing or broken kubeconfig are one line
+// and exit code 2; --embedded starts an API server that kubectl can use
+// with the printed kubeconfig, runs the pods controller (kcr_pods on
+// /metrics follows a pod made with kubectl) and stops on SIGINT with 0.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test/integration/process_util.h"
+
+extern char** environ;
+
+namespace kcr {
+namespace {
+
+using ::kcr::apiserver::ProcessResult;
+using ::kcr::apiserver::ReadFile;
+using ::kcr::apiserver::RunProcess;
+using ::kcr::apiserver::WaitFor;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr char kBinary[] = "cmd/controller-manager/controller-manager";
+
+void ExpectOneLineExit2(const ProcessResult& r, const std::string& label) {
+  EXPECT_EQ(r.exit_code, 2) << label << ": " << r.err;
+  EXPECT_THAT(r.err, StartsWith("controller-manager: ")) << label;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1)
+      << label << ": " << r.err;
+}
+
+TEST(ControllerManagerTest, HelpListsItsFlags) {
+  ProcessResult r = RunProcess({kBinary, "--help"}, {});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string text = r.out + r.err;
+  for (const char* flag :
+       {"--kubeconfig", "--context", "--namespace", "--controllers",
+        "--workers", "--leader-elect", "--leader-election-namespace",
+        "--leader-election-id", "--metrics-bind-address",
+        "--health-probe-bind-address", "--qps", "--burst", "--embedded"}) {
+    EXPECT_THAT(text, HasSubstr(flag)) << flag;
+  }
+  // gflags' own flags are not the manager's.
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("--flagfile")));
+}
+
+TEST(ControllerManagerTest, BadFlagsExitTwo) {
+  ExpectOneLineExit2(RunProcess({kBinary, "--bogus"}, {}), "--bogus");
+  ExpectOneLineExit2(RunProcess({kBinary, "--workers=x"}, {}), "--workers=x");
+  ExpectOneLineExit2(RunProcess({kBinary, "--workers=0"}, {}), "--workers=0");
+  ProcessResult r = RunProcess({kBinary, "--controllers=pods,nope"}, {});
+  ExpectOneLineExit2(r, "--controllers");
+  EXPECT_THAT(r.err, HasSubstr("\"nope\""));
+}
+
+TEST(ControllerManagerTest, MissingOrBrokenKubeconfigIsOneLine) {
+  const std::string dir = ::testing::TempDir();
+  ProcessResult r =
+      RunProcess({kBinary, "--kubeconfig=" + dir + "/does-not-exist"}, {});
+  ExpectOneLineExit2(r, "missing");
+  EXPECT_THAT(r.err, HasSubstr("kubeconfig"));
+
+  const std::string broken = dir + "/broken-kubeconfig";
+  std::ofstream(broken) << "apiVersion: v1\nclusters: [\n  - {{{\n";
+  ExpectOneLineExit2(RunProcess({kBinary, "--kubeconfig=" + broken}, {}),
+                     "broken");
+
+  // A kubeconfig without the asked-for context.
+  const std::string other = dir + "/other-kubeconfig";
+  std::ofstream(other) << "apiVersion: v1\nkind: Config\nclusters:\n"
+                          "- name: c\n  cluster: {server: http://127.0.0.1:1}\n"
+                          "contexts:\n- name: x\n  context: {cluster: c}\n"
+                          "current-context: x\n";
+  ExpectOneLineExit2(
+      RunProcess({kBinary, "--kubeconfig=" + other, "--context=nope"}, {}),
+      "context");
+}
+
+// GET http://127.0.0.1:<port><path>; the body, or nullopt.
+std::optional<std::string> HttpGet(int port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return std::nullopt;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string in;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    const std::string req =
+        absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: x\r\n\r\n");
+    if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) ==
+        static_cast<ssize_t>(req.size())) {
+      char buf[8192];
+      while (true) {
+        pollfd p{fd, POLLIN, 0};
+        if (poll(&p, 1, 10000) <= 0) break;
+        const ssize_t n = read(fd, buf, sizeof(buf));
+        if (n <= 0) break;
+        in.append(buf, static_cast<size_t>(n));
+      }
+    }
+  }
+  close(fd);
+  const size_t body = in.find("\r\n\r\n");
+  if (!absl::StartsWith(in, "HTTP/1.1 200") || body == std::string::npos) {
+    return std::nullopt;
+  }
+  return in.substr(body + 4);
+}
+
+// The value after "<prefix>" on the first line of `text` that starts so.
+std::string LineAfter(const std::string& text, const std::string& prefix) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (absl::ConsumePrefix(&line, prefix)) return std::string(line);
+  }
+  return "";
+}
+
+class EmbeddedTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  // Starts the binary with stdout and stderr to files.
+  void Start(const std::vector<std::string>& args) {
+    out_ = ::testing::TempDir() + "/cm.out";
+    err_ = ::testing::TempDir() + "/cm.err";
+    std::vector<std::string> argv = {kBinary};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> cargv;
+    for (std::string& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, out_.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err_.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ASSERT_EQ(
+        posix_spawn(&pid_, kBinary, &actions, nullptr, cargv.data(), environ),
+        0);
+    posix_spawn_file_actions_destroy(&actions);
+  }
+
+  // The exit code after `sig`, or nullopt if it did not exit in time.
+  std::optional<int> Signal(int sig) {
+    kill(pid_, sig);
+    const absl::Time deadline = absl::Now() + absl::Seconds(60);
+    while (absl::Now() < deadline) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    return std::nullopt;
+  }
+
+  ProcessResult Kubectl(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"/usr/bin/kubectl",
+                                     "--kubeconfig=" + kubeconfig_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProcess(argv, {{"HOME", ::testing::TempDir()}}, "",
+                      absl::Seconds(60));
+  }
+
+  pid_t pid_ = -1;
+  std::string out_, err_, kubeconfig_;
+};
+
+TEST_F(EmbeddedTest, ServesKubectlAndMetricsAndStopsOnSigint) {
+  Start({"--embedded", "--metrics-bind-address=127.0.0.1:0",
+         "--health-probe-bind-address=127.0.0.1:0"});
+  if (HasFatalFailure()) return;
+  ASSERT_TRUE(WaitFor(
+      [&] { return absl::StrContains(ReadFile(out_), "Ctrl-C stops."); },
+      absl::Seconds(60)))
+      << ReadFile(out_) << ReadFile(err_);
+  const std::string out = ReadFile(out_);
+  kubeconfig_ = LineAfter(out, "kubeconfig: ");
+  ASSERT_FALSE(kubeconfig_.empty()) << out;
+  EXPECT_THAT(out, HasSubstr("kubectl --kubeconfig=" + kubeconfig_ + " get"));
+  int metrics_port = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(
+      absl::StripSuffix(
+          absl::StripPrefix(LineAfter(out, "metrics: "), "http://127.0.0.1:"),
+          "/metrics"),
+      &metrics_port))
+      << out;
+
+  ProcessResult get = Kubectl({"get", "pods"});
+  EXPECT_EQ(get.exit_code, 0) << get.err;
+  // The CRDs are installed.
+  ProcessResult crds = Kubectl({"get", "crds", "-o", "name"});
+  EXPECT_EQ(crds.exit_code, 0) << crds.err;
+  EXPECT_THAT(crds.out, HasSubstr("nginxes.example.org"));
+  EXPECT_THAT(crds.out, HasSubstr("loadtests.example.org"));
+
+  ProcessResult run = Kubectl({"run", "web", "--image=nginx"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // The simulated node runs it; the pods controller counts it.
+  const std::string want =
+      "kcr_pods{namespace=\"default\",phase=\"Running\"} 1";
+  std::string metrics;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        metrics = HttpGet(metrics_port, "/metrics").value_or("");
+        return absl::StrContains(metrics, want);
+      },
+      absl::Seconds(60)))
+      << metrics;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return absl::StrContains(ReadFile(err_),
+                                 "pod updated namespace=default name=web");
+      },
+      absl::Seconds(30)))
+      << ReadFile(err_);
+
+  EXPECT_EQ(Signal(SIGINT), 0) << ReadFile(err_);
+  // The kubeconfig of a stopped server is removed.
+  EXPECT_EQ(access(kubeconfig_.c_str(), F_OK), -1);
+}
+
+}  // namespace
+}  // namespace kcr
