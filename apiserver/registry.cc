@@ -608,8 +608,12 @@ absl::Status Registry::CheckFields(const ResourceInfo& r,
   for (const std::string& f : unknown)
     texts.push_back(Cat("unknown field ", Quote(f)));
   if (mode == "Strict") {
-    return DecodeError(
-        r, Cat("strict decoding error: ", absl::StrJoin(texts, ", ")));
+    std::string why =
+        Cat("strict decoding error: ", absl::StrJoin(texts, ", "));
+    // kube-apiserver's patcher answers the strict error alone, its create
+    // and update handlers with the decoder's "cannot be handled" prefix.
+    if (patch) return ApiError::BadRequest(why).ToStatus();
+    return DecodeError(r, why);
   }
   if (warnings != nullptr) {
     warnings->insert(warnings->end(), texts.begin(), texts.end());

@@ -234,7 +234,9 @@ class Registry {
                                          std::vector<std::string>* warnings);
 
   // CheckUnknownFields; a `patch` is only checked for unknown fields
-  // (strategic merge directives allowed), as it decodes once applied.
+  // (strategic merge directives allowed), as it decodes once applied, and
+  // its Strict error is kube's patcher's: "strict decoding error: unknown
+  // field \"spec.x\"", without the "cannot be handled" prefix.
   static absl::Status CheckFields(const ResourceInfo& resource,
                                   const rapidjson::Value& object,
                                   const std::string& field_validation,
