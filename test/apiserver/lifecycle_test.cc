@@ -66,7 +66,10 @@ class LifecycleTest : public ::testing::Test {
     ApiServerOptions options;
     options.controllers.garbage_collector = controllers;
     options.controllers.namespace_controller = controllers;
+    // The store's own rules are under test: nothing else writes status.
     options.controllers.node_simulator = false;
+    options.controllers.deployment_controller = false;
+    options.controllers.replicaset_controller = false;
     auto s = ApiServer::Start(std::move(options));
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(*s);
