@@ -16,6 +16,7 @@
 #include "apiserver/patch_handlers.h"
 #include "apiserver/printer_table_convertor.h"
 #include "apiserver/str_util.h"
+#include "apiserver/tls.h"
 #include "runtime/base/status_macros.h"
 #include "runtime/base/string_view.h"
 
@@ -106,13 +107,37 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
         handler->Handle(req, ex);
       });
   KCR_RETURN_IF_ERROR(s->http_->Start());
+  BuiltinControllersOptions controllers = o.controllers;
+  std::string host = o.bind_address;
+  if (host == "0.0.0.0" || host == "::" || host.empty()) host = "127.0.0.1";
+  controllers.kubernetes_service_options.address = host;
+  controllers.kubernetes_service_options.port = s->http_->port();
+  if (controllers.root_ca_pem.empty()) {
+    KCR_ASSIGN_OR_RETURN(controllers.root_ca_pem, s->RootCaPem());
+  }
   s->controllers_ =
-      std::make_unique<BuiltinControllers>(s->registry_.get(), o.controllers);
+      std::make_unique<BuiltinControllers>(s->registry_.get(), controllers);
   s->controllers_->Start();
   return s;
 }
 
 ApiServer::~ApiServer() { Stop(); }
+
+absl::StatusOr<std::string> ApiServer::RootCaPem() const {
+  if (http_->tls()) {
+    const std::string& path = options_.tls_ca_file.empty()
+                                  ? options_.tls_cert_file
+                                  : options_.tls_ca_file;
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream pem;
+    pem << in.rdbuf();
+    if (in && !pem.str().empty()) return pem.str();
+  }
+  // Plain HTTP (or an unreadable file): a CA of this server's own, so that
+  // every namespace still has the kube-root-ca.crt a cluster has.
+  KCR_ASSIGN_OR_RETURN(TlsMaterial material, GenerateTlsMaterial());
+  return material.ca_cert_pem;
+}
 
 std::string ApiServer::url() const {
   std::string host = options_.bind_address;

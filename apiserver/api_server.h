@@ -121,6 +121,9 @@ class ApiServer {
 
  private:
   explicit ApiServer(ApiServerOptions options);
+  // The CA certificate (PEM) clients verify this server with: the TLS CA
+  // file (or the certificate itself), or, over plain HTTP, a fresh one.
+  absl::StatusOr<std::string> RootCaPem() const;
 
   const ApiServerOptions options_;
   FaultInjector faults_;

@@ -29,6 +29,24 @@ BuiltinControllers::BuiltinControllers(Registry* registry,
     controllers_.push_back(
         std::make_unique<ReplicaSetController>(registry, options.clock));
   }
+  if (options.service_accounts) {
+    controllers_.push_back(
+        std::make_unique<ServiceAccountsController>(registry));
+    furniture_.push_back(controllers_.back().get());
+  }
+  if (options.root_ca_cert_publisher) {
+    controllers_.push_back(
+        std::make_unique<RootCaCertPublisher>(registry, options.root_ca_pem));
+    furniture_.push_back(controllers_.back().get());
+  }
+  if (options.kubernetes_service) {
+    controllers_.push_back(std::make_unique<KubernetesServiceController>(
+        registry, options.kubernetes_service_options));
+    furniture_.push_back(controllers_.back().get());
+  }
+  if (options.endpoints) {
+    controllers_.push_back(std::make_unique<EndpointsController>(registry));
+  }
   if (options.node_simulator) {
     controllers_.push_back(std::make_unique<NodeSimulator>(
         registry, options.clock, std::move(options.node)));
@@ -46,6 +64,9 @@ void BuiltinControllers::Start() {
   for (const auto& c : controllers_) names.push_back(c->Name());
   LOG(INFO) << "built-in controllers starting names="
             << absl::StrJoin(names, ",");
+  // The furniture of the namespaces that exist at start is there before
+  // the first client comes, as on a cluster that reports ready.
+  for (SyncedController* c : furniture_) c->Sync();
   for (const auto& r : runners_) r->Start();
 }
 

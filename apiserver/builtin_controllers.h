@@ -1,8 +1,12 @@
 // BuiltinControllers: the controllers a cluster's kube-controller-manager
-// (and kubelet) would run, started beside the local API server: the garbage
-// collector (garbage_collector.h), the namespace controller
-// (namespace_controller.h), the deployment and replicaset controllers
-// (deployment_controller.h, replicaset_controller.h) and the simulated node
+// (and kubelet, and kube-apiserver itself) would run, started beside the
+// local API server: the garbage collector (garbage_collector.h), the
+// namespace controller (namespace_controller.h), the deployment and
+// replicaset controllers (deployment_controller.h, replicaset_controller.h),
+// the default ServiceAccount and kube-root-ca.crt of every namespace
+// (serviceaccounts_controller.h), the default/kubernetes Service
+// (kubernetes_service_controller.h), the Endpoints and EndpointSlices of
+// Services (endpoints_controller.h) and the simulated node
 // (node_simulator.h), each on its own ControllerRunner thread and each
 // switchable off. With the deployment controller on, the simulated node
 // leaves Deployment status to it (NodeSimulatorOptions::simulate_deployments
@@ -18,11 +22,14 @@
 
 #include "apiserver/controller_runner.h"
 #include "apiserver/deployment_controller.h"
+#include "apiserver/endpoints_controller.h"
 #include "apiserver/garbage_collector.h"
+#include "apiserver/kubernetes_service_controller.h"
 #include "apiserver/namespace_controller.h"
 #include "apiserver/node_simulator.h"
 #include "apiserver/registry.h"
 #include "apiserver/replicaset_controller.h"
+#include "apiserver/serviceaccounts_controller.h"
 #include "runtime/base/clock.h"
 
 namespace kcr {
@@ -34,6 +41,17 @@ struct BuiltinControllersOptions {
   bool deployment_controller = true;
   bool replicaset_controller = true;
   bool node_simulator = true;
+  // The default ServiceAccount and the kube-root-ca.crt ConfigMap (with
+  // `root_ca_pem`) in every namespace (serviceaccounts_controller.h).
+  bool service_accounts = true;
+  bool root_ca_cert_publisher = true;
+  std::string root_ca_pem;
+  // default/kubernetes and its endpoints (kubernetes_service_controller.h);
+  // ApiServer fills in its address and port.
+  bool kubernetes_service = true;
+  KubernetesServiceOptions kubernetes_service_options;
+  // Endpoints and EndpointSlices of Services (endpoints_controller.h).
+  bool endpoints = true;
   // How long the namespace controller leaves a Terminating namespace's
   // contents alone (kube-controller-manager's 5 s).
   absl::Duration namespace_deletion_grace_period =
@@ -53,13 +71,17 @@ class BuiltinControllers {
   BuiltinControllers& operator=(const BuiltinControllers&) = delete;
 
   // Logs the names of the controllers it starts (for operators, and for
-  // tests of a server process to see which are switched off).
+  // tests of a server process to see which are switched off). The default
+  // ServiceAccount, kube-root-ca.crt and default/kubernetes of the
+  // namespaces that exist are written before it returns.
   void Start();
   // Stops every controller thread. Idempotent.
   void Stop();
 
  private:
   std::vector<std::unique_ptr<SyncedController>> controllers_;
+  // Those of controllers_ whose first pass Start runs itself.
+  std::vector<SyncedController*> furniture_;
   std::vector<std::unique_ptr<ControllerRunner>> runners_;
 };
 

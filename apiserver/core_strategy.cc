@@ -71,11 +71,68 @@ class PodStrategyImpl : public Strategy {
  public:
   void Default(api::ObjectBuilder* b) const override {
     DefaultPodSpec(b, "/spec");
+    // SetDefaults_Pod.
+    if (b->Find("/spec") != nullptr && b->Find("/spec")->IsObject() &&
+        b->Find("/spec/enableServiceLinks") == nullptr) {
+      (void)b->SetBool("/spec/enableServiceLinks", true);
+    }
   }
   void PrepareForCreate(const ResourceInfo&, api::ObjectBuilder* b,
                         const std::string&) const override {
     (void)b->SetJson("/status",
                      R"({"phase":"Pending","qosClass":"BestEffort"})");
+    const Value* spec = b->Find("/spec");
+    if (spec == nullptr || !spec->IsObject()) return;
+    // The ServiceAccount admission plugin: the namespace's default account.
+    if (StringAt(*b, "/spec/serviceAccountName").empty()) {
+      (void)b->SetString("/spec/serviceAccountName", "default");
+      (void)b->SetString("/spec/serviceAccount", "default");
+    }
+    AddDefaultTolerations(b);
+  }
+
+ private:
+  // The DefaultTolerationSeconds admission plugin: a pod that does not
+  // tolerate the not-ready and unreachable NoExecute taints gets
+  // tolerations of them for 300 s.
+  static void AddDefaultTolerations(api::ObjectBuilder* b) {
+    const Value* list = b->Find("/spec/tolerations");
+    auto tolerates = [list](std::string_view key) {
+      if (list == nullptr || !list->IsArray()) return false;
+      for (const auto& t : list->GetArray()) {
+        const Value* k = Member(t, "key");
+        const Value* op = Member(t, "operator");
+        const Value* effect = Member(t, "effect");
+        const bool key_matches =
+            (k != nullptr && k->IsString() && k->GetString() == key) ||
+            ((k == nullptr || (k->IsString() && k->GetStringLength() == 0)) &&
+             op != nullptr && op->IsString() &&
+             std::string_view(op->GetString()) == "Exists");
+        const bool effect_matches =
+            effect == nullptr ||
+            (effect->IsString() &&
+             (effect->GetStringLength() == 0 ||
+              std::string_view(effect->GetString()) == "NoExecute"));
+        if (key_matches && effect_matches) return true;
+      }
+      return false;
+    };
+    std::vector<std::string> add;
+    for (const char* key :
+         {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}) {
+      if (!tolerates(key)) add.push_back(key);
+    }
+    if (add.empty()) return;
+    if (list == nullptr || !list->IsArray()) {
+      (void)b->SetJson("/spec/tolerations", "[]");
+    }
+    for (const std::string& key : add) {
+      const rapidjson::SizeType n = b->Find("/spec/tolerations")->Size();
+      (void)b->SetJson(Cat("/spec/tolerations/", n),
+                       Cat(R"({"key":")", key,
+                           R"(","operator":"Exists","effect":"NoExecute",)"
+                           R"("tolerationSeconds":300})"));
+    }
   }
   void Validate(const ResourceInfo&, api::ObjectBuilder* b,
                 std::vector<api::FieldError>* errors) const override {
@@ -107,9 +164,34 @@ class ConfigMapStrategyImpl : public Strategy {
 class ServiceStrategyImpl : public Strategy {
  public:
   void Default(api::ObjectBuilder* b) const override {
-    if (b->Find("/spec") != nullptr) {
+    if (b->Find("/spec") != nullptr && b->Find("/spec")->IsObject()) {
       SetIfAbsent(b, "/spec/type", "ClusterIP");
       SetIfAbsent(b, "/spec/sessionAffinity", "None");
+      const std::string type = StringAt(*b, "/spec/type");
+      if (type != "ExternalName") {
+        SetIfAbsent(b, "/spec/internalTrafficPolicy", "Cluster");
+      }
+      if (type == "NodePort" || type == "LoadBalancer") {
+        SetIfAbsent(b, "/spec/externalTrafficPolicy", "Cluster");
+      }
+      // SetDefaults_Service: each port's protocol TCP, targetPort = port.
+      const Value* ports = b->Find("/spec/ports");
+      if (ports != nullptr && ports->IsArray()) {
+        for (rapidjson::SizeType i = 0; i < ports->Size(); ++i) {
+          const std::string p = Cat("/spec/ports/", i);
+          const Value* port = b->Find(p);
+          if (port == nullptr || !port->IsObject()) continue;
+          SetIfAbsent(b, p + "/protocol", "TCP");
+          const Value* number = b->Find(p + "/port");
+          const Value* target = b->Find(p + "/targetPort");
+          if (number != nullptr && number->IsInt() &&
+              (target == nullptr ||
+               (target->IsInt() && target->GetInt() == 0) ||
+               (target->IsString() && target->GetStringLength() == 0))) {
+            (void)b->SetInt(p + "/targetPort", number->GetInt());
+          }
+        }
+      }
     }
   }
   void PrepareForCreate(const ResourceInfo&, api::ObjectBuilder* b,
@@ -124,6 +206,64 @@ class ServiceStrategyImpl : public Strategy {
                       const std::string&,
                       std::vector<api::FieldError>* errors) const override {
     ValidateService(b->json(), errors);
+  }
+  // As kube-apiserver (patchAllocatedValues): an update that leaves out the
+  // allocated clusterIP or a port's nodePort (kubectl replace of a manifest)
+  // keeps the ones the Service holds.
+  void PrepareForUpdate(const Value& live,
+                        api::ObjectBuilder* b) const override {
+    const Value* live_spec = Member(live, "spec");
+    if (live_spec == nullptr || b->Find("/spec") == nullptr ||
+        !b->Find("/spec")->IsObject()) {
+      return;
+    }
+    const Value* type = b->Find("/spec/type");
+    const bool external_name =
+        type != nullptr && type->IsString() &&
+        std::string_view(type->GetString()) == "ExternalName";
+    if (!external_name) {
+      for (const char* key :
+           {"clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"}) {
+        const Value* v = Member(*live_spec, key);
+        if (v != nullptr && b->Find(Cat("/spec/", key)) == nullptr) {
+          (void)b->Set(Cat("/spec/", key), *v);
+        }
+      }
+    }
+    const Value* live_ports = Member(*live_spec, "ports");
+    const Value* ports = b->Find("/spec/ports");
+    if (live_ports == nullptr || !live_ports->IsArray() || ports == nullptr ||
+        !ports->IsArray()) {
+      return;
+    }
+    for (rapidjson::SizeType i = 0; i < ports->Size(); ++i) {
+      const std::string p = Cat("/spec/ports/", i);
+      const Value* port = b->Find(p);
+      if (port == nullptr || !port->IsObject() ||
+          b->Find(p + "/nodePort") != nullptr) {
+        continue;
+      }
+      const Value* number = Member(*port, "port");
+      const Value* protocol = Member(*port, "protocol");
+      for (const auto& old : live_ports->GetArray()) {
+        const Value* old_number = Member(old, "port");
+        const Value* old_protocol = Member(old, "protocol");
+        const Value* node_port = Member(old, "nodePort");
+        if (node_port == nullptr || number == nullptr ||
+            old_number == nullptr || !(*number == *old_number)) {
+          continue;
+        }
+        // An absent protocol is TCP (the default comes after this).
+        auto proto = [](const Value* v) {
+          return v == nullptr || !v->IsString() || v->GetStringLength() == 0
+                     ? std::string("TCP")
+                     : std::string(v->GetString(), v->GetStringLength());
+        };
+        if (proto(protocol) != proto(old_protocol)) continue;
+        (void)b->Set(p + "/nodePort", *node_port);
+        break;
+      }
+    }
   }
   void ValidateName(std::string_view name,
                     std::vector<api::FieldError>* errors) const override {
@@ -295,6 +435,16 @@ void DefaultPodSpec(api::ObjectBuilder* b, const std::string& spec) {
   SetIfAbsent(b, spec + "/restartPolicy", "Always");
   SetIfAbsent(b, spec + "/dnsPolicy", "ClusterFirst");
   SetIfAbsent(b, spec + "/schedulerName", "default-scheduler");
+  // Conversion: serviceAccountName, or the deprecated serviceAccount when
+  // it is empty, and serviceAccount mirrors it.
+  std::string account = StringAt(*b, (spec + "/serviceAccountName").c_str());
+  if (account.empty()) {
+    account = StringAt(*b, (spec + "/serviceAccount").c_str());
+  }
+  if (!account.empty()) {
+    (void)b->SetString(spec + "/serviceAccountName", account);
+    (void)b->SetString(spec + "/serviceAccount", account);
+  }
   if (b->Find(spec + "/terminationGracePeriodSeconds") == nullptr) {
     (void)b->SetInt(spec + "/terminationGracePeriodSeconds", 30);
   }
@@ -319,6 +469,15 @@ void DefaultPodSpec(api::ObjectBuilder* b, const std::string& spec) {
       }
       if (b->Find(c + "/resources") == nullptr) {
         (void)b->SetJson(c + "/resources", "{}");
+      }
+      // SetDefaults_ContainerPort.
+      const Value* ports = b->Find(c + "/ports");
+      if (ports != nullptr && ports->IsArray()) {
+        for (rapidjson::SizeType p = 0; p < ports->Size(); ++p) {
+          const Value* port = b->Find(Cat(c, "/ports/", p));
+          if (port == nullptr || !port->IsObject()) continue;
+          SetIfAbsent(b, Cat(c, "/ports/", p, "/protocol"), "TCP");
+        }
       }
     }
   }

@@ -98,6 +98,69 @@ Value IpList(const std::string& ip, Allocator& a) {
   return list;
 }
 
+// Whether toleration `t` tolerates taint `taint` (v1 Toleration.
+// ToleratesTaint): an empty effect matches every effect, an empty key with
+// operator Exists every key, operator Exists any value, Equal (the default)
+// an equal value.
+bool Tolerates(const Value& t, const Value& taint) {
+  const std::string_view effect = StrOf(Member(&t, "effect"));
+  if (!effect.empty() && effect != StrOf(Member(&taint, "effect"))) {
+    return false;
+  }
+  const std::string_view key = StrOf(Member(&t, "key"));
+  const std::string_view op = StrOf(Member(&t, "operator"));
+  if (!key.empty() && key != StrOf(Member(&taint, "key"))) return false;
+  if (op == "Exists") return true;
+  if (!op.empty() && op != "Equal") return false;
+  if (key.empty()) return false;  // an empty key needs Exists
+  return StrOf(Member(&t, "value")) == StrOf(Member(&taint, "value"));
+}
+
+// Why the scheduler would not put `pod` on `node` (the message of
+// PodScheduled=False, Unschedulable, as kube-scheduler words it for a
+// one-node cluster), or "" when it fits: a cordoned node
+// (spec.unschedulable) unless the pod tolerates
+// node.kubernetes.io/unschedulable, and NoSchedule / NoExecute taints the
+// pod does not tolerate.
+std::string UnschedulableReason(const api::Object& pod,
+                                const api::Object& node) {
+  const Value* tolerations = pod.Find("/spec/tolerations");
+  auto tolerated = [&](const Value& taint) {
+    if (tolerations == nullptr || !tolerations->IsArray()) return false;
+    for (const auto& t : tolerations->GetArray()) {
+      if (t.IsObject() && Tolerates(t, taint)) return true;
+    }
+    return false;
+  };
+  const Value* unschedulable = node.Find("/spec/unschedulable");
+  if (unschedulable != nullptr && unschedulable->IsBool() &&
+      unschedulable->GetBool()) {
+    rapidjson::Document taint;
+    taint.Parse(R"({"key":"node.kubernetes.io/unschedulable",)"
+                R"("effect":"NoSchedule"})");
+    if (!tolerated(taint)) {
+      return "0/1 nodes are available: 1 node(s) were unschedulable. "
+             "preemption: 0/1 nodes are available: 1 Preemption is not "
+             "helpful for scheduling.";
+    }
+  }
+  const Value* taints = node.Find("/spec/taints");
+  if (taints != nullptr && taints->IsArray()) {
+    for (const auto& taint : taints->GetArray()) {
+      if (!taint.IsObject()) continue;
+      const std::string_view effect = StrOf(Member(&taint, "effect"));
+      if (effect != "NoSchedule" && effect != "NoExecute") continue;
+      if (tolerated(taint)) continue;
+      const std::string_view value = StrOf(Member(&taint, "value"));
+      return Cat("0/1 nodes are available: 1 node(s) had untolerated taint {",
+                 StrOf(Member(&taint, "key")), value.empty() ? "" : ": ", value,
+                 "}. preemption: 0/1 nodes are available: 1 Preemption is "
+                 "not helpful for scheduling.");
+    }
+  }
+  return "";
+}
+
 // What a container status reports, by stage.
 enum class Stage { kCreating, kRunning, kTerminated };
 
@@ -353,8 +416,43 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
     return s.ok();
   };
 
-  // 1. Schedule.
+  // 1. Schedule, unless the node (when there is a Node object) refuses the
+  // pod: then it stays Pending with PodScheduled False, as kube-scheduler
+  // leaves it, until the node or the pod changes.
   if (StrOf(Member(spec, "nodeName")).empty()) {
+    std::string why;
+    if (ResourceInfoPtr nodes =
+            registry_->resources()->Lookup("", "v1", "nodes")) {
+      if (api::ObjectPtr node = registry_->storage()->Get(
+              nodes->StorageKey(), "", options_.node_name)) {
+        why = UnschedulableReason(pod, *node);
+      }
+    }
+    if (!why.empty()) {
+      const Value* conditions = Member(status, "conditions");
+      if (conditions != nullptr && conditions->IsArray()) {
+        for (const auto& c : conditions->GetArray()) {
+          if (StrOf(Member(&c, "type")) == "PodScheduled" &&
+              StrOf(Member(&c, "message")) == why) {
+            return absl::InfiniteFuture();  // already reported
+          }
+        }
+      }
+      api::ObjectBuilder b = pod.ToBuilder();
+      Allocator& a = b.allocator();
+      Value st(rapidjson::kObjectType);
+      st.AddMember("phase", Str("Pending", a), a);
+      Value list(rapidjson::kArrayType);
+      Value c =
+          PodCondition("PodScheduled", false, now_text, "Unschedulable", a);
+      c.AddMember("message", Str(why, a), a);
+      list.PushBack(c, a);
+      st.AddMember("conditions", list, a);
+      st.AddMember("qosClass", Str("BestEffort", a), a);
+      (void)b.Set("/status", st);
+      write_status(std::move(b));
+      return absl::InfiniteFuture();
+    }
     api::ObjectBuilder b = pod.ToBuilder();
     (void)b.SetString("/spec/nodeName", options_.node_name);
     absl::Status s =
@@ -370,7 +468,10 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
   if (const Value* conditions = Member(status, "conditions");
       conditions != nullptr && conditions->IsArray()) {
     for (const auto& c : conditions->GetArray()) {
-      if (StrOf(Member(&c, "type")) == "PodScheduled") reported = true;
+      if (StrOf(Member(&c, "type")) == "PodScheduled" &&
+          StrOf(Member(&c, "status")) == "True") {
+        reported = true;
+      }
     }
   }
   // The API server may already have defaulted the phase to Pending.

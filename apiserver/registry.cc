@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -227,6 +228,10 @@ absl::Status NameMismatch(std::string_view body_name,
       .ToStatus();
 }
 
+bool IsCoreServices(const ResourceInfo& r) {
+  return r.group().empty() && r.resource() == "services";
+}
+
 absl::Status PatchError(std::string_view message) {
   ApiError e;
   e.code = 422;
@@ -259,7 +264,14 @@ absl::Status ParseBody(std::string_view text, rapidjson::Document* doc,
 
 Registry::Registry(Storage* storage, ResourceRegistry* resources,
                    RegistryOptions options)
-    : storage_(storage), resources_(resources), options_(std::move(options)) {}
+    : storage_(storage),
+      resources_(resources),
+      options_(std::move(options)),
+      service_allocator_(std::make_unique<ServiceAllocator>()) {
+  for (const api::ObjectPtr& s : storage_->Snapshot("/services")) {
+    service_allocator_->Observe(nullptr, s.get());
+  }
+}
 
 std::string Registry::Now() const { return apiserver::Now(options_.clock); }
 
@@ -673,6 +685,15 @@ absl::StatusOr<WriteResult> Registry::Create(const ResourceInfo& r,
   std::string prefix = StringAt(object, "/metadata/generateName");
   bool generated = name.empty();
   KCR_RETURN_IF_ERROR(CheckNamespace(r, ns, name));
+  // Cluster IP and node ports, given back unless the Service is stored.
+  std::optional<ServiceAllocator::Allocation> allocation;
+  if (IsCoreServices(r)) {
+    KCR_ASSIGN_OR_RETURN(allocation, service_allocator_->Allocate(
+                                         r.group_kind(), nullptr, &object));
+  }
+  auto release = absl::MakeCleanup([&] {
+    if (allocation.has_value()) service_allocator_->Release(*allocation);
+  });
   for (int attempt = 0;; ++attempt) {
     if (generated) {
       name = GenerateName(prefix);
@@ -693,7 +714,10 @@ absl::StatusOr<WriteResult> Registry::Create(const ResourceInfo& r,
       }
       return result.status();
     }
-    if (!options.dry_run) AfterWrite(r, *result);
+    if (!options.dry_run) {
+      std::move(release).Cancel();
+      AfterWrite(r, *result);
+    }
     WriteResult out;
     out.object = AtVersion(result->object, r);
     out.created = true;
@@ -823,6 +847,11 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(
       StringsAt(out, "/metadata/finalizers").empty() &&
       !strategy.WaitsForFinalize(out)) {
     return Mutation::Remove();
+  }
+  if (IsCoreServices(r) && sub.empty()) {
+    KCR_RETURN_IF_ERROR(
+        service_allocator_->Allocate(r.group_kind(), current.get(), &out)
+            .status());
   }
   return Mutation::Put(std::move(out));
 }
@@ -1186,6 +1215,13 @@ absl::StatusOr<WriteResult> Registry::UpdateScale(const ResourceInfo& r,
 void Registry::AfterWrite(const ResourceInfo& r,
                           const Storage::WriteResult& result) {
   if (result.op == Mutation::Op::kKeep || result.object == nullptr) return;
+  if (IsCoreServices(r)) {
+    if (result.op == Mutation::Op::kRemove) {
+      service_allocator_->Observe(result.object.get(), nullptr);
+    } else {
+      service_allocator_->Observe(result.previous.get(), result.object.get());
+    }
+  }
   if (IsCRDResource(r)) {
     const api::ObjectPtr& crd = result.object;
     if (result.op == Mutation::Op::kRemove) {

@@ -45,6 +45,7 @@
 #include "api/selector/field_selector.h"
 #include "api/selector/label_selector.h"
 #include "apiserver/resources.h"
+#include "apiserver/service_allocator.h"
 #include "apiserver/storage.h"
 #include "rapidjson/document.h"
 #include "runtime/base/clock.h"
@@ -274,6 +275,8 @@ class Registry {
   Storage* const storage_;
   ResourceRegistry* const resources_;
   const RegistryOptions options_;
+  // Cluster IPs and node ports of Services.
+  const std::unique_ptr<ServiceAllocator> service_allocator_;
 };
 
 }  // namespace apiserver

@@ -138,6 +138,10 @@ ResourceRegistry::ResourceRegistry() {
     r.return_deleted_object = true;
     AddLocked(std::move(r));
   }
+  AddLocked(
+      Builtin("", "endpoints", "Endpoints", "endpoints", {"ep"}, true, {}));
+  AddLocked(Builtin("discovery.k8s.io", "endpointslices", "EndpointSlice",
+                    "endpointslice", {}, true, {}));
   {
     ResourceInfo r = Builtin("", "serviceaccounts", "ServiceAccount",
                              "serviceaccount", {"sa"}, true, {});

@@ -32,6 +32,9 @@ class ListWatchTest : public ::testing::Test {
     Start(options);
   }
   void Start(ApiServerOptions options) {
+    // These tests count and watch the ConfigMaps they write in default;
+    // the namespace's own kube-root-ca.crt is cluster_furniture_test's.
+    options.controllers.root_ca_cert_publisher = false;
     server_.reset();
     auto s = ApiServer::Start(std::move(options));
     ASSERT_TRUE(s.ok()) << s.status();

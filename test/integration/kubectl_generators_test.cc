@@ -106,8 +106,9 @@ TEST_F(KubectlGeneratorsTest, CreateDeployment) {
   EXPECT_TRUE(Is(d, "/spec/template/spec/containers/0/name", R"("nginx")"));
   EXPECT_TRUE(
       Is(d, "/spec/template/spec/containers/0/image", R"("nginx:1.7.9")"));
+  // kube-apiserver defaults the protocol.
   EXPECT_TRUE(Is(d, "/spec/template/spec/containers/0/ports",
-                 R"([{"containerPort":80}])"));
+                 R"([{"containerPort":80,"protocol":"TCP"}])"));
   EXPECT_TRUE(
       Is(d, "/metadata/managedFields/0/manager", R"("kubectl-create")"));
 
@@ -147,7 +148,8 @@ TEST_F(KubectlGeneratorsTest, Run) {
   EXPECT_TRUE(Is(p, "/spec/containers/0/image", R"("nginx")"));
   EXPECT_TRUE(Is(p, "/spec/containers/0/args", R"(["cmd","args"])"));
   EXPECT_TRUE(Is(p, "/spec/containers/0/env", R"([{"name":"A","value":"B"}])"));
-  EXPECT_TRUE(Is(p, "/spec/containers/0/ports", R"([{"containerPort":8080}])"));
+  EXPECT_TRUE(Is(p, "/spec/containers/0/ports",
+                 R"([{"containerPort":8080,"protocol":"TCP"}])"));
   // The simulated node runs it, then (restartPolicy Never) completes it.
   EXPECT_TRUE(WaitFor(path, "/status/phase", R"("Succeeded")"))
       << client_->Get(path).body;
@@ -201,9 +203,10 @@ TEST_F(KubectlGeneratorsTest, CreateService) {
 
   KubectlResult get = kubectl_->Run({"get", "services", "-o", "name"});
   ASSERT_EQ(get.exit_code, 0) << get.err;
+  // default/kubernetes is there as on every cluster.
   EXPECT_EQ(get.out,
-            "service/en\nservice/headless\nservice/lb\nservice/my-svc\n"
-            "service/np\n");
+            "service/en\nservice/headless\nservice/kubernetes\nservice/lb\n"
+            "service/my-svc\nservice/np\n");
 }
 
 TEST_F(KubectlGeneratorsTest, ExposeDeployment) {

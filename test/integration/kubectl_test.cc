@@ -402,6 +402,35 @@ TEST_F(KubectlTest, EmptyMapsAreNotStored) {
   EXPECT_THAT(yaml, Not(HasSubstr("\ndata:"))) << yaml;
 }
 
+// What `kubectl get` shows on a fresh cluster, and `kubectl cordon`.
+TEST_F(KubectlTest, ClusterFurnitureAndCordon) {
+  EXPECT_TRUE(WaitFor([&] {
+    return Kubectl({"get", "serviceaccount", "default"}).exit_code == 0 &&
+           Kubectl({"get", "configmap", "kube-root-ca.crt"}).exit_code == 0;
+  }));
+  EXPECT_TRUE(WaitFor([&] {
+    KubectlResult r = Kubectl(
+        {"get", "svc", "kubernetes", "-o", "jsonpath={.spec.clusterIP}"});
+    return r.exit_code == 0 && r.out == "10.96.0.1";
+  }));
+  EXPECT_TRUE(WaitFor([&] {
+    return Kubectl({"get", "node", "kcr-node"}).exit_code == 0;
+  }));
+  EXPECT_THAT(Ok({"cordon", "kcr-node"}), HasSubstr("cordoned"));
+  Ok({"run", "held", "--image=nginx"});
+  EXPECT_TRUE(WaitFor([&] {
+    KubectlResult r = Kubectl({"get", "pod", "held", "-o",
+                               "jsonpath={.status.conditions[0].reason}"});
+    return r.out == "Unschedulable";
+  }));
+  EXPECT_EQ(Ok({"get", "pod", "held", "-o", "jsonpath={.spec.nodeName}"}), "");
+  EXPECT_THAT(Ok({"uncordon", "kcr-node"}), HasSubstr("uncordoned"));
+  EXPECT_TRUE(WaitFor([&] {
+    return Kubectl({"get", "pod", "held", "-o", "jsonpath={.status.phase}"})
+               .out == "Running";
+  }));
+}
+
 }  // namespace
 }  // namespace apiserver
 }  // namespace kcr

@@ -232,10 +232,14 @@ TEST_F(LocalApiServerTest, FaultEndpointIsOffUnlessEnabled) {
 
 TEST_F(LocalApiServerTest, SimulatedNodeRunsPodsByDefault) {
   Start({"--sim-running-after-ms=100"});
-  EXPECT_THAT(ReadFile(dir_ + "/apiserver.log"),
-              HasSubstr(std::string(kControllersLine) +
-                        "garbage-collector,namespace-controller,deployment-"
-                        "controller,replicaset-controller,node-simulator\n"));
+  EXPECT_THAT(
+      ReadFile(dir_ + "/apiserver.log"),
+      HasSubstr(
+          std::string(kControllersLine) +
+          "garbage-collector,namespace-controller,deployment-controller,"
+          "replicaset-controller,serviceaccount-controller,"
+          "root-ca-cert-publisher,kubernetes-service,endpoints-controller,"
+          "node-simulator\n"));
   // The simulated node registers its Node object as it starts, beside the
   // server.
   EXPECT_TRUE(WaitFor(
@@ -260,7 +264,9 @@ TEST_F(LocalApiServerTest, SimulatedNodeSwitchedOff) {
   EXPECT_THAT(ReadFile(dir_ + "/apiserver.log"),
               HasSubstr(std::string(kControllersLine) +
                         "garbage-collector,namespace-controller,"
-                        "deployment-controller,replicaset-controller\n"));
+                        "deployment-controller,replicaset-controller,"
+                        "serviceaccount-controller,root-ca-cert-publisher,"
+                        "kubernetes-service,endpoints-controller\n"));
   EXPECT_EQ(client_->Get("/api/v1/nodes/kcr-node").status, 404);
   ASSERT_EQ(
       client_
@@ -279,6 +285,8 @@ TEST_F(LocalApiServerTest, DeploymentControllerSwitchedOff) {
   EXPECT_THAT(ReadFile(dir_ + "/apiserver.log"),
               HasSubstr(std::string(kControllersLine) +
                         "garbage-collector,namespace-controller,"
+                        "serviceaccount-controller,root-ca-cert-publisher,"
+                        "kubernetes-service,endpoints-controller,"
                         "node-simulator\n"));
 }
 

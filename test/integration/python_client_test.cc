@@ -130,7 +130,8 @@ print("items", len(v1.list_namespaced_config_map("default").items))
                              "FieldValueInvalid"));
   EXPECT_THAT(out, HasSubstr("cause spec.template.spec.containers "
                              "FieldValueRequired"));
-  EXPECT_THAT(out, HasSubstr("items 0"));
+  // Only the namespace's kube-root-ca.crt, as on a cluster.
+  EXPECT_THAT(out, HasSubstr("items 1"));
 }
 
 TEST_F(PythonClientTest, CustomObjectCrud) {
@@ -217,8 +218,10 @@ while page.metadata._continue:
     assert page.metadata.resource_version == rv
 print("all", seen)
 )");
-  EXPECT_THAT(out, HasSubstr("first ['cm0', 'cm1'] 3 True"));
-  EXPECT_THAT(out, HasSubstr("all ['cm0', 'cm1', 'cm2', 'cm3', 'cm4']"));
+  // default holds kube-root-ca.crt too, as on a cluster.
+  EXPECT_THAT(out, HasSubstr("first ['cm0', 'cm1'] 4 True"));
+  EXPECT_THAT(out, HasSubstr("all ['cm0', 'cm1', 'cm2', 'cm3', 'cm4', "
+                             "'kube-root-ca.crt']"));
 }
 
 TEST_F(PythonClientTest, WatchStreamFromResourceVersion) {
