@@ -34,7 +34,10 @@ class PatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ApiServerOptions options;
-    options.controllers.node_simulator = false;  // objects change only here
+    // Objects change only here.
+    options.controllers.node_simulator = false;
+    options.controllers.deployment_controller = false;
+    options.controllers.replicaset_controller = false;
     auto s = ApiServer::Start(options);
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(*s);
