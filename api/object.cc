@@ -626,6 +626,9 @@ absl::StatusOr<ObjectPtr> Object::ParseInTwoPasses(
   Scratch& scratch = ThreadScratch();
   scratch.text.assign(json.data(), json.size());
   scratch.pool.Clear();
+  // The plan of an earlier parse views strings of the text and pool just
+  // replaced: placing strings against it would read freed memory.
+  scratch.plan.Clear();
   rapidjson::Document doc(&scratch.pool, kDocumentStack, &StackAllocator());
   // The whole tree this time (FromValue strips), through the same reader
   // instances as the one-pass parse: one set of them keeps the code small.
