@@ -5,6 +5,7 @@
 #define KCR_RUNTIME_BASE_GLOBAL_PROVIDER_H_
 
 #include <atomic>
+#include <string_view>
 
 namespace kcr {
 
@@ -25,6 +26,13 @@ class GlobalProvider {
 
   // The provider, or null when none is set.
   T* Get() const { return provider_.load(); }
+
+  // What a component named `name` records into: `own` when given, else
+  // this provider; null (nothing recorded) for an unnamed component.
+  T* Resolve(T* own, std::string_view name) const {
+    if (name.empty()) return nullptr;
+    return own != nullptr ? own : Get();
+  }
 
  private:
   std::atomic<T*> provider_{nullptr};

@@ -15,8 +15,7 @@ MetricsProvider* GlobalMetricsProvider() { return global_provider.Get(); }
 
 MetricsProvider* ResolveMetricsProvider(MetricsProvider* own,
                                         std::string_view name) {
-  if (name.empty()) return nullptr;
-  return own != nullptr ? own : global_provider.Get();
+  return global_provider.Resolve(own, name);
 }
 
 }  // namespace kcr::cache

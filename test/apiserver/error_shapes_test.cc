@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
 #include "rapidjson/pointer.h"
+#include "test/apiserver/protobuf_wire.h"
 #include "test/apiserver/test_client.h"
 
 namespace kcr {
@@ -47,27 +48,11 @@ class ErrorShapesTest : public ::testing::Test {
   std::unique_ptr<TestClient> client_;
 };
 
-// Protobuf wire helpers for hand-made request bodies.
-std::string Varint(uint64_t v) {
-  std::string out;
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-  return out;
-}
-std::string Bytes(int field, const std::string& data) {
-  return Varint(static_cast<uint64_t>(field) << 3 | 2) + Varint(data.size()) +
-         data;
-}
+using testing::Bytes;
+using testing::Envelope;
+// Envelopes here carry no contentType, as the bodies these tests mimic.
 std::string Number(int field, uint64_t v) {
-  return Varint(static_cast<uint64_t>(field) << 3) + Varint(v);
-}
-std::string Envelope(const std::string& api_version, const std::string& kind,
-                     const std::string& raw) {
-  return std::string("k8s\0", 4) +
-         Bytes(1, Bytes(1, api_version) + Bytes(2, kind)) + Bytes(2, raw);
+  return testing::VarintField(field, v);
 }
 
 TEST_F(ErrorShapesTest, NotFoundCarriesDetailsAsKubeApiserver) {
@@ -161,18 +146,18 @@ TEST_F(ErrorShapesTest, ProtobufDeleteOptionsAreDecoded) {
   const std::string pb = "application/vnd.kubernetes.protobuf";
 
   // preconditions.uid that does not match: 409, nothing deleted.
-  std::string wrong_uid =
-      Envelope("v1", "DeleteOptions",
-               Number(1, 0) + Bytes(2, Bytes(1, "not-the-uid")) +
-                   Bytes(4, "Background"));
+  std::string wrong_uid = Envelope(
+      "v1", "DeleteOptions",
+      Number(1, 0) + Bytes(2, Bytes(1, "not-the-uid")) + Bytes(4, "Background"),
+      "");
   TestResponse r = client_->Do("DELETE", path, wrong_uid, pb);
   EXPECT_EQ(r.status, 409) << r.body;
   EXPECT_EQ(client_->Get(path).status, 200);
 
   // dryRun: [All]: answered, nothing deleted.
-  r = client_->Do("DELETE", path,
-                  Envelope("meta.k8s.io/v1", "DeleteOptions", Bytes(5, "All")),
-                  pb);
+  r = client_->Do(
+      "DELETE", path,
+      Envelope("meta.k8s.io/v1", "DeleteOptions", Bytes(5, "All"), ""), pb);
   EXPECT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(client_->Get(path).status, 200);
 
@@ -181,7 +166,8 @@ TEST_F(ErrorShapesTest, ProtobufDeleteOptionsAreDecoded) {
   r = client_->Do(
       "DELETE", path,
       Envelope("v1", "DeleteOptions",
-               Number(1, 0) + Bytes(2, Bytes(1, uid)) + Bytes(4, "Background")),
+               Number(1, 0) + Bytes(2, Bytes(1, uid)) + Bytes(4, "Background"),
+               ""),
       pb);
   EXPECT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(client_->Get(path).status, 404);
@@ -192,13 +178,13 @@ TEST_F(ErrorShapesTest, UnsupportedProtobufBodyIsUnsupportedMediaType) {
   // kube-apiserver).
   TestResponse r = client_->Do(
       "POST", "/api/v1/namespaces/default/configmaps",
-      Envelope("v1", "ReplicationController", Bytes(1, Bytes(1, "x"))),
+      Envelope("v1", "ReplicationController", Bytes(1, Bytes(1, "x")), ""),
       "application/vnd.kubernetes.protobuf");
   EXPECT_EQ(r.status, 415) << r.body;
   EXPECT_EQ(r.Str("/reason"), "UnsupportedMediaType");
   // A field of DeleteOptions that does not exist.
   r = client_->Do("DELETE", "/api/v1/namespaces/default/configmaps/x",
-                  Envelope("v1", "DeleteOptions", Number(99, 1)),
+                  Envelope("v1", "DeleteOptions", Number(99, 1), ""),
                   "application/vnd.kubernetes.protobuf");
   EXPECT_EQ(r.status, 415) << r.body;
 }

@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
+#include "test/apiserver/protobuf_wire.h"
 
 namespace kcr {
 namespace apiserver {
@@ -13,31 +14,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string Varint(uint64_t v) {
-  std::string out;
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-  return out;
-}
-
-std::string Bytes(int field, const std::string& data) {
-  return Varint(static_cast<uint64_t>(field) << 3 | 2) + Varint(data.size()) +
-         data;
-}
-
-std::string VarintField(int field, uint64_t v) {
-  return Varint(static_cast<uint64_t>(field) << 3) + Varint(v);
-}
-
-std::string Envelope(const std::string& api_version, const std::string& kind,
-                     const std::string& raw) {
-  std::string type_meta = Bytes(1, api_version) + Bytes(2, kind);
-  return std::string("k8s\0", 4) + Bytes(1, type_meta) + Bytes(2, raw) +
-         Bytes(4, "application/vnd.kubernetes.protobuf");
-}
+using testing::Bytes;
+using testing::Envelope;
+using testing::VarintField;
 
 std::string Envelope(const std::string& kind, const std::string& raw) {
   return Envelope("v1", kind, raw);
