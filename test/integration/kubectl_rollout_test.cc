@@ -19,6 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/integration/kubectl_harness.h"
+#include "test/integration/kubectl_server_fixture.h"
 #include "test/integration/process_util.h"
 
 namespace kcr {
@@ -29,37 +30,13 @@ using ::kcr::integration::KubectlHarness;
 using ::kcr::integration::KubectlResult;
 using ::testing::HasSubstr;
 
-constexpr char kKubectl[] = "/usr/bin/kubectl";
-constexpr char kBinary[] = "cmd/local-apiserver/local-apiserver";
 // Generous: the machine may be loaded.
 constexpr absl::Duration kPatience = absl::Seconds(90);
 
-std::string TempDir() {
-  const char* t = getenv("TEST_TMPDIR");
-  return t != nullptr ? t : "/tmp";
-}
-
-class KubectlRolloutTest : public ::testing::Test {
+class KubectlRolloutTest : public integration::KubectlServerFixture {
  protected:
   void SetUp() override {
-    ASSERT_EQ(access(kKubectl, X_OK), 0)
-        << kKubectl << " is missing: these tests need the real kubectl";
-    static int counter = 0;
-    dir_ = TempDir() + "/kubectl-rollout-" + std::to_string(getpid()) + "-" +
-           std::to_string(counter++);
-    ASSERT_EQ(system(("mkdir -p " + dir_ + "/home").c_str()), 0);
-    server_ = std::make_unique<LocalApiServerProcess>(
-        kBinary, dir_, std::vector<std::string>{"--sim_running_after_ms=100"});
-    ASSERT_TRUE(server_->ok()) << server_->error();
-    kubectl_ =
-        std::make_unique<KubectlHarness>(server_->kubeconfig(), dir_ + "/home");
-  }
-
-  void TearDown() override {
-    if (server_ != nullptr) {
-      std::optional<int> code = server_->Stop();
-      EXPECT_EQ(code, std::optional<int>(0)) << "server did not stop cleanly";
-    }
+    StartServer("kubectl-rollout", {"--sim_running_after_ms=100"});
   }
 
   // Runs kubectl and expects success.
@@ -105,10 +82,6 @@ class KubectlRolloutTest : public ::testing::Test {
     std::sort(phases.begin(), phases.end());
     return absl::StrJoin(phases, " ");
   }
-
-  std::string dir_;
-  std::unique_ptr<LocalApiServerProcess> server_;
-  std::unique_ptr<KubectlHarness> kubectl_;
 };
 
 TEST_F(KubectlRolloutTest, CreateDeploymentRunsPods) {

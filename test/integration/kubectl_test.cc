@@ -14,6 +14,7 @@
 #include "rapidjson/document.h"
 #include "rapidjson/pointer.h"
 #include "test/integration/kubectl_harness.h"
+#include "test/integration/kubectl_server_fixture.h"
 #include "test/integration/process_util.h"
 
 namespace kcr {
@@ -24,14 +25,6 @@ using ::kcr::integration::KubectlHarness;
 using ::kcr::integration::KubectlResult;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-constexpr char kKubectl[] = "/usr/bin/kubectl";
-constexpr char kBinary[] = "cmd/local-apiserver/local-apiserver";
-
-std::string TempDir() {
-  const char* t = getenv("TEST_TMPDIR");
-  return t != nullptr ? t : "/tmp";
-}
 
 std::string JsonString(const std::string& json, const char* pointer) {
   rapidjson::Document d;
@@ -44,27 +37,9 @@ std::string JsonString(const std::string& json, const char* pointer) {
   return "<not a string>";
 }
 
-class KubectlTest : public ::testing::Test {
+class KubectlTest : public integration::KubectlServerFixture {
  protected:
-  void SetUp() override {
-    ASSERT_EQ(access(kKubectl, X_OK), 0)
-        << kKubectl << " is missing: these tests need the real kubectl";
-    static int counter = 0;
-    dir_ = TempDir() + "/kubectl-" + std::to_string(getpid()) + "-" +
-           std::to_string(counter++);
-    ASSERT_EQ(system(("mkdir -p " + dir_ + "/home").c_str()), 0);
-    server_ = std::make_unique<LocalApiServerProcess>(kBinary, dir_);
-    ASSERT_TRUE(server_->ok()) << server_->error();
-    kubectl_ =
-        std::make_unique<KubectlHarness>(server_->kubeconfig(), dir_ + "/home");
-  }
-
-  void TearDown() override {
-    if (server_ != nullptr) {
-      std::optional<int> code = server_->Stop();
-      EXPECT_EQ(code, std::optional<int>(0)) << "server did not stop cleanly";
-    }
-  }
+  void SetUp() override { StartServer("kubectl"); }
 
   KubectlResult Kubectl(const std::vector<std::string>& args,
                         const std::string& stdin_data = "") {
@@ -78,10 +53,6 @@ class KubectlTest : public ::testing::Test {
         << "kubectl " << args[0] << " failed: " << r.err << r.out;
     return r.out;
   }
-
-  std::string dir_;
-  std::unique_ptr<LocalApiServerProcess> server_;
-  std::unique_ptr<KubectlHarness> kubectl_;
 };
 
 constexpr char kConfigMap[] = R"(apiVersion: v1
