@@ -36,9 +36,8 @@ class KubectlServerFixture : public ::testing::Test {
     dir_ = std::string(tmp != nullptr ? tmp : "/tmp") + "/" + name + "-" +
            std::to_string(getpid()) + "-" + std::to_string(counter++);
     ASSERT_EQ(system(("mkdir -p " + dir_ + "/home").c_str()), 0);
-    server_ =
-        std::make_unique<apiserver::LocalApiServerProcess>(kBinary, dir_,
-                                                         std::move(args));
+    server_ = std::make_unique<apiserver::LocalApiServerProcess>(
+        kBinary, dir_, std::move(args));
     ASSERT_TRUE(server_->ok()) << server_->error();
     kubectl_ =
         std::make_unique<KubectlHarness>(server_->kubeconfig(), dir_ + "/home");
