@@ -28,6 +28,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/time.h"
 #include "api/crd/crd_manifests.h"
 #include "api/errors/errors.h"
 #include "api/json/yaml_to_json.h"
@@ -76,6 +77,13 @@ DEFINE_double(qps, 20,
               "Requests per second to the API server (client-side limit); "
               "negative for none.");
 DEFINE_int32(burst, 30, "Requests allowed above --qps in a burst.");
+DEFINE_string(resync_period, "10h",
+              "How often the informers replay their caches to the "
+              "controllers (a duration: 30s, 10m, 10h); 0 for never.");
+DEFINE_string(loadtest_image, "kcr/controller-manager:latest",
+              "Image of the load pods the loadtest controller starts; it "
+              "must hold /usr/local/bin/loadtest-runner (env "
+              "LOADTEST_IMAGE).");
 DEFINE_bool(embedded, false,
             "Start a local API server in this process on loopback (with its "
             "garbage collector, namespace controller and simulated node), "
@@ -89,13 +97,19 @@ constexpr char kProgram[] = "controller-manager";
 
 using kcr::controller::Manager;
 
+// What the flags say to every controller.
+struct ControllerFlags {
+  int workers = 1;
+  std::string loadtest_image;
+};
+
 // Each controller: how to add it to a Manager.
-using AddFunc = std::function<absl::Status(Manager&)>;
+using AddFunc = std::function<absl::Status(Manager&, const ControllerFlags&)>;
 
 std::map<std::string, AddFunc> KnownControllers() {
   return {
       {"pods",
-       [](Manager& mgr) {
+       [](Manager& mgr, const ControllerFlags&) {
          return kcr::pods::AddPodsController(mgr, kcr::pods::PodsOptions{});
        }},
   };
@@ -216,6 +230,12 @@ int main(int argc, char** argv) {
       FLAGS_namespace = ns;
     }
   }
+  if (gflags::GetCommandLineFlagInfoOrDie("loadtest_image").is_default) {
+    if (const char* image = getenv("LOADTEST_IMAGE");
+        image != nullptr && *image != '\0') {
+      FLAGS_loadtest_image = image;
+    }
+  }
   const std::map<std::string, AddFunc> known = KnownControllers();
   absl::StatusOr<std::vector<std::string>> selected =
       SelectedControllers(known);
@@ -227,6 +247,15 @@ int main(int argc, char** argv) {
   if (FLAGS_burst < 0) {
     return Fail(
         absl::StrCat("--burst must not be negative, not ", FLAGS_burst));
+  }
+  absl::Duration resync_period;
+  if (!absl::ParseDuration(FLAGS_resync_period, &resync_period) ||
+      resync_period < absl::ZeroDuration()) {
+    return Fail(absl::StrCat("invalid --resync-period \"", FLAGS_resync_period,
+                             "\" (a duration such as 30s, 10m or 10h)"));
+  }
+  if (FLAGS_loadtest_image.empty()) {
+    return Fail("--loadtest-image must not be empty");
   }
   if (FLAGS_leader_elect && FLAGS_leader_election_id.empty()) {
     return Fail("--leader-election-id must not be empty with --leader-elect");
@@ -283,6 +312,7 @@ int main(int argc, char** argv) {
 
   kcr::controller::ManagerOptions options;
   options.cache.namespace_ = FLAGS_namespace;
+  options.cache.default_resync = resync_period;
   options.metrics_bind_address = FLAGS_metrics_bind_address;
   options.health_probe_bind_address = FLAGS_health_probe_bind_address;
   options.leader_election = FLAGS_leader_elect;
@@ -292,8 +322,10 @@ int main(int argc, char** argv) {
                                           : FLAGS_leader_election_namespace;
   auto mgr = Manager::New(config, options);
   if (!mgr.ok()) return Fail(mgr.status().message(), 1);
+  const ControllerFlags controller_flags{
+      .workers = FLAGS_workers, .loadtest_image = FLAGS_loadtest_image};
   for (const std::string& name : *selected) {
-    if (absl::Status s = known.at(name)(**mgr); !s.ok()) {
+    if (absl::Status s = known.at(name)(**mgr, controller_flags); !s.ok()) {
       return Fail(absl::StrCat("adding controller ", name, ": ", s.message()),
                   1);
     }

@@ -204,6 +204,10 @@ void BackgroundProcess::Stop(absl::Duration grace) {
   }
 }
 
+void BackgroundProcess::Signal(int sig) {
+  if (Running()) kill(pid_, sig);
+}
+
 LocalApiServerProcess::LocalApiServerProcess(
     const std::string& binary, const std::string& dir,
     const std::vector<std::string>& extra_args) {

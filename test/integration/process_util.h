@@ -46,6 +46,9 @@ class BackgroundProcess {
   bool Running();
   // SIGTERM, then SIGKILL after `grace`.
   void Stop(absl::Duration grace = absl::Seconds(2));
+  // Sends `sig` if it is still running (SIGKILL: a crash, for tests of
+  // what the others do when a process dies).
+  void Signal(int sig);
 
  private:
   pid_t pid_ = -1;
