@@ -24,8 +24,11 @@ deps:
 	@./third_party/deps.sh
 
 # The controller manager on an API server of its own (Ctrl-C stops it).
+# RUN_FLAGS go to bazel (e.g. -c opt), RUN_ARGS to the manager.
+RUN_FLAGS ?=
+RUN_ARGS ?=
 run: deps
-	$(BAZEL) run //cmd/controller-manager -- --embedded
+	$(BAZEL) run $(RUN_FLAGS) //cmd/controller-manager -- --embedded $(RUN_ARGS)
 
 test: deps
 	@./test/run_all.sh $(TEST_FLAGS)

@@ -7,13 +7,18 @@
 #   test/run_all.sh                                   every test
 #   test/run_all.sh --config=werror                   every test, gcc -Werror
 #   test/run_all.sh --config=tsan //test/runtime/...  some tests, under TSan
+#
+# The whole suite (no targets given) also runs test/make_run_test.sh, with
+# the same flags: `make run` started, used with kubectl and stopped with
+# Ctrl-C, counted as one more test.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 args=("$@")
 has_target=0
+flags=()
 for a in "${args[@]}"; do
-  case "$a" in -*) ;; *) has_target=1 ;; esac
+  case "$a" in -*) flags+=("$a") ;; *) has_target=1 ;; esac
 done
 if [ "$has_target" -eq 0 ]; then args+=("//..."); fi
 
@@ -25,6 +30,13 @@ rc=${PIPESTATUS[0]}
 
 passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")
 failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|INCOMPLETE|FLAKY)' "$log")
+if [ "$has_target" -eq 0 ]; then
+  if test/make_run_test.sh "${flags[@]}"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+  fi
+fi
 # A build failure outside any test (or a Bazel error) still fails the run.
 if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
   failed=1

@@ -13,33 +13,26 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
-#include "api/crd/crd_manifests.h"
-#include "api/errors/errors.h"
-#include "api/json/yaml_to_json.h"
-#include "api/object.h"
-#include "apiserver/api_server.h"
 #include "cmd/common/flags.h"
+#include "cmd/controller-manager/embedded.h"
 #include "controllers/pods/pods_controller.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
-#include "rapidjson/stringbuffer.h"
-#include "rapidjson/writer.h"
 #include "runtime/base/context.h"
 #include "runtime/base/signal_handler.h"
 #include "runtime/client/options.h"
@@ -68,6 +61,14 @@ DEFINE_string(leader_election_namespace, "",
               "client's namespace, in a cluster the pod's own).");
 DEFINE_string(leader_election_id, "kcr-controller-manager",
               "Name of the leader-election Lease.");
+DEFINE_string(leader_elect_lease_duration, "15s",
+              "How long a standby waits after the leader's last renewal "
+              "before it takes the Lease.");
+DEFINE_string(leader_elect_renew_deadline, "10s",
+              "How long the leader keeps trying to renew before it gives "
+              "up leading; less than --leader-elect-lease-duration.");
+DEFINE_string(leader_elect_retry_period, "2s",
+              "How often candidates try to take or renew the Lease.");
 DEFINE_string(metrics_bind_address, ":8080",
               "Address to serve /metrics on (host:port, :port for every "
               "interface, port 0 for any free one); '0' serves none.");
@@ -158,46 +159,6 @@ absl::StatusOr<std::vector<std::string>> SelectedControllers(
   return names;
 }
 
-// Installs manifests/crds (compiled in) into the API server; one that
-// exists already is left as it is.
-absl::Status InstallCrds(kcr::client::RestClient& client) {
-  const kcr::client::Resource crds = kcr::client::Resource::ClusterScoped(
-      {"apiextensions.k8s.io", "v1", "customresourcedefinitions"});
-  for (const char* yaml :
-       {kcr::api::crd::kNginxCrdYaml, kcr::api::crd::kCopyratorRuleCrdYaml,
-        kcr::api::crd::kLoadTestCrdYaml}) {
-    auto doc = kcr::json::YamlToJson(yaml);
-    if (!doc.ok()) return doc.status();
-    rapidjson::StringBuffer json;
-    rapidjson::Writer<rapidjson::StringBuffer> writer(json);
-    (*doc)->Accept(writer);
-    auto crd = kcr::api::Object::Parse(
-        std::string_view(json.GetString(), json.GetSize()));
-    if (!crd.ok()) return crd.status();
-    auto created = client.Create(kcr::Context::Background(), crds, **crd);
-    if (!created.ok() && !kcr::api::IsAlreadyExists(created.status())) {
-      return absl::Status(
-          created.status().code(),
-          absl::StrCat("installing CRD ", std::string((*crd)->name()), ": ",
-                       created.status().message()));
-    }
-    LOG(INFO) << "installed CRD name=" << (*crd)->name();
-  }
-  return absl::OkStatus();
-}
-
-// A new directory under $TMPDIR for the embedded server's kubeconfig.
-absl::StatusOr<std::string> MakeTempDir() {
-  const char* tmp = getenv("TMPDIR");
-  std::string pattern =
-      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-      "/kcr-embedded-XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr) {
-    return absl::InternalError(absl::StrCat("cannot create ", pattern));
-  }
-  return pattern;
-}
-
 // "http://<host>:<port>" for a bound "host:port" (":port" is every
 // interface: loopback reaches it).
 std::string HttpUrl(const std::string& address) {
@@ -254,6 +215,24 @@ int main(int argc, char** argv) {
     return Fail(absl::StrCat("invalid --resync-period \"", FLAGS_resync_period,
                              "\" (a duration such as 30s, 10m or 10h)"));
   }
+  absl::Duration lease_duration, renew_deadline, retry_period;
+  for (auto [flag, value, out] :
+       {std::tuple{"leader-elect-lease-duration",
+                   &FLAGS_leader_elect_lease_duration, &lease_duration},
+        std::tuple{"leader-elect-renew-deadline",
+                   &FLAGS_leader_elect_renew_deadline, &renew_deadline},
+        std::tuple{"leader-elect-retry-period",
+                   &FLAGS_leader_elect_retry_period, &retry_period}}) {
+    if (!absl::ParseDuration(*value, out) || *out <= absl::ZeroDuration()) {
+      return Fail(absl::StrCat("invalid --", flag, " \"", *value,
+                               "\" (a positive duration such as 15s)"));
+    }
+  }
+  if (renew_deadline >= lease_duration || retry_period >= renew_deadline) {
+    return Fail(
+        "--leader-elect-retry-period < --leader-elect-renew-deadline < "
+        "--leader-elect-lease-duration must hold");
+  }
   if (FLAGS_loadtest_image.empty()) {
     return Fail("--loadtest-image must not be empty");
   }
@@ -267,42 +246,23 @@ int main(int argc, char** argv) {
   const kcr::Context ctx = kcr::SetupSignalHandler();
 
   // The embedded API server, when asked for; it outlives the Manager.
-  std::unique_ptr<kcr::apiserver::ApiServer> server;
-  std::string kubeconfig_dir;
+  std::unique_ptr<kcr::cmd::EmbeddedCluster> cluster;
   kcr::client::Config config;
+  kcr::client::LoadingRules rules;
   if (FLAGS_embedded) {
-    kcr::apiserver::ApiServerOptions options;
-    options.bind_address = "127.0.0.1";
-    options.port = 0;
-    auto started = kcr::apiserver::ApiServer::Start(std::move(options));
-    if (!started.ok()) {
-      return Fail(absl::StrCat("starting the embedded API server: ",
-                               started.status().message()),
-                  1);
-    }
-    server = *std::move(started);
-    absl::StatusOr<std::string> dir = MakeTempDir();
-    if (!dir.ok()) return Fail(dir.status().message(), 1);
-    kubeconfig_dir = *dir;
-    const std::string kubeconfig = kubeconfig_dir + "/kubeconfig";
-    if (absl::Status s = server->WriteKubeconfig(kubeconfig); !s.ok()) {
-      return Fail(s.message(), 1);
-    }
-    kcr::client::LoadingRules rules;
-    rules.explicit_path = kubeconfig;
-    auto loaded = kcr::client::LoadFromKubeconfig(rules);
-    if (!loaded.ok()) return Fail(loaded.status().message(), 1);
-    config = *std::move(loaded);
+    auto started = kcr::cmd::EmbeddedCluster::Start();
+    if (!started.ok()) return Fail(started.status().message(), 1);
+    cluster = *std::move(started);
+    rules.explicit_path = cluster->kubeconfig();
   } else {
-    kcr::client::LoadingRules rules;
     rules.explicit_path = FLAGS_kubeconfig;
     rules.context = FLAGS_context;
-    auto loaded = kcr::client::BuildConfig(rules);
-    if (!loaded.ok()) {
-      return Fail(
-          absl::StrCat("no usable kubeconfig: ", loaded.status().message()));
-    }
+  }
+  if (auto loaded = kcr::client::BuildConfig(rules); loaded.ok()) {
     config = *std::move(loaded);
+  } else {
+    return Fail(
+        absl::StrCat("no usable kubeconfig: ", loaded.status().message()));
   }
   config.qps = FLAGS_qps;
   config.burst = FLAGS_burst;
@@ -317,6 +277,9 @@ int main(int argc, char** argv) {
   options.health_probe_bind_address = FLAGS_health_probe_bind_address;
   options.leader_election = FLAGS_leader_elect;
   options.leader_election_id = FLAGS_leader_election_id;
+  options.lease_duration = lease_duration;
+  options.renew_deadline = renew_deadline;
+  options.retry_period = retry_period;
   options.leader_election_namespace = FLAGS_leader_election_namespace.empty()
                                           ? config.namespace_
                                           : FLAGS_leader_election_namespace;
@@ -342,28 +305,31 @@ int main(int argc, char** argv) {
               << "/healthz, /readyz" << std::endl;
   }
 
-  if (FLAGS_embedded) {
-    if (absl::Status s = InstallCrds(*(*mgr)->GetClient()); !s.ok()) {
+  if (cluster != nullptr) {
+    if (absl::Status s = cluster->InstallCrds(ctx, *(*mgr)->GetClient(),
+                                              *(*mgr)->GetRESTMapper());
+        !s.ok()) {
+      return Fail(s.message(), 1);
+    }
+    if (absl::Status s = cluster->InstallSamples(ctx, *(*mgr)->GetClient(),
+                                                 *(*mgr)->GetRESTMapper());
+        !s.ok()) {
       return Fail(s.message(), 1);
     }
     const std::string kubectl =
-        absl::StrCat("kubectl --kubeconfig=", kubeconfig_dir, "/kubeconfig");
-    std::cout << "embedded API server: " << server->url() << "\n"
-              << "kubeconfig: " << kubeconfig_dir << "/kubeconfig\n"
+        absl::StrCat("kubectl --kubeconfig=", cluster->kubeconfig());
+    std::cout << "embedded API server: " << cluster->url() << "\n"
+              << "kubeconfig: " << cluster->kubeconfig() << "\n"
               << "try:\n"
-              << "  " << kubectl << " get crds\n"
-              << "  " << kubectl << " run web --image=nginx\n"
-              << "  " << kubectl << " get pods -A -w\n"
+              << "  " << kubectl << " get nginxes,deployments,pods\n"
+              << "  " << kubectl << " get loadtests -w\n"
+              << "  " << kubectl << " get configmaps -A -l copyrator\n"
               << "Ctrl-C stops." << std::endl;
   }
 
   absl::Status s = (*mgr)->Start(ctx);
   mgr->reset();
-  if (server != nullptr) {
-    server->Stop();
-    std::error_code ignored;
-    std::filesystem::remove_all(kubeconfig_dir, ignored);
-  }
+  cluster.reset();
   if (!s.ok()) {
     LOG(ERROR) << "stopped: " << s;
     return 1;

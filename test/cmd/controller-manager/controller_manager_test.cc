@@ -58,7 +58,9 @@ TEST(ControllerManagerTest, HelpListsItsFlags) {
        {"--kubeconfig", "--context", "--namespace", "--controllers",
         "--workers", "--leader-elect", "--leader-election-namespace",
         "--leader-election-id", "--metrics-bind-address",
-        "--health-probe-bind-address", "--qps", "--burst", "--embedded"}) {
+        "--health-probe-bind-address", "--qps", "--burst", "--embedded",
+        "--resync-period", "--loadtest-image", "--leader-elect-lease-duration",
+        "--leader-elect-renew-deadline", "--leader-elect-retry-period"}) {
     EXPECT_THAT(text, HasSubstr(flag)) << flag;
   }
   // gflags' own flags are not the manager's.
@@ -69,6 +71,19 @@ TEST(ControllerManagerTest, BadFlagsExitTwo) {
   ExpectOneLineExit2(RunProcess({kBinary, "--bogus"}, {}), "--bogus");
   ExpectOneLineExit2(RunProcess({kBinary, "--workers=x"}, {}), "--workers=x");
   ExpectOneLineExit2(RunProcess({kBinary, "--workers=0"}, {}), "--workers=0");
+  ExpectOneLineExit2(RunProcess({kBinary, "--resync-period=often"}, {}),
+                     "--resync-period=often");
+  ExpectOneLineExit2(RunProcess({kBinary, "--resync-period=-1s"}, {}),
+                     "--resync-period=-1s");
+  ExpectOneLineExit2(RunProcess({kBinary, "--loadtest-image="}, {}),
+                     "--loadtest-image=");
+  // The renew deadline must be shorter than the lease.
+  ExpectOneLineExit2(
+      RunProcess({kBinary, "--leader-elect-renew-deadline=20s"}, {}),
+      "--leader-elect-renew-deadline=20s");
+  ExpectOneLineExit2(
+      RunProcess({kBinary, "--leader-elect-retry-period=0s"}, {}),
+      "--leader-elect-retry-period=0s");
   ProcessResult r = RunProcess({kBinary, "--controllers=pods,nope"}, {});
   ExpectOneLineExit2(r, "--controllers");
   EXPECT_THAT(r.err, HasSubstr("\"nope\""));
@@ -221,6 +236,13 @@ TEST_F(EmbeddedTest, ServesKubectlAndMetricsAndStopsOnSigint) {
   EXPECT_EQ(crds.exit_code, 0) << crds.err;
   EXPECT_THAT(crds.out, HasSubstr("nginxes.example.org"));
   EXPECT_THAT(crds.out, HasSubstr("loadtests.example.org"));
+  // And the samples of manifests/samples.
+  ProcessResult samples =
+      Kubectl({"get", "nginxes,loadtests,copyrators", "-A", "-o", "name"});
+  EXPECT_EQ(samples.exit_code, 0) << samples.err;
+  EXPECT_THAT(samples.out, HasSubstr("nginx.example.org/my-nginx"));
+  EXPECT_THAT(samples.out, HasSubstr("loadtest.example.org/hello-load"));
+  EXPECT_THAT(samples.out, HasSubstr("copyratorrule.flant.com/main-rule"));
 
   ProcessResult run = Kubectl({"run", "web", "--image=nginx"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
