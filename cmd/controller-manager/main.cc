@@ -30,6 +30,7 @@
 #include "absl/time/time.h"
 #include "cmd/common/flags.h"
 #include "cmd/controller-manager/embedded.h"
+#include "controllers/copyrator/copyrator_controller.h"
 #include "controllers/pods/pods_controller.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
@@ -48,8 +49,9 @@ DEFINE_string(context, "",
               "current-context).");
 DEFINE_string(namespace, "",
               "Watch only this namespace; empty for all (env NAMESPACE).");
-DEFINE_string(controllers, "*",
-              "Comma-separated controllers to run; '*' for all. Known: pods.");
+DEFINE_string(
+    controllers, "*",
+    "Comma-separated controllers to run; '*' for all. Known: copyrator, pods.");
 DEFINE_int32(workers, 1,
              "Concurrent reconciles per controller with a work queue (the "
              "pods controller has none: it reports events in order).");
@@ -109,6 +111,12 @@ using AddFunc = std::function<absl::Status(Manager&, const ControllerFlags&)>;
 
 std::map<std::string, AddFunc> KnownControllers() {
   return {
+      {"copyrator",
+       [](Manager& mgr, const ControllerFlags& flags) {
+         kcr::copyrator::CopyratorOptions options;
+         options.workers = flags.workers;
+         return kcr::copyrator::AddCopyratorController(mgr, options);
+       }},
       {"pods",
        [](Manager& mgr, const ControllerFlags&) {
          return kcr::pods::AddPodsController(mgr, kcr::pods::PodsOptions{});

@@ -1,0 +1,567 @@
+#include "controllers/copyrator/copyrator_controller.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "api/crd/copyrator_rule.h"
+#include "api/errors/errors.h"
+#include "api/object_builder.h"
+#include "api/selector/label_selector.h"
+#include "api/types/condition.h"
+#include "api/types/event.h"
+#include "controllers/copyrator/copy_plan.h"
+#include "glog/logging.h"
+#include "runtime/base/mutex.h"
+#include "runtime/base/status_macros.h"
+#include "runtime/base/string_view.h"
+#include "runtime/cache/lister.h"
+#include "runtime/client/options.h"
+#include "runtime/controller/builder.h"
+#include "runtime/controller/controllerutil/conditions.h"
+#include "runtime/controller/controllerutil/finalizer.h"
+#include "runtime/controller/controllerutil/status.h"
+#include "runtime/controller/handler.h"
+#include "runtime/controller/reconciler.h"
+#include "runtime/events/event_recorder.h"
+
+namespace kcr::copyrator {
+namespace {
+
+using api::crd::CopyratorRule;
+
+const client::Resource& Rules() {
+  static const client::Resource r =
+      client::Resource::Namespaced({"flant.com", "v1", "copyrators"});
+  return r;
+}
+const client::Resource& ConfigMaps() {
+  static const client::Resource r =
+      client::Resource::Namespaced({"", "v1", "configmaps"});
+  return r;
+}
+const client::Resource& Secrets() {
+  static const client::Resource r =
+      client::Resource::Namespaced({"", "v1", "secrets"});
+  return r;
+}
+const client::Resource& Namespaces() {
+  static const client::Resource r =
+      client::Resource::ClusterScoped({"", "v1", "namespaces"});
+  return r;
+}
+
+constexpr char kReady[] = "Ready";
+// At most this many conflicts are named in the Ready condition's message.
+constexpr size_t kConflictsListed = 10;
+// How long to wait for copies still being deleted before looking again
+// (their delete events wake the rule earlier).
+constexpr absl::Duration kDeletePoll = absl::Seconds(2);
+
+// A rule as the reconciler uses it.
+struct ParsedRule {
+  std::string kind;  // kConfigMapKind or kSecretKind
+  api::LabelSelector selector;
+  std::vector<std::string> namespaces;  // the sources', without repeats
+};
+
+// The rule's kind, selector and source namespaces, or the reasons it is
+// invalid. A rule without a selector selects nothing, one with an empty
+// selector ({} or "") everything, as apimachinery reads a nil and an empty
+// LabelSelector.
+absl::StatusOr<ParsedRule> Parse(const api::Object& object) {
+  absl::StatusOr<CopyratorRule> rule = CopyratorRule::FromJson(object.json());
+  if (!rule.ok()) return rule.status();
+  std::vector<std::string> errors = rule->Validate();
+  if (!errors.empty()) {
+    return absl::InvalidArgumentError(absl::StrJoin(errors, "; "));
+  }
+  ParsedRule out;
+  out.kind = rule->rule_type == "secret" ? kSecretKind : kConfigMapKind;
+  switch (rule->selector_form) {
+    case CopyratorRule::SelectorForm::kAbsent:
+      out.selector = api::LabelSelector::Nothing();
+      break;
+    case CopyratorRule::SelectorForm::kLabelMap: {
+      api::LabelMap set(rule->selector_labels.begin(),
+                        rule->selector_labels.end());
+      KCR_ASSIGN_OR_RETURN(out.selector,
+                           api::LabelSelector::ValidatedSelectorFromSet(set));
+      break;
+    }
+    case CopyratorRule::SelectorForm::kString:
+      KCR_ASSIGN_OR_RETURN(out.selector,
+                           api::LabelSelector::Parse(rule->selector_string));
+      break;
+  }
+  std::vector<std::string> namespaces = rule->namespaces;
+  if (namespaces.empty()) namespaces.emplace_back(object.ns());
+  for (std::string& ns : namespaces) {
+    if (std::find(out.namespaces.begin(), out.namespaces.end(), ns) ==
+        out.namespaces.end()) {
+      out.namespaces.push_back(std::move(ns));
+    }
+  }
+  return out;
+}
+
+bool IsSource(const ParsedRule& rule, const api::Object& object) {
+  return !IsCopy(object) && !object.being_deleted() &&
+         std::find(rule.namespaces.begin(), rule.namespaces.end(),
+                   object.ns()) != rule.namespaces.end() &&
+         rule.selector.Matches(object.Find("/metadata/labels"));
+}
+
+// What status the rule should show.
+struct WantedStatus {
+  int64_t copies = 0;
+  api::Condition ready;
+};
+
+int64_t IntAt(const api::Object& o, const char* pointer) {
+  const rapidjson::Value* v = o.Find(pointer);
+  return v != nullptr && v->IsInt64() ? v->GetInt64() : -1;
+}
+
+// Whether the rule's status already says what `want` says.
+bool StatusShows(const api::Object& rule, const WantedStatus& want) {
+  if (IntAt(rule, "/status/copies") != want.copies) return false;
+  if (IntAt(rule, "/status/observedGeneration") != rule.generation()) {
+    return false;
+  }
+  const rapidjson::Value* conditions = rule.Find("/status/conditions");
+  if (conditions == nullptr || !conditions->IsArray()) return false;
+  auto str = [](const rapidjson::Value& c, const char* key) {
+    auto m = c.FindMember(key);
+    return m != c.MemberEnd() && m->value.IsString()
+               ? std::string_view(m->value.GetString(),
+                                  m->value.GetStringLength())
+               : std::string_view();
+  };
+  for (const rapidjson::Value& c : conditions->GetArray()) {
+    if (!c.IsObject() || str(c, "type") != kReady) continue;
+    auto gen = c.FindMember("observedGeneration");
+    return str(c, "status") == want.ready.status &&
+           str(c, "reason") == want.ready.reason &&
+           str(c, "message") == want.ready.message && gen != c.MemberEnd() &&
+           gen->value.IsInt64() && gen->value.GetInt64() == rule.generation();
+  }
+  return false;
+}
+
+class CopyratorReconciler final : public controller::Reconciler {
+ public:
+  explicit CopyratorReconciler(controller::Manager& mgr)
+      : client_(mgr.GetClient()),
+        clock_(mgr.clock()),
+        recorder_(mgr.GetEventRecorderFor(kCopyratorControllerName)),
+        rules_(Indexer(mgr, Rules()), {"flant.com", "copyrators"}),
+        configmaps_(Indexer(mgr, ConfigMaps()), {"", "configmaps"}),
+        secrets_(Indexer(mgr, Secrets()), {"", "secrets"}),
+        namespaces_(Indexer(mgr, Namespaces()), {"", "namespaces"}) {}
+
+  absl::StatusOr<controller::Result> Reconcile(
+      const controller::Request& request,
+      controller::ReconcileContext& ctx) override {
+    const std::string rule_ref =
+        absl::StrCat(request.namespace_, "/", request.name);
+    absl::StatusOr<api::ObjectPtr> rule =
+        rules_.Get(request.namespace_, request.name);
+    if (api::IsNotFound(rule.status())) return Orphans(rule_ref, ctx);
+    KCR_RETURN_IF_ERROR(rule.status());
+    if ((*rule)->being_deleted()) return Finalize(*rule, rule_ref, ctx);
+
+    api::ObjectPtr current = *rule;
+    if (!current->HasFinalizer(kFinalizer)) {
+      KCR_ASSIGN_OR_RETURN(current, controller::controllerutil::AddFinalizer(
+                                        ctx.ctx(), client_,
+                                        Rules().InNamespace(request.namespace_),
+                                        current, kFinalizer));
+    }
+
+    absl::StatusOr<ParsedRule> parsed = Parse(*current);
+    if (!parsed.ok()) {
+      // Nothing is changed for a rule that does not say what it means;
+      // its copies stay until it is fixed or deleted.
+      WantedStatus want;
+      want.copies = CountCopies(rule_ref);
+      want.ready = Ready("False", "InvalidSpec",
+                         std::string(parsed.status().message()), *current);
+      if (!StatusShows(*current, want)) {
+        recorder_->Event(*current, api::kEventTypeWarning, "InvalidSpec",
+                         ToStd(parsed.status().message()));
+        LOG(WARNING) << ctx.log_prefix()
+                     << " invalid rule: " << parsed.status().message();
+      }
+      KCR_RETURN_IF_ERROR(WriteStatus(ctx, *current, want));
+      return controller::Result::Done();
+    }
+
+    PlanInput in;
+    in.rule = rule_ref;
+    in.kind = parsed->kind;
+    const cache::Lister& lister =
+        parsed->kind == kSecretKind ? secrets_ : configmaps_;
+    for (const std::string& ns : parsed->namespaces) {
+      std::vector<api::ObjectPtr> found =
+          lister.Namespace(ns).List(parsed->selector);
+      std::sort(found.begin(), found.end(),
+                [](const api::ObjectPtr& a, const api::ObjectPtr& b) {
+                  return a->name() < b->name();
+                });
+      for (api::ObjectPtr& o : found) {
+        if (IsSource(*parsed, *o)) in.sources.push_back(std::move(o));
+      }
+    }
+    in.namespaces = namespaces_.List(api::LabelSelector::Everything());
+    in.existing = [&lister](std::string_view ns, std::string_view name) {
+      absl::StatusOr<api::ObjectPtr> o = lister.Get(ns, name);
+      return o.ok() ? *o : nullptr;
+    };
+    in.copies = CachedCopies(rule_ref);
+    KCR_ASSIGN_OR_RETURN(CopyPlan plan, PlanCopies(in));
+
+    const client::Resource& resource =
+        parsed->kind == kSecretKind ? Secrets() : ConfigMaps();
+    absl::Status failed;
+    bool requeue = false;
+    int64_t copies = plan.in_step;
+    auto note = [&](const absl::Status& s) {
+      if (api::IsAlreadyExists(s) || api::IsConflict(s) || api::IsNotFound(s)) {
+        requeue = true;  // the cache was behind; the watch catches up
+      } else if (!s.ok() && failed.ok()) {
+        failed = s;
+      }
+    };
+    for (const api::ObjectPtr& copy : plan.create) {
+      absl::Status s =
+          client_
+              ->Create(ctx.ctx(), resource.InNamespace(std::string(copy->ns())),
+                       *copy)
+              .status();
+      LogWrite(ctx, "created", *copy, s);
+      if (s.ok()) ++copies;
+      note(s);
+    }
+    for (const api::ObjectPtr& copy : plan.update) {
+      absl::Status s =
+          client_
+              ->Update(ctx.ctx(), resource.InNamespace(std::string(copy->ns())),
+                       *copy)
+              .status();
+      LogWrite(ctx, "updated", *copy, s);
+      if (s.ok()) ++copies;
+      note(s);
+    }
+    for (const api::ObjectPtr& copy : plan.remove) {
+      absl::Status s = DeleteCopy(ctx, *copy);
+      LogWrite(ctx, "deleted", *copy, s);
+      if (!api::IsNotFound(s)) note(s);
+    }
+
+    ReportConflicts(rule_ref, *current, plan.conflicts, ctx);
+
+    WantedStatus want;
+    want.copies = copies;
+    if (!failed.ok()) {
+      want.ready =
+          Ready("False", "SyncFailed", std::string(failed.message()), *current);
+    } else if (!plan.conflicts.empty()) {
+      want.ready =
+          Ready("False", "Conflict", ConflictMessage(plan.conflicts), *current);
+    } else {
+      want.ready =
+          Ready("True", "Synced",
+                absl::StrCat(plan.wanted, " copies of ", in.sources.size(),
+                             in.sources.size() == 1 ? " source" : " sources"),
+                *current);
+    }
+    absl::Status status_written = WriteStatus(ctx, *current, want);
+    KCR_RETURN_IF_ERROR(failed);
+    if (requeue || api::IsConflict(status_written)) {
+      return controller::Result::Requeue();
+    }
+    KCR_RETURN_IF_ERROR(status_written);
+    return controller::Result::Done();
+  }
+
+  // The rules a ConfigMap or Secret of `kind` can concern: the rule its
+  // copy annotation names, and every rule of that kind for which it is a
+  // source or stands at a target name of one of its sources.
+  std::vector<controller::Request> RulesFor(std::string_view kind,
+                                            const api::Object& object) const {
+    std::set<std::pair<std::string, std::string>> keys;
+    if (std::optional<std::string_view> rule =
+            object.Annotation(kRuleAnnotation)) {
+      const size_t slash = rule->find('/');
+      if (slash != std::string_view::npos) {
+        keys.emplace(rule->substr(0, slash), rule->substr(slash + 1));
+      }
+    }
+    const cache::Lister& lister = kind == kSecretKind ? secrets_ : configmaps_;
+    for (const api::ObjectPtr& r :
+         rules_.List(api::LabelSelector::Everything())) {
+      absl::StatusOr<ParsedRule> parsed = Parse(*r);
+      if (!parsed.ok() || parsed->kind != kind) continue;
+      bool concerned = IsSource(*parsed, object);
+      for (size_t i = 0; !concerned && i < parsed->namespaces.size(); ++i) {
+        absl::StatusOr<api::ObjectPtr> source =
+            lister.Get(parsed->namespaces[i], object.name());
+        concerned = source.ok() && IsSource(*parsed, **source);
+      }
+      if (concerned) keys.emplace(r->ns(), r->name());
+    }
+    std::vector<controller::Request> out;
+    for (auto& [ns, name] : keys) out.push_back({ns, name});
+    return out;
+  }
+
+  std::vector<controller::Request> AllRules() const {
+    std::vector<controller::Request> out;
+    for (const api::ObjectPtr& r :
+         rules_.List(api::LabelSelector::Everything())) {
+      out.push_back({std::string(r->ns()), std::string(r->name())});
+    }
+    return out;
+  }
+
+ private:
+  static const cache::Indexer* Indexer(controller::Manager& mgr,
+                                       const client::Resource& resource) {
+    return mgr.GetInformerFactory()->InformerFor(resource)->GetIndexer();
+  }
+
+  api::Condition Ready(std::string status, std::string reason,
+                       std::string message, const api::Object& rule) const {
+    api::Condition c;
+    c.type = kReady;
+    c.status = std::move(status);
+    c.reason = std::move(reason);
+    c.message = std::move(message);
+    c.observed_generation = rule.generation();
+    return c;
+  }
+
+  // The copies in the cache whose rule annotation names `rule_ref`.
+  std::vector<api::ObjectPtr> CachedCopies(const std::string& rule_ref) const {
+    const size_t slash = rule_ref.find('/');
+    absl::StatusOr<api::LabelSelector> selector =
+        api::LabelSelector::Parse(absl::StrCat(
+            kRuleLabel, "=",
+            LabelValue(rule_ref.substr(0, slash), rule_ref.substr(slash + 1))));
+    std::vector<api::ObjectPtr> out;
+    if (!selector.ok()) return out;
+    for (const cache::Lister* lister : {&configmaps_, &secrets_}) {
+      for (api::ObjectPtr& o : lister->List(*selector)) {
+        if (o->Annotation(kRuleAnnotation) == rule_ref) {
+          out.push_back(std::move(o));
+        }
+      }
+    }
+    return out;
+  }
+
+  int64_t CountCopies(const std::string& rule_ref) const {
+    int64_t n = 0;
+    for (const api::ObjectPtr& o : CachedCopies(rule_ref)) {
+      if (!o->being_deleted()) ++n;
+    }
+    return n;
+  }
+
+  absl::Status DeleteCopy(controller::ReconcileContext& ctx,
+                          const api::Object& copy) {
+    client::DeleteOptions options;
+    // Only the object we looked at: never one made since under that name.
+    options.preconditions.uid = std::string(copy.uid());
+    const client::Resource& resource =
+        copy.kind() == kSecretKind ? Secrets() : ConfigMaps();
+    return client_->Delete(ctx.ctx(),
+                           resource.InNamespace(std::string(copy.ns())),
+                           copy.name(), options);
+  }
+
+  // Names only: a Secret's data never reaches the log.
+  void LogWrite(controller::ReconcileContext& ctx, const char* what,
+                const api::Object& copy, const absl::Status& s) const {
+    if (s.ok()) {
+      LOG(INFO) << ctx.log_prefix() << " " << what
+                << " copy kind=" << copy.kind() << " target=" << RefOf(copy)
+                << " source="
+                << copy.Annotation(kSourceAnnotation).value_or("");
+    } else {
+      LOG(WARNING) << ctx.log_prefix() << " copy not " << what
+                   << " kind=" << copy.kind() << " target=" << RefOf(copy)
+                   << " code=" << absl::StatusCodeToString(s.code());
+    }
+  }
+
+  // The copies of a deleted rule (its finalizer was removed by hand, or
+  // the rule went while no manager ran): nothing should keep them.
+  absl::StatusOr<controller::Result> Orphans(
+      const std::string& rule_ref, controller::ReconcileContext& ctx) {
+    {
+      MutexLock lock(&mu_);
+      reported_.erase(rule_ref);
+    }
+    absl::Status failed;
+    for (const api::ObjectPtr& copy : CachedCopies(rule_ref)) {
+      if (copy->being_deleted()) continue;
+      absl::Status s = DeleteCopy(ctx, *copy);
+      LogWrite(ctx, "deleted", *copy, s);
+      if (!s.ok() && !api::IsNotFound(s) && failed.ok()) failed = s;
+    }
+    KCR_RETURN_IF_ERROR(failed);
+    return controller::Result::Done();
+  }
+
+  // A rule being deleted: delete its copies, then release the finalizer.
+  // The copies are listed from the API server, as the cache may not yet
+  // hold one created by the last reconcile.
+  absl::StatusOr<controller::Result> Finalize(
+      const api::ObjectPtr& rule, const std::string& rule_ref,
+      controller::ReconcileContext& ctx) {
+    {
+      MutexLock lock(&mu_);
+      reported_.erase(rule_ref);
+    }
+    if (!rule->HasFinalizer(kFinalizer)) return controller::Result::Done();
+    client::ListOptions options;
+    options.label_selector =
+        absl::StrCat(kRuleLabel, "=", LabelValue(rule->ns(), rule->name()));
+    bool remaining = false;
+    for (int pass = 0; pass < 2; ++pass) {
+      remaining = false;
+      for (const client::Resource* resource : {&ConfigMaps(), &Secrets()}) {
+        KCR_ASSIGN_OR_RETURN(client::ObjectList list,
+                             client_->List(ctx.ctx(), *resource, options));
+        for (const api::ObjectPtr& copy : list.items) {
+          if (copy->Annotation(kRuleAnnotation) != rule_ref) continue;
+          remaining = true;
+          if (pass == 1 || copy->being_deleted()) continue;
+          absl::Status s = DeleteCopy(ctx, *copy);
+          LogWrite(ctx, "deleted", *copy, s);
+          if (!s.ok() && !api::IsNotFound(s)) return s;
+        }
+      }
+      if (!remaining) break;
+    }
+    if (remaining) return controller::Result::RequeueAfter(kDeletePoll);
+    absl::Status s =
+        controller::controllerutil::RemoveFinalizer(
+            ctx.ctx(), client_, Rules().InNamespace(std::string(rule->ns())),
+            rule, kFinalizer)
+            .status();
+    if (api::IsNotFound(s)) return controller::Result::Done();
+    KCR_RETURN_IF_ERROR(s);
+    LOG(INFO) << ctx.log_prefix() << " copies removed, finalizer released";
+    return controller::Result::Done();
+  }
+
+  static std::string ConflictText(const Conflict& c) {
+    return absl::StrCat(c.target, " (", c.reason, "; source ", c.source, ")");
+  }
+
+  static std::string ConflictMessage(const std::vector<Conflict>& conflicts) {
+    std::vector<std::string> parts;
+    for (size_t i = 0; i < conflicts.size() && i < kConflictsListed; ++i) {
+      parts.push_back(ConflictText(conflicts[i]));
+    }
+    std::string message = absl::StrCat(
+        conflicts.size(), conflicts.size() == 1 ? " target" : " targets",
+        " left alone: ", absl::StrJoin(parts, ", "));
+    if (conflicts.size() > kConflictsListed) {
+      absl::StrAppend(&message, ", and ", conflicts.size() - kConflictsListed,
+                      " more");
+    }
+    return message;
+  }
+
+  // A Warning Event for each conflict not reported since it last began,
+  // so that a standing conflict is reported once, not on every reconcile.
+  void ReportConflicts(const std::string& rule_ref, const api::Object& rule,
+                       const std::vector<Conflict>& conflicts,
+                       controller::ReconcileContext& ctx) {
+    std::set<std::string> now;
+    for (const Conflict& c : conflicts) now.insert(ConflictText(c));
+    std::vector<std::string> fresh;
+    {
+      MutexLock lock(&mu_);
+      std::set<std::string>& before = reported_[rule_ref];
+      for (const std::string& c : now) {
+        if (!before.count(c)) fresh.push_back(c);
+      }
+      before = std::move(now);
+      if (before.empty()) reported_.erase(rule_ref);
+    }
+    for (const std::string& c : fresh) {
+      LOG(WARNING) << ctx.log_prefix() << " conflict target=" << c;
+      recorder_->Event(rule, api::kEventTypeWarning, "Conflict",
+                       absl::StrCat("not copying to ", c));
+    }
+  }
+
+  absl::Status WriteStatus(controller::ReconcileContext& ctx,
+                           const api::Object& rule, const WantedStatus& want) {
+    if (StatusShows(rule, want)) return absl::OkStatus();
+    const absl::Time now = clock_ != nullptr ? clock_->Now() : absl::Now();
+    const int64_t generation = rule.generation();
+    absl::Status s =
+        controller::controllerutil::UpdateStatus(
+            ctx.ctx(), client_, Rules().InNamespace(std::string(rule.ns())),
+            rule.name(),
+            [&](api::ObjectBuilder& o) -> absl::Status {
+              KCR_RETURN_IF_ERROR(o.SetInt("/status/copies", want.copies));
+              KCR_RETURN_IF_ERROR(
+                  o.SetInt("/status/observedGeneration", generation));
+              return controller::controllerutil::SetStatusCondition(
+                         o, want.ready, now)
+                  .status();
+            })
+            .status();
+    return api::IsNotFound(s) ? absl::OkStatus() : s;
+  }
+
+  client::RestClient* const client_;
+  const Clock* const clock_;
+  const std::unique_ptr<events::EventRecorder> recorder_;
+  const cache::Lister rules_;
+  const cache::Lister configmaps_;
+  const cache::Lister secrets_;
+  const cache::Lister namespaces_;
+
+  Mutex mu_;
+  // Per rule, the conflicts its last reconcile reported.
+  std::map<std::string, std::set<std::string>> reported_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+absl::Status AddCopyratorController(controller::Manager& mgr,
+                                    const CopyratorOptions& options) {
+  auto reconciler = std::make_shared<CopyratorReconciler>(mgr);
+  CopyratorReconciler* r = reconciler.get();
+  controller::ControllerOptions controller_options;
+  controller_options.max_concurrent_reconciles = options.workers;
+  return controller::ControllerBuilder(mgr)
+      .For(Rules())
+      .Watches(
+          ConfigMaps(),
+          [r](const api::Object& o) { return r->RulesFor(kConfigMapKind, o); })
+      .Watches(
+          Secrets(),
+          [r](const api::Object& o) { return r->RulesFor(kSecretKind, o); })
+      .Watches(Namespaces(), [r](const api::Object&) { return r->AllRules(); })
+      .Named(kCopyratorControllerName)
+      .WithOptions(std::move(controller_options))
+      .Complete(std::move(reconciler));
+}
+
+}  // namespace kcr::copyrator
