@@ -218,5 +218,46 @@ namespace: default
   EXPECT_THAT(mgr_->Log(), Not(HasSubstr(data)));
 }
 
+TEST_F(CopyratorE2eTest, TwoRulesForOneTargetAreReportedNotFoughtOver) {
+  Namespace("team-a");
+  ASSERT_TRUE(Apply(kSource));
+  Kubectl({"apply", "-f", kSampleRule});
+  EXPECT_TRUE(WaitForJsonpath({"configmap", "app-config", "-n", "team-a"},
+                              "{.data.greeting}", "hello"))
+      << last_jsonpath_;
+  ASSERT_TRUE(Apply(R"(apiVersion: flant.com/v1
+kind: CopyratorRule
+metadata:
+  name: second-rule
+ruleType: configmap
+selector: "copyrator=true"
+namespace: [default]
+)"));
+  EXPECT_TRUE(WaitForJsonpath(
+      {"copyrator", "second-rule"},
+      "{.status.conditions[?(@.type==\"Ready\")].reason}", "Conflict"))
+      << last_jsonpath_;
+  EXPECT_THAT(Jsonpath({"copyrator", "second-rule"},
+                       "{.status.conditions[?(@.type==\"Ready\")].message}")
+                  .value_or(""),
+              HasSubstr("is a copy made by rule default/main-rule"));
+  EXPECT_EQ(Jsonpath({"configmap", "app-config", "-n", "team-a"},
+                     "{.metadata.annotations.copyrator\\.flant\\.com/rule}"),
+            "default/main-rule");
+  EXPECT_EQ(Jsonpath({"copyrator", "second-rule"}, "{.status.copies}"), "0");
+
+  // The first rule gone, the second takes the targets over.
+  Kubectl({"delete", "copyrator", "main-rule", "--wait=false"});
+  EXPECT_TRUE(
+      WaitForJsonpath({"configmap", "app-config", "-n", "team-a"},
+                      "{.metadata.annotations.copyrator\\.flant\\.com/rule}",
+                      "default/second-rule"))
+      << last_jsonpath_;
+  EXPECT_TRUE(WaitForJsonpath(
+      {"copyrator", "second-rule"},
+      "{.status.conditions[?(@.type==\"Ready\")].status}", "True"))
+      << last_jsonpath_;
+}
+
 }  // namespace
 }  // namespace kcr::e2e
