@@ -31,6 +31,7 @@
 #include "cmd/common/flags.h"
 #include "cmd/controller-manager/embedded.h"
 #include "controllers/copyrator/copyrator_controller.h"
+#include "controllers/loadtest/loadtest_controller.h"
 #include "controllers/pods/pods_controller.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
@@ -49,9 +50,9 @@ DEFINE_string(context, "",
               "current-context).");
 DEFINE_string(namespace, "",
               "Watch only this namespace; empty for all (env NAMESPACE).");
-DEFINE_string(
-    controllers, "*",
-    "Comma-separated controllers to run; '*' for all. Known: copyrator, pods.");
+DEFINE_string(controllers, "*",
+              "Comma-separated controllers to run; '*' for all. Known: "
+              "copyrator, loadtest, pods.");
 DEFINE_int32(workers, 1,
              "Concurrent reconciles per controller with a work queue (the "
              "pods controller has none: it reports events in order).");
@@ -116,6 +117,13 @@ std::map<std::string, AddFunc> KnownControllers() {
          kcr::copyrator::CopyratorOptions options;
          options.workers = flags.workers;
          return kcr::copyrator::AddCopyratorController(mgr, options);
+       }},
+      {"loadtest",
+       [](Manager& mgr, const ControllerFlags& flags) {
+         kcr::loadtest::LoadTestOptions options;
+         options.image = flags.loadtest_image;
+         options.workers = flags.workers;
+         return kcr::loadtest::AddLoadTestController(mgr, options);
        }},
       {"pods",
        [](Manager& mgr, const ControllerFlags&) {

@@ -1,0 +1,302 @@
+// The loadtest controller against the in-process local API server with its
+// simulated node and garbage collector: a LoadTest's pods as the runner
+// needs them, the run through pending, executing and finished or failed,
+// the result from the pods' termination messages, a spec change that
+// starts a new run, a named port, and a delete that waits for the pods.
+#include "controllers/loadtest/loadtest_controller.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "api/crd/crd_manifests.h"
+#include "api/errors/errors.h"
+#include "api/json/yaml_to_json.h"
+#include "api/object.h"
+#include "api/object_builder.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+#include "runtime/base/context.h"
+#include "runtime/client/options.h"
+#include "runtime/controller/manager.h"
+#include "test/apiserver/api_server_fixture.h"
+
+namespace kcr::loadtest {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const Context kBg = Context::Background();
+const client::Resource kPods =
+    client::Resource::Namespaced({"", "v1", "pods"}, "default");
+const client::Resource kServices =
+    client::Resource::Namespaced({"", "v1", "services"}, "default");
+const client::Resource kLoadTests =
+    client::Resource::Namespaced({"example.org", "v1", "loadtests"}, "default");
+
+constexpr char kSummary[] =
+    R"({"requests":10,"failures":0,"p50Ms":1.000,"p90Ms":2.000,"p99Ms":4.000})";
+
+std::string Str(const api::Object& o, std::string_view pointer) {
+  const rapidjson::Value* v = o.Find(pointer);
+  if (v == nullptr) return "";
+  if (v->IsString()) return v->GetString();
+  rapidjson::StringBuffer out;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(out);
+  v->Accept(writer);
+  return out.GetString();
+}
+
+class LoadTestControllerTest : public testing::ApiServerFixture {
+ protected:
+  void SetUp() override {
+    apiserver::ApiServerOptions options;
+    options.controllers.node_simulator = true;
+    options.controllers.node.running_after = absl::Milliseconds(100);
+    options.controllers.node.complete_after = absl::Milliseconds(300);
+    StartServer(std::move(options));
+    if (HasFatalFailure()) return;
+    auto doc = json::YamlToJson(api::crd::kLoadTestCrdYaml);
+    ASSERT_TRUE(doc.ok()) << doc.status();
+    rapidjson::StringBuffer json;
+    rapidjson::Writer<rapidjson::StringBuffer> writer(json);
+    (*doc)->Accept(writer);
+    auto crd = api::Object::Parse(json.GetString());
+    ASSERT_TRUE(crd.ok()) << crd.status();
+    auto created = client_->Create(
+        kBg,
+        client::Resource::ClusterScoped(
+            {"apiextensions.k8s.io", "v1", "customresourcedefinitions"}),
+        **crd);
+    ASSERT_TRUE(created.ok()) << created.status();
+
+    auto mgr = controller::Manager::New(config_);
+    ASSERT_TRUE(mgr.ok()) << mgr.status();
+    mgr_ = *std::move(mgr);
+    LoadTestOptions lt_options;
+    lt_options.image = "example.com/kcr:test";
+    lt_options.retry_wait = absl::Milliseconds(200);
+    ASSERT_TRUE(AddLoadTestController(*mgr_, lt_options).ok());
+    auto [ctx, cancel] = WithCancel(kBg);
+    cancel_ = cancel;
+    run_ = std::thread([this, ctx = ctx] { run_status_ = mgr_->Start(ctx); });
+  }
+
+  void TearDown() override {
+    if (run_.joinable()) {
+      cancel_();
+      run_.join();
+      EXPECT_TRUE(run_status_.ok()) << run_status_;
+    }
+  }
+
+  void CreateLoadTest(const std::string& name, const std::string& spec,
+                      const std::vector<std::pair<std::string, std::string>>&
+                          annotations = {}) {
+    api::ObjectBuilder b("example.org/v1", "LoadTest");
+    b.SetNamespace("default").SetName(name);
+    for (const auto& [k, v] : annotations) b.SetAnnotation(k, v);
+    ASSERT_TRUE(b.SetJson("/spec", spec).ok());
+    auto created = client_->Create(kBg, kLoadTests, *b.Build().value());
+    ASSERT_TRUE(created.ok()) << created.status();
+  }
+
+  api::ObjectPtr Get(const client::Resource& r, const std::string& name) {
+    auto got = client_->Get(kBg, r, name);
+    return got.ok() ? *got : nullptr;
+  }
+
+  // Polls until `pred` holds of the LoadTest (generous: a loaded machine).
+  api::ObjectPtr WaitForLoadTest(
+      const std::string& name,
+      const std::function<bool(const api::Object&)>& pred) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(60);
+    api::ObjectPtr last;
+    while (absl::Now() < deadline) {
+      last = Get(kLoadTests, name);
+      if (last != nullptr && pred(*last)) return last;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    ADD_FAILURE() << "loadtest " << name
+                  << " last seen: " << (last ? last->ToJson() : "(none)");
+    return nullptr;
+  }
+
+  std::vector<api::ObjectPtr> PodsOf(const std::string& name) {
+    client::ListOptions list;
+    list.label_selector = absl::StrCat(kLoadTestLabel, "=", name);
+    auto pods = client_->List(kBg, kPods, list);
+    EXPECT_TRUE(pods.ok()) << pods.status();
+    return pods.ok() ? pods->items : std::vector<api::ObjectPtr>{};
+  }
+
+  std::unique_ptr<controller::Manager> mgr_;
+  std::function<void()> cancel_;
+  std::thread run_;
+  absl::Status run_status_;
+};
+
+auto StateIs(const std::string& state) {
+  return [state](const api::Object& o) {
+    return Str(o, "/status/state") == state;
+  };
+}
+
+TEST_F(LoadTestControllerTest, RunsPodsToFinishedAndAggregates) {
+  CreateLoadTest(
+      "web",
+      R"({"replicas":2,"test":{"serviceName":"svc","servicePort":8080,
+                     "path":"/ping","repeat":10,"method":"POST"}})",
+      {{"kcr.io/sim-message", kSummary},
+       {"kcr.io/sim-complete-after", "1s"},
+       {"other.io/kept-off", "x"}});
+  ASSERT_NO_FATAL_FAILURE();
+  api::ObjectPtr executing = WaitForLoadTest("web", StateIs("executing"));
+  ASSERT_NE(executing, nullptr);
+  EXPECT_EQ(Str(*executing, "/status/children"), R"(["web-r1-0","web-r1-1"])");
+  EXPECT_EQ(Str(*executing, "/status/observedGeneration"), "1");
+  EXPECT_THAT(executing->finalizers(), ElementsAre(kFinalizer));
+
+  api::ObjectPtr pod = Get(kPods, "web-r1-0");
+  ASSERT_NE(pod, nullptr);
+  EXPECT_EQ(pod->Label(kLoadTestLabel), "web");
+  EXPECT_EQ(pod->Label(kGenerationLabel), "1");
+  EXPECT_EQ(pod->Annotation("kcr.io/sim-message"), kSummary);
+  EXPECT_FALSE(pod->Annotation("other.io/kept-off").has_value());
+  auto owner = pod->controller_reference();
+  ASSERT_TRUE(owner.has_value());
+  EXPECT_EQ(owner->uid, executing->uid());
+  EXPECT_EQ(owner->kind, "LoadTest");
+  EXPECT_EQ(Str(*pod, "/spec/restartPolicy"), "Never");
+  EXPECT_EQ(Str(*pod, "/spec/containers/0/image"), "example.com/kcr:test");
+  EXPECT_EQ(Str(*pod, "/spec/containers/0/command"),
+            R"(["/usr/local/bin/loadtest-runner"])");
+  EXPECT_EQ(Str(*pod, "/spec/containers/0/args"),
+            R"(["--method=POST","--service-name=svc","--service-port=8080",)"
+            R"("--path=/ping","--repeat=10"])");
+
+  api::ObjectPtr done = WaitForLoadTest("web", StateIs("finished"));
+  ASSERT_NE(done, nullptr);
+  EXPECT_EQ(Str(*done, "/status/result/requests"), "20");
+  EXPECT_EQ(Str(*done, "/status/result/failures"), "0");
+  EXPECT_EQ(Str(*done, "/status/result/latencyMs"),
+            R"({"p50":1.0,"p90":2.0,"p99":4.0})");
+  EXPECT_EQ(Str(*done, "/status/result/pods/1/pod"), "web-r1-1");
+  EXPECT_EQ(Str(*done, "/status/message"),
+            "2 pods succeeded: 20 requests, 0 failed");
+}
+
+TEST_F(LoadTestControllerTest, AFailedPodFailsTheRun) {
+  CreateLoadTest(
+      "bad", R"({"replicas":1,"test":{"serviceName":"svc","repeat":4}})",
+      {{"kcr.io/sim-outcome", "Failed"},
+       {"kcr.io/sim-exit-code", "1"},
+       {"kcr.io/sim-message",
+        R"({"requests":4,"failures":3,"p50Ms":1,"p90Ms":1,"p99Ms":1})"}});
+  ASSERT_NO_FATAL_FAILURE();
+  api::ObjectPtr failed = WaitForLoadTest("bad", StateIs("failed"));
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(Str(*failed, "/status/message"),
+            "pod bad-r1-0 failed (Error, exit code 1): 3 of 4 requests failed");
+  EXPECT_EQ(Str(*failed, "/status/result/failures"), "3");
+  // The default port and path reach the runner.
+  api::ObjectPtr pod = Get(kPods, "bad-r1-0");
+  ASSERT_NE(pod, nullptr);
+  EXPECT_THAT(Str(*pod, "/spec/containers/0/args"),
+              HasSubstr(R"("--service-port=80","--path=/")"));
+}
+
+TEST_F(LoadTestControllerTest, PodsWithoutSummaryAreReported) {
+  CreateLoadTest("quiet", R"({"replicas":2,"test":{"serviceName":"svc"}})");
+  ASSERT_NO_FATAL_FAILURE();
+  api::ObjectPtr done = WaitForLoadTest("quiet", StateIs("finished"));
+  ASSERT_NE(done, nullptr);
+  EXPECT_EQ(Str(*done, "/status/message"),
+            "2 pods succeeded; 2 of 2 pods left no "
+            "summary (quiet-r1-0, quiet-r1-1), not counted");
+  EXPECT_EQ(Str(*done, "/status/result"),
+            R"({"pods":[{"pod":"quiet-r1-0"},{"pod":"quiet-r1-1"}]})");
+}
+
+TEST_F(LoadTestControllerTest, ASpecChangeStartsANewRun) {
+  CreateLoadTest("again", R"({"replicas":2,"test":{"serviceName":"svc"}})",
+                 {{"kcr.io/sim-complete-after", "1h"}});
+  ASSERT_NO_FATAL_FAILURE();
+  ASSERT_NE(WaitForLoadTest("again", StateIs("executing")), nullptr);
+  auto patched =
+      client_->Patch(kBg, kLoadTests, "again", client::PatchType::kMerge,
+                     R"({"spec":{"replicas":1}})");
+  ASSERT_TRUE(patched.ok()) << patched.status();
+  api::ObjectPtr second = WaitForLoadTest("again", [](const api::Object& o) {
+    return Str(o, "/status/observedGeneration") == "2" &&
+           Str(o, "/status/state") == "executing";
+  });
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(Str(*second, "/status/children"), R"(["again-r2-0"])");
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  std::vector<std::string> names;
+  while (absl::Now() < deadline) {
+    names.clear();
+    for (const api::ObjectPtr& p : PodsOf("again")) {
+      if (!p->being_deleted()) names.emplace_back(p->name());
+    }
+    if (names == std::vector<std::string>{"again-r2-0"}) break;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_THAT(names, ElementsAre("again-r2-0"));
+}
+
+TEST_F(LoadTestControllerTest, ANamedPortWaitsForItsService) {
+  CreateLoadTest(
+      "named",
+      R"({"replicas":1,"test":{"serviceName":"web","servicePort":"http"}})");
+  ASSERT_NO_FATAL_FAILURE();
+  api::ObjectPtr waiting = WaitForLoadTest("named", [](const api::Object& o) {
+    return Str(o, "/status/state") == "pending" &&
+           !Str(o, "/status/message").empty();
+  });
+  ASSERT_NE(waiting, nullptr);
+  EXPECT_EQ(Str(*waiting, "/status/message"),
+            "waiting for service web to resolve port \"http\": service not "
+            "found");
+  EXPECT_TRUE(PodsOf("named").empty());
+
+  api::ObjectBuilder svc("v1", "Service");
+  svc.SetNamespace("default").SetName("web");
+  ASSERT_TRUE(svc.SetJson("/spec", R"({"selector":{"app":"web"},"ports":[
+      {"name":"metrics","port":9090},{"name":"http","port":8080}]})")
+                  .ok());
+  auto created = client_->Create(kBg, kServices, *svc.Build().value());
+  ASSERT_TRUE(created.ok()) << created.status();
+  ASSERT_NE(WaitForLoadTest("named", StateIs("finished")), nullptr);
+  api::ObjectPtr pod = Get(kPods, "named-r1-0");
+  ASSERT_NE(pod, nullptr);
+  EXPECT_THAT(Str(*pod, "/spec/containers/0/args"),
+              HasSubstr("\"--service-port=8080\""));
+}
+
+TEST_F(LoadTestControllerTest, DeleteWaitsForThePods) {
+  CreateLoadTest("gone", R"({"replicas":2,"test":{"serviceName":"svc"}})",
+                 {{"kcr.io/sim-complete-after", "1h"}});
+  ASSERT_NO_FATAL_FAILURE();
+  ASSERT_NE(WaitForLoadTest("gone", StateIs("executing")), nullptr);
+  ASSERT_TRUE(client_->Delete(kBg, kLoadTests, "gone").ok());
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (absl::Now() < deadline && Get(kLoadTests, "gone") != nullptr) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_EQ(Get(kLoadTests, "gone"), nullptr);
+  // The finalizer held the LoadTest until its pods were gone.
+  EXPECT_TRUE(PodsOf("gone").empty());
+}
+
+}  // namespace
+}  // namespace kcr::loadtest
