@@ -479,6 +479,52 @@ const GoType* Lease() {
   return t;
 }
 
+const GoType* PolicyRules() {
+  static const GoType* const t =
+      Slice(Struct("v1.PolicyRule", {{"verbs", Strings()},
+                                     {"apiGroups", Strings()},
+                                     {"resources", Strings()},
+                                     {"resourceNames", Strings()},
+                                     {"nonResourceURLs", Strings()}}));
+  return t;
+}
+
+const GoType* Role() {
+  static const GoType* const t = Struct("v1.Role", {{"apiVersion", String()},
+                                                    {"kind", String()},
+                                                    {"metadata", ObjectMeta()},
+                                                    {"rules", PolicyRules()}});
+  return t;
+}
+
+const GoType* ClusterRole() {
+  static const GoType* const t =
+      Struct("v1.ClusterRole",
+             {{"apiVersion", String()},
+              {"kind", String()},
+              {"metadata", ObjectMeta()},
+              {"rules", PolicyRules()},
+              {"aggregationRule",
+               Struct("v1.AggregationRule",
+                      {{"clusterRoleSelectors", Slice(LabelSelector())}})}});
+  return t;
+}
+
+const GoType* RoleBinding(const char* name) {
+  return Struct(
+      name,
+      {{"apiVersion", String()},
+       {"kind", String()},
+       {"metadata", ObjectMeta()},
+       {"subjects", Slice(Struct("v1.Subject", {{"kind", String()},
+                                                {"apiGroup", String()},
+                                                {"name", String()},
+                                                {"namespace", String()}}))},
+       {"roleRef", Struct("v1.RoleRef", {{"apiGroup", String()},
+                                         {"kind", String()},
+                                         {"name", String()}})}});
+}
+
 // ---- Decoding ----
 
 std::string JsonKind(const Value& v) {
@@ -762,6 +808,15 @@ const GoType* BuiltinKindType(std::string_view group, std::string_view kind) {
   if (group == "apps" && kind == "Deployment") return Deployment();
   if (group == "apps" && kind == "ReplicaSet") return ReplicaSet();
   if (group == "coordination.k8s.io" && kind == "Lease") return Lease();
+  if (group == "rbac.authorization.k8s.io") {
+    if (kind == "Role") return Role();
+    if (kind == "ClusterRole") return ClusterRole();
+    static const GoType* const role_binding = RoleBinding("v1.RoleBinding");
+    static const GoType* const cluster_role_binding =
+        RoleBinding("v1.ClusterRoleBinding");
+    if (kind == "RoleBinding") return role_binding;
+    if (kind == "ClusterRoleBinding") return cluster_role_binding;
+  }
   return nullptr;
 }
 

@@ -9,12 +9,13 @@
 // under Warn, and in every case dropped, never stored.
 //
 // The tables describe ConfigMap, Secret, Pod, Service, Namespace,
-// ServiceAccount, Event (core/v1), Deployment, ReplicaSet (apps/v1) and Lease
-// (coordination.k8s.io/v1). Every member of their object meta, of the specs
-// and of a container is listed; the nested structs that controllers rarely
-// write (probes, affinity, security contexts, volume sources, every
-// status) are checked to be objects, and their members are taken as they
-// come (see docs/local-apiserver.md).
+// ServiceAccount, Event (core/v1), Deployment, ReplicaSet (apps/v1), Lease
+// (coordination.k8s.io/v1), Role, ClusterRole, RoleBinding and
+// ClusterRoleBinding (rbac.authorization.k8s.io/v1). Every member of their
+// object meta, of the specs and of a container is listed; the nested structs
+// that controllers rarely write (probes, affinity, security contexts, volume
+// sources, every status) are checked to be objects, and their members are taken
+// as they come (see docs/local-apiserver.md).
 //
 // Tables are built once and immutable; every function is thread-safe.
 #ifndef KCR_APISERVER_BUILTIN_SCHEMA_H_

@@ -421,6 +421,46 @@ const Message kDeployment{
      {2, "spec", Type::kMessage, 0, &kDeploymentSpec},
      {3, "status", Type::kMessage, 0, &kDeploymentStatus}}};
 
+// --- rbac/v1: what `kubectl create role|clusterrole|rolebinding|
+// clusterrolebinding` send ---
+
+const Message kPolicyRule{"rbac/v1 PolicyRule",
+                          {{1, "verbs", Type::kString, kRepeated},
+                           {2, "apiGroups", Type::kString, kRepeated},
+                           {3, "resources", Type::kString, kRepeated},
+                           {4, "resourceNames", Type::kString, kRepeated},
+                           {5, "nonResourceURLs", Type::kString, kRepeated}}};
+const Message kAggregationRule{
+    "rbac/v1 AggregationRule",
+    {{1, "clusterRoleSelectors", Type::kMessage, kRepeated, &kLabelSelector}}};
+const Message kRole{"rbac/v1 Role",
+                    {{1, "metadata", Type::kMessage, 0, &kObjectMeta},
+                     {2, "rules", Type::kMessage, kRepeated, &kPolicyRule}}};
+const Message kClusterRole{
+    "rbac/v1 ClusterRole",
+    {{1, "metadata", Type::kMessage, 0, &kObjectMeta},
+     {2, "rules", Type::kMessage, kRepeated, &kPolicyRule},
+     {3, "aggregationRule", Type::kMessage, 0, &kAggregationRule}}};
+const Message kSubject{"rbac/v1 Subject",
+                       {{1, "kind", Type::kString, kKeepZero},
+                        {2, "apiGroup", Type::kString},
+                        {3, "name", Type::kString, kKeepZero},
+                        {4, "namespace", Type::kString}}};
+const Message kRoleRef{"rbac/v1 RoleRef",
+                       {{1, "apiGroup", Type::kString, kKeepZero},
+                        {2, "kind", Type::kString, kKeepZero},
+                        {3, "name", Type::kString, kKeepZero}}};
+const Message kRoleBinding{
+    "rbac/v1 RoleBinding",
+    {{1, "metadata", Type::kMessage, 0, &kObjectMeta},
+     {2, "subjects", Type::kMessage, kRepeated, &kSubject},
+     {3, "roleRef", Type::kMessage, 0, &kRoleRef}}};
+const Message kClusterRoleBinding{
+    "rbac/v1 ClusterRoleBinding",
+    {{1, "metadata", Type::kMessage, 0, &kObjectMeta},
+     {2, "subjects", Type::kMessage, kRepeated, &kSubject},
+     {3, "roleRef", Type::kMessage, 0, &kRoleRef}}};
+
 // --- meta/v1 DeleteOptions, the body of a DELETE ---
 
 const Message kPreconditions{
@@ -775,13 +815,19 @@ absl::StatusOr<std::string> KubernetesProtobufToJson(std::string_view body) {
         "malformed protobuf body: no kind or no object in the envelope");
   }
   static const std::map<std::pair<std::string, std::string>, const Message*>
-      kKinds = {{{"v1", "Namespace"}, &kNamespace},
-                {{"v1", "ConfigMap"}, &kConfigMap},
-                {{"v1", "Secret"}, &kSecret},
-                {{"v1", "ServiceAccount"}, &kServiceAccount},
-                {{"v1", "Pod"}, &kPod},
-                {{"v1", "Service"}, &kService},
-                {{"apps/v1", "Deployment"}, &kDeployment}};
+      kKinds = {
+          {{"v1", "Namespace"}, &kNamespace},
+          {{"v1", "ConfigMap"}, &kConfigMap},
+          {{"v1", "Secret"}, &kSecret},
+          {{"v1", "ServiceAccount"}, &kServiceAccount},
+          {{"v1", "Pod"}, &kPod},
+          {{"v1", "Service"}, &kService},
+          {{"apps/v1", "Deployment"}, &kDeployment},
+          {{"rbac.authorization.k8s.io/v1", "Role"}, &kRole},
+          {{"rbac.authorization.k8s.io/v1", "ClusterRole"}, &kClusterRole},
+          {{"rbac.authorization.k8s.io/v1", "RoleBinding"}, &kRoleBinding},
+          {{"rbac.authorization.k8s.io/v1", "ClusterRoleBinding"},
+           &kClusterRoleBinding}};
   auto it = kKinds.find({api_version, kind});
   // DeleteOptions is registered in every group version (and meta.k8s.io/v1);
   // clients send it under the group version of the resource they delete.

@@ -25,6 +25,7 @@
 #include "apiserver/names.h"
 #include "apiserver/object_fields.h"
 #include "apiserver/object_meta_validation.h"
+#include "apiserver/rbac_strategy.h"
 #include "apiserver/scale.h"
 #include "apiserver/str_util.h"
 #include "apiserver/strategy.h"
@@ -55,6 +56,14 @@ const Strategy& StrategyFor(const ResourceInfo& r) {
   }
   if (r.group() == "coordination.k8s.io" && r.resource() == "leases") {
     return LeaseStrategy();
+  }
+  if (r.group() == kRbacGroup) {
+    if (r.resource() == "roles") return RoleStrategy();
+    if (r.resource() == "clusterroles") return ClusterRoleStrategy();
+    if (r.resource() == "rolebindings") return RoleBindingStrategy();
+    if (r.resource() == "clusterrolebindings") {
+      return ClusterRoleBindingStrategy();
+    }
   }
   if (!r.group().empty()) return DefaultStrategy();
   if (r.resource() == "events") return EventStrategy();

@@ -39,9 +39,10 @@ ResourceInfo Builtin(std::string group, std::string resource, std::string kind,
 
 // Discovery order of the built-in groups (as kube-apiserver lists them).
 int GroupRank(const std::string& group) {
-  static const char* const kOrder[] = {"", "apps", "coordination.k8s.io",
+  static const char* const kOrder[] = {"", "apps", "rbac.authorization.k8s.io",
+                                       "coordination.k8s.io",
                                        "apiextensions.k8s.io"};
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 5; ++i) {
     if (group == kOrder[i]) return i;
   }
   return 100;
@@ -185,6 +186,15 @@ ResourceRegistry::ResourceRegistry() {
     r.scale = {"/spec/replicas", "/status/replicas", ""};
     AddLocked(std::move(r));
   }
+  // Stored and served, not enforced (rbac_strategy.h).
+  AddLocked(Builtin("rbac.authorization.k8s.io", "roles", "Role", "role", {},
+                    true, {}));
+  AddLocked(Builtin("rbac.authorization.k8s.io", "rolebindings", "RoleBinding",
+                    "rolebinding", {}, true, {}));
+  AddLocked(Builtin("rbac.authorization.k8s.io", "clusterroles", "ClusterRole",
+                    "clusterrole", {}, false, {}));
+  AddLocked(Builtin("rbac.authorization.k8s.io", "clusterrolebindings",
+                    "ClusterRoleBinding", "clusterrolebinding", {}, false, {}));
   AddLocked(
       Builtin("coordination.k8s.io", "leases", "Lease", "lease", {}, true, {}));
   {

@@ -17,6 +17,7 @@
 #include "apiserver/core_printers.h"
 #include "apiserver/custom_columns.h"
 #include "apiserver/printers.h"
+#include "apiserver/rbac_printers.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "runtime/base/string_view.h"
@@ -53,6 +54,7 @@ enum class Kind {
   kServiceAccount,
   kEvent,
   kLease,
+  kRoleBinding,
   kNode,
   kDefault,  // rest.NewDefaultTableConvertor: Name, Created At
   kGeneric,  // Name, Age
@@ -125,6 +127,8 @@ struct TablePrinter::Impl {
         return printers::EventCells(object, now);
       case Kind::kLease:
         return printers::LeaseCells(object, now);
+      case Kind::kRoleBinding:
+        return printers::RoleBindingCells(object, now);
       case Kind::kNode:
         return printers::NodeCells(object, now);
       case Kind::kDefault: {
@@ -371,6 +375,19 @@ TablePrinter TablePrinter::ForResource(std::string_view group_in,
   } else if (group == "coordination.k8s.io" && resource == "leases") {
     set(Kind::kLease, "coordination.k8s.io/v1", "Lease");
     c = printers::LeaseColumns();
+  } else if (group == "rbac.authorization.k8s.io" &&
+             (resource == "roles" || resource == "clusterroles")) {
+    set(Kind::kDefault, "rbac.authorization.k8s.io/v1",
+        resource == "roles" ? "Role" : "ClusterRole");
+    c = {NameColumn(),
+         Column("Created At", "date", kCreationTimestampDescription)};
+  } else if (group == "rbac.authorization.k8s.io" &&
+             (resource == "rolebindings" ||
+              resource == "clusterrolebindings")) {
+    const bool cluster = resource == "clusterrolebindings";
+    set(Kind::kRoleBinding, "rbac.authorization.k8s.io/v1",
+        cluster ? "ClusterRoleBinding" : "RoleBinding");
+    c = printers::RoleBindingColumns(cluster);
   } else if (group.empty() && resource == "nodes") {
     set(Kind::kNode, "v1", "Node");
     c = printers::NodeColumns();

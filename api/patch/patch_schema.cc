@@ -115,6 +115,11 @@ std::vector<KindEntry>* BuildTables() {
   }
   kinds->push_back({"events.k8s.io", "Event", WithMetadata()});
   kinds->push_back({"coordination.k8s.io", "Lease", WithMetadata()});
+  // rules and subjects carry no patch tags: atomic lists.
+  for (const char* kind :
+       {"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}) {
+    kinds->push_back({"rbac.authorization.k8s.io", kind, WithMetadata()});
+  }
   kinds->push_back({"autoscaling", "Scale", WithMetadata()});
   kinds->push_back(
       {"apiextensions.k8s.io", "CustomResourceDefinition", WithMetadata()});
