@@ -32,6 +32,7 @@
 #include "cmd/controller-manager/embedded.h"
 #include "controllers/copyrator/copyrator_controller.h"
 #include "controllers/loadtest/loadtest_controller.h"
+#include "controllers/nginx/nginx_controller.h"
 #include "controllers/pods/pods_controller.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
@@ -52,7 +53,7 @@ DEFINE_string(namespace, "",
               "Watch only this namespace; empty for all (env NAMESPACE).");
 DEFINE_string(controllers, "*",
               "Comma-separated controllers to run; '*' for all. Known: "
-              "copyrator, loadtest, pods.");
+              "copyrator, loadtest, nginx, pods.");
 DEFINE_int32(workers, 1,
              "Concurrent reconciles per controller with a work queue (the "
              "pods controller has none: it reports events in order).");
@@ -124,6 +125,11 @@ std::map<std::string, AddFunc> KnownControllers() {
          options.image = flags.loadtest_image;
          options.workers = flags.workers;
          return kcr::loadtest::AddLoadTestController(mgr, options);
+       }},
+      {"nginx",
+       [](Manager& mgr, const ControllerFlags& flags) {
+         return kcr::nginx::AddNginxController(
+             mgr, kcr::nginx::NginxOptions{.workers = flags.workers});
        }},
       {"pods",
        [](Manager& mgr, const ControllerFlags&) {

@@ -1,0 +1,410 @@
+#include "controllers/nginx/nginx_deployment.h"
+
+#include <limits>
+#include <string_view>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "api/crd/crd_common.h"
+#include "api/object_builder.h"
+#include "api/types/deployment.h"
+#include "api/types/owner_reference.h"
+#include "rapidjson/document.h"
+#include "rapidjson/pointer.h"
+#include "runtime/base/string_view.h"
+
+namespace kcr::nginx {
+namespace {
+
+constexpr int64_t kMaxReplicas = std::numeric_limits<int32_t>::max();
+
+std::vector<std::string_view> Split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t end = s.find(sep, start);
+    if (end == std::string_view::npos) {
+      parts.push_back(s.substr(start));
+      return parts;
+    }
+    parts.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+}
+
+bool IsLowerAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+// path-component: [a-z0-9]+ ((\.|_|__|-+)[a-z0-9]+)*
+bool ValidPathComponent(std::string_view s) {
+  size_t i = 0;
+  while (true) {
+    const size_t start = i;
+    while (i < s.size() && IsLowerAlnum(s[i])) ++i;
+    if (i == start) return false;
+    if (i == s.size()) return true;
+    // A separator, then more alphanumerics.
+    if (s[i] == '.') {
+      ++i;
+    } else if (s[i] == '_') {
+      ++i;
+      if (i < s.size() && s[i] == '_') ++i;
+    } else if (s[i] == '-') {
+      while (i < s.size() && s[i] == '-') ++i;
+    } else {
+      return false;
+    }
+  }
+}
+
+// host[:port], host = labels of [A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?
+bool ValidDomain(std::string_view s) {
+  std::string_view host = s;
+  const size_t colon = s.find(':');
+  if (colon != std::string_view::npos) {
+    host = s.substr(0, colon);
+    const std::string_view port = s.substr(colon + 1);
+    if (port.empty()) return false;
+    for (char c : port) {
+      if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return false;
+    }
+  }
+  if (host.empty()) return false;
+  for (std::string_view label : Split(host, '.')) {
+    if (label.empty() || label.front() == '-' || label.back() == '-') {
+      return false;
+    }
+    for (char c : label) {
+      if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-') {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// tag: [\w][\w.-]{0,127}
+bool ValidTag(std::string_view s) {
+  if (s.empty() || s.size() > 128) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    const bool word =
+        absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_';
+    if (!word && (i == 0 || (c != '.' && c != '-'))) return false;
+  }
+  return true;
+}
+
+// digest: algorithm ":" hex{32,}, algorithm: [A-Za-z][A-Za-z0-9]* joined
+// by [+._-].
+bool ValidDigest(std::string_view s) {
+  const size_t colon = s.find(':');
+  if (colon == std::string_view::npos) return false;
+  const std::string_view algorithm = s.substr(0, colon);
+  const std::string_view hex = s.substr(colon + 1);
+  if (hex.size() < 32) return false;
+  for (char c : hex) {
+    if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) return false;
+  }
+  bool at_start = true;
+  for (char c : algorithm) {
+    if (at_start) {
+      if (!absl::ascii_isalpha(static_cast<unsigned char>(c))) return false;
+      at_start = false;
+    } else if (c == '+' || c == '.' || c == '_' || c == '-') {
+      at_start = true;
+    } else if (!absl::ascii_isalnum(static_cast<unsigned char>(c))) {
+      return false;
+    }
+  }
+  return !at_start;
+}
+
+// The grammar of container image references (as container runtimes parse
+// them; the kubelet refuses others with InvalidImageName).
+bool ValidImageReference(std::string_view image) {
+  std::string_view name = image;
+  const size_t at = image.find('@');
+  if (at != std::string_view::npos) {
+    if (!ValidDigest(image.substr(at + 1))) return false;
+    name = image.substr(0, at);
+  }
+  const size_t last_slash = name.rfind('/');
+  const size_t colon = name.rfind(':');
+  if (colon != std::string_view::npos &&
+      (last_slash == std::string_view::npos || colon > last_slash)) {
+    if (!ValidTag(name.substr(colon + 1))) return false;
+    name = name.substr(0, colon);
+  }
+  if (name.empty() || name.size() > 255) return false;
+  const std::vector<std::string_view> parts = Split(name, '/');
+  size_t first_path = 0;
+  if (parts.size() > 1) {
+    const std::string_view first = parts.front();
+    if (first.find_first_of(".:") != std::string_view::npos ||
+        first == "localhost") {
+      if (!ValidDomain(first)) return false;
+      first_path = 1;
+    }
+  }
+  for (size_t i = first_path; i < parts.size(); ++i) {
+    if (!ValidPathComponent(parts[i])) return false;
+  }
+  return true;
+}
+
+const rapidjson::Value* Member(const rapidjson::Value* v, const char* key) {
+  if (v == nullptr || !v->IsObject()) return nullptr;
+  auto it = v->FindMember(key);
+  return it == v->MemberEnd() ? nullptr : &it->value;
+}
+
+// Whether the string map `map` has every entry of `want`.
+bool HasLabels(const rapidjson::Value* map,
+               const std::map<std::string, std::string>& want) {
+  for (const auto& [key, value] : want) {
+    const rapidjson::Value* have = Member(map, key.c_str());
+    if (have == nullptr || !have->IsString() ||
+        std::string_view(have->GetString(), have->GetStringLength()) != value) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The container named kContainerName in the pod template, or null.
+const rapidjson::Value* FindContainer(const api::Object& deployment) {
+  const rapidjson::Value* list =
+      deployment.Find("/spec/template/spec/containers");
+  if (list == nullptr || !list->IsArray()) return nullptr;
+  for (const rapidjson::Value& c : list->GetArray()) {
+    const rapidjson::Value* name = Member(&c, "name");
+    if (name != nullptr && name->IsString() &&
+        std::string_view(name->GetString()) == kContainerName) {
+      return &c;
+    }
+  }
+  return nullptr;
+}
+
+std::string ImageOf(const rapidjson::Value& container) {
+  const rapidjson::Value* image = Member(&container, "image");
+  return image != nullptr && image->IsString() ? image->GetString() : "";
+}
+
+// The one containerPort, or "<n> ports" when there is not exactly one.
+std::string PortsOf(const rapidjson::Value& container) {
+  const rapidjson::Value* ports = Member(&container, "ports");
+  if (ports == nullptr || !ports->IsArray() || ports->Size() == 0) {
+    return "none";
+  }
+  if (ports->Size() != 1) return absl::StrCat(ports->Size(), " ports");
+  const rapidjson::Value* port = Member(&(*ports)[0], "containerPort");
+  if (port == nullptr || !port->IsInt64()) return "none";
+  return absl::StrCat(port->GetInt64());
+}
+
+// Sets each label of `labels` in the string map at `pointer`, keeping the
+// others. The label keys here need no JSON-pointer escaping.
+absl::Status SetLabelsAt(api::ObjectBuilder& b, const std::string& pointer,
+                         const std::map<std::string, std::string>& labels) {
+  const rapidjson::Value* map = b.Find(pointer);
+  if (map != nullptr && !map->IsObject()) b.Remove(pointer);
+  for (const auto& [key, value] : labels) {
+    absl::Status s = b.SetString(absl::StrCat(pointer, "/", key), value);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+rapidjson::Value ContainerJson(const DesiredDeployment& desired,
+                               rapidjson::MemoryPoolAllocator<>& a) {
+  rapidjson::Value container(rapidjson::kObjectType);
+  container.AddMember("name", rapidjson::Value(kContainerName, a), a);
+  container.AddMember(
+      "image",
+      rapidjson::Value(desired.image.data(),
+                       static_cast<rapidjson::SizeType>(desired.image.size()),
+                       a),
+      a);
+  rapidjson::Value ports(rapidjson::kArrayType);
+  rapidjson::Value port(rapidjson::kObjectType);
+  port.AddMember("containerPort", desired.port, a);
+  ports.PushBack(port, a);
+  container.AddMember("ports", ports, a);
+  return container;
+}
+
+}  // namespace
+
+std::string DeploymentName(std::string_view nginx_name) {
+  return absl::StrCat(ToAbsl(nginx_name), "-deploy");
+}
+
+std::map<std::string, std::string> DeploymentLabels(
+    std::string_view nginx_name) {
+  return {{"underneathall-app", absl::StrCat("nginx-", ToAbsl(nginx_name))},
+          {"app", "underneathall"}};
+}
+
+std::vector<std::string> ValidateNginx(const api::crd::Nginx& nginx) {
+  std::vector<std::string> errors = nginx.Validate();
+  if (nginx.spec.replicas.has_value() && *nginx.spec.replicas > kMaxReplicas) {
+    errors.push_back(
+        absl::StrCat("spec.replicas: Invalid value: ", *nginx.spec.replicas,
+                     ": must be less than or equal to ", kMaxReplicas));
+  }
+  if (nginx.spec.image.has_value() && !nginx.spec.image->empty() &&
+      !ValidImageReference(*nginx.spec.image)) {
+    errors.push_back(absl::StrCat(
+        "spec.image: Invalid value: ",
+        api::crd::internal::Quote(*nginx.spec.image),
+        ": must be a container image reference such as nginx:1.7.9 "
+        "([registry[:port]/]repository[:tag][@digest], lower-case "
+        "repository, no spaces)"));
+  }
+  return errors;
+}
+
+DesiredDeployment DesiredFor(const api::crd::Nginx& nginx) {
+  DesiredDeployment d;
+  d.namespace_ = nginx.namespace_();
+  d.name = DeploymentName(nginx.name());
+  d.labels = DeploymentLabels(nginx.name());
+  // Validated: each value fits (and the defaults are the CRD's).
+  d.replicas = static_cast<int32_t>(nginx.spec.replicas.value_or(1));
+  d.image = nginx.spec.image.value_or("nginx:1.7.9");
+  d.port = static_cast<int32_t>(nginx.spec.port.value_or(80));
+  return d;
+}
+
+absl::StatusOr<api::ObjectPtr> NewDeployment(const api::Object& nginx,
+                                             const DesiredDeployment& desired) {
+  api::DeploymentBuilder b(desired.namespace_, desired.name);
+  b.SetLabels(desired.labels)
+      .SetSelectorLabels(desired.labels)
+      .SetReplicas(desired.replicas)
+      .SetContainer(kContainerName, desired.image, desired.port)
+      .SetOwner(api::NewControllerRef(nginx));
+  return b.Build();
+}
+
+std::vector<std::string> DeploymentDrift(const api::Object& deployment,
+                                         const DesiredDeployment& desired) {
+  std::vector<std::string> drift;
+  const rapidjson::Value* replicas = deployment.Find("/spec/replicas");
+  // Absent reads as the server's default, 1.
+  const int64_t have_replicas =
+      replicas == nullptr || !replicas->IsInt64() ? 1 : replicas->GetInt64();
+  if (have_replicas != desired.replicas) {
+    drift.push_back(
+        absl::StrCat("replicas ", have_replicas, "->", desired.replicas));
+  }
+  const rapidjson::Value* container = FindContainer(deployment);
+  if (container == nullptr) {
+    drift.push_back(absl::StrCat("container ", kContainerName, " missing"));
+  } else {
+    const std::string image = ImageOf(*container);
+    if (image != desired.image) {
+      drift.push_back(absl::StrCat("image ", image, "->", desired.image));
+    }
+    const std::string port = PortsOf(*container);
+    if (port != absl::StrCat(desired.port)) {
+      drift.push_back(absl::StrCat("port ", port, "->", desired.port));
+    }
+  }
+  if (!HasLabels(deployment.Find("/metadata/labels"), desired.labels)) {
+    drift.push_back("labels");
+  }
+  if (!HasLabels(deployment.Find("/spec/template/metadata/labels"),
+                 desired.labels)) {
+    drift.push_back("template labels");
+  }
+  return drift;
+}
+
+absl::StatusOr<api::ObjectPtr> RepairDeployment(
+    const api::Object& deployment, const DesiredDeployment& desired) {
+  api::ObjectBuilder b(deployment);
+  absl::Status s = b.SetInt("/spec/replicas", desired.replicas);
+  if (s.ok()) s = SetLabelsAt(b, "/metadata/labels", desired.labels);
+  if (s.ok()) {
+    s = SetLabelsAt(b, "/spec/template/metadata/labels", desired.labels);
+  }
+  if (!s.ok()) return s;
+  static const rapidjson::Pointer kContainers("/spec/template/spec/containers");
+  rapidjson::Value* list = kContainers.Get(b.json());
+  if (list == nullptr || !list->IsArray()) {
+    s = b.Set("/spec/template/spec/containers",
+              rapidjson::Value(rapidjson::kArrayType));
+    if (!s.ok()) return s;
+    list = kContainers.Get(b.json());
+    if (list == nullptr) {
+      return absl::InvalidArgumentError(
+          "spec.template.spec of the Deployment is not an object");
+    }
+  }
+  auto& a = b.allocator();
+  rapidjson::Value want = ContainerJson(desired, a);
+  bool replaced = false;
+  for (rapidjson::Value& c : list->GetArray()) {
+    const rapidjson::Value* name = Member(&c, "name");
+    if (name == nullptr || !name->IsString() ||
+        std::string_view(name->GetString()) != kContainerName) {
+      continue;
+    }
+    // Keep the container's other fields (the server's defaults, anyone's
+    // additions); only image and ports are ours.
+    if (!c.IsObject()) break;
+    c.RemoveMember("image");
+    c.RemoveMember("ports");
+    c.AddMember("image", want["image"], a);
+    c.AddMember("ports", want["ports"], a);
+    replaced = true;
+    break;
+  }
+  if (!replaced) list->PushBack(want, a);
+  return b.Build();
+}
+
+api::Condition ReadyConditionFor(const api::Object& deployment,
+                                 int32_t replicas, int64_t generation) {
+  api::Condition c;
+  c.type = kReadyCondition;
+  c.observed_generation = generation;
+  const auto count = [&](const char* pointer) -> int64_t {
+    const rapidjson::Value* v = deployment.Find(pointer);
+    return v != nullptr && v->IsInt64() ? v->GetInt64() : 0;
+  };
+  const int64_t observed = count("/status/observedGeneration");
+  const int64_t total = count("/status/replicas");
+  const int64_t updated = count("/status/updatedReplicas");
+  const int64_t available = count("/status/availableReplicas");
+  const int64_t ready = count("/status/readyReplicas");
+  const std::string counted =
+      absl::StrCat("Deployment ", ToAbsl(deployment.name()), ": ", ready,
+                   " of ", replicas, " replicas ready");
+
+  const rapidjson::Value* conditions = deployment.Find("/status/conditions");
+  for (const api::Condition& dc : api::ConditionsFromJson(conditions)) {
+    if (dc.type == "Progressing" && dc.status == api::kConditionFalse &&
+        dc.reason == kReasonDeadlineExceeded) {
+      c.status = api::kConditionFalse;
+      c.reason = kReasonDeadlineExceeded;
+      c.message = absl::StrCat(counted, "; ", dc.message);
+      return c;
+    }
+  }
+  const bool done = observed >= deployment.generation() &&
+                    updated == replicas && total == replicas &&
+                    available >= replicas && ready >= replicas;
+  c.status = done ? api::kConditionTrue : api::kConditionFalse;
+  c.reason = done ? kReasonReady : kReasonProgressing;
+  c.message = counted;
+  return c;
+}
+
+}  // namespace kcr::nginx
