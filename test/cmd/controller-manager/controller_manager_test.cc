@@ -244,11 +244,14 @@ TEST_F(EmbeddedTest, ServesKubectlAndMetricsAndStopsOnSigint) {
   EXPECT_THAT(samples.out, HasSubstr("loadtest.example.org/hello-load"));
   EXPECT_THAT(samples.out, HasSubstr("copyratorrule.flant.com/main-rule"));
 
-  ProcessResult run = Kubectl({"run", "web", "--image=nginx"});
+  // In a namespace of its own: the samples' controllers run pods in
+  // default.
+  ProcessResult ns = Kubectl({"create", "namespace", "try"});
+  ASSERT_EQ(ns.exit_code, 0) << ns.err;
+  ProcessResult run = Kubectl({"run", "web", "-n", "try", "--image=nginx"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   // The simulated node runs it; the pods controller counts it.
-  const std::string want =
-      "kcr_pods{namespace=\"default\",phase=\"Running\"} 1";
+  const std::string want = "kcr_pods{namespace=\"try\",phase=\"Running\"} 1";
   std::string metrics;
   EXPECT_TRUE(WaitFor(
       [&] {
@@ -260,7 +263,7 @@ TEST_F(EmbeddedTest, ServesKubectlAndMetricsAndStopsOnSigint) {
   EXPECT_TRUE(WaitFor(
       [&] {
         return absl::StrContains(ReadFile(err_),
-                                 "pod updated namespace=default name=web");
+                                 "pod updated namespace=try name=web");
       },
       absl::Seconds(30)))
       << ReadFile(err_);
