@@ -298,5 +298,25 @@ TEST_F(LoadTestControllerTest, DeleteWaitsForThePods) {
   EXPECT_TRUE(PodsOf("gone").empty());
 }
 
+// A name longer than a label value: the label is cut, the pods still
+// belong to the LoadTest (their controller reference), the run ends.
+TEST_F(LoadTestControllerTest, ALongNameIsCutInTheLabel) {
+  const std::string name = std::string(70, 'a');
+  CreateLoadTest(name, R"({"replicas":1,"test":{"serviceName":"svc"}})");
+  ASSERT_NO_FATAL_FAILURE();
+  api::ObjectPtr done = WaitForLoadTest(name, StateIs("finished"));
+  ASSERT_NE(done, nullptr);
+  api::ObjectPtr pod = Get(kPods, name + "-r1-0");
+  ASSERT_NE(pod, nullptr);
+  EXPECT_EQ(pod->Label(kLoadTestLabel), std::string(63, 'a'));
+  ASSERT_TRUE(client_->Delete(kBg, kLoadTests, name).ok());
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (absl::Now() < deadline && Get(kLoadTests, name) != nullptr) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_EQ(Get(kLoadTests, name), nullptr);
+  EXPECT_EQ(Get(kPods, name + "-r1-0"), nullptr);
+}
+
 }  // namespace
 }  // namespace kcr::loadtest
