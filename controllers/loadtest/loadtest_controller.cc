@@ -159,6 +159,33 @@ std::string FailureMessage(const api::Object& pod,
   return msg;
 }
 
+// Why a pod that has not ended cannot start, as the kubelet says
+// (ImagePullBackOff, ErrImagePull, CreateContainerConfigError...): it
+// waits, and the run with it, as a Job's would. Nullopt while it is on
+// its way (no waiting reason, or ContainerCreating / PodInitializing).
+std::optional<std::string> WaitingMessage(const api::Object& pod) {
+  const rapidjson::Value* statuses = pod.Find("/status/containerStatuses");
+  if (statuses == nullptr || !statuses->IsArray()) return std::nullopt;
+  for (const rapidjson::Value& s : statuses->GetArray()) {
+    if (!s.IsObject()) continue;
+    auto state = s.FindMember("state");
+    if (state == s.MemberEnd() || !state->value.IsObject()) continue;
+    auto w = state->value.FindMember("waiting");
+    if (w == state->value.MemberEnd() || !w->value.IsObject()) continue;
+    const std::string reason = MemberString(&w->value, "reason");
+    if (reason.empty() || reason == "ContainerCreating" ||
+        reason == "PodInitializing") {
+      continue;
+    }
+    std::string msg =
+        absl::StrCat("pod ", std::string(pod.name()), " is waiting: ", reason);
+    const std::string detail = MemberString(&w->value, "message");
+    if (!detail.empty()) absl::StrAppend(&msg, ": ", Excerpt(detail));
+    return msg;
+  }
+  return std::nullopt;
+}
+
 std::string StatusJson(const LoadTest& lt) {
   rapidjson::Document doc = lt.ToJson();
   rapidjson::StringBuffer out;
@@ -318,12 +345,16 @@ class LoadTestReconciler final : public controller::Reconciler {
     std::vector<LoadTest::PodResult> results;
     int succeeded = 0;
     std::optional<std::string> failure;
+    std::optional<std::string> stuck;
     for (const std::string& name : children) {
       auto it = by_name.find(name);
       if (it == by_name.end()) continue;
       const api::Object& pod = *it->second;
       const std::string phase = StringAt(pod, "/status/phase");
-      if (phase != "Succeeded" && phase != "Failed") continue;
+      if (phase != "Succeeded" && phase != "Failed") {
+        if (!stuck) stuck = WaitingMessage(pod);
+        continue;
+      }
       results.push_back(PodResultOf(pod));
       if (phase == "Succeeded") {
         ++succeeded;
@@ -341,7 +372,10 @@ class LoadTestReconciler final : public controller::Reconciler {
       next.message = FinishedMessage(*next.result, replicas);
     } else {
       next.state = LoadTest::kExecuting;
-      next.message.reset();
+      next.message = stuck;
+      // The pods that ended so far.
+      next.result.reset();
+      if (!results.empty()) next.result = Aggregate(std::move(results));
     }
     KCR_ASSIGN_OR_RETURN(std::optional<std::string> before,
                          WriteStatus(ctx, *obj, lt, status, next));

@@ -12,7 +12,9 @@
 //   3. `executing`, with status.children = the pods' names;
 //   4. `failed` as soon as one pod Failed (status.message names it), or
 //      `finished` once every pod Succeeded; status.result aggregates the
-//      summaries the runners left as termination messages (run_result.h).
+//      summaries the runners left as termination messages (run_result.h);
+//      while executing, it holds the pods that ended so far, and
+//      status.message names a pod that cannot start (ImagePullBackOff...).
 // Both end a run: nothing changes until the spec does. A spec change (a
 // new generation) deletes the pods of earlier runs (pods of another
 // generation are never counted) and starts a new run. A LoadTest being

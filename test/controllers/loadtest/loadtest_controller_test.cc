@@ -57,9 +57,11 @@ std::string Str(const api::Object& o, std::string_view pointer) {
 
 class LoadTestControllerTest : public testing::ApiServerFixture {
  protected:
-  void SetUp() override {
+  void SetUp() override { Start(/*simulate_node=*/true); }
+
+  void Start(bool simulate_node) {
     apiserver::ApiServerOptions options;
-    options.controllers.node_simulator = true;
+    options.controllers.node_simulator = simulate_node;
     options.controllers.node.running_after = absl::Milliseconds(100);
     options.controllers.node.complete_after = absl::Milliseconds(300);
     StartServer(std::move(options));
@@ -316,6 +318,88 @@ TEST_F(LoadTestControllerTest, ALongNameIsCutInTheLabel) {
   }
   EXPECT_EQ(Get(kLoadTests, name), nullptr);
   EXPECT_EQ(Get(kPods, name + "-r1-0"), nullptr);
+}
+
+// Pods whose status the test writes (no simulated node), to end them
+// differently and to hold one in a waiting state.
+class LoadTestPodStatusTest : public LoadTestControllerTest {
+ protected:
+  void SetUp() override { Start(/*simulate_node=*/false); }
+
+  void SetPodStatus(const std::string& name, const std::string& status) {
+    api::ObjectPtr pod = Get(kPods, name);
+    ASSERT_NE(pod, nullptr) << name;
+    api::ObjectBuilder b = pod->ToBuilder();
+    ASSERT_TRUE(b.SetJson("/status", status).ok());
+    auto updated = client_->UpdateStatus(kBg, kPods, *b.Build().value());
+    ASSERT_TRUE(updated.ok()) << updated.status();
+  }
+
+  static std::string Terminated(const std::string& phase, int exit_code,
+                                const std::string& message) {
+    return absl::StrCat(
+        R"({"phase":")", phase,
+        R"(","containerStatuses":[{"name":"loadtest-runner","image":"i",)",
+        R"("ready":false,"restartCount":0,"state":{"terminated":{"exitCode":)",
+        exit_code, R"(,"reason":")", exit_code == 0 ? "Completed" : "Error",
+        R"(","message":)", message, "}}}]}");
+  }
+};
+
+TEST_F(LoadTestPodStatusTest, OneFailedPodFailsTheRunWithWhatEndedSoFar) {
+  CreateLoadTest("mixed", R"({"replicas":3,"test":{"serviceName":"svc"}})");
+  ASSERT_NO_FATAL_FAILURE();
+  ASSERT_NE(WaitForLoadTest("mixed", StateIs("executing")), nullptr);
+  SetPodStatus("mixed-r1-0",
+               Terminated("Succeeded", 0,
+                          R"("{\"requests\":10,\"failures\":0,\"p50Ms\":1,)"
+                          R"(\"p90Ms\":2,\"p99Ms\":3}")"));
+  // While the run goes on, the result holds the pods that ended.
+  api::ObjectPtr partial = WaitForLoadTest("mixed", [](const api::Object& o) {
+    return Str(o, "/status/result/requests") == "10";
+  });
+  ASSERT_NE(partial, nullptr);
+  EXPECT_EQ(Str(*partial, "/status/state"), "executing");
+
+  SetPodStatus("mixed-r1-2",
+               Terminated("Failed", 2, R"("cannot resolve svc")"));
+  api::ObjectPtr failed = WaitForLoadTest("mixed", StateIs("failed"));
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(Str(*failed, "/status/message"),
+            "pod mixed-r1-2 failed (Error, exit code 2): cannot resolve svc");
+  EXPECT_EQ(Str(*failed, "/status/result/requests"), "10");
+  EXPECT_EQ(Str(*failed, "/status/result/pods"),
+            R"([{"pod":"mixed-r1-0","requests":10,"failures":0,)"
+            R"("latencyMs":{"p50":1.0,"p90":2.0,"p99":3.0}},)"
+            R"({"pod":"mixed-r1-2"}])");
+
+  // An ended run stays as it is when its last pod ends.
+  SetPodStatus("mixed-r1-1", Terminated("Succeeded", 0, R"("")"));
+  absl::SleepFor(absl::Milliseconds(300));
+  api::ObjectPtr after = Get(kLoadTests, "mixed");
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(Str(*after, "/status/state"), "failed");
+  EXPECT_EQ(Str(*after, "/status/result/requests"), "10");
+}
+
+TEST_F(LoadTestPodStatusTest, APodThatCannotStartIsReported) {
+  CreateLoadTest("stuck", R"({"replicas":1,"test":{"serviceName":"svc"}})");
+  ASSERT_NO_FATAL_FAILURE();
+  ASSERT_NE(WaitForLoadTest("stuck", StateIs("executing")), nullptr);
+  SetPodStatus(
+      "stuck-r1-0",
+      R"({"phase":"Pending","containerStatuses":[{"name":"loadtest-runner",
+          "image":"i","ready":false,"restartCount":0,"state":{"waiting":{
+          "reason":"ImagePullBackOff",
+          "message":"Back-off pulling image \"example.com/kcr:test\""}}}]})");
+  api::ObjectPtr waiting = WaitForLoadTest("stuck", [](const api::Object& o) {
+    return !Str(o, "/status/message").empty();
+  });
+  ASSERT_NE(waiting, nullptr);
+  EXPECT_EQ(Str(*waiting, "/status/state"), "executing");
+  EXPECT_EQ(Str(*waiting, "/status/message"),
+            "pod stuck-r1-0 is waiting: ImagePullBackOff: Back-off pulling "
+            "image \"example.com/kcr:test\"");
 }
 
 }  // namespace
