@@ -240,7 +240,9 @@ void ApiHandler::HandleHealth(const HttpRequest& req, HttpExchange* ex) {
 }
 
 ApiHandler::ApiHandler(Registry* registry, HandlerOptions options)
-    : registry_(registry), options_(std::move(options)) {}
+    : registry_(registry),
+      options_(std::move(options)),
+      openapi_(registry_, options_.git_version, options_.clock) {}
 
 void ApiHandler::Handle(const HttpRequest& req, HttpExchange* ex) {
   const std::string& path = req.path;
@@ -264,10 +266,8 @@ void ApiHandler::Handle(const HttpRequest& req, HttpExchange* ex) {
     SendJson(ex, 200, VersionJson(options_));
     return;
   }
-  if (path == "/openapi/v2" || path == "/swagger-2.0.0.pb-v1") {
-    HttpResponse r;
-    r.content_type = "application/octet-stream";
-    ex->Respond(std::move(r));
+  if (OpenApiService::Serves(path)) {
+    openapi_.Handle(req, ex);
     return;
   }
   if (options_.enable_fault_endpoint &&

@@ -7,8 +7,8 @@
 //
 // Routes:
 //   /version /healthz /livez /readyz (+ /<check>)    no token needed
-//   /openapi/v2, /swagger-2.0.0.pb-v1   200 application/octet-stream, empty
-//   /openapi/v3                          404
+//   /openapi/v2, /swagger-2.0.0.pb-v1,
+//   /openapi/v3[/...]                    OpenAPI documents (openapi.h)
 //   /api /apis /apis/{g} /api/v1 /apis/{g}/{v}        discovery
 //   /api/v1/..., /apis/{g}/{v}/...       resources (get, list, watch,
 //                                        create, update, patch, delete,
@@ -27,6 +27,7 @@
 #include "absl/time/time.h"
 #include "apiserver/faults.h"
 #include "apiserver/http_server.h"
+#include "apiserver/openapi.h"
 #include "apiserver/registry.h"
 #include "apiserver/table_convertor.h"
 #include "runtime/base/clock.h"
@@ -83,6 +84,7 @@ class ApiHandler {
 
   Registry* const registry_;
   const HandlerOptions options_;
+  OpenApiService openapi_;
   std::atomic<int64_t> active_watches_{0};
 };
 

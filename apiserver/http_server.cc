@@ -152,9 +152,19 @@ class Exchange : public HttpExchange {
     http::response<http::string_body> res;
     res.version(version_);
     res.result(static_cast<unsigned>(response.status));
-    res.set(http::field::content_type, response.content_type);
+    if (!response.content_type.empty()) {
+      res.set(http::field::content_type, response.content_type);
+    }
+    // A handler's own Cache-Control (cacheable documents) replaces the
+    // default; other headers may repeat (Warning).
     res.set(http::field::cache_control, "no-cache, private");
-    for (const auto& [k, v] : response.headers) res.insert(k, v);
+    for (const auto& [k, v] : response.headers) {
+      if (beast::iequals(k, "Cache-Control")) {
+        res.set(http::field::cache_control, v);
+      } else {
+        res.insert(k, v);
+      }
+    }
     res.keep_alive(keep_alive_);
     res.body() = std::move(response.body);
     res.prepare_payload();

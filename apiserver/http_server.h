@@ -76,6 +76,7 @@ struct HttpRequest {
 
 struct HttpResponse {
   int status = 200;
+  // Empty: no Content-Type header (304 Not Modified).
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;

@@ -91,12 +91,22 @@ TEST_F(ApiServerTest, HealthChecksByNameAndUnknownOnesAreNotFound) {
   EXPECT_THAT(verbose.body, ::testing::EndsWith("readyz check passed\n"));
 }
 
-TEST_F(ApiServerTest, OpenApiV2IsEmptyOctetStreamAndV3IsNotFound) {
-  TestResponse v2 = client_->Get("/openapi/v2");
+TEST_F(ApiServerTest, OpenApiDocumentsWithoutCustomResources) {
+  // kubectl asks for protobuf (with the '@' form): an empty document.
+  TestResponse v2 = client_->Get(
+      "/openapi/v2",
+      {{"Accept",
+        "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"}});
   EXPECT_EQ(v2.status, 200);
   EXPECT_EQ(v2.Header("content-type"), "application/octet-stream");
   EXPECT_EQ(v2.body, "");
-  EXPECT_EQ(client_->Get("/openapi/v3").status, 404);
+  TestResponse json = client_->Get("/openapi/v2");
+  EXPECT_EQ(json.status, 200);
+  EXPECT_EQ(json.Str("/swagger"), "2.0");
+  TestResponse v3 = client_->Get("/openapi/v3");
+  EXPECT_EQ(v3.status, 200);
+  EXPECT_EQ(v3.body, R"({"paths":{}})");
+  EXPECT_EQ(client_->Get("/openapi/v3/apis/apps/v1").status, 404);
 }
 
 TEST_F(ApiServerTest, UnknownPathIsNotFoundStatus) {

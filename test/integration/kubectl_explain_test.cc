@@ -1,0 +1,196 @@
+// `kubectl explain` of the custom resources, with the kubectl the
+// dispatcher on the PATH picks for the server's /version (an old and a new
+// minor): it reads the OpenAPI v3 documents built from the CRDs, so the
+// CRDs' fields, types and descriptions are printed. Serving OpenAPI must
+// not change what apply does with custom resources (server-side field
+// validation, JSON merge patches).
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "apiserver/api_server.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test/integration/kubectl_harness.h"
+
+namespace kcr::integration {
+namespace {
+
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kWidgetCrd[] = R"(apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        description: A Widget is made in batches.
+        properties:
+          spec:
+            type: object
+            description: What the widget factory makes.
+            required: [size]
+            properties:
+              size:
+                type: integer
+                description: How big each widget is, in millimetres.
+              colour:
+                type: string
+                description: The paint on the widget.
+)";
+
+struct Version {
+  std::string git_version;
+  std::string minor;
+};
+
+class KubectlExplainTest : public ::testing::TestWithParam<Version> {
+ protected:
+  void SetUp() override {
+    apiserver::ApiServerOptions options;
+    options.controllers.node_simulator = false;
+    options.git_version = GetParam().git_version;
+    options.minor = GetParam().minor;
+    auto s = apiserver::ApiServer::Start(options);
+    ASSERT_TRUE(s.ok()) << s.status();
+    server_ = std::move(*s);
+    kubectl_ = std::make_unique<KubectlHarness>(server_.get());
+    char cwd[4096];
+    ASSERT_NE(getcwd(cwd, sizeof(cwd)), nullptr);
+    const std::string crds = std::string(cwd) + "/manifests/crds/";
+    KubectlResult r = kubectl_->Run({"apply", "-f", crds + "nginx.yaml", "-f",
+                                     crds + "copyrator_rule.yaml", "-f",
+                                     crds + "loadtest.yaml"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+
+  KubectlResult Explain(const std::string& what) {
+    return kubectl_->Run({"explain", what});
+  }
+
+  std::unique_ptr<apiserver::ApiServer> server_;
+  std::unique_ptr<KubectlHarness> kubectl_;
+};
+
+TEST_P(KubectlExplainTest, TheServedVersionRuns) {
+  KubectlResult r = kubectl_->Run({"version", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"minor\": \"" + GetParam().minor + "\""));
+}
+
+TEST_P(KubectlExplainTest, Nginx) {
+  KubectlResult r = Explain("nginx");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, ContainsRegex("KIND: +Nginx"));
+  EXPECT_THAT(r.out, ContainsRegex("VERSION: +v1"));
+  EXPECT_THAT(r.out, ContainsRegex("apiVersion\t<string>"));
+  EXPECT_THAT(r.out, ContainsRegex("metadata\t<ObjectMeta>"));
+  EXPECT_THAT(r.out, ContainsRegex("spec\t<Object>"));
+  EXPECT_THAT(r.out, ContainsRegex("status\t<Object>"));
+}
+
+TEST_P(KubectlExplainTest, NginxSpec) {
+  KubectlResult r = Explain("nginx.spec");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, ContainsRegex("FIELD: +spec <Object>"));
+  EXPECT_THAT(r.out, ContainsRegex("image\t<string>"));
+  EXPECT_THAT(r.out, ContainsRegex("port\t<integer>"));
+  EXPECT_THAT(r.out, ContainsRegex("replicas\t<integer>"));
+}
+
+TEST_P(KubectlExplainTest, CopyratorsByPlural) {
+  KubectlResult r = Explain("copyrators");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, ContainsRegex("GROUP: +flant.com"));
+  EXPECT_THAT(r.out, ContainsRegex("KIND: +CopyratorRule"));
+  KubectlResult field = Explain("copyrators.ruleType");
+  ASSERT_EQ(field.exit_code, 0) << field.err;
+  EXPECT_THAT(field.out, ContainsRegex("FIELD: +ruleType <string>"));
+}
+
+TEST_P(KubectlExplainTest, LoadTestSpecTest) {
+  KubectlResult r = Explain("loadtest.spec.test");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, ContainsRegex("KIND: +LoadTest"));
+  EXPECT_THAT(r.out, ContainsRegex("method\t<string>"));
+  EXPECT_THAT(r.out, ContainsRegex("repeat\t<integer>"));
+  EXPECT_THAT(r.out, ContainsRegex("serviceName\t<string> -required-"));
+}
+
+TEST_P(KubectlExplainTest, DescriptionsOfACrdCreatedLater) {
+  EXPECT_NE(Explain("widgets").exit_code, 0);
+  KubectlResult created = kubectl_->Run({"apply", "-f", "-"}, kWidgetCrd);
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  KubectlResult r = Explain("widgets");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("A Widget is made in batches."));
+  KubectlResult spec = Explain("widget.spec");
+  ASSERT_EQ(spec.exit_code, 0) << spec.err;
+  EXPECT_THAT(spec.out, HasSubstr("What the widget factory makes."));
+  EXPECT_THAT(spec.out, ContainsRegex("size\t<integer> -required-"));
+  EXPECT_THAT(spec.out, HasSubstr("How big each widget is, in millimetres."));
+  KubectlResult meta = Explain("widget.metadata.name");
+  ASSERT_EQ(meta.exit_code, 0) << meta.err;
+  EXPECT_THAT(meta.out, ContainsRegex("FIELD: +name <string>"));
+
+  KubectlResult deleted =
+      kubectl_->Run({"delete", "crd", "widgets.example.com"});
+  ASSERT_EQ(deleted.exit_code, 0) << deleted.err;
+  EXPECT_NE(Explain("widgets").exit_code, 0);
+}
+
+// With OpenAPI served, apply of a custom resource still validates on the
+// server (fieldValidation=Strict) and updates with a JSON merge patch.
+TEST_P(KubectlExplainTest, ApplyOfCustomResourcesIsUnchanged) {
+  const std::string nginx = R"(apiVersion: example.org/v1
+kind: Nginx
+metadata: {name: web}
+spec: {replicas: 1}
+)";
+  KubectlResult created = kubectl_->Run({"apply", "-f", "-"}, nginx);
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  KubectlResult updated = kubectl_->Run({"apply", "-f", "-", "-v=8"},
+                                        R"(apiVersion: example.org/v1
+kind: Nginx
+metadata: {name: web}
+spec: {replicas: 3}
+)");
+  ASSERT_EQ(updated.exit_code, 0) << updated.err;
+  EXPECT_THAT(updated.err, HasSubstr("application/merge-patch+json"));
+  EXPECT_THAT(updated.err, Not(HasSubstr("strategic-merge-patch")));
+  KubectlResult got =
+      kubectl_->Run({"get", "nginx", "web", "-o", "jsonpath={.spec.replicas}"});
+  EXPECT_EQ(got.out, "3");
+  KubectlResult bad = kubectl_->Run({"apply", "-f", "-"},
+                                    R"(apiVersion: example.org/v1
+kind: Nginx
+metadata: {name: typo}
+spec: {replicas: 1, replica: 2}
+)");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr(R"(unknown field "spec.replica")"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Minors, KubectlExplainTest,
+                         ::testing::Values(Version{"v1.28.15", "28"},
+                                           Version{"v1.33.1", "33"}),
+                         [](const ::testing::TestParamInfo<Version>& info) {
+                           return "Minor" + info.param.minor;
+                         });
+
+}  // namespace
+}  // namespace kcr::integration
