@@ -1,9 +1,12 @@
 // The OpenAPI endpoints over HTTP: documents follow the CRDs as they are
 // created, updated and deleted, and the hash/ETag caching behaves as
 // kube-openapi's handler3.
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "apiserver/api_server.h"
 #include "gmock/gmock.h"
@@ -145,6 +148,42 @@ TEST_F(OpenApiServiceTest, ConditionalRequestsAndNegotiation) {
   }
   EXPECT_EQ(client_->Get("/openapi/v2", {{"Accept", "text/html"}}).status, 406);
   EXPECT_EQ(client_->Do("POST", "/openapi/v3", "{}").status, 405);
+}
+
+// Readers on several connections while CRDs come and go: every answer is
+// a whole document of some moment (run under TSan for the cache).
+TEST_F(OpenApiServiceTest, ConcurrentReadersWhileCrdsChange) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0};
+  std::vector<std::thread> readers;
+  for (int i = 0; i < 3; ++i) {
+    readers.emplace_back([&] {
+      TestClient client("127.0.0.1", server_->port());
+      while (!stop.load()) {
+        TestResponse index = client.Get("/openapi/v3");
+        if (index.status != 200 || !index.Json().IsObject()) ++bad;
+        TestResponse v2 = client.Get("/openapi/v2");
+        if (v2.status != 200 || !v2.Json().IsObject()) ++bad;
+        TestResponse doc = client.Get("/openapi/v3/apis/example.com/v1");
+        if (doc.status != 404 &&
+            (doc.status != 200 || !doc.Json().IsObject())) {
+          ++bad;
+        }
+      }
+    });
+  }
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(client_->Post(kCrdPath, WidgetCrd("Round.")).status, 201);
+    ASSERT_NE(UrlOf("apis/example.com/v1"), "");
+    ASSERT_EQ(
+        client_->Do("DELETE", std::string(kCrdPath) + "/widgets.example.com")
+            .status,
+        200);
+  }
+  stop = true;
+  for (std::thread& t : readers) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(UrlOf("apis/example.com/v1"), "");
 }
 
 }  // namespace
