@@ -1,25 +1,41 @@
 #include "api/crd/crd_common.h"
 
 #include <cmath>
+#include <memory>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "api/json/json_util.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
 #include "runtime/base/string_view.h"
 
 namespace kcr {
 namespace api {
 namespace crd {
 
-RawJson::RawJson(const rapidjson::Value& value)
-    : doc_(std::make_unique<rapidjson::Document>()) {
-  doc_->CopyFrom(value, doc_->GetAllocator());
+namespace {
+
+// A copy of `value` that shares nothing with it. RapidJSON's CopyFrom keeps
+// const strings by reference, and an Object's strings are references into
+// the Object's own buffer (in-situ parsing), which the copy must outlive:
+// write the value out and parse it back, which copies every string.
+std::unique_ptr<rapidjson::Document> DeepCopy(const rapidjson::Value& value) {
+  rapidjson::StringBuffer out;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(out);
+  value.Accept(writer);
+  auto doc = std::make_unique<rapidjson::Document>();
+  doc->Parse(out.GetString(), out.GetSize());
+  return doc;
 }
+
+}  // namespace
+
+RawJson::RawJson(const rapidjson::Value& value) : doc_(DeepCopy(value)) {}
 
 RawJson::RawJson(const RawJson& other) {
   if (other.doc_ != nullptr) {
-    doc_ = std::make_unique<rapidjson::Document>();
-    doc_->CopyFrom(*other.doc_, doc_->GetAllocator());
+    doc_ = DeepCopy(*other.doc_);
   }
 }
 

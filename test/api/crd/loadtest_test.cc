@@ -3,6 +3,7 @@
 #include <string>
 
 #include "api/json/json_util.h"
+#include "api/object.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/api/crd/crd_type_test.h"
@@ -176,6 +177,24 @@ TEST_F(LoadTestTest, WrongTypesNameTheField) {
       {R"({"status": {"result": {"pods": {}}}})",
        "status.result.pods: must be a list"},
   });
+}
+
+// A LoadTest read from a cached Object keeps its metadata when the Object
+// goes (the Object's strings, but for short ones, live in the Object's own
+// buffer).
+TEST(LoadTestLifetimeTest, OutlivesTheObjectItWasReadFrom) {
+  auto object =
+      Object::Parse(R"({"apiVersion":"example.org/v1","kind":"LoadTest",)"
+                    R"("metadata":{"name":"a-load-test-with-a-long-name",)"
+                    R"("namespace":"a-namespace-with-a-long-name"},)"
+                    R"("spec":{"replicas":1,"test":{"serviceName":"web"}}})");
+  ASSERT_TRUE(object.ok()) << object.status();
+  auto lt = LoadTest::FromObject(**object);
+  ASSERT_TRUE(lt.ok()) << lt.status();
+  object->reset();
+  LoadTest copy = *lt;
+  EXPECT_EQ(lt->name(), "a-load-test-with-a-long-name");
+  EXPECT_EQ(copy.namespace_(), "a-namespace-with-a-long-name");
 }
 
 }  // namespace
