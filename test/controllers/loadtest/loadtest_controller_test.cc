@@ -178,6 +178,14 @@ TEST_F(LoadTestControllerTest, RunsPodsToFinishedAndAggregates) {
   EXPECT_EQ(owner->uid, executing->uid());
   EXPECT_EQ(owner->kind, "LoadTest");
   EXPECT_EQ(Str(*pod, "/spec/restartPolicy"), "Never");
+  EXPECT_EQ(Str(*pod, "/spec/automountServiceAccountToken"), "false");
+  EXPECT_EQ(
+      Str(*pod, "/spec/securityContext"),
+      R"({"runAsNonRoot":true,"seccompProfile":{"type":"RuntimeDefault"}})");
+  EXPECT_EQ(
+      Str(*pod, "/spec/containers/0/securityContext"),
+      R"({"allowPrivilegeEscalation":false,"readOnlyRootFilesystem":true,)"
+      R"("capabilities":{"drop":["ALL"]}})");
   EXPECT_EQ(Str(*pod, "/spec/containers/0/image"), "example.com/kcr:test");
   EXPECT_EQ(Str(*pod, "/spec/containers/0/command"),
             R"(["/usr/local/bin/loadtest-runner"])");
