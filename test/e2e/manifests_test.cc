@@ -3,11 +3,17 @@
 // process, with its deployment and replicaset controllers and simulated
 // node) creates every object; the controller manager's Deployment brings
 // up its two pods, with the probes, security context, resources and env
-// exactly as written; a second apply changes nothing; and the samples
-// apply on the installed CRDs.
+// exactly as written; a second apply changes nothing; the RBAC allows
+// every call the controllers make; and the samples apply on the
+// installed CRDs.
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -26,6 +32,7 @@ using apiserver::RunProcess;
 using apiserver::WaitFor;
 using ::testing::Eq;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using ::testing::Not;
 using ::testing::Optional;
 
@@ -221,6 +228,208 @@ TEST_F(ManifestsTest, TheDeploymentsArgumentsLeadInTheManagersNamespace) {
       << mgr->Log();
   EXPECT_THAT(ManagerProcess::HttpGet(mgr->HealthUrl(), "/readyz"),
               HasSubstr("ok"));
+}
+
+// One API request as the server logged it, in RBAC's terms.
+struct Request {
+  std::string verb;  // get, list, watch, create, update, patch, delete, ...
+  std::string group;
+  std::string resource;  // with "/<subresource>" for one
+  std::string namespace_;
+  std::string line;  // method and target, for messages
+};
+
+// The RBAC view of `method` `target`; nullopt for non-resource URLs
+// (discovery, /version, /openapi), which every user may read.
+std::optional<Request> ParseRequest(const std::string& method,
+                                    const std::string& target) {
+  const size_t q = target.find('?');
+  const std::string path = target.substr(0, q);
+  const std::string query = q == std::string::npos ? "" : target.substr(q);
+  std::vector<std::string> seg = absl::StrSplit(path, '/', absl::SkipEmpty());
+  Request r;
+  r.line = absl::StrCat(method, " ", target);
+  size_t rest = 0;
+  if (seg.size() >= 2 && seg[0] == "api") {
+    rest = 2;
+  } else if (seg.size() >= 3 && seg[0] == "apis") {
+    r.group = seg[1];
+    rest = 3;
+  } else {
+    return std::nullopt;
+  }
+  if (seg.size() <= rest) return std::nullopt;
+  if (seg[rest] == "namespaces" && seg.size() >= rest + 3) {
+    r.namespace_ = seg[rest + 1];
+    rest += 2;
+  }
+  r.resource = seg[rest];
+  const bool named = seg.size() > rest + 1;
+  if (seg.size() > rest + 2) absl::StrAppend(&r.resource, "/", seg[rest + 2]);
+  if (method == "GET") {
+    r.verb = named ? "get"
+             : absl::StrContains(query, "watch=true") ||
+                     absl::StrContains(query, "watch=1")
+                 ? "watch"
+                 : "list";
+  } else if (method == "POST") {
+    r.verb = "create";
+  } else if (method == "PUT") {
+    r.verb = "update";
+  } else if (method == "PATCH") {
+    r.verb = "patch";
+  } else if (method == "DELETE") {
+    r.verb = named ? "delete" : "deletecollection";
+  } else {
+    r.verb = absl::AsciiStrToLower(method);
+  }
+  return r;
+}
+
+// One rule of a (Cluster)Role.
+struct Rule {
+  std::set<std::string> groups, resources, verbs;
+  bool Allows(const Request& r) const {
+    return groups.count(r.group) != 0 && resources.count(r.resource) != 0 &&
+           verbs.count(r.verb) != 0;
+  }
+};
+
+// ["a","b"] as kubectl's jsonpath prints a list of strings.
+std::set<std::string> JsonStrings(absl::string_view list) {
+  std::set<std::string> out;
+  absl::ConsumePrefix(&list, "[");
+  absl::ConsumeSuffix(&list, "]");
+  for (absl::string_view item : absl::StrSplit(list, ',')) {
+    absl::ConsumePrefix(&item, "\"");
+    absl::ConsumeSuffix(&item, "\"");
+    out.insert(std::string(item));
+  }
+  return out;
+}
+
+// What the controllers call, read from the server's request log while
+// the manager (every controller, with --leader-elect) works through the
+// samples, a source change and the deletion of a LoadTest and a rule,
+// is all allowed by the ClusterRole, or by the Role in kcr-system. (The
+// local server stores RBAC but does not enforce it: this is what stands
+// between a new call in a controller and Forbidden in a real cluster.)
+TEST_F(ManifestsTest, TheRbacAllowsEveryCallTheControllersMake) {
+  ASSERT_NO_FATAL_FAILURE(StartServer("rbac", {"--v=2"}));
+  ASSERT_NO_FATAL_FAILURE(CopyManifests());
+  Install();
+  for (const char* crd : {"nginxes.example.org", "copyrators.flant.com",
+                          "loadtests.example.org"}) {
+    ASSERT_TRUE(WaitForJsonpath(
+        {"crd", crd}, "{.status.conditions[?(@.type==\"Established\")].status}",
+        "True"))
+        << crd << ": " << last_jsonpath_;
+  }
+  Kubectl({"apply", "-f", Render(manifests_ + "/samples")});
+  auto rules_of = [&](const std::vector<std::string>& get) {
+    std::vector<Rule> rules;
+    std::string out =
+        Jsonpath(get,
+                 "{range .rules[*]}{.apiGroups}|{.resources}|{.verbs}{\"\\n\"}"
+                 "{end}")
+            .value_or("");
+    for (absl::string_view line :
+         absl::StrSplit(out, '\n', absl::SkipEmpty())) {
+      std::vector<absl::string_view> parts = absl::StrSplit(line, '|');
+      if (parts.size() != 3) continue;
+      rules.push_back(Rule{JsonStrings(parts[0]), JsonStrings(parts[1]),
+                           JsonStrings(parts[2])});
+    }
+    return rules;
+  };
+  const std::vector<Rule> cluster_rules =
+      rules_of({"clusterrole", "kcr-controller-manager"});
+  const std::vector<Rule> role_rules =
+      rules_of({"role", "kcr-leader-election", "-n", "kcr-system"});
+  ASSERT_FALSE(cluster_rules.empty());
+  ASSERT_FALSE(role_rules.empty());
+
+  // From here on every request in the log is the manager's, except the
+  // kubectl commands below (their writes carry fieldManager=kubectl-*;
+  // the reads and deletes they make are listed in `kubectl_requests`).
+  const std::string log_path = dir_ + "/apiserver.log";
+  const size_t log_start = apiserver::ReadFile(log_path).size();
+  std::set<std::string> kubectl_requests;
+  ManagerProcess* mgr = StartManager(
+      {"--leader-elect", "--leader-election-namespace=kcr-system"});
+  ASSERT_TRUE(mgr->started());
+  auto logged = [&](const std::string& text) {
+    return WaitFor([&] { return mgr->CountLogLines(text) > 0; },
+                   absl::Seconds(60));
+  };
+  EXPECT_TRUE(logged("created copy kind=ConfigMap")) << mgr->Log();
+  EXPECT_TRUE(logged("state=executing->finished")) << mgr->Log();
+  EXPECT_TRUE(logged("created deployment=my-nginx-deploy")) << mgr->Log();
+  // A spec change (the Deployment updated), a source change (copies
+  // updated), then the LoadTest and the rule deleted (their finalizers:
+  // pods deleted, copies listed and deleted).
+  kubectl_requests.insert(
+      "GET /apis/example.org/v1/namespaces/default/nginxes/my-nginx");
+  Kubectl({"patch", "nginx", "my-nginx", "--type=merge", "-p",
+           R"({"spec":{"replicas":3}})"});
+  EXPECT_TRUE(logged("updated deployment=my-nginx-deploy")) << mgr->Log();
+  kubectl_requests.insert(
+      "GET /api/v1/namespaces/default/configmaps/copyrator-demo");
+  Kubectl({"patch", "configmap", "copyrator-demo", "--type=merge", "-p",
+           R"({"data":{"greeting":"changed"}})"});
+  EXPECT_TRUE(logged("updated copy kind=ConfigMap")) << mgr->Log();
+  kubectl_requests.insert(
+      "DELETE /apis/example.org/v1/namespaces/default/loadtests/hello-load");
+  kubectl_requests.insert(
+      "DELETE /apis/flant.com/v1/namespaces/default/copyrators/main-rule");
+  Kubectl({"delete", "loadtest", "hello-load", "--wait=false"});
+  Kubectl({"delete", "copyrators", "main-rule", "--wait=false"});
+  EXPECT_TRUE(logged("pods gone, finalizer removed")) << mgr->Log();
+  EXPECT_TRUE(logged("copies removed, finalizer released")) << mgr->Log();
+  // A clean stop releases the Lease (an update) too.
+  EXPECT_EQ(mgr->Stop(), std::optional<int>(0));
+
+  const std::string log = apiserver::ReadFile(log_path).substr(log_start);
+  std::set<std::string> denied, seen;
+  int requests = 0;
+  for (absl::string_view line : absl::StrSplit(log, '\n')) {
+    const size_t at = line.find("request method=");
+    if (at == absl::string_view::npos) continue;
+    std::vector<std::string> words = absl::StrSplit(
+        line.substr(at + strlen("request method=")), ' ', absl::SkipEmpty());
+    if (words.size() < 2 || !absl::StartsWith(words[1], "target=")) {
+      continue;
+    }
+    const std::string target = words[1].substr(strlen("target="));
+    if (absl::StrContains(target, "fieldManager=kubectl-") ||
+        kubectl_requests.count(absl::StrCat(
+            words[0], " ", target.substr(0, target.find('?')))) != 0) {
+      continue;
+    }
+    std::optional<Request> r = ParseRequest(words[0], target);
+    if (!r.has_value()) continue;
+    ++requests;
+    seen.insert(absl::StrCat(r->verb, " ", r->group, "/", r->resource));
+    bool allowed = false;
+    for (const Rule& rule : cluster_rules) allowed |= rule.Allows(*r);
+    if (r->namespace_ == "kcr-system") {
+      for (const Rule& rule : role_rules) allowed |= rule.Allows(*r);
+    }
+    if (!allowed) {
+      denied.insert(absl::StrCat(r->verb, " ", r->group, "/", r->resource, " (",
+                                 r->line, ")"));
+    }
+  }
+  EXPECT_GT(requests, 20) << "the request log is not what this test reads";
+  EXPECT_THAT(
+      seen, ::testing::IsSupersetOf(
+                {"watch /pods", "create /pods", "create /events",
+                 "update coordination.k8s.io/leases",
+                 "update example.org/loadtests/status", "create /configmaps"}));
+  EXPECT_THAT(denied, IsEmpty())
+      << "calls the ClusterRole (manifests/rbac/cluster_role.yaml) does "
+         "not allow; add them there and to docs/deploy.md";
+  std::cout << "calls seen: " << absl::StrJoin(seen, ", ") << "\n";
 }
 
 TEST_F(ManifestsTest, SamplesApplyOnTheInstalledCrds) {
