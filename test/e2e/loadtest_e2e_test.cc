@@ -69,9 +69,11 @@ class LoadTestE2eTest : public ManagerFixture {
 TEST_F(LoadTestE2eTest, PendingExecutingFinishedWithTheResult) {
   ASSERT_NO_FATAL_FAILURE(StartAll());
   // A named port of a Service that does not exist yet keeps it pending.
+  // The pods run for 6 s, long enough to see the run executing on a
+  // loaded machine.
   ASSERT_TRUE(
       Apply(LoadTestYaml("hello", "http", 2, 50,
-                         absl::StrCat("    kcr.io/sim-complete-after: 2s\n"
+                         absl::StrCat("    kcr.io/sim-complete-after: 6s\n"
                                       "    kcr.io/sim-message: '",
                                       kSummary, "'"))));
   EXPECT_TRUE(
