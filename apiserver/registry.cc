@@ -508,10 +508,16 @@ absl::Status Registry::CheckNamespace(const ResourceInfo& r,
     return ApiError::NotFound({"", "namespaces"}, ns).ToStatus();
   }
   if (n->being_deleted()) {
-    return ApiError::Forbidden(r.group_resource(), name,
-                               Cat("unable to create new content in namespace ",
-                                   ns, " because it is being terminated"))
-        .ToStatus();
+    ApiError e =
+        ApiError::Forbidden(r.group_resource(), name,
+                            Cat("unable to create new content in namespace ",
+                                ns, " because it is being terminated"));
+    // The cause kube-apiserver's NamespaceLifecycle admission adds, by which
+    // clients tell this refusal from an authorization one.
+    e.causes.push_back({"NamespaceTerminating",
+                        Cat("namespace ", ns, " is being terminated"),
+                        "metadata.namespace"});
+    return e.ToStatus();
   }
   return absl::OkStatus();
 }

@@ -361,7 +361,7 @@ TEST_F(ApiServerTest, ErrorsAreStatusObjectsAsKubeApiserverWritesThem) {
       client_->Post("/api/v1/namespaces/gone/configmaps",
                     R"({"metadata":{"name":"a"}})"),
       403,
-      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \"a\" is forbidden: unable to create new content in namespace gone because it is being terminated","reason":"Forbidden","details":{"name":"a","kind":"configmaps"},"code":403})");
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \"a\" is forbidden: unable to create new content in namespace gone because it is being terminated","reason":"Forbidden","details":{"name":"a","kind":"configmaps","causes":[{"reason":"NamespaceTerminating","message":"namespace gone is being terminated","field":"metadata.namespace"}]},"code":403})");
 
   ASSERT_EQ(
       client_

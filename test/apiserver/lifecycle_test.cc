@@ -371,6 +371,8 @@ TEST_F(LifecycleTest, TerminatingNamespaceRefusesNewContent) {
   EXPECT_EQ(r.Str("/message"),
             "configmaps \"a\" is forbidden: unable to create new content in "
             "namespace team because it is being terminated");
+  EXPECT_EQ(r.Str("/details/causes/0/reason"), "NamespaceTerminating");
+  EXPECT_EQ(r.Str("/details/causes/0/field"), "metadata.namespace");
 }
 
 TEST_F(LifecycleTest, NamespaceDeletionRemovesContentsWithController) {
