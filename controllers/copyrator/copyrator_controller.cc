@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -110,6 +111,19 @@ absl::StatusOr<ParsedRule> Parse(const api::Object& object) {
     }
   }
   return out;
+}
+
+// Whether a create was refused because its namespace is being deleted
+// (the cause kube-apiserver's NamespaceLifecycle admission gives): the
+// namespace turned Terminating after the cache was read, and gets no copy.
+bool NamespaceTerminating(const absl::Status& s) {
+  if (!api::IsForbidden(s)) return false;
+  std::optional<api::StatusError> e = api::GetStatusError(s);
+  if (!e.has_value()) return false;
+  return std::any_of(e->causes.begin(), e->causes.end(),
+                     [](const api::StatusCause& c) {
+                       return c.reason == "NamespaceTerminating";
+                     });
 }
 
 bool IsSource(const ParsedRule& rule, const api::Object& object) {
@@ -246,6 +260,11 @@ class CopyratorReconciler final : public controller::Reconciler {
               ->Create(ctx.ctx(), resource.InNamespace(std::string(copy->ns())),
                        *copy)
               .status();
+      if (NamespaceTerminating(s)) {
+        VLOG(2) << ctx.log_prefix()
+                << " namespace terminating, no copy target=" << RefOf(*copy);
+        continue;
+      }
       LogWrite(ctx, "created", *copy, s);
       if (s.ok()) ++copies;
       note(s);
