@@ -15,8 +15,9 @@ TEST_FLAGS ?=
 # The .bazelrc config `make clang` builds with. CI uses tsan (clang with
 # the thread-safety analysis and TSan) so that `make tsan` reuses the build.
 CLANG_CONFIG ?= clang
-# What `make tsan` runs: the runtime's and the local API server's tests.
-TSAN_TARGETS ?= //test/runtime/... //test/apiserver/...
+# What `make tsan` runs: the runtime's, the local API server's and the
+# controllers' tests.
+TSAN_TARGETS ?= //test/runtime/... //test/apiserver/... //test/controllers/...
 # Every tracked C++ file outside third_party/, NUL-separated.
 FORMAT_FILES = git ls-files -z -- '*.cc' '*.h' ':(exclude)third_party/**'
 
