@@ -5,6 +5,7 @@
 // name is left alone and reported; a Secret rule copies Secrets without
 // their data reaching the manager's log.
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -257,6 +258,59 @@ namespace: [default]
       {"copyrator", "second-rule"},
       "{.status.conditions[?(@.type==\"Ready\")].status}", "True"))
       << last_jsonpath_;
+}
+
+TEST_F(CopyratorE2eTest, ARuleTheSchemaRejectsChangesNothing) {
+  Namespace("team-a");
+  ASSERT_TRUE(Apply(kSource));
+  Kubectl({"apply", "-f", kSampleRule});
+  EXPECT_TRUE(WaitForJsonpath({"configmap", "app-config", "-n", "team-a"},
+                              "{.data.greeting}", "hello"))
+      << last_jsonpath_;
+  const std::string copy_version =
+      Jsonpath({"configmap", "app-config", "-n", "team-a"},
+               "{.metadata.resourceVersion}")
+          .value_or("");
+
+  // An edit of the rule to a ruleType the CRD's schema does not allow.
+  integration::KubectlResult edit = kubectl_->Run({"apply", "-f", "-"},
+                                                  R"(apiVersion: flant.com/v1
+kind: CopyratorRule
+metadata:
+  name: main-rule
+ruleType: configmaps
+selector:
+  copyrator: "true"
+namespace: default
+)");
+  EXPECT_NE(edit.exit_code, 0) << edit.out;
+  EXPECT_THAT(edit.err, HasSubstr("ruleType"));
+  EXPECT_THAT(edit.err, HasSubstr("supported values"));
+  EXPECT_THAT(edit.err, HasSubstr("\"configmap\", \"secret\""));
+  // And a new rule with one: neither is stored.
+  integration::KubectlResult create = kubectl_->Run({"apply", "-f", "-"},
+                                                    R"(apiVersion: flant.com/v1
+kind: CopyratorRule
+metadata:
+  name: typo-rule
+ruleType: Secret
+selector:
+  copyrator: "true"
+)");
+  EXPECT_NE(create.exit_code, 0) << create.out;
+  EXPECT_THAT(create.err, HasSubstr("ruleType"));
+  EXPECT_EQ(Jsonpath({"copyrator", "typo-rule"}, "{.metadata.name}"),
+            std::nullopt);
+
+  EXPECT_EQ(Jsonpath({"copyrator", "main-rule"}, "{.ruleType}"), "configmap");
+  EXPECT_EQ(Jsonpath({"copyrator", "main-rule"}, "{.metadata.generation}"),
+            "1");
+  EXPECT_EQ(Jsonpath({"copyrator", "main-rule"},
+                     "{.status.conditions[?(@.type==\"Ready\")].status}"),
+            "True");
+  EXPECT_EQ(Jsonpath({"configmap", "app-config", "-n", "team-a"},
+                     "{.metadata.resourceVersion}"),
+            copy_version);
 }
 
 }  // namespace
