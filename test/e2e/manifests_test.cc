@@ -310,10 +310,11 @@ std::set<std::string> JsonStrings(absl::string_view list) {
 
 // What the controllers call, read from the server's request log while
 // the manager (every controller, with --leader-elect) works through the
-// samples, a source change and the deletion of a LoadTest and a rule,
-// is all allowed by the ClusterRole, or by the Role in kcr-system. (The
-// local server stores RBAC but does not enforce it: this is what stands
-// between a new call in a controller and Forbidden in a real cluster.)
+// samples and a Secret rule, an Nginx spec change, a source change and
+// the deletion of a LoadTest and a rule, is all allowed by the
+// ClusterRole, or by the Role in kcr-system. (The local server stores
+// RBAC but does not enforce it: this is what stands between a new call
+// in a controller and Forbidden in a real cluster.)
 TEST_F(ManifestsTest, TheRbacAllowsEveryCallTheControllersMake) {
   ASSERT_NO_FATAL_FAILURE(StartServer("rbac", {"--v=2"}));
   ASSERT_NO_FATAL_FAILURE(CopyManifests());
@@ -326,6 +327,27 @@ TEST_F(ManifestsTest, TheRbacAllowsEveryCallTheControllersMake) {
         << crd << ": " << last_jsonpath_;
   }
   Kubectl({"apply", "-f", Render(manifests_ + "/samples")});
+  // And a Secret rule, the copyrator's other kind.
+  ASSERT_TRUE(Apply(R"(apiVersion: v1
+kind: Secret
+metadata:
+  name: shared-token
+  namespace: default
+  labels:
+    share: "yes"
+stringData:
+  token: not-a-real-token
+---
+apiVersion: flant.com/v1
+kind: CopyratorRule
+metadata:
+  name: secret-rule
+  namespace: default
+ruleType: secret
+selector:
+  share: "yes"
+namespace: default
+)"));
   auto rules_of = [&](const std::vector<std::string>& get) {
     std::vector<Rule> rules;
     std::string out =
@@ -363,6 +385,7 @@ TEST_F(ManifestsTest, TheRbacAllowsEveryCallTheControllersMake) {
                    absl::Seconds(60));
   };
   EXPECT_TRUE(logged("created copy kind=ConfigMap")) << mgr->Log();
+  EXPECT_TRUE(logged("created copy kind=Secret")) << mgr->Log();
   EXPECT_TRUE(logged("state=executing->finished")) << mgr->Log();
   EXPECT_TRUE(logged("created deployment=my-nginx-deploy")) << mgr->Log();
   // A spec change (the Deployment updated), a source change (copies
