@@ -20,6 +20,9 @@
 #include "api/types/event.h"
 #include "controllers/copyrator/copy_plan.h"
 #include "glog/logging.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/registry.h"
 #include "runtime/base/mutex.h"
 #include "runtime/base/status_macros.h"
 #include "runtime/base/string_view.h"
@@ -172,8 +175,12 @@ bool StatusShows(const api::Object& rule, const WantedStatus& want) {
 
 class CopyratorReconciler final : public controller::Reconciler {
  public:
-  explicit CopyratorReconciler(controller::Manager& mgr)
-      : client_(mgr.GetClient()),
+  // `warnings` (the Manager's registry's) counts the Warning Events.
+  CopyratorReconciler(controller::Manager& mgr,
+                      prometheus::Family<prometheus::Counter>& warnings)
+      : invalid_spec_(&warnings.Add({{"reason", "InvalidSpec"}})),
+        conflicts_(&warnings.Add({{"reason", "Conflict"}})),
+        client_(mgr.GetClient()),
         clock_(mgr.clock()),
         recorder_(mgr.GetEventRecorderFor(kCopyratorControllerName)),
         rules_(Indexer(mgr, Rules()), {"flant.com", "copyrators"}),
@@ -209,6 +216,7 @@ class CopyratorReconciler final : public controller::Reconciler {
       want.ready = Ready("False", "InvalidSpec",
                          std::string(parsed.status().message()), *current);
       if (!StatusShows(*current, want)) {
+        invalid_spec_->Increment();
         recorder_->Event(*current, api::kEventTypeWarning, "InvalidSpec",
                          ToStd(parsed.status().message()));
         LOG(WARNING) << ctx.log_prefix()
@@ -522,6 +530,7 @@ class CopyratorReconciler final : public controller::Reconciler {
     }
     for (const std::string& c : fresh) {
       LOG(WARNING) << ctx.log_prefix() << " conflict target=" << c;
+      conflicts_->Increment();
       recorder_->Event(rule, api::kEventTypeWarning, "Conflict",
                        absl::StrCat("not copying to ", c));
     }
@@ -548,6 +557,8 @@ class CopyratorReconciler final : public controller::Reconciler {
     return api::IsNotFound(s) ? absl::OkStatus() : s;
   }
 
+  prometheus::Counter* const invalid_spec_;
+  prometheus::Counter* const conflicts_;
   client::RestClient* const client_;
   const Clock* const clock_;
   const std::unique_ptr<events::EventRecorder> recorder_;
@@ -565,7 +576,15 @@ class CopyratorReconciler final : public controller::Reconciler {
 
 absl::Status AddCopyratorController(controller::Manager& mgr,
                                     const CopyratorOptions& options) {
-  auto reconciler = std::make_shared<CopyratorReconciler>(mgr);
+  auto& warnings =
+      prometheus::BuildCounter()
+          .Name("kcr_copyrator_warnings_total")
+          .Help(
+              "Warning Events the copyrator controller recorded on rules, by "
+              "reason: InvalidSpec (a rule it cannot act on), Conflict (a "
+              "target it must leave alone).")
+          .Register(mgr.GetMetricsRegistry());
+  auto reconciler = std::make_shared<CopyratorReconciler>(mgr, warnings);
   CopyratorReconciler* r = reconciler.get();
   controller::ControllerOptions controller_options;
   controller_options.max_concurrent_reconciles = options.workers;

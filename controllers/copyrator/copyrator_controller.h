@@ -20,7 +20,9 @@
 //     until its copies are gone (listed from the API server, not the
 //     cache, so that none made just before is missed);
 //   - status.copies (copies in place), status.observedGeneration and a
-//     Ready condition.
+//     Ready condition;
+//   - the counter kcr_copyrator_warnings_total{reason} in the Manager's
+//     registry counts the Warning Events (InvalidSpec, Conflict).
 // AlreadyExists and Conflict from a write mean the cache was behind: the
 // rule is requeued and the next reconcile sees the object. Only names are
 // ever logged, never the data of what is copied.

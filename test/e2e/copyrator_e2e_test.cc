@@ -160,6 +160,14 @@ data:
                  "jsonpath={.items[*].reason}"}),
         "Conflict");
   }));
+  // Counted once: a standing conflict is not reported again.
+  const std::string metrics = mgr_->MetricsUrl();
+  ASSERT_FALSE(metrics.empty()) << mgr_->Out();
+  EXPECT_TRUE(WaitFor([&] {
+    return absl::StrContains(
+        ManagerProcess::HttpGet(metrics, "/metrics"),
+        "kcr_copyrator_warnings_total{reason=\"Conflict\"} 1\n");
+  })) << ManagerProcess::HttpGet(metrics, "/metrics");
   EXPECT_EQ(
       Jsonpath({"configmap", "app-config", "-n", "team-a"}, "{.data.greeting}"),
       "mine");

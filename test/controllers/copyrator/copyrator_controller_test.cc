@@ -131,21 +131,29 @@ class CopyratorControllerTest : public testing::ApiServerFixture {
     mgr_.reset();
   }
 
-  // controller_runtime_reconcile_errors_total of the copyrator.
-  double ReconcileErrors() {
-    double errors = 0;
+  // The sum of the counter `name`'s series whose `label` is `value`.
+  double CounterSum(const std::string& name, const std::string& label,
+                    const std::string& value) {
+    double sum = 0;
     for (const prometheus::MetricFamily& f :
          mgr_->GetMetricsRegistry().Collect()) {
-      if (f.name != "controller_runtime_reconcile_errors_total") continue;
+      if (f.name != name) continue;
       for (const prometheus::ClientMetric& m : f.metric) {
         for (const prometheus::ClientMetric::Label& l : m.label) {
-          if (l.name == "controller" && l.value == kCopyratorControllerName) {
-            errors += m.counter.value;
-          }
+          if (l.name == label && l.value == value) sum += m.counter.value;
         }
       }
     }
-    return errors;
+    return sum;
+  }
+
+  double ReconcileErrors() {
+    return CounterSum("controller_runtime_reconcile_errors_total", "controller",
+                      kCopyratorControllerName);
+  }
+
+  double Warnings(const std::string& reason) {
+    return CounterSum("kcr_copyrator_warnings_total", "reason", reason);
   }
 
   void CreateNamespace(const std::string& name) {
@@ -405,6 +413,9 @@ TEST_F(CopyratorControllerTest, ATerminatingNamespaceGetsNoCopy) {
   api::ObjectPtr doomed = Get(kNamespaces, "", "doomed");
   ASSERT_NE(doomed, nullptr) << "the grace period ended before the check";
   EXPECT_EQ(Get(kConfigMaps, "doomed", "second"), nullptr);
+  EXPECT_GT(CounterSum("controller_runtime_reconcile_total", "controller",
+                       kCopyratorControllerName),
+            0);
   EXPECT_EQ(ReconcileErrors(), 0);
   EXPECT_THAT(WarningsOn("main-rule"), ::testing::IsEmpty());
 }
@@ -484,6 +495,8 @@ TEST_F(CopyratorControllerTest, AnInvalidRuleChangesNothing) {
     return std::find(warnings.begin(), warnings.end(), "InvalidSpec") !=
            warnings.end();
   }));
+  EXPECT_GE(Warnings("InvalidSpec"), 1);
+  EXPECT_EQ(Warnings("Conflict"), 0);
   api::ObjectPtr still = Get(kConfigMaps, "team-a", "app-config");
   ASSERT_NE(still, nullptr);
   EXPECT_EQ(still->resource_version(), copy->resource_version());
