@@ -59,8 +59,10 @@ void GroupJson(Writer& w, const std::string& name,
 
 const std::vector<std::string>& SubresourceVerbs(const std::string& sub) {
   static const auto* finalize = new std::vector<std::string>{"update"};
+  static const auto* log = new std::vector<std::string>{"get"};
   static const auto* other =
       new std::vector<std::string>{"get", "patch", "update"};
+  if (sub == "log") return *log;
   return sub == "finalize" ? *finalize : *other;
 }
 

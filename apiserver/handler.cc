@@ -19,6 +19,7 @@
 #include "apiserver/negotiation.h"
 #include "apiserver/object_fields.h"
 #include "apiserver/patch_request.h"
+#include "apiserver/pod_log.h"
 #include "apiserver/protobuf.h"
 #include "apiserver/request_options.h"
 #include "apiserver/response_writers.h"
@@ -456,6 +457,10 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
       return;
     case FaultInjector::Verdict::kNone:
       break;
+  }
+
+  if (sub == "log") {
+    return ServePodLog(registry_, r, ns, name, req, ex, options_.clock);
   }
 
   Negotiated neg = NegotiateResource(req, options_.table_convertor != nullptr);

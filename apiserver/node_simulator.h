@@ -22,6 +22,9 @@
 //   kcr.io/sim-outcome         Succeeded (default) or Failed
 //   kcr.io/sim-exit-code       integer (default 0, or 1 when Failed)
 //   kcr.io/sim-message         the containers' termination message
+//   kcr.io/sim-log             what the containers print when they start
+//                              (their log, pod_log.h, which ends with the
+//                              termination message)
 // A malformed annotation falls back to the default (and is logged).
 //
 // Deployments: `deployment_ready_after` after the simulator first sees a

@@ -116,7 +116,7 @@ ResourceRegistry::ResourceRegistry() {
   }
   {
     ResourceInfo r =
-        Builtin("", "pods", "Pod", "pod", {"po"}, true, {"status"});
+        Builtin("", "pods", "Pod", "pod", {"po"}, true, {"log", "status"});
     r.categories = {"all"};
     r.return_deleted_object = true;
     r.field_labels = {"spec.nodeName",      "spec.restartPolicy",
