@@ -4,7 +4,8 @@
 // Terminating namespace gets no copy; a change of ruleType swaps the
 // copies; an invalid rule changes nothing; a source namespace deleted takes
 // its copies along; a rule whose finalizer was removed by hand still has
-// its copies removed.
+// its copies removed; a foreign object at a target name is left alone
+// until it goes.
 #include "controllers/copyrator/copyrator_controller.h"
 
 #include <algorithm>
@@ -516,6 +517,42 @@ TEST_F(CopyratorControllerTest, AnInvalidRuleChangesNothing) {
   ASSERT_TRUE(PatchRule("main-rule", R"({"namespace":"default"})").ok());
   EXPECT_NE(WaitForRule("main-rule", ReadyIs("True", "Synced")), nullptr);
   EXPECT_NE(Get(kConfigMaps, "team-a", "app-config"), nullptr);
+}
+
+TEST_F(CopyratorControllerTest, AForeignObjectIsLeftAloneUntilItGoes) {
+  CreateNamespace("team-a");
+  CreateSource("ConfigMap", "team-a", "app-config", {}, R"({"mine":"yes"})");
+  CreateSource("ConfigMap", "default", "app-config", {{"copyrator", "true"}},
+               R"({"greeting":"hello"})");
+  ASSERT_TRUE(CreateRule(kSampleRule).ok());
+  ASSERT_NO_FATAL_FAILURE();
+  api::ObjectPtr rule = WaitForRule("main-rule", ReadyIs("False", "Conflict"));
+  ASSERT_NE(rule, nullptr);
+  EXPECT_THAT(Ready(*rule, "message"),
+              HasSubstr("team-a/app-config (exists and is not a copy; "
+                        "source default/app-config)"));
+  EXPECT_TRUE(Eventually([&] { return Warnings("Conflict") == 1; }));
+  api::ObjectPtr foreign = Get(kConfigMaps, "team-a", "app-config");
+  ASSERT_NE(foreign, nullptr);
+  EXPECT_EQ(Str(*foreign, "/data"), R"({"mine":"yes"})");
+  EXPECT_FALSE(foreign->Annotation(kRuleAnnotation).has_value());
+
+  // Its owner deletes it: the target is free, the copy comes.
+  ASSERT_TRUE(
+      client_->Delete(kBg, kConfigMaps.InNamespace("team-a"), "app-config")
+          .ok());
+  EXPECT_NE(WaitFor(kConfigMaps, "team-a", "app-config",
+                    DataIs(R"({"greeting":"hello"})")),
+            nullptr);
+  EXPECT_NE(
+      WaitForRule("main-rule",
+                  [&](const api::Object& r) {
+                    return ReadyIs("True", "Synced")(r) &&
+                           CopiesAre(ActiveNamespacesBut("default").size())(r);
+                  }),
+      nullptr);
+  EXPECT_EQ(Warnings("Conflict"), 1);
+  EXPECT_EQ(ReconcileErrors(), 0);
 }
 
 // A namespace controller that deletes a Terminating namespace's contents
