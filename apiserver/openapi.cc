@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/time/time.h"
 #include "api/json/json_util.h"
+#include "apiserver/builtin_schema.h"
 #include "apiserver/negotiation.h"
 #include "apiserver/str_util.h"
 #include "glog/logging.h"
@@ -325,8 +326,7 @@ Value StringProperty(std::string_view description, Allocator& a) {
   return v;
 }
 
-Value GvkObject(const CustomResourceApi& api, std::string_view kind,
-                Allocator& a) {
+Value GvkObject(const OpenApiKind& api, std::string_view kind, Allocator& a) {
   Value gvk(rapidjson::kObjectType);
   gvk.AddMember("group", Str(api.group, a), a);
   gvk.AddMember("kind", Str(kind, a), a);
@@ -334,8 +334,7 @@ Value GvkObject(const CustomResourceApi& api, std::string_view kind,
   return gvk;
 }
 
-Value GvkList(const CustomResourceApi& api, std::string_view kind,
-              Allocator& a) {
+Value GvkList(const OpenApiKind& api, std::string_view kind, Allocator& a) {
   Value list(rapidjson::kArrayType);
   list.PushBack(GvkObject(api, kind, a), a);
   return list;
@@ -353,8 +352,39 @@ std::string ReversedGroup(std::string_view group) {
   return out;
 }
 
-std::string SchemaName(const CustomResourceApi& api, std::string_view kind) {
-  return Cat(ReversedGroup(api.group), ".", api.version, ".", kind);
+// The Go package of a built-in group's types, as kube-openapi names
+// schemas: "" -> io.k8s.api.core, "rbac.authorization.k8s.io" ->
+// io.k8s.api.rbac.
+std::string BuiltinPackage(std::string_view group) {
+  if (group.empty()) return "io.k8s.api.core";
+  if (group == "apiextensions.k8s.io") {
+    return "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions";
+  }
+  return Cat("io.k8s.api.", group.substr(0, group.find('.')));
+}
+
+std::string SchemaName(const OpenApiKind& api, std::string_view kind) {
+  return Cat(api.builtin ? BuiltinPackage(api.group) : ReversedGroup(api.group),
+             ".", api.version, ".", kind);
+}
+
+// "/api/v1" or "/apis/<group>/<version>".
+std::string GroupVersionPath(const OpenApiKind& api) {
+  return api.group.empty() ? Cat("/api/", api.version)
+                           : Cat("/apis/", api.group, "/", api.version);
+}
+
+// The group as operation ids spell it: "Core" for the core group, and
+// built-in groups without ".k8s.io" (RbacAuthorization).
+std::string OperationGroup(const OpenApiKind& api) {
+  if (api.group.empty()) return "core";
+  std::string_view g = api.group;
+  constexpr std::string_view kSuffix = ".k8s.io";
+  if (api.builtin && g.size() > kSuffix.size() &&
+      g.substr(g.size() - kSuffix.size()) == kSuffix) {
+    g.remove_suffix(kSuffix.size());
+  }
+  return std::string(g);
 }
 
 // "example.org", "v1" -> "ExampleOrgV1" (operation ids) and
@@ -373,19 +403,19 @@ std::string Camel(std::string_view text) {
   return out;
 }
 
-std::string GroupVersionId(const CustomResourceApi& api) {
-  return Camel(api.group) + Camel(api.version);
+std::string GroupVersionId(const OpenApiKind& api) {
+  return Camel(OperationGroup(api)) + Camel(api.version);
 }
 
-std::string Tag(const CustomResourceApi& api) {
-  std::string g = Camel(api.group);
+std::string Tag(const OpenApiKind& api) {
+  std::string g = Camel(OperationGroup(api));
   if (!g.empty()) g[0] = absl::ascii_tolower(g[0]);
   return Cat(g, "_", api.version);
 }
 
 // The kind's schema: the CRD's openAPIV3Schema with apiVersion, kind and
 // metadata as every kind has them, and its group-version-kind.
-Value KindSchema(const CustomResourceApi& api, Allocator& a) {
+Value KindSchema(const OpenApiKind& api, Allocator& a) {
   Value s(rapidjson::kObjectType);
   if (api.schema != nullptr && api.schema->IsObject())
     s.CopyFrom(*api.schema, a);
@@ -404,7 +434,7 @@ Value KindSchema(const CustomResourceApi& api, Allocator& a) {
   return s;
 }
 
-Value ListSchema(const CustomResourceApi& api, Allocator& a) {
+Value ListSchema(const OpenApiKind& api, Allocator& a) {
   Value s(rapidjson::kObjectType);
   s.AddMember("description",
               Str(Cat(api.list_kind, " is a list of ", api.kind), a), a);
@@ -556,7 +586,7 @@ Value PathItem(const std::vector<Value*>& parameters,
 
 // Adds the REST paths of `api` to `paths`, as kube-apiserver lists them for
 // a custom resource.
-void AddPaths(const CustomResourceApi& api, Value* paths, Allocator& a) {
+void AddPaths(const OpenApiKind& api, Value* paths, Allocator& a) {
   const std::string tag = Tag(api);
   const std::string gv = GroupVersionId(api);
   const std::string ns_word = api.namespaced ? "Namespaced" : "";
@@ -564,7 +594,7 @@ void AddPaths(const CustomResourceApi& api, Value* paths, Allocator& a) {
   const std::string list_schema = SchemaName(api, api.list_kind);
   const std::string status_schema = Cat(kMeta, "Status");
   const std::string base =
-      Cat("/apis/", api.group, "/", api.version,
+      Cat(GroupVersionPath(api),
           api.namespaced ? "/namespaces/{namespace}/" : "/", api.plural);
   Value name_param = Parameter("name", "path", "string",
                                Cat("name of the ", api.kind), true, a);
@@ -728,7 +758,7 @@ void AddPaths(const CustomResourceApi& api, Value* paths, Allocator& a) {
     list.response_schema = list_schema;
     std::vector<std::pair<const char*, Value>> ops;
     ops.emplace_back("get", Operation(list, tag, a));
-    Set(paths, Cat("/apis/", api.group, "/", api.version, "/", api.plural),
+    Set(paths, Cat(GroupVersionPath(api), "/", api.plural),
         PathItem({&pretty_param}, std::move(ops), a), a);
   }
 }
@@ -834,8 +864,8 @@ std::string HttpDate(absl::Time t) {
 
 }  // namespace
 
-std::vector<CustomResourceApi> CustomResourceApis(const rapidjson::Value& crd) {
-  std::vector<CustomResourceApi> out;
+std::vector<OpenApiKind> CustomResourceKinds(const rapidjson::Value& crd) {
+  std::vector<OpenApiKind> out;
   if (!crd.IsObject()) return out;
   auto spec = crd.FindMember("spec");
   if (spec == crd.MemberEnd() || !spec->value.IsObject()) return out;
@@ -846,7 +876,7 @@ std::vector<CustomResourceApi> CustomResourceApis(const rapidjson::Value& crd) {
       versions == s.MemberEnd() || !versions->value.IsArray()) {
     return out;
   }
-  CustomResourceApi base;
+  OpenApiKind base;
   base.group = json::StringMember(s, "group");
   base.plural = json::StringMember(names->value, "plural");
   base.kind = json::StringMember(names->value, "kind");
@@ -863,7 +893,7 @@ std::vector<CustomResourceApi> CustomResourceApis(const rapidjson::Value& crd) {
         !served->value.GetBool()) {
       continue;
     }
-    CustomResourceApi api = base;
+    OpenApiKind api = base;
     api.version = json::StringMember(v, "name");
     if (api.version.empty()) continue;
     auto sub = v.FindMember("subresources");
@@ -883,11 +913,114 @@ std::vector<CustomResourceApi> CustomResourceApis(const rapidjson::Value& crd) {
   return out;
 }
 
+namespace {
+
+// Nesting bound for Go types written inline (the built-in types nest a
+// dozen levels at most; a cycle would stop here).
+constexpr int kMaxGoTypeDepth = 32;
+
+Value GoTypeSchema(const GoType& t, int depth, Allocator& a) {
+  Value s(rapidjson::kObjectType);
+  auto type = [&](const char* name, const char* format = nullptr) {
+    s.AddMember("type", rapidjson::StringRef(name), a);
+    if (format != nullptr)
+      s.AddMember("format", rapidjson::StringRef(format), a);
+  };
+  using Kind = GoType::Kind;
+  switch (t.kind) {
+    case Kind::kString:
+      type("string");
+      break;
+    case Kind::kBool:
+      type("boolean");
+      break;
+    case Kind::kInt32:
+      type("integer", "int32");
+      break;
+    case Kind::kInt64:
+      type("integer", "int64");
+      break;
+    case Kind::kFloat64:
+      type("number", "double");
+      break;
+    case Kind::kBytes:
+      type("string", "byte");
+      break;
+    case Kind::kQuantity:
+      type("string");
+      break;
+    case Kind::kIntOrString:
+      type("string", "int-or-string");
+      break;
+    case Kind::kTime:
+      type("string", "date-time");
+      break;
+    case Kind::kAny:
+      type("object");
+      break;
+    case Kind::kStruct: {
+      type("object");
+      if (t.open || t.fields.empty() || depth >= kMaxGoTypeDepth) break;
+      Value props(rapidjson::kObjectType);
+      for (const auto& [name, field] : t.fields) {
+        props.AddMember(Str(name, a), GoTypeSchema(*field, depth + 1, a), a);
+      }
+      s.AddMember("properties", std::move(props), a);
+      break;
+    }
+    case Kind::kMap:
+      type("object");
+      if (t.elem != nullptr && depth < kMaxGoTypeDepth) {
+        s.AddMember("additionalProperties", GoTypeSchema(*t.elem, depth + 1, a),
+                    a);
+      }
+      break;
+    case Kind::kSlice:
+      type("array");
+      if (t.elem != nullptr && depth < kMaxGoTypeDepth) {
+        s.AddMember("items", GoTypeSchema(*t.elem, depth + 1, a), a);
+      } else {
+        s.AddMember("items", Value(rapidjson::kObjectType), a);
+      }
+      break;
+  }
+  return s;
+}
+
+}  // namespace
+
+std::vector<OpenApiKind> BuiltinKinds(const ResourceRegistry& resources) {
+  std::vector<OpenApiKind> out;
+  for (const ResourceInfoPtr& r : resources.All()) {
+    if (r->custom) continue;
+    OpenApiKind k;
+    k.group = r->group();
+    k.version = r->version();
+    k.plural = r->resource();
+    k.kind = r->kind();
+    k.list_kind = r->mapping.list_kind;
+    k.namespaced = r->namespaced();
+    k.has_status = r->has_status();
+    k.has_scale = r->has_scale();
+    k.builtin = true;
+    if (const GoType* t = BuiltinKindType(k.group, k.kind); t != nullptr) {
+      auto doc = std::make_shared<rapidjson::Document>();
+      doc->SetObject();
+      Value schema = GoTypeSchema(*t, 0, doc->GetAllocator());
+      static_cast<Value&>(*doc).Swap(schema);
+      k.schema = doc.get();
+      k.owned_schema = std::move(doc);
+    }
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
 std::map<std::string, std::string> BuildOpenApiV3Documents(
-    const std::vector<CustomResourceApi>& apis) {
-  std::map<std::string, std::vector<const CustomResourceApi*>> by_gv;
-  for (const CustomResourceApi& api : apis) {
-    by_gv[Cat("apis/", api.group, "/", api.version)].push_back(&api);
+    const std::vector<OpenApiKind>& apis) {
+  std::map<std::string, std::vector<const OpenApiKind*>> by_gv;
+  for (const OpenApiKind& api : apis) {
+    by_gv[GroupVersionPath(api).substr(1)].push_back(&api);
   }
   std::map<std::string, std::string> out;
   for (const auto& [gv, members] : by_gv) {
@@ -895,12 +1028,16 @@ std::map<std::string, std::string> BuildOpenApiV3Documents(
     Allocator& a = doc.GetAllocator();
     doc.AddMember("openapi", "3.0.0", a);
     Value info(rapidjson::kObjectType);
-    info.AddMember("title", "Kubernetes CRD Swagger", a);
+    info.AddMember("title",
+                   rapidjson::StringRef(members.front()->builtin
+                                            ? "Kubernetes"
+                                            : "Kubernetes CRD Swagger"),
+                   a);
     info.AddMember("version", "v0.1.0", a);
     doc.AddMember("info", std::move(info), a);
     Value paths(rapidjson::kObjectType);
     Value schemas(rapidjson::kObjectType);
-    for (const CustomResourceApi* api : members) {
+    for (const OpenApiKind* api : members) {
       AddPaths(*api, &paths, a);
       Set(&schemas, SchemaName(*api, api->kind), KindSchema(*api, a), a);
       Set(&schemas, SchemaName(*api, api->list_kind), ListSchema(*api, a), a);
@@ -928,12 +1065,12 @@ std::map<std::string, std::string> BuildOpenApiV3Documents(
   return out;
 }
 
-std::string BuildSwaggerV2Document(const std::vector<CustomResourceApi>& apis,
+std::string BuildSwaggerV2Document(const std::vector<OpenApiKind>& apis,
                                    std::string_view version) {
   rapidjson::Document doc(rapidjson::kObjectType);
   Allocator& a = doc.GetAllocator();
   Value schemas(rapidjson::kObjectType);
-  for (const CustomResourceApi& api : apis) {
+  for (const OpenApiKind& api : apis) {
     Set(&schemas, SchemaName(api, api.kind), KindSchema(api, a), a);
     Set(&schemas, SchemaName(api, api.list_kind), ListSchema(api, a), a);
   }
@@ -1009,11 +1146,12 @@ std::shared_ptr<const OpenApiService::Documents> OpenApiService::Current() {
   std::vector<api::ObjectPtr> crds = registry_->storage()->Snapshot(
       "apiextensions.k8s.io/customresourcedefinitions");
   std::string key;
-  std::vector<CustomResourceApi> apis;
+  std::vector<OpenApiKind> apis;
   ResourceRegistry* resources = registry_->resources();
+  apis = BuiltinKinds(*resources);
   for (const api::ObjectPtr& crd : crds) {
     bool any = false;
-    for (CustomResourceApi& api : CustomResourceApis(crd->json())) {
+    for (OpenApiKind& api : CustomResourceKinds(crd->json())) {
       ResourceInfoPtr info =
           resources->Lookup(api.group, api.version, api.plural);
       if (info == nullptr || !info->custom || info->crd_name != crd->name()) {

@@ -1,12 +1,13 @@
 // The OpenAPI documents of the local API server, as kube-apiserver serves
-// them for custom resources (apiextensions-apiserver's builder, kube-openapi's
-// handlers), so that `kubectl explain` works and kubectl decides field
-// validation and patch types as it does against a cluster:
+// them (kube-openapi's handlers; apiextensions-apiserver's builder for
+// custom resources), so that `kubectl explain` works and kubectl decides
+// field validation and patch types as it does against a cluster:
 //
 //   GET /openapi/v3                 the index: {"paths":{"apis/<g>/<v>":
 //                                   {"serverRelativeURL":
 //                                   "/openapi/v3/apis/<g>/<v>?hash=<H>"}}}
-//   GET /openapi/v3/apis/<g>/<v>    one group-version's OpenAPI 3.0 document:
+//   GET /openapi/v3/apis/<g>/<v>,   one group-version's OpenAPI 3.0 document:
+//       /openapi/v3/api/v1
 //                                   components.schemas for each kind and its
 //                                   list (x-kubernetes-group-version-kind,
 //                                   apiVersion, kind, metadata as a reference
@@ -21,10 +22,13 @@
 //                                   an empty gnostic document (empty body,
 //                                   application/octet-stream)
 //
-// Only custom resources are described (every served version of every CRD
-// the server serves); the built-in groups are absent from the index, which
-// kubectl treats as it treats a server without OpenAPI for them. Documents
-// follow the CRDs: each request sees the CRDs stored at that moment.
+// Every served version of every CRD the server serves is described, and
+// every built-in resource (with its Go type's fields, see BuiltinKinds).
+// No PATCH operation lists strategic merge patch: for a built-in kind
+// kubectl then computes the patch from its compiled-in types, as without
+// OpenAPI, rather than from schemas that carry no patch merge keys.
+// Documents follow the CRDs: each request sees the CRDs stored at that
+// moment.
 //
 // Caching as kube-openapi's handler3: a group-version document's hash is
 // the upper-case hex SHA-512 of its JSON, sent as the ETag; with ?hash=
@@ -43,6 +47,7 @@
 #include "api/object.h"
 #include "apiserver/http_server.h"
 #include "apiserver/registry.h"
+#include "apiserver/resources.h"
 #include "rapidjson/document.h"
 #include "runtime/base/clock.h"
 #include "runtime/base/mutex.h"
@@ -50,9 +55,9 @@
 namespace kcr {
 namespace apiserver {
 
-// One served version of a CustomResourceDefinition, as the documents
-// describe it.
-struct CustomResourceApi {
+// One kind of one served group-version, as the documents describe it: a
+// version of a CustomResourceDefinition, or a built-in resource.
+struct OpenApiKind {
   std::string group;
   std::string version;
   std::string plural;
@@ -61,22 +66,35 @@ struct CustomResourceApi {
   bool namespaced = true;
   bool has_status = false;
   bool has_scale = false;
-  // spec.versions[].schema.openAPIV3Schema; points into the CRD, which must
-  // outlive this. Null when the version has none.
+  // A built-in kind: schemas named after its Go package
+  // (io.k8s.api.core.v1.Pod) rather than the reversed group.
+  bool builtin = false;
+  // The kind's OpenAPI v3 schema (for a CRD its openAPIV3Schema); points
+  // into the CRD or into `owned_schema`, which must outlive this. Null when
+  // there is none (an object with apiVersion, kind and metadata is
+  // described).
   const rapidjson::Value* schema = nullptr;
+  std::shared_ptr<const rapidjson::Document> owned_schema;
 };
 
 // The served versions of `crd` (apiextensions.k8s.io/v1 JSON). Versions
 // with served: false and malformed entries are left out.
-std::vector<CustomResourceApi> CustomResourceApis(const rapidjson::Value& crd);
+std::vector<OpenApiKind> CustomResourceKinds(const rapidjson::Value& crd);
 
-// The OpenAPI v3 documents (JSON) of `apis`, by "apis/<group>/<version>".
+// The built-in resources of `resources`, each with the schema of its Go
+// type (builtin_schema.h) when the server has one: field names and types,
+// no descriptions; struct types are written inline (explain shows them as
+// <Object>), except ObjectMeta.
+std::vector<OpenApiKind> BuiltinKinds(const ResourceRegistry& resources);
+
+// The OpenAPI v3 documents (JSON) of `apis`, by "apis/<group>/<version>"
+// ("api/v1" for the core group).
 std::map<std::string, std::string> BuildOpenApiV3Documents(
-    const std::vector<CustomResourceApi>& apis);
+    const std::vector<OpenApiKind>& apis);
 
 // The Swagger 2.0 document (JSON) of `apis`: definitions only (paths is
 // empty). `version` is info.version (the server's gitVersion).
-std::string BuildSwaggerV2Document(const std::vector<CustomResourceApi>& apis,
+std::string BuildSwaggerV2Document(const std::vector<OpenApiKind>& apis,
                                    std::string_view version);
 
 // kube-openapi's ETag of a document: upper-case hex of its SHA-512.

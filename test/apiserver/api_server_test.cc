@@ -91,7 +91,7 @@ TEST_F(ApiServerTest, HealthChecksByNameAndUnknownOnesAreNotFound) {
   EXPECT_THAT(verbose.body, ::testing::EndsWith("readyz check passed\n"));
 }
 
-TEST_F(ApiServerTest, OpenApiDocumentsWithoutCustomResources) {
+TEST_F(ApiServerTest, OpenApiDocumentsOfTheBuiltinKinds) {
   // kubectl asks for protobuf (with the '@' form): an empty document.
   TestResponse v2 = client_->Get(
       "/openapi/v2",
@@ -105,8 +105,10 @@ TEST_F(ApiServerTest, OpenApiDocumentsWithoutCustomResources) {
   EXPECT_EQ(json.Str("/swagger"), "2.0");
   TestResponse v3 = client_->Get("/openapi/v3");
   EXPECT_EQ(v3.status, 200);
-  EXPECT_EQ(v3.body, R"({"paths":{}})");
-  EXPECT_EQ(client_->Get("/openapi/v3/apis/apps/v1").status, 404);
+  EXPECT_THAT(v3.body, HasSubstr(R"("api/v1":{"serverRelativeURL":)"));
+  EXPECT_THAT(v3.body, HasSubstr(R"("apis/apps/v1":)"));
+  EXPECT_EQ(client_->Get("/openapi/v3/apis/apps/v1").status, 200);
+  EXPECT_EQ(client_->Get("/openapi/v3/apis/example.com/v1").status, 404);
 }
 
 TEST_F(ApiServerTest, UnknownPathIsNotFoundStatus) {

@@ -3,11 +3,13 @@
 // patch media types) and that every reference resolves.
 #include "apiserver/openapi.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "api/json/json_util.h"
+#include "apiserver/resources.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
@@ -103,19 +105,19 @@ class OpenApiTest : public ::testing::Test {
   void SetUp() override {
     widget_ = Parse(kWidgetCrd);
     cluster_ = Parse(kClusterCrd);
-    apis_ = CustomResourceApis(widget_);
-    for (CustomResourceApi& api : CustomResourceApis(cluster_)) {
+    apis_ = CustomResourceKinds(widget_);
+    for (OpenApiKind& api : CustomResourceKinds(cluster_)) {
       apis_.push_back(api);
     }
   }
 
   rapidjson::Document widget_;
   rapidjson::Document cluster_;
-  std::vector<CustomResourceApi> apis_;
+  std::vector<OpenApiKind> apis_;
 };
 
 TEST_F(OpenApiTest, ServedVersionsOnly) {
-  std::vector<CustomResourceApi> w = CustomResourceApis(widget_);
+  std::vector<OpenApiKind> w = CustomResourceKinds(widget_);
   ASSERT_EQ(w.size(), 2u);
   EXPECT_EQ(w[0].version, "v1");
   EXPECT_EQ(w[0].list_kind, "WidgetList");
@@ -125,12 +127,12 @@ TEST_F(OpenApiTest, ServedVersionsOnly) {
   ASSERT_NE(w[0].schema, nullptr);
   EXPECT_EQ(w[1].version, "v1beta1");
   EXPECT_FALSE(w[1].has_status);
-  std::vector<CustomResourceApi> c = CustomResourceApis(cluster_);
+  std::vector<OpenApiKind> c = CustomResourceKinds(cluster_);
   ASSERT_EQ(c.size(), 1u);
   EXPECT_FALSE(c[0].namespaced);
   EXPECT_EQ(c[0].list_kind, "GadgetCollection");
-  EXPECT_TRUE(CustomResourceApis(Parse(R"({"spec":{}})")).empty());
-  EXPECT_TRUE(CustomResourceApis(Parse("[]")).empty());
+  EXPECT_TRUE(CustomResourceKinds(Parse(R"({"spec":{}})")).empty());
+  EXPECT_TRUE(CustomResourceKinds(Parse("[]")).empty());
 }
 
 TEST_F(OpenApiTest, OneDocumentPerGroupVersion) {
@@ -292,6 +294,61 @@ TEST_F(OpenApiTest, SwaggerV2Definitions) {
     EXPECT_NE(rapidjson::Pointer(ref.substr(1).c_str()).Get(doc), nullptr)
         << ref;
   }
+}
+
+TEST(OpenApiBuiltinTest, GoTypesOfTheBuiltinKinds) {
+  ResourceRegistry resources;
+  std::vector<OpenApiKind> kinds = BuiltinKinds(resources);
+  auto pod = std::find_if(kinds.begin(), kinds.end(), [](const OpenApiKind& k) {
+    return k.group.empty() && k.kind == "Pod";
+  });
+  ASSERT_NE(pod, kinds.end());
+  EXPECT_TRUE(pod->builtin);
+  EXPECT_EQ(pod->plural, "pods");
+  EXPECT_TRUE(pod->has_status);
+  ASSERT_NE(pod->schema, nullptr);
+  EXPECT_EQ(std::string(At(*pod->schema,
+                           "/properties/spec/properties/"
+                           "containers/items/properties/image/"
+                           "type")
+                            ->GetString()),
+            "string");
+
+  auto docs = BuildOpenApiV3Documents(kinds);
+  ASSERT_EQ(docs.count("api/v1"), 1u);
+  ASSERT_EQ(docs.count("apis/apps/v1"), 1u);
+  rapidjson::Document core = Parse(docs["api/v1"]);
+  EXPECT_EQ(std::string(At(core, "/info/title")->GetString()), "Kubernetes");
+  const rapidjson::Value* schema =
+      At(core, "/components/schemas/io.k8s.api.core.v1.Pod");
+  ASSERT_NE(schema, nullptr);
+  EXPECT_EQ(
+      std::string(
+          At(*schema, "/x-kubernetes-group-version-kind/0/group")->GetString()),
+      "");
+  const rapidjson::Value* patch =
+      At(core, "/paths/~1api~1v1~1namespaces~1{namespace}~1pods~1{name}/patch");
+  ASSERT_NE(patch, nullptr);
+  EXPECT_EQ(std::string((*patch)["operationId"].GetString()),
+            "patchCoreV1NamespacedPod");
+  EXPECT_THAT(ParameterNames(*patch), ::testing::Contains("fieldValidation"));
+  // No strategic merge patch: kubectl keeps computing it from its
+  // compiled-in types, which know the merge keys these schemas lack.
+  EXPECT_FALSE(At(*patch, "/requestBody/content")
+                   ->HasMember("application/strategic-merge-patch+json"));
+  EXPECT_NE(At(core, "/paths/~1api~1v1~1namespaces/get"), nullptr);
+  for (const auto& [gv, text] : docs) {
+    rapidjson::Document doc = Parse(text);
+    std::vector<std::string> refs;
+    Refs(doc, &refs);
+    for (const std::string& ref : refs) {
+      EXPECT_NE(rapidjson::Pointer(ref.substr(1).c_str()).Get(doc), nullptr)
+          << gv << " " << ref;
+    }
+  }
+  EXPECT_THAT(docs["apis/apps/v1"],
+              HasSubstr(R"("operationId":"readAppsV1NamespacedDeployment")"));
+  EXPECT_THAT(docs["apis/apps/v1"], HasSubstr("io.k8s.api.apps.v1.Deployment"));
 }
 
 TEST(OpenApiHashTest, UpperCaseHexSha512) {

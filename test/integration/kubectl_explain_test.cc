@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <memory>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,6 +58,8 @@ struct Version {
   std::string git_version;
   std::string minor;
 };
+
+void PrintTo(const Version& v, std::ostream* os) { *os << v.git_version; }
 
 class KubectlExplainTest : public ::testing::TestWithParam<Version> {
  protected:
@@ -153,6 +156,20 @@ TEST_P(KubectlExplainTest, DescriptionsOfACrdCreatedLater) {
   EXPECT_NE(Explain("widgets").exit_code, 0);
 }
 
+// Built-in kinds: the fields and types of the server's Go types.
+TEST_P(KubectlExplainTest, BuiltinKinds) {
+  KubectlResult r = Explain("pod.spec.containers");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, ContainsRegex("KIND: +Pod"));
+  EXPECT_THAT(r.out, ContainsRegex("FIELD: +containers <\\[\\]Object>"));
+  EXPECT_THAT(r.out, ContainsRegex("image\t<string>"));
+  EXPECT_THAT(r.out, ContainsRegex("ports\t<\\[\\]Object>"));
+  KubectlResult d = Explain("deployments.spec.replicas");
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_THAT(d.out, ContainsRegex("GROUP: +apps"));
+  EXPECT_THAT(d.out, ContainsRegex("FIELD: +replicas <integer>"));
+}
+
 // With OpenAPI served, apply of a custom resource still validates on the
 // server (fieldValidation=Strict) and updates with a JSON merge patch.
 TEST_P(KubectlExplainTest, ApplyOfCustomResourcesIsUnchanged) {
@@ -183,6 +200,43 @@ spec: {replicas: 1, replica: 2}
 )");
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_THAT(bad.err, HasSubstr(R"(unknown field "spec.replica")"));
+}
+
+// Built-in kinds keep strategic merge patches computed from kubectl's
+// compiled-in types, and server-side validation.
+TEST_P(KubectlExplainTest, ApplyOfBuiltinKindsIsUnchanged) {
+  const std::string deployment = R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - {name: a, image: "busybox:1", env: [{name: X, value: "1"}]}
+      - {name: b, image: "busybox:1"}
+)";
+  KubectlResult created = kubectl_->Run({"apply", "-f", "-"}, deployment);
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  std::string changed = deployment;
+  changed.replace(changed.find("env: [{name: X, value: \"1\"}]"),
+                  std::string("env: [{name: X, value: \"1\"}]").size(),
+                  "env: []");
+  KubectlResult updated = kubectl_->Run({"apply", "-f", "-", "-v=8"}, changed);
+  ASSERT_EQ(updated.exit_code, 0) << updated.err;
+  EXPECT_THAT(updated.err, HasSubstr("application/strategic-merge-patch+json"));
+  // Computed from kubectl's compiled-in types, which know the merge keys.
+  EXPECT_THAT(updated.err, HasSubstr("$setElementOrder/containers"));
+  KubectlResult bad = kubectl_->Run({"apply", "-f", "-"},
+                                    R"(apiVersion: v1
+kind: ConfigMap
+metadata: {name: typo}
+dta: {a: b}
+)");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr(R"(unknown field "dta")"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Minors, KubectlExplainTest,
