@@ -113,6 +113,9 @@ TEST_P(KubectlExplainTest, NginxSpec) {
   EXPECT_THAT(r.out, ContainsRegex("image\t<string>"));
   EXPECT_THAT(r.out, ContainsRegex("port\t<integer>"));
   EXPECT_THAT(r.out, ContainsRegex("replicas\t<integer>"));
+  // The CRD's descriptions (manifests/crds/nginx.yaml).
+  EXPECT_THAT(r.out, HasSubstr("What the Deployment runs."));
+  EXPECT_THAT(r.out, HasSubstr("How many nginx pods to run"));
 }
 
 TEST_P(KubectlExplainTest, CopyratorsByPlural) {
@@ -123,6 +126,7 @@ TEST_P(KubectlExplainTest, CopyratorsByPlural) {
   KubectlResult field = Explain("copyrators.ruleType");
   ASSERT_EQ(field.exit_code, 0) << field.err;
   EXPECT_THAT(field.out, ContainsRegex("FIELD: +ruleType <string>"));
+  EXPECT_THAT(field.out, HasSubstr("What to copy: configmap or secret."));
 }
 
 TEST_P(KubectlExplainTest, LoadTestSpecTest) {
