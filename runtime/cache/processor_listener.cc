@@ -69,7 +69,20 @@ void ProcessorListener::Stop() {
 
 void ProcessorListener::Add(HandlerEvent event) {
   MutexLock lock(&mu_);
-  if (stopped_ || event.object == nullptr) return;
+  if (AddLocked(std::move(event))) cv_.Signal();
+}
+
+void ProcessorListener::Add(absl::Span<const HandlerEvent> events) {
+  MutexLock lock(&mu_);
+  bool queued = false;
+  for (const HandlerEvent& event : events) {
+    if (AddLocked(event)) queued = true;
+  }
+  if (queued) cv_.Signal();
+}
+
+bool ProcessorListener::AddLocked(HandlerEvent event) {
+  if (stopped_ || event.object == nullptr) return false;
   if (!coalescing_ && live_ >= options_.max_in_order) {
     StartCoalescingLocked();
   }
@@ -83,7 +96,7 @@ void ProcessorListener::Add(HandlerEvent event) {
         ++coalesced_;
         if (!pending.live) latest_.erase(it);
         ReportDepthLocked();
-        return;
+        return false;
       }
     }
     latest_[key] = head_seq_ + queue_.size();
@@ -92,7 +105,7 @@ void ProcessorListener::Add(HandlerEvent event) {
   queue_.push_back(Entry{std::move(event), std::move(key), true});
   ++live_;
   ReportDepthLocked();
-  cv_.Signal();
+  return true;
 }
 
 void ProcessorListener::StartCoalescingLocked() {

@@ -36,6 +36,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "api/object.h"
 #include "runtime/base/mutex.h"
 
@@ -122,6 +123,8 @@ class ProcessorListener {
   // Queues a notification; never waits for the handler. Ignored after
   // Stop.
   void Add(HandlerEvent event);
+  // Queues `events` in order, waking the thread once for all of them.
+  void Add(absl::Span<const HandlerEvent> events);
   // Stops delivering: the call in progress finishes, pending notifications
   // are dropped. Does not wait; the destructor joins the thread (so never
   // destroy a listener from its own handler).
@@ -157,6 +160,9 @@ class ProcessorListener {
     bool live = true;
   };
 
+  // Queues `event` (see Add); false when it was ignored or merged into a
+  // pending one, i.e. there is nothing new to wake the thread for.
+  bool AddLocked(HandlerEvent event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Loop();
   void Deliver(const HandlerEvent& event);
   // Builds the key index of every pending notification.

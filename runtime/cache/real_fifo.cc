@@ -52,12 +52,31 @@ absl::Status RealFifo::Enqueue(DeltaType type, api::ObjectPtr object) {
   MutexLock lock(&mu_);
   if (closed_) return absl::OkStatus();
   PushLocked(Delta{type, std::move(object), false}, *std::move(key));
+  WakeLocked();
   return absl::OkStatus();
 }
 
 void RealFifo::PushLocked(Delta delta, std::string key) {
   items_.push_back(Entry{std::move(delta), std::move(key)});
-  cv_.Signal();
+}
+
+void RealFifo::WakeLocked() {
+  // One popper: Signal wakes it if it waits. (A wake-up per write costs a
+  // futex call and a context switch when the popper keeps up with the
+  // writer, as it does with a watch.)
+  if (holds_ == 0 && !items_.empty()) cv_.Signal();
+}
+
+void RealFifo::HoldWakeups() {
+  MutexLock lock(&mu_);
+  ++holds_;
+}
+
+void RealFifo::ReleaseWakeups() {
+  MutexLock lock(&mu_);
+  CHECK_GT(holds_, 0u) << "RealFifo::ReleaseWakeups without HoldWakeups";
+  --holds_;
+  WakeLocked();
 }
 
 absl::Status RealFifo::Add(api::ObjectPtr object) {
@@ -158,6 +177,7 @@ absl::Status RealFifo::Replace(std::vector<api::ObjectPtr> objects,
     initial_unpopped_ = items_.size();
     initial_unprocessed_ = items_.size();
   }
+  WakeLocked();
   return absl::OkStatus();
 }
 
@@ -185,6 +205,7 @@ absl::Status RealFifo::Resync() {
   for (Entry& entry : syncs) {
     PushLocked(std::move(entry.delta), std::move(entry.key));
   }
+  WakeLocked();
   return absl::OkStatus();
 }
 

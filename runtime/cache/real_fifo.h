@@ -78,6 +78,10 @@ class RealFifo final : public Queue {
   absl::Status Replace(std::vector<api::ObjectPtr> objects,
                        std::string resource_version) override;
   absl::Status Resync() override;
+  // While held, writes do not wake a waiting Pop; the last release does,
+  // when anything is queued.
+  void HoldWakeups() override;
+  void ReleaseWakeups() override;
 
   // The newest state of every key with a delta waiting (not the ones being
   // processed), deleted ones excluded, as client-go's RealFIFO lists its
@@ -109,8 +113,12 @@ class RealFifo final : public Queue {
   // Applies the transform; null when the object is to be dropped.
   api::ObjectPtr Transform(api::ObjectPtr object);
   absl::Status Enqueue(DeltaType type, api::ObjectPtr object);
+  // Queues without waking Pop: the caller calls WakeLocked once it is
+  // done queueing.
   void PushLocked(Delta delta, std::string key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Wakes Pop when something is queued and no wake-ups are held.
+  void WakeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool ReadyLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Store* const known_objects_;
@@ -125,6 +133,8 @@ class RealFifo final : public Queue {
   std::shared_ptr<const Batch> in_flight_ ABSL_GUARDED_BY(mu_);
   bool popping_ ABSL_GUARDED_BY(mu_) = false;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  // HoldWakeups calls not yet released.
+  size_t holds_ ABSL_GUARDED_BY(mu_) = 0;
   // Set by the first Replace.
   bool populated_ ABSL_GUARDED_BY(mu_) = false;
   // Of the deltas queued up to the end of the first Replace: how many are

@@ -23,6 +23,30 @@ constexpr std::string_view kInitialEventsEnd = "k8s.io/initial-events-end";
 // A watch that ends sooner than this with no event is an error.
 constexpr absl::Duration kVeryShortWatch = absl::Seconds(1);
 
+// Holds a store's wake-ups (Store::HoldWakeups) while set, and releases
+// them when unset or destroyed.
+class HeldWakeups {
+ public:
+  explicit HeldWakeups(Store* store) : store_(store) {}
+  ~HeldWakeups() { Set(false); }
+  HeldWakeups(const HeldWakeups&) = delete;
+  HeldWakeups& operator=(const HeldWakeups&) = delete;
+
+  void Set(bool hold) {
+    if (hold == held_) return;
+    held_ = hold;
+    if (hold) {
+      store_->HoldWakeups();
+    } else {
+      store_->ReleaseWakeups();
+    }
+  }
+
+ private:
+  Store* const store_;
+  bool held_ = false;
+};
+
 bool IsExpired(const absl::Status& s) {
   return api::IsResourceExpired(s) || api::IsGone(s);
 }
@@ -517,7 +541,12 @@ absl::Status Reflector::HandleWatch(
     bool stop_at_initial_events_end, bool* initial_events_end) {
   int64_t events = 0;
   client::WatchEvent event;
+  HeldWakeups held(store_);
   while (stream->Next(ctx, &event)) {
+    // A run of events the stream already has goes to the store as one:
+    // its consumer wakes once for the run, not once per event. Released
+    // before a Next that may wait for the server.
+    held.Set(stream->Buffered() > 0);
     if (CounterMetric* m = events_metric_[EventIndex(event.type)].get()) {
       m->Inc();
     }

@@ -211,20 +211,22 @@ absl::Status SharedIndexInformer::HandleDeltas(absl::Span<const Delta> batch,
   int64_t max_rv = 0;
   {
     MutexLock lock(&mu_);
+    // The notifications for every handler, handed over a run at a time:
+    // each handler's thread wakes once per batch, not once per delta.
+    std::vector<HandlerEvent> run;
+    run.reserve(batch.size());
     for (const Delta& delta : batch) {
       max_rv =
           std::max(max_rv, NumericVersion(delta.object->resource_version()));
       if (delta.type == DeltaType::kDeleted) {
         store_->Remove(delta.object->Key());
-        DistributeLocked(
-            HandlerEvent::Delete(delta.object, delta.final_state_unknown),
-            /*sync=*/false);
+        run.push_back(
+            HandlerEvent::Delete(delta.object, delta.final_state_unknown));
         continue;
       }
       api::ObjectPtr old = store_->Upsert(delta.object);
       if (old == nullptr) {
-        DistributeLocked(HandlerEvent::Add(delta.object, initial),
-                         /*sync=*/false);
+        run.push_back(HandlerEvent::Add(delta.object, initial));
         continue;
       }
       // A resync, or a relist that found the object unchanged, goes only
@@ -233,9 +235,17 @@ absl::Status SharedIndexInformer::HandleDeltas(absl::Span<const Delta> batch,
           delta.type == DeltaType::kSync ||
           (delta.type == DeltaType::kReplaced &&
            old->resource_version() == delta.object->resource_version());
-      DistributeLocked(HandlerEvent::Update(std::move(old), delta.object),
-                       sync);
+      HandlerEvent update = HandlerEvent::Update(std::move(old), delta.object);
+      if (!sync) {
+        run.push_back(std::move(update));
+        continue;
+      }
+      // Everything before it first, to keep each handler's order.
+      DistributeLocked(run);
+      run.clear();
+      for (ProcessorListener* listener : syncing_) listener->Add(update);
     }
+    DistributeLocked(run);
   }
   {
     MutexLock lock(&wait_mu_);
@@ -245,13 +255,10 @@ absl::Status SharedIndexInformer::HandleDeltas(absl::Span<const Delta> batch,
   return absl::OkStatus();
 }
 
-void SharedIndexInformer::DistributeLocked(const HandlerEvent& event,
-                                           bool sync) {
-  if (sync) {
-    for (ProcessorListener* listener : syncing_) listener->Add(event);
-    return;
-  }
-  for (const auto& listener : listeners_) listener->Add(event);
+void SharedIndexInformer::DistributeLocked(
+    absl::Span<const HandlerEvent> events) {
+  if (events.empty()) return;
+  for (const auto& listener : listeners_) listener->Add(events);
 }
 
 bool SharedIndexInformer::ShouldResync() {

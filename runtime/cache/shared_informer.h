@@ -146,7 +146,8 @@ class SharedIndexInformer {
   // Applies popped changes to the cache and hands them to the handlers.
   absl::Status HandleDeltas(absl::Span<const Delta> batch, bool initial)
       ABSL_LOCKS_EXCLUDED(mu_);
-  void DistributeLocked(const HandlerEvent& event, bool sync)
+  // Hands `events` to every handler.
+  void DistributeLocked(absl::Span<const HandlerEvent> events)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Marks the informer stopped and stops every handler's listener (their
   // threads are joined before it returns, unless another owner remains).

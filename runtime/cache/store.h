@@ -60,6 +60,17 @@ class Store {
   // A periodic resync (FIFOs queue a Sync for every known object); a
   // no-op for plain stores.
   virtual absl::Status Resync() = 0;
+
+  // The writes between HoldWakeups and ReleaseWakeups come as one run (the
+  // events one read of a watch brought): a store whose consumer waits for
+  // writes (a FIFO) may wake it once, at ReleaseWakeups, rather than on
+  // each write. Every write still applies at once, and is visible to
+  // readers at once. The caller must release before it waits for anything
+  // else, so that a held wake-up is never delayed by more than the run's
+  // own writes. Calls pair up and may nest, from any thread; plain stores
+  // ignore them.
+  virtual void HoldWakeups() {}
+  virtual void ReleaseWakeups() {}
 };
 
 }  // namespace kcr::cache

@@ -92,6 +92,11 @@ class StreamWatcher final : public WatchStream {
     }
   }
 
+  size_t Buffered() const override {
+    MutexLock next_lock(&next_mu_);
+    return ready_.size() - next_event_;
+  }
+
   void Stop() override { StopWith(absl::CancelledError("watch stopped")); }
 
   absl::Status status() const override {
@@ -281,7 +286,7 @@ class StreamWatcher final : public WatchStream {
   const WatchDecoder lines_;
 
   // The consumer's side, for one Next() at a time.
-  Mutex next_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  mutable Mutex next_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   WatchDecoder decoder_ ABSL_GUARDED_BY(next_mu_);
   std::deque<std::unique_ptr<Batch>> taken_ ABSL_GUARDED_BY(next_mu_);
   std::vector<WatchEvent> ready_ ABSL_GUARDED_BY(next_mu_);

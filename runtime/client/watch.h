@@ -6,6 +6,7 @@
 #ifndef KCR_RUNTIME_CLIENT_WATCH_H_
 #define KCR_RUNTIME_CLIENT_WATCH_H_
 
+#include <cstddef>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -45,6 +46,13 @@ class WatchStream {
   virtual bool Next(const Context& ctx, WatchEvent* event) = 0;
   // Next without a context of its own (the watch's still applies).
   bool Next(WatchEvent* event) { return Next(Context::Background(), event); }
+
+  // How many events Next() would return now without waiting for the
+  // server: already read and decoded. A caller may use it to handle such a
+  // run of events together (e.g. wake its own consumer once for all of
+  // them). Called from the thread calling Next. The default, 0, is always
+  // correct.
+  virtual size_t Buffered() const { return 0; }
 
   // Ends the stream: a Next() blocked on it returns false at once, and
   // every later Next() returns false. Releases the connection.

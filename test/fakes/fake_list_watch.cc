@@ -75,6 +75,12 @@ class FakeWatch::Stream final : public client::WatchStream {
     }
   }
 
+  // What the test queued: Next returns it without waiting.
+  size_t Buffered() const override {
+    MutexLock lock(&watch_->mu_);
+    return watch_->events_.size();
+  }
+
   void Stop() override {
     MutexLock lock(&watch_->mu_);
     watch_->stopped_ = true;
@@ -94,6 +100,12 @@ class FakeWatch::Stream final : public client::WatchStream {
 void FakeWatch::Push(client::WatchEvent event) {
   MutexLock lock(&mu_);
   events_.push_back(std::move(event));
+  cv_.SignalAll();
+}
+
+void FakeWatch::PushAll(std::vector<client::WatchEvent> events) {
+  MutexLock lock(&mu_);
+  for (client::WatchEvent& event : events) events_.push_back(std::move(event));
   cv_.SignalAll();
 }
 

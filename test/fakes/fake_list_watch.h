@@ -49,6 +49,9 @@ class FakeWatch {
  public:
   // Queue an event for the watcher's Next().
   void Push(client::WatchEvent event);
+  // Queues `events` at once: the watcher finds them all buffered
+  // (WatchStream::Buffered).
+  void PushAll(std::vector<client::WatchEvent> events);
   void Add(api::ObjectPtr object);
   void Modify(api::ObjectPtr object);
   void Delete(api::ObjectPtr object);

@@ -94,6 +94,35 @@ TEST(ProcessorListenerTest, DeliversInOrder) {
   EXPECT_TRUE(listener.InitialListDelivered());
 }
 
+TEST(ProcessorListenerTest, ABatchIsDeliveredInOrderAndCoalescedLikeSingles) {
+  auto recorder = std::make_shared<Recorder>();
+  ProcessorListener listener(recorder, {.name = "test", .max_in_order = 2});
+  listener.Start();
+  recorder->Close();
+  listener.Add(HandlerEvent::Add(Pod("held", 1), false));
+  recorder->WaitHeld();
+  const std::vector<HandlerEvent> batch = {
+      HandlerEvent::Add(Pod("a", 2), true),
+      HandlerEvent::Add(Pod("b", 3), false),
+      HandlerEvent::Update(Pod("a", 2), Pod("a", 4)),  // → add a 4
+      HandlerEvent::Delete(Pod("b", 5), false),        // cancels b
+      HandlerEvent::Add(Pod("c", 6), false),
+  };
+  listener.Add(batch);
+  EXPECT_EQ(listener.pending(), 2u);  // a, c
+  recorder->Open();
+  ASSERT_TRUE(listener.WaitIdle(absl::Seconds(10)));
+  EXPECT_EQ(
+      recorder->calls(),
+      (std::vector<std::string>{"add held 1", "add a 4 initial", "add c 6"}));
+  EXPECT_EQ(listener.coalesced(), 2);
+  EXPECT_TRUE(listener.InitialListDelivered());
+  // Ignored once stopped, like a single Add.
+  listener.Stop();
+  listener.Add(batch);
+  EXPECT_EQ(listener.pending(), 0u);
+}
+
 TEST(ProcessorListenerTest, InitialListDeliveredOnlyAfterHandlerReturns) {
   auto recorder = std::make_shared<Recorder>();
   ProcessorListener listener(recorder, {.name = "test"});

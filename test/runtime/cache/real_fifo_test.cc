@@ -294,6 +294,40 @@ TEST(RealFifoTest, CloseWakesABlockedPop) {
   EXPECT_EQ(popped.code(), absl::StatusCode::kCancelled);
 }
 
+TEST(RealFifoTest, HeldWakeupsStillQueueAtOnce) {
+  RealFifo fifo;
+  fifo.HoldWakeups();
+  ASSERT_TRUE(fifo.Add(Obj("a")).ok());
+  ASSERT_TRUE(fifo.Update(Obj("a", "2")).ok());
+  // Visible to readers while held, and a Pop that finds them takes them.
+  EXPECT_EQ(fifo.Len(), 2u);
+  EXPECT_THAT(PopOne(fifo).deltas, ElementsAre("Added a@1", "Updated a@2"));
+  fifo.ReleaseWakeups();
+}
+
+TEST(RealFifoTest, TheLastReleaseWakesAWaitingPop) {
+  RealFifo fifo;
+  Notification popped;
+  Popped out;
+  std::thread popper([&] {
+    out = PopOne(fifo);
+    popped.Notify();
+  });
+  // Nested holds: the popper may be waiting already, or not yet; either
+  // way it gets the whole run once the holds are released.
+  fifo.HoldWakeups();
+  fifo.HoldWakeups();
+  ASSERT_TRUE(fifo.Add(Obj("a")).ok());
+  ASSERT_TRUE(fifo.Add(Obj("b")).ok());
+  fifo.ReleaseWakeups();
+  ASSERT_TRUE(fifo.Add(Obj("c")).ok());
+  fifo.ReleaseWakeups();
+  EXPECT_TRUE(popped.WaitForNotificationWithTimeout(absl::Seconds(60)));
+  popper.join();
+  EXPECT_FALSE(out.deltas.empty());
+  EXPECT_EQ(out.deltas.front(), "Added a@1");
+}
+
 TEST(RealFifoTest, PopEndsWithItsContext) {
   RealFifo fifo;
   auto [ctx, cancel] = WithCancel(Context::Background());

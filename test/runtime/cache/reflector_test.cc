@@ -82,6 +82,21 @@ class RecordingStore final : public Store {
     return resync_error_;
   }
 
+  // Whether HoldWakeups / ReleaseWakeups go into the log (as "Hold" and
+  // "Release").
+  void set_record_wakeups(bool record) {
+    MutexLock lock(&mu_);
+    record_wakeups_ = record;
+  }
+  void HoldWakeups() override {
+    MutexLock lock(&mu_);
+    if (record_wakeups_) log_.push_back("Hold");
+  }
+  void ReleaseWakeups() override {
+    MutexLock lock(&mu_);
+    if (record_wakeups_) log_.push_back("Release");
+  }
+
   void set_resync_error(absl::Status s) {
     MutexLock lock(&mu_);
     resync_error_ = std::move(s);
@@ -112,6 +127,7 @@ class RecordingStore final : public Store {
   mutable Mutex mu_;
   std::vector<std::string> log_ ABSL_GUARDED_BY(mu_);
   absl::Status resync_error_ ABSL_GUARDED_BY(mu_);
+  bool record_wakeups_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 RandomFunc Constant(double v) {
@@ -244,6 +260,28 @@ TEST_F(ReflectorTest, WatchEventsReachTheStoreAndMoveTheVersionOn) {
   EXPECT_EQ(Metric(FakeCacheMetrics::kEvents, "DELETED"), 1);
   EXPECT_EQ(Metric(FakeCacheMetrics::kEvents, "BOOKMARK"), 1);
   EXPECT_EQ(Metric(FakeCacheMetrics::kLastResourceVersion), 20);
+}
+
+TEST_F(ReflectorTest, ARunOfBufferedEventsHoldsTheStoresWakeups) {
+  lw_.SetState({}, "10");
+  store_.set_record_wakeups(true);
+  Start();
+  std::shared_ptr<FakeWatch> watch = lw_.WaitForWatch(0);
+  watch->WaitUntilDrained();
+  // Three events the stream has at once, then one alone.
+  watch->PushAll({
+      client::WatchEvent{api::EventType::kAdded, Obj("a", "11"), {}},
+      client::WatchEvent{api::EventType::kModified, Obj("a", "12"), {}},
+      client::WatchEvent{api::EventType::kDeleted, Obj("a", "13"), {}},
+  });
+  watch->WaitUntilDrained();
+  watch->Add(Obj("b", "14"));
+  watch->WaitUntilDrained();
+  // Released before the last event of the run: the store wakes its
+  // consumer with it, before the reflector waits for more.
+  EXPECT_THAT(store_.log(),
+              ElementsAre("Replace @10", "Hold", "Add a@11", "Update a@12",
+                          "Release", "Delete a@13", "Add b@14"));
 }
 
 TEST_F(ReflectorTest, CleanCloseWatchesAgainFromTheLastVersionWithoutList) {

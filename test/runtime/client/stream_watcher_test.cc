@@ -101,6 +101,25 @@ TEST(StreamWatcherTest, ReadsOfEverySize) {
   }
 }
 
+TEST(StreamWatcherTest, BufferedCountsTheEventsOfTheCurrentRead) {
+  const std::string stream = Event("ADDED", "a") + "\n" + Event("ADDED", "b") +
+                             "\n" + Event("ADDED", "c") + "\n";
+  // One read brings all three.
+  auto watch = NewStreamWatcher(
+      Context::Background(),
+      std::make_unique<FakeBody>(stream, std::vector<size_t>{stream.size()}),
+      {});
+  EXPECT_EQ(watch->Buffered(), 0u);
+  WatchEvent e;
+  for (size_t left : {2u, 1u, 0u}) {
+    ASSERT_TRUE(watch->Next(&e));
+    EXPECT_EQ(watch->Buffered(), left);
+  }
+  EXPECT_FALSE(watch->Next(&e));
+  EXPECT_TRUE(watch->status().ok()) << watch->status();
+  EXPECT_EQ(watch->Buffered(), 0u);
+}
+
 TEST(StreamWatcherTest, EndsAsTheDecoderSays) {
   const std::string two = Event("ADDED", "a") + "\n" + Event("ADDED", "b");
   const std::string half = two.substr(0, two.size() - 5);
