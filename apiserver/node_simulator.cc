@@ -393,6 +393,89 @@ absl::Time NodeSimulator::Sync() {
   return next;
 }
 
+void NodeSimulator::RecordPodEvent(const api::Object& pod, Reporter reporter,
+                                   std::string_view field_path, bool warning,
+                                   std::string_view reason,
+                                   std::string_view action,
+                                   const std::string& message, absl::Time now) {
+  if (!options_.record_events) return;
+  ResourceInfoPtr events = registry_->resources()->Lookup("", "v1", "events");
+  if (events == nullptr) return;
+  // The recorder's name: <object>.<UnixNano in hex>.
+  last_event_nanos_ = std::max(last_event_nanos_ + 1, absl::ToUnixNanos(now));
+  char suffix[17];
+  std::snprintf(suffix, sizeof(suffix), "%llx",
+                static_cast<unsigned long long>(last_event_nanos_));
+  api::ObjectBuilder b;
+  b.SetApiVersion("v1")
+      .SetKind("Event")
+      .SetName(Cat(pod.name(), ".", suffix))
+      .SetNamespace(pod.ns());
+  Allocator& a = b.allocator();
+  Value& e = b.json();
+  Value involved(rapidjson::kObjectType);
+  involved.AddMember("kind", Str("Pod", a), a);
+  involved.AddMember("namespace", Str(pod.ns(), a), a);
+  involved.AddMember("name", Str(pod.name(), a), a);
+  involved.AddMember("uid", Str(pod.uid(), a), a);
+  involved.AddMember("apiVersion", Str("v1", a), a);
+  involved.AddMember("resourceVersion", Str(pod.resource_version(), a), a);
+  if (!field_path.empty()) {
+    involved.AddMember("fieldPath", Str(field_path, a), a);
+  }
+  e.AddMember("involvedObject", involved, a);
+  e.AddMember("reason", Str(reason, a), a);
+  e.AddMember("message", Str(message, a), a);
+  e.AddMember("type", Str(warning ? "Warning" : "Normal", a), a);
+  if (reporter == Reporter::kKubelet) {
+    // The kubelet's legacy recorder: source, first/last timestamps, count.
+    Value source(rapidjson::kObjectType);
+    source.AddMember("component", Str("kubelet", a), a);
+    source.AddMember("host", Str(options_.node_name, a), a);
+    e.AddMember("source", source, a);
+    const std::string at = api::FormatRfc3339(now);
+    e.AddMember("firstTimestamp", Str(at, a), a);
+    e.AddMember("lastTimestamp", Str(at, a), a);
+    e.AddMember("count", 1, a);
+    e.AddMember("reportingComponent", Str("kubelet", a), a);
+    e.AddMember("reportingInstance", Str(options_.node_name, a), a);
+  } else {
+    // kube-scheduler records through events.k8s.io/v1: eventTime, action
+    // and the reporting controller, no source or count.
+    e.AddMember("eventTime", Str(api::FormatRfc3339Micro(now), a), a);
+    e.AddMember("action", Str(action, a), a);
+    e.AddMember("reportingComponent", Str("default-scheduler", a), a);
+    e.AddMember("reportingInstance",
+                Str(Cat("default-scheduler-", options_.node_name), a), a);
+  }
+  absl::Status st = registry_->Create(*events, pod.ns(), std::move(b)).status();
+  if (!st.ok()) {
+    VLOG(2) << "node simulator: event not recorded pod=" << pod.Key()
+            << " reason=" << reason << ": " << st;
+  }
+}
+
+void NodeSimulator::RecordContainerStarts(const api::Object& pod,
+                                          const char* list, absl::Time now) {
+  const Value* containers = Member(Member(&pod.json(), "spec"), list);
+  if (containers == nullptr || !containers->IsArray()) return;
+  for (const auto& c : containers->GetArray()) {
+    const std::string_view name = StrOf(Member(&c, "name"));
+    const std::string_view image = StrOf(Member(&c, "image"));
+    const std::string path = Cat("spec.", list, "{", name, "}");
+    RecordPodEvent(pod, Reporter::kKubelet, path, false, "Pulling", "",
+                   Cat("Pulling image \"", image, "\""), now);
+    RecordPodEvent(pod, Reporter::kKubelet, path, false, "Pulled", "",
+                   Cat("Successfully pulled image \"", image,
+                       "\" in 0s (0s including waiting)"),
+                   now);
+    RecordPodEvent(pod, Reporter::kKubelet, path, false, "Created", "",
+                   Cat("Created container: ", name), now);
+    RecordPodEvent(pod, Reporter::kKubelet, path, false, "Started", "",
+                   Cat("Started container ", name), now);
+  }
+}
+
 absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
                                   const api::ObjectPtr& pod_ptr,
                                   absl::Time now) {
@@ -450,16 +533,25 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
       st.AddMember("conditions", list, a);
       st.AddMember("qosClass", Str("BestEffort", a), a);
       (void)b.Set("/status", st);
-      write_status(std::move(b));
+      if (write_status(std::move(b))) {
+        RecordPodEvent(pod, Reporter::kScheduler, "", true, "FailedScheduling",
+                       "Scheduling", why, now);
+      }
       return absl::InfiniteFuture();
     }
     api::ObjectBuilder b = pod.ToBuilder();
     (void)b.SetString("/spec/nodeName", options_.node_name);
-    absl::Status s =
-        registry_->Update(pods, pod.ns(), pod.name(), std::move(b)).status();
-    if (!s.ok() && !IsRaceError(s)) {
+    absl::StatusOr<WriteResult> bound =
+        registry_->Update(pods, pod.ns(), pod.name(), std::move(b));
+    if (bound.ok()) {
+      RecordPodEvent(*bound->object, Reporter::kScheduler, "", false,
+                     "Scheduled", "Binding",
+                     Cat("Successfully assigned ", pod.ns(), "/", pod.name(),
+                         " to ", options_.node_name),
+                     now);
+    } else if (!IsRaceError(bound.status())) {
       LOG(WARNING) << "node simulator: binding failed pod=" << pod.Key() << ": "
-                   << s;
+                   << bound.status();
     }
     return now;  // continue from the stored pod on the next pass
   }
@@ -539,7 +631,10 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
     st.AddMember("qosClass", Str("BestEffort", a), a);
     (void)b.Set("/status", st);
     VLOG(2) << "node simulator: running pod=" << pod.Key() << " ip=" << ip;
-    write_status(std::move(b));
+    if (write_status(std::move(b))) {
+      RecordContainerStarts(pod, "initContainers", now);
+      RecordContainerStarts(pod, "containers", now);
+    }
     return now;
   }
 

@@ -39,6 +39,13 @@
 // The node itself: a Node object named `node_name`, Ready, with the host IP
 // as its InternalIP, created when missing.
 //
+// Events (core/v1, in the pod's namespace), as a cluster records them:
+// Scheduled from default-scheduler ("Successfully assigned ns/pod to node")
+// when the simulator binds a pod, FailedScheduling (Warning) when the node
+// refuses it; and from the kubelet (source.host the node), when the pod
+// runs, Pulling, Pulled, Created and Started for each init container and
+// container, with involvedObject.fieldPath spec.containers{name}.
+//
 // Simplified next to a kubelet: no container restarts (an OnFailure pod that
 // fails stays Failed), no probes, no graceful termination, no node
 // heartbeats or leases.
@@ -79,6 +86,8 @@ struct NodeSimulatorOptions {
   bool register_node = true;
   // status.nodeInfo.kubeletVersion of that node.
   std::string kubelet_version = "v1.32.4";
+  // Record the pod Events a scheduler and kubelet would (core/v1).
+  bool record_events = true;
 };
 
 class NodeSimulator : public SyncedController {
@@ -100,12 +109,28 @@ class NodeSimulator : public SyncedController {
   absl::Time SyncDeployment(const ResourceInfo& deployments,
                             const api::ObjectPtr& d, absl::Time now);
   std::string NextPodIp();
+  // Who records a pod Event.
+  enum class Reporter { kScheduler, kKubelet };
+  // Records a core/v1 Event about `pod` as `reporter` does (`field_path`
+  // names a container, "spec.containers{c}", or is empty); a failure is
+  // logged only, as a recorder does.
+  void RecordPodEvent(const api::Object& pod, Reporter reporter,
+                      std::string_view field_path, bool warning,
+                      std::string_view reason, std::string_view action,
+                      const std::string& message, absl::Time now);
+  // Events for each container of spec.<list> starting: Pulling, Pulled,
+  // Created, Started.
+  void RecordContainerStarts(const api::Object& pod, const char* list,
+                             absl::Time now);
   void EnsureNode(const ResourceInfo& nodes, absl::Time now);
 
   Registry* const registry_;
   const Clock* const clock_;
   const NodeSimulatorOptions options_;
   uint32_t next_ip_ = 0;
+  // The last Event name suffix used (UnixNanos), kept increasing so that
+  // names stay unique within one pass.
+  int64_t last_event_nanos_ = 0;
   // When each deployment's current generation was first seen.
   struct Seen {
     std::string uid;

@@ -1,10 +1,13 @@
 #include "apiserver/node_simulator.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "api/object_builder.h"
 #include "apiserver/controller_runner.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/apiserver/controller_test_util.h"
 
@@ -96,6 +99,57 @@ TEST_F(NodeSimulatorTest, AlwaysPodsRunAndKeepRunning) {
   clock_.Advance(absl::Hours(10));
   EXPECT_EQ(sim_.Sync(), absl::InfiniteFuture());
   EXPECT_EQ(Pod("web")->resource_version(), rv) << "nothing more to do";
+}
+
+// "reason fieldPath component message" of every Event, in creation order.
+std::vector<std::string> EventLines(Registry* registry) {
+  std::vector<std::string> out;
+  ResourceInfoPtr events = registry->resources()->Lookup("", "v1", "events");
+  std::vector<api::ObjectPtr> items =
+      registry->storage()->Snapshot(events->StorageKey());
+  std::sort(items.begin(), items.end(),
+            [](const auto& a, const auto& b) { return a->name() < b->name(); });
+  for (const api::ObjectPtr& e : items) {
+    std::string component = At(*e, "/source/component");
+    if (component == "<absent>") component = At(*e, "/reportingComponent");
+    out.push_back(At(*e, "/reason") + " " +
+                  At(*e, "/involvedObject/fieldPath") + " " + component + " " +
+                  At(*e, "/message"));
+  }
+  return out;
+}
+
+TEST_F(NodeSimulatorTest, RecordsSchedulerAndKubeletEvents) {
+  CreatePod("web");
+  sim_.Sync();  // scheduled
+  sim_.Sync();  // pending on the node
+  clock_.Advance(absl::Seconds(1));
+  sim_.Sync();  // running
+  EXPECT_THAT(
+      EventLines(&registry_),
+      ::testing::ElementsAre(
+          "Scheduled <absent> default-scheduler Successfully assigned "
+          "default/web to kcr-node",
+          "Pulling spec.initContainers{init} kubelet Pulling image "
+          "\"busybox\"",
+          "Pulled spec.initContainers{init} kubelet Successfully pulled image "
+          "\"busybox\" in 0s (0s including waiting)",
+          "Created spec.initContainers{init} kubelet Created container: init",
+          "Started spec.initContainers{init} kubelet Started container init",
+          "Pulling spec.containers{app} kubelet Pulling image \"nginx:1.25\"",
+          "Pulled spec.containers{app} kubelet Successfully pulled image "
+          "\"nginx:1.25\" in 0s (0s including waiting)",
+          "Created spec.containers{app} kubelet Created container: app",
+          "Started spec.containers{app} kubelet Started container app",
+          "Pulling spec.containers{side} kubelet Pulling image \"busybox\"",
+          "Pulled spec.containers{side} kubelet Successfully pulled image "
+          "\"busybox\" in 0s (0s including waiting)",
+          "Created spec.containers{side} kubelet Created container: side",
+          "Started spec.containers{side} kubelet Started container side"));
+  // Nothing more while it keeps running.
+  clock_.Advance(absl::Seconds(10));
+  sim_.Sync();
+  EXPECT_EQ(EventLines(&registry_).size(), 13u);
 }
 
 TEST_F(NodeSimulatorTest, RegistersAReadyNode) {
