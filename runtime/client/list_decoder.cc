@@ -1,6 +1,7 @@
 #include "runtime/client/list_decoder.h"
 
 #include <array>
+#include <cstdint>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -11,6 +12,10 @@
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "runtime/base/string_view.h"
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 namespace kcr::client {
 namespace {
@@ -28,7 +33,7 @@ constexpr std::array<bool, 256> kStringStop = MakeTable("\"\\");
 constexpr std::array<bool, 256> kStructural = MakeTable("\"{}[],");
 
 // The first byte in [i, n) inside a string that ends a run: '"' or '\\'.
-// (A table beats SSE2 compares here: a pod's strings average a few bytes.)
+// (The byte-at-a-time loop's; whole blocks go through ScanBlock.)
 size_t SkipStringBytes(const char* data, size_t i, size_t n) {
   while (i < n && !kStringStop[static_cast<unsigned char>(data[i])]) ++i;
   return i;
@@ -38,6 +43,15 @@ size_t SkipStringBytes(const char* data, size_t i, size_t n) {
 size_t SkipPlainBytes(const char* data, size_t i, size_t n) {
   while (i < n && !kStructural[static_cast<unsigned char>(data[i])]) ++i;
   return i;
+}
+
+// Bit k of the result: the parity of bits 0..k of `m` (16 bits).
+uint32_t PrefixXor(uint32_t m) {
+  m ^= m << 1;
+  m ^= m << 2;
+  m ^= m << 4;
+  m ^= m << 8;
+  return m & 0xffffu;
 }
 
 std::string Shown(char c) {
@@ -236,90 +250,189 @@ absl::Status ListFramer::Scan(std::string_view chunk, FramedItems* out) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<size_t> ListFramer::ScanItem(const char* data, size_t i,
-                                            size_t n, FramedItems* out) {
-  const size_t start = i;
-  while (i < n) {
-    if (in_string_) {
-      if (escaped_) {
-        escaped_ = false;
-        ++i;
-        continue;
-      }
-      if (!in_top_key_) {
-        i = SkipStringBytes(data, i, n);
-        if (i == n) break;
-      }
-      const char c = data[i++];
-      if (c == '\\') {
-        escaped_ = true;
-        if (in_top_key_) current_.check_type = true;
-      } else if (c == '"') {
-        in_string_ = false;
-        if (in_top_key_) {
-          in_top_key_ = false;
-          if (top_key_ == "kind") current_.needs_kind = false;
-          if (top_key_ == "apiVersion") current_.needs_api_version = false;
-        }
-      } else if (in_top_key_ && top_key_.size() < 16) {
-        // Longer keys cannot be "kind" or "apiVersion" even cut short.
-        top_key_.push_back(c);
-      }
-      continue;
-    }
-    i = SkipPlainBytes(data, i, n);
-    if (i == n) break;
-    const char c = data[i++];
-    switch (c) {
-      case '"':
+#ifdef __SSE2__
+size_t ListFramer::ScanBlock(const char* p, bool* item_end, bool* too_deep) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const auto mask = [&v](char c) {
+    return static_cast<uint32_t>(
+        _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(c))));
+  };
+  // The bytes a backslash escapes (bit 16: the next block's first byte),
+  // and the backslashes that escape: in a run of them, every other one.
+  uint32_t escaped = escaped_ ? 1 : 0;
+  uint32_t escapes = 0;
+  for (uint32_t b = mask('\\') & ~escaped; b != 0;) {
+    const uint32_t bit = b & (0u - b);
+    escapes |= bit;
+    escaped |= bit << 1;
+    b &= ~(bit | bit << 1);
+  }
+  const uint32_t quotes = mask('"') & ~escaped;
+  // Bit k: byte k is inside a string (an opening quote is, a closing one
+  // is not).
+  const uint32_t in_string = PrefixXor(quotes) ^ (in_string_ ? 0xffffu : 0u);
+  // A backslash outside strings escapes nothing: this block's strings are
+  // not what the masks assumed.
+  if ((escapes & ~in_string) != 0) return 0;
+  const uint32_t opening = quotes & in_string;
+  uint32_t events =
+      (mask('{') | mask('[') | mask('}') | mask(']') | mask(',')) & ~in_string;
+  uint32_t seen = 0;  // bits of the bytes already handled
+  while (true) {
+    if (depth_ == 1 && expect_key_) {
+      // The next string at depth 1 is a top-level key, when it opens
+      // before the next structural byte.
+      const uint32_t keys = opening & ~seen;
+      if (keys != 0 &&
+          (events == 0 || (keys & (0u - keys)) < (events & (0u - events)))) {
+        const size_t k = static_cast<size_t>(__builtin_ctz(keys));
+        expect_key_ = false;
         in_string_ = true;
-        if (depth_ == 1 && expect_key_) {
-          expect_key_ = false;
-          in_top_key_ = true;
-          top_key_.clear();
-        }
-        break;
+        escaped_ = false;
+        in_top_key_ = true;
+        top_key_.clear();
+        return k + 1;
+      }
+    }
+    if (events == 0) break;
+    const size_t k = static_cast<size_t>(__builtin_ctz(events));
+    events &= events - 1;
+    seen = (2u << k) - 1;
+    switch (p[k]) {
       case '{':
       case '[':
         if (++depth_ > api::kMaxJsonDepth) {
-          return Error(
-              offset_ + static_cast<int64_t>(i - 1),
-              absl::StrCat("items[", current_.index, "] nests deeper than ",
-                           api::kMaxJsonDepth, " levels"));
+          *too_deep = true;
+          return k + 1;
         }
         if (depth_ == 1) expect_key_ = true;
         break;
       case '}':
       case ']':
         if (--depth_ == 0) {
-          const size_t size = item_.size() + (i - start);
-          if (size > max_item_bytes_) {
-            return Fail(absl::ResourceExhaustedError(absl::StrCat(
-                "list response: items[", current_.index, "] at offset ",
-                current_.offset, " exceeds the limit of ", max_item_bytes_,
-                " bytes")));
-          }
-          const bool hold =
-              !held_.empty() || (current_.needs_kind && !seen_kind_) ||
-              (current_.needs_api_version && !seen_api_version_) ||
-              (current_.check_type && !(seen_kind_ && seen_api_version_));
-          FramedItems* dst = hold ? &held_ : out;
-          current_.begin = dst->bytes.size();
-          current_.size = size;
-          dst->bytes.append(item_);
-          dst->bytes.append(data + start, i - start);
-          dst->items.push_back(current_);
-          item_.clear();
-          ++items_framed_;
-          state_ = State::kItemsNext;
-          return i;
+          *item_end = true;
+          in_string_ = false;
+          escaped_ = false;
+          return k + 1;
         }
         break;
-      case ',':
+      default:  // ','
         if (depth_ == 1) expect_key_ = true;
         break;
-      default:
-        break;
+    }
+  }
+  in_string_ = (in_string >> 15) & 1;
+  escaped_ = (escaped >> 16) & 1;
+  return 16;
+}
+#endif  // __SSE2__
+
+absl::Status ListFramer::TooDeep(size_t i) {
+  return Error(offset_ + static_cast<int64_t>(i),
+               absl::StrCat("items[", current_.index, "] nests deeper than ",
+                            api::kMaxJsonDepth, " levels"));
+}
+
+absl::StatusOr<size_t> ListFramer::EndItem(const char* data, size_t start,
+                                           size_t i, FramedItems* out) {
+  const size_t size = item_.size() + (i - start);
+  if (size > max_item_bytes_) {
+    return Fail(absl::ResourceExhaustedError(absl::StrCat(
+        "list response: items[", current_.index, "] at offset ",
+        current_.offset, " exceeds the limit of ", max_item_bytes_, " bytes")));
+  }
+  const bool hold = !held_.empty() || (current_.needs_kind && !seen_kind_) ||
+                    (current_.needs_api_version && !seen_api_version_) ||
+                    (current_.check_type && !(seen_kind_ && seen_api_version_));
+  FramedItems* dst = hold ? &held_ : out;
+  current_.begin = dst->bytes.size();
+  current_.size = size;
+  dst->bytes.append(item_);
+  dst->bytes.append(data + start, i - start);
+  dst->items.push_back(current_);
+  item_.clear();
+  ++items_framed_;
+  state_ = State::kItemsNext;
+  return i;
+}
+
+absl::StatusOr<size_t> ListFramer::ScanItem(const char* data, size_t i,
+                                            size_t n, FramedItems* out) {
+  const size_t start = i;
+  while (i < n) {
+    // Where the byte-at-a-time loop below stops: the chunk's end, or the
+    // end of a block the vector scan left to it.
+    size_t limit = n;
+#ifdef __SSE2__
+    if (!in_top_key_ && n - i >= 16) {
+      bool item_end = false;
+      bool too_deep = false;
+      const size_t used = ScanBlock(data + i, &item_end, &too_deep);
+      if (used > 0) {
+        i += used;
+        if (too_deep) return TooDeep(i - 1);
+        if (item_end) return EndItem(data, start, i, out);
+        continue;
+      }
+      limit = i + 16;
+    }
+#endif
+    while (i < limit) {
+      if (in_string_) {
+        if (escaped_) {
+          escaped_ = false;
+          ++i;
+          continue;
+        }
+        if (!in_top_key_) {
+          i = SkipStringBytes(data, i, limit);
+          if (i == limit) break;
+        }
+        const char c = data[i++];
+        if (c == '\\') {
+          escaped_ = true;
+          if (in_top_key_) current_.check_type = true;
+        } else if (c == '"') {
+          in_string_ = false;
+          if (in_top_key_) {
+            in_top_key_ = false;
+            if (top_key_ == "kind") current_.needs_kind = false;
+            if (top_key_ == "apiVersion") current_.needs_api_version = false;
+            break;  // back to the vector scan
+          }
+        } else if (in_top_key_ && top_key_.size() < 16) {
+          // Longer keys cannot be "kind" or "apiVersion" even cut short.
+          top_key_.push_back(c);
+        }
+        continue;
+      }
+      i = SkipPlainBytes(data, i, limit);
+      if (i == limit) break;
+      const char c = data[i++];
+      switch (c) {
+        case '"':
+          in_string_ = true;
+          if (depth_ == 1 && expect_key_) {
+            expect_key_ = false;
+            in_top_key_ = true;
+            top_key_.clear();
+          }
+          break;
+        case '{':
+        case '[':
+          if (++depth_ > api::kMaxJsonDepth) return TooDeep(i - 1);
+          if (depth_ == 1) expect_key_ = true;
+          break;
+        case '}':
+        case ']':
+          if (--depth_ == 0) return EndItem(data, start, i, out);
+          break;
+        case ',':
+          if (depth_ == 1) expect_key_ = true;
+          break;
+        default:
+          break;
+      }
     }
   }
   if (item_.size() + (n - start) > max_item_bytes_) {

@@ -1,6 +1,7 @@
 #include "runtime/client/list_decoder.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -267,6 +268,96 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<Hostile>& info) {
       return info.param.name;
     });
+
+// Items whose escapes, strings and brackets fall at every position of a
+// 16-byte block, and on both sides of every chunk boundary: the framer's
+// vector scan (whole chunks) must frame exactly as its byte-at-a-time
+// loop (1-byte chunks), errors included.
+// Pairs of the value and the body.
+std::vector<std::pair<std::string, std::string>> EscapeBodies() {
+  const std::vector<std::string> values = {
+      R"("a\"b")",
+      R"("\\")",
+      R"("\\\"}")",
+      R"("x\\\\")",
+      R"("\\\\\"{[")",
+      R"("\u0041\n\t\/")",
+      R"("}]\",{\\")",
+      R"(["\"",{"\\":"\\\""}])",
+      R"("\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\")",
+      // Not JSON: a backslash outside strings escapes nothing.
+      R"(1\"}")",
+      R"(\\"x")",
+      R"({\"a":1})",
+      R"("a"\,"b")",
+  };
+  std::vector<std::pair<std::string, std::string>> bodies;
+  for (const std::string& value : values) {
+    for (int pad = 0; pad < 18; ++pad) {
+      bodies.emplace_back(
+          value,
+          absl::StrCat(
+              R"({"kind":"PodList","apiVersion":"v1","items":[{"metadata":)",
+              R"({"name":")", std::string(pad, 'p'), R"("},"x":)", value,
+              R"(,"y":")", std::string(17 - pad, 'q'), R"("},)",
+              R"({"k\u0069nd":"Own","metadata":{"name":"b"},")",
+              std::string(pad, 'k'), R"(":)", value, R"(}]})"));
+    }
+  }
+  return bodies;
+}
+
+TEST(ListDecoderTest, EscapesAtEveryBlockPositionAndChunkBoundary) {
+  int ok = 0;
+  for (const auto& [value, body] : EscapeBodies()) {
+    std::vector<std::string_view> bytes;
+    for (size_t i = 0; i < body.size(); ++i)
+      bytes.push_back(std::string_view(body).substr(i, 1));
+    const Decoded oracle = Decode(bytes);
+    const Decoded whole = DecodeWhole(body);
+    ASSERT_EQ(whole.status, oracle.status) << body;
+    ASSERT_EQ(whole.items, oracle.items) << body;
+    if (oracle.status.ok()) {
+      ++ok;
+      EXPECT_EQ(oracle.items.size(), 2u);
+    }
+    // Chunk boundaries at and around every byte of the two values.
+    std::vector<size_t> splits;
+    for (size_t at : {body.find(value), body.rfind(value)}) {
+      for (size_t s = at - 1; s <= at + value.size() + 1; ++s) {
+        splits.push_back(s);
+      }
+    }
+    for (size_t split : splits) {
+      std::string_view v = body;
+      Decoded d = Decode({v.substr(0, split), v.substr(split)});
+      ASSERT_EQ(d.status, oracle.status) << split << " " << body;
+      ASSERT_EQ(d.items, oracle.items) << split << " " << body;
+    }
+  }
+  // The valid ones decode (the test is not comparing errors only).
+  EXPECT_EQ(ok, 9 * 18);
+}
+
+TEST(ListDecoderTest, DepthErrorInsideALongItemNamesItsByte) {
+  // The 257th '[' is at a known offset whatever the chunking.
+  const std::string body =
+      absl::StrCat(R"({"kind":"PodList","items":[{"a":"\\\"",)", R"("x":)",
+                   std::string(300, '['), std::string(300, ']'), "}]}");
+  const size_t at = body.find('[', body.find("\"x\":")) + 255;
+  const Decoded whole = DecodeWhole(body);
+  EXPECT_EQ(whole.status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(whole.status.message()),
+              HasSubstr(absl::StrCat("items[0] nests deeper than 256 levels "
+                                     "at offset ",
+                                     at)));
+  for (size_t split = 1; split < body.size(); split += 5) {
+    std::string_view v = body;
+    EXPECT_EQ(Decode({v.substr(0, split), v.substr(split)}).status,
+              whole.status)
+        << split;
+  }
+}
 
 TEST(ListDecoderTest, SinkErrorStops) {
   int calls = 0;
