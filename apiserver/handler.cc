@@ -14,6 +14,7 @@
 #include "api/json/json_util.h"
 #include "api/json/yaml_to_json.h"
 #include "api/object_builder.h"
+#include "apiserver/access_review.h"
 #include "apiserver/api_error.h"
 #include "apiserver/discovery.h"
 #include "apiserver/negotiation.h"
@@ -461,6 +462,17 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
 
   if (sub == "log") {
     return ServePodLog(registry_, r, ns, name, req, ex, options_.clock);
+  }
+  if (r.group() == kAuthorizationGroup) {
+    if (req.method != "POST" || !name.empty()) {
+      return SendApiError(
+          ex, ApiError::MethodNotSupported(r.group_resource(), req.method));
+    }
+    auto review = DecodeBody(req);
+    if (!review.ok()) return SendError(ex, review.status());
+    auto answer = ReviewAccess(r, *review);
+    if (!answer.ok()) return SendError(ex, answer.status());
+    return SendJson(ex, 201, std::move(*answer));
   }
 
   Negotiated neg = NegotiateResource(req, options_.table_convertor != nullptr);

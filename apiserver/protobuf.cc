@@ -461,6 +461,58 @@ const Message kClusterRoleBinding{
      {2, "subjects", Type::kMessage, kRepeated, &kSubject},
      {3, "roleRef", Type::kMessage, 0, &kRoleRef}}};
 
+// --- authorization/v1: what `kubectl auth can-i` sends ---
+
+const Message kResourceAttributes{"authorization/v1 ResourceAttributes",
+                                  {{1, "namespace", Type::kString},
+                                   {2, "verb", Type::kString},
+                                   {3, "group", Type::kString},
+                                   {4, "version", Type::kString},
+                                   {5, "resource", Type::kString},
+                                   {6, "subresource", Type::kString},
+                                   {7, "name", Type::kString}}};
+const Message kNonResourceAttributes{
+    "authorization/v1 NonResourceAttributes",
+    {{1, "path", Type::kString}, {2, "verb", Type::kString}}};
+const Message kSelfSubjectAccessReviewSpec{
+    "authorization/v1 SelfSubjectAccessReviewSpec",
+    {{1, "resourceAttributes", Type::kMessage, 0, &kResourceAttributes},
+     {2, "nonResourceAttributes", Type::kMessage, 0, &kNonResourceAttributes}}};
+const Message kSubjectAccessReviewStatus{
+    "authorization/v1 SubjectAccessReviewStatus",
+    {{1, "allowed", Type::kBool, kKeepZero},
+     {2, "reason", Type::kString},
+     {3, "evaluationError", Type::kString},
+     {4, "denied", Type::kBool}}};
+const Message kSelfSubjectAccessReview{
+    "authorization/v1 SelfSubjectAccessReview",
+    {{1, "metadata", Type::kMessage, 0, &kObjectMeta},
+     {2, "spec", Type::kMessage, 0, &kSelfSubjectAccessReviewSpec},
+     {3, "status", Type::kMessage, 0, &kSubjectAccessReviewStatus}}};
+const Message kSelfSubjectRulesReviewSpec{
+    "authorization/v1 SelfSubjectRulesReviewSpec",
+    {{1, "namespace", Type::kString}}};
+const Message kResourceRule{"authorization/v1 ResourceRule",
+                            {{1, "verbs", Type::kString, kRepeated},
+                             {2, "apiGroups", Type::kString, kRepeated},
+                             {3, "resources", Type::kString, kRepeated},
+                             {4, "resourceNames", Type::kString, kRepeated}}};
+const Message kNonResourceRule{
+    "authorization/v1 NonResourceRule",
+    {{1, "verbs", Type::kString, kRepeated},
+     {2, "nonResourceURLs", Type::kString, kRepeated}}};
+const Message kSubjectRulesReviewStatus{
+    "authorization/v1 SubjectRulesReviewStatus",
+    {{1, "resourceRules", Type::kMessage, kRepeated, &kResourceRule},
+     {2, "nonResourceRules", Type::kMessage, kRepeated, &kNonResourceRule},
+     {3, "incomplete", Type::kBool, kKeepZero},
+     {4, "evaluationError", Type::kString}}};
+const Message kSelfSubjectRulesReview{
+    "authorization/v1 SelfSubjectRulesReview",
+    {{1, "metadata", Type::kMessage, 0, &kObjectMeta},
+     {2, "spec", Type::kMessage, 0, &kSelfSubjectRulesReviewSpec},
+     {3, "status", Type::kMessage, 0, &kSubjectRulesReviewStatus}}};
+
 // --- meta/v1 DeleteOptions, the body of a DELETE ---
 
 const Message kPreconditions{
@@ -827,7 +879,11 @@ absl::StatusOr<std::string> KubernetesProtobufToJson(std::string_view body) {
           {{"rbac.authorization.k8s.io/v1", "ClusterRole"}, &kClusterRole},
           {{"rbac.authorization.k8s.io/v1", "RoleBinding"}, &kRoleBinding},
           {{"rbac.authorization.k8s.io/v1", "ClusterRoleBinding"},
-           &kClusterRoleBinding}};
+           &kClusterRoleBinding},
+          {{"authorization.k8s.io/v1", "SelfSubjectAccessReview"},
+           &kSelfSubjectAccessReview},
+          {{"authorization.k8s.io/v1", "SelfSubjectRulesReview"},
+           &kSelfSubjectRulesReview}};
   auto it = kKinds.find({api_version, kind});
   // DeleteOptions is registered in every group version (and meta.k8s.io/v1);
   // clients send it under the group version of the resource they delete.

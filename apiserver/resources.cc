@@ -39,10 +39,13 @@ ResourceInfo Builtin(std::string group, std::string resource, std::string kind,
 
 // Discovery order of the built-in groups (as kube-apiserver lists them).
 int GroupRank(const std::string& group) {
-  static const char* const kOrder[] = {"", "apps", "rbac.authorization.k8s.io",
+  static const char* const kOrder[] = {"",
+                                       "apps",
+                                       "authorization.k8s.io",
+                                       "rbac.authorization.k8s.io",
                                        "coordination.k8s.io",
                                        "apiextensions.k8s.io"};
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < 6; ++i) {
     if (group == kOrder[i]) return i;
   }
   return 100;
@@ -184,6 +187,15 @@ ResourceRegistry::ResourceRegistry() {
     r.categories = {"all"};
     r.generation = GenerationPolicy::kSpec;
     r.scale = {"/spec/replicas", "/status/replicas", ""};
+    AddLocked(std::move(r));
+  }
+  // Created, never stored: they answer at once (access_review.h).
+  for (const char* kind :
+       {"SelfSubjectAccessReview", "SelfSubjectRulesReview"}) {
+    const std::string lower = absl::AsciiStrToLower(kind);
+    ResourceInfo r = Builtin("authorization.k8s.io", lower + "s", kind, lower,
+                             {}, false, {});
+    r.verbs = {"create"};
     AddLocked(std::move(r));
   }
   // Stored and served, not enforced (rbac_strategy.h).

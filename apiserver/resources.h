@@ -99,7 +99,9 @@ class ResourceRegistry {
  public:
   // A registry holding the built-in resources: v1 namespaces, pods,
   // configmaps, secrets, services, serviceaccounts, events, nodes;
-  // apps/v1 deployments and replicasets; rbac.authorization.k8s.io/v1
+  // apps/v1 deployments and replicasets; authorization.k8s.io/v1
+  // selfsubjectaccessreviews and selfsubjectrulesreviews;
+  // rbac.authorization.k8s.io/v1
   // roles, rolebindings, clusterroles and clusterrolebindings;
   // coordination.k8s.io/v1 leases;
   // apiextensions.k8s.io/v1 customresourcedefinitions.
