@@ -25,12 +25,22 @@ struct Slot {
 
 class Pipeline {
  public:
-  // Batches waiting between the threads; each holds ~one read of the body.
-  static constexpr size_t kMaxSlots = 16;
-  // A reader stopped by a full queue resumes once it has drained to this:
+  // Batches not parsed yet (framed, or being parsed) that the reader may be
+  // ahead by; each holds ~one read of the body.
+  static constexpr size_t kMaxUnparsed = 16;
+  // All batches between the threads, parsed ones too: the bound on memory
+  // when the caller's on_item is what is slow. Parsed batches count apart
+  // because the parsing threads run ahead of the caller, which delivers in
+  // order: with one bound for both, the reader stopped while the queue
+  // held parsed batches the caller could not deliver yet (it waited for
+  // the parsing thread to finish the front one), and then the parsing
+  // thread had nothing left to parse: one core idle.
+  static constexpr size_t kMaxSlots = 64;
+  // A reader stopped by a full queue resumes once it has drained to these:
   // threads wake in bursts, not once per batch (each wake-up costs a
   // scheduling delay on a busy machine).
-  static constexpr size_t kResumeSlots = kMaxSlots / 2;
+  static constexpr size_t kResumeUnparsed = kMaxUnparsed / 2;
+  static constexpr size_t kResumeSlots = kMaxSlots - kMaxUnparsed / 2;
 
   Pipeline(BodyReader& body, const ListReaderOptions& options)
       : body_(body),
@@ -57,9 +67,9 @@ class Pipeline {
       auto slot = std::make_shared<Slot>();
       {
         MutexLock lock(&mu_);
-        if (slots_.size() >= kMaxSlots) {
+        if (unparsed_ >= kMaxUnparsed || slots_.size() >= kMaxSlots) {
           reader_waiting_ = true;
-          while (!stopped_ && slots_.size() > kResumeSlots) room_.Wait(&mu_);
+          while (!stopped_ && !RoomLocked()) room_.Wait(&mu_);
           reader_waiting_ = false;
         }
         if (stopped_) return;
@@ -114,6 +124,7 @@ class Pipeline {
       Parse(*slot);
       MutexLock lock(&mu_);
       slot->state = Slot::State::kParsed;
+      ParsedLocked();
       ready_.Signal();
     }
   }
@@ -140,8 +151,10 @@ class Pipeline {
             // Parsed, or unclaimed: the caller's alone once popped.
             deliver = front;
             slots_.pop_front();
-            if (reader_waiting_ && slots_.size() <= kResumeSlots) {
-              room_.Signal();
+            if (deliver->state == Slot::State::kFramed) {
+              ParsedLocked();  // by this thread, now
+            } else {
+              ResumeReaderLocked();
             }
             break;
           }
@@ -157,6 +170,7 @@ class Pipeline {
         Parse(*parse_ahead);
         MutexLock lock(&mu_);
         parse_ahead->state = Slot::State::kParsed;
+        ParsedLocked();
         continue;
       }
       if (deliver->state == Slot::State::kFramed) Parse(*deliver);
@@ -174,6 +188,21 @@ class Pipeline {
   const ListMeta& meta() const { return framer_.meta(); }
 
  private:
+  // The reader may go on reading.
+  bool RoomLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return unparsed_ <= kResumeUnparsed && slots_.size() <= kResumeSlots;
+  }
+
+  void ResumeReaderLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (reader_waiting_ && RoomLocked()) room_.Signal();
+  }
+
+  // A batch in slots_ no longer waits to be parsed.
+  void ParsedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    --unparsed_;
+    ResumeReaderLocked();
+  }
+
   // The oldest batch nobody has claimed, or null.
   std::shared_ptr<Slot> FirstFramedLocked() const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -188,6 +217,7 @@ class Pipeline {
     slot->objects.reserve(slot->framed.items.size());
     MutexLock lock(&mu_);
     slots_.push_back(std::move(slot));
+    ++unparsed_;
     ready_.Signal();
     work_.Signal();
   }
@@ -207,7 +237,9 @@ class Pipeline {
     }
     slot.framed.Clear();
     MutexLock lock(&mu_);
-    if (spare_.size() < kMaxSlots) spare_.push_back(std::move(slot.framed));
+    if (spare_.size() < kMaxUnparsed) {
+      spare_.push_back(std::move(slot.framed));
+    }
   }
 
   // The end of a body that broke with `error`: data loss when it cut the
@@ -233,6 +265,8 @@ class Pipeline {
   CondVar ready_;  // the caller waits for a batch to deliver or parse
   CondVar work_;   // parsing threads wait for a batch to parse
   std::deque<std::shared_ptr<Slot>> slots_ ABSL_GUARDED_BY(mu_);
+  // The batches in slots_ that are kFramed or kParsing.
+  size_t unparsed_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   bool reader_done_ ABSL_GUARDED_BY(mu_) = false;
   bool reader_waiting_ ABSL_GUARDED_BY(mu_) = false;

@@ -5,12 +5,12 @@
 // One thread of ReadList's own reads the body and frames items
 // (ListFramer, list_decoder.h); `parse_threads` more (one by default) and
 // the caller's thread parse the framed batches, oldest first, and the
-// caller hands the items to `on_item` in order. Framing costs ~40 % of what
+// caller hands the items to `on_item` in order. Framing costs a fifth of what
 // parsing does, so on two cores the list decodes at about twice the rate
 // of one thread (docs/benchmarks.md, "List decoding"). At most 16 batches
-// (one read of the body each, up to 64 KiB) wait between the threads: a
-// consumer slower than the network slows the reading instead of growing
-// memory.
+// not parsed yet and 64 in all (one read of the body each, up to 64 KiB)
+// wait between the threads: a consumer slower than the network slows the
+// reading instead of growing memory.
 #ifndef KCR_RUNTIME_CLIENT_LIST_READER_H_
 #define KCR_RUNTIME_CLIENT_LIST_READER_H_
 
