@@ -45,13 +45,15 @@ size_t SkipPlainBytes(const char* data, size_t i, size_t n) {
   return i;
 }
 
-// Bit k of the result: the parity of bits 0..k of `m` (16 bits).
-uint32_t PrefixXor(uint32_t m) {
+// Bit k of the result: the parity of bits 0..k of `m`.
+uint64_t PrefixXor(uint64_t m) {
   m ^= m << 1;
   m ^= m << 2;
   m ^= m << 4;
   m ^= m << 8;
-  return m & 0xffffu;
+  m ^= m << 16;
+  m ^= m << 32;
+  return m;
 }
 
 std::string Shown(char c) {
@@ -252,40 +254,55 @@ absl::Status ListFramer::Scan(std::string_view chunk, FramedItems* out) {
 
 #ifdef __SSE2__
 size_t ListFramer::ScanBlock(const char* p, bool* item_end, bool* too_deep) {
-  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  const auto mask = [&v](char c) {
-    return static_cast<uint32_t>(
-        _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(c))));
+  __m128i v[4];
+  for (int j = 0; j < 4; ++j) {
+    v[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * j));
+  }
+  // Bit k: byte k equals c (or, with `fold`, has bit 0x20 set equals c).
+  const auto mask = [&v](char c, bool fold) {
+    uint64_t m = 0;
+    for (int j = 0; j < 4; ++j) {
+      const __m128i x = fold ? _mm_or_si128(v[j], _mm_set1_epi8(0x20)) : v[j];
+      m |= static_cast<uint64_t>(static_cast<uint32_t>(
+               _mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(c)))))
+           << (16 * j);
+    }
+    return m;
   };
-  // The bytes a backslash escapes (bit 16: the next block's first byte),
-  // and the backslashes that escape: in a run of them, every other one.
-  uint32_t escaped = escaped_ ? 1 : 0;
-  uint32_t escapes = 0;
-  for (uint32_t b = mask('\\') & ~escaped; b != 0;) {
-    const uint32_t bit = b & (0u - b);
+  // The bytes a backslash escapes and the backslashes that escape: in a
+  // run of them, every other one. One at bit 63 escapes the next block's
+  // first byte.
+  uint64_t escaped = escaped_ ? 1 : 0;
+  uint64_t escapes = 0;
+  for (uint64_t b = mask('\\', false) & ~escaped; b != 0;) {
+    const uint64_t bit = b & (0 - b);
     escapes |= bit;
     escaped |= bit << 1;
     b &= ~(bit | bit << 1);
   }
-  const uint32_t quotes = mask('"') & ~escaped;
+  const uint64_t quotes = mask('"', false) & ~escaped;
   // Bit k: byte k is inside a string (an opening quote is, a closing one
   // is not).
-  const uint32_t in_string = PrefixXor(quotes) ^ (in_string_ ? 0xffffu : 0u);
+  const uint64_t in_string =
+      PrefixXor(quotes) ^ (in_string_ ? ~uint64_t{0} : uint64_t{0});
   // A backslash outside strings escapes nothing: this block's strings are
   // not what the masks assumed.
   if ((escapes & ~in_string) != 0) return 0;
-  const uint32_t opening = quotes & in_string;
-  uint32_t events =
-      (mask('{') | mask('[') | mask('}') | mask(']') | mask(',')) & ~in_string;
-  uint32_t seen = 0;  // bits of the bytes already handled
+  // '{' and '[' (0x7b, 0x5b) are the only bytes that are 0x7b with bit
+  // 0x20 set; '}' and ']' likewise 0x7d.
+  const uint64_t opens = mask(0x7b, true);
+  const uint64_t closes = mask(0x7d, true);
+  const uint64_t opening = quotes & in_string;
+  uint64_t events = (opens | closes | mask(',', false)) & ~in_string;
+  uint64_t seen = 0;  // bits of the bytes already handled
   while (true) {
     if (depth_ == 1 && expect_key_) {
       // The next string at depth 1 is a top-level key, when it opens
       // before the next structural byte.
-      const uint32_t keys = opening & ~seen;
+      const uint64_t keys = opening & ~seen;
       if (keys != 0 &&
-          (events == 0 || (keys & (0u - keys)) < (events & (0u - events)))) {
-        const size_t k = static_cast<size_t>(__builtin_ctz(keys));
+          (events == 0 || (keys & (0 - keys)) < (events & (0 - events)))) {
+        const size_t k = static_cast<size_t>(__builtin_ctzll(keys));
         expect_key_ = false;
         in_string_ = true;
         escaped_ = false;
@@ -295,35 +312,32 @@ size_t ListFramer::ScanBlock(const char* p, bool* item_end, bool* too_deep) {
       }
     }
     if (events == 0) break;
-    const size_t k = static_cast<size_t>(__builtin_ctz(events));
+    const size_t k = static_cast<size_t>(__builtin_ctzll(events));
     events &= events - 1;
-    seen = (2u << k) - 1;
-    switch (p[k]) {
-      case '{':
-      case '[':
-        if (++depth_ > api::kMaxJsonDepth) {
-          *too_deep = true;
-          return k + 1;
-        }
-        if (depth_ == 1) expect_key_ = true;
-        break;
-      case '}':
-      case ']':
-        if (--depth_ == 0) {
-          *item_end = true;
-          in_string_ = false;
-          escaped_ = false;
-          return k + 1;
-        }
-        break;
-      default:  // ','
-        if (depth_ == 1) expect_key_ = true;
-        break;
+    seen = (uint64_t{2} << k) - 1;  // all ones for k = 63
+    // Without a branch on the byte (brackets and commas come in no
+    // predictable order); what matters happens only at depth 0, 1 and
+    // past the limit.
+    const int opened = static_cast<int>((opens >> k) & 1);
+    depth_ += opened - static_cast<int>((closes >> k) & 1);
+    if (__builtin_expect(depth_ <= 1 || depth_ > api::kMaxJsonDepth, 0)) {
+      if (depth_ > api::kMaxJsonDepth) {
+        *too_deep = true;
+        return k + 1;
+      }
+      if (depth_ == 0) {
+        *item_end = true;
+        in_string_ = false;
+        escaped_ = false;
+        return k + 1;
+      }
+      // Depth 1 after the item's '{' or a comma (not after a close).
+      if (opened != 0 || p[k] == ',') expect_key_ = true;
     }
   }
-  in_string_ = (in_string >> 15) & 1;
-  escaped_ = (escaped >> 16) & 1;
-  return 16;
+  in_string_ = (in_string >> 63) & 1;
+  escaped_ = (escapes >> 63) & 1;
+  return kBlock;
 }
 #endif  // __SSE2__
 
@@ -364,7 +378,7 @@ absl::StatusOr<size_t> ListFramer::ScanItem(const char* data, size_t i,
     // end of a block the vector scan left to it.
     size_t limit = n;
 #ifdef __SSE2__
-    if (!in_top_key_ && n - i >= 16) {
+    if (!in_top_key_ && n - i >= kBlock) {
       bool item_end = false;
       bool too_deep = false;
       const size_t used = ScanBlock(data + i, &item_end, &too_deep);
@@ -374,7 +388,7 @@ absl::StatusOr<size_t> ListFramer::ScanItem(const char* data, size_t i,
         if (item_end) return EndItem(data, start, i, out);
         continue;
       }
-      limit = i + 16;
+      limit = i + kBlock;
     }
 #endif
     while (i < limit) {

@@ -140,12 +140,14 @@ class ListFramer {
   // item's last byte).
   absl::StatusOr<size_t> ScanItem(const char* data, size_t i, size_t n,
                                   FramedItems* out);
-  // ScanItem's fast path (SSE2): the 16 bytes at p at once, with bit masks
-  // of the quotes, backslashes and brackets. Returns how many bytes it
-  // consumed: 16, fewer when it stopped after the byte that ends the item
-  // (*item_end), nests too deep (*too_deep) or opens a top-level key (for
-  // the byte loop to read), or 0 when a backslash outside strings makes
-  // the block one for the byte loop. Framing is exactly the byte loop's.
+  // ScanItem's fast path (SSE2): the kBlock bytes at p at once, with bit
+  // masks of the quotes, backslashes and brackets. Returns how many bytes
+  // it consumed: kBlock, fewer when it stopped after the byte that ends
+  // the item (*item_end), nests too deep (*too_deep) or opens a top-level
+  // key (for the byte loop to read), or 0 when a backslash outside strings
+  // makes the block one for the byte loop. Framing is exactly the byte
+  // loop's.
+  static constexpr size_t kBlock = 64;
   size_t ScanBlock(const char* p, bool* item_end, bool* too_deep);
   // The item ends at data[i - 1]: hands it over (or holds it).
   absl::StatusOr<size_t> EndItem(const char* data, size_t start, size_t i,

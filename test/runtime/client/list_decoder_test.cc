@@ -270,7 +270,7 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // Items whose escapes, strings and brackets fall at every position of a
-// 16-byte block, and on both sides of every chunk boundary: the framer's
+// 64-byte block, and on both sides of every chunk boundary: the framer's
 // vector scan (whole chunks) must frame exactly as its byte-at-a-time
 // loop (1-byte chunks), errors included.
 // Pairs of the value and the body.
@@ -293,13 +293,13 @@ std::vector<std::pair<std::string, std::string>> EscapeBodies() {
   };
   std::vector<std::pair<std::string, std::string>> bodies;
   for (const std::string& value : values) {
-    for (int pad = 0; pad < 18; ++pad) {
+    for (int pad = 0; pad < 66; ++pad) {
       bodies.emplace_back(
           value,
           absl::StrCat(
               R"({"kind":"PodList","apiVersion":"v1","items":[{"metadata":)",
               R"({"name":")", std::string(pad, 'p'), R"("},"x":)", value,
-              R"(,"y":")", std::string(17 - pad, 'q'), R"("},)",
+              R"(,"y":")", std::string(65 - pad, 'q'), R"("},)",
               R"({"k\u0069nd":"Own","metadata":{"name":"b"},")",
               std::string(pad, 'k'), R"(":)", value, R"(}]})"));
     }
@@ -336,7 +336,7 @@ TEST(ListDecoderTest, EscapesAtEveryBlockPositionAndChunkBoundary) {
     }
   }
   // The valid ones decode (the test is not comparing errors only).
-  EXPECT_EQ(ok, 9 * 18);
+  EXPECT_EQ(ok, 9 * 66);
 }
 
 TEST(ListDecoderTest, DepthErrorInsideALongItemNamesItsByte) {
