@@ -34,7 +34,7 @@
 #include "runtime/base/status_macros.h"
 #include "runtime/client/options.h"
 #include "runtime/controller/manager.h"
-#include "test/apiserver/api_server_fixture.h"
+#include "test/controllers/manager_test_fixture.h"
 
 namespace kcr::copyrator {
 namespace {
@@ -85,7 +85,7 @@ std::string Ready(const api::Object& rule, const std::string& field) {
   return "";
 }
 
-class CopyratorControllerTest : public testing::ApiServerFixture {
+class CopyratorControllerTest : public testing::ManagerTestFixture {
  protected:
   void SetUp() override {
     apiserver::ApiServerOptions options = NoSimulatedNode();
@@ -94,42 +94,16 @@ class CopyratorControllerTest : public testing::ApiServerFixture {
     options.controllers.namespace_deletion_grace_period = grace_period_;
     StartServer(std::move(options));
     if (HasFatalFailure()) return;
-    auto doc = json::YamlToJson(api::crd::kCopyratorRuleCrdYaml);
-    ASSERT_TRUE(doc.ok()) << doc.status();
-    rapidjson::StringBuffer json;
-    rapidjson::Writer<rapidjson::StringBuffer> writer(json);
-    (*doc)->Accept(writer);
-    auto crd = api::Object::Parse(json.GetString());
-    ASSERT_TRUE(crd.ok()) << crd.status();
-    auto created = client_->Create(
-        kBg,
-        client::Resource::ClusterScoped(
-            {"apiextensions.k8s.io", "v1", "customresourcedefinitions"}),
-        **crd);
-    ASSERT_TRUE(created.ok()) << created.status();
+    ASSERT_NO_FATAL_FAILURE(InstallCrd(api::crd::kCopyratorRuleCrdYaml));
     ASSERT_NO_FATAL_FAILURE(StartManager());
   }
 
-  void TearDown() override { StopManager(); }
-
   void StartManager() {
-    auto mgr = controller::Manager::New(config_);
-    ASSERT_TRUE(mgr.ok()) << mgr.status();
-    mgr_ = *std::move(mgr);
-    CopyratorOptions options;
-    options.workers = 2;
-    ASSERT_TRUE(AddCopyratorController(*mgr_, options).ok());
-    auto [ctx, cancel] = WithCancel(kBg);
-    cancel_ = cancel;
-    run_ = std::thread([this, ctx = ctx] { run_status_ = mgr_->Start(ctx); });
-  }
-
-  void StopManager() {
-    if (!run_.joinable()) return;
-    cancel_();
-    run_.join();
-    EXPECT_TRUE(run_status_.ok()) << run_status_;
-    mgr_.reset();
+    ManagerTestFixture::StartManager([](controller::Manager& mgr) {
+      CopyratorOptions options;
+      options.workers = 2;
+      return AddCopyratorController(mgr, options);
+    });
   }
 
   // The sum of the counter `name`'s series whose `label` is `value`.
@@ -263,10 +237,6 @@ class CopyratorControllerTest : public testing::ApiServerFixture {
   }
 
   absl::Duration grace_period_ = absl::Seconds(30);
-  std::unique_ptr<controller::Manager> mgr_;
-  std::function<void()> cancel_;
-  std::thread run_;
-  absl::Status run_status_;
 };
 
 auto DataIs(const std::string& json) {

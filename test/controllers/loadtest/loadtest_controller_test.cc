@@ -26,7 +26,7 @@
 #include "runtime/base/context.h"
 #include "runtime/client/options.h"
 #include "runtime/controller/manager.h"
-#include "test/apiserver/api_server_fixture.h"
+#include "test/controllers/manager_test_fixture.h"
 
 namespace kcr::loadtest {
 namespace {
@@ -55,7 +55,7 @@ std::string Str(const api::Object& o, std::string_view pointer) {
   return out.GetString();
 }
 
-class LoadTestControllerTest : public testing::ApiServerFixture {
+class LoadTestControllerTest : public testing::ManagerTestFixture {
  protected:
   void SetUp() override { Start(/*simulate_node=*/true); }
 
@@ -66,38 +66,13 @@ class LoadTestControllerTest : public testing::ApiServerFixture {
     options.controllers.node.complete_after = absl::Milliseconds(300);
     StartServer(std::move(options));
     if (HasFatalFailure()) return;
-    auto doc = json::YamlToJson(api::crd::kLoadTestCrdYaml);
-    ASSERT_TRUE(doc.ok()) << doc.status();
-    rapidjson::StringBuffer json;
-    rapidjson::Writer<rapidjson::StringBuffer> writer(json);
-    (*doc)->Accept(writer);
-    auto crd = api::Object::Parse(json.GetString());
-    ASSERT_TRUE(crd.ok()) << crd.status();
-    auto created = client_->Create(
-        kBg,
-        client::Resource::ClusterScoped(
-            {"apiextensions.k8s.io", "v1", "customresourcedefinitions"}),
-        **crd);
-    ASSERT_TRUE(created.ok()) << created.status();
-
-    auto mgr = controller::Manager::New(config_);
-    ASSERT_TRUE(mgr.ok()) << mgr.status();
-    mgr_ = *std::move(mgr);
-    LoadTestOptions lt_options;
-    lt_options.image = "example.com/kcr:test";
-    lt_options.retry_wait = absl::Milliseconds(200);
-    ASSERT_TRUE(AddLoadTestController(*mgr_, lt_options).ok());
-    auto [ctx, cancel] = WithCancel(kBg);
-    cancel_ = cancel;
-    run_ = std::thread([this, ctx = ctx] { run_status_ = mgr_->Start(ctx); });
-  }
-
-  void TearDown() override {
-    if (run_.joinable()) {
-      cancel_();
-      run_.join();
-      EXPECT_TRUE(run_status_.ok()) << run_status_;
-    }
+    ASSERT_NO_FATAL_FAILURE(InstallCrd(api::crd::kLoadTestCrdYaml));
+    ASSERT_NO_FATAL_FAILURE(StartManager([](controller::Manager& mgr) {
+      LoadTestOptions lt_options;
+      lt_options.image = "example.com/kcr:test";
+      lt_options.retry_wait = absl::Milliseconds(200);
+      return AddLoadTestController(mgr, lt_options);
+    }));
   }
 
   void CreateLoadTest(const std::string& name, const std::string& spec,
@@ -139,11 +114,6 @@ class LoadTestControllerTest : public testing::ApiServerFixture {
     EXPECT_TRUE(pods.ok()) << pods.status();
     return pods.ok() ? pods->items : std::vector<api::ObjectPtr>{};
   }
-
-  std::unique_ptr<controller::Manager> mgr_;
-  std::function<void()> cancel_;
-  std::thread run_;
-  absl::Status run_status_;
 };
 
 auto StateIs(const std::string& state) {
