@@ -35,6 +35,9 @@ wait_for() {
   done
 }
 
+# Created here so that the waits below can read them at once.
+: >"$dir/out"
+: >"$dir/err"
 setsid make run RUN_FLAGS="$*" \
   RUN_ARGS="--metrics-bind-address=127.0.0.1:0 --health-probe-bind-address=127.0.0.1:0" \
   >"$dir/out" 2>"$dir/err" </dev/null &
