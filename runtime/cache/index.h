@@ -24,6 +24,30 @@ namespace kcr::cache {
 // deterministic (the same object always gives the same values).
 using IndexFunc = std::function<std::vector<std::string>(const api::Object&)>;
 
+namespace index_internal {
+// The function objects behind MetaNamespaceIndexFunc and LabelIndexFunc,
+// named so that a store can tell an update that leaves their values as
+// they are (same namespace, same label value) without calling them.
+struct NamespaceIndex {
+  std::vector<std::string> operator()(const api::Object& object) const;
+  static bool SameValues(const api::Object& a, const api::Object& b) {
+    return a.namespace_() == b.namespace_();
+  }
+};
+struct LabelIndex {
+  std::string label_key;
+  std::vector<std::string> operator()(const api::Object& object) const;
+  bool SameValues(const api::Object& a, const api::Object& b) const {
+    return a.Label(label_key) == b.Label(label_key);
+  }
+};
+}  // namespace index_internal
+
+// Whether `func` is known to give `a` and `b` the same values without
+// calling it (false: not known, call it). For the functions above only.
+bool IndexValuesUnchanged(const IndexFunc& func, const api::Object& a,
+                          const api::Object& b);
+
 // Index functions by name.
 using Indexers = std::map<std::string, IndexFunc, std::less<>>;
 

@@ -29,6 +29,11 @@ struct ThreadSafeStore::State {
   struct Slot {
     api::ObjectPtr object;
     KeyEntry* entry = nullptr;
+    // The object's name has no '/', so its key ("ns/name" or "name")
+    // tells its namespace: two such objects under one key share it, and an
+    // update need not read the old object (cold by then) for the
+    // namespace index.
+    bool plain_name = false;
   };
   struct Chunk {
     // The list epoch this chunk was made or copied in; see List.
@@ -84,6 +89,7 @@ struct ThreadSafeStore::State {
     auto [it, inserted] =
         keys.try_emplace(std::move(key), static_cast<uint32_t>(size));
     KeyEntry* entry = &*it;
+    const bool plain_name = object->name().find('/') == std::string_view::npos;
     if (inserted) {
       if (size % kChunkSize == 0) {
         chunks.push_back(std::make_shared<Chunk>());
@@ -95,11 +101,21 @@ struct ThreadSafeStore::State {
       Slot& slot = MutableAt(static_cast<uint32_t>(size), epoch);
       slot.object = std::move(object);
       slot.entry = entry;
+      slot.plain_name = plain_name;
       ++size;
       return nullptr;
     }
-    const api::ObjectPtr& old = At(entry->second).object;
+    const Slot& old_slot = At(entry->second);
+    const api::ObjectPtr& old = old_slot.object;
+    const bool same_namespace = plain_name && old_slot.plain_name;
     for (const auto& [name, func] : indexers) {
+      if (same_namespace &&
+          func.target<index_internal::NamespaceIndex>() != nullptr) {
+        continue;
+      }
+      // The common update (same namespace, same labels) builds no value
+      // lists at all.
+      if (IndexValuesUnchanged(func, *old, *object)) continue;
       std::vector<std::string> old_values = func(*old);
       std::vector<std::string> new_values = func(*object);
       // client-go's fast path covers one equal value; any equal list
@@ -109,8 +125,9 @@ struct ThreadSafeStore::State {
       RemoveValues(index, old_values, entry);
       AddValues(index, new_values, entry);
     }
-    return std::exchange(MutableAt(entry->second, epoch).object,
-                         std::move(object));
+    Slot& slot = MutableAt(entry->second, epoch);
+    slot.plain_name = plain_name;
+    return std::exchange(slot.object, std::move(object));
   }
 
   api::ObjectPtr Remove(std::string_view key, const Indexers& indexers,

@@ -52,5 +52,37 @@ TEST(IndexFuncTest, ControllerOwnerUid) {
   EXPECT_THAT(f(*Parse(R"({"metadata":{"name":"a"}})")), IsEmpty());
 }
 
+TEST(IndexFuncTest, ValuesUnchangedOnlyForKnownFunctions) {
+  const api::ObjectPtr web = Parse(
+      R"({"metadata":{"name":"a","namespace":"n","labels":{"app":"web"}}})");
+  const api::ObjectPtr web2 = Parse(
+      R"({"metadata":{"name":"a","namespace":"n","resourceVersion":"2",
+          "labels":{"app":"web","x":"y"}}})");
+  const api::ObjectPtr db = Parse(
+      R"({"metadata":{"name":"a","namespace":"m","labels":{"app":"db"}}})");
+  const api::ObjectPtr empty =
+      Parse(R"({"metadata":{"name":"a","namespace":"n","labels":{"app":""}}})");
+  const api::ObjectPtr none = Parse(R"({"metadata":{"name":"a"}})");
+
+  const IndexFunc ns = MetaNamespaceIndexFunc();
+  EXPECT_TRUE(IndexValuesUnchanged(ns, *web, *web2));
+  EXPECT_FALSE(IndexValuesUnchanged(ns, *web, *db));
+  EXPECT_FALSE(IndexValuesUnchanged(ns, *web, *none));
+
+  const IndexFunc app = LabelIndexFunc("app");
+  EXPECT_TRUE(IndexValuesUnchanged(app, *web, *web2));
+  EXPECT_FALSE(IndexValuesUnchanged(app, *web, *db));
+  // An empty value is a value; no label is none.
+  EXPECT_FALSE(IndexValuesUnchanged(app, *empty, *none));
+  EXPECT_TRUE(IndexValuesUnchanged(app, *none, *none));
+
+  // Any other function is called, never assumed to agree.
+  const IndexFunc other = [](const api::Object&) {
+    return std::vector<std::string>{"same"};
+  };
+  EXPECT_FALSE(IndexValuesUnchanged(other, *web, *web));
+  EXPECT_FALSE(IndexValuesUnchanged(ControllerOwnerUidIndexFunc(), *web, *web));
+}
+
 }  // namespace
 }  // namespace kcr::cache

@@ -214,6 +214,39 @@ TEST(ThreadSafeStoreTest, EmptyIndexSetsAreDropped) {
   EXPECT_THAT(store.ListIndexFuncValues(kNamespaceIndex), IsEmpty());
 }
 
+TEST(ThreadSafeStoreTest, LabelIndexFollowsUpdates) {
+  Indexers indexers;
+  indexers.emplace(std::string(kNamespaceIndex), MetaNamespaceIndexFunc());
+  indexers.emplace("app", LabelIndexFunc("app"));
+  ThreadSafeStore store(std::move(indexers));
+  store.Upsert(Pod("a", "p", {{"app", "web"}}, "1"));
+  // Same label value, other labels changed: still indexed once, under web.
+  store.Upsert(Pod("a", "p", {{"app", "web"}, {"x", "y"}}, "2"));
+  EXPECT_THAT(*store.IndexKeys("app", "web"), ElementsAre("a/p"));
+  EXPECT_THAT(*store.IndexKeys(kNamespaceIndex, "a"), ElementsAre("a/p"));
+  store.Upsert(Pod("a", "p", {{"app", "db"}}, "3"));
+  EXPECT_THAT(store.ListIndexFuncValues("app"), ElementsAre("db"));
+  store.Upsert(Pod("a", "p", {}, "4"));
+  EXPECT_THAT(store.ListIndexFuncValues("app"), IsEmpty());
+  store.Upsert(Pod("a", "p", {{"app", ""}}, "5"));
+  EXPECT_THAT(*store.IndexKeys("app", ""), ElementsAre("a/p"));
+  EXPECT_THAT(*store.IndexKeys(kNamespaceIndex, "a"), ElementsAre("a/p"));
+}
+
+TEST(ThreadSafeStoreTest, NamespaceIndexWhenNamesShareAKey) {
+  // A name with '/' (which the API server would refuse) makes a
+  // cluster-scoped object's key that of a namespaced one.
+  ThreadSafeStore store(DefaultIndexers());
+  store.Upsert(Pod("", "a/b"));
+  EXPECT_THAT(*store.IndexKeys(kNamespaceIndex, ""), ElementsAre("a/b"));
+  store.Upsert(Pod("a", "b"));
+  EXPECT_THAT(store.ListIndexFuncValues(kNamespaceIndex), ElementsAre("a"));
+  store.Upsert(Pod("", "a/b"));
+  EXPECT_THAT(store.ListIndexFuncValues(kNamespaceIndex), ElementsAre(""));
+  store.Upsert(Pod("", "a/b", {}, "2"));
+  EXPECT_THAT(store.ListIndexFuncValues(kNamespaceIndex), ElementsAre(""));
+}
+
 TEST(ThreadSafeStoreTest, AddIndexersIndexesExistingObjects) {
   ThreadSafeStore store;
   store.Upsert(Pod("a", "p1", {{"app", "x"}}));
