@@ -3,13 +3,9 @@
 // and exit code 2; --embedded starts an API server that kubectl can use
 // with the printed kubeconfig, runs the pods controller (kcr_pods on
 // /metrics follows a pod made with kubectl) and stops on SIGINT with 0.
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +24,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/integration/process_util.h"
+#include "test/runtime/metrics/raw_http.h"
 
 extern char** environ;
 
@@ -112,36 +109,11 @@ TEST(ControllerManagerTest, MissingOrBrokenKubeconfigIsOneLine) {
       "context");
 }
 
-// GET http://127.0.0.1:<port><path>; the body, or nullopt.
+// GET http://127.0.0.1:<port><path>; the body of a 200, or nullopt.
 std::optional<std::string> HttpGet(int port, const std::string& path) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return std::nullopt;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string in;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
-    const std::string req =
-        absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: x\r\n\r\n");
-    if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) ==
-        static_cast<ssize_t>(req.size())) {
-      char buf[8192];
-      while (true) {
-        pollfd p{fd, POLLIN, 0};
-        if (poll(&p, 1, 10000) <= 0) break;
-        const ssize_t n = read(fd, buf, sizeof(buf));
-        if (n <= 0) break;
-        in.append(buf, static_cast<size_t>(n));
-      }
-    }
-  }
-  close(fd);
-  const size_t body = in.find("\r\n\r\n");
-  if (!absl::StartsWith(in, "HTTP/1.1 200") || body == std::string::npos) {
-    return std::nullopt;
-  }
-  return in.substr(body + 4);
+  const std::string answer = metrics::testing::Get(port, path);
+  if (!absl::StartsWith(answer, "HTTP/1.1 200")) return std::nullopt;
+  return metrics::testing::Body(answer);
 }
 
 // The value after "<prefix>" on the first line of `text` that starts so.
