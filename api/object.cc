@@ -51,6 +51,8 @@ using rapidjson::Value;
 constexpr size_t kControlBlock = 16;
 // Per-thread scratch space for the first, in-situ parse.
 constexpr size_t kScratchBytes = 64 * 1024;
+// Zero bytes after the NUL of the in-situ text (PaddedInsituStream).
+constexpr size_t kTextPadding = 16;
 // A Document's initial stack (RapidJSON's default).
 constexpr size_t kDocumentStack = 1024;
 
@@ -307,11 +309,26 @@ class SiteLocator
 // scratch tree (reused, so parsing does not allocate in steady state) and
 // the arena plan.
 struct Scratch {
-  std::string text;
+  // The text being parsed: a copy of the input, NUL-terminated and padded
+  // as PaddedInsituStream needs.
+  std::unique_ptr<char[]> text;
+  size_t text_capacity = 0;
   std::unique_ptr<char[]> pool_buffer{new char[kScratchBytes]};
   rapidjson::MemoryPoolAllocator<> pool{pool_buffer.get(), kScratchBytes,
                                         kScratchBytes};
   Plan plan;
+
+  // Copies `json` into text, ready for the in-situ parse.
+  char* CopyText(std::string_view json) {
+    const size_t need = json.size() + 1 + kTextPadding;
+    if (need > text_capacity) {
+      text_capacity = std::max(need, 2 * text_capacity);
+      text.reset(new char[text_capacity]);
+    }
+    std::memcpy(text.get(), json.data(), json.size());
+    std::memset(text.get() + json.size(), 0, 1 + kTextPadding);
+    return text.get();
+  }
 };
 
 Scratch& ThreadScratch() {
@@ -401,6 +418,114 @@ InputShape Inspect(std::string_view json) {
   return shape;
 }
 
+// The in-situ stream over Scratch's text, which is padded (kTextPadding
+// zero bytes after its NUL): strings are scanned 16 bytes at a time with
+// unaligned loads (the specialization of ScanCopyUnescapedString below),
+// where RapidJSON's own SSE2 scan goes byte by byte up to a 16-byte
+// boundary, which is most of a Kubernetes object's short strings.
+struct PaddedInsituStream
+    : rapidjson::GenericInsituStringStream<rapidjson::UTF8<>> {
+  explicit PaddedInsituStream(char* text) : GenericInsituStringStream(text) {}
+};
+
+// The bytes of the 16 at `p` that end a run of plain string bytes: a quote,
+// a backslash, or a control byte (the NUL that ends the text among them).
+#ifdef __SSE2__
+inline unsigned StringStops(const char* p) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i k1F = _mm_set1_epi8(0x1F);
+  const __m128i stops =
+      _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                   // v <= 0x1F, unsigned, exactly when max(v, 0x1F) == 0x1F.
+                   _mm_cmpeq_epi8(_mm_max_epu8(v, k1F), k1F));
+  return static_cast<unsigned>(_mm_movemask_epi8(stops));
+}
+#endif
+
+// Advances `is` over the plain bytes of a string, copying them down when an
+// escape has already shortened it (dst_ behind src_). Stops at the first
+// quote, backslash or control byte, which RapidJSON's loop then handles.
+inline void ScanPlainString(PaddedInsituStream& is) {
+  char* p = is.src_;
+  char* q = is.dst_;
+#ifdef __SSE2__
+  // Every load starts at or before the NUL, and kTextPadding bytes follow
+  // it: no load leaves the buffer.
+  if (p == q) {
+    for (;; p += 16) {
+      if (const unsigned stops = StringStops(p); stops != 0) {
+        p += __builtin_ctz(stops);
+        break;
+      }
+    }
+    is.src_ = is.dst_ = p;
+    return;
+  }
+  for (;; p += 16, q += 16) {
+    const unsigned stops = StringStops(p);
+    if (stops != 0) {
+      const int n = __builtin_ctz(stops);
+      // q is behind p: a byte loop, since a 16-byte store could overwrite
+      // bytes not yet read.
+      for (int i = 0; i < n; ++i) q[i] = p[i];
+      p += n;
+      q += n;
+      break;
+    }
+    // All 16 were loaded before the store, and the store ends before p + 16.
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q),
+                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+#else
+  while (*p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20) {
+    *q++ = *p++;
+  }
+#endif
+  is.src_ = p;
+  is.dst_ = q;
+}
+
+}  // namespace
+}  // namespace api
+}  // namespace kcr
+
+namespace rapidjson {
+
+template <>
+struct StreamTraits<kcr::api::PaddedInsituStream> {
+  enum { copyOptimization = 1 };
+};
+
+// Between tokens: an overload that ADL prefers to the generic template,
+// which the compiler stopped inlining for this stream. API servers send
+// minified JSON, so the first byte is almost always not whitespace.
+RAPIDJSON_FORCEINLINE void SkipWhitespace(kcr::api::PaddedInsituStream& is) {
+  char* p = is.src_;
+  while (
+      RAPIDJSON_UNLIKELY(*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) {
+    ++p;
+  }
+  is.src_ = p;
+}
+
+// The reader's hook for scanning plain string bytes, a no-op for streams it
+// has no specialization of.
+template <>
+template <>
+inline void
+GenericReader<UTF8<>, UTF8<>, CrtAllocator>::ScanCopyUnescapedString<
+    kcr::api::PaddedInsituStream, kcr::api::PaddedInsituStream>(
+    kcr::api::PaddedInsituStream& is, kcr::api::PaddedInsituStream&) {
+  kcr::api::ScanPlainString(is);
+}
+
+}  // namespace rapidjson
+
+namespace kcr {
+namespace api {
+namespace {
+
 // The allocator for the stacks of readers and documents: CrtAllocator has
 // no state, so one shared instance saves each of them allocating its own.
 rapidjson::CrtAllocator& StackAllocator() {
@@ -421,7 +546,7 @@ rapidjson::ParseResult ParseScratch(const InputShape& shape, char* text,
   constexpr unsigned kIterative = rapidjson::kParseIterativeFlag;
   constexpr unsigned kValidate = rapidjson::kParseValidateEncodingFlag;
   constexpr unsigned kExact = rapidjson::kParseFullPrecisionFlag;
-  rapidjson::GenericInsituStringStream<rapidjson::UTF8<>> stream(text);
+  PaddedInsituStream stream(text);
   rapidjson::Reader reader(&StackAllocator());
   if (shape.brackets <= kMaxJsonDepth) {
     if (shape.ascii) return reader.Parse<kInsitu | kExact>(stream, handler);
@@ -594,7 +719,7 @@ absl::StatusOr<ObjectPtr> Object::Parse(std::string_view json,
   // strings the plan has already placed: rare, left to the two passes.
   if (MayHoldSurrogateEscape(json)) return ParseInTwoPasses(json, options);
   Scratch& scratch = ThreadScratch();
-  scratch.text.assign(json.data(), json.size());
+  char* const text = scratch.CopyText(json);
   scratch.pool.Clear();
   Plan& plan = scratch.plan;
   plan.Clear();
@@ -602,7 +727,7 @@ absl::StatusOr<ObjectPtr> Object::Parse(std::string_view json,
   ScratchBuilder builder(doc, options.strip_managed_fields, &plan);
   rapidjson::ParseResult result;
   auto generator = [&](rapidjson::Document&) {
-    result = ParseScratch(shape, scratch.text.data(), builder);
+    result = ParseScratch(shape, text, builder);
     return !result.IsError();
   };
   doc.Populate(generator);
@@ -624,7 +749,7 @@ absl::StatusOr<ObjectPtr> Object::ParseInTwoPasses(
                                 ": NUL byte in input."));
   }
   Scratch& scratch = ThreadScratch();
-  scratch.text.assign(json.data(), json.size());
+  char* const text = scratch.CopyText(json);
   scratch.pool.Clear();
   // The plan of an earlier parse views strings of the text and pool just
   // replaced: placing strings against it would read freed memory.
@@ -635,7 +760,7 @@ absl::StatusOr<ObjectPtr> Object::ParseInTwoPasses(
   ScratchBuilder builder(doc, /*strip_managed_fields=*/false, &scratch.plan);
   rapidjson::ParseResult result;
   auto generator = [&](rapidjson::Document&) {
-    result = ParseScratch(shape, scratch.text.data(), builder);
+    result = ParseScratch(shape, text, builder);
     return !result.IsError();
   };
   doc.Populate(generator);

@@ -164,12 +164,12 @@ print(f"kcr REST client alone (no informer; median): list of 10k pods "
       f"{median(c10, 'list_ms'):.0f} ms, of 50k pods {median(c50, 'list_ms'):.0f} ms, "
       f"100k watch events {median(c50, 'watch_ms'):.0f} ms, peak RSS "
       f"{median(c50, 'peak_rss_mib'):.0f} MiB")
-decoder = 123e3  # ObjectDecoder, one core (docs/benchmarks.md)
+decoder = 140e3  # ObjectDecoder, one core (docs/benchmarks.md)
 for label, count, secs, bare in (("sync 50k", 50000, ks50, bare50["list_pods_s"]),
                                   ("updates 100k", 100000, ku, bare50["watch_events_s"])):
     rate = count / secs
     print(f"kcr {label}: {rate / 1e3:.0f} k objects/s = {rate / decoder:.2f}x the "
-          f"ObjectDecoder's one-core limit (123 k/s), {rate / bare:.2f}x the "
+          f"ObjectDecoder's one-core limit (140 k/s), {rate / bare:.2f}x the "
           f"bare reader's rate")
 print()
 for name, k, n, unit in figures:

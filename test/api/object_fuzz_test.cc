@@ -21,6 +21,7 @@
 #include "api/types/owner_reference.h"
 #include "api/types/pod.h"
 #include "api/types/secret.h"
+#include "rapidjson/document.h"
 #include "runtime/base/string_view.h"
 #include "test/fuzz/server_stack.h"
 
@@ -141,6 +142,21 @@ static int FuzzOne(const uint8_t* data, size_t size) {
 
   // Serialising and parsing again gives the same text.
   const std::string json = obj.ToJson();
+
+  // The in-situ parse (its own string scanning) reads what RapidJSON's
+  // byte-by-byte reader reads from the same bytes. Unicode escapes are left
+  // out: lone surrogates are repaired only by Parse.
+  if (input.find("\\u") == std::string_view::npos) {
+    rapidjson::Document doc;
+    doc.Parse<rapidjson::kParseValidateEncodingFlag |
+              rapidjson::kParseFullPrecisionFlag |
+              rapidjson::kParseIterativeFlag>(input.data(), input.size());
+    Check(!doc.HasParseError());
+    absl::StatusOr<kcr::api::ObjectPtr> reference =
+        kcr::api::Object::FromValue(doc);
+    Check(reference.ok());
+    Check((*reference)->ToJson() == json);
+  }
   absl::StatusOr<kcr::api::ObjectPtr> again = kcr::api::Object::Parse(json);
   Check(again.ok());
   Check((*again)->ToJson() == json);

@@ -9,6 +9,7 @@
 #include "api/object_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "rapidjson/document.h"
 #include "test/api/testdata_util.h"
 
 namespace kcr {
@@ -294,6 +295,64 @@ TEST(ObjectTest, KeepsNumbersAndEscapes) {
   EXPECT_EQ(obj->Find("/s")->GetStringLength(), 2u);
   ObjectPtr again = MustParse(obj->ToJson());
   EXPECT_EQ(again->ToJson(), obj->ToJson());
+}
+
+// Strings are scanned 16 bytes at a time: every length, every alignment
+// in the text and every place of an escape (one, and another 17 bytes on,
+// which the copy after the first escape has to reach) must read exactly as
+// RapidJSON's byte loop reads them (a Document from the same text).
+TEST(ObjectTest, StringsReadTheSameAtEveryBlockOffset) {
+  const char* const kEscapes[] = {R"(\")",     R"(\\)", R"(\n)",
+                                  R"(\u00e9)", R"(\/)", R"(\u0041)"};
+  int cases = 0;
+  for (int pad = 0; pad < 16; ++pad) {
+    for (int len = 0; len <= 40; ++len) {
+      for (int esc = -1; esc < len; ++esc) {
+        std::string value;
+        for (int i = 0; i < len; ++i) {
+          if (i == esc || (esc >= 0 && i == esc + 17)) {
+            value += kEscapes[(i + pad) % std::size(kEscapes)];
+          } else {
+            value += static_cast<char>('a' + (i + pad) % 26);
+          }
+        }
+        const std::string json = absl::StrCat(
+            R"({"metadata":{"name":")", std::string(pad, 'n'),
+            R"(","annotations":{")", value, R"(":")", value, R"("}}})");
+        rapidjson::Document want;
+        want.Parse(json.c_str(), json.size());
+        ASSERT_FALSE(want.HasParseError()) << json;
+        const rapidjson::Value& annotations = want["metadata"]["annotations"];
+        const std::string want_value(
+            annotations.MemberBegin()->value.GetString(),
+            annotations.MemberBegin()->value.GetStringLength());
+        ObjectPtr obj = MustParse(json);
+        ASSERT_NE(obj, nullptr);
+        EXPECT_EQ(obj->name(), std::string(pad, 'n'));
+        EXPECT_THAT(obj->annotations(),
+                    ElementsAre(Pair(want_value, want_value)))
+            << json;
+        ++cases;
+      }
+    }
+  }
+  EXPECT_GT(cases, 10000);
+}
+
+// A raw control byte or the end of the text inside a string, at every
+// position of a block, is the reader's error, not a read past the text.
+TEST(ObjectTest, BrokenStringsAtEveryBlockOffset) {
+  for (int len = 0; len <= 33; ++len) {
+    const std::string head =
+        absl::StrCat(R"({"metadata":{"name":")", std::string(len, 'x'));
+    EXPECT_THAT(ErrorOf(head), HasSubstr("offset")) << head;
+    EXPECT_THAT(ErrorOf(absl::StrCat(head, "\t\"}}")),
+                HasSubstr(absl::StrCat("offset ", head.size())))
+        << len;
+    EXPECT_THAT(ErrorOf(absl::StrCat(head, "\\q\"}}")),
+                HasSubstr(absl::StrCat("offset ", head.size())))
+        << len;
+  }
 }
 
 TEST(ObjectTest, LoneSurrogatesBecomeReplacementCharacters) {
