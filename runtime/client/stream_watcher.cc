@@ -49,7 +49,12 @@ struct Batch {
 class StreamWatcher final : public WatchStream {
  public:
   static constexpr size_t kMaxBatches = 16;
-  static constexpr size_t kReadSize = 64 << 10;
+  // A read takes what has arrived, up to this: a busy watch is read in
+  // runs of ~55 pods, each one hand-off and wake-up between the threads
+  // (64 KiB took 4x as many: 50k context switches for 100,000 updates,
+  // against 28k). Only the bytes a read fills are touched, so an idle
+  // watch's waiting buffer costs address space, not memory.
+  static constexpr size_t kReadSize = 256 << 10;
 
   StreamWatcher(const Context& ctx, std::unique_ptr<BodyReader> body,
                 const api::ParseOptions& parse_options)
