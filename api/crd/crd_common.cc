@@ -64,29 +64,11 @@ bool operator==(const RawJson& a, const RawJson& b) {
 namespace internal {
 namespace {
 
-const char* TypeName(const rapidjson::Value& v) {
-  switch (v.GetType()) {
-    case rapidjson::kNullType:
-      return "null";
-    case rapidjson::kFalseType:
-    case rapidjson::kTrueType:
-      return "boolean";
-    case rapidjson::kObjectType:
-      return "object";
-    case rapidjson::kArrayType:
-      return "array";
-    case rapidjson::kStringType:
-      return "string";
-    case rapidjson::kNumberType:
-      return "number";
-  }
-  return "unknown";
-}
-
 absl::Status WrongType(std::string_view path, std::string_view want,
                        const rapidjson::Value& got) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      ToAbsl(path), ": must be ", ToAbsl(want), ", got ", TypeName(got)));
+  return absl::InvalidArgumentError(absl::StrCat(ToAbsl(path), ": must be ",
+                                                 ToAbsl(want), ", got ",
+                                                 json::JsonTypeName(got)));
 }
 
 // The member, or nullptr when absent or null.

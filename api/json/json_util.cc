@@ -221,6 +221,25 @@ bool NumbersEqual(const rapidjson::Value& a, const rapidjson::Value& b) {
 
 }  // namespace
 
+const char* JsonTypeName(const rapidjson::Value& v) {
+  switch (v.GetType()) {
+    case rapidjson::kNullType:
+      return "null";
+    case rapidjson::kFalseType:
+    case rapidjson::kTrueType:
+      return "boolean";
+    case rapidjson::kObjectType:
+      return "object";
+    case rapidjson::kArrayType:
+      return "array";
+    case rapidjson::kStringType:
+      return "string";
+    case rapidjson::kNumberType:
+      return "number";
+  }
+  return "unknown";
+}
+
 bool JsonDeepEqual(const rapidjson::Value& a, const rapidjson::Value& b) {
   std::vector<std::pair<const rapidjson::Value*, const rapidjson::Value*>>
       stack;

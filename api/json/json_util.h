@@ -68,6 +68,10 @@ std::string StringMember(const rapidjson::Value& object, std::string_view name);
 // Iterative: safe on any input.
 bool JsonDeepEqual(const rapidjson::Value& a, const rapidjson::Value& b);
 
+// The JSON type of `v` as error messages name it: "null", "boolean",
+// "object", "array", "string" or "number".
+const char* JsonTypeName(const rapidjson::Value& v);
+
 }  // namespace json
 }  // namespace kcr
 

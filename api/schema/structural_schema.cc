@@ -392,23 +392,10 @@ bool IsInteger(const rapidjson::Value& v) {
   return std::isfinite(d) && d == std::floor(d);
 }
 
+// As JSON names types, with whole numbers as "integer" (OpenAPI's type).
 const char* TypeName(const rapidjson::Value& v) {
-  switch (v.GetType()) {
-    case rapidjson::kNullType:
-      return "null";
-    case rapidjson::kFalseType:
-    case rapidjson::kTrueType:
-      return "boolean";
-    case rapidjson::kObjectType:
-      return "object";
-    case rapidjson::kArrayType:
-      return "array";
-    case rapidjson::kStringType:
-      return "string";
-    case rapidjson::kNumberType:
-      return IsInteger(v) ? "integer" : "number";
-  }
-  return "unknown";
+  if (v.IsNumber() && IsInteger(v)) return "integer";
+  return json::JsonTypeName(v);
 }
 
 bool HasType(const rapidjson::Value& v, const std::string& type) {
