@@ -65,6 +65,21 @@ absl::StatusOr<std::map<std::string, int64_t>> Flags::GetInts(
   return values;
 }
 
+absl::StatusOr<ClientFlags> ClientFlags::Parse(int argc, char** argv) {
+  absl::StatusOr<Flags> flags =
+      Flags::Parse(argc, argv, {{"port", ""}, {"pods", "0"}, {"updates", "0"}});
+  if (!flags.ok()) return flags.status();
+  ClientFlags out;
+  for (auto [name, value] :
+       {std::pair{"port", &out.port}, std::pair{"pods", &out.pods},
+        std::pair{"updates", &out.updates}}) {
+    absl::StatusOr<int64_t> parsed = flags->GetInt(name);
+    if (!parsed.ok()) return parsed.status();
+    *value = *parsed;
+  }
+  return out;
+}
+
 double MillisSince(SteadyClock::time_point start) {
   return std::chrono::duration<double, std::milli>(SteadyClock::now() - start)
       .count();

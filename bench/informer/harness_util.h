@@ -41,6 +41,18 @@ class Flags {
   std::map<std::string, std::string> values_;
 };
 
+// The flags of the programs that run a client against the replay server
+// (kcr_informer_bench, kcr_client_bench): --port, --pods, --updates.
+struct ClientFlags {
+  int64_t port = 0;
+  int64_t pods = 0;
+  int64_t updates = 0;
+
+  // Fails, naming the flag, on an unknown flag or a value that is not an
+  // integer.
+  static absl::StatusOr<ClientFlags> Parse(int argc, char** argv);
+};
+
 using SteadyClock = std::chrono::steady_clock;
 
 // Milliseconds since `start` on the steady clock.

@@ -10,7 +10,6 @@
 // Prints one JSON line: {"list_ms":..,"watch_ms":..,"peak_rss_mib":..}.
 #include <chrono>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <string>
 
@@ -29,15 +28,15 @@ int Fail(const absl::Status& status) {
 }
 
 int Main(int argc, char** argv) {
-  absl::StatusOr<Flags> flags =
-      Flags::Parse(argc, argv, {{"port", ""}, {"pods", "0"}, {"updates", "0"}});
-  if (!flags.ok()) return Fail(flags.status());
-  absl::StatusOr<std::map<std::string, int64_t>> ints =
-      flags->GetInts({"port", "pods", "updates"});
-  if (!ints.ok()) return Fail(ints.status());
-  const int64_t port = (*ints)["port"];
-  const int64_t pods = (*ints)["pods"];
-  const int64_t updates = (*ints)["updates"];
+  absl::StatusOr<ClientFlags> flags = ClientFlags::Parse(argc, argv);
+  if (!flags.ok()) {
+    std::fprintf(stderr, "kcr_client_bench: %s\n",
+                 std::string(flags.status().message()).c_str());
+    return 2;
+  }
+  const int64_t port = flags->port;
+  const int64_t pods = flags->pods;
+  const int64_t updates = flags->updates;
   absl::StatusOr<std::unique_ptr<client::RestClient>> client =
       NewReplayClient(port);
   if (!client.ok()) return Fail(client.status());
