@@ -3,6 +3,7 @@
 #include <openssl/sha.h>
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -1128,6 +1129,7 @@ struct OpenApiService::Documents {
   std::string v3_index;
   std::string v3_index_hash;
   std::string v2;
+  std::string v2_hash;
 };
 
 OpenApiService::OpenApiService(Registry* registry, std::string git_version,
@@ -1146,9 +1148,8 @@ std::shared_ptr<const OpenApiService::Documents> OpenApiService::Current() {
   std::vector<api::ObjectPtr> crds = registry_->storage()->Snapshot(
       "apiextensions.k8s.io/customresourcedefinitions");
   std::string key;
-  std::vector<OpenApiKind> apis;
+  std::vector<OpenApiKind> custom;
   ResourceRegistry* resources = registry_->resources();
-  apis = BuiltinKinds(*resources);
   for (const api::ObjectPtr& crd : crds) {
     bool any = false;
     for (OpenApiKind& api : CustomResourceKinds(crd->json())) {
@@ -1158,7 +1159,7 @@ std::shared_ptr<const OpenApiService::Documents> OpenApiService::Current() {
         continue;
       }
       any = true;
-      apis.push_back(std::move(api));
+      custom.push_back(std::move(api));
     }
     if (any) CatAppend(&key, crd->uid(), "/", crd->resource_version(), ";");
   }
@@ -1166,6 +1167,11 @@ std::shared_ptr<const OpenApiService::Documents> OpenApiService::Current() {
     MutexLock l(&mu_);
     if (documents_ != nullptr && documents_->key == key) return documents_;
   }
+  // The built-in kinds never change: only the CRDs make documents differ,
+  // so their schemas are built only with new documents.
+  std::vector<OpenApiKind> apis = BuiltinKinds(*resources);
+  apis.insert(apis.end(), std::make_move_iterator(custom.begin()),
+              std::make_move_iterator(custom.end()));
   auto docs = std::make_shared<Documents>();
   docs->key = key;
   docs->built = clock_->Now();
@@ -1178,6 +1184,7 @@ std::shared_ptr<const OpenApiService::Documents> OpenApiService::Current() {
   docs->v3_index = OpenApiV3IndexJson(hashes);
   docs->v3_index_hash = OpenApiHash(docs->v3_index);
   docs->v2 = BuildSwaggerV2Document(apis, git_version_);
+  docs->v2_hash = OpenApiHash(docs->v2);
   VLOG(2) << "openapi documents built crds=" << crds.size()
           << " group_versions=" << docs->v3.size();
   MutexLock l(&mu_);
@@ -1273,7 +1280,7 @@ void OpenApiService::ServeV2(const HttpRequest& req, HttpExchange* ex) {
     return;
   }
   std::shared_ptr<const Documents> docs = Current();
-  const std::string etag = Cat("\"", OpenApiHash(docs->v2), "\"");
+  const std::string etag = Cat("\"", docs->v2_hash, "\"");
   r.headers.push_back({"ETag", etag});
   r.headers.push_back({"Last-Modified", HttpDate(docs->built)});
   if (NotModified(req, etag)) {
