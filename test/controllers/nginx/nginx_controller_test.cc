@@ -7,10 +7,8 @@
 #include "controllers/nginx/nginx_controller.h"
 
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -18,18 +16,15 @@
 #include "absl/strings/str_cat.h"
 #include "api/crd/crd_manifests.h"
 #include "api/errors/errors.h"
-#include "api/json/yaml_to_json.h"
 #include "api/object.h"
 #include "api/object_builder.h"
 #include "api/types/owner_reference.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
-#include "rapidjson/stringbuffer.h"
-#include "rapidjson/writer.h"
 #include "runtime/base/context.h"
 #include "runtime/client/options.h"
 #include "runtime/controller/manager.h"
-#include "test/apiserver/api_server_fixture.h"
+#include "test/controllers/manager_test_fixture.h"
 #include "test/integration/process_util.h"
 
 namespace kcr::nginx {
@@ -39,8 +34,6 @@ using apiserver::WaitFor;
 
 const Context kBg = Context::Background();
 constexpr absl::Duration kWait = absl::Seconds(60);
-const client::Resource kCrds = client::Resource::ClusterScoped(
-    {"apiextensions.k8s.io", "v1", "customresourcedefinitions"});
 const client::Resource kEvents =
     client::Resource::Namespaced({"", "v1", "events"});
 
@@ -67,21 +60,14 @@ int64_t IntAt(const api::ObjectPtr& o, const char* pointer) {
   return v != nullptr && v->IsInt64() ? v->GetInt64() : -1;
 }
 
-class NginxControllerTest : public testing::ApiServerFixture {
+class NginxControllerTest : public testing::ManagerTestFixture {
  protected:
   void SetUp() override {
     apiserver::ApiServerOptions options;
     options.controllers.node.running_after = absl::Milliseconds(200);
     StartServer(std::move(options));
     if (HasFatalFailure()) return;
-    auto doc = json::YamlToJson(api::crd::kNginxCrdYaml);
-    ASSERT_TRUE(doc.ok()) << doc.status();
-    rapidjson::StringBuffer buffer;
-    rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-    (*doc)->Accept(writer);
-    auto crd = api::Object::Parse(buffer.GetString());
-    ASSERT_TRUE(crd.ok()) << crd.status();
-    ASSERT_TRUE(client_->Create(kBg, kCrds, **crd).ok());
+    ASSERT_NO_FATAL_FAILURE(InstallCrd(api::crd::kNginxCrdYaml));
     ASSERT_TRUE(WaitFor(
         [&] {
           return client_->List(kBg, NginxResource().InNamespace("default"))
@@ -90,24 +76,15 @@ class NginxControllerTest : public testing::ApiServerFixture {
         kWait));
   }
 
-  void TearDown() override {
-    if (run_.joinable()) {
-      cancel_();
-      run_.join();
-      EXPECT_TRUE(run_status_.ok()) << run_status_;
-    }
-  }
-
   void StartManager() {
-    auto mgr = controller::Manager::New(config_);
-    ASSERT_TRUE(mgr.ok()) << mgr.status();
-    mgr_ = *std::move(mgr);
-    ASSERT_TRUE(AddNginxController(*mgr_, NginxOptions{}).ok());
-    EXPECT_EQ(AddNginxController(*mgr_, NginxOptions{}).code(),
-              absl::StatusCode::kAlreadyExists);
-    auto [ctx, cancel] = WithCancel(kBg);
-    cancel_ = cancel;
-    run_ = std::thread([this, ctx = ctx] { run_status_ = mgr_->Start(ctx); });
+    ManagerTestFixture::StartManager([](controller::Manager& mgr) {
+      absl::Status added = AddNginxController(mgr, NginxOptions{});
+      if (added.ok()) {
+        EXPECT_EQ(AddNginxController(mgr, NginxOptions{}).code(),
+                  absl::StatusCode::kAlreadyExists);
+      }
+      return added;
+    });
   }
 
   void CreateNginx(const std::string& name, const std::string& spec) {
@@ -166,11 +143,6 @@ class NginxControllerTest : public testing::ApiServerFixture {
     }
     return out;
   }
-
-  std::unique_ptr<controller::Manager> mgr_;
-  std::thread run_;
-  CancelFunc cancel_;
-  absl::Status run_status_;
 };
 
 TEST_F(NginxControllerTest, CreatesTheDeploymentAndReportsReady) {

@@ -4,10 +4,8 @@
 #include "controllers/pods/pods_controller.h"
 
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -22,7 +20,7 @@
 #include "runtime/base/mutex.h"
 #include "runtime/client/options.h"
 #include "runtime/controller/manager.h"
-#include "test/apiserver/api_server_fixture.h"
+#include "test/controllers/manager_test_fixture.h"
 
 namespace kcr::pods {
 namespace {
@@ -60,7 +58,7 @@ class LogLines final : public google::LogSink {
   std::vector<std::string> lines_ ABSL_GUARDED_BY(mu_);
 };
 
-class PodsControllerTest : public testing::ApiServerFixture {
+class PodsControllerTest : public testing::ManagerTestFixture {
  protected:
   void SetUp() override {
     apiserver::ApiServerOptions options;
@@ -77,22 +75,10 @@ class PodsControllerTest : public testing::ApiServerFixture {
                     .ok());
   }
 
-  void TearDown() override {
-    if (run_.joinable()) {
-      cancel_();
-      run_.join();
-      EXPECT_TRUE(run_status_.ok()) << run_status_;
-    }
-  }
-
   void StartManager(const PodsOptions& options) {
-    auto mgr = controller::Manager::New(config_);
-    ASSERT_TRUE(mgr.ok()) << mgr.status();
-    mgr_ = *std::move(mgr);
-    ASSERT_TRUE(AddPodsController(*mgr_, options).ok());
-    auto [ctx, cancel] = WithCancel(kBg);
-    cancel_ = cancel;
-    run_ = std::thread([this, ctx = ctx] { run_status_ = mgr_->Start(ctx); });
+    ManagerTestFixture::StartManager([&options](controller::Manager& mgr) {
+      return AddPodsController(mgr, options);
+    });
   }
 
   void CreatePod(const std::string& ns, const std::string& name,
@@ -153,11 +139,6 @@ class PodsControllerTest : public testing::ApiServerFixture {
     }
     return out;
   }
-
-  std::unique_ptr<controller::Manager> mgr_;
-  CancelFunc cancel_;
-  std::thread run_;
-  absl::Status run_status_;
 };
 
 TEST_F(PodsControllerTest, GaugeFollowsPodsAcrossNamespaces) {
