@@ -110,6 +110,10 @@ void ManagerFixture::StartServerWithCrds(const std::string& name,
                      absl::StrCat(kCrdDir, "/copyrator_rule.yaml"), "-f",
                      absl::StrCat(kCrdDir, "/loadtest.yaml")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_NO_FATAL_FAILURE(WaitForCrdsEstablished());
+}
+
+void ManagerFixture::WaitForCrdsEstablished() {
   for (const char* crd : {"nginxes.example.org", "copyrators.flant.com",
                           "loadtests.example.org"}) {
     ASSERT_TRUE(WaitForJsonpath(

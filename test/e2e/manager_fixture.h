@@ -75,6 +75,9 @@ class ManagerFixture : public integration::KubectlServerFixture {
   // and a wait until the custom resources are served. ASSERTs inside.
   void StartServerWithCrds(const std::string& name,
                            std::vector<std::string> server_args = {});
+  // Waits until each of manifests/crds' CRDs is Established (once they
+  // are applied, here or from a rendering of manifests/). ASSERTs inside.
+  void WaitForCrdsEstablished();
 
   // A new controller-manager against the server; owned by the fixture.
   // ASSERT on its started().

@@ -319,13 +319,7 @@ TEST_F(ManifestsTest, TheRbacAllowsEveryCallTheControllersMake) {
   ASSERT_NO_FATAL_FAILURE(StartServer("rbac", {"--v=2"}));
   ASSERT_NO_FATAL_FAILURE(CopyManifests());
   Install();
-  for (const char* crd : {"nginxes.example.org", "copyrators.flant.com",
-                          "loadtests.example.org"}) {
-    ASSERT_TRUE(WaitForJsonpath(
-        {"crd", crd}, "{.status.conditions[?(@.type==\"Established\")].status}",
-        "True"))
-        << crd << ": " << last_jsonpath_;
-  }
+  ASSERT_NO_FATAL_FAILURE(WaitForCrdsEstablished());
   Kubectl({"apply", "-f", Render(manifests_ + "/samples")});
   // And a Secret rule, the copyrator's other kind.
   ASSERT_TRUE(Apply(R"(apiVersion: v1
@@ -459,13 +453,7 @@ TEST_F(ManifestsTest, SamplesApplyOnTheInstalledCrds) {
   ASSERT_NO_FATAL_FAILURE(StartServer("samples"));
   ASSERT_NO_FATAL_FAILURE(CopyManifests());
   Install();
-  for (const char* crd : {"nginxes.example.org", "copyrators.flant.com",
-                          "loadtests.example.org"}) {
-    ASSERT_TRUE(WaitForJsonpath(
-        {"crd", crd}, "{.status.conditions[?(@.type==\"Established\")].status}",
-        "True"))
-        << crd << ": " << last_jsonpath_;
-  }
+  ASSERT_NO_FATAL_FAILURE(WaitForCrdsEstablished());
   const std::string samples = Render(manifests_ + "/samples");
   const std::string out = Kubectl({"apply", "-f", samples});
   std::vector<std::string> lines = Lines(out);
