@@ -42,6 +42,9 @@ struct Delta {
   DeltaType type = DeltaType::kAdded;
   api::ObjectPtr object;
   bool final_state_unknown = false;
+  // The object's store key (MetaNamespaceKey), as the queue computed it:
+  // the consumer applies the delta under it without computing it again.
+  std::string key;
 };
 
 // Handles one batch of popped deltas, oldest first. `is_in_initial_list`:

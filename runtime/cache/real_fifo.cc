@@ -51,14 +51,12 @@ absl::Status RealFifo::Enqueue(DeltaType type, api::ObjectPtr object) {
   if (object == nullptr) return absl::OkStatus();
   MutexLock lock(&mu_);
   if (closed_) return absl::OkStatus();
-  PushLocked(Delta{type, std::move(object), false}, *std::move(key));
+  PushLocked(Delta{type, std::move(object), false, *std::move(key)});
   WakeLocked();
   return absl::OkStatus();
 }
 
-void RealFifo::PushLocked(Delta delta, std::string key) {
-  items_.push_back(Entry{std::move(delta), std::move(key)});
-}
+void RealFifo::PushLocked(Delta delta) { items_.push_back(std::move(delta)); }
 
 void RealFifo::WakeLocked() {
   // One popper: Signal wakes it if it waits. (A wake-up per write costs a
@@ -129,21 +127,21 @@ absl::Status RealFifo::Replace(std::vector<api::ObjectPtr> objects,
   };
   if (in_flight_ != nullptr) {
     for (size_t i = 0; i < in_flight_->deltas.size(); ++i) {
-      note(in_flight_->keys[i], in_flight_->deltas[i]);
+      note(in_flight_->deltas[i].key, in_flight_->deltas[i]);
     }
   }
-  for (const Entry& entry : items_) note(entry.key, entry.delta);
+  for (const Delta& delta : items_) note(delta.key, delta);
 
   absl::flat_hash_set<std::string_view> listed_keys;
   listed_keys.reserve(listed.size());
   for (const auto& entry : listed) listed_keys.insert(entry.first);
-  std::vector<Entry> tombstones;
+  std::vector<Delta> tombstones;
   for (std::string_view key : order) {
     const Delta& last = *newest[key];
     if (last.type == DeltaType::kDeleted) continue;
     if (listed_keys.contains(key)) continue;
     tombstones.push_back(
-        Entry{Delta{DeltaType::kDeleted, last.object, true}, std::string(key)});
+        Delta{DeltaType::kDeleted, last.object, true, std::string(key)});
   }
   if (known_objects_ != nullptr) {
     for (std::string& key : known_objects_->ListKeys()) {
@@ -151,8 +149,8 @@ absl::Status RealFifo::Replace(std::vector<api::ObjectPtr> objects,
       api::ObjectPtr last = known_objects_->GetByKey(key);
       // Gone from the indexer since ListKeys: its deletion was applied.
       if (last == nullptr) continue;
-      tombstones.push_back(Entry{
-          Delta{DeltaType::kDeleted, std::move(last), true}, std::move(key)});
+      tombstones.push_back(
+          Delta{DeltaType::kDeleted, std::move(last), true, std::move(key)});
     }
   }
   // `newest` and `listed_keys` point into items_ and `listed`: done with
@@ -162,16 +160,14 @@ absl::Status RealFifo::Replace(std::vector<api::ObjectPtr> objects,
   listed_keys.clear();
 
   for (auto& [key, object] : listed) {
-    PushLocked(Delta{DeltaType::kReplaced, std::move(object), false},
-               std::move(key));
+    PushLocked(
+        Delta{DeltaType::kReplaced, std::move(object), false, std::move(key)});
   }
   if (!tombstones.empty()) {
     VLOG(2) << "relist found deleted objects fifo=" << name_
             << " count=" << tombstones.size() << " rv=" << resource_version;
   }
-  for (Entry& entry : tombstones) {
-    PushLocked(std::move(entry.delta), std::move(entry.key));
-  }
+  for (Delta& delta : tombstones) PushLocked(std::move(delta));
   if (!populated_) {
     populated_ = true;
     initial_unpopped_ = items_.size();
@@ -190,21 +186,19 @@ absl::Status RealFifo::Resync() {
   // the indexer's older state queued after it would roll the key back.
   absl::flat_hash_set<std::string_view> pending;
   if (in_flight_ != nullptr) {
-    pending.insert(in_flight_->keys.begin(), in_flight_->keys.end());
+    for (const Delta& delta : in_flight_->deltas) pending.insert(delta.key);
   }
-  for (const Entry& entry : items_) pending.insert(entry.key);
-  std::vector<Entry> syncs;
+  for (const Delta& delta : items_) pending.insert(delta.key);
+  std::vector<Delta> syncs;
   for (std::string& key : known_objects_->ListKeys()) {
     if (pending.contains(key)) continue;
     api::ObjectPtr object = known_objects_->GetByKey(key);
     if (object == nullptr) continue;
-    syncs.push_back(Entry{Delta{DeltaType::kSync, std::move(object), false},
-                          std::move(key)});
+    syncs.push_back(
+        Delta{DeltaType::kSync, std::move(object), false, std::move(key)});
   }
   pending.clear();
-  for (Entry& entry : syncs) {
-    PushLocked(std::move(entry.delta), std::move(entry.key));
-  }
+  for (Delta& delta : syncs) PushLocked(std::move(delta));
   WakeLocked();
   return absl::OkStatus();
 }
@@ -213,12 +207,12 @@ std::vector<api::ObjectPtr> RealFifo::List() const {
   MutexLock lock(&mu_);
   absl::flat_hash_map<std::string_view, const Delta*> newest;
   std::vector<std::string_view> order;
-  for (const Entry& entry : items_) {
-    auto [it, inserted] = newest.try_emplace(entry.key, &entry.delta);
+  for (const Delta& delta : items_) {
+    auto [it, inserted] = newest.try_emplace(delta.key, &delta);
     if (inserted) {
-      order.push_back(entry.key);
+      order.push_back(delta.key);
     } else {
-      it->second = &entry.delta;
+      it->second = &delta;
     }
   }
   std::vector<api::ObjectPtr> out;
@@ -242,7 +236,7 @@ api::ObjectPtr RealFifo::GetByKey(std::string_view key) const {
   MutexLock lock(&mu_);
   for (auto it = items_.rbegin(); it != items_.rend(); ++it) {
     if (it->key != key) continue;
-    return it->delta.type == DeltaType::kDeleted ? nullptr : it->delta.object;
+    return it->type == DeltaType::kDeleted ? nullptr : it->object;
   }
   return nullptr;
 }
@@ -268,11 +262,8 @@ absl::Status RealFifo::Pop(const Context& ctx, size_t max_batch,
     }
     auto taken = std::make_shared<Batch>();
     taken->deltas.reserve(n);
-    taken->keys.reserve(n);
     for (size_t i = 0; i < n; ++i) {
-      Entry& entry = items_.front();
-      taken->deltas.push_back(std::move(entry.delta));
-      taken->keys.push_back(std::move(entry.key));
+      taken->deltas.push_back(std::move(items_.front()));
       items_.pop_front();
     }
     batch = std::move(taken);

@@ -99,15 +99,10 @@ class RealFifo final : public Queue {
   size_t Len() const;
 
  private:
-  struct Entry {
-    Delta delta;
-    std::string key;
-  };
   // The batch being processed; immutable while the callback runs, so that
   // Replace and Resync may read it from other threads.
   struct Batch {
     std::vector<Delta> deltas;
-    std::vector<std::string> keys;
   };
 
   // Applies the transform; null when the object is to be dropped.
@@ -115,8 +110,7 @@ class RealFifo final : public Queue {
   absl::Status Enqueue(DeltaType type, api::ObjectPtr object);
   // Queues without waking Pop: the caller calls WakeLocked once it is
   // done queueing.
-  void PushLocked(Delta delta, std::string key)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PushLocked(Delta delta) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Wakes Pop when something is queued and no wake-ups are held.
   void WakeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool ReadyLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -129,7 +123,7 @@ class RealFifo final : public Queue {
 
   mutable Mutex mu_;
   ContextCondVar cv_;
-  std::deque<Entry> items_ ABSL_GUARDED_BY(mu_);
+  std::deque<Delta> items_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const Batch> in_flight_ ABSL_GUARDED_BY(mu_);
   bool popping_ ABSL_GUARDED_BY(mu_) = false;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;

@@ -219,12 +219,12 @@ absl::Status SharedIndexInformer::HandleDeltas(absl::Span<const Delta> batch,
       max_rv =
           std::max(max_rv, NumericVersion(delta.object->resource_version()));
       if (delta.type == DeltaType::kDeleted) {
-        store_->Remove(delta.object->Key());
+        store_->Remove(delta.key);
         run.push_back(
             HandlerEvent::Delete(delta.object, delta.final_state_unknown));
         continue;
       }
-      api::ObjectPtr old = store_->Upsert(delta.object);
+      api::ObjectPtr old = store_->Upsert(delta.key, delta.object);
       if (old == nullptr) {
         run.push_back(HandlerEvent::Add(delta.object, initial));
         continue;

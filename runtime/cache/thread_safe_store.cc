@@ -179,8 +179,12 @@ api::ObjectPtr ThreadSafeStore::Upsert(api::ObjectPtr object) {
     LOG(WARNING) << "not caching an object without a key: " << key.status();
     return nullptr;
   }
+  return Upsert(*std::move(key), std::move(object));
+}
+
+api::ObjectPtr ThreadSafeStore::Upsert(std::string key, api::ObjectPtr object) {
   WriterMutexLock lock(&mu_);
-  return state_->Upsert(*std::move(key), std::move(object), indexers_,
+  return state_->Upsert(std::move(key), std::move(object), indexers_,
                         WriteEpoch());
 }
 
