@@ -153,24 +153,12 @@ bool StatusShows(const api::Object& rule, const WantedStatus& want) {
   if (IntAt(rule, "/status/observedGeneration") != rule.generation()) {
     return false;
   }
-  const rapidjson::Value* conditions = rule.Find("/status/conditions");
-  if (conditions == nullptr || !conditions->IsArray()) return false;
-  auto str = [](const rapidjson::Value& c, const char* key) {
-    auto m = c.FindMember(key);
-    return m != c.MemberEnd() && m->value.IsString()
-               ? std::string_view(m->value.GetString(),
-                                  m->value.GetStringLength())
-               : std::string_view();
-  };
-  for (const rapidjson::Value& c : conditions->GetArray()) {
-    if (!c.IsObject() || str(c, "type") != kReady) continue;
-    auto gen = c.FindMember("observedGeneration");
-    return str(c, "status") == want.ready.status &&
-           str(c, "reason") == want.ready.reason &&
-           str(c, "message") == want.ready.message && gen != c.MemberEnd() &&
-           gen->value.IsInt64() && gen->value.GetInt64() == rule.generation();
-  }
-  return false;
+  const std::vector<api::Condition> conditions = api::ConditionsOf(rule);
+  const api::Condition* ready = api::FindStatusCondition(conditions, kReady);
+  return ready != nullptr && ready->status == want.ready.status &&
+         ready->reason == want.ready.reason &&
+         ready->message == want.ready.message &&
+         ready->observed_generation == rule.generation();
 }
 
 class CopyratorReconciler final : public controller::Reconciler {
