@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "api/crd/copyrator_rule.h"
 #include "api/errors/errors.h"
 #include "api/object_builder.h"
@@ -527,7 +527,7 @@ class CopyratorReconciler final : public controller::Reconciler {
   absl::Status WriteStatus(controller::ReconcileContext& ctx,
                            const api::Object& rule, const WantedStatus& want) {
     if (StatusShows(rule, want)) return absl::OkStatus();
-    const absl::Time now = clock_ != nullptr ? clock_->Now() : absl::Now();
+    const absl::Time now = clock_->Now();
     const int64_t generation = rule.generation();
     absl::Status s =
         controller::controllerutil::UpdateStatus(
