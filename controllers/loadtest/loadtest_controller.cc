@@ -15,6 +15,7 @@
 #include "api/crd/crd_manifests.h"
 #include "api/crd/loadtest.h"
 #include "api/errors/errors.h"
+#include "api/json/json_util.h"
 #include "api/json/yaml_to_json.h"
 #include "api/object.h"
 #include "api/object_builder.h"
@@ -109,11 +110,7 @@ const rapidjson::Value* Terminated(const api::Object& pod) {
 }
 
 std::string MemberString(const rapidjson::Value* obj, const char* key) {
-  if (obj == nullptr) return "";
-  auto it = obj->FindMember(key);
-  return it != obj->MemberEnd() && it->value.IsString()
-             ? std::string(it->value.GetString())
-             : "";
+  return obj == nullptr ? "" : json::StringMember(*obj, key);
 }
 
 // What a finished pod left: its summary, or a PodResult with only the
