@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "api/json/json_util.h"
+#include "api/types/field.h"
 #include "apiserver/api_error.h"
 #include "apiserver/object_fields.h"
 #include "apiserver/str_util.h"
@@ -14,10 +15,7 @@ namespace {
 using rapidjson::Value;
 using Allocator = rapidjson::Document::AllocatorType;
 
-Value Str(std::string_view s, Allocator& a) {
-  if (s.empty()) return Value("", 0, a);
-  return Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), a);
-}
+using api::field::Str;
 
 Value Stars(Allocator& a) {
   Value list(rapidjson::kArrayType);

@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/time/time.h"
 #include "api/json/json_util.h"
+#include "api/types/field.h"
 #include "apiserver/builtin_schema.h"
 #include "apiserver/negotiation.h"
 #include "apiserver/str_util.h"
@@ -286,9 +287,7 @@ bool HasPrefix(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-Value Str(std::string_view s, Allocator& a) {
-  return Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), a);
-}
+using api::field::Str;
 
 // Sets member `name` of `object` to `value`, replacing an existing one.
 void Set(Value* object, std::string_view name, Value value, Allocator& a) {

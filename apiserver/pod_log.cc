@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "api/types/field.h"
 #include "api/types/time.h"
 #include "apiserver/api_error.h"
 #include "apiserver/object_fields.h"
@@ -21,21 +22,14 @@ namespace apiserver {
 namespace {
 
 using rapidjson::Value;
+namespace field = api::field;
 
 // How often a follower looks for new lines and for the container's end.
 constexpr absl::Duration kFollowPoll = absl::Milliseconds(100);
 
-const Value* Field(const Value* object, const char* key) {
-  return object == nullptr ? nullptr : Member(*object, key);
-}
-
-std::string_view StrOf(const Value* v) {
-  if (v == nullptr || !v->IsString()) return {};
-  return std::string_view(v->GetString(), v->GetStringLength());
-}
-
-std::optional<absl::Time> TimeOf(const Value* v) {
-  const std::string_view s = StrOf(v);
+// The time in string member `key` of `object`, when it is one.
+std::optional<absl::Time> TimeOf(const Value* object, const char* key) {
+  const std::string_view s = field::String(object, key);
   if (s.empty()) return std::nullopt;
   absl::StatusOr<absl::Time> t = api::ParseTime(s);
   if (!t.ok()) return std::nullopt;
@@ -47,10 +41,10 @@ const Value* ContainerStatus(const api::Object& pod,
                              std::string_view container) {
   const Value* status = Member(pod.json(), "status");
   for (const char* list : {"containerStatuses", "initContainerStatuses"}) {
-    const Value* statuses = Field(status, list);
+    const Value* statuses = field::Member(status, list);
     if (statuses == nullptr || !statuses->IsArray()) continue;
     for (const auto& s : statuses->GetArray()) {
-      if (StrOf(Field(&s, "name")) == container) return &s;
+      if (field::String(&s, "name") == container) return &s;
     }
   }
   return nullptr;
@@ -60,10 +54,10 @@ const Value* ContainerStatus(const api::Object& pod,
 const Value* ContainerSpec(const api::Object& pod, std::string_view name) {
   const Value* spec = Member(pod.json(), "spec");
   for (const char* list : {"initContainers", "containers"}) {
-    const Value* containers = Field(spec, list);
+    const Value* containers = field::Member(spec, list);
     if (containers == nullptr || !containers->IsArray()) continue;
     for (const auto& c : containers->GetArray()) {
-      if (StrOf(Field(&c, "name")) == name) return &c;
+      if (field::String(&c, "name") == name) return &c;
     }
   }
   return nullptr;
@@ -74,23 +68,23 @@ std::vector<std::string> ContainerNames(const api::Object& pod) {
   std::vector<std::string> out;
   const Value* spec = Member(pod.json(), "spec");
   for (const char* list : {"initContainers", "containers"}) {
-    const Value* containers = Field(spec, list);
+    const Value* containers = field::Member(spec, list);
     if (containers == nullptr || !containers->IsArray()) continue;
     for (const auto& c : containers->GetArray()) {
-      out.emplace_back(StrOf(Field(&c, "name")));
+      out.emplace_back(field::String(&c, "name"));
     }
   }
   return out;
 }
 
 size_t CountOf(const api::Object& pod, const char* list) {
-  const Value* v = Field(Member(pod.json(), "spec"), list);
+  const Value* v = field::Member(Member(pod.json(), "spec"), list);
   return v != nullptr && v->IsArray() ? v->Size() : 0;
 }
 
 bool Terminated(const api::Object& pod, std::string_view container) {
-  return Field(Field(ContainerStatus(pod, container), "state"), "terminated") !=
-         nullptr;
+  return field::Member(field::Member(ContainerStatus(pod, container), "state"),
+                       "terminated") != nullptr;
 }
 
 // pod.LogLocation's validateContainer: the container the request means.
@@ -104,14 +98,15 @@ absl::StatusOr<std::string> ResolveContainer(const api::Object& pod,
     }
     return container;
   }
-  const Value* containers = Field(Member(pod.json(), "spec"), "containers");
+  const Value* containers =
+      field::Member(Member(pod.json(), "spec"), "containers");
   switch (CountOf(pod, "containers")) {
     case 0:
       return ApiError::BadRequest(
                  Cat("a container name must be specified for pod ", pod.name()))
           .ToStatus();
     case 1:
-      return std::string(StrOf(Field(&(*containers)[0], "name")));
+      return std::string(field::String(&(*containers)[0], "name"));
     default:
       // Go's %s of a []string: [a b c].
       return ApiError::BadRequest(
@@ -133,8 +128,9 @@ absl::Status CheckLogStatus(const api::Object& pod,
   }
   if (previous) {
     // Containers never restart on the simulated node.
-    const Value* last = Field(Field(status, "lastState"), "terminated");
-    if (last == nullptr || StrOf(Field(last, "containerID")).empty()) {
+    const Value* last =
+        field::Member(field::Member(status, "lastState"), "terminated");
+    if (last == nullptr || field::String(last, "containerID").empty()) {
       return ApiError::BadRequest(Cat("previous terminated container ",
                                       Quote(container), " in pod ",
                                       Quote(pod.name()), " not found"))
@@ -142,17 +138,17 @@ absl::Status CheckLogStatus(const api::Object& pod,
     }
     return absl::OkStatus();
   }
-  const Value* state = Field(status, "state");
-  if (Field(state, "running") != nullptr) return absl::OkStatus();
-  if (const Value* terminated = Field(state, "terminated")) {
-    if (StrOf(Field(terminated, "containerID")).empty() &&
-        StrOf(Field(status, "containerID")).empty()) {
+  const Value* state = field::Member(status, "state");
+  if (field::Member(state, "running") != nullptr) return absl::OkStatus();
+  if (const Value* terminated = field::Member(state, "terminated")) {
+    if (field::String(terminated, "containerID").empty() &&
+        field::String(status, "containerID").empty()) {
       return ApiError::BadRequest(Cat(who, " is terminated")).ToStatus();
     }
     return absl::OkStatus();
   }
-  if (const Value* waiting = Field(state, "waiting")) {
-    const std::string_view reason = StrOf(Field(waiting, "reason"));
+  if (const Value* waiting = field::Member(state, "waiting")) {
+    const std::string_view reason = field::String(waiting, "reason");
     if (reason == "ErrImagePull") {
       return ApiError::BadRequest(
                  Cat(who, " is waiting to start: image can't be pulled"))
@@ -226,14 +222,14 @@ std::vector<LogLine> SimulatedContainerLog(const api::Object& pod,
                                            std::string_view container) {
   std::vector<LogLine> out;
   const Value* status = ContainerStatus(pod, container);
-  const Value* state = Field(status, "state");
-  const Value* running = Field(state, "running");
-  const Value* terminated = Field(state, "terminated");
-  const Value* started =
-      Field(running != nullptr ? running : terminated, "startedAt");
+  const Value* state = field::Member(status, "state");
+  const Value* running = field::Member(state, "running");
+  const Value* terminated = field::Member(state, "terminated");
   if (running == nullptr && terminated == nullptr) return out;
-  const absl::Time start = TimeOf(started).value_or(
-      TimeOf(Field(terminated, "finishedAt")).value_or(absl::UnixEpoch()));
+  const absl::Time start =
+      TimeOf(running != nullptr ? running : terminated, "startedAt")
+          .value_or(
+              TimeOf(terminated, "finishedAt").value_or(absl::UnixEpoch()));
   if (std::optional<std::string_view> text =
           pod.Annotation(kSimLogAnnotation)) {
     std::vector<std::string> lines =
@@ -243,17 +239,17 @@ std::vector<LogLine> SimulatedContainerLog(const api::Object& pod,
   } else {
     const Value* spec = ContainerSpec(pod, container);
     const std::string_view node =
-        StrOf(Field(Member(pod.json(), "spec"), "nodeName"));
+        field::String(Member(pod.json(), "spec"), "nodeName");
     out.push_back({start, Cat("Starting ", container, " (image ",
-                              StrOf(Field(spec, "image")), ")")});
+                              field::String(spec, "image"), ")")});
     out.push_back({start, Cat(container, " is running on node ", node,
                               " (simulated: no process runs)")});
   }
   if (terminated != nullptr) {
-    const std::string_view message = StrOf(Field(terminated, "message"));
+    const std::string_view message = field::String(terminated, "message");
     if (!message.empty()) {
       const absl::Time finished =
-          TimeOf(Field(terminated, "finishedAt")).value_or(start);
+          TimeOf(terminated, "finishedAt").value_or(start);
       std::vector<std::string> lines = absl::StrSplit(
           absl::string_view(message.data(), message.size()), '\n');
       if (!lines.empty() && lines.back().empty()) lines.pop_back();
@@ -335,7 +331,7 @@ void ServePodLog(Registry* registry, const ResourceInfo& pods,
   empty.content_type = "text/plain";
   // Not on a node yet: kube-apiserver has no kubelet to ask and answers an
   // empty log.
-  if (StrOf(Field(Member((*pod)->json(), "spec"), "nodeName")).empty()) {
+  if (field::String(Member((*pod)->json(), "spec"), "nodeName").empty()) {
     return ex->Respond(std::move(empty));
   }
   if (absl::Status s = CheckLogStatus(**pod, *container, options->previous);

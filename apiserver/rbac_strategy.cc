@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_join.h"
 #include "api/object_builder.h"
+#include "api/types/field.h"
 #include "apiserver/object_fields.h"
 #include "apiserver/object_meta_validation.h"
 #include "apiserver/str_util.h"
@@ -17,27 +18,19 @@ namespace {
 
 using api::FieldError;
 using rapidjson::Value;
-
-// Member `key` of *object, null when either is absent.
-const Value* Field(const Value* object, const char* key) {
-  return object == nullptr ? nullptr : Member(*object, key);
-}
-
-std::string_view StrOf(const Value* v) {
-  if (v == nullptr || !v->IsString()) return {};
-  return std::string_view(v->GetString(), v->GetStringLength());
-}
+namespace field = api::field;
 
 size_t ListSize(const Value* object, const char* key) {
-  const Value* v = object == nullptr ? nullptr : Member(*object, key);
-  return v != nullptr && v->IsArray() ? v->Size() : 0;
+  const Value* v = field::Array(object, key);
+  return v != nullptr ? v->Size() : 0;
 }
 
 // A list as Go's %#v prints a []string: []string{"a", "b"}.
 std::string GoStrings(const Value* list) {
   std::vector<std::string> quoted;
   if (list != nullptr && list->IsArray()) {
-    for (const auto& e : list->GetArray()) quoted.push_back(Quote(StrOf(&e)));
+    for (const auto& e : list->GetArray())
+      quoted.push_back(Quote(e.IsString() ? field::View(e) : ""));
   }
   return Cat("[]string{", absl::StrJoin(quoted, ", "), "}");
 }
@@ -119,15 +112,15 @@ void DefaultBinding(api::ObjectBuilder* b) {
   // roleRef is a struct, not a pointer, in Go: a missing one is defaulted
   // too (and then refused for its kind and name).
   if ((role_ref == nullptr || role_ref->IsObject()) &&
-      StrOf(Field(role_ref, "apiGroup")).empty()) {
+      field::String(role_ref, "apiGroup").empty()) {
     (void)b->SetString("/roleRef/apiGroup", kRbacGroup);
   }
   const Value* subjects = b->Find("/subjects");
   if (subjects == nullptr || !subjects->IsArray()) return;
   for (rapidjson::SizeType i = 0; i < subjects->Size(); ++i) {
     const Value& s = (*b->Find("/subjects"))[i];
-    if (!s.IsObject() || !StrOf(Member(s, "apiGroup")).empty()) continue;
-    const std::string_view kind = StrOf(Member(s, "kind"));
+    if (!s.IsObject() || !field::String(&s, "apiGroup").empty()) continue;
+    const std::string_view kind = field::String(&s, "kind");
     const std::string pointer = Cat("/subjects/", i, "/apiGroup");
     // A ServiceAccount's is "", which Go leaves out (omitempty).
     if (kind == "User" || kind == "Group") {
@@ -144,9 +137,9 @@ void ValidateSubjects(const Value& object, bool namespaced,
   for (rapidjson::SizeType i = 0; i < subjects->Size(); ++i) {
     const Value& s = (*subjects)[i];
     const std::string path = Cat("subjects[", i, "]");
-    const std::string_view name = StrOf(Member(s, "name"));
-    const std::string_view kind = StrOf(Member(s, "kind"));
-    const std::string_view group = StrOf(Member(s, "apiGroup"));
+    const std::string_view name = field::String(&s, "name");
+    const std::string_view kind = field::String(&s, "kind");
+    const std::string_view group = field::String(&s, "apiGroup");
     if (name.empty()) {
       errors->push_back(
           FieldErr(FieldError::Type::kRequired, path + ".name", "", ""));
@@ -163,7 +156,7 @@ void ValidateSubjects(const Value& object, bool namespaced,
                                    path + ".apiGroup", Quote(group),
                                    Supported({""})));
       }
-      if (!namespaced && StrOf(Member(s, "namespace")).empty()) {
+      if (!namespaced && field::String(&s, "namespace").empty()) {
         errors->push_back(
             FieldErr(FieldError::Type::kRequired, path + ".namespace", "", ""));
       }
@@ -185,9 +178,9 @@ void ValidateSubjects(const Value& object, bool namespaced,
 void ValidateRoleRef(const Value& object, bool namespaced,
                      std::vector<FieldError>* errors) {
   const Value* role_ref = Member(object, "roleRef");
-  const std::string_view group = StrOf(Field(role_ref, "apiGroup"));
-  const std::string_view kind = StrOf(Field(role_ref, "kind"));
-  const std::string_view name = StrOf(Field(role_ref, "name"));
+  const std::string_view group = field::String(role_ref, "apiGroup");
+  const std::string_view kind = field::String(role_ref, "kind");
+  const std::string_view name = field::String(role_ref, "name");
   if (group != kRbacGroup) {
     errors->push_back(FieldErr(FieldError::Type::kNotSupported,
                                "roleRef.apiGroup", Quote(group),
@@ -215,14 +208,14 @@ void ValidateRoleRef(const Value& object, bool namespaced,
 // The roleRef as Go's %#v prints rbac.RoleRef.
 std::string GoRoleRef(const Value* role_ref) {
   return Cat(
-      "rbac.RoleRef{APIGroup:", Quote(StrOf(Field(role_ref, "apiGroup"))),
-      ", Kind:", Quote(StrOf(Field(role_ref, "kind"))),
-      ", Name:", Quote(StrOf(Field(role_ref, "name"))), "}");
+      "rbac.RoleRef{APIGroup:", Quote(field::String(role_ref, "apiGroup")),
+      ", Kind:", Quote(field::String(role_ref, "kind")),
+      ", Name:", Quote(field::String(role_ref, "name")), "}");
 }
 
 bool SameRoleRef(const Value* a, const Value* b) {
   for (const char* key : {"apiGroup", "kind", "name"}) {
-    if (StrOf(Field(a, key)) != StrOf(Field(b, key))) return false;
+    if (field::String(a, key) != field::String(b, key)) return false;
   }
   return true;
 }
