@@ -7,6 +7,7 @@
 #include "apiserver/api_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test/integration/kubectl_apiserver_fixture.h"
 #include "test/integration/kubectl_harness.h"
 
 namespace kcr::integration {
@@ -14,18 +15,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class KubectlAuthTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto server = apiserver::ApiServer::Start(apiserver::ApiServerOptions());
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = std::move(*server);
-    kubectl_ = std::make_unique<KubectlHarness>(server_.get());
-  }
-
-  std::unique_ptr<apiserver::ApiServer> server_;
-  std::unique_ptr<KubectlHarness> kubectl_;
-};
+using KubectlAuthTest = KubectlApiServerFixture;
 
 TEST_F(KubectlAuthTest, CanIAnswersYes) {
   KubectlResult r = kubectl_->Run({"auth", "can-i", "create", "deployments"});

@@ -10,6 +10,7 @@
 #include "apiserver/api_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test/integration/kubectl_apiserver_fixture.h"
 #include "test/integration/kubectl_harness.h"
 
 namespace kcr::integration {
@@ -19,15 +20,12 @@ using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-class KubectlEventsTest : public ::testing::Test {
+class KubectlEventsTest : public KubectlApiServerFixture {
  protected:
   void SetUp() override {
     apiserver::ApiServerOptions options;
     options.controllers.node.running_after = absl::Milliseconds(100);
-    auto server = apiserver::ApiServer::Start(options);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = std::move(*server);
-    kubectl_ = std::make_unique<KubectlHarness>(server_.get());
+    ASSERT_NO_FATAL_FAILURE(StartServer(std::move(options)));
   }
 
   // Runs kubectl until its output contains `text` (generous deadline).
@@ -51,9 +49,6 @@ class KubectlEventsTest : public ::testing::Test {
     }
     return rows;
   }
-
-  std::unique_ptr<apiserver::ApiServer> server_;
-  std::unique_ptr<KubectlHarness> kubectl_;
 };
 
 TEST_F(KubectlEventsTest, PodLifecycleEvents) {

@@ -15,6 +15,7 @@
 #include "apiserver/api_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test/integration/kubectl_apiserver_fixture.h"
 #include "test/integration/kubectl_harness.h"
 
 namespace kcr::integration {
@@ -61,17 +62,15 @@ struct Version {
 
 void PrintTo(const Version& v, std::ostream* os) { *os << v.git_version; }
 
-class KubectlExplainTest : public ::testing::TestWithParam<Version> {
+class KubectlExplainTest : public KubectlApiServerFixture,
+                           public ::testing::WithParamInterface<Version> {
  protected:
   void SetUp() override {
     apiserver::ApiServerOptions options;
     options.controllers.node_simulator = false;
     options.git_version = GetParam().git_version;
     options.minor = GetParam().minor;
-    auto s = apiserver::ApiServer::Start(options);
-    ASSERT_TRUE(s.ok()) << s.status();
-    server_ = std::move(*s);
-    kubectl_ = std::make_unique<KubectlHarness>(server_.get());
+    ASSERT_NO_FATAL_FAILURE(StartServer(std::move(options)));
     char cwd[4096];
     ASSERT_NE(getcwd(cwd, sizeof(cwd)), nullptr);
     const std::string crds = std::string(cwd) + "/manifests/crds/";
@@ -84,9 +83,6 @@ class KubectlExplainTest : public ::testing::TestWithParam<Version> {
   KubectlResult Explain(const std::string& what) {
     return kubectl_->Run({"explain", what});
   }
-
-  std::unique_ptr<apiserver::ApiServer> server_;
-  std::unique_ptr<KubectlHarness> kubectl_;
 };
 
 TEST_P(KubectlExplainTest, TheServedVersionRuns) {

@@ -16,6 +16,7 @@
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "test/apiserver/test_client.h"
+#include "test/integration/kubectl_apiserver_fixture.h"
 #include "test/integration/kubectl_harness.h"
 
 namespace kcr::integration {
@@ -31,14 +32,11 @@ std::string ToJson(const rapidjson::Value* v) {
   return std::string(buf.GetString(), buf.GetSize());
 }
 
-class KubectlGeneratorsTest : public ::testing::Test {
+class KubectlGeneratorsTest : public KubectlApiServerFixture {
  protected:
   void SetUp() override {
     // The built-in controllers and the simulated node run, as by default.
-    auto server = apiserver::ApiServer::Start(apiserver::ApiServerOptions());
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = std::move(*server);
-    kubectl_ = std::make_unique<KubectlHarness>(server_.get());
+    ASSERT_NO_FATAL_FAILURE(KubectlApiServerFixture::SetUp());
     client_ =
         std::make_unique<apiserver::TestClient>("127.0.0.1", server_->port());
   }
@@ -87,8 +85,6 @@ class KubectlGeneratorsTest : public ::testing::Test {
     return false;
   }
 
-  std::unique_ptr<apiserver::ApiServer> server_;
-  std::unique_ptr<KubectlHarness> kubectl_;
   std::unique_ptr<apiserver::TestClient> client_;
 };
 

@@ -11,6 +11,7 @@
 #include "apiserver/api_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test/integration/kubectl_apiserver_fixture.h"
 #include "test/integration/kubectl_harness.h"
 
 namespace kcr::integration {
@@ -19,15 +20,12 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 
-class KubectlLogsTest : public ::testing::Test {
+class KubectlLogsTest : public KubectlApiServerFixture {
  protected:
   void SetUp() override {
     apiserver::ApiServerOptions options;
     options.controllers.node.running_after = absl::Milliseconds(100);
-    auto server = apiserver::ApiServer::Start(options);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = std::move(*server);
-    kubectl_ = std::make_unique<KubectlHarness>(server_.get());
+    ASSERT_NO_FATAL_FAILURE(StartServer(std::move(options)));
   }
 
   // Creates a pod with one container "c" (restartPolicy Never) and the
@@ -59,9 +57,6 @@ spec:
     }
     FAIL() << "pod " << pod << " never reached " << phase << ", last " << last;
   }
-
-  std::unique_ptr<apiserver::ApiServer> server_;
-  std::unique_ptr<KubectlHarness> kubectl_;
 };
 
 TEST_F(KubectlLogsTest, LogOfARunningAndAFinishedPod) {

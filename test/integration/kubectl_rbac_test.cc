@@ -9,6 +9,7 @@
 #include "apiserver/api_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test/integration/kubectl_apiserver_fixture.h"
 #include "test/integration/kubectl_harness.h"
 
 namespace kcr::integration {
@@ -53,16 +54,8 @@ subjects:
 - {kind: ServiceAccount, name: manager, namespace: kcr-system}
 )";
 
-class KubectlRbacTest : public ::testing::Test {
+class KubectlRbacTest : public KubectlApiServerFixture {
  protected:
-  void SetUp() override {
-    apiserver::ApiServerOptions options;
-    auto server = apiserver::ApiServer::Start(options);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = std::move(*server);
-    kubectl_ = std::make_unique<KubectlHarness>(server_.get());
-  }
-
   // The table's rows without the column at `age` (AGE / CREATED AT).
   static std::vector<std::vector<std::string>> WithoutColumn(
       std::vector<std::vector<std::string>> rows, size_t column) {
@@ -71,9 +64,6 @@ class KubectlRbacTest : public ::testing::Test {
     }
     return rows;
   }
-
-  std::unique_ptr<apiserver::ApiServer> server_;
-  std::unique_ptr<KubectlHarness> kubectl_;
 };
 
 TEST_F(KubectlRbacTest, CreateCommandsAndColumns) {
