@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "api/object_builder.h"
+#include "api/types/event.h"
 #include "api/types/time.h"
 #include "apiserver/controller_util.h"
 #include "apiserver/str_util.h"
@@ -406,47 +407,30 @@ void NodeSimulator::RecordPodEvent(const api::Object& pod, Reporter reporter,
   char suffix[17];
   std::snprintf(suffix, sizeof(suffix), "%llx",
                 static_cast<unsigned long long>(last_event_nanos_));
-  api::ObjectBuilder b;
-  b.SetApiVersion("v1")
-      .SetKind("Event")
-      .SetName(Cat(pod.name(), ".", suffix))
-      .SetNamespace(pod.ns());
-  Allocator& a = b.allocator();
-  Value& e = b.json();
-  Value involved(rapidjson::kObjectType);
-  involved.AddMember("kind", Str("Pod", a), a);
-  involved.AddMember("namespace", Str(pod.ns(), a), a);
-  involved.AddMember("name", Str(pod.name(), a), a);
-  involved.AddMember("uid", Str(pod.uid(), a), a);
-  involved.AddMember("apiVersion", Str("v1", a), a);
-  involved.AddMember("resourceVersion", Str(pod.resource_version(), a), a);
-  if (!field_path.empty()) {
-    involved.AddMember("fieldPath", Str(field_path, a), a);
-  }
-  e.AddMember("involvedObject", involved, a);
-  e.AddMember("reason", Str(reason, a), a);
-  e.AddMember("message", Str(message, a), a);
-  e.AddMember("type", Str(warning ? "Warning" : "Normal", a), a);
+  api::ObjectReference involved = api::ObjectReference::To(pod);
+  involved.api_version = "v1";
+  involved.kind = "Pod";
+  involved.field_path = std::string(field_path);
+  api::EventBuilder e(pod.ns(), Cat(pod.name(), ".", suffix));
+  e.SetInvolvedObject(involved).SetReason(reason).SetMessage(message).SetType(
+      warning ? api::kEventTypeWarning : api::kEventTypeNormal);
+  api::ObjectBuilder& b = e.object();
   if (reporter == Reporter::kKubelet) {
     // The kubelet's legacy recorder: source, first/last timestamps, count.
-    Value source(rapidjson::kObjectType);
-    source.AddMember("component", Str("kubelet", a), a);
-    source.AddMember("host", Str(options_.node_name, a), a);
-    e.AddMember("source", source, a);
-    const std::string at = api::FormatRfc3339(now);
-    e.AddMember("firstTimestamp", Str(at, a), a);
-    e.AddMember("lastTimestamp", Str(at, a), a);
-    e.AddMember("count", 1, a);
-    e.AddMember("reportingComponent", Str("kubelet", a), a);
-    e.AddMember("reportingInstance", Str(options_.node_name, a), a);
+    e.SetSource("kubelet", options_.node_name)
+        .SetFirstTimestamp(now)
+        .SetLastTimestamp(now)
+        .SetCount(1);
+    (void)b.SetString("/reportingComponent", "kubelet");
+    (void)b.SetString("/reportingInstance", options_.node_name);
   } else {
     // kube-scheduler records through events.k8s.io/v1: eventTime, action
     // and the reporting controller, no source or count.
-    e.AddMember("eventTime", Str(api::FormatRfc3339Micro(now), a), a);
-    e.AddMember("action", Str(action, a), a);
-    e.AddMember("reportingComponent", Str("default-scheduler", a), a);
-    e.AddMember("reportingInstance",
-                Str(Cat("default-scheduler-", options_.node_name), a), a);
+    (void)b.SetString("/eventTime", api::FormatRfc3339Micro(now));
+    (void)b.SetString("/action", action);
+    (void)b.SetString("/reportingComponent", "default-scheduler");
+    (void)b.SetString("/reportingInstance",
+                      Cat("default-scheduler-", options_.node_name));
   }
   absl::Status st = registry_->Create(*events, pod.ns(), std::move(b)).status();
   if (!st.ok()) {
