@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "api/crd/crd_manifests.h"
 #include "api/errors/errors.h"
 #include "api/json/yaml_to_json.h"
@@ -35,6 +35,7 @@
 #include "runtime/client/options.h"
 #include "runtime/controller/manager.h"
 #include "test/controllers/manager_test_fixture.h"
+#include "test/integration/process_util.h"
 
 namespace kcr::copyrator {
 namespace {
@@ -172,12 +173,7 @@ class CopyratorControllerTest : public testing::ManagerTestFixture {
 
   // Polls until `pred` holds (generous: a loaded machine).
   bool Eventually(const std::function<bool()>& pred) {
-    const absl::Time deadline = absl::Now() + absl::Seconds(60);
-    while (absl::Now() < deadline) {
-      if (pred()) return true;
-      absl::SleepFor(absl::Milliseconds(50));
-    }
-    return pred();
+    return apiserver::WaitFor(pred, absl::Seconds(60));
   }
 
   // Waits for the object at ns/name to satisfy `pred`; it, or null.

@@ -27,14 +27,18 @@
 #include "runtime/client/options.h"
 #include "runtime/controller/manager.h"
 #include "test/controllers/manager_test_fixture.h"
+#include "test/integration/process_util.h"
 
 namespace kcr::loadtest {
 namespace {
 
+using apiserver::WaitFor;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 const Context kBg = Context::Background();
+// Generous: a loaded machine.
+constexpr absl::Duration kWait = absl::Seconds(60);
 const client::Resource kPods =
     client::Resource::Namespaced({"", "v1", "pods"}, "default");
 const client::Resource kServices =
@@ -95,12 +99,14 @@ class LoadTestControllerTest : public testing::ManagerTestFixture {
   api::ObjectPtr WaitForLoadTest(
       const std::string& name,
       const std::function<bool(const api::Object&)>& pred) {
-    const absl::Time deadline = absl::Now() + absl::Seconds(60);
     api::ObjectPtr last;
-    while (absl::Now() < deadline) {
-      last = Get(kLoadTests, name);
-      if (last != nullptr && pred(*last)) return last;
-      absl::SleepFor(absl::Milliseconds(50));
+    if (WaitFor(
+            [&] {
+              last = Get(kLoadTests, name);
+              return last != nullptr && pred(*last);
+            },
+            kWait)) {
+      return last;
     }
     ADD_FAILURE() << "loadtest " << name
                   << " last seen: " << (last ? last->ToJson() : "(none)");
@@ -221,16 +227,16 @@ TEST_F(LoadTestControllerTest, ASpecChangeStartsANewRun) {
   });
   ASSERT_NE(second, nullptr);
   EXPECT_EQ(Str(*second, "/status/children"), R"(["again-r2-0"])");
-  const absl::Time deadline = absl::Now() + absl::Seconds(60);
   std::vector<std::string> names;
-  while (absl::Now() < deadline) {
-    names.clear();
-    for (const api::ObjectPtr& p : PodsOf("again")) {
-      if (!p->being_deleted()) names.emplace_back(p->name());
-    }
-    if (names == std::vector<std::string>{"again-r2-0"}) break;
-    absl::SleepFor(absl::Milliseconds(50));
-  }
+  WaitFor(
+      [&] {
+        names.clear();
+        for (const api::ObjectPtr& p : PodsOf("again")) {
+          if (!p->being_deleted()) names.emplace_back(p->name());
+        }
+        return names == std::vector<std::string>{"again-r2-0"};
+      },
+      kWait);
   EXPECT_THAT(names, ElementsAre("again-r2-0"));
 }
 
@@ -269,10 +275,7 @@ TEST_F(LoadTestControllerTest, DeleteWaitsForThePods) {
   ASSERT_NO_FATAL_FAILURE();
   ASSERT_NE(WaitForLoadTest("gone", StateIs("executing")), nullptr);
   ASSERT_TRUE(client_->Delete(kBg, kLoadTests, "gone").ok());
-  const absl::Time deadline = absl::Now() + absl::Seconds(60);
-  while (absl::Now() < deadline && Get(kLoadTests, "gone") != nullptr) {
-    absl::SleepFor(absl::Milliseconds(50));
-  }
+  WaitFor([&] { return Get(kLoadTests, "gone") == nullptr; }, kWait);
   EXPECT_EQ(Get(kLoadTests, "gone"), nullptr);
   // The finalizer held the LoadTest until its pods were gone.
   EXPECT_TRUE(PodsOf("gone").empty());
@@ -290,10 +293,7 @@ TEST_F(LoadTestControllerTest, ALongNameIsCutInTheLabel) {
   ASSERT_NE(pod, nullptr);
   EXPECT_EQ(pod->Label(kLoadTestLabel), std::string(63, 'a'));
   ASSERT_TRUE(client_->Delete(kBg, kLoadTests, name).ok());
-  const absl::Time deadline = absl::Now() + absl::Seconds(60);
-  while (absl::Now() < deadline && Get(kLoadTests, name) != nullptr) {
-    absl::SleepFor(absl::Milliseconds(50));
-  }
+  WaitFor([&] { return Get(kLoadTests, name) == nullptr; }, kWait);
   EXPECT_EQ(Get(kLoadTests, name), nullptr);
   EXPECT_EQ(Get(kPods, name + "-r1-0"), nullptr);
 }
