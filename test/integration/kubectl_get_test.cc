@@ -8,6 +8,7 @@
 #include "apiserver/api_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test/integration/kubectl_apiserver_fixture.h"
 #include "test/integration/kubectl_harness.h"
 
 namespace kcr::integration {
@@ -50,7 +51,7 @@ spec:
     - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
 )";
 
-class KubectlGetTest : public ::testing::Test {
+class KubectlGetTest : public KubectlApiServerFixture {
  protected:
   void SetUp() override {
     apiserver::ApiServerOptions options;
@@ -58,10 +59,7 @@ class KubectlGetTest : public ::testing::Test {
     options.controllers.node_simulator = false;
     options.controllers.deployment_controller = false;
     options.controllers.replicaset_controller = false;
-    auto server = apiserver::ApiServer::Start(options);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = std::move(*server);
-    kubectl_ = std::make_unique<KubectlHarness>(server_.get());
+    ASSERT_NO_FATAL_FAILURE(StartServer(std::move(options)));
   }
 
   const apiserver::ResourceInfo& Resource(const char* group,
@@ -122,8 +120,6 @@ class KubectlGetTest : public ::testing::Test {
     return rows;
   }
 
-  std::unique_ptr<apiserver::ApiServer> server_;
-  std::unique_ptr<KubectlHarness> kubectl_;
   std::vector<apiserver::ResourceInfoPtr> held_;
 };
 

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
 #include "test/apiserver/test_client.h"
+#include "test/integration/kubectl_apiserver_fixture.h"
 #include "test/integration/kubectl_harness.h"
 
 namespace kcr::integration {
@@ -22,7 +23,7 @@ using apiserver::TestClient;
 using apiserver::TestResponse;
 using ::testing::HasSubstr;
 
-class KubectlPatchTest : public ::testing::Test {
+class KubectlPatchTest : public KubectlApiServerFixture {
  protected:
   void SetUp() override {
     apiserver::ApiServerOptions options;
@@ -31,11 +32,8 @@ class KubectlPatchTest : public ::testing::Test {
     options.controllers.node_simulator = false;
     options.controllers.deployment_controller = false;
     options.controllers.replicaset_controller = false;
-    auto s = apiserver::ApiServer::Start(options);
-    ASSERT_TRUE(s.ok()) << s.status();
-    server_ = std::move(*s);
+    ASSERT_NO_FATAL_FAILURE(StartServer(std::move(options)));
     client_ = std::make_unique<TestClient>("127.0.0.1", server_->port());
-    kubectl_ = std::make_unique<KubectlHarness>(server_.get());
   }
 
   // kubectl's stdout and stderr together.
@@ -49,9 +47,7 @@ class KubectlPatchTest : public ::testing::Test {
     return {r.exit_code, r.out + r.err};
   }
 
-  std::unique_ptr<apiserver::ApiServer> server_;
   std::unique_ptr<TestClient> client_;
-  std::unique_ptr<KubectlHarness> kubectl_;
 };
 
 constexpr char kDeployment[] = R"(apiVersion: apps/v1

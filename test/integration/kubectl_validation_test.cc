@@ -10,6 +10,7 @@
 #include "apiserver/api_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test/integration/kubectl_apiserver_fixture.h"
 #include "test/integration/kubectl_harness.h"
 
 namespace kcr::integration {
@@ -18,15 +19,12 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-class KubectlValidationTest : public ::testing::Test {
+class KubectlValidationTest : public KubectlApiServerFixture {
  protected:
   void SetUp() override {
     apiserver::ApiServerOptions options;
     options.controllers.node_simulator = false;
-    auto s = apiserver::ApiServer::Start(options);
-    ASSERT_TRUE(s.ok()) << s.status();
-    server_ = std::move(*s);
-    kubectl_ = std::make_unique<KubectlHarness>(server_.get());
+    ASSERT_NO_FATAL_FAILURE(StartServer(std::move(options)));
   }
 
   KubectlResult Apply(const std::string& manifest,
@@ -41,9 +39,6 @@ class KubectlValidationTest : public ::testing::Test {
     KubectlResult r = Apply(manifest);
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
-
-  std::unique_ptr<apiserver::ApiServer> server_;
-  std::unique_ptr<KubectlHarness> kubectl_;
 };
 
 constexpr char kDeployment[] = R"(apiVersion: apps/v1
