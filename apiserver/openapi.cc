@@ -1258,6 +1258,20 @@ bool NotModified(const HttpRequest& req, const std::string& etag) {
   return false;
 }
 
+// Answers with `r` (its headers set): 304 when If-None-Match names
+// `etag`, else `body` as JSON (no body for HEAD).
+void RespondJson(const HttpRequest& req, const std::string& etag,
+                 const std::string& body, HttpResponse r, HttpExchange* ex) {
+  if (NotModified(req, etag)) {
+    r.status = 304;
+    r.content_type.clear();
+  } else {
+    r.content_type = "application/json";
+    if (req.method != "HEAD") r.body = body;
+  }
+  ex->Respond(std::move(r));
+}
+
 }  // namespace
 
 void OpenApiService::ServeV2(const HttpRequest& req, HttpExchange* ex) {
@@ -1282,15 +1296,7 @@ void OpenApiService::ServeV2(const HttpRequest& req, HttpExchange* ex) {
   const std::string etag = Cat("\"", docs->v2_hash, "\"");
   r.headers.push_back({"ETag", etag});
   r.headers.push_back({"Last-Modified", HttpDate(docs->built)});
-  if (NotModified(req, etag)) {
-    r.status = 304;
-    r.content_type.clear();
-    ex->Respond(std::move(r));
-    return;
-  }
-  r.content_type = "application/json";
-  if (req.method != "HEAD") r.body = docs->v2;
-  ex->Respond(std::move(r));
+  RespondJson(req, etag, docs->v2, std::move(r), ex);
 }
 
 void OpenApiService::ServeV3Index(const HttpRequest& req, HttpExchange* ex) {
@@ -1298,15 +1304,7 @@ void OpenApiService::ServeV3Index(const HttpRequest& req, HttpExchange* ex) {
   HttpResponse r;
   const std::string etag = Cat("\"", docs->v3_index_hash, "\"");
   r.headers.push_back({"ETag", etag});
-  if (NotModified(req, etag)) {
-    r.status = 304;
-    r.content_type.clear();
-    ex->Respond(std::move(r));
-    return;
-  }
-  r.content_type = "application/json";
-  if (req.method != "HEAD") r.body = docs->v3_index;
-  ex->Respond(std::move(r));
+  RespondJson(req, etag, docs->v3_index, std::move(r), ex);
 }
 
 void OpenApiService::ServeV3GroupVersion(const HttpRequest& req,
@@ -1349,15 +1347,7 @@ void OpenApiService::ServeV3GroupVersion(const HttpRequest& req,
         {"Expires", HttpDate(clock_->Now() + absl::Hours(24 * 365))});
   }
   r.headers.push_back({"Last-Modified", HttpDate(docs->built)});
-  if (NotModified(req, etag)) {
-    r.status = 304;
-    r.content_type.clear();
-    ex->Respond(std::move(r));
-    return;
-  }
-  r.content_type = "application/json";
-  if (req.method != "HEAD") r.body = doc.json;
-  ex->Respond(std::move(r));
+  RespondJson(req, etag, doc.json, std::move(r), ex);
 }
 
 }  // namespace apiserver
