@@ -10,6 +10,7 @@
 #include "api/crd/crd_common.h"
 #include "api/object_builder.h"
 #include "api/types/deployment.h"
+#include "api/types/field.h"
 #include "api/types/owner_reference.h"
 #include "rapidjson/document.h"
 #include "rapidjson/pointer.h"
@@ -156,17 +157,11 @@ bool ValidImageReference(std::string_view image) {
   return true;
 }
 
-const rapidjson::Value* Member(const rapidjson::Value* v, const char* key) {
-  if (v == nullptr || !v->IsObject()) return nullptr;
-  auto it = v->FindMember(key);
-  return it == v->MemberEnd() ? nullptr : &it->value;
-}
-
 // Whether the string map `map` has every entry of `want`.
 bool HasLabels(const rapidjson::Value* map,
                const std::map<std::string, std::string>& want) {
   for (const auto& [key, value] : want) {
-    const rapidjson::Value* have = Member(map, key.c_str());
+    const rapidjson::Value* have = api::field::Member(map, key);
     if (have == nullptr || !have->IsString() ||
         std::string_view(have->GetString(), have->GetStringLength()) != value) {
       return false;
@@ -179,30 +174,20 @@ bool HasLabels(const rapidjson::Value* map,
 const rapidjson::Value* FindContainer(const api::Object& deployment) {
   const rapidjson::Value* list =
       deployment.Find("/spec/template/spec/containers");
-  if (list == nullptr || !list->IsArray()) return nullptr;
-  for (const rapidjson::Value& c : list->GetArray()) {
-    const rapidjson::Value* name = Member(&c, "name");
-    if (name != nullptr && name->IsString() &&
-        std::string_view(name->GetString()) == kContainerName) {
-      return &c;
-    }
-  }
-  return nullptr;
-}
-
-std::string ImageOf(const rapidjson::Value& container) {
-  const rapidjson::Value* image = Member(&container, "image");
-  return image != nullptr && image->IsString() ? image->GetString() : "";
+  const size_t i = api::field::IndexByName(list, kContainerName);
+  if (list == nullptr || !list->IsArray() || i == list->Size()) return nullptr;
+  return &(*list)[static_cast<rapidjson::SizeType>(i)];
 }
 
 // The one containerPort, or "<n> ports" when there is not exactly one.
 std::string PortsOf(const rapidjson::Value& container) {
-  const rapidjson::Value* ports = Member(&container, "ports");
+  const rapidjson::Value* ports = api::field::Member(&container, "ports");
   if (ports == nullptr || !ports->IsArray() || ports->Size() == 0) {
     return "none";
   }
   if (ports->Size() != 1) return absl::StrCat(ports->Size(), " ports");
-  const rapidjson::Value* port = Member(&(*ports)[0], "containerPort");
+  const rapidjson::Value* port =
+      api::field::Member(&(*ports)[0], "containerPort");
   if (port == nullptr || !port->IsInt64()) return "none";
   return absl::StrCat(port->GetInt64());
 }
@@ -307,7 +292,7 @@ std::vector<std::string> DeploymentDrift(const api::Object& deployment,
   if (container == nullptr) {
     drift.push_back(absl::StrCat("container ", kContainerName, " missing"));
   } else {
-    const std::string image = ImageOf(*container);
+    const std::string image(api::field::String(container, "image"));
     if (image != desired.image) {
       drift.push_back(absl::StrCat("image ", image, "->", desired.image));
     }
@@ -349,24 +334,18 @@ absl::StatusOr<api::ObjectPtr> RepairDeployment(
   }
   auto& a = b.allocator();
   rapidjson::Value want = ContainerJson(desired, a);
-  bool replaced = false;
-  for (rapidjson::Value& c : list->GetArray()) {
-    const rapidjson::Value* name = Member(&c, "name");
-    if (name == nullptr || !name->IsString() ||
-        std::string_view(name->GetString()) != kContainerName) {
-      continue;
-    }
+  const size_t i = api::field::IndexByName(list, kContainerName);
+  if (i == list->Size()) {
+    list->PushBack(want, a);
+  } else {
     // Keep the container's other fields (the server's defaults, anyone's
     // additions); only image and ports are ours.
-    if (!c.IsObject()) break;
+    rapidjson::Value& c = (*list)[static_cast<rapidjson::SizeType>(i)];
     c.RemoveMember("image");
     c.RemoveMember("ports");
     c.AddMember("image", want["image"], a);
     c.AddMember("ports", want["ports"], a);
-    replaced = true;
-    break;
   }
-  if (!replaced) list->PushBack(want, a);
   return b.Build();
 }
 
