@@ -1,6 +1,7 @@
 #include "apiserver/resources.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -45,7 +46,7 @@ int GroupRank(const std::string& group) {
                                        "rbac.authorization.k8s.io",
                                        "coordination.k8s.io",
                                        "apiextensions.k8s.io"};
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i) {
     if (group == kOrder[i]) return i;
   }
   return 100;
