@@ -15,8 +15,11 @@
 #ifndef KCR_TEST_INTEGRATION_KUBECTL_APISERVER_FIXTURE_H_
 #define KCR_TEST_INTEGRATION_KUBECTL_APISERVER_FIXTURE_H_
 
+#include <cstddef>
 #include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "apiserver/api_server.h"
 #include "gtest/gtest.h"
@@ -35,6 +38,16 @@ class KubectlApiServerFixture : public ::testing::Test {
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
     kubectl_ = std::make_unique<KubectlHarness>(server_.get());
+  }
+
+  // The rows of a kubectl table (KubectlHarness::Columns) without the
+  // cell at `column`: the AGE-like ones, which depend on when it ran.
+  static std::vector<std::vector<std::string>> WithoutColumn(
+      std::vector<std::vector<std::string>> rows, size_t column) {
+    for (auto& row : rows) {
+      if (row.size() > column) row.erase(row.begin() + column);
+    }
+    return rows;
   }
 
   std::unique_ptr<apiserver::ApiServer> server_;

@@ -40,15 +40,6 @@ class KubectlEventsTest : public KubectlApiServerFixture {
     }
     return r;
   }
-
-  // The rows of a table without its first (LAST SEEN) column.
-  static std::vector<std::vector<std::string>> WithoutAge(
-      std::vector<std::vector<std::string>> rows) {
-    for (auto& row : rows) {
-      if (!row.empty()) row.erase(row.begin());
-    }
-    return rows;
-  }
 };
 
 TEST_F(KubectlEventsTest, PodLifecycleEvents) {
@@ -57,7 +48,8 @@ TEST_F(KubectlEventsTest, PodLifecycleEvents) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = WaitForOutput({"get", "events"}, "Started container web");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto rows = WithoutAge(KubectlHarness::Columns(r.out));
+  // Without the first (LAST SEEN) column.
+  auto rows = WithoutColumn(KubectlHarness::Columns(r.out), 0);
   ASSERT_FALSE(rows.empty()) << r.out;
   EXPECT_THAT(rows[0], ElementsAre("TYPE", "REASON", "OBJECT", "MESSAGE"));
   EXPECT_THAT(rows, Contains(ElementsAre(

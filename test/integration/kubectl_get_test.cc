@@ -111,15 +111,6 @@ class KubectlGetTest : public KubectlApiServerFixture {
                      R"({"phase":"Pending"})");
   }
 
-  // Cells of every row but the header, without the AGE column at `age`.
-  static std::vector<std::vector<std::string>> WithoutColumn(
-      std::vector<std::vector<std::string>> rows, size_t column) {
-    for (auto& row : rows) {
-      if (row.size() > column) row.erase(row.begin() + column);
-    }
-    return rows;
-  }
-
   std::vector<apiserver::ResourceInfoPtr> held_;
 };
 

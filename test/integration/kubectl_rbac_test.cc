@@ -54,17 +54,7 @@ subjects:
 - {kind: ServiceAccount, name: manager, namespace: kcr-system}
 )";
 
-class KubectlRbacTest : public KubectlApiServerFixture {
- protected:
-  // The table's rows without the column at `age` (AGE / CREATED AT).
-  static std::vector<std::vector<std::string>> WithoutColumn(
-      std::vector<std::vector<std::string>> rows, size_t column) {
-    for (auto& row : rows) {
-      if (row.size() > column) row.erase(row.begin() + column);
-    }
-    return rows;
-  }
-};
+using KubectlRbacTest = KubectlApiServerFixture;
 
 TEST_F(KubectlRbacTest, CreateCommandsAndColumns) {
   KubectlResult r = kubectl_->Run(
