@@ -15,12 +15,12 @@
 #include "api/crd/crd_manifests.h"
 #include "api/crd/loadtest.h"
 #include "api/errors/errors.h"
-#include "api/json/json_util.h"
 #include "api/json/yaml_to_json.h"
 #include "api/object.h"
 #include "api/object_builder.h"
 #include "api/selector/label_selector.h"
 #include "api/types/event.h"
+#include "api/types/field.h"
 #include "api/types/pod.h"
 #include "controllers/loadtest/run_result.h"
 #include "glog/logging.h"
@@ -87,6 +87,13 @@ std::string StringAt(const api::Object& o, std::string_view pointer) {
   return v != nullptr && v->IsString() ? std::string(v->GetString()) : "";
 }
 
+// state.<which> ("terminated", "waiting") of a containerStatuses entry,
+// or null.
+const rapidjson::Value* StateOf(const rapidjson::Value& status,
+                                std::string_view which) {
+  return api::field::Object(api::field::Object(&status, "state"), which);
+}
+
 // The runner's container's termination (state.terminated), or the first
 // terminated container's when it is named otherwise.
 const rapidjson::Value* Terminated(const api::Object& pod) {
@@ -94,23 +101,16 @@ const rapidjson::Value* Terminated(const api::Object& pod) {
   if (statuses == nullptr || !statuses->IsArray()) return nullptr;
   const rapidjson::Value* first = nullptr;
   for (const rapidjson::Value& s : statuses->GetArray()) {
-    if (!s.IsObject()) continue;
-    auto state = s.FindMember("state");
-    if (state == s.MemberEnd() || !state->value.IsObject()) continue;
-    auto t = state->value.FindMember("terminated");
-    if (t == state->value.MemberEnd() || !t->value.IsObject()) continue;
-    auto name = s.FindMember("name");
-    if (name != s.MemberEnd() && name->value.IsString() &&
-        std::string_view(name->value.GetString()) == kContainerName) {
-      return &t->value;
-    }
-    if (first == nullptr) first = &t->value;
+    const rapidjson::Value* t = StateOf(s, "terminated");
+    if (t == nullptr) continue;
+    if (api::field::String(&s, "name") == kContainerName) return t;
+    if (first == nullptr) first = t;
   }
   return first;
 }
 
 std::string MemberString(const rapidjson::Value* obj, const char* key) {
-  return obj == nullptr ? "" : json::StringMember(*obj, key);
+  return std::string(api::field::String(obj, key));
 }
 
 // What a finished pod left: its summary, or a PodResult with only the
@@ -137,11 +137,8 @@ std::string FailureMessage(const api::Object& pod,
   std::string reason = MemberString(t, "reason");
   if (reason.empty()) reason = StringAt(pod, "/status/reason");
   if (!reason.empty()) why.push_back(reason);
-  if (t != nullptr) {
-    auto code = t->FindMember("exitCode");
-    if (code != t->MemberEnd() && code->value.IsInt()) {
-      why.push_back(absl::StrCat("exit code ", code->value.GetInt()));
-    }
+  if (std::optional<int32_t> code = api::field::Int32(t, "exitCode")) {
+    why.push_back(absl::StrCat("exit code ", *code));
   }
   std::string msg = absl::StrCat("pod ", std::string(pod.name()), " failed");
   if (!why.empty()) absl::StrAppend(&msg, " (", absl::StrJoin(why, ", "), ")");
@@ -164,19 +161,16 @@ std::optional<std::string> WaitingMessage(const api::Object& pod) {
   const rapidjson::Value* statuses = pod.Find("/status/containerStatuses");
   if (statuses == nullptr || !statuses->IsArray()) return std::nullopt;
   for (const rapidjson::Value& s : statuses->GetArray()) {
-    if (!s.IsObject()) continue;
-    auto state = s.FindMember("state");
-    if (state == s.MemberEnd() || !state->value.IsObject()) continue;
-    auto w = state->value.FindMember("waiting");
-    if (w == state->value.MemberEnd() || !w->value.IsObject()) continue;
-    const std::string reason = MemberString(&w->value, "reason");
+    const rapidjson::Value* w = StateOf(s, "waiting");
+    if (w == nullptr) continue;
+    const std::string reason = MemberString(w, "reason");
     if (reason.empty() || reason == "ContainerCreating" ||
         reason == "PodInitializing") {
       continue;
     }
     std::string msg =
         absl::StrCat("pod ", std::string(pod.name()), " is waiting: ", reason);
-    const std::string detail = MemberString(&w->value, "message");
+    const std::string detail = MemberString(w, "message");
     if (!detail.empty()) absl::StrAppend(&msg, ": ", Excerpt(detail));
     return msg;
   }
@@ -512,9 +506,8 @@ class LoadTestReconciler final : public controller::Reconciler {
         if (!p.IsObject() || MemberString(&p, "name") != port.str_value) {
           continue;
         }
-        auto number = p.FindMember("port");
-        if (number != p.MemberEnd() && number->value.IsInt()) {
-          return number->value.GetInt();
+        if (std::optional<int32_t> number = api::field::Int32(&p, "port")) {
+          return *number;
         }
       }
     }
