@@ -77,11 +77,6 @@ std::vector<std::string> ContainerNames(const api::Object& pod) {
   return out;
 }
 
-size_t CountOf(const api::Object& pod, const char* list) {
-  const Value* v = field::Member(Member(pod.json(), "spec"), list);
-  return v != nullptr && v->IsArray() ? v->Size() : 0;
-}
-
 bool Terminated(const api::Object& pod, std::string_view container) {
   return field::Member(field::Member(ContainerStatus(pod, container), "state"),
                        "terminated") != nullptr;
@@ -99,8 +94,8 @@ absl::StatusOr<std::string> ResolveContainer(const api::Object& pod,
     return container;
   }
   const Value* containers =
-      field::Member(Member(pod.json(), "spec"), "containers");
-  switch (CountOf(pod, "containers")) {
+      field::Array(Member(pod.json(), "spec"), "containers");
+  switch (containers != nullptr ? containers->Size() : 0) {
     case 0:
       return ApiError::BadRequest(
                  Cat("a container name must be specified for pod ", pod.name()))
@@ -216,6 +211,16 @@ class LogWriter {
   std::string pending_;
 };
 
+// Appends the lines of `text`, each at `time`; a final newline ends the
+// last line rather than starting an empty one.
+void AppendLines(std::string_view text, absl::Time time,
+                 std::vector<LogLine>* out) {
+  std::vector<std::string> lines =
+      absl::StrSplit(absl::string_view(text.data(), text.size()), '\n');
+  if (!lines.empty() && lines.back().empty()) lines.pop_back();
+  for (std::string& line : lines) out->push_back({time, std::move(line)});
+}
+
 }  // namespace
 
 std::vector<LogLine> SimulatedContainerLog(const api::Object& pod,
@@ -232,10 +237,7 @@ std::vector<LogLine> SimulatedContainerLog(const api::Object& pod,
               TimeOf(terminated, "finishedAt").value_or(absl::UnixEpoch()));
   if (std::optional<std::string_view> text =
           pod.Annotation(kSimLogAnnotation)) {
-    std::vector<std::string> lines =
-        absl::StrSplit(absl::string_view(text->data(), text->size()), '\n');
-    if (!lines.empty() && lines.back().empty()) lines.pop_back();
-    for (std::string& line : lines) out.push_back({start, std::move(line)});
+    AppendLines(*text, start, &out);
   } else {
     const Value* spec = ContainerSpec(pod, container);
     const std::string_view node =
@@ -250,11 +252,7 @@ std::vector<LogLine> SimulatedContainerLog(const api::Object& pod,
     if (!message.empty()) {
       const absl::Time finished =
           TimeOf(terminated, "finishedAt").value_or(start);
-      std::vector<std::string> lines = absl::StrSplit(
-          absl::string_view(message.data(), message.size()), '\n');
-      if (!lines.empty() && lines.back().empty()) lines.pop_back();
-      for (std::string& line : lines)
-        out.push_back({finished, std::move(line)});
+      AppendLines(message, finished, &out);
     }
   }
   return out;
