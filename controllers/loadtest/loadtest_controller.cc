@@ -21,6 +21,7 @@
 #include "api/selector/label_selector.h"
 #include "api/types/event.h"
 #include "api/types/field.h"
+#include "api/types/owner_reference.h"
 #include "api/types/pod.h"
 #include "controllers/loadtest/run_result.h"
 #include "glog/logging.h"
@@ -416,8 +417,7 @@ class LoadTestReconciler final : public controller::Reconciler {
     if (!selector.ok()) return out;
     for (api::ObjectPtr& pod :
          pods_.Namespace(std::string(lt.ns())).List(*selector)) {
-      auto owner = pod->controller_reference();
-      if (owner && owner->uid == lt.uid()) out.push_back(std::move(pod));
+      if (api::IsControlledBy(*pod, lt)) out.push_back(std::move(pod));
     }
     return out;
   }
@@ -456,8 +456,7 @@ class LoadTestReconciler final : public controller::Reconciler {
           client_->List(ctx.ctx(), kPods.InNamespace(std::string(obj->ns())),
                         list));
       for (const api::ObjectPtr& pod : live.items) {
-        auto owner = pod->controller_reference();
-        if (owner && owner->uid == obj->uid()) {
+        if (api::IsControlledBy(*pod, *obj)) {
           // Seen by the server, not yet by the cache: wait for the watch.
           return Result::RequeueAfter(absl::Seconds(1));
         }
@@ -563,8 +562,7 @@ class LoadTestReconciler final : public controller::Reconciler {
           api::ObjectPtr existing,
           client_->Get(ctx.ctx(), kPods.InNamespace(std::string(obj.ns())),
                        name));
-      auto owner = existing->controller_reference();
-      if (!owner || owner->uid != obj.uid()) {
+      if (!api::IsControlledBy(*existing, obj)) {
         return absl::AlreadyExistsError(
             absl::StrCat("pod ", name, " exists and is not this LoadTest's"));
       }
