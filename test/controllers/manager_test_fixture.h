@@ -25,8 +25,6 @@
 #include "api/json/yaml_to_json.h"
 #include "api/object.h"
 #include "gtest/gtest.h"
-#include "rapidjson/stringbuffer.h"
-#include "rapidjson/writer.h"
 #include "runtime/base/context.h"
 #include "runtime/client/options.h"
 #include "runtime/controller/manager.h"
@@ -42,10 +40,7 @@ class ManagerTestFixture : public ApiServerFixture {
   void InstallCrd(std::string_view yaml) {
     auto doc = json::YamlToJson(yaml);
     ASSERT_TRUE(doc.ok()) << doc.status();
-    rapidjson::StringBuffer json;
-    rapidjson::Writer<rapidjson::StringBuffer> writer(json);
-    (*doc)->Accept(writer);
-    auto crd = api::Object::Parse(json.GetString());
+    auto crd = api::Object::FromValue(**doc);
     ASSERT_TRUE(crd.ok()) << crd.status();
     auto created = client_->Create(
         Context::Background(),
