@@ -16,11 +16,14 @@
 #define KCR_TEST_INTEGRATION_KUBECTL_APISERVER_FIXTURE_H_
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "apiserver/api_server.h"
 #include "gtest/gtest.h"
 #include "test/integration/kubectl_harness.h"
@@ -38,6 +41,20 @@ class KubectlApiServerFixture : public ::testing::Test {
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
     kubectl_ = std::make_unique<KubectlHarness>(server_.get());
+  }
+
+  // Runs kubectl `args` every 100 ms until `done` holds for what it
+  // answered or `timeout` passes; the last answer.
+  KubectlResult RunUntil(const std::vector<std::string>& args,
+                         const std::function<bool(const KubectlResult&)>& done,
+                         absl::Duration timeout = absl::Seconds(30)) {
+    const absl::Time deadline = absl::Now() + timeout;
+    KubectlResult r = kubectl_->Run(args);
+    while (!done(r) && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(100));
+      r = kubectl_->Run(args);
+    }
+    return r;
   }
 
   // The rows of a kubectl table (KubectlHarness::Columns) without the

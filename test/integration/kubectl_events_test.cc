@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "apiserver/api_server.h"
 #include "gmock/gmock.h"
@@ -31,14 +30,9 @@ class KubectlEventsTest : public KubectlApiServerFixture {
   // Runs kubectl until its output contains `text` (generous deadline).
   KubectlResult WaitForOutput(const std::vector<std::string>& args,
                               const std::string& text) {
-    const absl::Time deadline = absl::Now() + absl::Seconds(30);
-    KubectlResult r;
-    while (absl::Now() < deadline) {
-      r = kubectl_->Run(args);
-      if (r.exit_code == 0 && absl::StrContains(r.out, text)) break;
-      absl::SleepFor(absl::Milliseconds(100));
-    }
-    return r;
+    return RunUntil(args, [&](const KubectlResult& r) {
+      return r.exit_code == 0 && absl::StrContains(r.out, text);
+    });
   }
 };
 

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "apiserver/api_server.h"
 #include "gmock/gmock.h"
@@ -46,16 +45,13 @@ spec:
 
   // Waits (generously) until the pod's phase is `phase`.
   void WaitForPhase(const std::string& pod, const std::string& phase) {
-    const absl::Time deadline = absl::Now() + absl::Seconds(30);
-    std::string last;
-    while (absl::Now() < deadline) {
-      KubectlResult r =
-          kubectl_->Run({"get", "pod", pod, "-o", "jsonpath={.status.phase}"});
-      last = r.out;
-      if (r.exit_code == 0 && r.out == phase) return;
-      absl::SleepFor(absl::Milliseconds(100));
-    }
-    FAIL() << "pod " << pod << " never reached " << phase << ", last " << last;
+    auto reached = [&](const KubectlResult& r) {
+      return r.exit_code == 0 && r.out == phase;
+    };
+    KubectlResult r = RunUntil(
+        {"get", "pod", pod, "-o", "jsonpath={.status.phase}"}, reached);
+    if (reached(r)) return;
+    FAIL() << "pod " << pod << " never reached " << phase << ", last " << r.out;
   }
 };
 
@@ -126,12 +122,9 @@ TEST_F(KubectlLogsTest, Errors) {
 
   CreatePod("slow", R"("kcr.io/sim-running-after": "1h")");
   // Scheduled, the container still being created.
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  while (absl::Now() < deadline) {
-    r = kubectl_->Run({"logs", "slow"});
-    if (r.exit_code != 0 && absl::StrContains(r.err, "waiting to start")) break;
-    absl::SleepFor(absl::Milliseconds(100));
-  }
+  r = RunUntil({"logs", "slow"}, [](const KubectlResult& got) {
+    return got.exit_code != 0 && absl::StrContains(got.err, "waiting to start");
+  });
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.err, HasSubstr("Error from server (BadRequest): container "
                                "\"c\" in pod \"slow\" is waiting to start: "
