@@ -17,7 +17,7 @@ TEST_FLAGS ?=
 CLANG_CONFIG ?= clang
 # What `make tsan` runs: the runtime's, the local API server's and the
 # controllers' tests.
-TSAN_TARGETS ?= //test/runtime/... //test/apiserver/... //test/controllers/...
+TSAN_TARGETS ?= //test/base/... //test/runtime/... //test/apiserver/... //test/controllers/...
 # Every tracked C++ file outside third_party/, NUL-separated.
 FORMAT_FILES = git ls-files -z -- '*.cc' '*.h' ':(exclude)third_party/**'
 

@@ -17,8 +17,8 @@
 #include "apiserver/printer_table_convertor.h"
 #include "apiserver/str_util.h"
 #include "apiserver/tls.h"
-#include "runtime/base/status_macros.h"
-#include "runtime/base/string_view.h"
+#include "base/status_macros.h"
+#include "base/string_view.h"
 
 namespace kcr {
 namespace apiserver {

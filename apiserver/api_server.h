@@ -32,7 +32,7 @@
 #include "apiserver/resources.h"
 #include "apiserver/storage.h"
 #include "apiserver/table_convertor.h"
-#include "runtime/base/clock.h"
+#include "base/clock.h"
 
 namespace kcr {
 namespace apiserver {

@@ -30,7 +30,7 @@
 #include "apiserver/registry.h"
 #include "apiserver/replicaset_controller.h"
 #include "apiserver/serviceaccounts_controller.h"
-#include "runtime/base/clock.h"
+#include "base/clock.h"
 
 namespace kcr {
 namespace apiserver {

@@ -24,8 +24,8 @@
 
 #include "absl/time/time.h"
 #include "apiserver/storage.h"
-#include "runtime/base/clock.h"
-#include "runtime/base/mutex.h"
+#include "base/clock.h"
+#include "base/mutex.h"
 
 namespace kcr {
 namespace apiserver {

@@ -12,7 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "api/types/field.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr {
 namespace apiserver {

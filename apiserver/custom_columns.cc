@@ -11,7 +11,7 @@
 #include "api/types/field.h"
 #include "api/types/time.h"
 #include "apiserver/duration.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr {
 namespace apiserver {

@@ -24,7 +24,7 @@
 #include "apiserver/str_util.h"
 #include "glog/logging.h"
 #include "rapidjson/document.h"
-#include "runtime/base/status_macros.h"
+#include "base/status_macros.h"
 
 namespace kcr {
 namespace apiserver {

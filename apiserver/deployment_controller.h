@@ -51,7 +51,7 @@
 #include "apiserver/controller_runner.h"
 #include "apiserver/registry.h"
 #include "rapidjson/document.h"
-#include "runtime/base/clock.h"
+#include "base/clock.h"
 
 namespace kcr {
 namespace apiserver {

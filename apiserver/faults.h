@@ -14,7 +14,7 @@
 #include "absl/random/random.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kcr {
 namespace apiserver {

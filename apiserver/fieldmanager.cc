@@ -14,7 +14,7 @@
 #include "api/json/yaml_to_json.h"
 #include "api/patch/strategic_merge_patch.h"
 #include "api/types/time.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr {
 namespace apiserver {

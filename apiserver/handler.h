@@ -30,7 +30,7 @@
 #include "apiserver/openapi.h"
 #include "apiserver/registry.h"
 #include "apiserver/table_convertor.h"
-#include "runtime/base/clock.h"
+#include "base/clock.h"
 
 namespace kcr {
 namespace apiserver {

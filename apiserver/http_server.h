@@ -49,7 +49,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "apiserver/request_limits.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kcr {
 namespace apiserver {

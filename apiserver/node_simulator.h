@@ -61,7 +61,7 @@
 #include "absl/time/time.h"
 #include "apiserver/controller_runner.h"
 #include "apiserver/registry.h"
-#include "runtime/base/clock.h"
+#include "base/clock.h"
 
 namespace kcr {
 namespace apiserver {

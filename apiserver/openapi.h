@@ -49,8 +49,8 @@
 #include "apiserver/registry.h"
 #include "apiserver/resources.h"
 #include "rapidjson/document.h"
-#include "runtime/base/clock.h"
-#include "runtime/base/mutex.h"
+#include "base/clock.h"
+#include "base/mutex.h"
 
 namespace kcr {
 namespace apiserver {

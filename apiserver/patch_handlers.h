@@ -11,7 +11,7 @@
 
 #include "apiserver/registry.h"
 #include "apiserver/resources.h"
-#include "runtime/base/clock.h"
+#include "base/clock.h"
 
 namespace kcr {
 namespace apiserver {

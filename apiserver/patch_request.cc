@@ -10,7 +10,7 @@
 #include "api/patch/json_patch.h"
 #include "api/patch/merge_patch.h"
 #include "api/patch/strategic_merge_patch.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr {
 namespace apiserver {

@@ -15,7 +15,7 @@
 #include "apiserver/response_writers.h"
 #include "apiserver/str_util.h"
 #include "rapidjson/document.h"
-#include "runtime/base/status_macros.h"
+#include "base/status_macros.h"
 
 namespace kcr {
 namespace apiserver {

@@ -33,7 +33,7 @@
 #include "apiserver/http_server.h"
 #include "apiserver/registry.h"
 #include "apiserver/resources.h"
-#include "runtime/base/clock.h"
+#include "base/clock.h"
 
 namespace kcr {
 namespace apiserver {

@@ -15,8 +15,8 @@
 #include "absl/status/statusor.h"
 #include "apiserver/table.h"
 #include "apiserver/table_convertor.h"
-#include "runtime/base/clock.h"
-#include "runtime/base/mutex.h"
+#include "base/clock.h"
+#include "base/mutex.h"
 
 namespace kcr {
 namespace apiserver {

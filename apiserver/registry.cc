@@ -31,7 +31,7 @@
 #include "apiserver/strategy.h"
 #include "apiserver/time_fields_strategy.h"
 #include "glog/logging.h"
-#include "runtime/base/status_macros.h"
+#include "base/status_macros.h"
 
 namespace kcr {
 namespace apiserver {

@@ -48,7 +48,7 @@
 #include "apiserver/service_allocator.h"
 #include "apiserver/storage.h"
 #include "rapidjson/document.h"
-#include "runtime/base/clock.h"
+#include "base/clock.h"
 
 namespace kcr {
 namespace apiserver {

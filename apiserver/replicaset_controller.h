@@ -35,7 +35,7 @@
 #include "api/object.h"
 #include "apiserver/controller_runner.h"
 #include "apiserver/registry.h"
-#include "runtime/base/clock.h"
+#include "base/clock.h"
 
 namespace kcr {
 namespace apiserver {

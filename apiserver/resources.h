@@ -23,7 +23,7 @@
 #include "api/schema/structural_schema.h"
 #include "apiserver/api_error.h"
 #include "rapidjson/document.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kcr {
 namespace apiserver {

@@ -29,7 +29,7 @@
 #include "api/meta/group_version.h"
 #include "api/object.h"
 #include "api/object_builder.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kcr {
 namespace apiserver {

@@ -52,8 +52,8 @@
 #include "api/object.h"
 #include "api/object_builder.h"
 #include "apiserver/watch_cache.h"
-#include "runtime/base/clock.h"
-#include "runtime/base/mutex.h"
+#include "base/clock.h"
+#include "base/mutex.h"
 
 namespace kcr {
 namespace apiserver {

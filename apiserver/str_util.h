@@ -10,7 +10,7 @@
 #include <type_traits>
 
 #include "absl/strings/string_view.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr {
 namespace apiserver {

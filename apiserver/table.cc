@@ -20,7 +20,7 @@
 #include "apiserver/rbac_printers.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr {
 namespace apiserver {

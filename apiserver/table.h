@@ -55,7 +55,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "rapidjson/document.h"
-#include "runtime/base/clock.h"
+#include "base/clock.h"
 
 namespace kcr {
 namespace apiserver {

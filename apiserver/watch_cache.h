@@ -53,8 +53,8 @@
 #include "absl/time/time.h"
 #include "api/meta/watch_event_type.h"
 #include "api/object.h"
-#include "runtime/base/clock.h"
-#include "runtime/base/mutex.h"
+#include "base/clock.h"
+#include "base/mutex.h"
 
 namespace kcr {
 namespace apiserver {

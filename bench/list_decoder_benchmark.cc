@@ -28,7 +28,7 @@
 #include "rapidjson/reader.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "runtime/base/context.h"
+#include "base/context.h"
 #include "runtime/client/list_decoder.h"
 #include "runtime/client/list_reader.h"
 #include "runtime/client/rest_client.h"

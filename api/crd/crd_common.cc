@@ -8,7 +8,7 @@
 #include "api/json/json_util.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr {
 namespace api {

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/json/yaml_to_json.h"
 #include "api/schema/field_error.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr {
 namespace api {

@@ -1,7 +1,7 @@
 #include "api/crd/loadtest.h"
 
 #include "absl/strings/str_cat.h"
-#include "runtime/base/status_macros.h"
+#include "base/status_macros.h"
 
 namespace kcr {
 namespace api {

@@ -1,6 +1,6 @@
 #include "api/crd/nginx.h"
 
-#include "runtime/base/status_macros.h"
+#include "base/status_macros.h"
 
 namespace kcr {
 namespace api {

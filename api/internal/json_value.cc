@@ -6,7 +6,7 @@
 #include "api/json_pointer.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr {
 namespace api {

@@ -21,7 +21,7 @@
 #include "api/jsonpath/internal/evaluator.h"
 #include "api/jsonpath/internal/node.h"
 #include "api/jsonpath/internal/parser.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr {
 namespace api {

@@ -21,7 +21,7 @@
 #include "absl/status/statusor.h"
 #include "api/meta/group_version.h"
 #include "rapidjson/document.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kcr {
 namespace api {

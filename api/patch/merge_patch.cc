@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/json/json_util.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr {
 namespace api {

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "absl/strings/ascii.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr {
 namespace api {

@@ -10,7 +10,7 @@
 #include "api/selector/internal/quote.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr {
 namespace api {

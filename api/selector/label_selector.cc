@@ -10,7 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "api/selector/internal/quote.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr {
 namespace api {

@@ -3,7 +3,7 @@
 #include "absl/strings/escaping.h"
 #include "api/json_pointer.h"
 #include "api/types/field.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr {
 namespace api {

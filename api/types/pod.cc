@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "api/types/field.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr {
 namespace api {

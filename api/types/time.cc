@@ -1,7 +1,7 @@
 #include "api/types/time.h"
 
 #include "absl/strings/str_cat.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr {
 namespace api {

@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "bench/informer/harness_util.h"
 #include "bench/informer/replay_client.h"
-#include "runtime/base/context.h"
+#include "base/context.h"
 #include "runtime/client/rest_client.h"
 
 namespace kcr::bench {

@@ -12,7 +12,7 @@
 #include "rapidjson/document.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr::bench {
 namespace {

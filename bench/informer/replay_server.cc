@@ -31,7 +31,7 @@
 #include "absl/time/time.h"
 #include "bench/informer/harness_util.h"
 #include "rapidjson/document.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kcr::bench {
 namespace {

@@ -38,7 +38,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "bench/informer/pod_corpus.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kcr::bench {
 

@@ -17,8 +17,8 @@
 #include "glog/logging.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "runtime/base/status_macros.h"
-#include "runtime/base/string_view.h"
+#include "base/status_macros.h"
+#include "base/string_view.h"
 
 namespace kcr::cmd {
 namespace {

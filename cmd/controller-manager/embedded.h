@@ -14,7 +14,7 @@
 #include "absl/time/time.h"
 #include "api/meta/rest_mapper.h"
 #include "apiserver/api_server.h"
-#include "runtime/base/context.h"
+#include "base/context.h"
 #include "runtime/client/rest_client.h"
 
 namespace kcr::cmd {

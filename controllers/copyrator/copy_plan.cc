@@ -13,8 +13,8 @@
 #include "api/object_builder.h"
 #include "api/types/namespace.h"
 #include "rapidjson/document.h"
-#include "runtime/base/status_macros.h"
-#include "runtime/base/string_view.h"
+#include "base/status_macros.h"
+#include "base/string_view.h"
 
 namespace kcr::copyrator {
 namespace {

@@ -28,7 +28,7 @@
 #include "rapidjson/document.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "runtime/base/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/cache/lister.h"
 #include "runtime/client/options.h"
 #include "runtime/client/rest_client.h"

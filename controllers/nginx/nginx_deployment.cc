@@ -14,7 +14,7 @@
 #include "api/types/owner_reference.h"
 #include "rapidjson/document.h"
 #include "rapidjson/pointer.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr::nginx {
 namespace {

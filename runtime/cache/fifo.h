@@ -16,7 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "api/object.h"
-#include "runtime/base/context.h"
+#include "base/context.h"
 #include "runtime/cache/store.h"
 
 namespace kcr::cache {

@@ -16,7 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "api/object.h"
-#include "runtime/base/context.h"
+#include "base/context.h"
 #include "runtime/client/options.h"
 #include "runtime/client/rest_client.h"
 #include "runtime/client/watch.h"

@@ -1,6 +1,6 @@
 #include "runtime/cache/metrics.h"
 
-#include "runtime/base/global_provider.h"
+#include "base/global_provider.h"
 
 namespace kcr::cache {
 namespace {

@@ -38,7 +38,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "api/object.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kcr::cache {
 

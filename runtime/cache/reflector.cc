@@ -10,8 +10,8 @@
 #include "absl/strings/numbers.h"
 #include "api/errors/errors.h"
 #include "glog/logging.h"
-#include "runtime/base/status_macros.h"
-#include "runtime/base/string_view.h"
+#include "base/status_macros.h"
+#include "base/string_view.h"
 
 namespace kcr::cache {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "glog/logging.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 #include "runtime/cache/real_fifo.h"
 
 namespace kcr::cache {

@@ -11,7 +11,7 @@
 #include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr::cache {
 

@@ -47,7 +47,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "api/object.h"
-#include "runtime/base/rw_mutex.h"
+#include "base/rw_mutex.h"
 #include "runtime/cache/index.h"
 
 namespace kcr::cache {

@@ -9,7 +9,7 @@
 #include "api/errors/errors.h"
 #include "api/json/json_util.h"
 #include "rapidjson/document.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr::client {
 namespace {

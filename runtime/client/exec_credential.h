@@ -18,8 +18,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "runtime/base/clock.h"
-#include "runtime/base/mutex.h"
+#include "base/clock.h"
+#include "base/mutex.h"
 #include "runtime/client/kubeconfig.h"
 
 namespace kcr::client {

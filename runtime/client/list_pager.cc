@@ -4,7 +4,7 @@
 
 #include "api/errors/errors.h"
 #include "glog/logging.h"
-#include "runtime/base/status_macros.h"
+#include "base/status_macros.h"
 
 namespace kcr::client {
 namespace {

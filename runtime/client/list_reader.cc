@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kcr::client {
 namespace {

@@ -19,7 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "api/object.h"
-#include "runtime/base/context.h"
+#include "base/context.h"
 #include "runtime/client/list_decoder.h"
 #include "runtime/client/options.h"
 #include "runtime/client/stream_watcher.h"

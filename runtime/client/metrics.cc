@@ -1,6 +1,6 @@
 #include "runtime/client/metrics.h"
 
-#include "runtime/base/global_provider.h"
+#include "base/global_provider.h"
 
 namespace kcr::client {
 namespace {

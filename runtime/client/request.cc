@@ -10,8 +10,8 @@
 #include "rapidjson/document.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "runtime/base/status_macros.h"
-#include "runtime/base/string_view.h"
+#include "base/status_macros.h"
+#include "base/string_view.h"
 #include "runtime/client/list_decoder.h"
 
 namespace kcr::client {

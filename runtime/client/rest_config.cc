@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "glog/logging.h"
-#include "runtime/base/status_macros.h"
+#include "base/status_macros.h"
 
 namespace kcr::client {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 #include "runtime/client/watch_decoder.h"
 
 namespace kcr::client {

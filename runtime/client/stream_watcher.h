@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "api/object.h"
-#include "runtime/base/context.h"
+#include "base/context.h"
 #include "runtime/client/watch.h"
 
 namespace kcr::client {

@@ -31,7 +31,7 @@
 #include "absl/status/statusor.h"
 #include "api/meta/group_version.h"
 #include "api/object.h"
-#include "runtime/base/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/client/rest_client.h"
 
 namespace kcr::client {

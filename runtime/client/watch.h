@@ -12,7 +12,7 @@
 #include "absl/status/status.h"
 #include "api/meta/watch_event_type.h"
 #include "api/object.h"
-#include "runtime/base/context.h"
+#include "base/context.h"
 
 namespace kcr::client {
 

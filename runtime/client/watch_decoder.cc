@@ -8,7 +8,7 @@
 #include "api/json/json_util.h"
 #include "api/json_limits.h"
 #include "rapidjson/document.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr::client {
 namespace {

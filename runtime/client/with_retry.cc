@@ -5,7 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "glog/logging.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr::client {
 namespace {

@@ -6,7 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "runtime/base/status_macros.h"
+#include "base/status_macros.h"
 
 namespace kcr::controller {
 namespace {

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "glog/logging.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 #include "runtime/workqueue/default_rate_limiters.h"
 
 namespace kcr::controller {

@@ -12,7 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "glog/logging.h"
 #include "prometheus/registry.h"
-#include "runtime/base/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/leaderelection/identity.h"
 #include "runtime/leaderelection/leader_elector.h"
 #include "runtime/leaderelection/lease_lock.h"

@@ -5,7 +5,7 @@
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr::controller {
 

@@ -24,7 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "api/object.h"
-#include "runtime/base/context.h"
+#include "base/context.h"
 
 namespace kcr::controller {
 

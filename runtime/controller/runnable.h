@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "runtime/base/context.h"
+#include "base/context.h"
 
 namespace kcr::controller {
 

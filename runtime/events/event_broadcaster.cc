@@ -8,8 +8,8 @@
 
 #include "api/errors/errors.h"
 #include "glog/logging.h"
-#include "runtime/base/context.h"
-#include "runtime/base/mutex.h"
+#include "base/context.h"
+#include "base/mutex.h"
 
 namespace kcr::events {
 namespace {

@@ -31,7 +31,7 @@
 #include <memory>
 
 #include "absl/time/time.h"
-#include "runtime/base/clock.h"
+#include "base/clock.h"
 #include "runtime/client/rest_client.h"
 #include "runtime/events/event.h"
 #include "runtime/events/event_correlator.h"

@@ -26,7 +26,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
-#include "runtime/base/clock.h"
+#include "base/clock.h"
 #include "runtime/events/event.h"
 #include "runtime/events/internal/lru_cache.h"
 

@@ -37,9 +37,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "runtime/base/clock.h"
-#include "runtime/base/context.h"
-#include "runtime/base/mutex.h"
+#include "base/clock.h"
+#include "base/context.h"
+#include "base/mutex.h"
 #include "runtime/leaderelection/metrics.h"
 #include "runtime/leaderelection/resource_lock.h"
 

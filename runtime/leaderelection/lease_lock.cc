@@ -6,7 +6,7 @@
 #include "api/types/lease.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "runtime/base/status_macros.h"
+#include "base/status_macros.h"
 
 namespace kcr::leaderelection {
 namespace {

@@ -12,8 +12,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "api/object.h"
-#include "runtime/base/context.h"
-#include "runtime/base/mutex.h"
+#include "base/context.h"
+#include "base/mutex.h"
 #include "runtime/client/rest_client.h"
 #include "runtime/leaderelection/resource_lock.h"
 

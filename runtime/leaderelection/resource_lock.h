@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "runtime/base/context.h"
+#include "base/context.h"
 
 namespace kcr::leaderelection {
 

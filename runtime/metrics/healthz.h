@@ -25,7 +25,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 #include "runtime/metrics/http_endpoint.h"
 
 namespace kcr::metrics {

@@ -17,7 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "glog/logging.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr::metrics {
 namespace {

@@ -28,7 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kcr::metrics {
 

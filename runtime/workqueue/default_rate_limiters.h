@@ -26,9 +26,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "absl/time/time.h"
-#include "runtime/base/clock.h"
-#include "runtime/base/mutex.h"
-#include "runtime/base/token_bucket.h"
+#include "base/clock.h"
+#include "base/mutex.h"
+#include "base/token_bucket.h"
 #include "runtime/workqueue/rate_limiter.h"
 
 namespace kcr::workqueue {

@@ -29,8 +29,8 @@
 
 #include "absl/hash/hash.h"
 #include "absl/time/time.h"
-#include "runtime/base/clock.h"
-#include "runtime/base/mutex.h"
+#include "base/clock.h"
+#include "base/mutex.h"
 #include "runtime/workqueue/metrics.h"
 #include "runtime/workqueue/queue.h"
 

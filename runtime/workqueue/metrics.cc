@@ -1,6 +1,6 @@
 #include "runtime/workqueue/metrics.h"
 
-#include "runtime/base/global_provider.h"
+#include "base/global_provider.h"
 
 namespace kcr::workqueue {
 namespace {

@@ -23,7 +23,7 @@
 #include <utility>
 
 #include "absl/hash/hash.h"
-#include "runtime/base/clock.h"
+#include "base/clock.h"
 #include "runtime/workqueue/internal/folding_queue.h"
 #include "runtime/workqueue/metrics.h"
 

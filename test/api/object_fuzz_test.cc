@@ -22,7 +22,7 @@
 #include "api/types/pod.h"
 #include "api/types/secret.h"
 #include "rapidjson/document.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 #include "test/fuzz/server_stack.h"
 
 namespace {

@@ -4,7 +4,7 @@
 
 #include "api/patch/patch_schema.h"
 #include "gtest/gtest.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 #include "test/api/json/json_test_util.h"
 
 namespace kcr {

@@ -20,7 +20,7 @@
 #include "apiserver/api_error.h"
 #include "apiserver/storage.h"
 #include "gtest/gtest.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 #include "test/fakes/fake_clock.h"
 #include "test/util/eventually.h"
 

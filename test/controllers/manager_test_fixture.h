@@ -25,7 +25,7 @@
 #include "api/json/yaml_to_json.h"
 #include "api/object.h"
 #include "gtest/gtest.h"
-#include "runtime/base/context.h"
+#include "base/context.h"
 #include "runtime/client/options.h"
 #include "runtime/controller/manager.h"
 #include "test/apiserver/api_server_fixture.h"

@@ -12,7 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 #include "runtime/client/stream_watcher.h"
 
 namespace kcr::testing {

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 #include "runtime/cache/metrics.h"
 
 namespace kcr::testing {

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "runtime/base/internal/queue_timer.h"
+#include "base/internal/queue_timer.h"
 
 namespace kcr::testing {
 namespace {

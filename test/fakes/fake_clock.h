@@ -7,9 +7,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
-#include "runtime/base/clock.h"
-#include "runtime/base/internal/timer_queue.h"
-#include "runtime/base/mutex.h"
+#include "base/clock.h"
+#include "base/internal/timer_queue.h"
+#include "base/mutex.h"
 
 namespace kcr::testing {
 

@@ -6,7 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/synchronization/mutex.h"  // absl::Condition
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr::testing {
 

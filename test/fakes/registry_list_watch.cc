@@ -14,8 +14,8 @@
 #include "api/selector/label_selector.h"
 #include "apiserver/storage.h"
 #include "apiserver/watch_cache.h"
-#include "runtime/base/mutex.h"
-#include "runtime/base/string_view.h"
+#include "base/mutex.h"
+#include "base/string_view.h"
 
 namespace kcr::testing {
 namespace {

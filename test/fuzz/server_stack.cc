@@ -9,7 +9,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kcr {
 namespace fuzz {

@@ -23,7 +23,7 @@
 #include "api/object_builder.h"
 #include "apiserver/api_server.h"
 #include "gtest/gtest.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 #include "runtime/cache/shared_informer_factory.h"
 #include "runtime/client/rest_client.h"
 

@@ -20,7 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "api/jsonpath/jsonpath.h"
-#include "runtime/base/string_view.h"
+#include "base/string_view.h"
 
 namespace kcr {
 namespace api {

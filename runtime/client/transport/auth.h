@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "runtime/base/clock.h"
+#include "base/clock.h"
 #include "runtime/client/exec_credential.h"
 #include "runtime/client/rest_config.h"
 #include "runtime/client/token_source.h"

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "glog/logging.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kcr::client::transport {
 

@@ -28,7 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 #include "runtime/client/rest_config.h"
 #include "runtime/client/stream_watcher.h"
 #include "runtime/client/transport/tls.h"

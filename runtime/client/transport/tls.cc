@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "runtime/base/status_macros.h"
+#include "base/status_macros.h"
 
 namespace kcr::client::transport {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 #include "runtime/client/rest_config.h"
 
 namespace kcr::client::transport {

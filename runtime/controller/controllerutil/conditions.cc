@@ -1,6 +1,6 @@
 #include "runtime/controller/controllerutil/conditions.h"
 
-#include "runtime/base/status_macros.h"
+#include "base/status_macros.h"
 
 namespace kcr::controller::controllerutil {
 

@@ -7,7 +7,7 @@
 #include "api/patch/merge_patch.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "runtime/base/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/controller/controllerutil/internal/resource.h"
 
 namespace kcr::controller::controllerutil {

@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "api/object.h"
-#include "runtime/base/context.h"
+#include "base/context.h"
 #include "runtime/client/rest_client.h"
 #include "runtime/controller/controllerutil/mutate.h"
 

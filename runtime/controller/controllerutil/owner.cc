@@ -6,8 +6,8 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
-#include "runtime/base/status_macros.h"
-#include "runtime/base/string_view.h"
+#include "base/status_macros.h"
+#include "base/string_view.h"
 
 namespace kcr::controller::controllerutil {
 namespace {

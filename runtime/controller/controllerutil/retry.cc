@@ -4,7 +4,7 @@
 #include <random>
 
 #include "api/errors/errors.h"
-#include "runtime/base/status_macros.h"
+#include "base/status_macros.h"
 
 namespace kcr::controller::controllerutil {
 

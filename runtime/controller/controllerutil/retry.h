@@ -8,8 +8,8 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "runtime/base/clock.h"
-#include "runtime/base/context.h"
+#include "base/clock.h"
+#include "base/context.h"
 
 namespace kcr::controller::controllerutil {
 

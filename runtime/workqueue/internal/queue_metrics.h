@@ -25,7 +25,7 @@
 
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "runtime/base/clock.h"
+#include "base/clock.h"
 #include "runtime/workqueue/metrics.h"
 
 namespace kcr::workqueue::internal {

@@ -23,7 +23,7 @@
 #include "gtest/gtest.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "runtime/base/context.h"
+#include "base/context.h"
 #include "runtime/client/options.h"
 #include "runtime/controller/manager.h"
 #include "test/controllers/manager_test_fixture.h"

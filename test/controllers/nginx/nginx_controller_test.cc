@@ -21,7 +21,7 @@
 #include "api/types/owner_reference.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
-#include "runtime/base/context.h"
+#include "base/context.h"
 #include "runtime/client/options.h"
 #include "runtime/controller/manager.h"
 #include "test/controllers/manager_test_fixture.h"

@@ -11,7 +11,7 @@
 #include "api/errors/errors.h"
 #include "api/object_builder.h"
 #include "gtest/gtest.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 #include "test/fakes/fake_cache_metrics.h"
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_list_watch.h"

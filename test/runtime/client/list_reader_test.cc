@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 #include "test/fakes/fake_body_reader.h"
 
 namespace kcr::client {

@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 #include "runtime/client/watch_decoder.h"
 #include "test/fakes/fake_body_reader.h"
 

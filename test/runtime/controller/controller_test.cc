@@ -12,8 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
-#include "runtime/base/context.h"
-#include "runtime/base/mutex.h"
+#include "base/context.h"
+#include "base/mutex.h"
 #include "test/fakes/fake_clock.h"
 #include "test/runtime/controller/fake_controller_metrics.h"
 

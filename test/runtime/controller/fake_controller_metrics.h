@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 #include "runtime/controller/metrics.h"
 
 namespace kcr::controller::testing {

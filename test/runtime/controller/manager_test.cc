@@ -6,7 +6,7 @@
 
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 #include "runtime/controller/builder.h"
 #include "test/fakes/fake_clock.h"
 

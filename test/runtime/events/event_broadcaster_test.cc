@@ -14,7 +14,7 @@
 #include "api/object_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 #include "test/fakes/fake_clock.h"
 
 namespace kcr::events {

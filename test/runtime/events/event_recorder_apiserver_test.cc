@@ -9,7 +9,7 @@
 #include "api/types/event.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/base/context.h"
+#include "base/context.h"
 #include "runtime/client/rest_client.h"
 #include "runtime/events/event_broadcaster.h"
 #include "test/apiserver/api_server_fixture.h"

@@ -11,9 +11,9 @@
 #include <utility>
 
 #include "absl/time/time.h"
-#include "runtime/base/clock.h"
-#include "runtime/base/context.h"
-#include "runtime/base/mutex.h"
+#include "base/clock.h"
+#include "base/context.h"
+#include "base/mutex.h"
 #include "test/fakes/fake_clock.h"
 
 namespace kcr::leaderelection::testing {

@@ -17,7 +17,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 #include "runtime/workqueue/delaying_queue.h"
 #include "test/runtime/workqueue/stress.h"
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 #include "runtime/workqueue/metrics.h"
 
 namespace kcr::workqueue {

@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 #include "test/fakes/fake_clock.h"
 #include "test/runtime/workqueue/fake_metrics.h"
 

@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 #include "test/runtime/client/scripted_server.h"
 #include "test/runtime/client/test_util.h"
 

@@ -10,8 +10,8 @@
 
 #include "api/object_builder.h"
 #include "gtest/gtest.h"
-#include "runtime/base/context.h"
-#include "runtime/base/mutex.h"
+#include "base/context.h"
+#include "base/mutex.h"
 #include "runtime/client/rest_client.h"
 #include "runtime/controller/controllerutil/retry.h"
 #include "test/apiserver/api_server_fixture.h"

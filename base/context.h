@@ -24,8 +24,8 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"  // absl::Condition
 #include "absl/time/time.h"
-#include "runtime/base/clock.h"
-#include "runtime/base/mutex.h"
+#include "base/clock.h"
+#include "base/mutex.h"
 
 namespace kcr {
 

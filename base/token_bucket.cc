@@ -1,4 +1,4 @@
-#include "runtime/base/token_bucket.h"
+#include "base/token_bucket.h"
 
 #include <algorithm>
 #include <cmath>

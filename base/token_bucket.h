@@ -7,9 +7,9 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "runtime/base/clock.h"
-#include "runtime/base/context.h"
-#include "runtime/base/mutex.h"
+#include "base/clock.h"
+#include "base/context.h"
+#include "base/mutex.h"
 
 namespace kcr {
 

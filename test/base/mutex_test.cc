@@ -1,4 +1,4 @@
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 
 #include <sys/syscall.h>
 #include <sys/types.h>

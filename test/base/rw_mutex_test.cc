@@ -1,10 +1,10 @@
-#include "runtime/base/rw_mutex.h"
+#include "base/rw_mutex.h"
 
 #include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kcr {
 namespace {

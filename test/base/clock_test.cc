@@ -1,14 +1,14 @@
 // Timers and tickers on the fake clock (fired by Advance, no sleeping) and
 // on the real one (only that they fire and can be cancelled; no timing).
-#include "runtime/base/clock.h"
+#include "base/clock.h"
 
 #include <atomic>
 #include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/base/context.h"
-#include "runtime/base/mutex.h"
+#include "base/context.h"
+#include "base/mutex.h"
 #include "test/fakes/fake_clock.h"
 
 namespace kcr {

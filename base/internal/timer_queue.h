@@ -18,7 +18,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 
 namespace kcr {
 namespace internal {

@@ -7,8 +7,8 @@
 #include <memory>
 
 #include "absl/time/time.h"
-#include "runtime/base/clock.h"
-#include "runtime/base/internal/timer_queue.h"
+#include "base/clock.h"
+#include "base/internal/timer_queue.h"
 
 namespace kcr {
 namespace internal {

@@ -1,5 +1,5 @@
 // RwMutex: a reader-writer lock with the same thread-safety annotations as
-// kcr::Mutex (runtime/base/mutex.h), built on pthread_rwlock so that
+// kcr::Mutex (base/mutex.h), built on pthread_rwlock so that
 // ThreadSanitizer sees its happens-before edges.
 //
 // Any number of readers hold it together; a writer holds it alone. It

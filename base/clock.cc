@@ -1,13 +1,13 @@
-#include "runtime/base/clock.h"
+#include "base/clock.h"
 
 #include <thread>
 #include <utility>
 
 #include "glog/logging.h"
-#include "runtime/base/context.h"
-#include "runtime/base/internal/queue_timer.h"
-#include "runtime/base/internal/timer_queue.h"
-#include "runtime/base/status_macros.h"
+#include "base/context.h"
+#include "base/internal/queue_timer.h"
+#include "base/internal/timer_queue.h"
+#include "base/status_macros.h"
 
 namespace kcr {
 namespace internal {

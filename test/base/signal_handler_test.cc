@@ -1,4 +1,4 @@
-#include "runtime/base/signal_handler.h"
+#include "base/signal_handler.h"
 
 #include <signal.h>
 

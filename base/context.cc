@@ -1,4 +1,4 @@
-#include "runtime/base/context.h"
+#include "base/context.h"
 
 #include <algorithm>
 #include <atomic>

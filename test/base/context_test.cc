@@ -1,11 +1,11 @@
-#include "runtime/base/context.h"
+#include "base/context.h"
 
 #include <atomic>
 #include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/base/mutex.h"
+#include "base/mutex.h"
 #include "test/fakes/fake_clock.h"
 
 namespace kcr {

@@ -12,7 +12,7 @@
 #ifndef KCR_RUNTIME_BASE_SIGNAL_HANDLER_H_
 #define KCR_RUNTIME_BASE_SIGNAL_HANDLER_H_
 
-#include "runtime/base/context.h"
+#include "base/context.h"
 
 namespace kcr {
 

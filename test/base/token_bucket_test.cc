@@ -1,10 +1,10 @@
-#include "runtime/base/token_bucket.h"
+#include "base/token_bucket.h"
 
 #include <limits>
 #include <thread>
 
 #include "gtest/gtest.h"
-#include "runtime/base/context.h"
+#include "base/context.h"
 #include "test/fakes/fake_clock.h"
 
 namespace kcr {

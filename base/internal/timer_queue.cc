@@ -1,4 +1,4 @@
-#include "runtime/base/internal/timer_queue.h"
+#include "base/internal/timer_queue.h"
 
 #include <utility>
 

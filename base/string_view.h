@@ -7,8 +7,8 @@
 // or takes one back converts it here. Both conversions copy a pointer and a
 // length: the result views the same bytes and lives no longer than they do.
 // Use them inside .cc files, never in a public header.
-#ifndef KCR_RUNTIME_BASE_STRING_VIEW_H_
-#define KCR_RUNTIME_BASE_STRING_VIEW_H_
+#ifndef KCR_BASE_STRING_VIEW_H_
+#define KCR_BASE_STRING_VIEW_H_
 
 #include <string_view>
 
@@ -26,4 +26,4 @@ inline std::string_view ToStd(absl::string_view s) {
 
 }  // namespace kcr
 
-#endif  // KCR_RUNTIME_BASE_STRING_VIEW_H_
+#endif  // KCR_BASE_STRING_VIEW_H_

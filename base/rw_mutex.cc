@@ -1,4 +1,4 @@
-#include "runtime/base/rw_mutex.h"
+#include "base/rw_mutex.h"
 
 #include "glog/logging.h"
 
