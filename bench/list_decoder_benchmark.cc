@@ -22,7 +22,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/object.h"
-#include "apiserver/http_server.h"
+#include "apiserver/endpoints/http_server.h"
 #include "benchmark/benchmark.h"
 #include "rapidjson/document.h"
 #include "rapidjson/reader.h"

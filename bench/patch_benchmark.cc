@@ -21,7 +21,7 @@
 #include "api/patch/merge_patch.h"
 #include "api/patch/patch_schema.h"
 #include "api/patch/strategic_merge_patch.h"
-#include "apiserver/fieldmanager.h"
+#include "apiserver/apply/fieldmanager.h"
 #include "benchmark/benchmark.h"
 #include "rapidjson/document.h"
 

@@ -17,7 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "apiserver/api_server.h"
-#include "apiserver/tls.h"
+#include "apiserver/serving_certs.h"
 #include "cmd/common/flags.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"

@@ -9,9 +9,9 @@
 #include "absl/status/statusor.h"
 #include "api/object.h"
 #include "api/object_builder.h"
-#include "apiserver/registry.h"
-#include "apiserver/resources.h"
-#include "apiserver/storage.h"
+#include "apiserver/registry/registry.h"
+#include "apiserver/registry/resources.h"
+#include "apiserver/storage/storage.h"
 #include "gtest/gtest.h"
 #include "test/fakes/fake_clock.h"
 

@@ -23,7 +23,7 @@
 #include "absl/time/time.h"
 #include "api/json_limits.h"
 #include "apiserver/api_server.h"
-#include "apiserver/request_limits.h"
+#include "apiserver/endpoints/request_limits.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/apiserver/test_client.h"

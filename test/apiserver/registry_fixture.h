@@ -9,10 +9,10 @@
 #include <utility>
 
 #include "api/object_builder.h"
-#include "apiserver/patch_handlers.h"
-#include "apiserver/registry.h"
-#include "apiserver/resources.h"
-#include "apiserver/storage.h"
+#include "apiserver/endpoints/patch_handlers.h"
+#include "apiserver/registry/registry.h"
+#include "apiserver/registry/resources.h"
+#include "apiserver/storage/storage.h"
 #include "gtest/gtest.h"
 #include "test/fakes/fake_clock.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "api/json/json_util.h"
-#include "apiserver/table.h"
+#include "apiserver/printers/table.h"
 #include "rapidjson/document.h"
 #include "test/fuzz/server_stack.h"
 

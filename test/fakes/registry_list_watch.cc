@@ -12,8 +12,8 @@
 #include "api/schema/field_error.h"
 #include "api/selector/field_selector.h"
 #include "api/selector/label_selector.h"
-#include "apiserver/storage.h"
-#include "apiserver/watch_cache.h"
+#include "apiserver/storage/storage.h"
+#include "apiserver/storage/watch_cache.h"
 #include "base/mutex.h"
 #include "base/string_view.h"
 

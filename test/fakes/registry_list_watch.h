@@ -18,8 +18,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "apiserver/registry.h"
-#include "apiserver/resources.h"
+#include "apiserver/registry/registry.h"
+#include "apiserver/registry/resources.h"
 #include "base/clock.h"
 #include "base/context.h"
 #include "runtime/cache/list_watch.h"

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <functional>
 
-#include "apiserver/request_limits.h"
+#include "apiserver/endpoints/request_limits.h"
 
 namespace kcr {
 namespace fuzz {

@@ -20,7 +20,7 @@
 #include "api/object_builder.h"
 #include "api/types/event.h"
 #include "apiserver/api_server.h"
-#include "apiserver/faults.h"
+#include "apiserver/endpoints/faults.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "base/context.h"

@@ -12,7 +12,7 @@
 #include "api/json/json_util.h"
 #include "api/patch/patch_schema.h"
 #include "api/patch/strategic_merge_patch.h"
-#include "apiserver/fieldmanager.h"
+#include "apiserver/apply/fieldmanager.h"
 #include "rapidjson/document.h"
 #include "test/fuzz/server_stack.h"
 

@@ -9,9 +9,9 @@
 #include "absl/synchronization/mutex.h"  // absl::Condition
 #include "api/errors/errors.h"
 #include "api/object_builder.h"
-#include "apiserver/registry.h"
-#include "apiserver/resources.h"
-#include "apiserver/storage.h"
+#include "apiserver/registry/registry.h"
+#include "apiserver/registry/resources.h"
+#include "apiserver/storage/storage.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "base/mutex.h"

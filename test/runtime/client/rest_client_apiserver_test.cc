@@ -17,7 +17,7 @@
 #include "api/types/lease.h"
 #include "api/types/namespace.h"
 #include "apiserver/api_server.h"
-#include "apiserver/tls.h"
+#include "apiserver/serving_certs.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"

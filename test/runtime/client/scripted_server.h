@@ -18,7 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "apiserver/http_server.h"
+#include "apiserver/endpoints/http_server.h"
 
 namespace kcr::client::testing {
 

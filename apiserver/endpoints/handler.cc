@@ -1,0 +1,687 @@
+#include "apiserver/endpoints/handler.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "absl/random/random.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/time/clock.h"
+#include "api/json/json_util.h"
+#include "api/json/yaml_to_json.h"
+#include "api/object_builder.h"
+#include "apiserver/registry/access_review.h"
+#include "apiserver/internal/api_error.h"
+#include "apiserver/endpoints/discovery.h"
+#include "apiserver/endpoints/negotiation.h"
+#include "apiserver/internal/object_fields.h"
+#include "apiserver/apply/patch_request.h"
+#include "apiserver/endpoints/pod_log.h"
+#include "apiserver/endpoints/protobuf.h"
+#include "apiserver/endpoints/request_options.h"
+#include "apiserver/endpoints/response_writers.h"
+#include "apiserver/internal/str_util.h"
+#include "glog/logging.h"
+#include "rapidjson/document.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+
+namespace kcr {
+namespace apiserver {
+namespace {
+
+// Sleeps for `d` of real time in short steps, so that a stopping server or
+// a client that went away ends the wait. Returns false if it was cut short.
+bool SleepUnlessCancelled(absl::Duration d, HttpExchange* ex) {
+  const absl::Time end = absl::Now() + d;
+  while (!ex->Cancelled()) {
+    const absl::Duration left = end - absl::Now();
+    if (left <= absl::ZeroDuration()) return true;
+    absl::SleepFor(std::min(left, absl::Milliseconds(10)));
+  }
+  return false;
+}
+
+std::string VersionJson(const HandlerOptions& o) {
+  return Cat(
+      R"({"major":")", o.major, R"(","minor":")", o.minor,
+      R"(","gitVersion":")", o.git_version,
+      R"(","gitCommit":"0000000000000000000000000000000000000000","gitTreeState":"clean","buildDate":"2025-01-01T00:00:00Z","goVersion":"go1.23.6","compiler":"gc","platform":"linux/amd64"})");
+}
+
+void Put(rapidjson::StringBuffer* buf, std::string_view s) {
+  char* dst = buf->Push(s.size());
+  memcpy(dst, s.data(), s.size());
+}
+
+// Writes the list's items, comma-separated, into *buf, calling
+// `after_item` after each; stops (false) when it returns false. Items are
+// PartialObjectMetadata of that meta.k8s.io version when `partial_version`
+// is set.
+template <typename AfterItem>
+bool WriteItems(const ListResult& l, std::string_view partial_version,
+                rapidjson::StringBuffer* buf, AfterItem after_item) {
+  for (size_t i = 0; i < l.items.size(); ++i) {
+    if (i > 0) buf->Put(',');
+    if (partial_version.empty()) {
+      rapidjson::Writer<rapidjson::StringBuffer> w(*buf);
+      l.items[i]->json().Accept(w);
+    } else {
+      WritePartialObjectMetadata(*l.items[i], partial_version, buf);
+    }
+    if (!after_item(*buf)) return false;
+  }
+  return true;
+}
+
+// The list envelope with every item written straight into one buffer (no
+// per-item strings): a 50,000-pod list is tens of megabytes. With
+// `partial_version`, a meta.k8s.io PartialObjectMetadataList.
+std::string ListJson(const ResourceInfo& r, const ListResult& l,
+                     std::string_view partial_version = "") {
+  std::string head =
+      partial_version.empty()
+          ? Cat(R"({"kind":")", r.mapping.list_kind, R"(","apiVersion":")",
+                r.api_version())
+          : Cat(R"({"kind":"PartialObjectMetadataList","apiVersion":")",
+                "meta.k8s.io/", partial_version);
+  CatAppend(&head, R"(","metadata":{"resourceVersion":")", l.resource_version,
+            "\"");
+  if (!l.continue_token.empty()) {
+    CatAppend(&head, R"(,"continue":")", l.continue_token, "\"");
+  }
+  if (l.remaining_item_count.has_value()) {
+    CatAppend(&head, R"(,"remainingItemCount":)", *l.remaining_item_count);
+  }
+  head += R"(},"items":[)";
+  rapidjson::StringBuffer buf(nullptr, head.size() + 2 + l.items.size() * 1024);
+  Put(&buf, head);
+  WriteItems(l, partial_version, &buf,
+             [](const rapidjson::StringBuffer&) { return true; });
+  Put(&buf, "]}");
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+// Large lists are streamed (chunked) in pieces of about 256 KiB instead of
+// being built whole: a 50,000-pod list is tens of megabytes, and building it
+// costs two fresh buffers of that size (page faults dominate).
+constexpr size_t kStreamListItems = 1000;
+constexpr size_t kStreamChunkBytes = 256 << 10;
+
+void StreamListJson(const ResourceInfo& r, const ListResult& l,
+                    std::string_view partial_version, HttpExchange* ex) {
+  std::string whole = ListJson(
+      r,
+      ListResult{
+          {}, l.resource_version, l.continue_token, l.remaining_item_count},
+      partial_version);
+  // `whole` is the envelope with an empty items array: split it there.
+  std::string head = whole.substr(0, whole.size() - 2);
+  if (!ex->StartStream(200, "application/json", {})) return;
+  rapidjson::StringBuffer buf(nullptr, kStreamChunkBytes + (64 << 10));
+  Put(&buf, head);
+  const bool written =
+      WriteItems(l, partial_version, &buf, [ex](rapidjson::StringBuffer& b) {
+        if (b.GetSize() < kStreamChunkBytes) return true;
+        if (!ex->WriteChunk(std::string_view(b.GetString(), b.GetSize()))) {
+          return false;
+        }
+        b.Clear();
+        return true;
+      });
+  if (!written) return;
+  Put(&buf, "]}");
+  if (ex->WriteChunk(std::string_view(buf.GetString(), buf.GetSize()))) {
+    ex->EndStream();
+  }
+}
+
+absl::StatusOr<rapidjson::Document> DecodeBody(const HttpRequest& req) {
+  MediaType ct = ParseMediaType(req.Header("content-type"));
+  rapidjson::Document doc;
+  if (ct.type.empty() || ct.type == "application/json" || ct.type == "*/*") {
+    absl::Status s = json::ParseJson(req.body, &doc);
+    if (!s.ok()) {
+      return ApiError::BadRequest(
+                 Cat("couldn't get version/kind; json parse error: ",
+                     ToStd(s.message())))
+          .ToStatus();
+    }
+  } else if (ct.type == "application/vnd.kubernetes.protobuf") {
+    auto json = KubernetesProtobufToJson(req.body);
+    if (!json.ok()) {
+      if (json.status().code() == absl::StatusCode::kUnimplemented) {
+        return ApiError::UnsupportedMediaType(
+                   Cat("the body of the request was in an unknown format - "
+                       "accepted media types include: application/json, "
+                       "application/yaml (",
+                       ToStd(json.status().message()), ")"))
+            .ToStatus();
+      }
+      return ApiError::BadRequest(ToStd(json.status().message())).ToStatus();
+    }
+    absl::Status s = json::ParseJson(*json, &doc);
+    if (!s.ok()) return ApiError::BadRequest(ToStd(s.message())).ToStatus();
+  } else if (ct.type == "application/yaml") {
+    auto y = json::YamlToJson(req.body);
+    if (!y.ok()) {
+      return ApiError::BadRequest(
+                 Cat("couldn't get version/kind; yaml parse error: ",
+                     ToStd(y.status().message())))
+          .ToStatus();
+    }
+    doc.CopyFrom(**y, doc.GetAllocator());
+  } else {
+    return ApiError::UnsupportedMediaType(
+               Cat("the body of the request was in an unknown format - "
+                   "accepted media types include: application/json, "
+                   "application/yaml"))
+        .ToStatus();
+  }
+  if (!doc.IsObject()) {
+    return ApiError::BadRequest(
+               "couldn't get version/kind; json parse error: the object is "
+               "not a JSON object")
+        .ToStatus();
+  }
+  return doc;
+}
+
+absl::StatusOr<api::ObjectBuilder> BuilderFromBody(const HttpRequest& req) {
+  auto doc = DecodeBody(req);
+  if (!doc.ok()) return doc.status();
+  api::ObjectBuilder b;
+  b.json().CopyFrom(*doc, b.allocator());
+  return b;
+}
+
+std::string DeleteSuccessJson(const ResourceInfo& r, const api::Object& o) {
+  return Cat(
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":)",
+      Quote(o.name()), R"(,"group":)", Quote(r.group()), R"(,"kind":)",
+      Quote(r.resource()), R"(,"uid":)", Quote(o.uid()), "}}");
+}
+
+}  // namespace
+
+// /healthz, /livez and /readyz as kube-apiserver answers them: "ok" (or,
+// with ?verbose, one line per check); /<endpoint>/<check> for one of the
+// endpoint's checks; anything else under them is Go's 404.
+void ApiHandler::HandleHealth(const HttpRequest& req, HttpExchange* ex) {
+  static const std::vector<std::string> kLive = {"ping", "log", "etcd"};
+  static const std::vector<std::string> kReady = {
+      "ping", "log", "etcd", "etcd-readiness", "informer-sync", "shutdown"};
+  const std::string& path = req.path;
+  const size_t slash = path.find('/', 1);
+  const std::string endpoint = path.substr(1, slash - 1);
+  const std::vector<std::string>& checks =
+      endpoint == "readyz" ? kReady : kLive;
+  HttpResponse r;
+  r.content_type = "text/plain; charset=utf-8";
+  if (slash != std::string::npos) {
+    const std::string check = path.substr(slash + 1);
+    if (std::find(checks.begin(), checks.end(), check) == checks.end()) {
+      r.status = 404;
+      r.body = "404 page not found\n";
+    } else {
+      r.body = "ok";
+    }
+  } else if (req.HasQuery("verbose")) {
+    for (const std::string& check : checks) {
+      r.body += Cat("[+]", check, " ok\n");
+    }
+    r.body += Cat(endpoint, " check passed\n");
+  } else {
+    r.body = "ok";
+  }
+  ex->Respond(std::move(r));
+}
+
+ApiHandler::ApiHandler(Registry* registry, HandlerOptions options)
+    : registry_(registry),
+      options_(std::move(options)),
+      openapi_(registry_, options_.git_version, options_.clock) {}
+
+void ApiHandler::Handle(const HttpRequest& req, HttpExchange* ex) {
+  const std::string& path = req.path;
+  VLOG(2) << "request method=" << req.method << " target=" << req.target;
+  bool is_health = path == "/healthz" || path == "/livez" ||
+                   path == "/readyz" || absl::StartsWith(path, "/healthz/") ||
+                   absl::StartsWith(path, "/livez/") ||
+                   absl::StartsWith(path, "/readyz/");
+  if (!options_.token.empty() && !is_health && path != "/version") {
+    std::string auth = req.Header("authorization");
+    if (auth != "Bearer " + options_.token) {
+      SendApiError(ex, ApiError::Unauthorized());
+      return;
+    }
+  }
+  if (is_health) {
+    HandleHealth(req, ex);
+    return;
+  }
+  if (path == "/version" || path == "/version/") {
+    SendJson(ex, 200, VersionJson(options_));
+    return;
+  }
+  if (OpenApiService::Serves(path)) {
+    openapi_.Handle(req, ex);
+    return;
+  }
+  if (options_.enable_fault_endpoint &&
+      (path == "/fault-injection" ||
+       absl::StartsWith(path, "/fault-injection/"))) {
+    HandleFaults(req, ex);
+    return;
+  }
+  std::vector<std::string> segs;
+  for (std::string& s : Split(path, '/')) {
+    if (!s.empty()) segs.push_back(std::move(s));
+  }
+  if (segs.empty() || (segs[0] != "api" && segs[0] != "apis")) {
+    SendApiError(ex, ApiError::PathNotFound());
+    return;
+  }
+  ResourceRegistry* resources = registry_->resources();
+  bool legacy = segs[0] == "api";
+  if (segs.size() == 1) {
+    if (req.method != "GET") {
+      SendApiError(ex, ApiError::MethodNotSupported({"", ""}, req.method));
+      return;
+    }
+    for (const MediaType& m : ParseAccept(req.Header("accept"))) {
+      if (m.type == "application/json" &&
+          m.Param("as") == "APIGroupDiscoveryList" &&
+          m.Param("g") == "apidiscovery.k8s.io" &&
+          (m.Param("v") == "v2" || m.Param("v") == "v2beta1")) {
+        HttpResponse r;
+        r.content_type =
+            Cat("application/json;g=apidiscovery.k8s.io;v=", m.Param("v"),
+                ";as=APIGroupDiscoveryList");
+        r.body = AggregatedDiscoveryJson(*resources, legacy, m.Param("v"));
+        r.headers.push_back({"Vary", "Accept"});
+        ex->Respond(std::move(r));
+        return;
+      }
+      if (IsJsonLike(m)) break;
+    }
+    std::string address =
+        options_.server_address ? options_.server_address() : "127.0.0.1:0";
+    SendJson(ex, 200,
+             legacy ? ApiVersionsJson(address) : ApiGroupListJson(*resources));
+    return;
+  }
+  size_t gv_len = legacy ? 2 : 3;
+  if (legacy && segs[1] != "v1") {
+    SendApiError(ex, ApiError::PathNotFound());
+    return;
+  }
+  if (!legacy && segs.size() == 2) {
+    auto doc = ApiGroupJson(*resources, segs[1]);
+    if (!doc.has_value()) {
+      SendApiError(ex, ApiError::PathNotFound());
+      return;
+    }
+    SendJson(ex, 200, *doc);
+    return;
+  }
+  if (segs.size() == gv_len) {
+    auto doc = ApiResourceListJson(*resources, legacy ? "" : segs[1],
+                                   legacy ? "v1" : segs[2]);
+    if (!doc.has_value()) {
+      SendApiError(ex, ApiError::PathNotFound());
+      return;
+    }
+    SendJson(ex, 200, *doc);
+    return;
+  }
+  HandleResource(req, ex);
+}
+
+void ApiHandler::HandleFaults(const HttpRequest& req, HttpExchange* ex) {
+  FaultInjector* faults = options_.faults;
+  if (req.path == "/fault-injection/compact" && req.method == "POST") {
+    registry_->storage()->Compact();
+    SendJson(ex, 200,
+             Cat(R"({"compactedResourceVersion":")",
+                 registry_->storage()->CurrentResourceVersion(), "\"}"));
+    return;
+  }
+  if (req.path == "/fault-injection/restart" && req.method == "POST") {
+    SendJson(ex, 200, R"({"restarted":true})");
+    if (options_.restart) options_.restart();
+    return;
+  }
+  if (req.path != "/fault-injection") {
+    SendApiError(ex, ApiError::PathNotFound());
+    return;
+  }
+  if (req.method == "GET") {
+    SendJson(ex, 200, faults->options().ToJson());
+    return;
+  }
+  if (req.method == "PUT" || req.method == "POST" || req.method == "PATCH") {
+    auto o = FaultOptions::FromJson(req.body, faults->options());
+    if (!o.ok()) {
+      SendApiError(ex, ApiError::BadRequest(ToStd(o.status().message())));
+      return;
+    }
+    faults->set_options(*o);
+    SendJson(ex, 200, o->ToJson());
+    return;
+  }
+  SendApiError(
+      ex, ApiError::MethodNotSupported({"", "fault-injection"}, req.method));
+}
+
+void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
+  // kube-apiserver reads JSON bodies (objects, DeleteOptions, patches) with
+  // Go's decoder, which reads every byte that is not valid UTF-8 as U+FFFD
+  // instead of failing: a ConfigMap value with a stray \xff is stored with
+  // U+FFFD, a name with one is refused by name validation (422). Do the
+  // same, once, for every JSON body; YAML bodies stay strict, as go-yaml's.
+  HttpRequest coerced;
+  const bool json_body =
+      absl::StrContains(ParseMediaType(raw.Header("content-type")).type,
+                        "json") ||
+      raw.Header("content-type").empty();
+  if (json_body && json::ReplaceInvalidUtf8(raw.body, &coerced.body)) {
+    std::string body = std::move(coerced.body);
+    coerced = raw;
+    coerced.body = std::move(body);
+  }
+  const HttpRequest& req = coerced.method.empty() ? raw : coerced;
+  std::vector<std::string> segs;
+  for (std::string& s : Split(req.path, '/')) {
+    if (!s.empty()) segs.push_back(std::move(s));
+  }
+  bool legacy = segs[0] == "api";
+  std::string group = legacy ? "" : segs[1];
+  std::string version = legacy ? segs[1] : segs[2];
+  std::vector<std::string> rest(segs.begin() + (legacy ? 2 : 3), segs.end());
+  bool legacy_watch = false;
+  if (!rest.empty() && rest[0] == "watch") {
+    legacy_watch = true;
+    rest.erase(rest.begin());
+  }
+  std::string ns, resource, name, sub;
+  if (rest.size() >= 3 && rest[0] == "namespaces" &&
+      !(rest.size() == 3 && (rest[2] == "status" || rest[2] == "finalize"))) {
+    ns = rest[1];
+    resource = rest[2];
+    if (rest.size() > 3) name = rest[3];
+    if (rest.size() > 4) sub = rest[4];
+    if (rest.size() > 5) {
+      SendApiError(ex, ApiError::PathNotFound());
+      return;
+    }
+  } else if (!rest.empty()) {
+    resource = rest[0];
+    if (rest.size() > 1) name = rest[1];
+    if (rest.size() > 2) sub = rest[2];
+    if (rest.size() > 3) {
+      SendApiError(ex, ApiError::PathNotFound());
+      return;
+    }
+  }
+  ResourceInfoPtr rp = registry_->resources()->Lookup(group, version, resource);
+  if (rp == nullptr || (!rp->namespaced() && !ns.empty()) ||
+      (!sub.empty() && !rp->mapping.HasSubresource(sub))) {
+    SendApiError(ex, ApiError::PathNotFound());
+    return;
+  }
+  const ResourceInfo& r = *rp;
+  if (r.namespaced() && ns.empty() && !name.empty()) {
+    SendApiError(ex, ApiError::PathNotFound());
+    return;
+  }
+
+  // Fault injection applies to resource requests only.
+  FaultInjector* faults = options_.faults;
+  FaultOptions fo = faults->options();
+  // The client is gone or the server is stopping: nobody to answer.
+  const absl::Duration delay = faults->TakeDelay();
+  if (delay > absl::ZeroDuration() && !SleepUnlessCancelled(delay, ex)) return;
+  switch (faults->Roll()) {
+    case FaultInjector::Verdict::kError:
+      SendApiError(ex, ApiError::InternalError("injected fault"));
+      return;
+    case FaultInjector::Verdict::kThrottle:
+      SendApiError(ex, ApiError::TooManyRequests(
+                           "the server has received too many requests and "
+                           "has asked us to try again later",
+                           fo.retry_after_seconds));
+      return;
+    case FaultInjector::Verdict::kNone:
+      break;
+  }
+
+  if (sub == "log") {
+    return ServePodLog(registry_, r, ns, name, req, ex, options_.clock);
+  }
+  if (r.group() == kAuthorizationGroup) {
+    if (req.method != "POST" || !name.empty()) {
+      return SendApiError(
+          ex, ApiError::MethodNotSupported(r.group_resource(), req.method));
+    }
+    auto review = DecodeBody(req);
+    if (!review.ok()) return SendError(ex, review.status());
+    auto answer = ReviewAccess(r, *review);
+    if (!answer.ok()) return SendError(ex, answer.status());
+    return SendJson(ex, 201, std::move(*answer));
+  }
+
+  Negotiated neg = NegotiateResource(req, options_.table_convertor != nullptr);
+  if (!neg.acceptable) {
+    SendApiError(ex, ApiError::NotAcceptable(
+                         "only the following media types are accepted: "
+                         "application/json, application/yaml"));
+    return;
+  }
+  // Metadata only: the kind asked for must fit the answer, as
+  // kube-apiserver's transformResponseObject checks.
+  using Partial = Negotiated::Partial;
+  const std::string& partial_version = neg.partial_version;
+  auto not_a_list = [&]() {
+    SendApiError(ex, ApiError::NotAcceptable(
+                         Cat("you requested PartialObjectMetadataList, but the "
+                             "requested object is not a list (",
+                             r.kind(), ")")));
+  };
+  auto a_list = [&]() {
+    SendApiError(ex, ApiError::NotAcceptable(
+                         Cat("you requested PartialObjectMetadata, but the "
+                             "requested object is a list (",
+                             r.mapping.list_kind, ")")));
+  };
+  const std::string_view list_partial_version =
+      neg.partial == Partial::kList ? std::string_view(partial_version) : "";
+  TableRequest table_request;
+  std::string include = req.Query("includeObject");
+  if (include == "None") {
+    table_request.include_object = TableRequest::IncludeObject::kNone;
+  } else if (include == "Object") {
+    table_request.include_object = TableRequest::IncludeObject::kObject;
+  }
+  auto send_object = [&](int code, const api::ObjectPtr& o,
+                         const std::vector<std::string>& warnings = {}) {
+    HttpResponse res;
+    res.status = code;
+    // kube-apiserver's form: Warning: 299 - "unknown field \"spec.x\""
+    for (const std::string& w : warnings) {
+      res.headers.push_back({"Warning", Cat("299 - ", Quote(w))});
+    }
+    if (neg.partial == Partial::kList) return not_a_list();
+    if (neg.partial == Partial::kObject) {
+      res.body = PartialObjectMetadataJson(*o, partial_version);
+      ex->Respond(std::move(res));
+      return;
+    }
+    if (neg.table && sub.empty()) {
+      auto t = options_.table_convertor->ConvertToTable(r, {o}, table_request);
+      if (t.ok()) {
+        res.body = std::move(*t);
+        ex->Respond(std::move(res));
+        return;
+      }
+    }
+    res.body = o->ToJson();
+    ex->Respond(std::move(res));
+  };
+  auto forbid_verb = [&](const char* verb) {
+    SendApiError(ex, ApiError::MethodNotSupported(r.group_resource(), verb));
+  };
+
+  const std::string& method = req.method;
+  bool watch = legacy_watch || ParseBool(req.Query("watch"));
+  if (legacy_watch && !name.empty()) {
+    // /watch/.../{name}: kube-apiserver reads the name as one more field
+    // selector term, metadata.name=<name>, on a watch of the collection.
+    if (method != "GET" || !sub.empty()) {
+      return SendApiError(ex, ApiError::PathNotFound());
+    }
+    if (!r.HasVerb("watch")) return forbid_verb("watch");
+    if (neg.partial == Partial::kList) return not_a_list();
+    HttpRequest named = req;
+    std::string selector = req.Query("fieldSelector");
+    named.query["fieldSelector"] =
+        Cat(selector, selector.empty() ? "" : ",", "metadata.name=", name);
+    ServeWatch(r, ns, named, ex, neg.table,
+               neg.partial == Partial::kObject ? partial_version : "");
+    return;
+  }
+  if (name.empty()) {
+    if (method == "GET") {
+      if (watch) {
+        if (!r.HasVerb("watch")) return forbid_verb("watch");
+        if (neg.partial == Partial::kList) return not_a_list();
+        ServeWatch(r, ns, req, ex, neg.table,
+                   neg.partial == Partial::kObject ? partial_version : "");
+        return;
+      }
+      if (!r.HasVerb("list")) return forbid_verb("list");
+      if (neg.partial == Partial::kObject) return a_list();
+      auto lo = ParseListOptions(req);
+      if (!lo.ok()) return SendError(ex, lo.status());
+      auto l = registry_->List(r, ns, *lo);
+      if (!l.ok()) return SendError(ex, l.status());
+      if (neg.table) {
+        table_request.resource_version = l->resource_version;
+        table_request.continue_token = l->continue_token;
+        table_request.remaining_item_count = l->remaining_item_count;
+        auto t = options_.table_convertor->ConvertToTable(r, l->items,
+                                                          table_request);
+        if (t.ok()) return SendJson(ex, 200, *t);
+        LOG(WARNING) << "table conversion failed: " << t.status();
+      }
+      if (l->items.size() >= kStreamListItems) {
+        return StreamListJson(r, *l, list_partial_version, ex);
+      }
+      return SendJson(ex, 200, ListJson(r, *l, list_partial_version));
+    }
+    if (method == "POST") {
+      if (!r.HasVerb("create")) return forbid_verb("create");
+      auto b = BuilderFromBody(req);
+      if (!b.ok()) return SendError(ex, b.status());
+      WriteOptions wo;
+      wo.dry_run = DryRun(req);
+      wo.field_validation = req.Query("fieldValidation");
+      wo.field_manager = req.Query("fieldManager");
+      wo.user_agent = req.Header("user-agent");
+      auto w = registry_->Create(r, ns, std::move(*b), wo);
+      if (!w.ok()) return SendError(ex, w.status());
+      return send_object(201, w->object, w->warnings);
+    }
+    if (method == "DELETE") {
+      if (!r.HasVerb("deletecollection"))
+        return forbid_verb("deletecollection");
+      if (neg.partial == Partial::kObject) return a_list();
+      auto lo = ParseListOptions(req);
+      if (!lo.ok()) return SendError(ex, lo.status());
+      auto dopts = ParseDeleteOptions(req);
+      if (!dopts.ok()) return SendError(ex, dopts.status());
+      auto l = registry_->DeleteCollection(r, ns, *lo, *dopts);
+      if (!l.ok()) return SendError(ex, l.status());
+      return SendJson(ex, 200, ListJson(r, *l, list_partial_version));
+    }
+    return SendApiError(
+        ex, ApiError::MethodNotSupported(r.group_resource(), method));
+  }
+
+  if (method == "GET") {
+    if (!r.HasVerb("get")) return forbid_verb("get");
+    if (sub == "scale") {
+      auto s = registry_->GetScale(r, ns, name);
+      if (!s.ok()) return SendError(ex, s.status());
+      return SendJson(ex, 200, (*s)->ToJson());
+    }
+    auto o = registry_->Get(r, ns, name);
+    if (!o.ok()) return SendError(ex, o.status());
+    return send_object(200, *o);
+  }
+  if (method == "PUT") {
+    if (!r.HasVerb("update")) return forbid_verb("update");
+    WriteOptions wo;
+    wo.dry_run = DryRun(req);
+    wo.field_validation = req.Query("fieldValidation");
+    wo.field_manager = req.Query("fieldManager");
+    wo.user_agent = req.Header("user-agent");
+    wo.subresource = sub;
+    if (sub == "scale") {
+      auto d = DecodeBody(req);
+      if (!d.ok()) return SendError(ex, d.status());
+      auto w = registry_->UpdateScale(r, ns, name, *d, wo);
+      if (!w.ok()) return SendError(ex, w.status());
+      return SendJson(ex, 200, w->object->ToJson());
+    }
+    auto b = BuilderFromBody(req);
+    if (!b.ok()) return SendError(ex, b.status());
+    auto w = registry_->Update(r, ns, name, std::move(*b), wo);
+    if (!w.ok()) return SendError(ex, w.status());
+    return send_object(w->created ? 201 : 200, w->object, w->warnings);
+  }
+  if (method == "PATCH") {
+    if (!r.HasVerb("patch")) return forbid_verb("patch");
+    if (sub == "finalize") {
+      return SendApiError(
+          ex, ApiError::MethodNotSupported(r.group_resource(), "patch"));
+    }
+    const std::optional<PatchType> type =
+        api::PatchTypeFromContentType(req.Header("content-type"));
+    if (!type.has_value()) {
+      // kube-apiserver's order: json, merge, strategic (built-ins), apply.
+      return SendApiError(ex, ApiError::UnsupportedMediaType(
+                                  UnsupportedPatchMediaTypeMessage(!r.custom)));
+    }
+    PatchOptions po;
+    po.dry_run = DryRun(req);
+    po.field_validation = req.Query("fieldValidation");
+    po.field_manager = req.Query("fieldManager");
+    po.user_agent = req.Header("user-agent");
+    po.subresource = sub;
+    if (req.HasQuery("force")) po.force = ParseBool(req.Query("force"));
+    auto w = registry_->Patch(r, ns, name, *type, req.body, po);
+    if (!w.ok()) return SendError(ex, w.status());
+    if (sub == "scale") return SendJson(ex, 200, w->object->ToJson());
+    return send_object(w->created ? 201 : 200, w->object, w->warnings);
+  }
+  if (method == "DELETE") {
+    if (!r.HasVerb("delete") || !sub.empty()) return forbid_verb("delete");
+    auto dopts = ParseDeleteOptions(req);
+    if (!dopts.ok()) return SendError(ex, dopts.status());
+    auto d = registry_->Delete(r, ns, name, *dopts);
+    if (!d.ok()) return SendError(ex, d.status());
+    if (d->removed && !r.return_deleted_object) {
+      return SendJson(ex, 200, DeleteSuccessJson(r, *d->object));
+    }
+    return SendJson(ex, 200, d->object->ToJson());
+  }
+  SendApiError(ex, ApiError::MethodNotSupported(r.group_resource(), method));
+}
+
+}  // namespace apiserver
+}  // namespace kcr

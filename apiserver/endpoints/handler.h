@@ -1,0 +1,94 @@
+// ApiHandler: the HTTP face of the local API server. It authenticates,
+// routes kube-apiserver's paths, decodes query parameters and bodies,
+// negotiates the response type (JSON, Table, aggregated discovery), calls
+// the Registry, and writes results and errors exactly as kube-apiserver
+// does (Status objects, status codes, list envelopes, chunked watch
+// streams).
+//
+// Routes:
+//   /version /healthz /livez /readyz (+ /<check>)    no token needed
+//   /openapi/v2, /swagger-2.0.0.pb-v1,
+//   /openapi/v3[/...]                    OpenAPI documents (openapi.h)
+//   /api /apis /apis/{g} /api/v1 /apis/{g}/{v}        discovery
+//   /api/v1/..., /apis/{g}/{v}/...       resources (get, list, watch,
+//                                        create, update, patch, delete,
+//                                        deletecollection; status, scale,
+//                                        finalize subresources)
+//   /fault-injection[/compact|/restart]  only when enabled (see FaultOptions)
+//
+// Thread-safe: Handle runs concurrently on every connection thread.
+#ifndef KCR_APISERVER_ENDPOINTS_HANDLER_H_
+#define KCR_APISERVER_ENDPOINTS_HANDLER_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/time/time.h"
+#include "apiserver/endpoints/faults.h"
+#include "apiserver/endpoints/http_server.h"
+#include "apiserver/endpoints/openapi.h"
+#include "apiserver/registry/registry.h"
+#include "apiserver/printers/table_convertor.h"
+#include "base/clock.h"
+
+namespace kcr {
+namespace apiserver {
+
+struct HandlerOptions {
+  // When set, every request except health and /version needs
+  // "Authorization: Bearer <token>" (401 otherwise).
+  std::string token;
+  // /version: gitVersion and minor (the kubectl dispatcher picks the
+  // matching kubectl from the minor).
+  std::string git_version = "v1.32.4";
+  std::string major = "1";
+  std::string minor = "32";
+  // Watch timeouts and bookmarks follow this clock.
+  const Clock* clock = Clock::Real();
+  // Watch bookmarks are sent this often when asked for.
+  absl::Duration bookmark_interval = absl::Seconds(60);
+  // A watch without timeoutSeconds ends after this, times 1 + rand [0, 1).
+  absl::Duration min_request_timeout = absl::Seconds(1800);
+  std::shared_ptr<const TableConvertor> table_convertor;
+  // Never null once the handler runs.
+  FaultInjector* faults = nullptr;
+  bool enable_fault_endpoint = false;
+  // "host:port" for /api's serverAddressByClientCIDRs.
+  std::function<std::string()> server_address;
+  // Called by POST /fault-injection/restart after it answered.
+  std::function<void()> restart;
+};
+
+class ApiHandler {
+ public:
+  ApiHandler(Registry* registry, HandlerOptions options);
+  ApiHandler(const ApiHandler&) = delete;
+  ApiHandler& operator=(const ApiHandler&) = delete;
+
+  void Handle(const HttpRequest& request, HttpExchange* exchange);
+
+  // Watches currently streaming.
+  int64_t active_watches() const { return active_watches_.load(); }
+
+ private:
+  struct Route;
+  void HandleResource(const HttpRequest& request, HttpExchange* exchange);
+  void HandleFaults(const HttpRequest& request, HttpExchange* exchange);
+  void HandleHealth(const HttpRequest& request, HttpExchange* exchange);
+  // Events carry Tables when `table`, PartialObjectMetadata of that
+  // meta.k8s.io version when `partial_version` is set.
+  void ServeWatch(const ResourceInfo& resource, const std::string& ns,
+                  const HttpRequest& request, HttpExchange* exchange,
+                  bool table, const std::string& partial_version);
+
+  Registry* const registry_;
+  const HandlerOptions options_;
+  OpenApiService openapi_;
+  std::atomic<int64_t> active_watches_{0};
+};
+
+}  // namespace apiserver
+}  // namespace kcr
+
+#endif  // KCR_APISERVER_ENDPOINTS_HANDLER_H_

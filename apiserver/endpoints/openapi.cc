@@ -1,0 +1,1354 @@
+#include "apiserver/endpoints/openapi.h"
+
+#include <openssl/sha.h>
+
+#include <algorithm>
+#include <iterator>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/time/time.h"
+#include "api/json/json_util.h"
+#include "api/types/field.h"
+#include "apiserver/registry/builtin_schema.h"
+#include "apiserver/endpoints/negotiation.h"
+#include "apiserver/internal/str_util.h"
+#include "glog/logging.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+
+namespace kcr {
+namespace apiserver {
+namespace {
+
+using rapidjson::Value;
+using Allocator = rapidjson::Document::AllocatorType;
+
+constexpr char kRefPrefixV3[] = "#/components/schemas/";
+constexpr char kRefPrefixV2[] = "#/definitions/";
+constexpr char kMeta[] = "io.k8s.apimachinery.pkg.apis.meta.v1.";
+
+// The apimachinery schemas the custom resources' documents refer to
+// (ObjectMeta and what it refers to, ListMeta, Status, DeleteOptions, Patch)
+// and autoscaling/v1 Scale for scale subresources, as OpenAPI v3 schemas
+// keyed by their kube-openapi names. Descriptions are short summaries of
+// the fields' meaning.
+constexpr char kCommonSchemas[] = R"json({
+"io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta": {
+  "description": "ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.",
+  "type": "object",
+  "properties": {
+    "annotations": {"description": "Annotations is an unstructured key value map stored with a resource that may be set by external tools to store and retrieve arbitrary metadata. They are not queryable.", "type": "object", "additionalProperties": {"type": "string", "default": ""}},
+    "creationTimestamp": {"description": "CreationTimestamp is when the server created this object, in RFC3339 form and UTC. Set by the system; read-only.", "allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Time"}], "default": {}},
+    "deletionGracePeriodSeconds": {"description": "Number of seconds allowed for this object to gracefully terminate before it is removed. Only set when deletionTimestamp is set. Read-only.", "type": "integer", "format": "int64"},
+    "deletionTimestamp": {"description": "DeletionTimestamp is when this object will be deleted, set by the server when a graceful deletion is requested. Read-only.", "allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Time"}]},
+    "finalizers": {"description": "Must be empty before the object is deleted from the registry. Each entry names a component that will remove it when its cleanup is done.", "type": "array", "items": {"type": "string", "default": ""}, "x-kubernetes-list-type": "set", "x-kubernetes-patch-strategy": "merge"},
+    "generateName": {"description": "GenerateName is an optional prefix the server uses to generate a unique name when name is not provided.", "type": "string"},
+    "generation": {"description": "A sequence number representing a specific generation of the desired state. Set by the system; read-only.", "type": "integer", "format": "int64"},
+    "labels": {"description": "Map of string keys and values that can be used to organize and categorize (scope and select) objects.", "type": "object", "additionalProperties": {"type": "string", "default": ""}},
+    "managedFields": {"description": "ManagedFields maps workflow-id and version to the set of fields that are managed by that workflow. Mostly for internal housekeeping.", "type": "array", "items": {"default": {}, "allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry"}]}, "x-kubernetes-list-type": "atomic"},
+    "name": {"description": "Name must be unique within a namespace. It is required when creating resources, unless generateName is used. Cannot be updated.", "type": "string"},
+    "namespace": {"description": "Namespace defines the space within which each name must be unique. An empty namespace is the \"default\" namespace for namespaced resources. Cannot be updated.", "type": "string"},
+    "ownerReferences": {"description": "List of objects depended by this object. If all objects in the list have been deleted, this object will be garbage collected.", "type": "array", "items": {"default": {}, "allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference"}]}, "x-kubernetes-list-map-keys": ["uid"], "x-kubernetes-list-type": "map", "x-kubernetes-patch-merge-key": "uid", "x-kubernetes-patch-strategy": "merge"},
+    "resourceVersion": {"description": "An opaque value that represents the internal version of this object, used by clients to determine when objects have changed and for optimistic concurrency. Read-only.", "type": "string"},
+    "selfLink": {"description": "Deprecated: selfLink is a legacy read-only field that is no longer populated by the system.", "type": "string"},
+    "uid": {"description": "UID is the unique in time and space value for this object, generated by the server on successful creation. Read-only.", "type": "string"}
+  }
+},
+"io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta": {
+  "description": "ListMeta describes metadata that synthetic resources must have, including lists.",
+  "type": "object",
+  "properties": {
+    "continue": {"description": "Set when the list was truncated by a limit: pass it as the continue parameter to get the next page.", "type": "string"},
+    "remainingItemCount": {"description": "The number of items left after this page, when known.", "type": "integer", "format": "int64"},
+    "resourceVersion": {"description": "The resourceVersion the list was read at.", "type": "string"},
+    "selfLink": {"description": "Deprecated: no longer populated by the system.", "type": "string"}
+  }
+},
+"io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry": {
+  "description": "ManagedFieldsEntry is a workflow-id, a FieldSet and the group version of the resource that the fieldset applies to.",
+  "type": "object",
+  "properties": {
+    "apiVersion": {"description": "APIVersion defines the version of this resource that this field set applies to.", "type": "string"},
+    "fieldsType": {"description": "FieldsType is the discriminator for the different fields format and version. The only valid value is \"FieldsV1\".", "type": "string"},
+    "fieldsV1": {"description": "FieldsV1 holds the first JSON version format.", "allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1"}]},
+    "manager": {"description": "Manager is an identifier of the workflow managing these fields.", "type": "string"},
+    "operation": {"description": "Operation is the type of operation which lead to this entry: Apply or Update.", "type": "string"},
+    "subresource": {"description": "Subresource is the name of the subresource used to update that object, or empty for the main resource.", "type": "string"},
+    "time": {"description": "Time is the timestamp of when the entry was last changed.", "allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Time"}]}
+  }
+},
+"io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference": {
+  "description": "OwnerReference contains enough information to let you identify an owning object. An owning object must be in the same namespace as the dependent, or be cluster-scoped.",
+  "type": "object",
+  "required": ["apiVersion", "kind", "name", "uid"],
+  "properties": {
+    "apiVersion": {"description": "API version of the referent.", "type": "string", "default": ""},
+    "blockOwnerDeletion": {"description": "If true, and the owner has the foregroundDeletion finalizer, the owner cannot be deleted from the key-value store until this reference is removed.", "type": "boolean"},
+    "controller": {"description": "If true, this reference points to the managing controller.", "type": "boolean"},
+    "kind": {"description": "Kind of the referent.", "type": "string", "default": ""},
+    "name": {"description": "Name of the referent.", "type": "string", "default": ""},
+    "uid": {"description": "UID of the referent.", "type": "string", "default": ""}
+  },
+  "x-kubernetes-map-type": "atomic"
+},
+"io.k8s.apimachinery.pkg.apis.meta.v1.Time": {
+  "description": "Time is a wrapper around time.Time which supports correct marshaling to YAML and JSON, in RFC 3339 form.",
+  "type": "string",
+  "format": "date-time"
+},
+"io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1": {
+  "description": "FieldsV1 stores a set of fields in a data structure like a Trie, in JSON format.",
+  "type": "object"
+},
+"io.k8s.apimachinery.pkg.apis.meta.v1.Status": {
+  "description": "Status is a return value for calls that don't return other objects.",
+  "type": "object",
+  "properties": {
+    "apiVersion": {"description": "APIVersion defines the versioned schema of this representation of an object.", "type": "string"},
+    "code": {"description": "Suggested HTTP return code for this status, 0 if not set.", "type": "integer", "format": "int32"},
+    "details": {"description": "Extended data associated with the reason.", "allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.StatusDetails"}], "x-kubernetes-list-type": "atomic"},
+    "kind": {"description": "Kind is a string value representing the REST resource this object represents.", "type": "string"},
+    "message": {"description": "A human-readable description of the status of this operation.", "type": "string"},
+    "metadata": {"description": "Standard list metadata.", "default": {}, "allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta"}]},
+    "reason": {"description": "A machine-readable description of why this operation is in the \"Failure\" status.", "type": "string"},
+    "status": {"description": "Status of the operation: \"Success\" or \"Failure\".", "type": "string"}
+  },
+  "x-kubernetes-group-version-kind": [{"group": "", "kind": "Status", "version": "v1"}]
+},
+"io.k8s.apimachinery.pkg.apis.meta.v1.StatusDetails": {
+  "description": "StatusDetails is a set of additional properties that MAY be set by the server to provide additional information about a response.",
+  "type": "object",
+  "properties": {
+    "causes": {"description": "The Causes array includes more details associated with the failure.", "type": "array", "items": {"default": {}, "allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.StatusCause"}]}, "x-kubernetes-list-type": "atomic"},
+    "group": {"description": "The group attribute of the resource associated with the status.", "type": "string"},
+    "kind": {"description": "The kind attribute of the resource associated with the status.", "type": "string"},
+    "name": {"description": "The name attribute of the resource associated with the status.", "type": "string"},
+    "retryAfterSeconds": {"description": "If specified, the time in seconds before the operation should be retried.", "type": "integer", "format": "int32"},
+    "uid": {"description": "UID of the resource.", "type": "string"}
+  }
+},
+"io.k8s.apimachinery.pkg.apis.meta.v1.StatusCause": {
+  "description": "StatusCause provides more information about an api.Status failure, including cases when multiple errors are encountered.",
+  "type": "object",
+  "properties": {
+    "field": {"description": "The field of the resource that has caused this error, as named by its JSON serialization.", "type": "string"},
+    "message": {"description": "A human-readable description of the cause of the error.", "type": "string"},
+    "reason": {"description": "A machine-readable description of the cause of the error.", "type": "string"}
+  }
+},
+"io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions": {
+  "description": "DeleteOptions may be provided when deleting an API object.",
+  "type": "object",
+  "properties": {
+    "apiVersion": {"description": "APIVersion defines the versioned schema of this representation of an object.", "type": "string"},
+    "dryRun": {"description": "When present, indicates that modifications should not be persisted. The only valid value is All.", "type": "array", "items": {"type": "string", "default": ""}, "x-kubernetes-list-type": "atomic"},
+    "gracePeriodSeconds": {"description": "The duration in seconds before the object should be deleted.", "type": "integer", "format": "int64"},
+    "kind": {"description": "Kind is a string value representing the REST resource this object represents.", "type": "string"},
+    "orphanDependents": {"description": "Deprecated: use propagationPolicy.", "type": "boolean"},
+    "preconditions": {"description": "Must be fulfilled before a deletion is carried out.", "allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Preconditions"}]},
+    "propagationPolicy": {"description": "Whether and how garbage collection will be performed: Orphan, Background or Foreground.", "type": "string"}
+  }
+},
+"io.k8s.apimachinery.pkg.apis.meta.v1.Preconditions": {
+  "description": "Preconditions must be fulfilled before an operation (update, delete, etc.) is carried out.",
+  "type": "object",
+  "properties": {
+    "resourceVersion": {"description": "Specifies the target ResourceVersion.", "type": "string"},
+    "uid": {"description": "Specifies the target UID.", "type": "string"}
+  }
+},
+"io.k8s.apimachinery.pkg.apis.meta.v1.Patch": {
+  "description": "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.",
+  "type": "object"
+},
+"io.k8s.api.autoscaling.v1.Scale": {
+  "description": "Scale represents a scaling request for a resource.",
+  "type": "object",
+  "properties": {
+    "apiVersion": {"description": "APIVersion defines the versioned schema of this representation of an object.", "type": "string"},
+    "kind": {"description": "Kind is a string value representing the REST resource this object represents.", "type": "string"},
+    "metadata": {"description": "Standard object metadata.", "default": {}, "allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}]},
+    "spec": {"description": "The desired behavior of the scale.", "default": {}, "allOf": [{"$ref": "#/components/schemas/io.k8s.api.autoscaling.v1.ScaleSpec"}]},
+    "status": {"description": "The current status of the scale. Read-only.", "default": {}, "allOf": [{"$ref": "#/components/schemas/io.k8s.api.autoscaling.v1.ScaleStatus"}]}
+  },
+  "x-kubernetes-group-version-kind": [{"group": "autoscaling", "kind": "Scale", "version": "v1"}]
+},
+"io.k8s.api.autoscaling.v1.ScaleSpec": {
+  "description": "ScaleSpec describes the attributes of a scale subresource.",
+  "type": "object",
+  "properties": {
+    "replicas": {"description": "The desired number of instances for the scaled object.", "type": "integer", "format": "int32"}
+  }
+},
+"io.k8s.api.autoscaling.v1.ScaleStatus": {
+  "description": "ScaleStatus represents the current status of a scale subresource.",
+  "type": "object",
+  "required": ["replicas"],
+  "properties": {
+    "replicas": {"description": "The actual number of observed instances of the scaled object.", "type": "integer", "format": "int32", "default": 0},
+    "selector": {"description": "The label query over pods that should match the replicas count, in the serialized form of a label selector.", "type": "string"}
+  }
+}
+})json";
+
+constexpr char kApiVersionDescription[] =
+    "APIVersion defines the versioned schema of this representation of an "
+    "object. Servers should convert recognized schemas to the latest "
+    "internal value, and may reject unrecognized values.";
+constexpr char kKindDescription[] =
+    "Kind is a string value representing the REST resource this object "
+    "represents. Servers may infer this from the endpoint the client "
+    "submits requests to. Cannot be updated. In CamelCase.";
+constexpr char kMetadataDescription[] =
+    "Standard object's metadata. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/"
+    "api-conventions.md#metadata";
+constexpr char kListMetadataDescription[] =
+    "Standard list metadata. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/"
+    "api-conventions.md#types-kinds";
+
+// The query parameters of the operations, kube-apiserver's names and types.
+struct QueryParameter {
+  const char* name;
+  const char* type;  // "string", "integer", "boolean"
+  const char* description;
+};
+
+constexpr QueryParameter kParameters[] = {
+    {"allowWatchBookmarks", "boolean",
+     "allowWatchBookmarks requests watch events with type \"BOOKMARK\"."},
+    {"continue", "string",
+     "The continue option should be set when retrieving more results from "
+     "the server, with the value of the previous page's metadata.continue."},
+    {"dryRun", "string",
+     "When present, indicates that modifications should not be persisted. "
+     "The only valid value is All."},
+    {"fieldManager", "string",
+     "fieldManager is a name associated with the actor or entity that is "
+     "making these changes."},
+    {"fieldSelector", "string",
+     "A selector to restrict the list of returned objects by their fields. "
+     "Defaults to everything."},
+    {"fieldValidation", "string",
+     "fieldValidation instructs the server on how to handle objects in the "
+     "request containing unknown or duplicate fields: Ignore, Warn or "
+     "Strict."},
+    {"force", "boolean",
+     "Force is going to \"force\" Apply requests: it re-acquires fields "
+     "owned by other people. Must be unset for non-apply patch requests."},
+    {"gracePeriodSeconds", "integer",
+     "The duration in seconds before the object should be deleted."},
+    {"labelSelector", "string",
+     "A selector to restrict the list of returned objects by their labels. "
+     "Defaults to everything."},
+    {"limit", "integer",
+     "limit is a maximum number of responses to return for a list call."},
+    {"orphanDependents", "boolean", "Deprecated: use propagationPolicy."},
+    {"propagationPolicy", "string",
+     "Whether and how garbage collection will be performed: Orphan, "
+     "Background or Foreground."},
+    {"resourceVersion", "string",
+     "resourceVersion sets a constraint on what resource versions a request "
+     "may be served from."},
+    {"resourceVersionMatch", "string",
+     "resourceVersionMatch determines how resourceVersion is applied to list "
+     "calls: Exact or NotOlderThan."},
+    {"sendInitialEvents", "boolean",
+     "sendInitialEvents=true may be set together with watch=true to start "
+     "the watch stream with synthetic events of the current state."},
+    {"timeoutSeconds", "integer",
+     "Timeout for the list/watch call, regardless of any activity."},
+    {"watch", "boolean",
+     "Watch for changes to the described resources and return them as a "
+     "stream of add, update, and remove notifications."},
+};
+
+const std::vector<const char*> kListParameters = {"allowWatchBookmarks",
+                                                  "continue",
+                                                  "fieldSelector",
+                                                  "labelSelector",
+                                                  "limit",
+                                                  "resourceVersion",
+                                                  "resourceVersionMatch",
+                                                  "sendInitialEvents",
+                                                  "timeoutSeconds",
+                                                  "watch"};
+const std::vector<const char*> kWriteParameters = {"dryRun", "fieldManager",
+                                                   "fieldValidation"};
+const std::vector<const char*> kPatchParameters = {"dryRun", "fieldManager",
+                                                   "fieldValidation", "force"};
+const std::vector<const char*> kDeleteParameters = {
+    "dryRun", "gracePeriodSeconds", "orphanDependents", "propagationPolicy"};
+
+bool HasPrefix(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+using api::field::Str;
+
+// Sets member `name` of `object` to `value`, replacing an existing one.
+void Set(Value* object, std::string_view name, Value value, Allocator& a) {
+  auto it =
+      object->FindMember(Value(rapidjson::StringRef(name.data(), name.size())));
+  if (it != object->MemberEnd()) {
+    it->value = std::move(value);
+    return;
+  }
+  object->AddMember(Str(name, a), std::move(value), a);
+}
+
+Value RefTo(std::string_view name, Allocator& a) {
+  Value ref(rapidjson::kObjectType);
+  ref.AddMember("$ref", Str(Cat(kRefPrefixV3, name), a), a);
+  return ref;
+}
+
+// {"allOf":[{"$ref":...}],"default":{},"description":...}: kube-openapi's
+// form of a described reference (a $ref cannot have siblings in 3.0).
+Value DescribedRef(std::string_view name, std::string_view description,
+                   Allocator& a) {
+  Value v(rapidjson::kObjectType);
+  v.AddMember("description", Str(description, a), a);
+  Value all_of(rapidjson::kArrayType);
+  all_of.PushBack(RefTo(name, a), a);
+  v.AddMember("allOf", std::move(all_of), a);
+  v.AddMember("default", Value(rapidjson::kObjectType), a);
+  return v;
+}
+
+Value StringProperty(std::string_view description, Allocator& a) {
+  Value v(rapidjson::kObjectType);
+  v.AddMember("description", Str(description, a), a);
+  v.AddMember("type", "string", a);
+  return v;
+}
+
+Value GvkObject(const OpenApiKind& api, std::string_view kind, Allocator& a) {
+  Value gvk(rapidjson::kObjectType);
+  gvk.AddMember("group", Str(api.group, a), a);
+  gvk.AddMember("kind", Str(kind, a), a);
+  gvk.AddMember("version", Str(api.version, a), a);
+  return gvk;
+}
+
+Value GvkList(const OpenApiKind& api, std::string_view kind, Allocator& a) {
+  Value list(rapidjson::kArrayType);
+  list.PushBack(GvkObject(api, kind, a), a);
+  return list;
+}
+
+// "example.org" -> "org.example": kube-openapi's REST-friendly prefix.
+std::string ReversedGroup(std::string_view group) {
+  std::vector<std::string> parts = Split(std::string(group), '.');
+  std::reverse(parts.begin(), parts.end());
+  std::string out;
+  for (const std::string& p : parts) {
+    if (!out.empty()) out += '.';
+    out += p;
+  }
+  return out;
+}
+
+// The Go package of a built-in group's types, as kube-openapi names
+// schemas: "" -> io.k8s.api.core, "rbac.authorization.k8s.io" ->
+// io.k8s.api.rbac.
+std::string BuiltinPackage(std::string_view group) {
+  if (group.empty()) return "io.k8s.api.core";
+  if (group == "apiextensions.k8s.io") {
+    return "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions";
+  }
+  return Cat("io.k8s.api.", group.substr(0, group.find('.')));
+}
+
+std::string SchemaName(const OpenApiKind& api, std::string_view kind) {
+  return Cat(api.builtin ? BuiltinPackage(api.group) : ReversedGroup(api.group),
+             ".", api.version, ".", kind);
+}
+
+// "/api/v1" or "/apis/<group>/<version>".
+std::string GroupVersionPath(const OpenApiKind& api) {
+  return api.group.empty() ? Cat("/api/", api.version)
+                           : Cat("/apis/", api.group, "/", api.version);
+}
+
+// The group as operation ids spell it: "Core" for the core group, and
+// built-in groups without ".k8s.io" (RbacAuthorization).
+std::string OperationGroup(const OpenApiKind& api) {
+  if (api.group.empty()) return "core";
+  std::string_view g = api.group;
+  constexpr std::string_view kSuffix = ".k8s.io";
+  if (api.builtin && g.size() > kSuffix.size() &&
+      g.substr(g.size() - kSuffix.size()) == kSuffix) {
+    g.remove_suffix(kSuffix.size());
+  }
+  return std::string(g);
+}
+
+// "example.org", "v1" -> "ExampleOrgV1" (operation ids) and
+// "exampleOrg_v1" (tags).
+std::string Camel(std::string_view text) {
+  std::string out;
+  bool upper = true;
+  for (char c : text) {
+    if (c == '.' || c == '-') {
+      upper = true;
+      continue;
+    }
+    out += upper ? absl::ascii_toupper(c) : c;
+    upper = false;
+  }
+  return out;
+}
+
+std::string GroupVersionId(const OpenApiKind& api) {
+  return Camel(OperationGroup(api)) + Camel(api.version);
+}
+
+std::string Tag(const OpenApiKind& api) {
+  std::string g = Camel(OperationGroup(api));
+  if (!g.empty()) g[0] = absl::ascii_tolower(g[0]);
+  return Cat(g, "_", api.version);
+}
+
+// The kind's schema: the CRD's openAPIV3Schema with apiVersion, kind and
+// metadata as every kind has them, and its group-version-kind.
+Value KindSchema(const OpenApiKind& api, Allocator& a) {
+  Value s(rapidjson::kObjectType);
+  if (api.schema != nullptr && api.schema->IsObject())
+    s.CopyFrom(*api.schema, a);
+  if (!s.HasMember("type")) s.AddMember("type", "object", a);
+  auto props = s.FindMember("properties");
+  if (props == s.MemberEnd() || !props->value.IsObject()) {
+    Set(&s, "properties", Value(rapidjson::kObjectType), a);
+    props = s.FindMember("properties");
+  }
+  Value& p = props->value;
+  Set(&p, "apiVersion", StringProperty(kApiVersionDescription, a), a);
+  Set(&p, "kind", StringProperty(kKindDescription, a), a);
+  Set(&p, "metadata",
+      DescribedRef(Cat(kMeta, "ObjectMeta"), kMetadataDescription, a), a);
+  Set(&s, "x-kubernetes-group-version-kind", GvkList(api, api.kind, a), a);
+  return s;
+}
+
+Value ListSchema(const OpenApiKind& api, Allocator& a) {
+  Value s(rapidjson::kObjectType);
+  s.AddMember("description",
+              Str(Cat(api.list_kind, " is a list of ", api.kind), a), a);
+  s.AddMember("type", "object", a);
+  Value required(rapidjson::kArrayType);
+  required.PushBack("items", a);
+  s.AddMember("required", std::move(required), a);
+  Value p(rapidjson::kObjectType);
+  p.AddMember("apiVersion", StringProperty(kApiVersionDescription, a), a);
+  Value items(rapidjson::kObjectType);
+  items.AddMember("description",
+                  Str(Cat("List of ", absl::AsciiStrToLower(api.kind),
+                          "s. More info: "
+                          "https://git.k8s.io/community/contributors/devel/"
+                          "sig-architecture/api-conventions.md"),
+                      a),
+                  a);
+  items.AddMember("type", "array", a);
+  items.AddMember("items", RefTo(SchemaName(api, api.kind), a), a);
+  p.AddMember("items", std::move(items), a);
+  p.AddMember("kind", StringProperty(kKindDescription, a), a);
+  p.AddMember("metadata",
+              DescribedRef(Cat(kMeta, "ListMeta"), kListMetadataDescription, a),
+              a);
+  s.AddMember("properties", std::move(p), a);
+  s.AddMember("x-kubernetes-group-version-kind", GvkList(api, api.list_kind, a),
+              a);
+  return s;
+}
+
+Value Parameter(std::string_view name, std::string_view in,
+                std::string_view type, std::string_view description,
+                bool required, Allocator& a) {
+  Value p(rapidjson::kObjectType);
+  p.AddMember("name", Str(name, a), a);
+  p.AddMember("in", Str(in, a), a);
+  p.AddMember("description", Str(description, a), a);
+  if (required) p.AddMember("required", true, a);
+  Value schema(rapidjson::kObjectType);
+  schema.AddMember("type", Str(type, a), a);
+  schema.AddMember("uniqueItems", true, a);
+  p.AddMember("schema", std::move(schema), a);
+  return p;
+}
+
+Value QueryParameters(const std::vector<const char*>& names, Allocator& a) {
+  Value out(rapidjson::kArrayType);
+  for (const char* name : names) {
+    for (const QueryParameter& q : kParameters) {
+      if (std::string_view(q.name) == name) {
+        out.PushBack(
+            Parameter(q.name, "query", q.type, q.description, false, a), a);
+      }
+    }
+  }
+  return out;
+}
+
+Value Content(const std::vector<const char*>& types, std::string_view ref,
+              Allocator& a) {
+  Value content(rapidjson::kObjectType);
+  for (const char* t : types) {
+    Value media(rapidjson::kObjectType);
+    media.AddMember("schema", RefTo(ref, a), a);
+    content.AddMember(Str(t, a), std::move(media), a);
+  }
+  return content;
+}
+
+struct OperationSpec {
+  const char* method;       // "get", "put", ...
+  const char* action;       // x-kubernetes-action
+  std::string id;           // operationId
+  std::string description;  //
+  std::vector<const char*> parameters;
+  // Request body: its media types and schema; none when empty.
+  std::vector<const char*> body_types;
+  std::string body_schema;
+  bool body_required = true;
+  // Response codes (with the response schema) and the group-version-kind
+  // the operation acts on.
+  std::vector<const char*> codes;
+  std::string response_schema;
+  std::string gvk_group, gvk_version, gvk_kind;
+};
+
+Value Operation(const OperationSpec& o, std::string_view tag, Allocator& a) {
+  Value op(rapidjson::kObjectType);
+  Value tags(rapidjson::kArrayType);
+  tags.PushBack(Str(tag, a), a);
+  op.AddMember("tags", std::move(tags), a);
+  op.AddMember("description", Str(o.description, a), a);
+  op.AddMember("operationId", Str(o.id, a), a);
+  if (!o.parameters.empty()) {
+    op.AddMember("parameters", QueryParameters(o.parameters, a), a);
+  }
+  if (!o.body_types.empty()) {
+    Value body(rapidjson::kObjectType);
+    body.AddMember("content", Content(o.body_types, o.body_schema, a), a);
+    if (o.body_required) body.AddMember("required", true, a);
+    op.AddMember("requestBody", std::move(body), a);
+  }
+  Value responses(rapidjson::kObjectType);
+  for (const char* code : o.codes) {
+    Value r(rapidjson::kObjectType);
+    const std::string_view c(code);
+    r.AddMember("description",
+                Str(c == "200"   ? "OK"
+                    : c == "201" ? "Created"
+                                 : "Accepted",
+                    a),
+                a);
+    r.AddMember(
+        "content",
+        Content({"application/json", "application/yaml"}, o.response_schema, a),
+        a);
+    responses.AddMember(Str(code, a), std::move(r), a);
+  }
+  Value unauthorized(rapidjson::kObjectType);
+  unauthorized.AddMember("description", "Unauthorized", a);
+  responses.AddMember("401", std::move(unauthorized), a);
+  op.AddMember("responses", std::move(responses), a);
+  op.AddMember("x-kubernetes-action", Str(o.action, a), a);
+  Value gvk(rapidjson::kObjectType);
+  gvk.AddMember("group", Str(o.gvk_group, a), a);
+  gvk.AddMember("kind", Str(o.gvk_kind, a), a);
+  gvk.AddMember("version", Str(o.gvk_version, a), a);
+  op.AddMember("x-kubernetes-group-version-kind", std::move(gvk), a);
+  return op;
+}
+
+// A path item: the path's own parameters, then its operations.
+Value PathItem(const std::vector<Value*>& parameters,
+               std::vector<std::pair<const char*, Value>> operations,
+               Allocator& a) {
+  Value item(rapidjson::kObjectType);
+  for (auto& [method, op] : operations) {
+    item.AddMember(Str(method, a), std::move(op), a);
+  }
+  Value params(rapidjson::kArrayType);
+  for (Value* p : parameters) {
+    Value copy;
+    copy.CopyFrom(*p, a);
+    params.PushBack(std::move(copy), a);
+  }
+  item.AddMember("parameters", std::move(params), a);
+  return item;
+}
+
+// Adds the REST paths of `api` to `paths`, as kube-apiserver lists them for
+// a custom resource.
+void AddPaths(const OpenApiKind& api, Value* paths, Allocator& a) {
+  const std::string tag = Tag(api);
+  const std::string gv = GroupVersionId(api);
+  const std::string ns_word = api.namespaced ? "Namespaced" : "";
+  const std::string kind_schema = SchemaName(api, api.kind);
+  const std::string list_schema = SchemaName(api, api.list_kind);
+  const std::string status_schema = Cat(kMeta, "Status");
+  const std::string base =
+      Cat(GroupVersionPath(api),
+          api.namespaced ? "/namespaces/{namespace}/" : "/", api.plural);
+  Value name_param = Parameter("name", "path", "string",
+                               Cat("name of the ", api.kind), true, a);
+  Value ns_param = Parameter(
+      "namespace", "path", "string",
+      "object name and auth scope, such as for teams and projects", true, a);
+  Value pretty_param = Parameter(
+      "pretty", "query", "string",
+      "If 'true', then the output is pretty printed. Defaults to 'false' "
+      "unless the user-agent indicates a browser or command-line HTTP tool "
+      "(curl and wget).",
+      false, a);
+  std::vector<Value*> collection_params = {&pretty_param};
+  std::vector<Value*> object_params = {&name_param, &pretty_param};
+  if (api.namespaced) {
+    collection_params.insert(collection_params.begin(), &ns_param);
+    object_params.insert(object_params.begin() + 1, &ns_param);
+  }
+  auto spec = [&](const char* method, const char* action, std::string id,
+                  std::string description) {
+    OperationSpec o;
+    o.method = method;
+    o.action = action;
+    o.id = std::move(id);
+    o.description = std::move(description);
+    o.gvk_group = api.group;
+    o.gvk_version = api.version;
+    o.gvk_kind = api.kind;
+    return o;
+  };
+  const std::vector<const char*> any_body = {"*/*"};
+  const std::vector<const char*> patch_bodies = {
+      "application/apply-patch+yaml", "application/json-patch+json",
+      "application/merge-patch+json"};
+
+  // The collection: list, create, delete collection.
+  {
+    OperationSpec list = spec("get", "list", Cat("list", gv, ns_word, api.kind),
+                              Cat("list or watch objects of kind ", api.kind));
+    list.parameters = kListParameters;
+    list.codes = {"200"};
+    list.response_schema = list_schema;
+    OperationSpec create =
+        spec("post", "post", Cat("create", gv, ns_word, api.kind),
+             Cat("create ", api.kind));
+    create.parameters = kWriteParameters;
+    create.body_types = any_body;
+    create.body_schema = kind_schema;
+    create.codes = {"200", "201", "202"};
+    create.response_schema = kind_schema;
+    OperationSpec collection =
+        spec("delete", "deletecollection",
+             Cat("delete", gv, "Collection", ns_word, api.kind),
+             Cat("delete collection of ", api.kind));
+    collection.parameters = kListParameters;
+    collection.parameters.insert(collection.parameters.end(),
+                                 kDeleteParameters.begin(),
+                                 kDeleteParameters.end());
+    collection.body_types = any_body;
+    collection.body_schema = Cat(kMeta, "DeleteOptions");
+    collection.body_required = false;
+    collection.codes = {"200"};
+    collection.response_schema = status_schema;
+    std::vector<std::pair<const char*, Value>> ops;
+    for (OperationSpec* o : {&list, &create, &collection}) {
+      ops.emplace_back(o->method, Operation(*o, tag, a));
+    }
+    Set(paths, base, PathItem(collection_params, std::move(ops), a), a);
+  }
+  // One object: read, replace, patch, delete.
+  {
+    OperationSpec read = spec("get", "get", Cat("read", gv, ns_word, api.kind),
+                              Cat("read the specified ", api.kind));
+    read.codes = {"200"};
+    read.response_schema = kind_schema;
+    OperationSpec replace =
+        spec("put", "put", Cat("replace", gv, ns_word, api.kind),
+             Cat("replace the specified ", api.kind));
+    replace.parameters = kWriteParameters;
+    replace.body_types = any_body;
+    replace.body_schema = kind_schema;
+    replace.codes = {"200", "201"};
+    replace.response_schema = kind_schema;
+    OperationSpec patch =
+        spec("patch", "patch", Cat("patch", gv, ns_word, api.kind),
+             Cat("partially update the specified ", api.kind));
+    patch.parameters = kPatchParameters;
+    patch.body_types = patch_bodies;
+    patch.body_schema = Cat(kMeta, "Patch");
+    patch.codes = {"200", "201"};
+    patch.response_schema = kind_schema;
+    OperationSpec del =
+        spec("delete", "delete", Cat("delete", gv, ns_word, api.kind),
+             Cat("delete a ", api.kind));
+    del.parameters = kDeleteParameters;
+    del.body_types = any_body;
+    del.body_schema = Cat(kMeta, "DeleteOptions");
+    del.body_required = false;
+    del.codes = {"200", "202"};
+    del.response_schema = status_schema;
+    std::vector<std::pair<const char*, Value>> ops;
+    for (OperationSpec* o : {&read, &replace, &patch, &del}) {
+      ops.emplace_back(o->method, Operation(*o, tag, a));
+    }
+    Set(paths, base + "/{name}", PathItem(object_params, std::move(ops), a), a);
+  }
+  // Subresources: read, replace, patch.
+  struct Sub {
+    bool served;
+    const char* name;
+    const char* word;
+    std::string schema;
+    std::string group, version, kind;
+  };
+  const Sub subs[] = {
+      {api.has_status, "status", "Status", kind_schema, api.group, api.version,
+       api.kind},
+      {api.has_scale, "scale", "Scale", "io.k8s.api.autoscaling.v1.Scale",
+       "autoscaling", "v1", "Scale"},
+  };
+  for (const Sub& sub : subs) {
+    if (!sub.served) continue;
+    auto sub_spec = [&](const char* method, const char* action,
+                        const char* verb, const char* what) {
+      OperationSpec o =
+          spec(method, action, Cat(verb, gv, ns_word, api.kind, sub.word),
+               Cat(what, " ", sub.name, " of the specified ", api.kind));
+      o.gvk_group = sub.group;
+      o.gvk_version = sub.version;
+      o.gvk_kind = sub.kind;
+      o.response_schema = sub.schema;
+      return o;
+    };
+    OperationSpec read = sub_spec("get", "get", "read", "read");
+    read.codes = {"200"};
+    OperationSpec replace = sub_spec("put", "put", "replace", "replace");
+    replace.parameters = kWriteParameters;
+    replace.body_types = any_body;
+    replace.body_schema = sub.schema;
+    replace.codes = {"200", "201"};
+    OperationSpec patch =
+        sub_spec("patch", "patch", "patch", "partially update");
+    patch.parameters = kPatchParameters;
+    patch.body_types = patch_bodies;
+    patch.body_schema = Cat(kMeta, "Patch");
+    patch.codes = {"200", "201"};
+    std::vector<std::pair<const char*, Value>> ops;
+    for (OperationSpec* o : {&read, &replace, &patch}) {
+      ops.emplace_back(o->method, Operation(*o, tag, a));
+    }
+    Set(paths, Cat(base, "/{name}/", sub.name),
+        PathItem(object_params, std::move(ops), a), a);
+  }
+  // Every namespace's objects at once.
+  if (api.namespaced) {
+    OperationSpec list =
+        spec("get", "list", Cat("list", gv, api.kind, "ForAllNamespaces"),
+             Cat("list or watch objects of kind ", api.kind));
+    list.parameters = kListParameters;
+    list.codes = {"200"};
+    list.response_schema = list_schema;
+    std::vector<std::pair<const char*, Value>> ops;
+    ops.emplace_back("get", Operation(list, tag, a));
+    Set(paths, Cat(GroupVersionPath(api), "/", api.plural),
+        PathItem({&pretty_param}, std::move(ops), a), a);
+  }
+}
+
+const rapidjson::Document& CommonSchemas() {
+  static const rapidjson::Document* doc = [] {
+    auto* d = new rapidjson::Document();
+    absl::Status s = json::ParseJson(kCommonSchemas, d);
+    CHECK(s.ok()) << s;
+    return d;
+  }();
+  return *doc;
+}
+
+// Collects every "$ref" target name (after kRefPrefixV3) under `v`.
+void CollectRefs(const Value& v, std::vector<std::string>* out) {
+  if (v.IsObject()) {
+    for (auto it = v.MemberBegin(); it != v.MemberEnd(); ++it) {
+      if (std::string_view(it->name.GetString()) == "$ref" &&
+          it->value.IsString()) {
+        std::string_view ref(it->value.GetString(),
+                             it->value.GetStringLength());
+        if (HasPrefix(ref, kRefPrefixV3)) {
+          out->emplace_back(ref.substr(sizeof(kRefPrefixV3) - 1));
+        }
+      } else {
+        CollectRefs(it->value, out);
+      }
+    }
+  } else if (v.IsArray()) {
+    for (const Value& e : v.GetArray()) CollectRefs(e, out);
+  }
+}
+
+// Adds to `schemas` every common schema that something in it refers to,
+// and what those refer to.
+void AddReferencedCommonSchemas(const Value& paths, Value* schemas,
+                                Allocator& a) {
+  std::vector<std::string> pending;
+  CollectRefs(paths, &pending);
+  CollectRefs(*schemas, &pending);
+  const rapidjson::Document& common = CommonSchemas();
+  while (!pending.empty()) {
+    std::string name = std::move(pending.back());
+    pending.pop_back();
+    if (schemas->HasMember(name.c_str())) continue;
+    auto it = common.FindMember(name.c_str());
+    if (it == common.MemberEnd()) continue;
+    Value copy;
+    copy.CopyFrom(it->value, a);
+    CollectRefs(copy, &pending);
+    schemas->AddMember(Str(name, a), std::move(copy), a);
+  }
+}
+
+std::string ToJson(const Value& v) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  v.Accept(w);
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+// Swagger 2.0 form of a v3 schema: references under #/definitions/, a
+// described reference as a plain $ref with its description, and the
+// keywords 2.0 lacks (nullable, anyOf, oneOf, not) dropped, as
+// kube-apiserver's v2 conversion of CRD schemas does.
+void ToSwaggerV2(Value* v, Allocator& a) {
+  if (v->IsArray()) {
+    for (Value& e : v->GetArray()) ToSwaggerV2(&e, a);
+    return;
+  }
+  if (!v->IsObject()) return;
+  for (const char* drop : {"nullable", "anyOf", "oneOf", "not"}) {
+    v->RemoveMember(drop);
+  }
+  auto all_of = v->FindMember("allOf");
+  if (all_of != v->MemberEnd() && all_of->value.IsArray() &&
+      all_of->value.Size() == 1 && all_of->value[0].IsObject() &&
+      all_of->value[0].HasMember("$ref")) {
+    Value ref;
+    ref.CopyFrom(all_of->value[0]["$ref"], a);
+    v->RemoveMember("allOf");
+    v->RemoveMember("default");
+    Set(v, "$ref", std::move(ref), a);
+  }
+  for (auto it = v->MemberBegin(); it != v->MemberEnd(); ++it) {
+    if (std::string_view(it->name.GetString()) == "$ref" &&
+        it->value.IsString()) {
+      std::string_view ref(it->value.GetString(), it->value.GetStringLength());
+      if (HasPrefix(ref, kRefPrefixV3)) {
+        it->value =
+            Str(Cat(kRefPrefixV2, ref.substr(sizeof(kRefPrefixV3) - 1)), a);
+      }
+      continue;
+    }
+    ToSwaggerV2(&it->value, a);
+  }
+}
+
+std::string HttpDate(absl::Time t) {
+  return absl::FormatTime("%a, %d %b %Y %H:%M:%S GMT", t, absl::UTCTimeZone());
+}
+
+}  // namespace
+
+std::vector<OpenApiKind> CustomResourceKinds(const rapidjson::Value& crd) {
+  std::vector<OpenApiKind> out;
+  if (!crd.IsObject()) return out;
+  auto spec = crd.FindMember("spec");
+  if (spec == crd.MemberEnd() || !spec->value.IsObject()) return out;
+  const Value& s = spec->value;
+  auto names = s.FindMember("names");
+  auto versions = s.FindMember("versions");
+  if (names == s.MemberEnd() || !names->value.IsObject() ||
+      versions == s.MemberEnd() || !versions->value.IsArray()) {
+    return out;
+  }
+  OpenApiKind base;
+  base.group = json::StringMember(s, "group");
+  base.plural = json::StringMember(names->value, "plural");
+  base.kind = json::StringMember(names->value, "kind");
+  base.list_kind = json::StringMember(names->value, "listKind");
+  if (base.list_kind.empty()) base.list_kind = base.kind + "List";
+  base.namespaced = json::StringMember(s, "scope") != "Cluster";
+  if (base.group.empty() || base.plural.empty() || base.kind.empty()) {
+    return out;
+  }
+  for (const Value& v : versions->value.GetArray()) {
+    if (!v.IsObject()) continue;
+    auto served = v.FindMember("served");
+    if (served == v.MemberEnd() || !served->value.IsBool() ||
+        !served->value.GetBool()) {
+      continue;
+    }
+    OpenApiKind api = base;
+    api.version = json::StringMember(v, "name");
+    if (api.version.empty()) continue;
+    auto sub = v.FindMember("subresources");
+    if (sub != v.MemberEnd() && sub->value.IsObject()) {
+      api.has_status = sub->value.HasMember("status");
+      api.has_scale = sub->value.HasMember("scale");
+    }
+    auto schema = v.FindMember("schema");
+    if (schema != v.MemberEnd() && schema->value.IsObject()) {
+      auto open_api = schema->value.FindMember("openAPIV3Schema");
+      if (open_api != schema->value.MemberEnd() && open_api->value.IsObject()) {
+        api.schema = &open_api->value;
+      }
+    }
+    out.push_back(std::move(api));
+  }
+  return out;
+}
+
+namespace {
+
+// Nesting bound for Go types written inline (the built-in types nest a
+// dozen levels at most; a cycle would stop here).
+constexpr int kMaxGoTypeDepth = 32;
+
+Value GoTypeSchema(const GoType& t, int depth, Allocator& a) {
+  Value s(rapidjson::kObjectType);
+  auto type = [&](const char* name, const char* format = nullptr) {
+    s.AddMember("type", rapidjson::StringRef(name), a);
+    if (format != nullptr)
+      s.AddMember("format", rapidjson::StringRef(format), a);
+  };
+  using Kind = GoType::Kind;
+  switch (t.kind) {
+    case Kind::kString:
+      type("string");
+      break;
+    case Kind::kBool:
+      type("boolean");
+      break;
+    case Kind::kInt32:
+      type("integer", "int32");
+      break;
+    case Kind::kInt64:
+      type("integer", "int64");
+      break;
+    case Kind::kFloat64:
+      type("number", "double");
+      break;
+    case Kind::kBytes:
+      type("string", "byte");
+      break;
+    case Kind::kQuantity:
+      type("string");
+      break;
+    case Kind::kIntOrString:
+      type("string", "int-or-string");
+      break;
+    case Kind::kTime:
+      type("string", "date-time");
+      break;
+    case Kind::kAny:
+      type("object");
+      break;
+    case Kind::kStruct: {
+      type("object");
+      if (t.open || t.fields.empty() || depth >= kMaxGoTypeDepth) break;
+      Value props(rapidjson::kObjectType);
+      for (const auto& [name, field] : t.fields) {
+        props.AddMember(Str(name, a), GoTypeSchema(*field, depth + 1, a), a);
+      }
+      s.AddMember("properties", std::move(props), a);
+      break;
+    }
+    case Kind::kMap:
+      type("object");
+      if (t.elem != nullptr && depth < kMaxGoTypeDepth) {
+        s.AddMember("additionalProperties", GoTypeSchema(*t.elem, depth + 1, a),
+                    a);
+      }
+      break;
+    case Kind::kSlice:
+      type("array");
+      if (t.elem != nullptr && depth < kMaxGoTypeDepth) {
+        s.AddMember("items", GoTypeSchema(*t.elem, depth + 1, a), a);
+      } else {
+        s.AddMember("items", Value(rapidjson::kObjectType), a);
+      }
+      break;
+  }
+  return s;
+}
+
+}  // namespace
+
+std::vector<OpenApiKind> BuiltinKinds(const ResourceRegistry& resources) {
+  std::vector<OpenApiKind> out;
+  for (const ResourceInfoPtr& r : resources.All()) {
+    if (r->custom) continue;
+    OpenApiKind k;
+    k.group = r->group();
+    k.version = r->version();
+    k.plural = r->resource();
+    k.kind = r->kind();
+    k.list_kind = r->mapping.list_kind;
+    k.namespaced = r->namespaced();
+    k.has_status = r->has_status();
+    k.has_scale = r->has_scale();
+    k.builtin = true;
+    if (const GoType* t = BuiltinKindType(k.group, k.kind); t != nullptr) {
+      auto doc = std::make_shared<rapidjson::Document>();
+      doc->SetObject();
+      Value schema = GoTypeSchema(*t, 0, doc->GetAllocator());
+      static_cast<Value&>(*doc).Swap(schema);
+      k.schema = doc.get();
+      k.owned_schema = std::move(doc);
+    }
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+std::map<std::string, std::string> BuildOpenApiV3Documents(
+    const std::vector<OpenApiKind>& apis) {
+  std::map<std::string, std::vector<const OpenApiKind*>> by_gv;
+  for (const OpenApiKind& api : apis) {
+    by_gv[GroupVersionPath(api).substr(1)].push_back(&api);
+  }
+  std::map<std::string, std::string> out;
+  for (const auto& [gv, members] : by_gv) {
+    rapidjson::Document doc(rapidjson::kObjectType);
+    Allocator& a = doc.GetAllocator();
+    doc.AddMember("openapi", "3.0.0", a);
+    Value info(rapidjson::kObjectType);
+    info.AddMember("title",
+                   rapidjson::StringRef(members.front()->builtin
+                                            ? "Kubernetes"
+                                            : "Kubernetes CRD Swagger"),
+                   a);
+    info.AddMember("version", "v0.1.0", a);
+    doc.AddMember("info", std::move(info), a);
+    Value paths(rapidjson::kObjectType);
+    Value schemas(rapidjson::kObjectType);
+    for (const OpenApiKind* api : members) {
+      AddPaths(*api, &paths, a);
+      Set(&schemas, SchemaName(*api, api->kind), KindSchema(*api, a), a);
+      Set(&schemas, SchemaName(*api, api->list_kind), ListSchema(*api, a), a);
+    }
+    AddReferencedCommonSchemas(paths, &schemas, a);
+    doc.AddMember("paths", std::move(paths), a);
+    Value components(rapidjson::kObjectType);
+    components.AddMember("schemas", std::move(schemas), a);
+    Value security_schemes(rapidjson::kObjectType);
+    Value bearer(rapidjson::kObjectType);
+    bearer.AddMember("type", "apiKey", a);
+    bearer.AddMember("description", "Bearer Token authentication", a);
+    bearer.AddMember("name", "authorization", a);
+    bearer.AddMember("in", "header", a);
+    security_schemes.AddMember("BearerToken", std::move(bearer), a);
+    components.AddMember("securitySchemes", std::move(security_schemes), a);
+    doc.AddMember("components", std::move(components), a);
+    Value security(rapidjson::kArrayType);
+    Value requirement(rapidjson::kObjectType);
+    requirement.AddMember("BearerToken", Value(rapidjson::kArrayType), a);
+    security.PushBack(std::move(requirement), a);
+    doc.AddMember("security", std::move(security), a);
+    out[gv] = ToJson(doc);
+  }
+  return out;
+}
+
+std::string BuildSwaggerV2Document(const std::vector<OpenApiKind>& apis,
+                                   std::string_view version) {
+  rapidjson::Document doc(rapidjson::kObjectType);
+  Allocator& a = doc.GetAllocator();
+  Value schemas(rapidjson::kObjectType);
+  for (const OpenApiKind& api : apis) {
+    Set(&schemas, SchemaName(api, api.kind), KindSchema(api, a), a);
+    Set(&schemas, SchemaName(api, api.list_kind), ListSchema(api, a), a);
+  }
+  AddReferencedCommonSchemas(Value(rapidjson::kObjectType), &schemas, a);
+  ToSwaggerV2(&schemas, a);
+  doc.AddMember("swagger", "2.0", a);
+  Value info(rapidjson::kObjectType);
+  info.AddMember("title", "Kubernetes", a);
+  info.AddMember("version", Str(version, a), a);
+  doc.AddMember("info", std::move(info), a);
+  doc.AddMember("paths", Value(rapidjson::kObjectType), a);
+  doc.AddMember("definitions", std::move(schemas), a);
+  return ToJson(doc);
+}
+
+std::string OpenApiHash(std::string_view document) {
+  unsigned char digest[SHA512_DIGEST_LENGTH];
+  SHA512(reinterpret_cast<const unsigned char*>(document.data()),
+         document.size(), digest);
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(2 * SHA512_DIGEST_LENGTH);
+  for (unsigned char b : digest) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
+std::string OpenApiV3IndexJson(
+    const std::map<std::string, std::string>& hash_by_group_version) {
+  rapidjson::Document doc(rapidjson::kObjectType);
+  Allocator& a = doc.GetAllocator();
+  Value paths(rapidjson::kObjectType);
+  for (const auto& [gv, hash] : hash_by_group_version) {
+    Value entry(rapidjson::kObjectType);
+    entry.AddMember("serverRelativeURL",
+                    Str(Cat("/openapi/v3/", gv, "?hash=", hash), a), a);
+    paths.AddMember(Str(gv, a), std::move(entry), a);
+  }
+  doc.AddMember("paths", std::move(paths), a);
+  return ToJson(doc);
+}
+
+// The documents of one set of CRDs.
+struct OpenApiService::Documents {
+  // The CRDs they describe: uid and resourceVersion of each, in order.
+  std::string key;
+  absl::Time built;
+  struct Document {
+    std::string json;
+    std::string hash;
+  };
+  std::map<std::string, Document> v3;
+  std::string v3_index;
+  std::string v3_index_hash;
+  std::string v2;
+  std::string v2_hash;
+};
+
+OpenApiService::OpenApiService(Registry* registry, std::string git_version,
+                               const Clock* clock)
+    : registry_(registry),
+      git_version_(std::move(git_version)),
+      clock_(clock) {}
+
+bool OpenApiService::Serves(std::string_view path) {
+  return path == "/openapi/v2" || path == "/swagger-2.0.0.pb-v1" ||
+         path == "/openapi/v3" || HasPrefix(path, "/openapi/v3/");
+}
+
+std::shared_ptr<const OpenApiService::Documents> OpenApiService::Current() {
+  // The CRDs whose versions the server serves right now.
+  std::vector<api::ObjectPtr> crds = registry_->storage()->Snapshot(
+      "apiextensions.k8s.io/customresourcedefinitions");
+  std::string key;
+  std::vector<OpenApiKind> custom;
+  ResourceRegistry* resources = registry_->resources();
+  for (const api::ObjectPtr& crd : crds) {
+    bool any = false;
+    for (OpenApiKind& api : CustomResourceKinds(crd->json())) {
+      ResourceInfoPtr info =
+          resources->Lookup(api.group, api.version, api.plural);
+      if (info == nullptr || !info->custom || info->crd_name != crd->name()) {
+        continue;
+      }
+      any = true;
+      custom.push_back(std::move(api));
+    }
+    if (any) CatAppend(&key, crd->uid(), "/", crd->resource_version(), ";");
+  }
+  {
+    MutexLock l(&mu_);
+    if (documents_ != nullptr && documents_->key == key) return documents_;
+  }
+  // The built-in kinds never change: only the CRDs make documents differ,
+  // so their schemas are built only with new documents.
+  std::vector<OpenApiKind> apis = BuiltinKinds(*resources);
+  apis.insert(apis.end(), std::make_move_iterator(custom.begin()),
+              std::make_move_iterator(custom.end()));
+  auto docs = std::make_shared<Documents>();
+  docs->key = key;
+  docs->built = clock_->Now();
+  std::map<std::string, std::string> hashes;
+  for (auto& [gv, json] : BuildOpenApiV3Documents(apis)) {
+    std::string hash = OpenApiHash(json);
+    hashes[gv] = hash;
+    docs->v3[gv] = Documents::Document{std::move(json), std::move(hash)};
+  }
+  docs->v3_index = OpenApiV3IndexJson(hashes);
+  docs->v3_index_hash = OpenApiHash(docs->v3_index);
+  docs->v2 = BuildSwaggerV2Document(apis, git_version_);
+  docs->v2_hash = OpenApiHash(docs->v2);
+  VLOG(2) << "openapi documents built crds=" << crds.size()
+          << " group_versions=" << docs->v3.size();
+  MutexLock l(&mu_);
+  documents_ = docs;
+  return docs;
+}
+
+void OpenApiService::Handle(const HttpRequest& req, HttpExchange* ex) {
+  if (req.method != "GET" && req.method != "HEAD") {
+    HttpResponse r;
+    r.status = 405;
+    r.content_type = "text/plain; charset=utf-8";
+    r.body = "405 method not allowed\n";
+    ex->Respond(std::move(r));
+    return;
+  }
+  if (req.path == "/openapi/v2" || req.path == "/swagger-2.0.0.pb-v1") {
+    ServeV2(req, ex);
+  } else if (req.path == "/openapi/v3") {
+    ServeV3Index(req, ex);
+  } else {
+    ServeV3GroupVersion(req, ex);
+  }
+}
+
+namespace {
+
+// kube-openapi's media-type choice: the first Accept clause matching one
+// of `offered` ("application/json" style), wildcards included; "" when
+// none does. A missing Accept is */*.
+std::string Choose(const std::string& accept,
+                   const std::vector<std::string>& offered) {
+  std::vector<MediaType> clauses = ParseAccept(accept.empty() ? "*/*" : accept);
+  for (const MediaType& m : clauses) {
+    if (m.Param("q") == "0") continue;
+    const size_t slash = m.type.find('/');
+    const std::string type = m.type.substr(0, slash);
+    const std::string sub =
+        slash == std::string::npos ? "" : m.type.substr(slash + 1);
+    for (const std::string& o : offered) {
+      const size_t os = o.find('/');
+      if ((type == "*" || type == o.substr(0, os)) &&
+          (sub == "*" || sub == o.substr(os + 1))) {
+        return o;
+      }
+    }
+  }
+  return "";
+}
+
+constexpr char kV2Protobuf[] =
+    "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+constexpr char kV2ProtobufDeprecated[] =
+    "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+
+void NotAcceptable(HttpExchange* ex) {
+  HttpResponse r;
+  r.status = 406;
+  r.content_type = "text/plain; charset=utf-8";
+  ex->Respond(std::move(r));
+}
+
+bool NotModified(const HttpRequest& req, const std::string& etag) {
+  const std::string inm = req.Header("if-none-match");
+  if (inm.empty()) return false;
+  if (inm == "*") return true;
+  for (std::string tag : Split(inm, ',')) {
+    tag = std::string(absl::StripAsciiWhitespace(tag));
+    if (absl::StartsWith(tag, "W/")) tag = tag.substr(2);
+    if (tag == etag) return true;
+  }
+  return false;
+}
+
+// Answers with `r` (its headers set): 304 when If-None-Match names
+// `etag`, else `body` as JSON (no body for HEAD).
+void RespondJson(const HttpRequest& req, const std::string& etag,
+                 const std::string& body, HttpResponse r, HttpExchange* ex) {
+  if (NotModified(req, etag)) {
+    r.status = 304;
+    r.content_type.clear();
+  } else {
+    r.content_type = "application/json";
+    if (req.method != "HEAD") r.body = body;
+  }
+  ex->Respond(std::move(r));
+}
+
+}  // namespace
+
+void OpenApiService::ServeV2(const HttpRequest& req, HttpExchange* ex) {
+  // /swagger-2.0.0.pb-v1 is protobuf only; /openapi/v2 as kube-openapi
+  // negotiates it (JSON first).
+  std::string chosen =
+      req.path == "/openapi/v2"
+          ? Choose(req.Header("accept"),
+                   {"application/json", kV2Protobuf, kV2ProtobufDeprecated})
+          : kV2Protobuf;
+  if (chosen.empty()) return NotAcceptable(ex);
+  HttpResponse r;
+  r.headers.push_back({"Vary", "Accept"});
+  if (chosen != "application/json") {
+    // The empty gnostic Document. Never the '@' form in Content-Type: Go's
+    // MIME parser refuses it and kubectl fails.
+    r.content_type = "application/octet-stream";
+    ex->Respond(std::move(r));
+    return;
+  }
+  std::shared_ptr<const Documents> docs = Current();
+  const std::string etag = Cat("\"", docs->v2_hash, "\"");
+  r.headers.push_back({"ETag", etag});
+  r.headers.push_back({"Last-Modified", HttpDate(docs->built)});
+  RespondJson(req, etag, docs->v2, std::move(r), ex);
+}
+
+void OpenApiService::ServeV3Index(const HttpRequest& req, HttpExchange* ex) {
+  std::shared_ptr<const Documents> docs = Current();
+  HttpResponse r;
+  const std::string etag = Cat("\"", docs->v3_index_hash, "\"");
+  r.headers.push_back({"ETag", etag});
+  RespondJson(req, etag, docs->v3_index, std::move(r), ex);
+}
+
+void OpenApiService::ServeV3GroupVersion(const HttpRequest& req,
+                                         HttpExchange* ex) {
+  const std::string gv = req.path.substr(std::string("/openapi/v3/").size());
+  std::shared_ptr<const Documents> docs = Current();
+  auto it = docs->v3.find(gv);
+  if (it == docs->v3.end()) {
+    HttpResponse r;
+    r.status = 404;
+    r.content_type = "text/plain; charset=utf-8";
+    r.body = "404 page not found\n";
+    ex->Respond(std::move(r));
+    return;
+  }
+  // Only JSON: the gnostic protobuf form of v3 documents is not served.
+  if (Choose(req.Header("accept"), {"application/json"}).empty()) {
+    return NotAcceptable(ex);
+  }
+  const Documents::Document& doc = it->second;
+  const std::string etag = Cat("\"", doc.hash, "\"");
+  HttpResponse r;
+  r.headers.push_back({"Vary", "Accept"});
+  r.headers.push_back({"ETag", etag});
+  const std::string hash = req.Query("hash");
+  if (!hash.empty()) {
+    if (hash != doc.hash) {
+      const std::string location = Cat("/openapi/v3/", gv, "?hash=", doc.hash);
+      r.status = 301;
+      r.content_type = "text/html; charset=utf-8";
+      r.headers.push_back({"Location", location});
+      if (req.method != "HEAD") {
+        r.body = Cat("<a href=\"", location, "\">Moved Permanently</a>.\n\n");
+      }
+      ex->Respond(std::move(r));
+      return;
+    }
+    r.headers.push_back({"Cache-Control", "public, immutable"});
+    r.headers.push_back(
+        {"Expires", HttpDate(clock_->Now() + absl::Hours(24 * 365))});
+  }
+  r.headers.push_back({"Last-Modified", HttpDate(docs->built)});
+  RespondJson(req, etag, doc.json, std::move(r), ex);
+}
+
+}  // namespace apiserver
+}  // namespace kcr

@@ -1,0 +1,142 @@
+// The OpenAPI documents of the local API server, as kube-apiserver serves
+// them (kube-openapi's handlers; apiextensions-apiserver's builder for
+// custom resources), so that `kubectl explain` works and kubectl decides
+// field validation and patch types as it does against a cluster:
+//
+//   GET /openapi/v3                 the index: {"paths":{"apis/<g>/<v>":
+//                                   {"serverRelativeURL":
+//                                   "/openapi/v3/apis/<g>/<v>?hash=<H>"}}}
+//   GET /openapi/v3/apis/<g>/<v>,   one group-version's OpenAPI 3.0 document:
+//       /openapi/v3/api/v1
+//                                   components.schemas for each kind and its
+//                                   list (x-kubernetes-group-version-kind,
+//                                   apiVersion, kind, metadata as a reference
+//                                   to ObjectMeta), and the REST paths with
+//                                   their operations and query parameters
+//                                   (PATCH lists fieldValidation, which
+//                                   kubectl reads to choose server-side
+//                                   validation)
+//   GET /openapi/v2 (JSON Accept)   a Swagger 2.0 document with the same
+//                                   kinds under definitions
+//   GET /openapi/v2 (protobuf), /swagger-2.0.0.pb-v1
+//                                   an empty gnostic document (empty body,
+//                                   application/octet-stream)
+//
+// Every served version of every CRD the server serves is described, and
+// every built-in resource (with its Go type's fields, see BuiltinKinds).
+// No PATCH operation lists strategic merge patch: for a built-in kind
+// kubectl then computes the patch from its compiled-in types, as without
+// OpenAPI, rather than from schemas that carry no patch merge keys.
+// Documents follow the CRDs: each request sees the CRDs stored at that
+// moment.
+//
+// Caching as kube-openapi's handler3: a group-version document's hash is
+// the upper-case hex SHA-512 of its JSON, sent as the ETag; with ?hash=
+// equal to it the answer is cacheable for a year (Cache-Control: public,
+// immutable); with another hash, a 301 to the current URL. If-None-Match
+// with the current ETag answers 304.
+#ifndef KCR_APISERVER_ENDPOINTS_OPENAPI_H_
+#define KCR_APISERVER_ENDPOINTS_OPENAPI_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/object.h"
+#include "apiserver/endpoints/http_server.h"
+#include "apiserver/registry/registry.h"
+#include "apiserver/registry/resources.h"
+#include "rapidjson/document.h"
+#include "base/clock.h"
+#include "base/mutex.h"
+
+namespace kcr {
+namespace apiserver {
+
+// One kind of one served group-version, as the documents describe it: a
+// version of a CustomResourceDefinition, or a built-in resource.
+struct OpenApiKind {
+  std::string group;
+  std::string version;
+  std::string plural;
+  std::string kind;
+  std::string list_kind;
+  bool namespaced = true;
+  bool has_status = false;
+  bool has_scale = false;
+  // A built-in kind: schemas named after its Go package
+  // (io.k8s.api.core.v1.Pod) rather than the reversed group.
+  bool builtin = false;
+  // The kind's OpenAPI v3 schema (for a CRD its openAPIV3Schema); points
+  // into the CRD or into `owned_schema`, which must outlive this. Null when
+  // there is none (an object with apiVersion, kind and metadata is
+  // described).
+  const rapidjson::Value* schema = nullptr;
+  std::shared_ptr<const rapidjson::Document> owned_schema;
+};
+
+// The served versions of `crd` (apiextensions.k8s.io/v1 JSON). Versions
+// with served: false and malformed entries are left out.
+std::vector<OpenApiKind> CustomResourceKinds(const rapidjson::Value& crd);
+
+// The built-in resources of `resources`, each with the schema of its Go
+// type (builtin_schema.h) when the server has one: field names and types,
+// no descriptions; struct types are written inline (explain shows them as
+// <Object>), except ObjectMeta.
+std::vector<OpenApiKind> BuiltinKinds(const ResourceRegistry& resources);
+
+// The OpenAPI v3 documents (JSON) of `apis`, by "apis/<group>/<version>"
+// ("api/v1" for the core group).
+std::map<std::string, std::string> BuildOpenApiV3Documents(
+    const std::vector<OpenApiKind>& apis);
+
+// The Swagger 2.0 document (JSON) of `apis`: definitions only (paths is
+// empty). `version` is info.version (the server's gitVersion).
+std::string BuildSwaggerV2Document(const std::vector<OpenApiKind>& apis,
+                                   std::string_view version);
+
+// kube-openapi's ETag of a document: upper-case hex of its SHA-512.
+std::string OpenApiHash(std::string_view document);
+
+// The /openapi/v3 index of documents by "apis/<group>/<version>" with
+// their hashes.
+std::string OpenApiV3IndexJson(
+    const std::map<std::string, std::string>& hash_by_group_version);
+
+// Serves the paths above from the CRDs stored in a Registry. Thread-safe:
+// Handle runs concurrently on connection threads; the documents are built
+// again only when a CRD changed.
+class OpenApiService {
+ public:
+  // `registry` and `clock` must outlive this.
+  OpenApiService(Registry* registry, std::string git_version,
+                 const Clock* clock);
+  OpenApiService(const OpenApiService&) = delete;
+  OpenApiService& operator=(const OpenApiService&) = delete;
+
+  // True for the paths Handle serves.
+  static bool Serves(std::string_view path);
+
+  void Handle(const HttpRequest& request, HttpExchange* exchange);
+
+ private:
+  struct Documents;
+  // The documents of the CRDs stored now.
+  std::shared_ptr<const Documents> Current();
+  void ServeV2(const HttpRequest& request, HttpExchange* exchange);
+  void ServeV3Index(const HttpRequest& request, HttpExchange* exchange);
+  void ServeV3GroupVersion(const HttpRequest& request, HttpExchange* exchange);
+
+  Registry* const registry_;
+  const std::string git_version_;
+  const Clock* const clock_;
+  Mutex mu_;
+  std::shared_ptr<const Documents> documents_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace apiserver
+}  // namespace kcr
+
+#endif  // KCR_APISERVER_ENDPOINTS_OPENAPI_H_

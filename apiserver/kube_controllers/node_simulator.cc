@@ -1,0 +1,774 @@
+#include "apiserver/kube_controllers/node_simulator.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "api/object_builder.h"
+#include "api/types/event.h"
+#include "api/types/time.h"
+#include "apiserver/kube_controllers/stored_objects.h"
+#include "apiserver/internal/str_util.h"
+#include "glog/logging.h"
+#include "rapidjson/document.h"
+
+namespace kcr {
+namespace apiserver {
+namespace {
+
+using Value = rapidjson::Value;
+using Allocator = rapidjson::MemoryPoolAllocator<>;
+
+Value Str(std::string_view s, Allocator& a) {
+  // An empty view may carry a null pointer, which RapidJSON rejects.
+  if (s.empty()) return Value("", 0, a);
+  return Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), a);
+}
+
+std::string_view StrOf(const Value* v) {
+  if (v == nullptr || !v->IsString()) return {};
+  return std::string_view(v->GetString(), v->GetStringLength());
+}
+
+const Value* Member(const Value* o, const char* key) {
+  if (o == nullptr || !o->IsObject()) return nullptr;
+  auto it = o->FindMember(key);
+  return it == o->MemberEnd() ? nullptr : &it->value;
+}
+
+std::optional<absl::Time> TimeOf(const Value* v) {
+  std::string_view s = StrOf(v);
+  if (s.empty()) return std::nullopt;
+  absl::StatusOr<absl::Time> t = api::ParseTime(s);
+  if (!t.ok()) return std::nullopt;
+  return *t;
+}
+
+// The duration in annotation `key`, or `fallback`.
+absl::Duration AnnotationDuration(const api::Object& pod, const char* key,
+                                  absl::Duration fallback) {
+  std::optional<std::string_view> v = pod.Annotation(key);
+  if (!v.has_value()) return fallback;
+  absl::Duration d;
+  if (!absl::ParseDuration(std::string(*v), &d) || d < absl::ZeroDuration()) {
+    LOG_EVERY_N(WARNING, 100)
+        << "node simulator: bad " << key << "=\"" << *v << "\" on pod "
+        << pod.Key() << "; using " << fallback;
+    return fallback;
+  }
+  return d;
+}
+
+// 64 hex digits derived from `seed`, for container IDs.
+std::string Hex64(const std::string& seed) {
+  std::string out;
+  for (int i = 0; i < 4; ++i) {
+    char buf[17];
+    std::snprintf(buf, sizeof(buf), "%016zx",
+                  std::hash<std::string>()(Cat(seed, "#", i)));
+    out += buf;
+  }
+  return out.substr(0, 64);
+}
+
+std::string ContainerId(const api::Object& pod, std::string_view container) {
+  return "containerd://" + Hex64(Cat(pod.uid(), "/", container));
+}
+
+Value PodCondition(const char* type, bool status, const std::string& at,
+                   const char* reason, Allocator& a) {
+  Value c(rapidjson::kObjectType);
+  c.AddMember("type", Str(type, a), a);
+  c.AddMember("status", Str(status ? "True" : "False", a), a);
+  c.AddMember("lastProbeTime", Value(rapidjson::kNullType), a);
+  c.AddMember("lastTransitionTime", Str(at, a), a);
+  if (reason != nullptr) c.AddMember("reason", Str(reason, a), a);
+  return c;
+}
+
+Value IpList(const std::string& ip, Allocator& a) {
+  Value list(rapidjson::kArrayType);
+  Value entry(rapidjson::kObjectType);
+  entry.AddMember("ip", Str(ip, a), a);
+  list.PushBack(entry, a);
+  return list;
+}
+
+// Whether toleration `t` tolerates taint `taint` (v1 Toleration.
+// ToleratesTaint): an empty effect matches every effect, an empty key with
+// operator Exists every key, operator Exists any value, Equal (the default)
+// an equal value.
+bool Tolerates(const Value& t, const Value& taint) {
+  const std::string_view effect = StrOf(Member(&t, "effect"));
+  if (!effect.empty() && effect != StrOf(Member(&taint, "effect"))) {
+    return false;
+  }
+  const std::string_view key = StrOf(Member(&t, "key"));
+  const std::string_view op = StrOf(Member(&t, "operator"));
+  if (!key.empty() && key != StrOf(Member(&taint, "key"))) return false;
+  if (op == "Exists") return true;
+  if (!op.empty() && op != "Equal") return false;
+  if (key.empty()) return false;  // an empty key needs Exists
+  return StrOf(Member(&t, "value")) == StrOf(Member(&taint, "value"));
+}
+
+// Why the scheduler would not put `pod` on `node` (the message of
+// PodScheduled=False, Unschedulable, as kube-scheduler words it for a
+// one-node cluster), or "" when it fits: a cordoned node
+// (spec.unschedulable) unless the pod tolerates
+// node.kubernetes.io/unschedulable, and NoSchedule / NoExecute taints the
+// pod does not tolerate.
+std::string UnschedulableReason(const api::Object& pod,
+                                const api::Object& node) {
+  const Value* tolerations = pod.Find("/spec/tolerations");
+  auto tolerated = [&](const Value& taint) {
+    if (tolerations == nullptr || !tolerations->IsArray()) return false;
+    for (const auto& t : tolerations->GetArray()) {
+      if (t.IsObject() && Tolerates(t, taint)) return true;
+    }
+    return false;
+  };
+  const Value* unschedulable = node.Find("/spec/unschedulable");
+  if (unschedulable != nullptr && unschedulable->IsBool() &&
+      unschedulable->GetBool()) {
+    rapidjson::Document taint;
+    taint.Parse(R"({"key":"node.kubernetes.io/unschedulable",)"
+                R"("effect":"NoSchedule"})");
+    if (!tolerated(taint)) {
+      return "0/1 nodes are available: 1 node(s) were unschedulable. "
+             "preemption: 0/1 nodes are available: 1 Preemption is not "
+             "helpful for scheduling.";
+    }
+  }
+  const Value* taints = node.Find("/spec/taints");
+  if (taints != nullptr && taints->IsArray()) {
+    for (const auto& taint : taints->GetArray()) {
+      if (!taint.IsObject()) continue;
+      const std::string_view effect = StrOf(Member(&taint, "effect"));
+      if (effect != "NoSchedule" && effect != "NoExecute") continue;
+      if (tolerated(taint)) continue;
+      const std::string_view value = StrOf(Member(&taint, "value"));
+      return Cat("0/1 nodes are available: 1 node(s) had untolerated taint {",
+                 StrOf(Member(&taint, "key")), value.empty() ? "" : ": ", value,
+                 "}. preemption: 0/1 nodes are available: 1 Preemption is "
+                 "not helpful for scheduling.");
+    }
+  }
+  return "";
+}
+
+// What a container status reports, by stage.
+enum class Stage { kCreating, kRunning, kTerminated };
+
+struct Outcome {
+  bool failed = false;
+  int64_t exit_code = 0;
+  std::string message;
+};
+
+Outcome OutcomeOf(const api::Object& pod) {
+  Outcome o;
+  std::optional<std::string_view> outcome =
+      pod.Annotation(kSimOutcomeAnnotation);
+  if (outcome.has_value() && *outcome == "Failed") {
+    o.failed = true;
+    o.exit_code = 1;
+  } else if (outcome.has_value() && *outcome != "Succeeded") {
+    LOG_EVERY_N(WARNING, 100)
+        << "node simulator: bad " << kSimOutcomeAnnotation << "=\"" << *outcome
+        << "\" on pod " << pod.Key() << "; using Succeeded";
+  }
+  if (std::optional<std::string_view> code =
+          pod.Annotation(kSimExitCodeAnnotation)) {
+    int64_t v;
+    if (absl::SimpleAtoi(std::string(*code), &v)) {
+      o.exit_code = v;
+    } else {
+      LOG_EVERY_N(WARNING, 100)
+          << "node simulator: bad " << kSimExitCodeAnnotation << "=\"" << *code
+          << "\" on pod " << pod.Key();
+    }
+  }
+  if (std::optional<std::string_view> m =
+          pod.Annotation(kSimMessageAnnotation)) {
+    o.message = std::string(*m);
+  }
+  return o;
+}
+
+// status.containerStatuses (or initContainerStatuses) for the containers in
+// spec.<list>.
+Value ContainerStatuses(const api::Object& pod, const char* list, Stage stage,
+                        const std::string& started, const std::string& now,
+                        const Outcome& outcome, Allocator& a) {
+  Value out(rapidjson::kArrayType);
+  const Value* containers = Member(Member(&pod.json(), "spec"), list);
+  if (containers == nullptr || !containers->IsArray()) return out;
+  for (const auto& c : containers->GetArray()) {
+    const std::string_view name = StrOf(Member(&c, "name"));
+    const std::string_view image = StrOf(Member(&c, "image"));
+    Value s(rapidjson::kObjectType);
+    s.AddMember("name", Str(name, a), a);
+    Value state(rapidjson::kObjectType);
+    Value detail(rapidjson::kObjectType);
+    switch (stage) {
+      case Stage::kCreating:
+        detail.AddMember("reason", Str("ContainerCreating", a), a);
+        state.AddMember("waiting", detail, a);
+        break;
+      case Stage::kRunning:
+        detail.AddMember("startedAt", Str(started, a), a);
+        state.AddMember("running", detail, a);
+        break;
+      case Stage::kTerminated:
+        detail.AddMember("exitCode", outcome.exit_code, a);
+        detail.AddMember(
+            "reason",
+            Str(outcome.exit_code == 0 && !outcome.failed ? "Completed"
+                                                          : "Error",
+                a),
+            a);
+        if (!outcome.message.empty()) {
+          detail.AddMember("message", Str(outcome.message, a), a);
+        }
+        detail.AddMember("startedAt", Str(started, a), a);
+        detail.AddMember("finishedAt", Str(now, a), a);
+        detail.AddMember("containerID", Str(ContainerId(pod, name), a), a);
+        state.AddMember("terminated", detail, a);
+        break;
+    }
+    s.AddMember("state", state, a);
+    s.AddMember("lastState", Value(rapidjson::kObjectType), a);
+    s.AddMember("ready", stage == Stage::kRunning, a);
+    s.AddMember("restartCount", 0, a);
+    s.AddMember("image", Str(image, a), a);
+    s.AddMember("imageID", Str("", a), a);
+    if (stage != Stage::kCreating) {
+      s.AddMember("containerID", Str(ContainerId(pod, name), a), a);
+    }
+    s.AddMember("started", stage == Stage::kRunning, a);
+    out.PushBack(s, a);
+  }
+  return out;
+}
+
+// The ReplicaSet name a Deployment controller would use: name-<hash>.
+std::string ReplicaSetName(const api::Object& d) {
+  static const char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+  const Value* tmpl = Member(Member(&d.json(), "spec"), "template");
+  size_t h = std::hash<std::string>()(
+      tmpl == nullptr ? std::string() : Cat(d.uid(), d.generation()));
+  std::string suffix;
+  for (int i = 0; i < 10; ++i) {
+    suffix.push_back(kAlphabet[h % (sizeof(kAlphabet) - 1)]);
+    h /= (sizeof(kAlphabet) - 1);
+    if (h == 0) h = std::hash<std::string>()(suffix);
+  }
+  return Cat(d.name(), "-", suffix);
+}
+
+}  // namespace
+
+NodeSimulator::NodeSimulator(Registry* registry, const Clock* clock,
+                             NodeSimulatorOptions options)
+    : registry_(registry), clock_(clock), options_(std::move(options)) {}
+
+bool NodeSimulator::Wants(const StoredEvent& event) const {
+  if (event.collection == "/nodes") {
+    return options_.register_node && event.type == EventType::kDeleted;
+  }
+  if (event.type == EventType::kDeleted) return false;
+  return (options_.simulate_pods && event.collection == "/pods") ||
+         (options_.simulate_deployments &&
+          event.collection == "apps/deployments");
+}
+
+std::string NodeSimulator::NextPodIp() {
+  const uint32_t n = next_ip_++ % (256 * 254);
+  return Cat("10.244.", n / 254, ".", n % 254 + 1);
+}
+
+void NodeSimulator::EnsureNode(const ResourceInfo& nodes, absl::Time now) {
+  if (registry_->storage()->Get(nodes.StorageKey(), "", options_.node_name) !=
+      nullptr) {
+    return;
+  }
+  const std::string at = api::FormatRfc3339(now);
+  const std::string json =
+      Cat(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")",
+          options_.node_name, R"(","labels":{"kubernetes.io/hostname":")",
+          options_.node_name,
+          R"(","kubernetes.io/os":"linux","kubernetes.io/arch":"amd64",)"
+          R"("type":"kcr-simulated"}}})");
+  absl::StatusOr<api::ObjectBuilder> b = api::ObjectBuilder::FromJson(json);
+  if (!b.ok()) return;
+  absl::StatusOr<WriteResult> created =
+      registry_->Create(nodes, "", std::move(*b));
+  if (!created.ok()) {
+    if (!IsRaceError(created.status())) {
+      LOG(WARNING) << "node simulator: creating node failed: "
+                   << created.status();
+    }
+    return;
+  }
+  api::ObjectBuilder u = created->object->ToBuilder();
+  const auto condition = [&](const char* type, const char* status,
+                             const char* reason, const char* message) {
+    return Cat(R"({"type":")", type, R"(","status":")", status,
+               R"(","lastHeartbeatTime":")", at, R"(","lastTransitionTime":")",
+               at, R"(","reason":")", reason, R"(","message":")", message,
+               R"("})");
+  };
+  const std::string status = Cat(
+      R"({"capacity":{"cpu":"32","memory":"256Gi","pods":"1000000"},)",
+      R"("allocatable":{"cpu":"32","memory":"256Gi","pods":"1000000"},)",
+      R"("conditions":[)",
+      condition("MemoryPressure", "False", "KubeletHasSufficientMemory",
+                "kubelet has sufficient memory available"),
+      ",",
+      condition("DiskPressure", "False", "KubeletHasNoDiskPressure",
+                "kubelet has no disk pressure"),
+      ",",
+      condition("PIDPressure", "False", "KubeletHasSufficientPID",
+                "kubelet has sufficient PID available"),
+      ",",
+      condition("Ready", "True", "KubeletReady",
+                "kubelet is posting ready status"),
+      R"(],"addresses":[{"type":"InternalIP","address":")", options_.host_ip,
+      R"("},{"type":"Hostname","address":")", options_.node_name,
+      R"("}],"nodeInfo":{"machineID":"","systemUUID":"","bootID":"",)",
+      R"("kernelVersion":"","osImage":"kcr simulated node",)",
+      R"("containerRuntimeVersion":"kcr://simulated","kubeletVersion":")",
+      options_.kubelet_version,
+      R"(","kubeProxyVersion":"","operatingSystem":"linux",)",
+      R"("architecture":"amd64"}})");
+  if (!u.SetJson("/status", status).ok()) return;
+  WriteOptions w;
+  w.subresource = "status";
+  absl::Status s =
+      registry_->Update(nodes, "", options_.node_name, std::move(u), w)
+          .status();
+  if (!s.ok() && !IsRaceError(s)) {
+    LOG(WARNING) << "node simulator: node status failed: " << s;
+  }
+}
+
+absl::Time NodeSimulator::Sync() {
+  const absl::Time now = clock_->Now();
+  absl::Time next = absl::InfiniteFuture();
+  ResourceRegistry* resources = registry_->resources();
+  if (options_.register_node) {
+    if (ResourceInfoPtr nodes = resources->Lookup("", "v1", "nodes")) {
+      EnsureNode(*nodes, now);
+    }
+  }
+  if (options_.simulate_pods) {
+    if (ResourceInfoPtr pods = resources->Lookup("", "v1", "pods")) {
+      for (const api::ObjectPtr& pod :
+           registry_->storage()->Snapshot(pods->StorageKey())) {
+        next = std::min(next, SyncPod(*pods, pod, now));
+      }
+    }
+  }
+  if (options_.simulate_deployments) {
+    if (ResourceInfoPtr deployments =
+            resources->Lookup("apps", "v1", "deployments")) {
+      std::set<std::string> present;
+      for (const api::ObjectPtr& d :
+           registry_->storage()->Snapshot(deployments->StorageKey())) {
+        present.insert(d->Key());
+        next = std::min(next, SyncDeployment(*deployments, d, now));
+      }
+      for (auto it = deployments_seen_.begin();
+           it != deployments_seen_.end();) {
+        it = present.count(it->first) ? std::next(it)
+                                      : deployments_seen_.erase(it);
+      }
+    }
+  }
+  return next;
+}
+
+void NodeSimulator::RecordPodEvent(const api::Object& pod, Reporter reporter,
+                                   std::string_view field_path, bool warning,
+                                   std::string_view reason,
+                                   std::string_view action,
+                                   const std::string& message, absl::Time now) {
+  if (!options_.record_events) return;
+  ResourceInfoPtr events = registry_->resources()->Lookup("", "v1", "events");
+  if (events == nullptr) return;
+  // The recorder's name: <object>.<UnixNano in hex>.
+  last_event_nanos_ = std::max(last_event_nanos_ + 1, absl::ToUnixNanos(now));
+  char suffix[17];
+  std::snprintf(suffix, sizeof(suffix), "%llx",
+                static_cast<unsigned long long>(last_event_nanos_));
+  api::ObjectReference involved = api::ObjectReference::To(pod);
+  involved.api_version = "v1";
+  involved.kind = "Pod";
+  involved.field_path = std::string(field_path);
+  api::EventBuilder e(pod.ns(), Cat(pod.name(), ".", suffix));
+  e.SetInvolvedObject(involved).SetReason(reason).SetMessage(message).SetType(
+      warning ? api::kEventTypeWarning : api::kEventTypeNormal);
+  api::ObjectBuilder& b = e.object();
+  if (reporter == Reporter::kKubelet) {
+    // The kubelet's legacy recorder: source, first/last timestamps, count.
+    e.SetSource("kubelet", options_.node_name)
+        .SetFirstTimestamp(now)
+        .SetLastTimestamp(now)
+        .SetCount(1);
+    (void)b.SetString("/reportingComponent", "kubelet");
+    (void)b.SetString("/reportingInstance", options_.node_name);
+  } else {
+    // kube-scheduler records through events.k8s.io/v1: eventTime, action
+    // and the reporting controller, no source or count.
+    (void)b.SetString("/eventTime", api::FormatRfc3339Micro(now));
+    (void)b.SetString("/action", action);
+    (void)b.SetString("/reportingComponent", "default-scheduler");
+    (void)b.SetString("/reportingInstance",
+                      Cat("default-scheduler-", options_.node_name));
+  }
+  absl::Status st = registry_->Create(*events, pod.ns(), std::move(b)).status();
+  if (!st.ok()) {
+    VLOG(2) << "node simulator: event not recorded pod=" << pod.Key()
+            << " reason=" << reason << ": " << st;
+  }
+}
+
+void NodeSimulator::RecordContainerStarts(const api::Object& pod,
+                                          const char* list, absl::Time now) {
+  const Value* containers = Member(Member(&pod.json(), "spec"), list);
+  if (containers == nullptr || !containers->IsArray()) return;
+  for (const auto& c : containers->GetArray()) {
+    const std::string_view name = StrOf(Member(&c, "name"));
+    const std::string_view image = StrOf(Member(&c, "image"));
+    const std::string path = Cat("spec.", list, "{", name, "}");
+    RecordPodEvent(pod, Reporter::kKubelet, path, false, "Pulling", "",
+                   Cat("Pulling image \"", image, "\""), now);
+    RecordPodEvent(pod, Reporter::kKubelet, path, false, "Pulled", "",
+                   Cat("Successfully pulled image \"", image,
+                       "\" in 0s (0s including waiting)"),
+                   now);
+    RecordPodEvent(pod, Reporter::kKubelet, path, false, "Created", "",
+                   Cat("Created container: ", name), now);
+    RecordPodEvent(pod, Reporter::kKubelet, path, false, "Started", "",
+                   Cat("Started container ", name), now);
+  }
+}
+
+absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
+                                  const api::ObjectPtr& pod_ptr,
+                                  absl::Time now) {
+  const api::Object& pod = *pod_ptr;
+  if (pod.being_deleted()) return absl::InfiniteFuture();
+  const Value* spec = Member(&pod.json(), "spec");
+  const Value* status = Member(&pod.json(), "status");
+  const std::string_view phase = StrOf(Member(status, "phase"));
+  if (phase == "Succeeded" || phase == "Failed") return absl::InfiniteFuture();
+  const std::string now_text = api::FormatRfc3339(now);
+
+  const auto write_status = [&](api::ObjectBuilder b) {
+    WriteOptions w;
+    w.subresource = "status";
+    absl::Status s =
+        registry_->Update(pods, pod.ns(), pod.name(), std::move(b), w).status();
+    if (!s.ok() && !IsRaceError(s)) {
+      LOG(WARNING) << "node simulator: status update failed pod=" << pod.Key()
+                   << ": " << s;
+    }
+    return s.ok();
+  };
+
+  // 1. Schedule, unless the node (when there is a Node object) refuses the
+  // pod: then it stays Pending with PodScheduled False, as kube-scheduler
+  // leaves it, until the node or the pod changes.
+  if (StrOf(Member(spec, "nodeName")).empty()) {
+    std::string why;
+    if (ResourceInfoPtr nodes =
+            registry_->resources()->Lookup("", "v1", "nodes")) {
+      if (api::ObjectPtr node = registry_->storage()->Get(
+              nodes->StorageKey(), "", options_.node_name)) {
+        why = UnschedulableReason(pod, *node);
+      }
+    }
+    if (!why.empty()) {
+      const Value* conditions = Member(status, "conditions");
+      if (conditions != nullptr && conditions->IsArray()) {
+        for (const auto& c : conditions->GetArray()) {
+          if (StrOf(Member(&c, "type")) == "PodScheduled" &&
+              StrOf(Member(&c, "message")) == why) {
+            return absl::InfiniteFuture();  // already reported
+          }
+        }
+      }
+      api::ObjectBuilder b = pod.ToBuilder();
+      Allocator& a = b.allocator();
+      Value st(rapidjson::kObjectType);
+      st.AddMember("phase", Str("Pending", a), a);
+      Value list(rapidjson::kArrayType);
+      Value c =
+          PodCondition("PodScheduled", false, now_text, "Unschedulable", a);
+      c.AddMember("message", Str(why, a), a);
+      list.PushBack(c, a);
+      st.AddMember("conditions", list, a);
+      st.AddMember("qosClass", Str("BestEffort", a), a);
+      (void)b.Set("/status", st);
+      if (write_status(std::move(b))) {
+        RecordPodEvent(pod, Reporter::kScheduler, "", true, "FailedScheduling",
+                       "Scheduling", why, now);
+      }
+      return absl::InfiniteFuture();
+    }
+    api::ObjectBuilder b = pod.ToBuilder();
+    (void)b.SetString("/spec/nodeName", options_.node_name);
+    absl::StatusOr<WriteResult> bound =
+        registry_->Update(pods, pod.ns(), pod.name(), std::move(b));
+    if (bound.ok()) {
+      RecordPodEvent(*bound->object, Reporter::kScheduler, "", false,
+                     "Scheduled", "Binding",
+                     Cat("Successfully assigned ", pod.ns(), "/", pod.name(),
+                         " to ", options_.node_name),
+                     now);
+    } else if (!IsRaceError(bound.status())) {
+      LOG(WARNING) << "node simulator: binding failed pod=" << pod.Key() << ": "
+                   << bound.status();
+    }
+    return now;  // continue from the stored pod on the next pass
+  }
+  const Outcome none;
+  bool reported = false;  // PodScheduled set by this node
+  if (const Value* conditions = Member(status, "conditions");
+      conditions != nullptr && conditions->IsArray()) {
+    for (const auto& c : conditions->GetArray()) {
+      if (StrOf(Member(&c, "type")) == "PodScheduled" &&
+          StrOf(Member(&c, "status")) == "True") {
+        reported = true;
+      }
+    }
+  }
+  // The API server may already have defaulted the phase to Pending.
+  if ((phase.empty() || phase == "Pending") && !reported) {
+    api::ObjectBuilder b = pod.ToBuilder();
+    Allocator& a = b.allocator();
+    Value st(rapidjson::kObjectType);
+    st.AddMember("phase", Str("Pending", a), a);
+    Value conditions(rapidjson::kArrayType);
+    conditions.PushBack(
+        PodCondition("PodScheduled", true, now_text, nullptr, a), a);
+    st.AddMember("conditions", conditions, a);
+    st.AddMember("hostIP", Str(options_.host_ip, a), a);
+    st.AddMember("hostIPs", IpList(options_.host_ip, a), a);
+    st.AddMember("startTime", Str(now_text, a), a);
+    st.AddMember("containerStatuses",
+                 ContainerStatuses(pod, "containers", Stage::kCreating, "",
+                                   now_text, none, a),
+                 a);
+    st.AddMember("qosClass", Str("BestEffort", a), a);
+    (void)b.Set("/status", st);
+    write_status(std::move(b));
+    return now;
+  }
+
+  // 2. Run.
+  const absl::Time created =
+      TimeOf(Member(&pod.metadata(), "creationTimestamp")).value_or(now);
+  if (phase == "Pending") {
+    const absl::Time due =
+        created + AnnotationDuration(pod, kSimRunningAfterAnnotation,
+                                     options_.running_after);
+    if (now < due) return due;
+    api::ObjectBuilder b = pod.ToBuilder();
+    Allocator& a = b.allocator();
+    const std::string scheduled =
+        std::string(StrOf(Member(status, "startTime")).empty()
+                        ? std::string_view(now_text)
+                        : StrOf(Member(status, "startTime")));
+    const std::string ip = NextPodIp();
+    Value st(rapidjson::kObjectType);
+    st.AddMember("phase", Str("Running", a), a);
+    Value conditions(rapidjson::kArrayType);
+    conditions.PushBack(PodCondition("Initialized", true, now_text, nullptr, a),
+                        a);
+    conditions.PushBack(PodCondition("Ready", true, now_text, nullptr, a), a);
+    conditions.PushBack(
+        PodCondition("ContainersReady", true, now_text, nullptr, a), a);
+    conditions.PushBack(
+        PodCondition("PodScheduled", true, scheduled, nullptr, a), a);
+    st.AddMember("conditions", conditions, a);
+    st.AddMember("hostIP", Str(options_.host_ip, a), a);
+    st.AddMember("hostIPs", IpList(options_.host_ip, a), a);
+    st.AddMember("podIP", Str(ip, a), a);
+    st.AddMember("podIPs", IpList(ip, a), a);
+    st.AddMember("startTime", Str(scheduled, a), a);
+    Outcome init_ok;
+    Value init = ContainerStatuses(pod, "initContainers", Stage::kTerminated,
+                                   now_text, now_text, init_ok, a);
+    if (!init.Empty()) st.AddMember("initContainerStatuses", init, a);
+    st.AddMember("containerStatuses",
+                 ContainerStatuses(pod, "containers", Stage::kRunning, now_text,
+                                   now_text, none, a),
+                 a);
+    st.AddMember("qosClass", Str("BestEffort", a), a);
+    (void)b.Set("/status", st);
+    VLOG(2) << "node simulator: running pod=" << pod.Key() << " ip=" << ip;
+    if (write_status(std::move(b))) {
+      RecordContainerStarts(pod, "initContainers", now);
+      RecordContainerStarts(pod, "containers", now);
+    }
+    return now;
+  }
+
+  // 3. Finish (restartPolicy Never / OnFailure).
+  const std::string_view policy = StrOf(Member(spec, "restartPolicy"));
+  if (phase != "Running" || (policy != "Never" && policy != "OnFailure")) {
+    return absl::InfiniteFuture();
+  }
+  std::string started(now_text);
+  const Value* statuses = Member(status, "containerStatuses");
+  if (statuses != nullptr && statuses->IsArray() && !statuses->Empty()) {
+    const Value* running = Member(Member(&(*statuses)[0], "state"), "running");
+    if (!StrOf(Member(running, "startedAt")).empty()) {
+      started = std::string(StrOf(Member(running, "startedAt")));
+    }
+  }
+  const absl::Time due = api::ParseTime(started).value_or(now) +
+                         AnnotationDuration(pod, kSimCompleteAfterAnnotation,
+                                            options_.complete_after);
+  if (now < due) return due;
+  const Outcome outcome = OutcomeOf(pod);
+  const bool failed = outcome.failed || outcome.exit_code != 0;
+  api::ObjectBuilder b = pod.ToBuilder();
+  Allocator& a = b.allocator();
+  // Keep IPs, start time and the other fields; replace phase, conditions
+  // and container states.
+  Value st(*status, a);
+  st.RemoveMember("phase");
+  st.AddMember("phase", Str(failed ? "Failed" : "Succeeded", a), a);
+  const char* reason = failed ? "PodFailed" : "PodCompleted";
+  Value conditions(rapidjson::kArrayType);
+  const Value* old = Member(status, "conditions");
+  const auto transition = [&](const char* type) {
+    if (old != nullptr && old->IsArray()) {
+      for (const auto& c : old->GetArray()) {
+        if (StrOf(Member(&c, "type")) == type) {
+          return std::string(StrOf(Member(&c, "lastTransitionTime")));
+        }
+      }
+    }
+    return now_text;
+  };
+  conditions.PushBack(
+      PodCondition("Initialized", true, transition("Initialized"), nullptr, a),
+      a);
+  conditions.PushBack(PodCondition("Ready", false, now_text, reason, a), a);
+  conditions.PushBack(
+      PodCondition("ContainersReady", false, now_text, reason, a), a);
+  conditions.PushBack(PodCondition("PodScheduled", true,
+                                   transition("PodScheduled"), nullptr, a),
+                      a);
+  st.RemoveMember("conditions");
+  st.AddMember("conditions", conditions, a);
+  st.RemoveMember("containerStatuses");
+  st.AddMember("containerStatuses",
+               ContainerStatuses(pod, "containers", Stage::kTerminated, started,
+                                 now_text, outcome, a),
+               a);
+  (void)b.Set("/status", st);
+  VLOG(2) << "node simulator: pod finished pod=" << pod.Key()
+          << " phase=" << (failed ? "Failed" : "Succeeded");
+  write_status(std::move(b));
+  return absl::InfiniteFuture();
+}
+
+absl::Time NodeSimulator::SyncDeployment(const ResourceInfo& deployments,
+                                         const api::ObjectPtr& d_ptr,
+                                         absl::Time now) {
+  const api::Object& d = *d_ptr;
+  if (d.being_deleted()) return absl::InfiniteFuture();
+  const Value* spec = Member(&d.json(), "spec");
+  const Value* status = Member(&d.json(), "status");
+  const Value* replicas_value = Member(spec, "replicas");
+  const int64_t replicas =
+      replicas_value != nullptr && replicas_value->IsInt64()
+          ? replicas_value->GetInt64()
+          : 1;
+  const auto count = [&](const char* key) -> int64_t {
+    const Value* v = Member(status, key);
+    return v != nullptr && v->IsInt64() ? v->GetInt64() : 0;
+  };
+  if (count("observedGeneration") == d.generation() &&
+      count("replicas") == replicas && count("readyReplicas") == replicas &&
+      count("availableReplicas") == replicas &&
+      count("updatedReplicas") == replicas) {
+    return absl::InfiniteFuture();
+  }
+  Seen& seen = deployments_seen_[d.Key()];
+  if (seen.uid != d.uid() || seen.generation != d.generation()) {
+    seen = {std::string(d.uid()), d.generation(), now};
+  }
+  const absl::Time due = seen.at + options_.deployment_ready_after;
+  if (now < due) return due;
+
+  const std::string now_text = api::FormatRfc3339(now);
+  api::ObjectBuilder b = d.ToBuilder();
+  Allocator& a = b.allocator();
+  Value st(rapidjson::kObjectType);
+  st.AddMember("observedGeneration", d.generation(), a);
+  // Go omits zero counts.
+  if (replicas != 0) {
+    st.AddMember("replicas", replicas, a);
+    st.AddMember("updatedReplicas", replicas, a);
+    st.AddMember("readyReplicas", replicas, a);
+    st.AddMember("availableReplicas", replicas, a);
+  }
+  const Value* old = Member(status, "conditions");
+  const auto transition = [&](const char* type) {
+    if (old != nullptr && old->IsArray()) {
+      for (const auto& c : old->GetArray()) {
+        if (StrOf(Member(&c, "type")) == type &&
+            StrOf(Member(&c, "status")) == "True") {
+          return std::string(StrOf(Member(&c, "lastTransitionTime")));
+        }
+      }
+    }
+    return now_text;
+  };
+  Value conditions(rapidjson::kArrayType);
+  const auto condition = [&](const char* type, const char* reason,
+                             const std::string& message) {
+    Value c(rapidjson::kObjectType);
+    c.AddMember("type", Str(type, a), a);
+    c.AddMember("status", Str("True", a), a);
+    c.AddMember("lastUpdateTime", Str(now_text, a), a);
+    c.AddMember("lastTransitionTime", Str(transition(type), a), a);
+    c.AddMember("reason", Str(reason, a), a);
+    c.AddMember("message", Str(message, a), a);
+    conditions.PushBack(c, a);
+  };
+  condition("Available", "MinimumReplicasAvailable",
+            "Deployment has minimum availability.");
+  condition("Progressing", "NewReplicaSetAvailable",
+            Cat("ReplicaSet \"", ReplicaSetName(d),
+                "\" has successfully progressed."));
+  st.AddMember("conditions", conditions, a);
+  (void)b.Set("/status", st);
+  WriteOptions w;
+  w.subresource = "status";
+  absl::Status s =
+      registry_->Update(deployments, d.ns(), d.name(), std::move(b), w)
+          .status();
+  if (!s.ok() && !IsRaceError(s)) {
+    LOG(WARNING) << "node simulator: deployment status failed deployment="
+                 << d.Key() << ": " << s;
+  }
+  VLOG(2) << "node simulator: deployment ready deployment=" << d.Key()
+          << " replicas=" << replicas;
+  return absl::InfiniteFuture();
+}
+
+}  // namespace apiserver
+}  // namespace kcr

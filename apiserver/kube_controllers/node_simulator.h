@@ -1,0 +1,146 @@
+// NodeSimulator: a simulated node and kubelet, like kwok, in process over
+// the local API server's Registry, so pods and deployments progress the way
+// they do on a cluster although nothing runs.
+//
+// Pods (every pod not being deleted):
+//   1. scheduled at once: spec.nodeName set to the node (unless set), status
+//      Pending with PodScheduled=True, hostIP, startTime and each container
+//      waiting with reason ContainerCreating;
+//   2. Running `running_after` after creationTimestamp: podIP/podIPs from
+//      10.244.0.0/16, Initialized, Ready, ContainersReady and PodScheduled
+//      True, init containers terminated Completed, every container running
+//      and ready;
+//   3. pods with restartPolicy Never or OnFailure finish `complete_after`
+//      after they started running: Succeeded (exit code 0, reason
+//      Completed) or Failed (exit code, reason Error, the termination
+//      message), Ready and ContainersReady False (PodCompleted /
+//      PodFailed). Pods with restartPolicy Always (the default) keep
+//      running.
+// Each pod can override its timing and outcome with annotations:
+//   kcr.io/sim-running-after   duration, e.g. "2s", "500ms" (default 500ms)
+//   kcr.io/sim-complete-after  duration after Running (default 2s)
+//   kcr.io/sim-outcome         Succeeded (default) or Failed
+//   kcr.io/sim-exit-code       integer (default 0, or 1 when Failed)
+//   kcr.io/sim-message         the containers' termination message
+//   kcr.io/sim-log             what the containers print when they start
+//                              (their log, pod_log.h, which ends with the
+//                              termination message)
+// A malformed annotation falls back to the default (and is logged).
+//
+// Deployments: `deployment_ready_after` after the simulator first sees a
+// generation, status gets observedGeneration, replicas, updatedReplicas,
+// readyReplicas and availableReplicas equal to spec.replicas (default 1;
+// zero counts omitted, as Go does) and the Available
+// (MinimumReplicasAvailable) and Progressing (NewReplicaSetAvailable)
+// conditions. No ReplicaSets or Pods are created for them. Off when the
+// deployment controller runs (builtin_controllers.h): then the Deployment's
+// status is the controller's, and this simulator only runs its pods.
+//
+// The node itself: a Node object named `node_name`, Ready, with the host IP
+// as its InternalIP, created when missing.
+//
+// Events (core/v1, in the pod's namespace), as a cluster records them:
+// Scheduled from default-scheduler ("Successfully assigned ns/pod to node")
+// when the simulator binds a pod, FailedScheduling (Warning) when the node
+// refuses it; and from the kubelet (source.host the node), when the pod
+// runs, Pulling, Pulled, Created and Started for each init container and
+// container, with involvedObject.fieldPath spec.containers{name}.
+//
+// Simplified next to a kubelet: no container restarts (an OnFailure pod that
+// fails stays Failed), no probes, no graceful termination, no node
+// heartbeats or leases.
+//
+// Thread safety: Sync is not reentrant; run one pass at a time.
+#ifndef KCR_APISERVER_KUBE_CONTROLLERS_NODE_SIMULATOR_H_
+#define KCR_APISERVER_KUBE_CONTROLLERS_NODE_SIMULATOR_H_
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+#include "absl/time/time.h"
+#include "apiserver/kube_controllers/controller_runner.h"
+#include "apiserver/registry/registry.h"
+#include "base/clock.h"
+
+namespace kcr {
+namespace apiserver {
+
+inline constexpr char kSimRunningAfterAnnotation[] = "kcr.io/sim-running-after";
+inline constexpr char kSimCompleteAfterAnnotation[] =
+    "kcr.io/sim-complete-after";
+inline constexpr char kSimOutcomeAnnotation[] = "kcr.io/sim-outcome";
+inline constexpr char kSimExitCodeAnnotation[] = "kcr.io/sim-exit-code";
+inline constexpr char kSimMessageAnnotation[] = "kcr.io/sim-message";
+
+struct NodeSimulatorOptions {
+  std::string node_name = "kcr-node";
+  std::string host_ip = "10.0.0.1";
+  absl::Duration running_after = absl::Milliseconds(500);
+  absl::Duration complete_after = absl::Seconds(2);
+  absl::Duration deployment_ready_after = absl::Milliseconds(500);
+  bool simulate_pods = true;
+  bool simulate_deployments = true;
+  // Keep a Ready Node object named node_name (recreated if deleted), as
+  // kwok does, so `kubectl get nodes` shows where pods run.
+  bool register_node = true;
+  // status.nodeInfo.kubeletVersion of that node.
+  std::string kubelet_version = "v1.32.4";
+  // Record the pod Events a scheduler and kubelet would (core/v1).
+  bool record_events = true;
+};
+
+class NodeSimulator : public SyncedController {
+ public:
+  // `registry` and `clock` must outlive the simulator.
+  NodeSimulator(Registry* registry, const Clock* clock = Clock::Real(),
+                NodeSimulatorOptions options = {});
+
+  // Moves every pod and deployment as far as the clock allows. Returns when
+  // the next pod or deployment is due to move.
+  absl::Time Sync() override;
+  std::string Name() const override { return "node-simulator"; }
+  // Writes to pods and deployments.
+  bool Wants(const StoredEvent& event) const override;
+
+ private:
+  absl::Time SyncPod(const ResourceInfo& pods, const api::ObjectPtr& pod,
+                     absl::Time now);
+  absl::Time SyncDeployment(const ResourceInfo& deployments,
+                            const api::ObjectPtr& d, absl::Time now);
+  std::string NextPodIp();
+  // Who records a pod Event.
+  enum class Reporter { kScheduler, kKubelet };
+  // Records a core/v1 Event about `pod` as `reporter` does (`field_path`
+  // names a container, "spec.containers{c}", or is empty); a failure is
+  // logged only, as a recorder does.
+  void RecordPodEvent(const api::Object& pod, Reporter reporter,
+                      std::string_view field_path, bool warning,
+                      std::string_view reason, std::string_view action,
+                      const std::string& message, absl::Time now);
+  // Events for each container of spec.<list> starting: Pulling, Pulled,
+  // Created, Started.
+  void RecordContainerStarts(const api::Object& pod, const char* list,
+                             absl::Time now);
+  void EnsureNode(const ResourceInfo& nodes, absl::Time now);
+
+  Registry* const registry_;
+  const Clock* const clock_;
+  const NodeSimulatorOptions options_;
+  uint32_t next_ip_ = 0;
+  // The last Event name suffix used (UnixNanos), kept increasing so that
+  // names stay unique within one pass.
+  int64_t last_event_nanos_ = 0;
+  // When each deployment's current generation was first seen.
+  struct Seen {
+    std::string uid;
+    int64_t generation = 0;
+    absl::Time at;
+  };
+  std::unordered_map<std::string, Seen> deployments_seen_;
+};
+
+}  // namespace apiserver
+}  // namespace kcr
+
+#endif  // KCR_APISERVER_KUBE_CONTROLLERS_NODE_SIMULATOR_H_

@@ -1,0 +1,318 @@
+#include "apiserver/kube_controllers/replicaset_controller.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "api/json/json_util.h"
+#include "api/object_builder.h"
+#include "api/selector/label_selector.h"
+#include "api/types/field.h"
+#include "api/types/time.h"
+#include "apiserver/kube_controllers/stored_objects.h"
+#include "apiserver/internal/str_util.h"
+#include "glog/logging.h"
+#include "rapidjson/document.h"
+
+namespace kcr {
+namespace apiserver {
+namespace {
+
+namespace field = ::kcr::api::field;
+using Value = rapidjson::Value;
+
+// kube's burstReplicas: the most pods one pass creates or deletes.
+constexpr int64_t kBurstReplicas = 500;
+
+bool IsActive(const api::Object& pod) {
+  if (pod.being_deleted()) return false;
+  const std::string_view phase =
+      field::String(field::Object(&pod.json(), "status"), "phase");
+  return phase != "Succeeded" && phase != "Failed";
+}
+
+// When the pod's Ready condition turned True, or nullopt when not ready.
+std::optional<absl::Time> ReadySince(const api::Object& pod) {
+  const Value* conditions =
+      field::Array(field::Object(&pod.json(), "status"), "conditions");
+  if (conditions == nullptr) return std::nullopt;
+  for (const Value& c : conditions->GetArray()) {
+    if (field::String(&c, "type") != "Ready") continue;
+    if (field::String(&c, "status") != "True") return std::nullopt;
+    absl::StatusOr<absl::Time> t =
+        api::ParseTime(field::String(&c, "lastTransitionTime"));
+    return t.ok() ? *t : absl::InfinitePast();
+  }
+  return std::nullopt;
+}
+
+// Whether `labels` holds every entry of the template's labels.
+bool FullyLabeled(const api::Object& pod, const Value* template_labels) {
+  if (template_labels == nullptr || !template_labels->IsObject()) return true;
+  for (const auto& m : template_labels->GetObject()) {
+    if (!m.value.IsString()) continue;
+    std::optional<std::string_view> v = pod.Label(field::View(m.name));
+    if (!v.has_value() || *v != field::View(m.value)) return false;
+  }
+  return true;
+}
+
+// The deletion order of kube's controller.ActivePods: the pods to delete
+// first sort first.
+int PhaseRank(const api::Object& pod) {
+  const std::string_view phase =
+      field::String(field::Object(&pod.json(), "status"), "phase");
+  if (phase == "Pending" || phase.empty()) return 0;
+  if (phase == "Unknown") return 1;
+  return 2;
+}
+
+bool DeleteBefore(const api::ObjectPtr& a, const api::ObjectPtr& b) {
+  const bool a_assigned =
+      !field::String(field::Object(&a->json(), "spec"), "nodeName").empty();
+  const bool b_assigned =
+      !field::String(field::Object(&b->json(), "spec"), "nodeName").empty();
+  if (a_assigned != b_assigned) return !a_assigned;
+  if (PhaseRank(*a) != PhaseRank(*b)) return PhaseRank(*a) < PhaseRank(*b);
+  const std::optional<absl::Time> ra = ReadySince(*a), rb = ReadySince(*b);
+  if (ra.has_value() != rb.has_value()) return !ra.has_value();
+  if (ra.has_value() && *ra != *rb) return *ra > *rb;
+  if (a->creation_timestamp() != b->creation_timestamp()) {
+    return a->creation_timestamp() > b->creation_timestamp();
+  }
+  return a->name() < b->name();
+}
+
+// A pod for `rs` from its template.
+absl::StatusOr<api::ObjectBuilder> NewPod(const api::Object& rs) {
+  const Value* tmpl =
+      field::Object(field::Object(&rs.json(), "spec"), "template");
+  api::ObjectBuilder b("v1", "Pod");
+  b.SetGenerateName(Cat(rs.name(), "-"));
+  b.SetNamespace(rs.ns());
+  const Value* meta = field::Object(tmpl, "metadata");
+  for (const char* key : {"labels", "annotations", "finalizers"}) {
+    if (const Value* v = field::Member(meta, key); v != nullptr) {
+      if (absl::Status s = b.Set(Cat("/metadata/", key), *v); !s.ok()) return s;
+    }
+  }
+  api::OwnerReferenceView ref;
+  ref.api_version = "apps/v1";
+  ref.kind = "ReplicaSet";
+  ref.name = rs.name();
+  ref.uid = rs.uid();
+  ref.controller = true;
+  ref.block_owner_deletion = true;
+  b.AddOwnerReference(ref);
+  if (const Value* spec = field::Object(tmpl, "spec"); spec != nullptr) {
+    if (absl::Status s = b.Set("/spec", *spec); !s.ok()) return s;
+  }
+  return b;
+}
+
+void SetCount(Value* status, const char* key, int64_t v, bool omit_zero,
+              rapidjson::MemoryPoolAllocator<>& a) {
+  status->RemoveMember(key);
+  if (v != 0 || !omit_zero) status->AddMember(Value(key, a), Value(v), a);
+}
+
+}  // namespace
+
+ReplicaSetController::ReplicaSetController(Registry* registry,
+                                           const Clock* clock)
+    : registry_(registry), clock_(clock) {}
+
+bool ReplicaSetController::Wants(const StoredEvent& event) const {
+  return event.collection == "apps/replicasets" || event.collection == "/pods";
+}
+
+absl::Time ReplicaSetController::Sync() {
+  const absl::Time now = clock_->Now();
+  ResourceRegistry* resources = registry_->resources();
+  ResourceInfoPtr replicasets = resources->Lookup("apps", "v1", "replicasets");
+  ResourceInfoPtr pods = resources->Lookup("", "v1", "pods");
+  if (replicasets == nullptr || pods == nullptr) return absl::InfiniteFuture();
+  std::vector<api::ObjectPtr> all_rs =
+      registry_->storage()->Snapshot(replicasets->StorageKey());
+  absl::Time next = absl::InfiniteFuture();
+  if (all_rs.empty()) return next;
+  std::map<std::string, std::vector<api::ObjectPtr>, std::less<>> by_ns;
+  for (api::ObjectPtr& pod :
+       registry_->storage()->Snapshot(pods->StorageKey())) {
+    by_ns[std::string(pod->ns())].push_back(std::move(pod));
+  }
+  static const std::vector<api::ObjectPtr> kNone;
+  for (const api::ObjectPtr& rs : all_rs) {
+    auto it = by_ns.find(rs->ns());
+    next = std::min(
+        next, SyncReplicaSet(*replicasets, *pods, rs,
+                             it == by_ns.end() ? kNone : it->second, now));
+  }
+  return next;
+}
+
+absl::Time ReplicaSetController::SyncReplicaSet(
+    const ResourceInfo& replicasets, const ResourceInfo& pods,
+    const api::ObjectPtr& rs_ptr, const std::vector<api::ObjectPtr>& ns_pods,
+    absl::Time now) {
+  const api::Object& rs = *rs_ptr;
+  const Value* spec = field::Object(&rs.json(), "spec");
+  const Value* selector_json = field::Member(spec, "selector");
+  if (selector_json == nullptr) return absl::InfiniteFuture();
+  absl::StatusOr<api::LabelSelector> selector =
+      api::LabelSelector::FromLabelSelector(*selector_json);
+  if (!selector.ok()) {
+    LOG_EVERY_N(WARNING, 100)
+        << "replicaset controller: bad selector rs=" << rs.Key() << ": "
+        << selector.status();
+    return absl::InfiniteFuture();
+  }
+  const int64_t replicas = field::Int64(spec, "replicas").value_or(1);
+  const int64_t min_ready_seconds =
+      field::Int64(spec, "minReadySeconds").value_or(0);
+
+  // Claim: kube's PodControllerRefManager.ClaimPods.
+  std::vector<api::ObjectPtr> owned;
+  for (const api::ObjectPtr& pod : ns_pods) {
+    const std::optional<api::OwnerReferenceView> ref =
+        pod->controller_reference();
+    const bool matches = selector->Matches(
+        field::Object(field::Object(&pod->json(), "metadata"), "labels"));
+    if (ref.has_value() && ref->uid == rs.uid()) {
+      if (matches) {
+        owned.push_back(pod);
+      } else if (!rs.being_deleted()) {
+        api::ObjectBuilder b = pod->ToBuilder();
+        b.RemoveOwnerReference(rs.uid());
+        absl::Status s =
+            registry_->Update(pods, pod->ns(), pod->name(), std::move(b))
+                .status();
+        if (!s.ok() && !IsRaceError(s)) {
+          LOG(WARNING) << "replicaset controller: releasing pod=" << pod->Key()
+                       << " failed: " << s;
+        }
+      }
+      continue;
+    }
+    if (ref.has_value() || !matches || rs.being_deleted() ||
+        pod->being_deleted() || !IsActive(*pod)) {
+      continue;
+    }
+    api::ObjectBuilder b = pod->ToBuilder();
+    api::OwnerReferenceView adopt;
+    adopt.api_version = "apps/v1";
+    adopt.kind = "ReplicaSet";
+    adopt.name = rs.name();
+    adopt.uid = rs.uid();
+    adopt.controller = true;
+    adopt.block_owner_deletion = true;
+    b.AddOwnerReference(adopt);
+    absl::StatusOr<WriteResult> w =
+        registry_->Update(pods, pod->ns(), pod->name(), std::move(b));
+    if (w.ok()) {
+      owned.push_back(w->object);
+    } else if (!IsRaceError(w.status())) {
+      LOG(WARNING) << "replicaset controller: adopting pod=" << pod->Key()
+                   << " failed: " << w.status();
+    }
+  }
+  std::vector<api::ObjectPtr> active;
+  for (const api::ObjectPtr& pod : owned) {
+    if (IsActive(*pod)) active.push_back(pod);
+  }
+
+  // Manage: kube's manageReplicas.
+  if (!rs.being_deleted()) {
+    const int64_t diff = static_cast<int64_t>(active.size()) - replicas;
+    if (diff < 0) {
+      const int64_t want = std::min(-diff, kBurstReplicas);
+      for (int64_t i = 0; i < want; ++i) {
+        absl::StatusOr<api::ObjectBuilder> pod = NewPod(rs);
+        if (!pod.ok()) {
+          LOG_EVERY_N(WARNING, 100)
+              << "replicaset controller: bad template rs=" << rs.Key() << ": "
+              << pod.status();
+          break;
+        }
+        absl::Status s =
+            registry_->Create(pods, rs.ns(), std::move(*pod)).status();
+        if (!s.ok()) {
+          // A terminating namespace (403) or a template the server rejects:
+          // the next pass tries again.
+          LOG_EVERY_N(WARNING, 100) << "replicaset controller: creating a pod "
+                                       "for rs="
+                                    << rs.Key() << " failed: " << s;
+          break;
+        }
+      }
+      VLOG(2) << "replicaset controller: created pods rs=" << rs.Key()
+              << " count=" << want;
+    } else if (diff > 0) {
+      std::vector<api::ObjectPtr> victims = active;
+      std::sort(victims.begin(), victims.end(), DeleteBefore);
+      victims.resize(static_cast<size_t>(std::min(diff, kBurstReplicas)));
+      for (const api::ObjectPtr& pod : victims) {
+        DeleteOptions o;
+        o.precondition_uid = std::string(pod->uid());
+        absl::Status s =
+            registry_->Delete(pods, pod->ns(), pod->name(), o).status();
+        if (!s.ok() && !IsRaceError(s)) {
+          LOG(WARNING) << "replicaset controller: deleting pod=" << pod->Key()
+                       << " failed: " << s;
+        }
+      }
+      VLOG(2) << "replicaset controller: deleted pods rs=" << rs.Key()
+              << " count=" << victims.size();
+    }
+  }
+
+  // Status: kube's calculateStatus, from the pods this pass started with.
+  const Value* template_labels = field::Object(
+      field::Object(field::Object(spec, "template"), "metadata"), "labels");
+  int64_t fully_labeled = 0, ready = 0, available = 0;
+  absl::Time next = absl::InfiniteFuture();
+  for (const api::ObjectPtr& pod : active) {
+    if (FullyLabeled(*pod, template_labels)) ++fully_labeled;
+    const std::optional<absl::Time> since = ReadySince(*pod);
+    if (!since.has_value()) continue;
+    ++ready;
+    const absl::Time due = *since + absl::Seconds(min_ready_seconds);
+    if (min_ready_seconds <= 0 || due <= now) {
+      ++available;
+    } else {
+      next = std::min(next, due);
+    }
+  }
+  api::ObjectBuilder b = rs.ToBuilder();
+  rapidjson::MemoryPoolAllocator<>& a = b.allocator();
+  const Value* old_status = field::Object(&rs.json(), "status");
+  Value status(rapidjson::kObjectType);
+  if (old_status != nullptr) status.CopyFrom(*old_status, a);
+  SetCount(&status, "replicas", static_cast<int64_t>(active.size()), false, a);
+  SetCount(&status, "fullyLabeledReplicas", fully_labeled, true, a);
+  SetCount(&status, "readyReplicas", ready, true, a);
+  SetCount(&status, "availableReplicas", available, true, a);
+  SetCount(&status, "observedGeneration", rs.generation(), true, a);
+  if (old_status != nullptr && json::JsonDeepEqual(status, *old_status)) {
+    return next;
+  }
+  (void)b.Set("/status", status);
+  WriteOptions w;
+  w.subresource = "status";
+  absl::Status s =
+      registry_->Update(replicasets, rs.ns(), rs.name(), std::move(b), w)
+          .status();
+  if (!s.ok() && !IsRaceError(s)) {
+    LOG(WARNING) << "replicaset controller: status of rs=" << rs.Key()
+                 << " failed: " << s;
+  }
+  return next;
+}
+
+}  // namespace apiserver
+}  // namespace kcr

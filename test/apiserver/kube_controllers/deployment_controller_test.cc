@@ -1,0 +1,348 @@
+#include "apiserver/kube_controllers/deployment_controller.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "api/object_builder.h"
+#include "apiserver/kube_controllers/node_simulator.h"
+#include "apiserver/kube_controllers/replicaset_controller.h"
+#include "gtest/gtest.h"
+#include "rapidjson/document.h"
+#include "test/apiserver/controller_test_util.h"
+
+namespace kcr::apiserver {
+namespace {
+
+std::string At(const api::Object& o, const char* pointer) {
+  const rapidjson::Value* v = o.Find(pointer);
+  if (v == nullptr) return "<absent>";
+  if (v->IsString()) return v->GetString();
+  if (v->IsBool()) return v->GetBool() ? "true" : "false";
+  if (v->IsInt64()) return std::to_string(v->GetInt64());
+  return "<other>";
+}
+
+int64_t Int(const api::Object& o, const char* pointer) {
+  const rapidjson::Value* v = o.Find(pointer);
+  return v != nullptr && v->IsInt64() ? v->GetInt64() : 0;
+}
+
+// "status reason" of deployment condition `type`.
+std::string Condition(const api::Object& d, const std::string& type) {
+  const rapidjson::Value* list = d.Find("/status/conditions");
+  if (list == nullptr) return "<absent>";
+  for (const auto& c : list->GetArray()) {
+    if (type == c["type"].GetString()) {
+      return std::string(c["status"].GetString()) + " " +
+             c["reason"].GetString();
+    }
+  }
+  return "<absent>";
+}
+
+class DeploymentControllerTest : public ControllerTest {
+ protected:
+  const ResourceInfo& ReplicaSets() {
+    return Resource("apps", "v1", "replicasets");
+  }
+
+  api::ObjectPtr CreateDeployment(const std::string& name, int replicas,
+                                  const std::string& strategy = "{}") {
+    return Create(
+        Deployments(), "default",
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{"
+        "\"name\":\"" +
+            name +
+            "\",\"annotations\":{\"kubernetes.io/change-cause\":"
+            "\"first\"}},\"spec\":{\"replicas\":" +
+            std::to_string(replicas) + ",\"strategy\":" + strategy +
+            ",\"selector\":{\"matchLabels\":{\"app\":\"" + name +
+            "\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"" + name +
+            "\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":"
+            "\"nginx:1\"}]}}}}");
+  }
+
+  api::ObjectPtr Deployment(const std::string& name) {
+    return Get(Deployments(), "default", name);
+  }
+
+  // Edits the stored Deployment's spec.
+  void Edit(const std::string& name, const char* pointer,
+            const std::string& json) {
+    api::ObjectBuilder b = Deployment(name)->ToBuilder();
+    ASSERT_TRUE(b.SetJson(pointer, json).ok());
+    absl::Status s =
+        registry_.Update(Deployments(), "default", name, std::move(b)).status();
+    ASSERT_TRUE(s.ok()) << s;
+  }
+
+  std::vector<api::ObjectPtr> ReplicaSetsOf(const api::Object& d) {
+    std::vector<api::ObjectPtr> out;
+    for (api::ObjectPtr& rs : storage_.Snapshot("apps/replicasets")) {
+      auto ref = rs->controller_reference();
+      if (ref.has_value() && ref->uid == d.uid()) out.push_back(rs);
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+      return At(*a,
+                "/metadata/annotations/deployment.kubernetes.io~1revision") <
+             At(*b, "/metadata/annotations/deployment.kubernetes.io~1revision");
+    });
+    return out;
+  }
+
+  int64_t LivePods() {
+    int64_t n = 0;
+    for (const api::ObjectPtr& p : storage_.Snapshot("/pods")) {
+      if (!p->being_deleted()) ++n;
+    }
+    return n;
+  }
+
+  // One round of every controller, then a second of simulated time.
+  void Step() {
+    dc_.Sync();
+    rc_.Sync();
+    node_.Sync();
+    node_.Sync();
+    rc_.Sync();
+    clock_.Advance(absl::Seconds(1));
+  }
+
+  // Steps until `done` holds (fails after 60 simulated seconds).
+  template <typename F>
+  void StepUntil(F done) {
+    for (int i = 0; i < 60; ++i) {
+      Step();
+      dc_.Sync();
+      if (done()) return;
+    }
+    ADD_FAILURE() << "did not settle";
+  }
+
+  bool RolledOut(const std::string& name) {
+    api::ObjectPtr d = Deployment(name);
+    const int64_t want = Int(*d, "/spec/replicas");
+    return Int(*d, "/status/observedGeneration") >= d->generation() &&
+           Int(*d, "/status/updatedReplicas") == want &&
+           Int(*d, "/status/replicas") == want &&
+           Int(*d, "/status/availableReplicas") == want &&
+           Condition(*d, "Progressing") == "True NewReplicaSetAvailable";
+  }
+
+  DeploymentController dc_{&registry_, &clock_};
+  ReplicaSetController rc_{&registry_, &clock_};
+  NodeSimulator node_{&registry_, &clock_, [] {
+                        NodeSimulatorOptions o;
+                        o.simulate_deployments = false;
+                        return o;
+                      }()};
+};
+
+TEST_F(DeploymentControllerTest, CreatesReplicaSetAndPods) {
+  api::ObjectPtr d = CreateDeployment("web", 3);
+  dc_.Sync();
+  std::vector<api::ObjectPtr> rss = ReplicaSetsOf(*d);
+  ASSERT_EQ(rss.size(), 1u);
+  const api::Object& rs = *rss[0];
+  const std::string hash = At(rs, "/metadata/labels/pod-template-hash");
+  ASSERT_NE(hash, "<absent>");
+  EXPECT_EQ(rs.name(), "web-" + hash);
+  EXPECT_EQ(hash, PodTemplateHash(*d->Find("/spec/template"), std::nullopt));
+  EXPECT_EQ(At(rs, "/spec/selector/matchLabels/pod-template-hash"), hash);
+  EXPECT_EQ(At(rs, "/spec/template/metadata/labels/pod-template-hash"), hash);
+  EXPECT_EQ(At(rs, "/spec/template/metadata/labels/app"), "web");
+  EXPECT_EQ(At(rs, "/spec/replicas"), "3");
+  EXPECT_EQ(rs.Annotation("deployment.kubernetes.io/revision"), "1");
+  EXPECT_EQ(rs.Annotation("deployment.kubernetes.io/desired-replicas"), "3");
+  // 25% of 3 rounds up to a surge of 1.
+  EXPECT_EQ(rs.Annotation("deployment.kubernetes.io/max-replicas"), "4");
+  EXPECT_EQ(rs.Annotation("kubernetes.io/change-cause"), "first");
+  auto ref = rs.controller_reference();
+  ASSERT_TRUE(ref.has_value());
+  EXPECT_EQ(ref->kind, "Deployment");
+  EXPECT_TRUE(ref->block_owner_deletion);
+  d = Deployment("web");
+  EXPECT_EQ(d->Annotation("deployment.kubernetes.io/revision"), "1");
+  // The revision is written with the status: the generation stays.
+  EXPECT_EQ(d->generation(), 1);
+  EXPECT_EQ(Condition(*d, "Progressing"), "True NewReplicaSetCreated");
+
+  rc_.Sync();
+  std::vector<api::ObjectPtr> pods = storage_.Snapshot("/pods");
+  ASSERT_EQ(pods.size(), 3u);
+  for (const api::ObjectPtr& p : pods) {
+    EXPECT_EQ(p->name().substr(0, rs.name().size() + 1),
+              std::string(rs.name()) + "-");
+    EXPECT_EQ(p->name().size(), rs.name().size() + 6);
+    EXPECT_EQ(p->Label("pod-template-hash"), hash);
+    EXPECT_EQ(p->Label("app"), "web");
+    ASSERT_TRUE(p->controller_reference().has_value());
+    EXPECT_EQ(p->controller_reference()->uid, rs.uid());
+  }
+
+  StepUntil([&] { return RolledOut("web"); });
+  d = Deployment("web");
+  EXPECT_EQ(Int(*d, "/status/readyReplicas"), 3);
+  EXPECT_EQ(Int(*d, "/status/observedGeneration"), 1);
+  EXPECT_EQ(Condition(*d, "Available"), "True MinimumReplicasAvailable");
+  api::ObjectPtr rs_now = ReplicaSetsOf(*d)[0];
+  EXPECT_EQ(Int(*rs_now, "/status/replicas"), 3);
+  EXPECT_EQ(Int(*rs_now, "/status/fullyLabeledReplicas"), 3);
+  EXPECT_EQ(Int(*rs_now, "/status/readyReplicas"), 3);
+  EXPECT_EQ(Int(*rs_now, "/status/availableReplicas"), 3);
+  EXPECT_EQ(Int(*rs_now, "/status/observedGeneration"), 1);
+}
+
+TEST_F(DeploymentControllerTest, RollingUpdateKeepsWithinSurgeAndUnavailable) {
+  CreateDeployment("web", 4);
+  StepUntil([&] { return RolledOut("web"); });
+  Edit("web", "/spec/template/spec/containers/0/image", "\"nginx:2\"");
+  // 25% of 4: one pod over, one pod short at most.
+  for (int i = 0; i < 60 && !RolledOut("web"); ++i) {
+    Step();
+    api::ObjectPtr d = Deployment("web");
+    int64_t spec_total = 0, available = 0;
+    for (const api::ObjectPtr& rs : ReplicaSetsOf(*d)) {
+      spec_total += Int(*rs, "/spec/replicas");
+      available += Int(*rs, "/status/availableReplicas");
+    }
+    EXPECT_LE(spec_total, 5);
+    EXPECT_LE(LivePods(), 5);
+    EXPECT_GE(available, 3);
+  }
+  ASSERT_TRUE(RolledOut("web"));
+  api::ObjectPtr d = Deployment("web");
+  std::vector<api::ObjectPtr> rss = ReplicaSetsOf(*d);
+  ASSERT_EQ(rss.size(), 2u);
+  EXPECT_EQ(Int(*rss[0], "/spec/replicas"), 0);
+  EXPECT_EQ(Int(*rss[1], "/spec/replicas"), 4);
+  EXPECT_EQ(rss[1]->Annotation("deployment.kubernetes.io/revision"), "2");
+  EXPECT_EQ(d->Annotation("deployment.kubernetes.io/revision"), "2");
+  EXPECT_EQ(At(*rss[1], "/spec/template/spec/containers/0/image"), "nginx:2");
+  EXPECT_EQ(LivePods(), 4);
+}
+
+TEST_F(DeploymentControllerTest, RollbackReusesTheOldReplicaSet) {
+  CreateDeployment("web", 2);
+  StepUntil([&] { return RolledOut("web"); });
+  const std::string first =
+      std::string(ReplicaSetsOf(*Deployment("web"))[0]->name());
+  Edit("web", "/spec/template/spec/containers/0/image", "\"nginx:2\"");
+  StepUntil([&] { return RolledOut("web"); });
+  // What `kubectl rollout undo` sends: the old template.
+  Edit("web", "/spec/template/spec/containers/0/image", "\"nginx:1\"");
+  StepUntil([&] { return RolledOut("web"); });
+  api::ObjectPtr d = Deployment("web");
+  std::vector<api::ObjectPtr> rss = ReplicaSetsOf(*d);
+  ASSERT_EQ(rss.size(), 2u);
+  EXPECT_EQ(rss.back()->name(), first);
+  EXPECT_EQ(rss.back()->Annotation("deployment.kubernetes.io/revision"), "3");
+  EXPECT_EQ(rss.back()->Annotation("deployment.kubernetes.io/revision-history"),
+            "1");
+  EXPECT_EQ(Int(*rss.back(), "/spec/replicas"), 2);
+  EXPECT_EQ(d->Annotation("deployment.kubernetes.io/revision"), "3");
+}
+
+TEST_F(DeploymentControllerTest, RecreateScalesOldToZeroFirst) {
+  CreateDeployment("web", 3, R"({"type":"Recreate"})");
+  StepUntil([&] { return RolledOut("web"); });
+  Edit("web", "/spec/template/spec/containers/0/image", "\"nginx:2\"");
+  for (int i = 0; i < 60 && !RolledOut("web"); ++i) {
+    Step();
+    std::vector<api::ObjectPtr> rss = ReplicaSetsOf(*Deployment("web"));
+    if (rss.size() == 2 && Int(*rss[1], "/spec/replicas") > 0) {
+      // Old pods are gone before new ones are asked for.
+      EXPECT_EQ(Int(*rss[0], "/spec/replicas"), 0);
+      EXPECT_EQ(Int(*rss[0], "/status/replicas"), 0);
+    }
+  }
+  ASSERT_TRUE(RolledOut("web"));
+  std::vector<api::ObjectPtr> rss = ReplicaSetsOf(*Deployment("web"));
+  ASSERT_EQ(rss.size(), 2u);
+  EXPECT_EQ(Int(*rss[1], "/spec/replicas"), 3);
+  EXPECT_EQ(LivePods(), 3);
+}
+
+TEST_F(DeploymentControllerTest, ScalesTheReplicaSet) {
+  CreateDeployment("web", 2);
+  StepUntil([&] { return RolledOut("web"); });
+  Edit("web", "/spec/replicas", "5");
+  StepUntil([&] { return RolledOut("web"); });
+  std::vector<api::ObjectPtr> rss = ReplicaSetsOf(*Deployment("web"));
+  ASSERT_EQ(rss.size(), 1u);
+  EXPECT_EQ(rss[0]->Annotation("deployment.kubernetes.io/desired-replicas"),
+            "5");
+  EXPECT_EQ(LivePods(), 5);
+  Edit("web", "/spec/replicas", "1");
+  StepUntil([&] { return RolledOut("web") && LivePods() == 1; });
+}
+
+TEST_F(DeploymentControllerTest, PausedDoesNotRollOut) {
+  CreateDeployment("web", 2);
+  StepUntil([&] { return RolledOut("web"); });
+  Edit("web", "/spec/paused", "true");
+  Edit("web", "/spec/template/spec/containers/0/image", "\"nginx:2\"");
+  for (int i = 0; i < 5; ++i) Step();
+  api::ObjectPtr d = Deployment("web");
+  EXPECT_EQ(ReplicaSetsOf(*d).size(), 1u);
+  EXPECT_EQ(Condition(*d, "Progressing"), "Unknown DeploymentPaused");
+  EXPECT_EQ(Int(*d, "/status/observedGeneration"), d->generation());
+  // Scaling still works while paused.
+  Edit("web", "/spec/replicas", "3");
+  for (int i = 0; i < 5; ++i) Step();
+  EXPECT_EQ(LivePods(), 3);
+  Edit("web", "/spec/paused", "false");
+  StepUntil([&] { return RolledOut("web"); });
+  EXPECT_EQ(ReplicaSetsOf(*Deployment("web")).size(), 2u);
+}
+
+TEST_F(DeploymentControllerTest, KeepsRevisionHistoryLimit) {
+  CreateDeployment("web", 1);
+  Edit("web", "/spec/revisionHistoryLimit", "1");
+  StepUntil([&] { return RolledOut("web"); });
+  for (const char* image : {"\"nginx:2\"", "\"nginx:3\"", "\"nginx:4\""}) {
+    Edit("web", "/spec/template/spec/containers/0/image", image);
+    StepUntil([&] { return RolledOut("web"); });
+  }
+  Step();
+  std::vector<api::ObjectPtr> rss = ReplicaSetsOf(*Deployment("web"));
+  ASSERT_EQ(rss.size(), 2u);
+  EXPECT_EQ(rss[0]->Annotation("deployment.kubernetes.io/revision"), "3");
+  EXPECT_EQ(rss[1]->Annotation("deployment.kubernetes.io/revision"), "4");
+}
+
+TEST_F(DeploymentControllerTest, ProgressDeadlineExceeded) {
+  CreateDeployment("web", 1);
+  Edit("web", "/spec/progressDeadlineSeconds", "5");
+  // Pods never become ready: the node runs them after an hour.
+  Edit("web", "/spec/template/metadata/annotations",
+       R"({"kcr.io/sim-running-after":"1h"})");
+  absl::Time due = absl::InfiniteFuture();
+  for (int i = 0; i < 3; ++i) {
+    Step();
+    due = dc_.Sync();
+  }
+  EXPECT_LT(due, clock_.Now() + absl::Seconds(10));
+  for (int i = 0; i < 10; ++i) Step();
+  api::ObjectPtr d = Deployment("web");
+  EXPECT_EQ(Condition(*d, "Progressing"), "False ProgressDeadlineExceeded");
+  EXPECT_EQ(Condition(*d, "Available"), "False MinimumReplicasUnavailable");
+}
+
+TEST(PodTemplateHashTest, StableAndIgnoresItsOwnLabel) {
+  rapidjson::Document a, b;
+  a.Parse(R"({"metadata":{"labels":{"app":"x"}},"spec":{"containers":[]}})");
+  b.Parse(R"({"spec":{"containers":[]},
+              "metadata":{"labels":{"pod-template-hash":"zz","app":"x"}}})");
+  const std::string h = PodTemplateHash(a, std::nullopt);
+  EXPECT_EQ(h, PodTemplateHash(b, std::nullopt));
+  EXPECT_NE(h, PodTemplateHash(a, 1));
+  EXPECT_FALSE(h.empty());
+  EXPECT_EQ(h.find_first_not_of("bcdfghjklmnpqrstvwxz2456789"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace kcr::apiserver

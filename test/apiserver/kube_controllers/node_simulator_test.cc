@@ -1,0 +1,337 @@
+#include "apiserver/kube_controllers/node_simulator.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "api/object_builder.h"
+#include "apiserver/kube_controllers/controller_runner.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test/apiserver/controller_test_util.h"
+
+namespace kcr::apiserver {
+namespace {
+
+std::string At(const api::Object& o, const char* pointer) {
+  const rapidjson::Value* v = o.Find(pointer);
+  if (v == nullptr) return "<absent>";
+  if (v->IsString()) return v->GetString();
+  if (v->IsBool()) return v->GetBool() ? "true" : "false";
+  if (v->IsInt64()) return std::to_string(v->GetInt64());
+  return "<other>";
+}
+
+// "status reason" of pod condition `type`.
+std::string PodCondition(const api::Object& pod, const std::string& type) {
+  const rapidjson::Value* list = pod.Find("/status/conditions");
+  if (list == nullptr) return "<absent>";
+  for (const auto& c : list->GetArray()) {
+    if (type == c["type"].GetString()) {
+      std::string out = c["status"].GetString();
+      if (c.HasMember("reason"))
+        out += std::string(" ") + c["reason"].GetString();
+      return out;
+    }
+  }
+  return "<absent>";
+}
+
+class NodeSimulatorTest : public ControllerTest {
+ protected:
+  api::ObjectPtr CreatePod(const std::string& name,
+                           const std::string& restart_policy = "",
+                           const std::string& annotations = "{}") {
+    return Create(Pods(), "default",
+                  "{\"metadata\":{\"name\":\"" + name +
+                      "\",\"annotations\":" + annotations + "},\"spec\":{" +
+                      (restart_policy.empty()
+                           ? std::string()
+                           : "\"restartPolicy\":\"" + restart_policy + "\",") +
+                      R"("initContainers":[{"name":"init","image":"busybox"}],
+               "containers":[{"name":"app","image":"nginx:1.25"},
+                             {"name":"side","image":"busybox"}]}})");
+  }
+  api::ObjectPtr Pod(const std::string& name) {
+    return Get(Pods(), "default", name);
+  }
+
+  NodeSimulator sim_{&registry_, &clock_};
+};
+
+TEST_F(NodeSimulatorTest, AlwaysPodsRunAndKeepRunning) {
+  CreatePod("web");
+  const absl::Time t0 = clock_.Now();
+  sim_.Sync();  // scheduled
+  EXPECT_EQ(At(*Pod("web"), "/spec/nodeName"), "kcr-node");
+  sim_.Sync();  // pending on the node
+  api::ObjectPtr p = Pod("web");
+  EXPECT_EQ(At(*p, "/status/phase"), "Pending");
+  EXPECT_EQ(PodCondition(*p, "PodScheduled"), "True");
+  EXPECT_EQ(At(*p, "/status/hostIP"), "10.0.0.1");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/state/waiting/reason"),
+            "ContainerCreating");
+  // Due 500ms after creation.
+  EXPECT_EQ(sim_.Sync(), t0 + absl::Milliseconds(500));
+  EXPECT_EQ(At(*Pod("web"), "/status/phase"), "Pending");
+
+  clock_.Advance(absl::Seconds(1));
+  sim_.Sync();
+  p = Pod("web");
+  EXPECT_EQ(At(*p, "/status/phase"), "Running");
+  EXPECT_EQ(PodCondition(*p, "Ready"), "True");
+  EXPECT_EQ(PodCondition(*p, "ContainersReady"), "True");
+  EXPECT_EQ(PodCondition(*p, "Initialized"), "True");
+  EXPECT_EQ(At(*p, "/status/podIP"), "10.244.0.1");
+  EXPECT_EQ(At(*p, "/status/podIPs/0/ip"), "10.244.0.1");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/name"), "app");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/ready"), "true");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/started"), "true");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/1/image"), "busybox");
+  EXPECT_NE(At(*p, "/status/containerStatuses/1/state/running/startedAt"),
+            "<absent>");
+  EXPECT_EQ(At(*p, "/status/initContainerStatuses/0/state/terminated/reason"),
+            "Completed");
+  EXPECT_EQ(At(*p, "/status/startTime").empty(), false);
+
+  const std::string rv(p->resource_version());
+  clock_.Advance(absl::Hours(10));
+  EXPECT_EQ(sim_.Sync(), absl::InfiniteFuture());
+  EXPECT_EQ(Pod("web")->resource_version(), rv) << "nothing more to do";
+}
+
+// "reason fieldPath component message" of every Event, in creation order.
+std::vector<std::string> EventLines(Registry* registry) {
+  std::vector<std::string> out;
+  ResourceInfoPtr events = registry->resources()->Lookup("", "v1", "events");
+  std::vector<api::ObjectPtr> items =
+      registry->storage()->Snapshot(events->StorageKey());
+  std::sort(items.begin(), items.end(),
+            [](const auto& a, const auto& b) { return a->name() < b->name(); });
+  for (const api::ObjectPtr& e : items) {
+    std::string component = At(*e, "/source/component");
+    if (component == "<absent>") component = At(*e, "/reportingComponent");
+    out.push_back(At(*e, "/reason") + " " +
+                  At(*e, "/involvedObject/fieldPath") + " " + component + " " +
+                  At(*e, "/message"));
+  }
+  return out;
+}
+
+TEST_F(NodeSimulatorTest, RecordsSchedulerAndKubeletEvents) {
+  CreatePod("web");
+  sim_.Sync();  // scheduled
+  sim_.Sync();  // pending on the node
+  clock_.Advance(absl::Seconds(1));
+  sim_.Sync();  // running
+  EXPECT_THAT(
+      EventLines(&registry_),
+      ::testing::ElementsAre(
+          "Scheduled <absent> default-scheduler Successfully assigned "
+          "default/web to kcr-node",
+          "Pulling spec.initContainers{init} kubelet Pulling image "
+          "\"busybox\"",
+          "Pulled spec.initContainers{init} kubelet Successfully pulled image "
+          "\"busybox\" in 0s (0s including waiting)",
+          "Created spec.initContainers{init} kubelet Created container: init",
+          "Started spec.initContainers{init} kubelet Started container init",
+          "Pulling spec.containers{app} kubelet Pulling image \"nginx:1.25\"",
+          "Pulled spec.containers{app} kubelet Successfully pulled image "
+          "\"nginx:1.25\" in 0s (0s including waiting)",
+          "Created spec.containers{app} kubelet Created container: app",
+          "Started spec.containers{app} kubelet Started container app",
+          "Pulling spec.containers{side} kubelet Pulling image \"busybox\"",
+          "Pulled spec.containers{side} kubelet Successfully pulled image "
+          "\"busybox\" in 0s (0s including waiting)",
+          "Created spec.containers{side} kubelet Created container: side",
+          "Started spec.containers{side} kubelet Started container side"));
+  // Nothing more while it keeps running.
+  clock_.Advance(absl::Seconds(10));
+  sim_.Sync();
+  EXPECT_EQ(EventLines(&registry_).size(), 13u);
+}
+
+TEST_F(NodeSimulatorTest, RegistersAReadyNode) {
+  sim_.Sync();
+  const ResourceInfo& nodes = Resource("", "v1", "nodes");
+  api::ObjectPtr node = Get(nodes, "", "kcr-node");
+  ASSERT_NE(node, nullptr);
+  EXPECT_EQ(At(*node, "/status/conditions/3/type"), "Ready");
+  EXPECT_EQ(At(*node, "/status/conditions/3/status"), "True");
+  EXPECT_EQ(At(*node, "/status/addresses/0/address"), "10.0.0.1");
+  EXPECT_EQ(At(*node, "/status/nodeInfo/kubeletVersion"), "v1.32.4");
+  // Deleted, it comes back.
+  ASSERT_TRUE(registry_.Delete(nodes, "", "kcr-node").ok());
+  StoredEvent e;
+  e.type = EventType::kDeleted;
+  e.collection = "/nodes";
+  e.object = node;
+  EXPECT_TRUE(sim_.Wants(e));
+  sim_.Sync();
+  EXPECT_NE(Get(nodes, "", "kcr-node"), nullptr);
+}
+
+TEST_F(NodeSimulatorTest, NeverPodsSucceed) {
+  CreatePod("job", "Never");
+  sim_.Sync();
+  sim_.Sync();
+  clock_.Advance(absl::Seconds(1));
+  sim_.Sync();
+  ASSERT_EQ(At(*Pod("job"), "/status/phase"), "Running");
+  // Due 2s after it started running.
+  EXPECT_EQ(sim_.Sync(), clock_.Now() + absl::Seconds(2));
+  clock_.Advance(absl::Seconds(2));
+  sim_.Sync();
+  api::ObjectPtr p = Pod("job");
+  EXPECT_EQ(At(*p, "/status/phase"), "Succeeded");
+  EXPECT_EQ(PodCondition(*p, "Ready"), "False PodCompleted");
+  EXPECT_EQ(PodCondition(*p, "ContainersReady"), "False PodCompleted");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/state/terminated/exitCode"),
+            "0");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/state/terminated/reason"),
+            "Completed");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/ready"), "false");
+  EXPECT_EQ(At(*p, "/status/podIP"), "10.244.0.1") << "IPs are kept";
+}
+
+TEST_F(NodeSimulatorTest, AnnotationsSetTimingAndFailure) {
+  const absl::Time t0 = clock_.Now();
+  CreatePod("fail", "OnFailure",
+            R"({"kcr.io/sim-running-after":"5s",
+                "kcr.io/sim-complete-after":"1m",
+                "kcr.io/sim-outcome":"Failed",
+                "kcr.io/sim-exit-code":"3",
+                "kcr.io/sim-message":"boom"})");
+  sim_.Sync();
+  sim_.Sync();
+  clock_.Advance(absl::Seconds(4));
+  EXPECT_EQ(sim_.Sync(), t0 + absl::Seconds(5));
+  EXPECT_EQ(At(*Pod("fail"), "/status/phase"), "Pending");
+  clock_.Advance(absl::Seconds(1));
+  sim_.Sync();
+  EXPECT_EQ(At(*Pod("fail"), "/status/phase"), "Running");
+  clock_.Advance(absl::Seconds(59));
+  sim_.Sync();
+  EXPECT_EQ(At(*Pod("fail"), "/status/phase"), "Running");
+  clock_.Advance(absl::Seconds(1));
+  sim_.Sync();
+  api::ObjectPtr p = Pod("fail");
+  EXPECT_EQ(At(*p, "/status/phase"), "Failed");
+  EXPECT_EQ(PodCondition(*p, "Ready"), "False PodFailed");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/state/terminated/exitCode"),
+            "3");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/state/terminated/reason"),
+            "Error");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/state/terminated/message"),
+            "boom");
+  EXPECT_NE(At(*p, "/status/containerStatuses/0/state/terminated/containerID"),
+            "<absent>");
+}
+
+TEST_F(NodeSimulatorTest, MalformedAnnotationsFallBackToDefaults) {
+  CreatePod("odd", "Never",
+            R"({"kcr.io/sim-running-after":"soon",
+                "kcr.io/sim-outcome":"Maybe",
+                "kcr.io/sim-exit-code":"x"})");
+  sim_.Sync();
+  sim_.Sync();
+  clock_.Advance(absl::Seconds(1));
+  sim_.Sync();
+  EXPECT_EQ(At(*Pod("odd"), "/status/phase"), "Running");
+  clock_.Advance(absl::Seconds(2));
+  sim_.Sync();
+  EXPECT_EQ(At(*Pod("odd"), "/status/phase"), "Succeeded");
+}
+
+TEST_F(NodeSimulatorTest, DeploymentsBecomeAvailable) {
+  Create(Deployments(), "default", R"({"metadata":{"name":"web"},
+      "spec":{"replicas":3,"selector":{"matchLabels":{"app":"web"}},
+              "template":{"metadata":{"labels":{"app":"web"}},
+                          "spec":{"containers":[{"name":"c","image":"nginx"}]}}}})");
+  EXPECT_EQ(sim_.Sync(), clock_.Now() + absl::Milliseconds(500));
+  api::ObjectPtr d = Get(Deployments(), "default", "web");
+  EXPECT_EQ(d->Find("/status/readyReplicas"), nullptr);
+  clock_.Advance(absl::Seconds(1));
+  sim_.Sync();
+  d = Get(Deployments(), "default", "web");
+  EXPECT_EQ(At(*d, "/status/observedGeneration"), "1");
+  EXPECT_EQ(At(*d, "/status/replicas"), "3");
+  EXPECT_EQ(At(*d, "/status/readyReplicas"), "3");
+  EXPECT_EQ(At(*d, "/status/availableReplicas"), "3");
+  EXPECT_EQ(At(*d, "/status/updatedReplicas"), "3");
+  EXPECT_EQ(At(*d, "/status/conditions/0/type"), "Available");
+  EXPECT_EQ(At(*d, "/status/conditions/0/reason"), "MinimumReplicasAvailable");
+  EXPECT_EQ(At(*d, "/status/conditions/1/type"), "Progressing");
+  EXPECT_EQ(At(*d, "/status/conditions/1/reason"), "NewReplicaSetAvailable");
+
+  // Scale to zero: a new generation, then counts omitted.
+  api::ObjectBuilder b = d->ToBuilder();
+  ASSERT_TRUE(b.SetInt("/spec/replicas", 0).ok());
+  ASSERT_TRUE(
+      registry_.Update(Deployments(), "default", "web", std::move(b)).ok());
+  sim_.Sync();
+  EXPECT_EQ(At(*Get(Deployments(), "default", "web"), "/status/replicas"), "3");
+  clock_.Advance(absl::Seconds(1));
+  sim_.Sync();
+  d = Get(Deployments(), "default", "web");
+  EXPECT_EQ(At(*d, "/status/observedGeneration"), "2");
+  EXPECT_EQ(d->Find("/status/replicas"), nullptr);
+  EXPECT_EQ(sim_.Sync(), absl::InfiniteFuture());
+}
+
+TEST_F(NodeSimulatorTest, SwitchedOff) {
+  NodeSimulatorOptions options;
+  options.simulate_pods = false;
+  options.simulate_deployments = false;
+  NodeSimulator off(&registry_, &clock_, options);
+  CreatePod("web");
+  EXPECT_EQ(off.Sync(), absl::InfiniteFuture());
+  EXPECT_EQ(At(*Pod("web"), "/spec/nodeName"), "<absent>");
+}
+
+TEST_F(NodeSimulatorTest, WantsPodAndDeploymentWrites) {
+  StoredEvent e;
+  e.object = CreatePod("web");
+  e.collection = "/pods";
+  EXPECT_TRUE(sim_.Wants(e));
+  e.type = EventType::kDeleted;
+  EXPECT_FALSE(sim_.Wants(e));
+  e.type = EventType::kModified;
+  e.collection = "apps/deployments";
+  EXPECT_TRUE(sim_.Wants(e));
+  e.collection = "/configmaps";
+  EXPECT_FALSE(sim_.Wants(e));
+}
+
+// The runner reacts to writes without any clock movement: with no delay a
+// pod runs as soon as it is created.
+TEST(NodeSimulatorRunnerTest, RunsPodsInTheBackground) {
+  Storage storage;
+  ResourceRegistry resources;
+  Registry registry(&storage, &resources);
+  ASSERT_TRUE(registry.Bootstrap().ok());
+  NodeSimulatorOptions options;
+  options.running_after = absl::ZeroDuration();
+  NodeSimulator sim(&registry, Clock::Real(), options);
+  ControllerRunner runner(&storage, Clock::Real(), &sim);
+  runner.Start();
+  ResourceInfoPtr pods = resources.Lookup("", "v1", "pods");
+  absl::StatusOr<api::ObjectBuilder> pod = api::ObjectBuilder::FromJson(
+      R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c",)"
+      R"("image":"nginx"}]}})");
+  ASSERT_TRUE(registry.Create(*pods, "default", std::move(*pod)).ok());
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  std::string phase;
+  while (absl::Now() < deadline) {
+    api::ObjectPtr p = storage.Get(pods->StorageKey(), "default", "p");
+    phase = At(*p, "/status/phase");
+    if (phase == "Running") break;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  runner.Stop();
+  EXPECT_EQ(phase, "Running");
+}
+
+}  // namespace
+}  // namespace kcr::apiserver

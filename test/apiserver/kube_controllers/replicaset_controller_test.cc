@@ -1,0 +1,155 @@
+#include "apiserver/kube_controllers/replicaset_controller.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "api/object_builder.h"
+#include "apiserver/kube_controllers/node_simulator.h"
+#include "gtest/gtest.h"
+#include "test/apiserver/controller_test_util.h"
+
+namespace kcr::apiserver {
+namespace {
+
+int64_t Int(const api::Object& o, const char* pointer) {
+  const rapidjson::Value* v = o.Find(pointer);
+  return v != nullptr && v->IsInt64() ? v->GetInt64() : 0;
+}
+
+class ReplicaSetControllerTest : public ControllerTest {
+ protected:
+  const ResourceInfo& ReplicaSets() {
+    return Resource("apps", "v1", "replicasets");
+  }
+
+  api::ObjectPtr CreateReplicaSet(const std::string& name, int replicas,
+                                  int min_ready_seconds = 0) {
+    return Create(
+        ReplicaSets(), "default",
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{"
+        "\"name\":\"" +
+            name + "\"},\"spec\":{\"replicas\":" + std::to_string(replicas) +
+            ",\"minReadySeconds\":" + std::to_string(min_ready_seconds) +
+            ",\"selector\":{\"matchLabels\":{\"app\":\"" + name +
+            "\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"" + name +
+            "\",\"tier\":\"web\"},\"annotations\":{\"a\":\"b\"}},\"spec\":{"
+            "\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"}]}}}}");
+  }
+
+  api::ObjectPtr ReplicaSet(const std::string& name) {
+    return Get(ReplicaSets(), "default", name);
+  }
+
+  void Scale(const std::string& name, int replicas) {
+    api::ObjectBuilder b = ReplicaSet(name)->ToBuilder();
+    ASSERT_TRUE(b.SetInt("/spec/replicas", replicas).ok());
+    ASSERT_TRUE(
+        registry_.Update(ReplicaSets(), "default", name, std::move(b)).ok());
+  }
+
+  std::vector<api::ObjectPtr> PodsOf(const api::Object& rs) {
+    std::vector<api::ObjectPtr> out;
+    for (api::ObjectPtr& p : storage_.Snapshot("/pods")) {
+      auto ref = p->controller_reference();
+      if (ref.has_value() && ref->uid == rs.uid()) out.push_back(p);
+    }
+    return out;
+  }
+
+  ReplicaSetController rc_{&registry_, &clock_};
+  NodeSimulator node_{&registry_, &clock_};
+};
+
+TEST_F(ReplicaSetControllerTest, CreatesPodsFromTheTemplate) {
+  api::ObjectPtr rs = CreateReplicaSet("web", 3);
+  EXPECT_EQ(Int(*rs, "/status/replicas"), 0);
+  EXPECT_NE(rs->Find("/status/replicas"), nullptr);
+  rc_.Sync();
+  std::vector<api::ObjectPtr> pods = PodsOf(*rs);
+  ASSERT_EQ(pods.size(), 3u);
+  for (const api::ObjectPtr& p : pods) {
+    EXPECT_EQ(p->name().substr(0, 4), "web-");
+    EXPECT_EQ(p->name().size(), 9u);
+    EXPECT_EQ(p->Label("tier"), "web");
+    EXPECT_EQ(p->Annotation("a"), "b");
+    EXPECT_EQ(p->controller_reference()->kind, "ReplicaSet");
+    EXPECT_TRUE(p->controller_reference()->block_owner_deletion);
+  }
+  // Another pass sees them: no more pods.
+  rc_.Sync();
+  EXPECT_EQ(PodsOf(*rs).size(), 3u);
+  rs = ReplicaSet("web");
+  EXPECT_EQ(Int(*rs, "/status/replicas"), 3);
+  EXPECT_EQ(Int(*rs, "/status/fullyLabeledReplicas"), 3);
+  EXPECT_EQ(Int(*rs, "/status/readyReplicas"), 0);
+  EXPECT_EQ(Int(*rs, "/status/observedGeneration"), 1);
+}
+
+TEST_F(ReplicaSetControllerTest, ReportsReadyAndAvailableAfterMinReady) {
+  CreateReplicaSet("web", 2, /*min_ready_seconds=*/10);
+  rc_.Sync();
+  node_.Sync();
+  node_.Sync();
+  clock_.Advance(absl::Seconds(1));
+  node_.Sync();
+  const absl::Time ready_at = clock_.Now();
+  const absl::Time next = rc_.Sync();
+  api::ObjectPtr rs = ReplicaSet("web");
+  EXPECT_EQ(Int(*rs, "/status/readyReplicas"), 2);
+  EXPECT_EQ(Int(*rs, "/status/availableReplicas"), 0);
+  EXPECT_LE(next, ready_at + absl::Seconds(10));
+  clock_.Advance(absl::Seconds(11));
+  EXPECT_EQ(rc_.Sync(), absl::InfiniteFuture());
+  EXPECT_EQ(Int(*ReplicaSet("web"), "/status/availableReplicas"), 2);
+}
+
+TEST_F(ReplicaSetControllerTest, ScalesDownNotReadyFirst) {
+  CreateReplicaSet("web", 2);
+  rc_.Sync();
+  node_.Sync();
+  node_.Sync();
+  clock_.Advance(absl::Seconds(1));
+  node_.Sync();  // both running and ready
+  Scale("web", 3);
+  rc_.Sync();  // a third, not yet ready
+  api::ObjectPtr rs = ReplicaSet("web");
+  std::vector<api::ObjectPtr> pods = PodsOf(*rs);
+  ASSERT_EQ(pods.size(), 3u);
+  Scale("web", 2);
+  rc_.Sync();
+  pods = PodsOf(*rs);
+  ASSERT_EQ(pods.size(), 2u);
+  for (const api::ObjectPtr& p : pods) {
+    const rapidjson::Value* phase = p->Find("/status/phase");
+    ASSERT_NE(phase, nullptr);
+    EXPECT_STREQ(phase->GetString(), "Running");
+  }
+  Scale("web", 0);
+  rc_.Sync();
+  EXPECT_TRUE(PodsOf(*rs).empty());
+}
+
+TEST_F(ReplicaSetControllerTest, AdoptsOrphansAndReleasesStrays) {
+  Create(Pods(), "default",
+         R"({"metadata":{"name":"orphan","labels":{"app":"web"}},
+             "spec":{"containers":[{"name":"c","image":"nginx"}]}})");
+  api::ObjectPtr rs = CreateReplicaSet("web", 1);
+  rc_.Sync();
+  std::vector<api::ObjectPtr> pods = PodsOf(*rs);
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(pods[0]->name(), "orphan");
+  // The label changes: the pod is released and replaced.
+  api::ObjectBuilder b = pods[0]->ToBuilder();
+  b.SetLabel("app", "other");
+  ASSERT_TRUE(registry_.Update(Pods(), "default", "orphan", std::move(b)).ok());
+  rc_.Sync();
+  EXPECT_FALSE(Get(Pods(), "default", "orphan")->controller_reference());
+  rc_.Sync();
+  pods = PodsOf(*rs);
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_NE(pods[0]->name(), "orphan");
+}
+
+}  // namespace
+}  // namespace kcr::apiserver

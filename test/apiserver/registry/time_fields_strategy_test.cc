@@ -1,0 +1,71 @@
+// Timestamps of built-in kinds, through the registry as requests reach
+// them.
+#include "apiserver/registry/time_fields_strategy.h"
+
+#include <string>
+
+#include "absl/strings/match.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test/apiserver/registry_fixture.h"
+
+namespace kcr::apiserver {
+namespace {
+
+using ::testing::HasSubstr;
+
+class TimeFieldsStrategyTest : public RegistryFixture {
+ protected:
+  TimeFieldsStrategyTest()
+      : leases_(Resource("coordination.k8s.io", "v1", "leases")),
+        events_(Resource("", "v1", "events")) {}
+
+  ResourceInfoPtr leases_;
+  ResourceInfoPtr events_;
+};
+
+TEST_F(TimeFieldsStrategyTest, LeaseMicroTimesAreStoredInUtcWithMicroseconds) {
+  absl::StatusOr<WriteResult> created = registry_.Create(
+      *leases_, "default",
+      FromJson(R"({"metadata":{"name":"l"},"spec":{"holderIdentity":"a",)"
+               R"("acquireTime":"2026-11-24T22:00:00.5+01:00",)"
+               R"("renewTime":"2026-11-24T21:00:01.123456Z"}})"));
+  ASSERT_TRUE(created.ok()) << created.status();
+  const std::string json = created->object->ToJson();
+  EXPECT_THAT(json,
+              HasSubstr(R"("acquireTime":"2026-11-24T21:00:00.500000Z")"));
+  EXPECT_THAT(json, HasSubstr(R"("renewTime":"2026-11-24T21:00:01.123456Z")"));
+  absl::StatusOr<WriteResult> patched =
+      registry_.Patch(*leases_, "default", "l", api::PatchType::kMerge,
+                      R"({"spec":{"renewTime":"2026-11-24T16:00:02-05:00"}})");
+  ASSERT_TRUE(patched.ok()) << patched.status();
+  EXPECT_THAT(patched->object->ToJson(),
+              HasSubstr(R"("renewTime":"2026-11-24T21:00:02.000000Z")"));
+}
+
+TEST_F(TimeFieldsStrategyTest, EventTimesAreWholeSecondsAndMicroTimes) {
+  absl::StatusOr<WriteResult> created = registry_.Create(
+      *events_, "default",
+      FromJson(R"({"metadata":{"name":"e"},"involvedObject":{},)"
+               R"("reason":"R","firstTimestamp":"2026-11-24T21:00:00.9Z",)"
+               R"("lastTimestamp":"2026-11-24T23:00:00+02:00",)"
+               R"("eventTime":"2026-11-24T21:00:00.25Z"})"));
+  ASSERT_TRUE(created.ok()) << created.status();
+  const std::string json = created->object->ToJson();
+  EXPECT_THAT(json, HasSubstr(R"("firstTimestamp":"2026-11-24T21:00:00Z")"));
+  EXPECT_THAT(json, HasSubstr(R"("lastTimestamp":"2026-11-24T21:00:00Z")"));
+  EXPECT_THAT(json, HasSubstr(R"("eventTime":"2026-11-24T21:00:00.250000Z")"));
+}
+
+TEST_F(TimeFieldsStrategyTest, NotATimeIsRefused) {
+  absl::StatusOr<WriteResult> created = registry_.Create(
+      *leases_, "default",
+      FromJson(R"({"metadata":{"name":"l"},"spec":{"renewTime":"soon"}})"));
+  ASSERT_FALSE(created.ok());
+  EXPECT_THAT(std::string(created.status().message()),
+              HasSubstr("spec.renewTime: Invalid value: \"soon\""));
+  EXPECT_FALSE(registry_.Get(*leases_, "default", "l").ok());
+}
+
+}  // namespace
+}  // namespace kcr::apiserver
