@@ -23,12 +23,14 @@
 //                                   application/octet-stream)
 //
 // Every served version of every CRD the server serves is described, and
-// every built-in resource (with its Go type's fields, see BuiltinKinds).
+// every built-in resource (with its Go type's fields): openapi_kinds.h.
 // No PATCH operation lists strategic merge patch: for a built-in kind
 // kubectl then computes the patch from its compiled-in types, as without
 // OpenAPI, rather than from schemas that carry no patch merge keys.
 // Documents follow the CRDs: each request sees the CRDs stored at that
 // moment.
+//
+// The documents are built by openapi_v3.h and openapi_v2.h.
 //
 // Caching as kube-openapi's handler3: a group-version document's hash is
 // the upper-case hex SHA-512 of its JSON, sent as the ETag; with ?hash=
@@ -38,72 +40,20 @@
 #ifndef KCR_APISERVER_ENDPOINTS_OPENAPI_H_
 #define KCR_APISERVER_ENDPOINTS_OPENAPI_H_
 
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
 
-#include "api/object.h"
 #include "apiserver/endpoints/http_server.h"
 #include "apiserver/registry/registry.h"
-#include "apiserver/registry/resources.h"
-#include "rapidjson/document.h"
 #include "base/clock.h"
 #include "base/mutex.h"
 
 namespace kcr {
 namespace apiserver {
 
-// One kind of one served group-version, as the documents describe it: a
-// version of a CustomResourceDefinition, or a built-in resource.
-struct OpenApiKind {
-  std::string group;
-  std::string version;
-  std::string plural;
-  std::string kind;
-  std::string list_kind;
-  bool namespaced = true;
-  bool has_status = false;
-  bool has_scale = false;
-  // A built-in kind: schemas named after its Go package
-  // (io.k8s.api.core.v1.Pod) rather than the reversed group.
-  bool builtin = false;
-  // The kind's OpenAPI v3 schema (for a CRD its openAPIV3Schema); points
-  // into the CRD or into `owned_schema`, which must outlive this. Null when
-  // there is none (an object with apiVersion, kind and metadata is
-  // described).
-  const rapidjson::Value* schema = nullptr;
-  std::shared_ptr<const rapidjson::Document> owned_schema;
-};
-
-// The served versions of `crd` (apiextensions.k8s.io/v1 JSON). Versions
-// with served: false and malformed entries are left out.
-std::vector<OpenApiKind> CustomResourceKinds(const rapidjson::Value& crd);
-
-// The built-in resources of `resources`, each with the schema of its Go
-// type (builtin_schema.h) when the server has one: field names and types,
-// no descriptions; struct types are written inline (explain shows them as
-// <Object>), except ObjectMeta.
-std::vector<OpenApiKind> BuiltinKinds(const ResourceRegistry& resources);
-
-// The OpenAPI v3 documents (JSON) of `apis`, by "apis/<group>/<version>"
-// ("api/v1" for the core group).
-std::map<std::string, std::string> BuildOpenApiV3Documents(
-    const std::vector<OpenApiKind>& apis);
-
-// The Swagger 2.0 document (JSON) of `apis`: definitions only (paths is
-// empty). `version` is info.version (the server's gitVersion).
-std::string BuildSwaggerV2Document(const std::vector<OpenApiKind>& apis,
-                                   std::string_view version);
-
 // kube-openapi's ETag of a document: upper-case hex of its SHA-512.
 std::string OpenApiHash(std::string_view document);
-
-// The /openapi/v3 index of documents by "apis/<group>/<version>" with
-// their hashes.
-std::string OpenApiV3IndexJson(
-    const std::map<std::string, std::string>& hash_by_group_version);
 
 // Serves the paths above from the CRDs stored in a Registry. Thread-safe:
 // Handle runs concurrently on connection threads; the documents are built

@@ -50,8 +50,8 @@
 #include "api/object.h"
 #include "apiserver/kube_controllers/controller_runner.h"
 #include "apiserver/registry/registry.h"
-#include "rapidjson/document.h"
 #include "base/clock.h"
+#include "rapidjson/document.h"
 
 namespace kcr {
 namespace apiserver {

@@ -47,8 +47,8 @@
 #include "apiserver/registry/resources.h"
 #include "apiserver/registry/service_allocator.h"
 #include "apiserver/storage/storage.h"
-#include "rapidjson/document.h"
 #include "base/clock.h"
+#include "rapidjson/document.h"
 
 namespace kcr {
 namespace apiserver {
@@ -151,7 +151,7 @@ struct DeleteResult {
   bool removed = false;
 };
 
-// Who makes a write, for metadata.managedFields (registry.cc).
+// Who makes a write, for metadata.managedFields (registry_internal.h).
 struct WriteManager;
 
 struct RegistryOptions {

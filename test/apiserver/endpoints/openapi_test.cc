@@ -9,6 +9,9 @@
 #include <vector>
 
 #include "api/json/json_util.h"
+#include "apiserver/endpoints/openapi_kinds.h"
+#include "apiserver/endpoints/openapi_v2.h"
+#include "apiserver/endpoints/openapi_v3.h"
 #include "apiserver/registry/resources.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -1,0 +1,189 @@
+// Registry (registry.h): Create, and the preparation of a new object it
+// shares with an apply that creates: type meta, namespace, uid,
+// creationTimestamp, generation, the kind's defaults and validation, a
+// generated name, Service allocations, 409 AlreadyExists.
+#include <optional>
+#include <utility>
+
+#include "absl/cleanup/cleanup.h"
+#include "apiserver/internal/api_error.h"
+#include "apiserver/internal/names.h"
+#include "apiserver/internal/object_fields.h"
+#include "apiserver/internal/str_util.h"
+#include "apiserver/registry/core_strategy.h"
+#include "apiserver/registry/managed_fields.h"
+#include "apiserver/registry/registry.h"
+#include "apiserver/registry/registry_internal.h"
+#include "base/status_macros.h"
+
+namespace kcr {
+namespace apiserver {
+namespace {
+
+using Mutation = Storage::Mutation;
+using api::FieldError;
+using registry_internal::CheckTypeMeta;
+using registry_internal::DropBuiltinUnknownFields;
+using registry_internal::IsCoreServices;
+using registry_internal::RunWrite;
+using registry_internal::SetRequestNamespace;
+using registry_internal::StrategyFor;
+using registry_internal::ValidateMeta;
+
+}  // namespace
+
+absl::Status Registry::PrepareCreate(const ResourceInfo& r, std::string_view ns,
+                                     api::ObjectBuilder* b) const {
+  KCR_RETURN_IF_ERROR(CheckTypeMeta(r, *b, r.api_version()));
+  b->SetApiVersion(api::GroupVersion(r.group(), r.storage_version).ToString());
+  b->SetKind(r.kind());
+  if (b->Find("/metadata") == nullptr || !b->Find("/metadata")->IsObject()) {
+    (void)b->SetJson("/metadata", "{}");
+  }
+  if (r.namespaced()) {
+    KCR_RETURN_IF_ERROR(SetRequestNamespace(ns, b));
+  } else {
+    b->Remove("/metadata/namespace");
+  }
+  if (!StringAt(*b, "/metadata/resourceVersion").empty()) {
+    return ApiError::InternalError(
+               "resourceVersion should not be set on objects to be created")
+        .ToStatus();
+  }
+  std::string name = StringAt(*b, "/metadata/name");
+  if (name.empty() && StringAt(*b, "/metadata/generateName").empty()) {
+    return ApiError::Invalid(
+               r.group_kind(), "",
+               {FieldErr(FieldError::Type::kRequired, "metadata.name", "",
+                         "name or generateName is required")})
+        .ToStatus();
+  }
+  b->SetUid(NewUid());
+  (void)b->SetString("/metadata/creationTimestamp", Now());
+  b->Remove("/metadata/deletionTimestamp");
+  b->Remove("/metadata/deletionGracePeriodSeconds");
+  b->Remove("/metadata/selfLink");
+  if (r.generation != GenerationPolicy::kNone) {
+    b->SetGeneration(1);
+  } else {
+    b->Remove("/metadata/generation");
+  }
+  const Strategy& strategy = StrategyFor(r);
+  strategy.Default(b);
+  DropEmptyMaps(r, b);
+  strategy.PrepareForCreate(r, b, Now());
+  // Validation (the name is checked once it is final, in CreateLocked).
+  std::vector<FieldError> errors;
+  strategy.Validate(r, b, &errors);
+  if (!errors.empty()) {
+    std::string n =
+        name.empty() ? StringAt(*b, "/metadata/generateName") : name;
+    return ApiError::Invalid(r.group_kind(), name, errors).ToStatus();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Registry::CheckNamespace(const ResourceInfo& r,
+                                      std::string_view ns,
+                                      std::string_view name) const {
+  if (!r.namespaced()) return absl::OkStatus();
+  api::ObjectPtr n = storage_->Get("/namespaces", "", ns);
+  if (n == nullptr) {
+    return ApiError::NotFound({"", "namespaces"}, ns).ToStatus();
+  }
+  if (n->being_deleted()) {
+    ApiError e =
+        ApiError::Forbidden(r.group_resource(), name,
+                            Cat("unable to create new content in namespace ",
+                                ns, " because it is being terminated"));
+    // The cause kube-apiserver's NamespaceLifecycle admission adds, by which
+    // clients tell this refusal from an authorization one.
+    e.causes.push_back({"NamespaceTerminating",
+                        Cat("namespace ", ns, " is being terminated"),
+                        "metadata.namespace"});
+    return e.ToStatus();
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Mutation> Registry::CreateLocked(const ResourceInfo& r,
+                                                const api::ObjectPtr& current,
+                                                api::ObjectBuilder b) const {
+  std::string name = StringAt(b, "/metadata/name");
+  if (current != nullptr) {
+    ApiError e = ApiError::AlreadyExists(r.group_resource(), name);
+    if (current->being_deleted())
+      e.message = "object is being deleted: " + e.message;
+    return e.ToStatus();
+  }
+  std::vector<FieldError> errors;
+  ValidateMeta(StrategyFor(r), b, &errors);
+  if (!errors.empty()) {
+    return ApiError::Invalid(r.group_kind(), name, errors).ToStatus();
+  }
+  return Mutation::Put(std::move(b));
+}
+
+absl::StatusOr<WriteResult> Registry::Create(const ResourceInfo& r,
+                                             std::string_view ns,
+                                             api::ObjectBuilder object,
+                                             const WriteOptions& options) {
+  if (!options.subresource.empty()) {
+    return ApiError::MethodNotSupported(r.group_resource(), "create")
+        .ToStatus();
+  }
+  std::vector<std::string> warnings;
+  KCR_RETURN_IF_ERROR(CheckUnknownFields(r, object.json(),
+                                         options.field_validation, &warnings));
+  DropBuiltinUnknownFields(r, &object);
+  KCR_RETURN_IF_ERROR(PrepareCreate(r, ns, &object));
+  KCR_RETURN_IF_ERROR(RecordWriteManagedFields(
+      r, nullptr, &object.json(), object.allocator(), options.field_manager,
+      options.user_agent, "", options_.clock->Now()));
+  std::string name = StringAt(object, "/metadata/name");
+  std::string prefix = StringAt(object, "/metadata/generateName");
+  bool generated = name.empty();
+  KCR_RETURN_IF_ERROR(CheckNamespace(r, ns, name));
+  // Cluster IP and node ports, given back unless the Service is stored.
+  std::optional<ServiceAllocator::Allocation> allocation;
+  if (IsCoreServices(r)) {
+    KCR_ASSIGN_OR_RETURN(allocation, service_allocator_->Allocate(
+                                         r.group_kind(), nullptr, &object));
+  }
+  auto release = absl::MakeCleanup([&] {
+    if (allocation.has_value()) service_allocator_->Release(*allocation);
+  });
+  for (int attempt = 0;; ++attempt) {
+    if (generated) {
+      name = GenerateName(prefix);
+      object.SetName(name);
+      StrategyFor(r).NameGenerated(name, &object);
+    }
+    std::string obj_ns = r.namespaced() ? std::string(ns) : "";
+    const api::ObjectBuilder& proto = object;
+    auto result =
+        RunWrite(storage_, r.StorageKey(), obj_ns, name, options.dry_run,
+                 [&](const api::ObjectPtr& cur) -> absl::StatusOr<Mutation> {
+                   KCR_ASSIGN_OR_RETURN(api::ObjectPtr copy, proto.Build());
+                   return CreateLocked(r, cur, copy->ToBuilder());
+                 });
+    if (!result.ok()) {
+      if (generated && api::IsAlreadyExists(result.status()) && attempt < 8) {
+        continue;
+      }
+      return result.status();
+    }
+    if (!options.dry_run) {
+      std::move(release).Cancel();
+      AfterWrite(r, *result);
+    }
+    WriteResult out;
+    out.object = AtVersion(result->object, r);
+    out.created = true;
+    out.warnings = warnings;
+    return out;
+  }
+}
+
+}  // namespace apiserver
+}  // namespace kcr
