@@ -15,7 +15,7 @@
 #include "api/json/yaml_to_json.h"
 #include "api/object_builder.h"
 #include "apiserver/registry/access_review.h"
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/endpoints/discovery.h"
 #include "apiserver/endpoints/negotiation.h"
 #include "apiserver/internal/object_fields.h"
@@ -146,7 +146,7 @@ absl::StatusOr<rapidjson::Document> DecodeBody(const HttpRequest& req) {
   if (ct.type.empty() || ct.type == "application/json" || ct.type == "*/*") {
     absl::Status s = json::ParseJson(req.body, &doc);
     if (!s.ok()) {
-      return ApiError::BadRequest(
+      return api::StatusError::BadRequest(
                  Cat("couldn't get version/kind; json parse error: ",
                      ToStd(s.message())))
           .ToStatus();
@@ -155,35 +155,35 @@ absl::StatusOr<rapidjson::Document> DecodeBody(const HttpRequest& req) {
     auto json = KubernetesProtobufToJson(req.body);
     if (!json.ok()) {
       if (json.status().code() == absl::StatusCode::kUnimplemented) {
-        return ApiError::UnsupportedMediaType(
+        return api::StatusError::UnsupportedMediaType(
                    Cat("the body of the request was in an unknown format - "
                        "accepted media types include: application/json, "
                        "application/yaml (",
                        ToStd(json.status().message()), ")"))
             .ToStatus();
       }
-      return ApiError::BadRequest(ToStd(json.status().message())).ToStatus();
+      return api::StatusError::BadRequest(ToStd(json.status().message())).ToStatus();
     }
     absl::Status s = json::ParseJson(*json, &doc);
-    if (!s.ok()) return ApiError::BadRequest(ToStd(s.message())).ToStatus();
+    if (!s.ok()) return api::StatusError::BadRequest(ToStd(s.message())).ToStatus();
   } else if (ct.type == "application/yaml") {
     auto y = json::YamlToJson(req.body);
     if (!y.ok()) {
-      return ApiError::BadRequest(
+      return api::StatusError::BadRequest(
                  Cat("couldn't get version/kind; yaml parse error: ",
                      ToStd(y.status().message())))
           .ToStatus();
     }
     doc.CopyFrom(**y, doc.GetAllocator());
   } else {
-    return ApiError::UnsupportedMediaType(
+    return api::StatusError::UnsupportedMediaType(
                Cat("the body of the request was in an unknown format - "
                    "accepted media types include: application/json, "
                    "application/yaml"))
         .ToStatus();
   }
   if (!doc.IsObject()) {
-    return ApiError::BadRequest(
+    return api::StatusError::BadRequest(
                "couldn't get version/kind; json parse error: the object is "
                "not a JSON object")
         .ToStatus();
@@ -256,7 +256,7 @@ void ApiHandler::Handle(const HttpRequest& req, HttpExchange* ex) {
   if (!options_.token.empty() && !is_health && path != "/version") {
     std::string auth = req.Header("authorization");
     if (auth != "Bearer " + options_.token) {
-      SendApiError(ex, ApiError::Unauthorized());
+      SendApiError(ex, api::StatusError::Unauthorized());
       return;
     }
   }
@@ -283,14 +283,14 @@ void ApiHandler::Handle(const HttpRequest& req, HttpExchange* ex) {
     if (!s.empty()) segs.push_back(std::move(s));
   }
   if (segs.empty() || (segs[0] != "api" && segs[0] != "apis")) {
-    SendApiError(ex, ApiError::PathNotFound());
+    SendApiError(ex, api::StatusError::PathNotFound());
     return;
   }
   ResourceRegistry* resources = registry_->resources();
   bool legacy = segs[0] == "api";
   if (segs.size() == 1) {
     if (req.method != "GET") {
-      SendApiError(ex, ApiError::MethodNotSupported({"", ""}, req.method));
+      SendApiError(ex, api::StatusError::MethodNotSupported({"", ""}, req.method));
       return;
     }
     for (const MediaType& m : ParseAccept(req.Header("accept"))) {
@@ -317,13 +317,13 @@ void ApiHandler::Handle(const HttpRequest& req, HttpExchange* ex) {
   }
   size_t gv_len = legacy ? 2 : 3;
   if (legacy && segs[1] != "v1") {
-    SendApiError(ex, ApiError::PathNotFound());
+    SendApiError(ex, api::StatusError::PathNotFound());
     return;
   }
   if (!legacy && segs.size() == 2) {
     auto doc = ApiGroupJson(*resources, segs[1]);
     if (!doc.has_value()) {
-      SendApiError(ex, ApiError::PathNotFound());
+      SendApiError(ex, api::StatusError::PathNotFound());
       return;
     }
     SendJson(ex, 200, *doc);
@@ -333,7 +333,7 @@ void ApiHandler::Handle(const HttpRequest& req, HttpExchange* ex) {
     auto doc = ApiResourceListJson(*resources, legacy ? "" : segs[1],
                                    legacy ? "v1" : segs[2]);
     if (!doc.has_value()) {
-      SendApiError(ex, ApiError::PathNotFound());
+      SendApiError(ex, api::StatusError::PathNotFound());
       return;
     }
     SendJson(ex, 200, *doc);
@@ -357,7 +357,7 @@ void ApiHandler::HandleFaults(const HttpRequest& req, HttpExchange* ex) {
     return;
   }
   if (req.path != "/fault-injection") {
-    SendApiError(ex, ApiError::PathNotFound());
+    SendApiError(ex, api::StatusError::PathNotFound());
     return;
   }
   if (req.method == "GET") {
@@ -367,7 +367,7 @@ void ApiHandler::HandleFaults(const HttpRequest& req, HttpExchange* ex) {
   if (req.method == "PUT" || req.method == "POST" || req.method == "PATCH") {
     auto o = FaultOptions::FromJson(req.body, faults->options());
     if (!o.ok()) {
-      SendApiError(ex, ApiError::BadRequest(ToStd(o.status().message())));
+      SendApiError(ex, api::StatusError::BadRequest(ToStd(o.status().message())));
       return;
     }
     faults->set_options(*o);
@@ -375,7 +375,7 @@ void ApiHandler::HandleFaults(const HttpRequest& req, HttpExchange* ex) {
     return;
   }
   SendApiError(
-      ex, ApiError::MethodNotSupported({"", "fault-injection"}, req.method));
+      ex, api::StatusError::MethodNotSupported({"", "fault-injection"}, req.method));
 }
 
 void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
@@ -416,7 +416,7 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
     if (rest.size() > 3) name = rest[3];
     if (rest.size() > 4) sub = rest[4];
     if (rest.size() > 5) {
-      SendApiError(ex, ApiError::PathNotFound());
+      SendApiError(ex, api::StatusError::PathNotFound());
       return;
     }
   } else if (!rest.empty()) {
@@ -424,19 +424,19 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
     if (rest.size() > 1) name = rest[1];
     if (rest.size() > 2) sub = rest[2];
     if (rest.size() > 3) {
-      SendApiError(ex, ApiError::PathNotFound());
+      SendApiError(ex, api::StatusError::PathNotFound());
       return;
     }
   }
   ResourceInfoPtr rp = registry_->resources()->Lookup(group, version, resource);
   if (rp == nullptr || (!rp->namespaced() && !ns.empty()) ||
       (!sub.empty() && !rp->mapping.HasSubresource(sub))) {
-    SendApiError(ex, ApiError::PathNotFound());
+    SendApiError(ex, api::StatusError::PathNotFound());
     return;
   }
   const ResourceInfo& r = *rp;
   if (r.namespaced() && ns.empty() && !name.empty()) {
-    SendApiError(ex, ApiError::PathNotFound());
+    SendApiError(ex, api::StatusError::PathNotFound());
     return;
   }
 
@@ -448,10 +448,10 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
   if (delay > absl::ZeroDuration() && !SleepUnlessCancelled(delay, ex)) return;
   switch (faults->Roll()) {
     case FaultInjector::Verdict::kError:
-      SendApiError(ex, ApiError::InternalError("injected fault"));
+      SendApiError(ex, api::StatusError::InternalError("injected fault"));
       return;
     case FaultInjector::Verdict::kThrottle:
-      SendApiError(ex, ApiError::TooManyRequests(
+      SendApiError(ex, api::StatusError::TooManyRequests(
                            "the server has received too many requests and "
                            "has asked us to try again later",
                            fo.retry_after_seconds));
@@ -466,7 +466,7 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
   if (r.group() == kAuthorizationGroup) {
     if (req.method != "POST" || !name.empty()) {
       return SendApiError(
-          ex, ApiError::MethodNotSupported(r.group_resource(), req.method));
+          ex, api::StatusError::MethodNotSupported(r.group_resource(), req.method));
     }
     auto review = DecodeBody(req);
     if (!review.ok()) return SendError(ex, review.status());
@@ -477,7 +477,7 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
 
   Negotiated neg = NegotiateResource(req, options_.table_convertor != nullptr);
   if (!neg.acceptable) {
-    SendApiError(ex, ApiError::NotAcceptable(
+    SendApiError(ex, api::StatusError::NotAcceptable(
                          "only the following media types are accepted: "
                          "application/json, application/yaml"));
     return;
@@ -487,13 +487,13 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
   using Partial = Negotiated::Partial;
   const std::string& partial_version = neg.partial_version;
   auto not_a_list = [&]() {
-    SendApiError(ex, ApiError::NotAcceptable(
+    SendApiError(ex, api::StatusError::NotAcceptable(
                          Cat("you requested PartialObjectMetadataList, but the "
                              "requested object is not a list (",
                              r.kind(), ")")));
   };
   auto a_list = [&]() {
-    SendApiError(ex, ApiError::NotAcceptable(
+    SendApiError(ex, api::StatusError::NotAcceptable(
                          Cat("you requested PartialObjectMetadata, but the "
                              "requested object is a list (",
                              r.mapping.list_kind, ")")));
@@ -533,7 +533,7 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
     ex->Respond(std::move(res));
   };
   auto forbid_verb = [&](const char* verb) {
-    SendApiError(ex, ApiError::MethodNotSupported(r.group_resource(), verb));
+    SendApiError(ex, api::StatusError::MethodNotSupported(r.group_resource(), verb));
   };
 
   const std::string& method = req.method;
@@ -542,7 +542,7 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
     // /watch/.../{name}: kube-apiserver reads the name as one more field
     // selector term, metadata.name=<name>, on a watch of the collection.
     if (method != "GET" || !sub.empty()) {
-      return SendApiError(ex, ApiError::PathNotFound());
+      return SendApiError(ex, api::StatusError::PathNotFound());
     }
     if (!r.HasVerb("watch")) return forbid_verb("watch");
     if (neg.partial == Partial::kList) return not_a_list();
@@ -609,7 +609,7 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
       return SendJson(ex, 200, ListJson(r, *l, list_partial_version));
     }
     return SendApiError(
-        ex, ApiError::MethodNotSupported(r.group_resource(), method));
+        ex, api::StatusError::MethodNotSupported(r.group_resource(), method));
   }
 
   if (method == "GET") {
@@ -648,13 +648,13 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
     if (!r.HasVerb("patch")) return forbid_verb("patch");
     if (sub == "finalize") {
       return SendApiError(
-          ex, ApiError::MethodNotSupported(r.group_resource(), "patch"));
+          ex, api::StatusError::MethodNotSupported(r.group_resource(), "patch"));
     }
     const std::optional<PatchType> type =
         api::PatchTypeFromContentType(req.Header("content-type"));
     if (!type.has_value()) {
       // kube-apiserver's order: json, merge, strategic (built-ins), apply.
-      return SendApiError(ex, ApiError::UnsupportedMediaType(
+      return SendApiError(ex, api::StatusError::UnsupportedMediaType(
                                   UnsupportedPatchMediaTypeMessage(!r.custom)));
     }
     PatchOptions po;
@@ -680,7 +680,7 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
     }
     return SendJson(ex, 200, d->object->ToJson());
   }
-  SendApiError(ex, ApiError::MethodNotSupported(r.group_resource(), method));
+  SendApiError(ex, api::StatusError::MethodNotSupported(r.group_resource(), method));
 }
 
 }  // namespace apiserver

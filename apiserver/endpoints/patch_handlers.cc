@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "api/patch/strategic_merge_patch.h"
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/registry/managed_fields.h"
 #include "apiserver/apply/patch_request.h"
 
@@ -19,14 +19,14 @@ PatchHandlers DefaultPatchHandlers(const Clock* clock) {
                          rapidjson::Document* result) -> absl::Status {
     const api::PatchSchema* schema = PatchSchemaFor(resource);
     if (schema == nullptr) {
-      return ApiError::UnsupportedMediaType(
+      return api::StatusError::UnsupportedMediaType(
                  UnsupportedPatchMediaTypeMessage(false))
           .ToStatus();
     }
     absl::Status s = api::ApplyStrategicMergePatch(live, patch, *schema, result,
                                                    result->GetAllocator());
     if (!s.ok())
-      return ApiError::BadRequest(std::string(s.message())).ToStatus();
+      return api::StatusError::BadRequest(std::string(s.message())).ToStatus();
     return absl::OkStatus();
   };
   h.apply = [clock](const ResourceInfo& resource, const rapidjson::Value* live,
@@ -42,9 +42,9 @@ PatchHandlers DefaultPatchHandlers(const Clock* clock) {
     absl::StatusOr<ApplyResult> r =
         ServerSideApply(live, applied, PatchSchemaFor(resource), options);
     if (!r.ok())
-      return ApiError::BadRequest(std::string(r.status().message())).ToStatus();
+      return api::StatusError::BadRequest(std::string(r.status().message())).ToStatus();
     if (!r->conflicts.empty()) {
-      ApiError e;
+      api::StatusError e;
       e.code = 409;
       e.reason = "Conflict";
       e.message = ApplyConflictMessage(r->conflicts);

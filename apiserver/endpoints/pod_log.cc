@@ -9,7 +9,7 @@
 #include "absl/time/clock.h"
 #include "api/types/field.h"
 #include "api/types/time.h"
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/internal/object_fields.h"
 #include "apiserver/endpoints/request_options.h"
 #include "apiserver/endpoints/response_writers.h"
@@ -87,7 +87,7 @@ absl::StatusOr<std::string> ResolveContainer(const api::Object& pod,
                                              const std::string& container) {
   if (!container.empty()) {
     if (ContainerSpec(pod, container) == nullptr) {
-      return ApiError::BadRequest(Cat("container ", container,
+      return api::StatusError::BadRequest(Cat("container ", container,
                                       " is not valid for pod ", pod.name()))
           .ToStatus();
     }
@@ -97,14 +97,14 @@ absl::StatusOr<std::string> ResolveContainer(const api::Object& pod,
       field::Array(Member(pod.json(), "spec"), "containers");
   switch (containers != nullptr ? containers->Size() : 0) {
     case 0:
-      return ApiError::BadRequest(
+      return api::StatusError::BadRequest(
                  Cat("a container name must be specified for pod ", pod.name()))
           .ToStatus();
     case 1:
       return std::string(field::String(&(*containers)[0], "name"));
     default:
       // Go's %s of a []string: [a b c].
-      return ApiError::BadRequest(
+      return api::StatusError::BadRequest(
                  Cat("a container name must be specified for pod ", pod.name(),
                      ", choose one of: [",
                      absl::StrJoin(ContainerNames(pod), " "), "]"))
@@ -119,14 +119,14 @@ absl::Status CheckLogStatus(const api::Object& pod,
       Cat("container ", Quote(container), " in pod ", Quote(pod.name()));
   const Value* status = ContainerStatus(pod, container);
   if (status == nullptr) {
-    return ApiError::BadRequest(Cat(who, " is not available")).ToStatus();
+    return api::StatusError::BadRequest(Cat(who, " is not available")).ToStatus();
   }
   if (previous) {
     // Containers never restart on the simulated node.
     const Value* last =
         field::Member(field::Member(status, "lastState"), "terminated");
     if (last == nullptr || field::String(last, "containerID").empty()) {
-      return ApiError::BadRequest(Cat("previous terminated container ",
+      return api::StatusError::BadRequest(Cat("previous terminated container ",
                                       Quote(container), " in pod ",
                                       Quote(pod.name()), " not found"))
           .ToStatus();
@@ -138,27 +138,27 @@ absl::Status CheckLogStatus(const api::Object& pod,
   if (const Value* terminated = field::Member(state, "terminated")) {
     if (field::String(terminated, "containerID").empty() &&
         field::String(status, "containerID").empty()) {
-      return ApiError::BadRequest(Cat(who, " is terminated")).ToStatus();
+      return api::StatusError::BadRequest(Cat(who, " is terminated")).ToStatus();
     }
     return absl::OkStatus();
   }
   if (const Value* waiting = field::Member(state, "waiting")) {
     const std::string_view reason = field::String(waiting, "reason");
     if (reason == "ErrImagePull") {
-      return ApiError::BadRequest(
+      return api::StatusError::BadRequest(
                  Cat(who, " is waiting to start: image can't be pulled"))
           .ToStatus();
     }
     if (reason == "ImagePullBackOff") {
-      return ApiError::BadRequest(
+      return api::StatusError::BadRequest(
                  Cat(who,
                      " is waiting to start: trying and failing to pull image"))
           .ToStatus();
     }
-    return ApiError::BadRequest(Cat(who, " is waiting to start: ", reason))
+    return api::StatusError::BadRequest(Cat(who, " is waiting to start: ", reason))
         .ToStatus();
   }
-  return ApiError::BadRequest(Cat(who, " is waiting to start - no logs yet"))
+  return api::StatusError::BadRequest(Cat(who, " is waiting to start - no logs yet"))
       .ToStatus();
 }
 
@@ -168,7 +168,7 @@ absl::StatusOr<std::optional<int64_t>> IntQuery(const HttpRequest& req,
   const std::string v = req.Query(key);
   int64_t n;
   if (!absl::SimpleAtoi(v, &n)) {
-    return ApiError::BadRequest(Cat(key, ": strconv.ParseInt: parsing ",
+    return api::StatusError::BadRequest(Cat(key, ": strconv.ParseInt: parsing ",
                                     Quote(v), ": invalid syntax"))
         .ToStatus();
   }
@@ -271,7 +271,7 @@ absl::StatusOr<PodLogOptions> ParsePodLogOptions(const HttpRequest& req,
   if (req.HasQuery("sinceTime")) {
     absl::StatusOr<absl::Time> t = api::ParseTime(req.Query("sinceTime"));
     if (!t.ok()) {
-      return ApiError::BadRequest(Cat("sinceTime: parsing time ",
+      return api::StatusError::BadRequest(Cat("sinceTime: parsing time ",
                                       Quote(req.Query("sinceTime")),
                                       ": not an RFC 3339 time"))
           .ToStatus();
@@ -297,7 +297,7 @@ absl::StatusOr<PodLogOptions> ParsePodLogOptions(const HttpRequest& req,
         Invalid("sinceSeconds", *o.since_seconds, "must be greater than 0"));
   }
   if (!errors.empty()) {
-    return ApiError::Invalid({"", "PodLogOptions"}, pod_name, errors)
+    return api::StatusError::Invalid({"", "PodLogOptions"}, pod_name, errors)
         .ToStatus();
   }
   return o;
@@ -316,7 +316,7 @@ void ServePodLog(Registry* registry, const ResourceInfo& pods,
                  const HttpRequest& req, HttpExchange* ex, const Clock* clock) {
   if (req.method != "GET") {
     return SendApiError(
-        ex, ApiError::MethodNotSupported({"", "pods/log"}, req.method));
+        ex, api::StatusError::MethodNotSupported({"", "pods/log"}, req.method));
   }
   absl::StatusOr<PodLogOptions> options = ParsePodLogOptions(req, name);
   if (!options.ok()) return SendError(ex, options.status());

@@ -5,7 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "api/json/json_util.h"
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/endpoints/negotiation.h"
 #include "apiserver/internal/object_fields.h"
 #include "apiserver/endpoints/protobuf.h"
@@ -25,14 +25,14 @@ absl::StatusOr<ListOptions> ParseListOptions(const HttpRequest& req) {
   if (req.HasQuery("labelSelector")) {
     auto s = api::LabelSelector::Parse(req.Query("labelSelector"));
     if (!s.ok()) {
-      return ApiError::BadRequest(ToStd(s.status().message())).ToStatus();
+      return api::StatusError::BadRequest(ToStd(s.status().message())).ToStatus();
     }
     o.label_selector = std::move(*s);
   }
   if (req.HasQuery("fieldSelector")) {
     auto s = api::FieldSelector::Parse(req.Query("fieldSelector"));
     if (!s.ok()) {
-      return ApiError::BadRequest(ToStd(s.status().message())).ToStatus();
+      return api::StatusError::BadRequest(ToStd(s.status().message())).ToStatus();
     }
     o.field_selector = std::move(*s);
   }
@@ -42,7 +42,7 @@ absl::StatusOr<ListOptions> ParseListOptions(const HttpRequest& req) {
   if (req.HasQuery("limit") && !req.Query("limit").empty()) {
     int64_t limit = 0;
     if (!absl::SimpleAtoi(req.Query("limit"), &limit)) {
-      return ApiError::BadRequest(
+      return api::StatusError::BadRequest(
                  Cat("invalid limit: ", Quote(req.Query("limit"))))
           .ToStatus();
     }
@@ -53,7 +53,7 @@ absl::StatusOr<ListOptions> ParseListOptions(const HttpRequest& req) {
   if (req.HasQuery("timeoutSeconds") && !req.Query("timeoutSeconds").empty()) {
     int64_t timeout = 0;
     if (!absl::SimpleAtoi(req.Query("timeoutSeconds"), &timeout)) {
-      return ApiError::BadRequest(Cat("invalid timeoutSeconds: ",
+      return api::StatusError::BadRequest(Cat("invalid timeoutSeconds: ",
                                       Quote(req.Query("timeoutSeconds"))))
           .ToStatus();
     }
@@ -76,7 +76,7 @@ absl::StatusOr<DeleteOptions> ParseDeleteOptions(const HttpRequest& req) {
     absl::StatusOr<std::string> json = KubernetesProtobufToJson(body);
     if (!json.ok()) {
       if (json.status().code() == absl::StatusCode::kUnimplemented) {
-        return ApiError::UnsupportedMediaType(
+        return api::StatusError::UnsupportedMediaType(
                    Cat("the body of the request was in an unknown format - "
                        "accepted media types include: application/json, "
                        "application/yaml, application/vnd.kubernetes.protobuf "
@@ -84,7 +84,7 @@ absl::StatusOr<DeleteOptions> ParseDeleteOptions(const HttpRequest& req) {
                        ToStd(json.status().message()), ")"))
             .ToStatus();
       }
-      return ApiError::BadRequest(ToStd(json.status().message())).ToStatus();
+      return api::StatusError::BadRequest(ToStd(json.status().message())).ToStatus();
     }
     body = *std::move(json);
   }
@@ -92,7 +92,7 @@ absl::StatusOr<DeleteOptions> ParseDeleteOptions(const HttpRequest& req) {
     rapidjson::Document d;
     absl::Status s = json::ParseJson(body, &d);
     if (!s.ok() || !d.IsObject()) {
-      return ApiError::BadRequest(
+      return api::StatusError::BadRequest(
                  Cat("couldn't get version/kind; json parse error: ",
                      s.ok() ? "not an object"
                             : std::string(ToStd(s.message()))))
@@ -137,7 +137,7 @@ absl::StatusOr<DeleteOptions> ParseDeleteOptions(const HttpRequest& req) {
     int64_t g = 0;
     // kube-apiserver refuses a value its parameter codec cannot convert.
     if (!absl::SimpleAtoi(req.Query("gracePeriodSeconds"), &g)) {
-      return ApiError::BadRequest(Cat("invalid gracePeriodSeconds: ",
+      return api::StatusError::BadRequest(Cat("invalid gracePeriodSeconds: ",
                                       Quote(req.Query("gracePeriodSeconds"))))
           .ToStatus();
     }

@@ -15,7 +15,7 @@ void SendJson(HttpExchange* ex, int code, std::string body) {
   ex->Respond(std::move(r));
 }
 
-void SendApiError(HttpExchange* ex, const ApiError& e) {
+void SendApiError(HttpExchange* ex, const api::StatusError& e) {
   HttpResponse r;
   r.status = e.code;
   r.body = e.ToJson();
@@ -27,7 +27,7 @@ void SendApiError(HttpExchange* ex, const ApiError& e) {
 }
 
 void SendError(HttpExchange* ex, const absl::Status& s) {
-  SendApiError(ex, ApiError::FromStatus(s));
+  SendApiError(ex, api::StatusError::FromStatus(s));
 }
 
 void WritePartialObjectMetadata(const api::Object& object,

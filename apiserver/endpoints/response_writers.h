@@ -9,7 +9,7 @@
 
 #include "absl/status/status.h"
 #include "api/object.h"
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/endpoints/http_server.h"
 #include "rapidjson/stringbuffer.h"
 
@@ -19,8 +19,8 @@ namespace apiserver {
 inline constexpr char kJson[] = "application/json";
 
 void SendJson(HttpExchange* ex, int code, std::string body);
-void SendApiError(HttpExchange* ex, const ApiError& e);
-// `s` as its ApiError (500 InternalError when it carries none).
+void SendApiError(HttpExchange* ex, const api::StatusError& e);
+// `s` as its api::StatusError (500 InternalError when it carries none).
 void SendError(HttpExchange* ex, const absl::Status& s);
 
 // `object` as a meta.k8s.io/<version> PartialObjectMetadata (kind,

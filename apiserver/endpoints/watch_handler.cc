@@ -7,7 +7,7 @@
 #include "absl/random/random.h"
 #include "absl/strings/numbers.h"
 #include "absl/time/clock.h"
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/endpoints/handler.h"
 #include "apiserver/internal/object_fields.h"
 #include "apiserver/endpoints/request_options.h"
@@ -62,12 +62,12 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
   }
   if (!errors.empty()) {
     return SendApiError(
-        ex, ApiError::Invalid({"meta.k8s.io", "ListOptions"}, "", errors));
+        ex, api::StatusError::Invalid({"meta.k8s.io", "ListOptions"}, "", errors));
   }
   int64_t requested_rv = 0;
   if (!rv.empty() && !absl::SimpleAtoi(rv, &requested_rv)) {
     return SendApiError(
-        ex, ApiError::BadRequest(Cat("invalid resource version: ", Quote(rv))));
+        ex, api::StatusError::BadRequest(Cat("invalid resource version: ", Quote(rv))));
   }
   const Clock* clock = options_.clock;
   absl::Time start = clock->Now();
@@ -147,7 +147,7 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
     ++sent;
   };
   auto add_error = [&](const absl::Status& status) {
-    ApiError e = ApiError::FromStatus(status);
+    api::StatusError e = api::StatusError::FromStatus(status);
     CatAppend(&batch, R"({"type":"ERROR","object":)", e.ToJson(), "}\n");
   };
   auto bookmark = [&](int64_t at, bool initial_end) {

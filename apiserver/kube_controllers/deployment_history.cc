@@ -14,7 +14,7 @@
 
 #include "api/json/json_util.h"
 #include "api/types/field.h"
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/internal/str_util.h"
 #include "apiserver/kube_controllers/deployment_controller.h"
 #include "apiserver/kube_controllers/deployment_internal.h"
@@ -263,7 +263,7 @@ absl::StatusOr<api::ObjectPtr> DeploymentSync::GetNew(bool create) {
   api::ObjectPtr rs;
   bool already_exists = false;
   if (!created.ok()) {
-    if (ApiError::FromStatus(created.status()).reason != "AlreadyExists") {
+    if (api::StatusError::FromStatus(created.status()).reason != "AlreadyExists") {
       return created.status();
     }
     // Ours already (a pass that lost its answer), or a hash collision.

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "api/object_builder.h"
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/kube_controllers/stored_objects.h"
 #include "apiserver/internal/str_util.h"
 #include "glog/logging.h"

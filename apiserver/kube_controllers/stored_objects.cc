@@ -3,7 +3,7 @@
 #include <set>
 
 #include "api/object_builder.h"
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 
 namespace kcr {
 namespace apiserver {
@@ -29,7 +29,7 @@ std::vector<StoredCollection> StoredCollections(
 
 bool IsRaceError(const absl::Status& status) {
   if (status.ok()) return false;
-  const ApiError e = ApiError::FromStatus(status);
+  const api::StatusError e = api::StatusError::FromStatus(status);
   return e.code == 404 || e.code == 409;
 }
 

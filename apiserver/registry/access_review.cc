@@ -4,7 +4,7 @@
 
 #include "api/json/json_util.h"
 #include "api/types/field.h"
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/internal/object_fields.h"
 #include "apiserver/internal/str_util.h"
 
@@ -30,7 +30,7 @@ absl::Status CheckKind(const ResourceInfo& r, const Value& request) {
   const Value* kind = Member(request, "kind");
   if (kind != nullptr && kind->IsString() && kind->GetStringLength() > 0 &&
       r.kind() != kind->GetString()) {
-    return ApiError::BadRequest(Cat("the object provided is unrecognized (must "
+    return api::StatusError::BadRequest(Cat("the object provided is unrecognized (must "
                                     "be of type ",
                                     r.kind(), "): ", kind->GetString()))
         .ToStatus();
@@ -74,7 +74,7 @@ absl::StatusOr<std::string> ReviewAccess(const ResourceInfo& r,
           "specified"));
     }
     if (!errors.empty()) {
-      return ApiError::Invalid({kAuthorizationGroup, r.kind()}, "", errors)
+      return api::StatusError::Invalid({kAuthorizationGroup, r.kind()}, "", errors)
           .ToStatus();
     }
     status.AddMember("allowed", true, a);

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/apply/patch_request.h"
 
 namespace kcr {
@@ -29,7 +29,7 @@ absl::Status RecordWriteManagedFields(
       old_object, object, allocator, PatchSchemaFor(resource), field_manager,
       user_agent, subresource, FieldScopeFor(resource, subresource), now);
   if (s.ok()) return s;
-  ApiError e;
+  api::StatusError e;
   e.code = 422;
   e.reason = "Invalid";
   e.message = std::string(s.message());

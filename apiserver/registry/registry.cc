@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "api/types/time.h"
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/internal/object_fields.h"
 #include "apiserver/internal/str_util.h"
 #include "apiserver/registry/scale.h"
@@ -66,7 +66,7 @@ absl::Status Registry::ValidateSelectors(const ResourceInfo& resource,
                                          const ListOptions& options) {
   for (const api::FieldRequirement& r : options.field_selector.requirements()) {
     if (!resource.SupportsFieldLabel(r.field)) {
-      return ApiError::BadRequest(Cat("field label not supported: ", r.field))
+      return api::StatusError::BadRequest(Cat("field label not supported: ", r.field))
           .ToStatus();
     }
   }
@@ -91,7 +91,7 @@ absl::StatusOr<api::ObjectPtr> Registry::Get(const ResourceInfo& resource,
                                              std::string_view name) const {
   api::ObjectPtr o = storage_->Get(resource.StorageKey(), ns, name);
   if (o == nullptr) {
-    return ApiError::NotFound(resource.group_resource(), name).ToStatus();
+    return api::StatusError::NotFound(resource.group_resource(), name).ToStatus();
   }
   return AtVersion(o, resource);
 }
@@ -129,13 +129,13 @@ absl::StatusOr<ListResult> Registry::List(const ResourceInfo& resource,
     }
   }
   if (!errors.empty()) {
-    return ApiError::Invalid({"meta.k8s.io", "ListOptions"}, "", errors)
+    return api::StatusError::Invalid({"meta.k8s.io", "ListOptions"}, "", errors)
         .ToStatus();
   }
   KCR_RETURN_IF_ERROR(ValidateSelectors(resource, options));
   int64_t requested = 0;
   if (!rv.empty() && !absl::SimpleAtoi(rv, &requested)) {
-    return ApiError::BadRequest(Cat("invalid resource version: ", Quote(rv)))
+    return api::StatusError::BadRequest(Cat("invalid resource version: ", Quote(rv)))
         .ToStatus();
   }
   Storage::ListOptions so;
@@ -149,7 +149,7 @@ absl::StatusOr<ListResult> Registry::List(const ResourceInfo& resource,
   }
   if (!options.continue_token.empty()) {
     if (!rv.empty() && rv != "0") {
-      return ApiError::BadRequest(
+      return api::StatusError::BadRequest(
                  "specifying resource version is not allowed when using "
                  "continue")
           .ToStatus();
@@ -160,7 +160,7 @@ absl::StatusOr<ListResult> Registry::List(const ResourceInfo& resource,
         so.at_resource_version < storage_->OldestResourceVersion()) {
       // As kube-apiserver: the answer carries a token that goes on from the
       // same key at the latest revision (rv -1), which the message offers.
-      ApiError e = ApiError::Expired(
+      api::StatusError e = api::StatusError::Expired(
           "The provided continue parameter is too old to display a "
           "consistent list result. You can start a new list without "
           "the continue parameter, or use the continue token in this "
@@ -175,7 +175,7 @@ absl::StatusOr<ListResult> Registry::List(const ResourceInfo& resource,
   } else if (match == "Exact") {
     so.at_resource_version = requested;
   } else if (requested > 0 && requested > storage_->CurrentResourceVersion()) {
-    ApiError e;
+    api::StatusError e;
     e.code = 504;
     e.reason = "Timeout";
     e.message = Cat("Too large resource version: ", requested,
@@ -205,7 +205,7 @@ absl::StatusOr<api::ObjectPtr> Registry::GetScale(const ResourceInfo& r,
                                                   std::string_view ns,
                                                   std::string_view name) const {
   if (!r.has_scale()) {
-    return ApiError::PathNotFound().ToStatus();
+    return api::StatusError::PathNotFound().ToStatus();
   }
   KCR_ASSIGN_OR_RETURN(api::ObjectPtr o, Get(r, ns, name));
   return ScaleOf(r, o);

@@ -25,7 +25,7 @@
 // CRDs become served (ResourceRegistry) when created, and their objects are
 // deleted when the CRD is.
 //
-// Errors are absl::Status carrying an ApiError (api_error.h).
+// Errors are absl::Status carrying an api::StatusError (api/errors/errors.h).
 // Thread-safe: every method may be called from any thread.
 #ifndef KCR_APISERVER_REGISTRY_REGISTRY_H_
 #define KCR_APISERVER_REGISTRY_REGISTRY_H_
@@ -57,8 +57,8 @@ using api::PatchType;
 
 // The patch algorithms that live outside this package. Each takes the live
 // object's JSON and the patch, and writes the patched object into *result.
-// An error with an ApiError payload is returned as is; any other error
-// becomes 422 Invalid (apply conflicts should carry a 409 ApiError).
+// An error with an api::StatusError payload is returned as is; any other error
+// becomes 422 Invalid (apply conflicts should carry a 409 api::StatusError).
 struct PatchHandlers {
   // Strategic merge patch for built-in kinds (`resource` tells the kind).
   std::function<absl::Status(

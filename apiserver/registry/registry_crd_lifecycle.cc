@@ -4,7 +4,7 @@
 // then loses its cleanup finalizer and goes.
 #include <vector>
 
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/registry/crd_strategy.h"
 #include "apiserver/registry/registry.h"
 #include "apiserver/registry/registry_internal.h"

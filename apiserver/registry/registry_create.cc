@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/cleanup/cleanup.h"
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/internal/names.h"
 #include "apiserver/internal/object_fields.h"
 #include "apiserver/internal/str_util.h"
@@ -46,13 +46,13 @@ absl::Status Registry::PrepareCreate(const ResourceInfo& r, std::string_view ns,
     b->Remove("/metadata/namespace");
   }
   if (!StringAt(*b, "/metadata/resourceVersion").empty()) {
-    return ApiError::InternalError(
+    return api::StatusError::InternalError(
                "resourceVersion should not be set on objects to be created")
         .ToStatus();
   }
   std::string name = StringAt(*b, "/metadata/name");
   if (name.empty() && StringAt(*b, "/metadata/generateName").empty()) {
-    return ApiError::Invalid(
+    return api::StatusError::Invalid(
                r.group_kind(), "",
                {FieldErr(FieldError::Type::kRequired, "metadata.name", "",
                          "name or generateName is required")})
@@ -78,7 +78,7 @@ absl::Status Registry::PrepareCreate(const ResourceInfo& r, std::string_view ns,
   if (!errors.empty()) {
     std::string n =
         name.empty() ? StringAt(*b, "/metadata/generateName") : name;
-    return ApiError::Invalid(r.group_kind(), name, errors).ToStatus();
+    return api::StatusError::Invalid(r.group_kind(), name, errors).ToStatus();
   }
   return absl::OkStatus();
 }
@@ -89,11 +89,11 @@ absl::Status Registry::CheckNamespace(const ResourceInfo& r,
   if (!r.namespaced()) return absl::OkStatus();
   api::ObjectPtr n = storage_->Get("/namespaces", "", ns);
   if (n == nullptr) {
-    return ApiError::NotFound({"", "namespaces"}, ns).ToStatus();
+    return api::StatusError::NotFound({"", "namespaces"}, ns).ToStatus();
   }
   if (n->being_deleted()) {
-    ApiError e =
-        ApiError::Forbidden(r.group_resource(), name,
+    api::StatusError e =
+        api::StatusError::Forbidden(r.group_resource(), name,
                             Cat("unable to create new content in namespace ",
                                 ns, " because it is being terminated"));
     // The cause kube-apiserver's NamespaceLifecycle admission adds, by which
@@ -111,7 +111,7 @@ absl::StatusOr<Mutation> Registry::CreateLocked(const ResourceInfo& r,
                                                 api::ObjectBuilder b) const {
   std::string name = StringAt(b, "/metadata/name");
   if (current != nullptr) {
-    ApiError e = ApiError::AlreadyExists(r.group_resource(), name);
+    api::StatusError e = api::StatusError::AlreadyExists(r.group_resource(), name);
     if (current->being_deleted())
       e.message = "object is being deleted: " + e.message;
     return e.ToStatus();
@@ -119,7 +119,7 @@ absl::StatusOr<Mutation> Registry::CreateLocked(const ResourceInfo& r,
   std::vector<FieldError> errors;
   ValidateMeta(StrategyFor(r), b, &errors);
   if (!errors.empty()) {
-    return ApiError::Invalid(r.group_kind(), name, errors).ToStatus();
+    return api::StatusError::Invalid(r.group_kind(), name, errors).ToStatus();
   }
   return Mutation::Put(std::move(b));
 }
@@ -129,7 +129,7 @@ absl::StatusOr<WriteResult> Registry::Create(const ResourceInfo& r,
                                              api::ObjectBuilder object,
                                              const WriteOptions& options) {
   if (!options.subresource.empty()) {
-    return ApiError::MethodNotSupported(r.group_resource(), "create")
+    return api::StatusError::MethodNotSupported(r.group_resource(), "create")
         .ToStatus();
   }
   std::vector<std::string> warnings;

@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/internal/object_fields.h"
 #include "apiserver/internal/str_util.h"
 #include "apiserver/registry/registry.h"
@@ -34,7 +34,7 @@ absl::StatusOr<DeleteResult> Registry::Delete(const ResourceInfo& r,
       options.propagation_policy != "Background" &&
       options.propagation_policy != "Foreground" &&
       options.propagation_policy != "Orphan") {
-    return ApiError::Invalid(
+    return api::StatusError::Invalid(
                {"meta.k8s.io", "DeleteOptions"}, "",
                {FieldErr(FieldError::Type::kNotSupported, "propagationPolicy",
                          Quote(options.propagation_policy),
@@ -44,7 +44,7 @@ absl::StatusOr<DeleteResult> Registry::Delete(const ResourceInfo& r,
   }
   if (options.orphan_dependents.has_value() &&
       !options.propagation_policy.empty()) {
-    return ApiError::Invalid(
+    return api::StatusError::Invalid(
                {"meta.k8s.io", "DeleteOptions"}, "",
                {FieldErr(
                    FieldError::Type::kInvalid, "propagationPolicy",
@@ -59,11 +59,11 @@ absl::StatusOr<DeleteResult> Registry::Delete(const ResourceInfo& r,
       storage_, r.StorageKey(), obj_ns, name, options.dry_run,
       [&](const api::ObjectPtr& cur) -> absl::StatusOr<Mutation> {
         if (cur == nullptr) {
-          return ApiError::NotFound(r.group_resource(), name).ToStatus();
+          return api::StatusError::NotFound(r.group_resource(), name).ToStatus();
         }
         if (!options.precondition_uid.empty() &&
             options.precondition_uid != cur->uid()) {
-          return ApiError::Conflict(
+          return api::StatusError::Conflict(
                      r.group_resource(), name,
                      Cat("Precondition failed: UID in precondition: ",
                          options.precondition_uid,
@@ -72,7 +72,7 @@ absl::StatusOr<DeleteResult> Registry::Delete(const ResourceInfo& r,
         }
         if (!options.precondition_resource_version.empty() &&
             options.precondition_resource_version != cur->resource_version()) {
-          return ApiError::Conflict(
+          return api::StatusError::Conflict(
                      r.group_resource(), name,
                      Cat("Precondition failed: ResourceVersion in "
                          "precondition: ",

@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_join.h"
 #include "api/json/json_util.h"
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/internal/object_fields.h"
 #include "apiserver/internal/str_util.h"
 #include "apiserver/registry/builtin_schema.h"
@@ -48,7 +48,7 @@ void CollectUnknown(const Value& before, const Value& after,
 
 // "<Kind> in version "v1" cannot be handled as a <Kind>: <why>", 400.
 absl::Status DecodeError(const ResourceInfo& r, std::string_view why) {
-  return ApiError::BadRequest(Cat(r.kind(), " in version ", Quote(r.version()),
+  return api::StatusError::BadRequest(Cat(r.kind(), " in version ", Quote(r.version()),
                                   " cannot be handled as a ", r.kind(), ": ",
                                   why))
       .ToStatus();
@@ -65,7 +65,7 @@ absl::Status DecodePatched(const ResourceInfo& r, rapidjson::Value* patched) {
   DecodeReport report = CheckDecode(*type, *patched);
   if (!report.error.empty()) {
     auto text = json::JsonToString(*patched);
-    return ApiError::Invalid(
+    return api::StatusError::Invalid(
                {}, "",
                {FieldErr(FieldError::Type::kInvalid, "patch",
                          Quote(text.ok() ? *text : ""), report.error)})
@@ -120,7 +120,7 @@ absl::Status Registry::CheckFields(const ResourceInfo& r,
         Cat("strict decoding error: ", absl::StrJoin(texts, ", "));
     // kube-apiserver's patcher answers the strict error alone, its create
     // and update handlers with the decoder's "cannot be handled" prefix.
-    if (patch) return ApiError::BadRequest(why).ToStatus();
+    if (patch) return api::StatusError::BadRequest(why).ToStatus();
     return DecodeError(r, why);
   }
   if (warnings != nullptr) {

@@ -3,7 +3,7 @@
 
 #include <utility>
 
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/internal/object_fields.h"
 #include "apiserver/internal/str_util.h"
 #include "apiserver/registry/apps_strategy.h"
@@ -64,14 +64,14 @@ absl::Status CheckTypeMeta(const ResourceInfo& r, const api::ObjectBuilder& b,
   std::string kind = StringAt(b, "/kind");
   if (!api_version.empty() && api_version != r.api_version() &&
       api_version != also_accepted) {
-    return ApiError::BadRequest(
+    return api::StatusError::BadRequest(
                Cat("the API version in the data (", api_version,
                    ") does not match the expected API version (",
                    r.api_version(), ")"))
         .ToStatus();
   }
   if (!kind.empty() && kind != r.kind()) {
-    return ApiError::BadRequest(Cat("the kind in the data (", kind,
+    return api::StatusError::BadRequest(Cat("the kind in the data (", kind,
                                     ") does not match the expected kind (",
                                     r.kind(), ")"))
         .ToStatus();
@@ -84,7 +84,7 @@ absl::Status SetRequestNamespace(std::string_view ns, api::ObjectBuilder* b) {
   if (body_ns.empty()) {
     b->SetNamespace(ns);
   } else if (body_ns != ns) {
-    return ApiError::BadRequest(
+    return api::StatusError::BadRequest(
                "the namespace of the provided object does not match the "
                "namespace sent on the request")
         .ToStatus();
@@ -94,7 +94,7 @@ absl::Status SetRequestNamespace(std::string_view ns, api::ObjectBuilder* b) {
 
 absl::Status NameMismatch(std::string_view body_name,
                           std::string_view url_name) {
-  return ApiError::BadRequest(Cat("the name of the object (", body_name,
+  return api::StatusError::BadRequest(Cat("the name of the object (", body_name,
                                   ") does not match the name on the URL (",
                                   url_name, ")"))
       .ToStatus();

@@ -12,7 +12,7 @@
 #include "api/object_builder.h"
 #include "api/patch/json_patch.h"
 #include "api/patch/merge_patch.h"
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/internal/object_fields.h"
 #include "apiserver/internal/str_util.h"
 #include "apiserver/registry/registry.h"
@@ -32,7 +32,7 @@ using registry_internal::NameMismatch;
 using registry_internal::RunWrite;
 
 absl::Status PatchError(std::string_view message) {
-  ApiError e;
+  api::StatusError e;
   e.code = 422;
   e.reason = "Invalid";
   e.message = std::string(message);
@@ -51,11 +51,11 @@ absl::Status ParseBody(std::string_view text, rapidjson::Document* doc,
       return absl::OkStatus();
     }
     // An apply body is YAML (JSON being a form of it): say what YAML found.
-    return ApiError::BadRequest(
+    return api::StatusError::BadRequest(
                Cat("error decoding YAML: ", y.status().message()))
         .ToStatus();
   }
-  return ApiError::BadRequest(Cat("error decoding patch: ", s.message()))
+  return api::StatusError::BadRequest(Cat("error decoding patch: ", s.message()))
       .ToStatus();
 }
 
@@ -78,10 +78,10 @@ absl::StatusOr<WriteResult> Registry::Patch(
                    "application/json-patch+json, "
                    "application/merge-patch+json (strategic merge "
                    "patch is not yet supported by this server)";
-    return ApiError::UnsupportedMediaType(msg).ToStatus();
+    return api::StatusError::UnsupportedMediaType(msg).ToStatus();
   }
   if (type == PatchType::kApply && !options_.patch_handlers.apply) {
-    return ApiError::UnsupportedMediaType(
+    return api::StatusError::UnsupportedMediaType(
                "the body of the request was in an unknown format - accepted "
                "media types include: application/json-patch+json, "
                "application/merge-patch+json (server-side apply is not yet "
@@ -100,20 +100,20 @@ absl::StatusOr<WriteResult> Registry::Patch(
                  "may not be specified for non-apply patch"));
   }
   if (!option_errors.empty()) {
-    return ApiError::Invalid({"meta.k8s.io", "PatchOptions"}, "", option_errors)
+    return api::StatusError::Invalid({"meta.k8s.io", "PatchOptions"}, "", option_errors)
         .ToStatus();
   }
   rapidjson::Document patch_doc;
   KCR_RETURN_IF_ERROR(ParseBody(patch, &patch_doc, type == PatchType::kApply));
   if (type == PatchType::kJson && !patch_doc.IsArray()) {
-    return ApiError::BadRequest(
+    return api::StatusError::BadRequest(
                "json: cannot unmarshal object into Go value of type "
                "jsonpatch.Patch")
         .ToStatus();
   }
   if ((type == PatchType::kApply || type == PatchType::kStrategicMerge) &&
       !patch_doc.IsObject()) {
-    return ApiError::BadRequest("the patch is not a JSON object").ToStatus();
+    return api::StatusError::BadRequest("the patch is not a JSON object").ToStatus();
   }
   std::vector<std::string> warnings;
   if (type != PatchType::kJson) {
@@ -136,12 +136,12 @@ absl::StatusOr<WriteResult> Registry::Patch(
             options.field_manager, options.force.value_or(false), sub};
         if (cur == nullptr) {
           if (type != PatchType::kApply || !sub.empty()) {
-            return ApiError::NotFound(r.group_resource(), name).ToStatus();
+            return api::StatusError::NotFound(r.group_resource(), name).ToStatus();
           }
           KCR_RETURN_IF_ERROR(options_.patch_handlers.apply(
               r, nullptr, patch_doc, apply_request, &patched));
           if (!patched.IsObject()) {
-            return ApiError::BadRequest(
+            return api::StatusError::BadRequest(
                        "the applied object is not a JSON object")
                 .ToStatus();
           }
@@ -163,7 +163,7 @@ absl::StatusOr<WriteResult> Registry::Patch(
         rapidjson::Document live_doc;
         if (sub == "scale") {
           // Storage is locked here: build the Scale from `cur`, not Get.
-          if (!r.has_scale()) return ApiError::PathNotFound().ToStatus();
+          if (!r.has_scale()) return api::StatusError::PathNotFound().ToStatus();
           KCR_ASSIGN_OR_RETURN(api::ObjectPtr scale, ScaleOf(r, live));
           live_doc.CopyFrom(scale->json(), live_doc.GetAllocator());
         } else {
@@ -193,14 +193,14 @@ absl::StatusOr<WriteResult> Registry::Patch(
             break;
         }
         if (!s.ok()) {
-          const std::optional<ApiError> e = api::GetStatusError(s);
+          const std::optional<api::StatusError> e = api::GetStatusError(s);
           if (!e.has_value() || e->reason.empty()) {
             return PatchError(ToStd(s.message()));
           }
           return s;
         }
         if (!patched.IsObject()) {
-          return ApiError::BadRequest("the patched object is not a JSON object")
+          return api::StatusError::BadRequest("the patched object is not a JSON object")
               .ToStatus();
         }
         if (sub != "scale") KCR_RETURN_IF_ERROR(DecodePatched(r, &patched));
@@ -208,7 +208,7 @@ absl::StatusOr<WriteResult> Registry::Patch(
           const Value* replicas =
               api::ResolveJsonPointer(patched, "/spec/replicas");
           if (replicas == nullptr || !replicas->IsInt64()) {
-            return ApiError::BadRequest("spec.replicas must be an integer")
+            return api::StatusError::BadRequest("spec.replicas must be an integer")
                 .ToStatus();
           }
           api::ObjectBuilder b = cur->ToBuilder();

@@ -12,7 +12,7 @@
 #include "api/json/json_util.h"
 #include "api/object_builder.h"
 #include "api/patch/json_patch.h"
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/internal/object_fields.h"
 #include "apiserver/internal/str_util.h"
 #include "apiserver/registry/core_strategy.h"
@@ -146,7 +146,7 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(
       applied_fields.CopyFrom(*mf, applied_fields.GetAllocator());
   }
   if (current == nullptr) {
-    return ApiError::NotFound(r.group_resource(), name).ToStatus();
+    return api::StatusError::NotFound(r.group_resource(), name).ToStatus();
   }
   const Value& cur = current->json();
   const Strategy& strategy = StrategyFor(r);
@@ -156,14 +156,14 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(
   std::string rv = StringAt(b, "/metadata/resourceVersion");
   if (rv.empty() || rv == "0") {
     if (!r.allow_unconditional_update && !is_patch) {
-      return ApiError::Invalid(r.group_kind(), name,
+      return api::StatusError::Invalid(r.group_kind(), name,
                                {FieldErr(FieldError::Type::kInvalid,
                                          "metadata.resourceVersion", "0x0",
                                          "must be specified for an update")})
           .ToStatus();
     }
   } else if (rv != current->resource_version()) {
-    return ApiError::StaleConflict(r.group_resource(), name).ToStatus();
+    return api::StatusError::StaleConflict(r.group_resource(), name).ToStatus();
   }
 
   api::ObjectBuilder out;
@@ -218,7 +218,7 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(
   ValidateMeta(strategy, out, &errors);
   strategy.ValidateUpdate(r, cur, &out, Now(), &errors);
   if (!errors.empty()) {
-    return ApiError::Invalid(r.group_kind(), name, errors).ToStatus();
+    return api::StatusError::Invalid(r.group_kind(), name, errors).ToStatus();
   }
   // Status writes never bump the generation (kube's status strategies).
   if (sub != "status" &&
@@ -303,7 +303,7 @@ absl::StatusOr<WriteResult> Registry::UpdateScale(const ResourceInfo& r,
                                                   std::string_view name,
                                                   const rapidjson::Value& scale,
                                                   const WriteOptions& options) {
-  if (!r.has_scale()) return ApiError::PathNotFound().ToStatus();
+  if (!r.has_scale()) return api::StatusError::PathNotFound().ToStatus();
   KCR_ASSIGN_OR_RETURN(const int64_t n, ScaleReplicas(scale, name));
   const Value* rv = api::ResolveJsonPointer(scale, "/metadata/resourceVersion");
   std::string want_rv = rv != nullptr && rv->IsString() ? rv->GetString() : "";
@@ -312,10 +312,10 @@ absl::StatusOr<WriteResult> Registry::UpdateScale(const ResourceInfo& r,
       storage_, r.StorageKey(), obj_ns, name, options.dry_run,
       [&](const api::ObjectPtr& cur) -> absl::StatusOr<Mutation> {
         if (cur == nullptr) {
-          return ApiError::NotFound(r.group_resource(), name).ToStatus();
+          return api::StatusError::NotFound(r.group_resource(), name).ToStatus();
         }
         if (!want_rv.empty() && want_rv != cur->resource_version()) {
-          return ApiError::StaleConflict(r.group_resource(), name).ToStatus();
+          return api::StatusError::StaleConflict(r.group_resource(), name).ToStatus();
         }
         api::ObjectBuilder b = cur->ToBuilder();
         (void)b.SetInt(r.scale.spec_replicas, n);

@@ -21,7 +21,7 @@
 #include "api/meta/group_version.h"
 #include "api/meta/rest_mapper.h"
 #include "api/schema/structural_schema.h"
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "rapidjson/document.h"
 #include "base/mutex.h"
 
@@ -83,8 +83,8 @@ struct ResourceInfo {
   bool has_status() const { return mapping.HasSubresource("status"); }
   bool has_scale() const { return mapping.HasSubresource("scale"); }
   bool HasVerb(std::string_view verb) const;
-  GroupResource group_resource() const { return {group(), resource()}; }
-  GroupKind group_kind() const { return {group(), kind()}; }
+  api::GroupResource group_resource() const { return {group(), resource()}; }
+  api::GroupKind group_kind() const { return {group(), kind()}; }
   // The apiVersion objects of this resource carry ("apps/v1", "v1").
   std::string api_version() const { return mapping.kind.ApiVersion(); }
   // The collection all versions share: "<group>/<resource>".

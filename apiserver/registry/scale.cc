@@ -5,7 +5,7 @@
 #include "api/object_builder.h"
 #include "api/patch/json_patch.h"
 #include "api/selector/label_selector.h"
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/internal/object_fields.h"
 #include "apiserver/internal/str_util.h"
 
@@ -51,7 +51,7 @@ absl::StatusOr<int64_t> ScaleReplicas(const Value& scale,
                                       std::string_view name) {
   const Value* replicas = api::ResolveJsonPointer(scale, "/spec/replicas");
   if (replicas == nullptr || !replicas->IsInt64() || replicas->GetInt64() < 0) {
-    return ApiError::Invalid(
+    return api::StatusError::Invalid(
                {"autoscaling", "Scale"}, name,
                {FieldErr(api::FieldError::Type::kInvalid, "spec.replicas",
                          replicas != nullptr && replicas->IsInt64()

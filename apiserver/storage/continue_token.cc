@@ -2,7 +2,7 @@
 
 #include "absl/strings/escaping.h"
 #include "api/json/json_util.h"
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/internal/object_fields.h"
 #include "apiserver/internal/str_util.h"
 #include "rapidjson/document.h"
@@ -33,7 +33,7 @@ absl::Status DecodeContinue(std::string_view token, int64_t* rv,
                             std::string* start) {
   std::string json;
   auto bad = [](std::string_view why) {
-    return ApiError::BadRequest(Cat("invalid continue token: ", why))
+    return api::StatusError::BadRequest(Cat("invalid continue token: ", why))
         .ToStatus();
   };
   if (!absl::WebSafeBase64Unescape(ToAbsl(token), &json)) {

@@ -6,7 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "api/object_builder.h"
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/internal/str_util.h"
 
 namespace kcr {
@@ -24,7 +24,7 @@ std::string Storage::Key(std::string_view ns, std::string_view name) {
 }
 
 absl::Status Storage::TooOld(int64_t rv) const {
-  return ApiError::Expired(
+  return api::StatusError::Expired(
              Cat("too old resource version: ", rv, " (", first_rv_ - 1, ")"))
       .ToStatus();
 }
@@ -97,13 +97,13 @@ absl::StatusOr<Storage::WriteResult> Storage::WriteLocked(
       return result;
     case Mutation::Op::kPut: {
       if (!m.object.has_value()) {
-        return ApiError::InternalError("put without an object").ToStatus();
+        return api::StatusError::InternalError("put without an object").ToStatus();
       }
       int64_t rv = resource_version_ + 1;
       m.object->SetResourceVersion(Cat(rv));
       absl::StatusOr<api::ObjectPtr> built = m.object->Build();
       if (!built.ok()) {
-        return ApiError::BadRequest(ToStd(built.status().message())).ToStatus();
+        return api::StatusError::BadRequest(ToStd(built.status().message())).ToStatus();
       }
       resource_version_ = rv;
       c[key] = *built;
@@ -165,7 +165,7 @@ absl::StatusOr<Storage::ListResult> Storage::List(
   int64_t at = options.at_resource_version;
   if (at == 0) at = resource_version_;
   if (at > resource_version_) {
-    ApiError e;
+    api::StatusError e;
     e.code = 504;
     e.reason = "Timeout";
     e.message = Cat("Too large resource version: ", at,

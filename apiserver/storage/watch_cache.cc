@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "api/object_builder.h"
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/internal/str_util.h"
 #include "glog/logging.h"
 
@@ -273,7 +273,7 @@ void WatchCache::DispatchLoop() {
 
 absl::Status WatchCache::TooOldLocked(int64_t rv) const {
   // kube-apiserver's watch cache's words.
-  return ApiError::Expired(
+  return api::StatusError::Expired(
              Cat("too old resource version: ", rv, " (", evicted_through_, ")"))
       .ToStatus();
 }

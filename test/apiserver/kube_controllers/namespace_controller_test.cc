@@ -3,7 +3,7 @@
 #include <string>
 
 #include "api/object_builder.h"
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "gtest/gtest.h"
 #include "test/apiserver/controller_test_util.h"
 
@@ -122,7 +122,7 @@ TEST_F(NamespaceControllerTest, WaitsForContentFinalizers) {
       api::ObjectBuilder::FromJson(R"({"metadata":{"name":"late"}})");
   absl::StatusOr<WriteResult> late =
       registry_.Create(ConfigMaps(), "team", std::move(*cm));
-  EXPECT_EQ(ApiError::FromStatus(late.status()).code, 403);
+  EXPECT_EQ(api::StatusError::FromStatus(late.status()).code, 403);
 
   api::ObjectBuilder b = held->ToBuilder();
   b.RemoveFinalizer("example.com/keep");

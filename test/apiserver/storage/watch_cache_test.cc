@@ -17,7 +17,7 @@
 #include "absl/time/time.h"
 #include "api/object.h"
 #include "api/object_builder.h"
-#include "apiserver/internal/api_error.h"
+#include "api/errors/errors.h"
 #include "apiserver/storage/storage.h"
 #include "gtest/gtest.h"
 #include "base/mutex.h"
@@ -219,7 +219,7 @@ TEST(WatchCacheTest, SlowWatcherBeyondTheHistoryGetsExpired) {
   ASSERT_TRUE(Eventually([&] { return slow->terminated(); }));
   CacheWatcher::Batch b = slow->Next(absl::InfiniteFuture(), 1000);
   EXPECT_TRUE(b.terminated);
-  ApiError e = ApiError::FromStatus(b.error);
+  api::StatusError e = api::StatusError::FromStatus(b.error);
   EXPECT_EQ(e.code, 410) << b.error;
   EXPECT_EQ(e.reason, "Expired");
   EXPECT_NE(e.message.find("too old resource version"), std::string::npos)
@@ -301,7 +301,7 @@ TEST(WatchCacheTest, ReplaysTheHistoryAndExpiresWhatLeftIt) {
   absl::StatusOr<std::unique_ptr<CacheWatcher>> old =
       storage.Watch(kConfigMaps, first, {});
   ASSERT_FALSE(old.ok());
-  ApiError e = ApiError::FromStatus(old.status());
+  api::StatusError e = api::StatusError::FromStatus(old.status());
   EXPECT_EQ(e.code, 410);
   EXPECT_NE(
       e.message.find(absl::StrCat("too old resource version: ", first, " (")),
