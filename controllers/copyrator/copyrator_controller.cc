@@ -12,20 +12,20 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
-#include "api/crd/copyrator_rule.h"
 #include "api/errors/errors.h"
 #include "api/object_builder.h"
 #include "api/selector/label_selector.h"
 #include "api/types/condition.h"
 #include "api/types/event.h"
+#include "base/mutex.h"
+#include "base/status_macros.h"
+#include "base/string_view.h"
 #include "controllers/copyrator/copy_plan.h"
+#include "controllers/copyrator/copyrator_types.h"
 #include "glog/logging.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/registry.h"
-#include "base/mutex.h"
-#include "base/status_macros.h"
-#include "base/string_view.h"
 #include "runtime/cache/lister.h"
 #include "runtime/client/options.h"
 #include "runtime/controller/builder.h"
@@ -38,8 +38,6 @@
 
 namespace kcr::copyrator {
 namespace {
-
-using api::crd::CopyratorRule;
 
 const client::Resource& Rules() {
   static const client::Resource r =

@@ -1,7 +1,7 @@
 // The copyrator controller: for each CopyratorRule (flant.com/v1, see
-// api/crd/copyrator_rule.h), copies every ConfigMap or Secret (ruleType)
-// of the source namespace(s) that matches the rule's selector into every
-// other Active namespace, and keeps the copies in step (copy_plan.h says
+// controllers/copyrator/copyrator_types.h), copies every ConfigMap or Secret
+// (ruleType) of the source namespace(s) that matches the rule's selector into
+// every other Active namespace, and keeps the copies in step (copy_plan.h says
 // what a copy holds and how it is marked).
 //
 // One reconcile per rule (key: the rule's namespace/name). Watches of

@@ -13,7 +13,6 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "api/crd/crd_manifests.h"
-#include "api/crd/loadtest.h"
 #include "api/errors/errors.h"
 #include "api/json/yaml_to_json.h"
 #include "api/object.h"
@@ -23,12 +22,13 @@
 #include "api/types/field.h"
 #include "api/types/owner_reference.h"
 #include "api/types/pod.h"
+#include "base/status_macros.h"
+#include "controllers/loadtest/loadtest_types.h"
 #include "controllers/loadtest/run_result.h"
 #include "glog/logging.h"
 #include "rapidjson/document.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "base/status_macros.h"
 #include "runtime/cache/lister.h"
 #include "runtime/client/options.h"
 #include "runtime/client/rest_client.h"
@@ -42,7 +42,6 @@
 namespace kcr::loadtest {
 namespace {
 
-using api::crd::LoadTest;
 using controller::Result;
 namespace controllerutil = controller::controllerutil;
 

@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/crd/crd_manifests.h"
-#include "api/crd/nginx.h"
 #include "api/errors/errors.h"
 #include "api/json/yaml_to_json.h"
 #include "api/object.h"
@@ -17,11 +16,12 @@
 #include "api/types/condition.h"
 #include "api/types/event.h"
 #include "api/types/owner_reference.h"
-#include "controllers/nginx/nginx_deployment.h"
-#include "glog/logging.h"
-#include "rapidjson/document.h"
 #include "base/clock.h"
 #include "base/status_macros.h"
+#include "controllers/nginx/nginx_deployment.h"
+#include "controllers/nginx/nginx_types.h"
+#include "glog/logging.h"
+#include "rapidjson/document.h"
 #include "runtime/cache/lister.h"
 #include "runtime/controller/builder.h"
 #include "runtime/controller/controllerutil/conditions.h"
@@ -50,7 +50,7 @@ class NginxReconciler final : public controller::Reconciler {
         nginxes_(mgr.GetInformerFactory()
                      ->InformerFor(NginxResource())
                      ->GetIndexer(),
-                 {api::crd::Nginx::kGroup, api::crd::Nginx::kPlural}),
+                 {Nginx::kGroup, Nginx::kPlural}),
         deployments_(mgr.GetInformerFactory()
                          ->InformerFor(DeploymentResource())
                          ->GetIndexer(),
@@ -76,8 +76,7 @@ class NginxReconciler final : public controller::Reconciler {
     const bool ours = have != nullptr && api::IsControlledBy(*have, **nginx);
 
     // The spec, with the schema's defaults, and whether it can be run.
-    absl::StatusOr<api::crd::Nginx> parsed =
-        api::crd::Nginx::FromObject(**nginx);
+    absl::StatusOr<Nginx> parsed = Nginx::FromObject(**nginx);
     std::vector<std::string> problems;
     if (parsed.ok()) {
       parsed->ApplyDefaults();
@@ -292,9 +291,8 @@ absl::Status AddNginxMapping(api::RESTMapper& mapper) {
 }  // namespace
 
 client::Resource NginxResource() {
-  return client::Resource::Namespaced({api::crd::Nginx::kGroup,
-                                       api::crd::Nginx::kVersion,
-                                       api::crd::Nginx::kPlural});
+  return client::Resource::Namespaced(
+      {Nginx::kGroup, Nginx::kVersion, Nginx::kPlural});
 }
 
 client::Resource DeploymentResource() {
