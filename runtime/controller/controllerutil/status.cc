@@ -34,4 +34,18 @@ absl::StatusOr<api::ObjectPtr> UpdateStatus(const Context& ctx,
   return result;
 }
 
+absl::StatusOr<api::ObjectPtr> UpdateStatus(const Context& ctx,
+                                            client::RestClient* client,
+                                            const client::Resource& resource,
+                                            const api::ObjectPtr& cached,
+                                            const MutateFunc& mutate,
+                                            const RetryOptions& retry) {
+  api::ObjectBuilder copy(*cached);
+  if (absl::Status s = mutate(copy); !s.ok()) return s;
+  if (copy.json() == cached->json()) return cached;
+  return UpdateStatus(ctx, client,
+                      resource.InNamespace(std::string(cached->ns())),
+                      cached->name(), mutate, retry);
+}
+
 }  // namespace kcr::controller::controllerutil
