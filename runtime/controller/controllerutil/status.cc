@@ -3,6 +3,8 @@
 #include <string>
 #include <utility>
 
+#include "api/errors/errors.h"
+
 namespace kcr::controller::controllerutil {
 
 absl::StatusOr<api::ObjectPtr> UpdateStatus(const Context& ctx,
@@ -43,9 +45,17 @@ absl::StatusOr<api::ObjectPtr> UpdateStatus(const Context& ctx,
   api::ObjectBuilder copy(*cached);
   if (absl::Status s = mutate(copy); !s.ok()) return s;
   if (copy.json() == cached->json()) return cached;
-  return UpdateStatus(ctx, client,
-                      resource.InNamespace(std::string(cached->ns())),
-                      cached->name(), mutate, retry);
+  const client::Resource in_namespace =
+      resource.InNamespace(std::string(cached->ns()));
+  // The cache is usually current: send the copy, whose resourceVersion
+  // makes the server refuse it when the cache was behind; then read the
+  // server's object and apply `mutate` to that.
+  absl::StatusOr<api::ObjectPtr> modified = copy.Build();
+  if (!modified.ok()) return modified.status();
+  absl::StatusOr<api::ObjectPtr> updated =
+      client->UpdateStatus(ctx, in_namespace, **modified);
+  if (!api::IsConflict(updated.status())) return updated;
+  return UpdateStatus(ctx, client, in_namespace, cached->name(), mutate, retry);
 }
 
 }  // namespace kcr::controller::controllerutil

@@ -35,8 +35,9 @@ absl::StatusOr<api::ObjectPtr> UpdateStatus(const Context& ctx,
 // What a reconciler calls with the object it read from its cache: applies
 // `mutate` to a copy of `cached` first, and sends nothing when that leaves
 // it as it was (a reconcile that changes nothing writes nothing, so the
-// status write's own watch event ends the loop); otherwise the
-// UpdateStatus above, in `cached`'s namespace. Returns `cached` itself when
+// status write's own watch event ends the loop). Otherwise it sends that
+// copy, and when its resourceVersion is stale (the cache was behind), does
+// the UpdateStatus above, in `cached`'s namespace. Returns `cached` itself when
 // nothing was written, else the object as the server has it afterwards;
 // NotFound when the object is gone; `mutate`'s error as it returned it.
 //
