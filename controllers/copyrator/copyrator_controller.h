@@ -34,8 +34,17 @@
 
 namespace kcr::copyrator {
 
-// The controller's name (in logs, metrics and Events' source).
+// The controller's name (logs, metrics' `controller` label), and the
+// component its Events come from.
 inline constexpr char kCopyratorControllerName[] = "copyrator";
+inline constexpr char kCopyratorEventComponent[] = "copyrator-controller";
+
+// Event reasons (and the reasons of the Ready condition they go with).
+inline constexpr char kEventInvalidSpec[] = "InvalidSpec";
+inline constexpr char kEventConflict[] = "Conflict";
+
+// The condition the rule's status reports.
+inline constexpr char kReadyCondition[] = "Ready";
 
 struct CopyratorOptions {
   // Rules reconciled at once.
