@@ -29,6 +29,30 @@ std::string_view PodView::phase() const {
   return field::String(Status(object()), "phase");
 }
 
+bool PodView::finished() const {
+  const std::string_view p = phase();
+  return p == "Succeeded" || p == "Failed";
+}
+
+std::string_view PodView::reason() const {
+  return field::String(Status(object()), "reason");
+}
+
+std::string_view PodView::message() const {
+  return field::String(Status(object()), "message");
+}
+
+std::optional<ContainerStatus> PodView::terminated_container(
+    std::string_view name) const {
+  std::optional<ContainerStatus> first;
+  for (const ContainerStatus& cs : container_statuses()) {
+    if (cs.state != "terminated") continue;
+    if (cs.name == name) return cs;
+    if (!first.has_value()) first = cs;
+  }
+  return first;
+}
+
 std::string_view PodView::node_name() const {
   return field::String(field::Object(&object().json(), "spec"), "nodeName");
 }
@@ -58,6 +82,9 @@ std::vector<ContainerStatus> PodView::Statuses(std::string_view key) const {
         if (const rapidjson::Value* detail = field::Object(state, s)) {
           cs.state = s;
           cs.state_reason = field::String(detail, "reason");
+          cs.state_message = field::String(detail, "message");
+          if (s == "terminated")
+            cs.exit_code = field::Int32(detail, "exitCode");
           break;
         }
       }
@@ -256,6 +283,12 @@ PodBuilder& PodBuilder::SetContainerStatus(const ContainerStatus& status) {
     rapidjson::Value detail(rapidjson::kObjectType);
     if (!status.state_reason.empty()) {
       detail.AddMember("reason", field::Str(status.state_reason, a), a);
+    }
+    if (!status.state_message.empty()) {
+      detail.AddMember("message", field::Str(status.state_message, a), a);
+    }
+    if (status.state == "terminated" && status.exit_code.has_value()) {
+      detail.AddMember("exitCode", *status.exit_code, a);
     }
     rapidjson::Value state(rapidjson::kObjectType);
     state.AddMember(field::Str(status.state, a), detail, a);

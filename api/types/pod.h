@@ -36,6 +36,11 @@ struct ContainerStatus {
   std::string_view state;
   // state.waiting.reason or state.terminated.reason (e.g. CrashLoopBackOff).
   std::string_view state_reason;
+  // state.waiting.message, or state.terminated.message (the container's
+  // termination message).
+  std::string_view state_message;
+  // state.terminated.exitCode; nullopt unless terminated with one.
+  std::optional<int32_t> exit_code;
 };
 
 class PodView : public TypedView {
@@ -51,11 +56,22 @@ class PodView : public TypedView {
 
   // status.phase: Pending, Running, Succeeded, Failed, Unknown, or "".
   std::string_view phase() const;
+  // Whether the phase is Succeeded or Failed: every container ended and
+  // none will restart.
+  bool finished() const;
+  // status.reason and status.message (why the pod is in its phase, e.g.
+  // Evicted), or "".
+  std::string_view reason() const;
+  std::string_view message() const;
   std::string_view node_name() const;
   std::string_view pod_ip() const;
   std::vector<Condition> conditions() const;
   std::vector<ContainerStatus> container_statuses() const;
   std::vector<ContainerStatus> init_container_statuses() const;
+  // The container status named `name`, or else the first terminated one
+  // (how a pod with one main container ended); nullopt when none ended.
+  std::optional<ContainerStatus> terminated_container(
+      std::string_view name) const;
   // Sum of restartCount over containers and init containers.
   int64_t total_restarts() const;
   // The Ready condition is True (what kubectl shows as READY for the pod).
@@ -108,8 +124,9 @@ class PodBuilder {
   // lastTransitionTime).
   PodBuilder& SetCondition(const Condition& condition, absl::Time now);
   // Adds or replaces status.containerStatuses[name]: name, image, ready,
-  // started, restartCount, and state.<state>.reason when `status.state` is
-  // running, waiting or terminated.
+  // started, restartCount, and state.<state>.reason, .message and (for
+  // terminated) .exitCode when `status.state` is running, waiting or
+  // terminated.
   PodBuilder& SetContainerStatus(const ContainerStatus& status);
 
   ObjectBuilder& object() { return builder_; }

@@ -12,9 +12,9 @@
 #include "absl/strings/str_format.h"
 #include "api/object_builder.h"
 #include "api/types/namespace.h"
-#include "rapidjson/document.h"
 #include "base/status_macros.h"
 #include "base/string_view.h"
+#include "rapidjson/document.h"
 
 namespace kcr::copyrator {
 namespace {

@@ -12,22 +12,27 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
-#include "api/crd/copyrator_rule.h"
 #include "api/errors/errors.h"
 #include "api/object_builder.h"
 #include "api/selector/label_selector.h"
 #include "api/types/condition.h"
+#include "api/types/config_map.h"
 #include "api/types/event.h"
+#include "api/types/namespace.h"
+#include "api/types/secret.h"
+#include "base/mutex.h"
+#include "base/status_macros.h"
+#include "base/string_view.h"
 #include "controllers/copyrator/copy_plan.h"
+#include "controllers/copyrator/copyrator_types.h"
 #include "glog/logging.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/registry.h"
-#include "base/mutex.h"
-#include "base/status_macros.h"
-#include "base/string_view.h"
 #include "runtime/cache/lister.h"
+#include "runtime/cache/typed_lister.h"
 #include "runtime/client/options.h"
+#include "runtime/client/typed_client.h"
 #include "runtime/controller/builder.h"
 #include "runtime/controller/controllerutil/conditions.h"
 #include "runtime/controller/controllerutil/finalizer.h"
@@ -39,30 +44,16 @@
 namespace kcr::copyrator {
 namespace {
 
-using api::crd::CopyratorRule;
-
-const client::Resource& Rules() {
-  static const client::Resource r =
-      client::Resource::Namespaced({"flant.com", "v1", "copyrators"});
-  return r;
+// Where rules and copies live, as their types declare it.
+client::Resource Rules(std::string ns = "") {
+  return client::ResourceFor<CopyratorRule>(std::move(ns));
 }
-const client::Resource& ConfigMaps() {
-  static const client::Resource r =
-      client::Resource::Namespaced({"", "v1", "configmaps"});
-  return r;
-}
-const client::Resource& Secrets() {
-  static const client::Resource r =
-      client::Resource::Namespaced({"", "v1", "secrets"});
-  return r;
-}
-const client::Resource& Namespaces() {
-  static const client::Resource r =
-      client::Resource::ClusterScoped({"", "v1", "namespaces"});
-  return r;
+client::Resource CopiesOf(std::string_view kind, std::string ns = "") {
+  return kind == kSecretKind
+             ? client::ResourceFor<api::SecretView>(std::move(ns))
+             : client::ResourceFor<api::ConfigMapView>(std::move(ns));
 }
 
-constexpr char kReady[] = "Ready";
 // At most this many conflicts are named in the Ready condition's message.
 constexpr size_t kConflictsListed = 10;
 // How long to wait for copies still being deleted before looking again
@@ -154,31 +145,83 @@ bool StatusShows(const api::Object& rule, const WantedStatus& want) {
     return false;
   }
   const std::vector<api::Condition> conditions = api::ConditionsOf(rule);
-  const api::Condition* ready = api::FindStatusCondition(conditions, kReady);
+  const api::Condition* ready =
+      api::FindStatusCondition(conditions, kReadyCondition);
   return ready != nullptr && ready->status == want.ready.status &&
          ready->reason == want.ready.reason &&
          ready->message == want.ready.message &&
          ready->observed_generation == rule.generation();
 }
 
+// ConfigMaps and Secrets alike, as the whole objects a copy is made of.
+class Sources {
+ public:
+  explicit Sources(controller::Manager& mgr)
+      : configmaps_(mgr.ListerFor<api::ConfigMapView>()),
+        secrets_(mgr.ListerFor<api::SecretView>()) {}
+
+  std::vector<api::ObjectPtr> List(std::string_view kind, std::string ns,
+                                   const api::LabelSelector& selector) const {
+    return kind == kSecretKind
+               ? Objects(secrets_.Namespace(std::move(ns)).List(selector))
+               : Objects(configmaps_.Namespace(std::move(ns)).List(selector));
+  }
+  // In every namespace.
+  std::vector<api::ObjectPtr> List(std::string_view kind,
+                                   const api::LabelSelector& selector) const {
+    return kind == kSecretKind ? Objects(secrets_.List(selector))
+                               : Objects(configmaps_.List(selector));
+  }
+  // Null when the cache has none.
+  api::ObjectPtr Get(std::string_view kind, std::string_view ns,
+                     std::string_view name) const {
+    if (kind == kSecretKind) return Object(secrets_.Get(ns, name));
+    return Object(configmaps_.Get(ns, name));
+  }
+
+ private:
+  template <typename View>
+  static std::vector<api::ObjectPtr> Objects(const std::vector<View>& views) {
+    std::vector<api::ObjectPtr> out;
+    out.reserve(views.size());
+    for (const View& v : views) out.push_back(v.ptr());
+    return out;
+  }
+  template <typename View>
+  static api::ObjectPtr Object(const absl::StatusOr<View>& view) {
+    return view.ok() ? view->ptr() : nullptr;
+  }
+
+  const cache::ConfigMapLister configmaps_;
+  const cache::SecretLister secrets_;
+};
+
+// What one reconcile did to the copies.
+struct Applied {
+  int64_t copies = 0;    // in step after it
+  absl::Status failed;   // the first write that failed, not for a stale cache
+  bool requeue = false;  // a write found the cache behind
+};
+
 class CopyratorReconciler final : public controller::Reconciler {
  public:
   // `warnings` (the Manager's registry's) counts the Warning Events.
   CopyratorReconciler(controller::Manager& mgr,
                       prometheus::Family<prometheus::Counter>& warnings)
-      : invalid_spec_(&warnings.Add({{"reason", "InvalidSpec"}})),
-        conflicts_(&warnings.Add({{"reason", "Conflict"}})),
+      : invalid_spec_(&warnings.Add({{"reason", kEventInvalidSpec}})),
+        conflicts_(&warnings.Add({{"reason", kEventConflict}})),
         client_(mgr.GetClient()),
         clock_(mgr.clock()),
-        recorder_(mgr.GetEventRecorderFor(kCopyratorControllerName)),
-        rules_(Indexer(mgr, Rules()), {"flant.com", "copyrators"}),
-        configmaps_(Indexer(mgr, ConfigMaps()), {"", "configmaps"}),
-        secrets_(Indexer(mgr, Secrets()), {"", "secrets"}),
-        namespaces_(Indexer(mgr, Namespaces()), {"", "namespaces"}) {}
+        recorder_(mgr.GetEventRecorderFor(kCopyratorEventComponent)),
+        rules_(mgr.ListerFor<CopyratorRule>()),
+        sources_(mgr),
+        namespaces_(mgr.ListerFor<api::NamespaceView>()) {}
 
   absl::StatusOr<controller::Result> Reconcile(
       const controller::Request& request,
       controller::ReconcileContext& ctx) override {
+    // 1. The rule. Gone: its leftover copies go. Being deleted: its copies
+    // go, then its finalizer.
     const std::string rule_ref =
         absl::StrCat(request.namespace_, "/", request.name);
     absl::StatusOr<api::ObjectPtr> rule =
@@ -187,120 +230,38 @@ class CopyratorReconciler final : public controller::Reconciler {
     KCR_RETURN_IF_ERROR(rule.status());
     if ((*rule)->being_deleted()) return Finalize(*rule, rule_ref, ctx);
 
+    // 2. The finalizer, so that a delete waits for the copies.
     api::ObjectPtr current = *rule;
     if (!current->HasFinalizer(kFinalizer)) {
-      KCR_ASSIGN_OR_RETURN(current, controller::controllerutil::AddFinalizer(
-                                        ctx.ctx(), client_,
-                                        Rules().InNamespace(request.namespace_),
-                                        current, kFinalizer));
+      KCR_ASSIGN_OR_RETURN(
+          current, controller::controllerutil::AddFinalizer(
+                       ctx.ctx(), client_, Rules(request.namespace_), current,
+                       kFinalizer));
     }
 
+    // 3. What the rule asks for. Nothing changes for a rule that does not
+    // say what it means; its copies stay until it is fixed or deleted.
     absl::StatusOr<ParsedRule> parsed = Parse(*current);
     if (!parsed.ok()) {
-      // Nothing is changed for a rule that does not say what it means;
-      // its copies stay until it is fixed or deleted.
-      WantedStatus want;
-      want.copies = CountCopies(rule_ref);
-      want.ready = Ready("False", "InvalidSpec",
-                         std::string(parsed.status().message()), *current);
-      if (!StatusShows(*current, want)) {
-        invalid_spec_->Increment();
-        recorder_->Event(*current, api::kEventTypeWarning, "InvalidSpec",
-                         ToStd(parsed.status().message()));
-        LOG(WARNING) << ctx.log_prefix()
-                     << " invalid rule: " << parsed.status().message();
-      }
-      KCR_RETURN_IF_ERROR(WriteStatus(ctx, *current, want));
+      KCR_RETURN_IF_ERROR(
+          RefuseInvalid(ctx, current, rule_ref, parsed.status()));
       return controller::Result::Done();
     }
 
-    PlanInput in;
-    in.rule = rule_ref;
-    in.kind = parsed->kind;
-    const cache::Lister& lister =
-        parsed->kind == kSecretKind ? secrets_ : configmaps_;
-    for (const std::string& ns : parsed->namespaces) {
-      std::vector<api::ObjectPtr> found =
-          lister.Namespace(ns).List(parsed->selector);
-      std::sort(found.begin(), found.end(),
-                [](const api::ObjectPtr& a, const api::ObjectPtr& b) {
-                  return a->name() < b->name();
-                });
-      for (api::ObjectPtr& o : found) {
-        if (IsSource(*parsed, *o)) in.sources.push_back(std::move(o));
-      }
-    }
-    in.namespaces = namespaces_.List(api::LabelSelector::Everything());
-    in.existing = [&lister](std::string_view ns, std::string_view name) {
-      absl::StatusOr<api::ObjectPtr> o = lister.Get(ns, name);
-      return o.ok() ? *o : nullptr;
-    };
-    in.copies = CachedCopies(rule_ref);
-    KCR_ASSIGN_OR_RETURN(CopyPlan plan, PlanCopies(in));
+    // 4. The copies to create, update and delete, from the cache.
+    const std::vector<api::ObjectPtr> sources = SourcesOf(*parsed);
+    KCR_ASSIGN_OR_RETURN(CopyPlan plan, Plan(rule_ref, *parsed, sources));
 
-    const client::Resource& resource =
-        parsed->kind == kSecretKind ? Secrets() : ConfigMaps();
-    absl::Status failed;
-    bool requeue = false;
-    int64_t copies = plan.in_step;
-    auto note = [&](const absl::Status& s) {
-      if (api::IsAlreadyExists(s) || api::IsConflict(s) || api::IsNotFound(s)) {
-        requeue = true;  // the cache was behind; the watch catches up
-      } else if (!s.ok() && failed.ok()) {
-        failed = s;
-      }
-    };
-    for (const api::ObjectPtr& copy : plan.create) {
-      absl::Status s =
-          client_
-              ->Create(ctx.ctx(), resource.InNamespace(std::string(copy->ns())),
-                       *copy)
-              .status();
-      if (NamespaceTerminating(s)) {
-        VLOG(2) << ctx.log_prefix()
-                << " namespace terminating, no copy target=" << RefOf(*copy);
-        continue;
-      }
-      LogWrite(ctx, "created", *copy, s);
-      if (s.ok()) ++copies;
-      note(s);
-    }
-    for (const api::ObjectPtr& copy : plan.update) {
-      absl::Status s =
-          client_
-              ->Update(ctx.ctx(), resource.InNamespace(std::string(copy->ns())),
-                       *copy)
-              .status();
-      LogWrite(ctx, "updated", *copy, s);
-      if (s.ok()) ++copies;
-      note(s);
-    }
-    for (const api::ObjectPtr& copy : plan.remove) {
-      absl::Status s = DeleteCopy(ctx, *copy);
-      LogWrite(ctx, "deleted", *copy, s);
-      if (!api::IsNotFound(s)) note(s);
-    }
-
+    // 5. Make them so, and report the targets left alone.
+    const Applied applied = Apply(ctx, *parsed, plan);
     ReportConflicts(rule_ref, *current, plan.conflicts, ctx);
 
-    WantedStatus want;
-    want.copies = copies;
-    if (!failed.ok()) {
-      want.ready =
-          Ready("False", "SyncFailed", std::string(failed.message()), *current);
-    } else if (!plan.conflicts.empty()) {
-      want.ready =
-          Ready("False", "Conflict", ConflictMessage(plan.conflicts), *current);
-    } else {
-      want.ready =
-          Ready("True", "Synced",
-                absl::StrCat(plan.wanted, " copies of ", in.sources.size(),
-                             in.sources.size() == 1 ? " source" : " sources"),
-                *current);
-    }
-    absl::Status status_written = WriteStatus(ctx, *current, want);
-    KCR_RETURN_IF_ERROR(failed);
-    if (requeue || api::IsConflict(status_written)) {
+    // 6. The status.
+    const absl::Status status_written = WriteStatus(
+        ctx, current,
+        {applied.copies, ReadyFor(*current, applied, plan, sources.size())});
+    KCR_RETURN_IF_ERROR(applied.failed);
+    if (applied.requeue || api::IsConflict(status_written)) {
       return controller::Result::Requeue();
     }
     KCR_RETURN_IF_ERROR(status_written);
@@ -320,16 +281,15 @@ class CopyratorReconciler final : public controller::Reconciler {
         keys.emplace(rule->substr(0, slash), rule->substr(slash + 1));
       }
     }
-    const cache::Lister& lister = kind == kSecretKind ? secrets_ : configmaps_;
     for (const api::ObjectPtr& r :
          rules_.List(api::LabelSelector::Everything())) {
       absl::StatusOr<ParsedRule> parsed = Parse(*r);
       if (!parsed.ok() || parsed->kind != kind) continue;
       bool concerned = IsSource(*parsed, object);
       for (size_t i = 0; !concerned && i < parsed->namespaces.size(); ++i) {
-        absl::StatusOr<api::ObjectPtr> source =
-            lister.Get(parsed->namespaces[i], object.name());
-        concerned = source.ok() && IsSource(*parsed, **source);
+        const api::ObjectPtr source =
+            sources_.Get(kind, parsed->namespaces[i], object.name());
+        concerned = source != nullptr && IsSource(*parsed, *source);
       }
       if (concerned) keys.emplace(r->ns(), r->name());
     }
@@ -348,15 +308,130 @@ class CopyratorReconciler final : public controller::Reconciler {
   }
 
  private:
-  static const cache::Indexer* Indexer(controller::Manager& mgr,
-                                       const client::Resource& resource) {
-    return mgr.GetInformerFactory()->InformerFor(resource)->GetIndexer();
+  // A rule that cannot be acted on: the Ready condition says why, and a
+  // Warning Event when it first says so.
+  absl::Status RefuseInvalid(controller::ReconcileContext& ctx,
+                             const api::ObjectPtr& rule,
+                             const std::string& rule_ref,
+                             const absl::Status& invalid) {
+    WantedStatus want;
+    want.copies = CountCopies(rule_ref);
+    want.ready = Ready("False", kEventInvalidSpec,
+                       std::string(invalid.message()), *rule);
+    if (!StatusShows(*rule, want)) {
+      invalid_spec_->Increment();
+      recorder_->Event(*rule, api::kEventTypeWarning, kEventInvalidSpec,
+                       ToStd(invalid.message()));
+      LOG(WARNING) << ctx.log_prefix()
+                   << " invalid rule: " << invalid.message();
+    }
+    return WriteStatus(ctx, rule, want);
+  }
+
+  // The rule's sources in the cache, by namespace and name.
+  std::vector<api::ObjectPtr> SourcesOf(const ParsedRule& rule) const {
+    std::vector<api::ObjectPtr> out;
+    for (const std::string& ns : rule.namespaces) {
+      std::vector<api::ObjectPtr> found =
+          sources_.List(rule.kind, ns, rule.selector);
+      std::sort(found.begin(), found.end(),
+                [](const api::ObjectPtr& a, const api::ObjectPtr& b) {
+                  return a->name() < b->name();
+                });
+      for (api::ObjectPtr& o : found) {
+        if (IsSource(rule, *o)) out.push_back(std::move(o));
+      }
+    }
+    return out;
+  }
+
+  absl::StatusOr<CopyPlan> Plan(const std::string& rule_ref,
+                                const ParsedRule& rule,
+                                const std::vector<api::ObjectPtr>& sources) {
+    PlanInput in;
+    in.rule = rule_ref;
+    in.kind = rule.kind;
+    in.sources = sources;
+    for (const api::NamespaceView& ns :
+         namespaces_.List(api::LabelSelector::Everything())) {
+      in.namespaces.push_back(ns.ptr());
+    }
+    in.existing = [this, &rule](std::string_view ns, std::string_view name) {
+      return sources_.Get(rule.kind, ns, name);
+    };
+    in.copies = CachedCopies(rule_ref);
+    return PlanCopies(in);
+  }
+
+  // Creates, updates and deletes the copies `plan` lists. A write that
+  // finds the cache behind (AlreadyExists, Conflict, NotFound) asks for a
+  // requeue; the watch catches up.
+  Applied Apply(controller::ReconcileContext& ctx, const ParsedRule& rule,
+                const CopyPlan& plan) {
+    Applied applied;
+    applied.copies = plan.in_step;
+    auto note = [&](const absl::Status& s) {
+      if (api::IsAlreadyExists(s) || api::IsConflict(s) || api::IsNotFound(s)) {
+        applied.requeue = true;
+      } else if (!s.ok() && applied.failed.ok()) {
+        applied.failed = s;
+      }
+    };
+    for (const api::ObjectPtr& copy : plan.create) {
+      absl::Status s =
+          client_
+              ->Create(ctx.ctx(), CopiesOf(rule.kind, std::string(copy->ns())),
+                       *copy)
+              .status();
+      if (NamespaceTerminating(s)) {
+        VLOG(2) << ctx.log_prefix()
+                << " namespace terminating, no copy target=" << RefOf(*copy);
+        continue;
+      }
+      LogWrite(ctx, "created", *copy, s);
+      if (s.ok()) ++applied.copies;
+      note(s);
+    }
+    for (const api::ObjectPtr& copy : plan.update) {
+      absl::Status s =
+          client_
+              ->Update(ctx.ctx(), CopiesOf(rule.kind, std::string(copy->ns())),
+                       *copy)
+              .status();
+      LogWrite(ctx, "updated", *copy, s);
+      if (s.ok()) ++applied.copies;
+      note(s);
+    }
+    for (const api::ObjectPtr& copy : plan.remove) {
+      absl::Status s = DeleteCopy(ctx, *copy);
+      LogWrite(ctx, "deleted", *copy, s);
+      if (!api::IsNotFound(s)) note(s);
+    }
+    return applied;
+  }
+
+  // Ready: False when a write failed (SyncFailed) or targets are left
+  // alone (Conflict), else True (Synced) counting copies and sources.
+  api::Condition ReadyFor(const api::Object& rule, const Applied& applied,
+                          const CopyPlan& plan, size_t sources) const {
+    if (!applied.failed.ok()) {
+      return Ready("False", "SyncFailed", std::string(applied.failed.message()),
+                   rule);
+    }
+    if (!plan.conflicts.empty()) {
+      return Ready("False", kEventConflict, ConflictMessage(plan.conflicts),
+                   rule);
+    }
+    return Ready("True", "Synced",
+                 absl::StrCat(plan.wanted, " copies of ", sources,
+                              sources == 1 ? " source" : " sources"),
+                 rule);
   }
 
   api::Condition Ready(std::string status, std::string reason,
                        std::string message, const api::Object& rule) const {
     api::Condition c;
-    c.type = kReady;
+    c.type = kReadyCondition;
     c.status = std::move(status);
     c.reason = std::move(reason);
     c.message = std::move(message);
@@ -373,8 +448,8 @@ class CopyratorReconciler final : public controller::Reconciler {
             LabelValue(rule_ref.substr(0, slash), rule_ref.substr(slash + 1))));
     std::vector<api::ObjectPtr> out;
     if (!selector.ok()) return out;
-    for (const cache::Lister* lister : {&configmaps_, &secrets_}) {
-      for (api::ObjectPtr& o : lister->List(*selector)) {
+    for (const char* kind : {kConfigMapKind, kSecretKind}) {
+      for (api::ObjectPtr& o : sources_.List(kind, *selector)) {
         if (o->Annotation(kRuleAnnotation) == rule_ref) {
           out.push_back(std::move(o));
         }
@@ -396,10 +471,8 @@ class CopyratorReconciler final : public controller::Reconciler {
     client::DeleteOptions options;
     // Only the object we looked at: never one made since under that name.
     options.preconditions.uid = std::string(copy.uid());
-    const client::Resource& resource =
-        copy.kind() == kSecretKind ? Secrets() : ConfigMaps();
     return client_->Delete(ctx.ctx(),
-                           resource.InNamespace(std::string(copy.ns())),
+                           CopiesOf(copy.kind(), std::string(copy.ns())),
                            copy.name(), options);
   }
 
@@ -454,9 +527,9 @@ class CopyratorReconciler final : public controller::Reconciler {
     bool remaining = false;
     for (int pass = 0; pass < 2; ++pass) {
       remaining = false;
-      for (const client::Resource* resource : {&ConfigMaps(), &Secrets()}) {
+      for (const char* kind : {kConfigMapKind, kSecretKind}) {
         KCR_ASSIGN_OR_RETURN(client::ObjectList list,
-                             client_->List(ctx.ctx(), *resource, options));
+                             client_->List(ctx.ctx(), CopiesOf(kind), options));
         for (const api::ObjectPtr& copy : list.items) {
           if (copy->Annotation(kRuleAnnotation) != rule_ref) continue;
           remaining = true;
@@ -469,11 +542,10 @@ class CopyratorReconciler final : public controller::Reconciler {
       if (!remaining) break;
     }
     if (remaining) return controller::Result::RequeueAfter(kDeletePoll);
-    absl::Status s =
-        controller::controllerutil::RemoveFinalizer(
-            ctx.ctx(), client_, Rules().InNamespace(std::string(rule->ns())),
-            rule, kFinalizer)
-            .status();
+    absl::Status s = controller::controllerutil::RemoveFinalizer(
+                         ctx.ctx(), client_, Rules(std::string(rule->ns())),
+                         rule, kFinalizer)
+                         .status();
     if (api::IsNotFound(s)) return controller::Result::Done();
     KCR_RETURN_IF_ERROR(s);
     LOG(INFO) << ctx.log_prefix() << " copies removed, finalizer released";
@@ -519,20 +591,22 @@ class CopyratorReconciler final : public controller::Reconciler {
     for (const std::string& c : fresh) {
       LOG(WARNING) << ctx.log_prefix() << " conflict target=" << c;
       conflicts_->Increment();
-      recorder_->Event(rule, api::kEventTypeWarning, "Conflict",
+      recorder_->Event(rule, api::kEventTypeWarning, kEventConflict,
                        absl::StrCat("not copying to ", c));
     }
   }
 
+  // Writes status.copies, status.observedGeneration and the Ready
+  // condition, when the rule does not show them already.
   absl::Status WriteStatus(controller::ReconcileContext& ctx,
-                           const api::Object& rule, const WantedStatus& want) {
-    if (StatusShows(rule, want)) return absl::OkStatus();
+                           const api::ObjectPtr& rule,
+                           const WantedStatus& want) {
+    if (StatusShows(*rule, want)) return absl::OkStatus();
     const absl::Time now = clock_->Now();
-    const int64_t generation = rule.generation();
+    const int64_t generation = rule->generation();
     absl::Status s =
         controller::controllerutil::UpdateStatus(
-            ctx.ctx(), client_, Rules().InNamespace(std::string(rule.ns())),
-            rule.name(),
+            ctx.ctx(), client_, Rules(), rule,
             [&](api::ObjectBuilder& o) -> absl::Status {
               KCR_RETURN_IF_ERROR(o.SetInt("/status/copies", want.copies));
               KCR_RETURN_IF_ERROR(
@@ -551,9 +625,8 @@ class CopyratorReconciler final : public controller::Reconciler {
   const Clock* const clock_;
   const std::unique_ptr<events::EventRecorder> recorder_;
   const cache::Lister rules_;
-  const cache::Lister configmaps_;
-  const cache::Lister secrets_;
-  const cache::Lister namespaces_;
+  const Sources sources_;
+  const cache::NamespaceViewLister namespaces_;
 
   Mutex mu_;
   // Per rule, the conflicts its last reconcile reported.
@@ -577,14 +650,13 @@ absl::Status AddCopyratorController(controller::Manager& mgr,
   controller::ControllerOptions controller_options;
   controller_options.max_concurrent_reconciles = options.workers;
   return controller::ControllerBuilder(mgr)
-      .For(Rules())
-      .Watches(
-          ConfigMaps(),
+      .For<CopyratorRule>()
+      .Watches<api::ConfigMapView>(
           [r](const api::Object& o) { return r->RulesFor(kConfigMapKind, o); })
-      .Watches(
-          Secrets(),
+      .Watches<api::SecretView>(
           [r](const api::Object& o) { return r->RulesFor(kSecretKind, o); })
-      .Watches(Namespaces(), [r](const api::Object&) { return r->AllRules(); })
+      .Watches<api::NamespaceView>(
+          [r](const api::Object&) { return r->AllRules(); })
       .Named(kCopyratorControllerName)
       .WithOptions(std::move(controller_options))
       .Complete(std::move(reconciler));

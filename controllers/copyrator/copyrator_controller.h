@@ -1,7 +1,7 @@
 // The copyrator controller: for each CopyratorRule (flant.com/v1, see
-// api/crd/copyrator_rule.h), copies every ConfigMap or Secret (ruleType)
-// of the source namespace(s) that matches the rule's selector into every
-// other Active namespace, and keeps the copies in step (copy_plan.h says
+// controllers/copyrator/copyrator_types.h), copies every ConfigMap or Secret
+// (ruleType) of the source namespace(s) that matches the rule's selector into
+// every other Active namespace, and keeps the copies in step (copy_plan.h says
 // what a copy holds and how it is marked).
 //
 // One reconcile per rule (key: the rule's namespace/name). Watches of
@@ -34,8 +34,17 @@
 
 namespace kcr::copyrator {
 
-// The controller's name (in logs, metrics and Events' source).
+// The controller's name (logs, metrics' `controller` label), and the
+// component its Events come from.
 inline constexpr char kCopyratorControllerName[] = "copyrator";
+inline constexpr char kCopyratorEventComponent[] = "copyrator-controller";
+
+// Event reasons (and the reasons of the Ready condition they go with).
+inline constexpr char kEventInvalidSpec[] = "InvalidSpec";
+inline constexpr char kEventConflict[] = "Conflict";
+
+// The condition the rule's status reports.
+inline constexpr char kReadyCondition[] = "Ready";
 
 struct CopyratorOptions {
   // Rules reconciled at once.

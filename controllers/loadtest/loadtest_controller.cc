@@ -12,26 +12,25 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
-#include "api/crd/crd_manifests.h"
-#include "api/crd/loadtest.h"
 #include "api/errors/errors.h"
 #include "api/json/yaml_to_json.h"
 #include "api/object.h"
 #include "api/object_builder.h"
 #include "api/selector/label_selector.h"
 #include "api/types/event.h"
-#include "api/types/field.h"
 #include "api/types/owner_reference.h"
 #include "api/types/pod.h"
+#include "api/types/service.h"
+#include "base/status_macros.h"
+#include "controllers/loadtest/loadtest_types.h"
 #include "controllers/loadtest/run_result.h"
 #include "glog/logging.h"
 #include "rapidjson/document.h"
-#include "rapidjson/stringbuffer.h"
-#include "rapidjson/writer.h"
-#include "base/status_macros.h"
 #include "runtime/cache/lister.h"
+#include "runtime/cache/typed_lister.h"
 #include "runtime/client/options.h"
 #include "runtime/client/rest_client.h"
+#include "runtime/client/typed_client.h"
 #include "runtime/controller/builder.h"
 #include "runtime/controller/controllerutil/finalizer.h"
 #include "runtime/controller/controllerutil/owner.h"
@@ -42,15 +41,9 @@
 namespace kcr::loadtest {
 namespace {
 
-using api::crd::LoadTest;
+using controller::ReconcileContext;
 using controller::Result;
 namespace controllerutil = controller::controllerutil;
-
-const client::Resource kLoadTests =
-    client::Resource::Namespaced({"example.org", "v1", "loadtests"});
-const client::Resource kPods = client::Resource::Namespaced({"", "v1", "pods"});
-const client::Resource kServices =
-    client::Resource::Namespaced({"", "v1", "services"});
 
 // The most of a termination message that goes into status.message.
 constexpr size_t kMessageExcerpt = 200;
@@ -83,72 +76,49 @@ std::string Excerpt(std::string_view s) {
   return line;
 }
 
-std::string StringAt(const api::Object& o, std::string_view pointer) {
-  const rapidjson::Value* v = o.Find(pointer);
-  return v != nullptr && v->IsString() ? std::string(v->GetString()) : "";
-}
-
-// state.<which> ("terminated", "waiting") of a containerStatuses entry,
-// or null.
-const rapidjson::Value* StateOf(const rapidjson::Value& status,
-                                std::string_view which) {
-  return api::field::Object(api::field::Object(&status, "state"), which);
-}
-
-// The runner's container's termination (state.terminated), or the first
-// terminated container's when it is named otherwise.
-const rapidjson::Value* Terminated(const api::Object& pod) {
-  const rapidjson::Value* statuses = pod.Find("/status/containerStatuses");
-  if (statuses == nullptr || !statuses->IsArray()) return nullptr;
-  const rapidjson::Value* first = nullptr;
-  for (const rapidjson::Value& s : statuses->GetArray()) {
-    const rapidjson::Value* t = StateOf(s, "terminated");
-    if (t == nullptr) continue;
-    if (api::field::String(&s, "name") == kContainerName) return t;
-    if (first == nullptr) first = t;
-  }
-  return first;
-}
-
-std::string MemberString(const rapidjson::Value* obj, const char* key) {
-  return std::string(api::field::String(obj, key));
+// How the runner's container ended (or the first container that ended,
+// when it is named otherwise).
+std::optional<api::ContainerStatus> Termination(const api::PodView& pod) {
+  return pod.terminated_container(kContainerName);
 }
 
 // What a finished pod left: its summary, or a PodResult with only the
 // name when its termination message is absent or not a summary.
-LoadTest::PodResult PodResultOf(const api::Object& pod) {
-  const std::string message = MemberString(Terminated(pod), "message");
+LoadTest::PodResult PodResultOf(const api::PodView& pod) {
+  const std::optional<api::ContainerStatus> t = Termination(pod);
+  const std::string_view message = t ? t->state_message : "";
+  const std::string_view name = pod.object().name();
   if (!message.empty()) {
-    absl::StatusOr<LoadTest::PodResult> r = ParseSummary(pod.name(), message);
+    absl::StatusOr<LoadTest::PodResult> r = ParseSummary(name, message);
     if (r.ok()) return *std::move(r);
-    LOG(WARNING) << "loadtest pod left no summary namespace=" << pod.ns()
-                 << " pod=" << pod.name() << " error=\"" << r.status().message()
-                 << "\"";
+    LOG(WARNING) << "loadtest pod left no summary namespace="
+                 << pod.object().ns() << " pod=" << name << " error=\""
+                 << r.status().message() << "\"";
   }
   LoadTest::PodResult r;
-  r.pod = std::string(pod.name());
+  r.pod = std::string(name);
   return r;
 }
 
 // "pod web-r1-0 failed (Error, exit code 1): 3 of 10 requests failed".
-std::string FailureMessage(const api::Object& pod,
+std::string FailureMessage(const api::PodView& pod,
                            const LoadTest::PodResult& result) {
-  const rapidjson::Value* t = Terminated(pod);
+  const std::optional<api::ContainerStatus> t = Termination(pod);
   std::vector<std::string> why;
-  std::string reason = MemberString(t, "reason");
-  if (reason.empty()) reason = StringAt(pod, "/status/reason");
+  std::string reason(t ? t->state_reason : "");
+  if (reason.empty()) reason = std::string(pod.reason());
   if (!reason.empty()) why.push_back(reason);
-  if (std::optional<int32_t> code = api::field::Int32(t, "exitCode")) {
-    why.push_back(absl::StrCat("exit code ", *code));
-  }
-  std::string msg = absl::StrCat("pod ", std::string(pod.name()), " failed");
+  if (t && t->exit_code)
+    why.push_back(absl::StrCat("exit code ", *t->exit_code));
+  std::string msg =
+      absl::StrCat("pod ", std::string(pod.object().name()), " failed");
   if (!why.empty()) absl::StrAppend(&msg, " (", absl::StrJoin(why, ", "), ")");
   if (result.requests) {
     absl::StrAppend(&msg, ": ", result.failures.value_or(0), " of ",
                     *result.requests, " requests failed");
   } else {
-    std::string detail = MemberString(t, "message");
-    if (detail.empty()) detail = StringAt(pod, "/status/message");
+    std::string detail(t ? t->state_message : "");
+    if (detail.empty()) detail = std::string(pod.message());
     if (!detail.empty()) absl::StrAppend(&msg, ": ", Excerpt(detail));
   }
   return msg;
@@ -158,303 +128,361 @@ std::string FailureMessage(const api::Object& pod,
 // (ImagePullBackOff, ErrImagePull, CreateContainerConfigError...): it
 // waits, and the run with it, as a Job's would. Nullopt while it is on
 // its way (no waiting reason, or ContainerCreating / PodInitializing).
-std::optional<std::string> WaitingMessage(const api::Object& pod) {
-  const rapidjson::Value* statuses = pod.Find("/status/containerStatuses");
-  if (statuses == nullptr || !statuses->IsArray()) return std::nullopt;
-  for (const rapidjson::Value& s : statuses->GetArray()) {
-    const rapidjson::Value* w = StateOf(s, "waiting");
-    if (w == nullptr) continue;
-    const std::string reason = MemberString(w, "reason");
+std::optional<std::string> WaitingMessage(const api::PodView& pod) {
+  for (const api::ContainerStatus& s : pod.container_statuses()) {
+    if (s.state != "waiting") continue;
+    const std::string reason(s.state_reason);
     if (reason.empty() || reason == "ContainerCreating" ||
         reason == "PodInitializing") {
       continue;
     }
-    std::string msg =
-        absl::StrCat("pod ", std::string(pod.name()), " is waiting: ", reason);
-    const std::string detail = MemberString(w, "message");
-    if (!detail.empty()) absl::StrAppend(&msg, ": ", Excerpt(detail));
+    std::string msg = absl::StrCat("pod ", std::string(pod.object().name()),
+                                   " is waiting: ", reason);
+    if (!s.state_message.empty()) {
+      absl::StrAppend(&msg, ": ", Excerpt(s.state_message));
+    }
     return msg;
   }
   return std::nullopt;
 }
 
-std::string StatusJson(const LoadTest& lt) {
-  rapidjson::Document doc = lt.ToJson();
-  rapidjson::StringBuffer out;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(out);
-  auto it = doc.FindMember("status");
-  if (it == doc.MemberEnd()) return "{}";
-  it->value.Accept(writer);
-  return std::string(out.GetString(), out.GetSize());
+std::string FinishedMessage(const LoadTest::Result& result, int64_t replicas) {
+  std::string msg = absl::StrCat(replicas, " pods succeeded");
+  if (result.requests) {
+    absl::StrAppend(&msg, ": ", *result.requests, " requests, ",
+                    result.failures.value_or(0), " failed");
+  }
+  std::vector<std::string> without;
+  for (const LoadTest::PodResult& pod : result.pods) {
+    if (!pod.requests) without.push_back(pod.pod);
+  }
+  if (!without.empty()) {
+    absl::StrAppend(&msg, "; ", without.size(), " of ", result.pods.size(),
+                    " pods left no summary (", absl::StrJoin(without, ", "),
+                    "), not counted");
+  }
+  return msg;
 }
+
+// The run as `pods` (this run's, from the cache) show it: failed as soon
+// as one pod failed, finished once all succeeded, else executing (with
+// the pods that ended so far). Pods not in the cache yet count as running.
+LoadTest::Status Observe(const LoadTest::Status& status,
+                         const std::vector<std::string>& children,
+                         const std::map<std::string, api::PodView>& pods,
+                         int64_t replicas) {
+  LoadTest::Status next = status;
+  next.children = children;
+  std::vector<LoadTest::PodResult> results;
+  int succeeded = 0;
+  std::optional<std::string> failure;
+  std::optional<std::string> stuck;
+  for (const std::string& name : children) {
+    auto it = pods.find(name);
+    if (it == pods.end()) continue;
+    const api::PodView& pod = it->second;
+    if (!pod.finished()) {
+      if (!stuck) stuck = WaitingMessage(pod);
+      continue;
+    }
+    results.push_back(PodResultOf(pod));
+    if (pod.phase() == "Succeeded") {
+      ++succeeded;
+    } else if (!failure) {
+      failure = FailureMessage(pod, results.back());
+    }
+  }
+  if (failure) {
+    next.state = LoadTest::kFailed;
+    next.message = failure;
+    next.result = Aggregate(std::move(results));
+  } else if (succeeded == replicas) {
+    next.state = LoadTest::kFinished;
+    next.result = Aggregate(std::move(results));
+    next.message = FinishedMessage(*next.result, replicas);
+  } else {
+    next.state = LoadTest::kExecuting;
+    next.message = stuck;
+    next.result.reset();
+    if (!results.empty()) next.result = Aggregate(std::move(results));
+  }
+  return next;
+}
+
+bool Ended(const LoadTest::Status& status) {
+  return status.state == LoadTest::kFinished ||
+         status.state == LoadTest::kFailed;
+}
+
+// A LoadTest as one reconcile sees it: the object (the latest this
+// reconcile wrote or read) and its fields with the schema's defaults.
+struct Run {
+  api::ObjectPtr object;
+  LoadTest lt;
+  // status, as the reconcile last wrote or read it.
+  LoadTest::Status status;
+  int64_t generation() const { return object->generation(); }
+};
+
+// The LoadTest's pods: this run's by name, and earlier runs'.
+struct RunPods {
+  std::map<std::string, api::PodView> current;
+  std::vector<api::PodView> stale;
+};
 
 class LoadTestReconciler final : public controller::Reconciler {
  public:
   LoadTestReconciler(controller::Manager& mgr, const LoadTestOptions& options,
-                     cache::SharedIndexInformer* pods)
+                     const cache::ListWatchOptions& load_pods)
       : options_(options),
         client_(mgr.GetClient()),
-        loadtests_(
-            mgr.GetInformerFactory()->InformerFor(kLoadTests)->GetIndexer(),
-            {"example.org", "loadtests"}),
-        pods_(pods->GetIndexer(), {"", "pods"}),
-        recorder_(mgr.GetEventRecorderFor("loadtest-controller")) {}
+        loadtests_(mgr.ListerFor<LoadTest>()),
+        pods_(mgr.ListerFor<api::PodView>(load_pods)),
+        recorder_(mgr.GetEventRecorderFor(kLoadTestEventComponent)) {}
 
   absl::StatusOr<Result> Reconcile(const controller::Request& request,
-                                   controller::ReconcileContext& ctx) override {
+                                   ReconcileContext& ctx) override {
+    // 1. The LoadTest; one being deleted waits for its pods to go.
     absl::StatusOr<api::ObjectPtr> got =
         loadtests_.Get(request.namespace_, request.name);
     if (api::IsNotFound(got.status())) return Result::Done();
     KCR_RETURN_IF_ERROR(got.status());
-    api::ObjectPtr obj = *std::move(got);
-    if (obj->being_deleted()) return Finalize(ctx, obj);
+    if ((*got)->being_deleted()) return Finalize(ctx, *got);
 
-    absl::StatusOr<LoadTest> parsed = LoadTest::FromObject(*obj);
-    if (!parsed.ok()) {
-      // Bad data from the server: report it, wait for a change.
-      LOG(WARNING) << ctx.log_prefix() << " unreadable loadtest error=\""
-                   << parsed.status().message() << "\"";
-      recorder_->Event(*obj, api::kEventTypeWarning, "InvalidLoadTest",
-                       std::string(parsed.status().message()));
-      return Result::Done();
+    // 2. Its fields, with the schema's defaults. Bad data from the
+    // server is reported and waits for a change.
+    absl::StatusOr<LoadTest> parsed = LoadTest::FromObject(**got);
+    if (!parsed.ok()) return ReportUnreadable(ctx, **got, parsed.status());
+    Run run{*got, *std::move(parsed), {}};
+    run.lt.ApplyDefaults();
+    run.status = run.lt.status.value_or(LoadTest::Status{});
+
+    // 3. The finalizer, so that a delete waits for the pods.
+    absl::StatusOr<api::ObjectPtr> held = controllerutil::AddFinalizer(
+        ctx.ctx(), client_, client::ResourceFor<LoadTest>(request.namespace_),
+        run.object, kFinalizer);
+    if (api::IsNotFound(held.status())) return Result::Done();
+    KCR_RETURN_IF_ERROR(held.status());
+    run.object = *std::move(held);
+
+    // 4. A new generation starts a new run; earlier runs' pods go.
+    const RunPods pods = PodsOf(*run.object);
+    if (run.status.observed_generation != run.generation()) {
+      KCR_ASSIGN_OR_RETURN(bool started, StartRun(ctx, run, pods.stale.size()));
+      if (!started) return Result::Requeue();
     }
-    LoadTest lt = *std::move(parsed);
-    lt.ApplyDefaults();
+    KCR_RETURN_IF_ERROR(DeletePods(ctx, pods.stale));
 
-    absl::StatusOr<api::ObjectPtr> with_finalizer =
-        controllerutil::AddFinalizer(ctx.ctx(), client_,
-                                     kLoadTests.InNamespace(request.namespace_),
-                                     obj, kFinalizer);
-    if (api::IsNotFound(with_finalizer.status())) return Result::Done();
-    KCR_RETURN_IF_ERROR(with_finalizer.status());
-    obj = *std::move(with_finalizer);
+    // 5. A run that ended stays as it ended until the spec changes.
+    if (Ended(run.status)) return Result::Done();
 
-    const int64_t generation = obj->generation();
-    std::vector<api::ObjectPtr> current;  // this generation's pods
-    std::vector<api::ObjectPtr> stale;    // earlier runs'
-    for (api::ObjectPtr& pod : OwnedPods(*obj)) {
-      if (pod->Label(kGenerationLabel) == absl::StrCat(generation)) {
-        current.push_back(std::move(pod));
-      } else {
-        stale.push_back(std::move(pod));
-      }
-    }
-    LoadTest::Status status = lt.status.value_or(LoadTest::Status{});
-
-    if (status.observed_generation != generation) {
-      // A new run: the spec changed (or this is the first).
-      LoadTest::Status pending;
-      pending.state = LoadTest::kPending;
-      pending.observed_generation = generation;
-      pending.conditions = status.conditions;
-      KCR_ASSIGN_OR_RETURN(std::optional<std::string> written,
-                           WriteStatus(ctx, *obj, lt, status, pending,
-                                       /*starts_run=*/true));
-      if (!written) return Result::Requeue();
-      if (status.observed_generation) {
-        recorder_->Eventf(*obj, api::kEventTypeNormal, "Restarting",
-                          "spec changed (generation %d): deleting %d pods of "
-                          "the previous run and starting again",
-                          generation, static_cast<int>(stale.size()));
-      }
-      LOG(INFO) << ctx.log_prefix() << " run starts generation=" << generation
-                << " stale_pods=" << stale.size();
-      status = std::move(pending);
-      lt.status = status;
-    }
-    KCR_RETURN_IF_ERROR(DeletePods(ctx, stale));
-
-    if (status.state == LoadTest::kFinished ||
-        status.state == LoadTest::kFailed) {
-      return Result::Done();  // this run is over
+    // 6. The API server checks the same schema; a cluster with an older
+    // CRD may not have.
+    if (std::vector<std::string> problems = run.lt.Validate();
+        !problems.empty()) {
+      return FailInvalidSpec(ctx, run, problems.front());
     }
 
-    std::vector<std::string> problems = lt.Validate();
-    if (!problems.empty()) {
-      // The API server checks the same schema; a cluster with an older CRD
-      // may not have.
-      LoadTest::Status failed = status;
-      failed.state = LoadTest::kFailed;
-      failed.message = absl::StrCat("invalid spec: ", problems.front());
-      recorder_->Event(*obj, api::kEventTypeWarning, "InvalidSpec",
-                       *failed.message);
-      KCR_ASSIGN_OR_RETURN(std::optional<std::string> written,
-                           WriteStatus(ctx, *obj, lt, status, failed));
-      return written ? Result::Done() : Result::Requeue();
-    }
+    // 7. The pods the run still lacks.
+    KCR_ASSIGN_OR_RETURN(std::optional<Result> waiting,
+                         StartPods(ctx, run, pods.current));
+    if (waiting) return *waiting;
 
-    const int64_t replicas = lt.spec.replicas.value_or(1);
-    std::vector<std::string> children;
+    // 8. Where the run stands.
+    return ReportRun(ctx, run, pods.current);
+  }
+
+ private:
+  absl::StatusOr<Result> ReportUnreadable(ReconcileContext& ctx,
+                                          const api::Object& obj,
+                                          const absl::Status& error) {
+    LOG(WARNING) << ctx.log_prefix() << " unreadable loadtest error=\""
+                 << error.message() << "\"";
+    recorder_->Event(obj, api::kEventTypeWarning, kEventInvalidLoadTest,
+                     std::string(error.message()));
+    return Result::Done();
+  }
+
+  // Writes the `pending` status of a new run. False, having written
+  // nothing, when the cache was behind (see WriteStatus).
+  absl::StatusOr<bool> StartRun(ReconcileContext& ctx, Run& run,
+                                size_t stale_pods) {
+    LoadTest::Status pending;
+    pending.state = LoadTest::kPending;
+    pending.observed_generation = run.generation();
+    pending.conditions = run.status.conditions;
+    const bool restart = run.status.observed_generation.has_value();
+    KCR_ASSIGN_OR_RETURN(std::optional<std::string> written,
+                         WriteStatus(ctx, run, pending, /*starts_run=*/true));
+    if (!written) return false;
+    if (restart) {
+      recorder_->Eventf(*run.object, api::kEventTypeNormal, kEventRestarting,
+                        "spec changed (generation %d): deleting %d pods of "
+                        "the previous run and starting again",
+                        run.generation(), static_cast<int>(stale_pods));
+    }
+    LOG(INFO) << ctx.log_prefix()
+              << " run starts generation=" << run.generation()
+              << " stale_pods=" << stale_pods;
+    return true;
+  }
+
+  absl::StatusOr<Result> FailInvalidSpec(ReconcileContext& ctx, Run& run,
+                                         const std::string& problem) {
+    LoadTest::Status failed = run.status;
+    failed.state = LoadTest::kFailed;
+    failed.message = absl::StrCat("invalid spec: ", problem);
+    recorder_->Event(*run.object, api::kEventTypeWarning, kEventInvalidSpec,
+                     *failed.message);
+    KCR_ASSIGN_OR_RETURN(std::optional<std::string> written,
+                         WriteStatus(ctx, run, failed));
+    return written ? Result::Done() : Result::Requeue();
+  }
+
+  // Creates the pods of this run that do not exist. A result when the
+  // reconcile ends here: the Service's named port cannot be resolved yet.
+  absl::StatusOr<std::optional<Result>> StartPods(
+      ReconcileContext& ctx, Run& run,
+      const std::map<std::string, api::PodView>& current) {
     std::vector<std::string> missing;
-    std::map<std::string, api::ObjectPtr> by_name;
-    for (const api::ObjectPtr& pod : current) {
-      by_name[std::string(pod->name())] = pod;
+    for (const std::string& name : Children(run)) {
+      if (current.count(name) == 0) missing.push_back(name);
     }
-    for (int64_t i = 0; i < replicas; ++i) {
-      children.push_back(PodName(lt.name(), generation, i));
-      if (by_name.count(children.back()) == 0)
-        missing.push_back(children.back());
+    if (missing.empty()) return std::nullopt;
+    absl::StatusOr<int64_t> port = ResolvePort(ctx, run.lt);
+    if (!port.ok()) {
+      if (!absl::IsFailedPrecondition(port.status())) return port.status();
+      LoadTest::Status waiting = run.status;
+      waiting.message = std::string(port.status().message());
+      if (waiting.message != run.status.message) {
+        recorder_->Event(*run.object, api::kEventTypeWarning,
+                         kEventServicePortUnresolved, *waiting.message);
+      }
+      KCR_ASSIGN_OR_RETURN(std::optional<std::string> written,
+                           WriteStatus(ctx, run, waiting));
+      return written ? Result::RequeueAfter(options_.retry_wait)
+                     : Result::Requeue();
     }
     std::vector<std::string> created;
-    if (!missing.empty()) {
-      absl::StatusOr<int64_t> port = ResolvePort(ctx, lt);
-      if (!port.ok()) {
-        if (!absl::IsFailedPrecondition(port.status())) return port.status();
-        LoadTest::Status waiting = status;
-        waiting.message = std::string(port.status().message());
-        if (waiting.message != status.message) {
-          recorder_->Event(*obj, api::kEventTypeWarning,
-                           "ServicePortUnresolved", *waiting.message);
-        }
-        KCR_ASSIGN_OR_RETURN(std::optional<std::string> written,
-                             WriteStatus(ctx, *obj, lt, status, waiting));
-        return written ? Result::RequeueAfter(options_.retry_wait)
-                       : Result::Requeue();
+    for (const std::string& name : missing) {
+      absl::StatusOr<bool> made =
+          CreatePod(ctx, *run.object, run.lt, name, *port);
+      if (!made.ok()) {
+        recorder_->Eventf(*run.object, api::kEventTypeWarning,
+                          kEventFailedCreate, "pod %s: %s", name,
+                          made.status().message());
+        return made.status();
       }
-      for (const std::string& name : missing) {
-        absl::StatusOr<bool> made = CreatePod(ctx, *obj, lt, name, *port);
-        if (!made.ok()) {
-          recorder_->Eventf(*obj, api::kEventTypeWarning, "FailedCreate",
-                            "pod %s: %s", name, made.status().message());
-          return made.status();
-        }
-        if (*made) created.push_back(name);
-      }
+      if (*made) created.push_back(name);
     }
     if (!created.empty()) {
       LOG(INFO) << ctx.log_prefix() << " created pods=" << created.size()
-                << " generation=" << generation;
-      recorder_->Eventf(*obj, api::kEventTypeNormal, "CreatedPods",
+                << " generation=" << run.generation();
+      recorder_->Eventf(*run.object, api::kEventTypeNormal, kEventCreatedPods,
                         "created %d load pods: %s",
                         static_cast<int>(created.size()),
                         absl::StrJoin(created, ", "));
     }
+    return std::nullopt;
+  }
 
-    // The run as the cache shows it. Pods just created are not in it yet:
-    // they count as running.
-    LoadTest::Status next = status;
-    next.children = children;
-    std::vector<LoadTest::PodResult> results;
-    int succeeded = 0;
-    std::optional<std::string> failure;
-    std::optional<std::string> stuck;
-    for (const std::string& name : children) {
-      auto it = by_name.find(name);
-      if (it == by_name.end()) continue;
-      const api::Object& pod = *it->second;
-      const std::string phase = StringAt(pod, "/status/phase");
-      if (phase != "Succeeded" && phase != "Failed") {
-        if (!stuck) stuck = WaitingMessage(pod);
-        continue;
-      }
-      results.push_back(PodResultOf(pod));
-      if (phase == "Succeeded") {
-        ++succeeded;
-      } else if (!failure) {
-        failure = FailureMessage(pod, results.back());
-      }
-    }
-    if (failure) {
-      next.state = LoadTest::kFailed;
-      next.message = failure;
-      next.result = Aggregate(std::move(results));
-    } else if (succeeded == replicas) {
-      next.state = LoadTest::kFinished;
-      next.result = Aggregate(std::move(results));
-      next.message = FinishedMessage(*next.result, replicas);
-    } else {
-      next.state = LoadTest::kExecuting;
-      next.message = stuck;
-      // The pods that ended so far.
-      next.result.reset();
-      if (!results.empty()) next.result = Aggregate(std::move(results));
-    }
+  // Writes where the run stands and, when its state changed, says so.
+  absl::StatusOr<Result> ReportRun(
+      ReconcileContext& ctx, Run& run,
+      const std::map<std::string, api::PodView>& current) {
+    const int64_t replicas = run.lt.spec.replicas.value_or(1);
+    const LoadTest::Status next =
+        Observe(run.status, Children(run), current, replicas);
     KCR_ASSIGN_OR_RETURN(std::optional<std::string> before,
-                         WriteStatus(ctx, *obj, lt, status, next));
+                         WriteStatus(ctx, run, next));
     if (!before) return Result::Requeue();
-    if (*before != *next.state) {
-      LOG(INFO) << ctx.log_prefix() << " state=" << *before << "->"
-                << *next.state << " generation=" << generation;
-      if (next.state == LoadTest::kFailed) {
-        recorder_->Event(*obj, api::kEventTypeWarning, "Failed", *next.message);
-      } else if (next.state == LoadTest::kFinished) {
-        recorder_->Event(*obj, api::kEventTypeNormal, "Finished",
-                         *next.message);
-      } else {
-        recorder_->Eventf(*obj, api::kEventTypeNormal, "Executing",
-                          "executing with %d load pods",
-                          static_cast<int>(replicas));
-      }
+    if (*before == *next.state) return Result::Done();
+    LOG(INFO) << ctx.log_prefix() << " state=" << *before << "->" << *next.state
+              << " generation=" << run.generation();
+    if (next.state == LoadTest::kFailed) {
+      recorder_->Event(*run.object, api::kEventTypeWarning, kEventFailed,
+                       *next.message);
+    } else if (next.state == LoadTest::kFinished) {
+      recorder_->Event(*run.object, api::kEventTypeNormal, kEventFinished,
+                       *next.message);
+    } else {
+      recorder_->Eventf(*run.object, api::kEventTypeNormal, kEventExecuting,
+                        "executing with %d load pods",
+                        static_cast<int>(replicas));
     }
     return Result::Done();
   }
 
- private:
-  static std::string FinishedMessage(const LoadTest::Result& result,
-                                     int64_t replicas) {
-    std::string msg = absl::StrCat(replicas, " pods succeeded");
-    if (result.requests) {
-      absl::StrAppend(&msg, ": ", *result.requests, " requests, ",
-                      result.failures.value_or(0), " failed");
+  // The names of this run's pods.
+  static std::vector<std::string> Children(const Run& run) {
+    std::vector<std::string> children;
+    const int64_t replicas = run.lt.spec.replicas.value_or(1);
+    for (int64_t i = 0; i < replicas; ++i) {
+      children.push_back(PodName(run.lt.name(), run.generation(), i));
     }
-    std::vector<std::string> without;
-    for (const LoadTest::PodResult& pod : result.pods) {
-      if (!pod.requests) without.push_back(pod.pod);
-    }
-    if (!without.empty()) {
-      absl::StrAppend(&msg, "; ", without.size(), " of ", result.pods.size(),
-                      " pods left no summary (", absl::StrJoin(without, ", "),
-                      "), not counted");
-    }
-    return msg;
+    return children;
   }
 
   // The pods `lt` controls, from the cache.
-  std::vector<api::ObjectPtr> OwnedPods(const api::Object& lt) const {
-    std::vector<api::ObjectPtr> out;
+  std::vector<api::PodView> OwnedPods(const api::Object& lt) const {
+    std::vector<api::PodView> out;
     absl::StatusOr<api::LabelSelector> selector = api::LabelSelector::Parse(
         absl::StrCat(kLoadTestLabel, "=", LabelValue(lt.name())));
     if (!selector.ok()) return out;
-    for (api::ObjectPtr& pod :
+    for (api::PodView& pod :
          pods_.Namespace(std::string(lt.ns())).List(*selector)) {
-      if (api::IsControlledBy(*pod, lt)) out.push_back(std::move(pod));
+      if (api::IsControlledBy(pod.object(), lt)) out.push_back(std::move(pod));
     }
     return out;
   }
 
+  RunPods PodsOf(const api::Object& lt) const {
+    RunPods pods;
+    const std::string generation = absl::StrCat(lt.generation());
+    for (api::PodView& pod : OwnedPods(lt)) {
+      if (pod.object().Label(kGenerationLabel) == generation) {
+        pods.current.emplace(std::string(pod.object().name()), std::move(pod));
+      } else {
+        pods.stale.push_back(std::move(pod));
+      }
+    }
+    return pods;
+  }
+
   // Deletes `pods` (those not being deleted already), each only if it is
   // still the pod that was read (uid precondition).
-  absl::Status DeletePods(controller::ReconcileContext& ctx,
-                          const std::vector<api::ObjectPtr>& pods) {
-    for (const api::ObjectPtr& pod : pods) {
-      if (pod->being_deleted()) continue;
+  absl::Status DeletePods(ReconcileContext& ctx,
+                          const std::vector<api::PodView>& pods) {
+    for (const api::PodView& view : pods) {
+      const api::Object& pod = view.object();
+      if (pod.being_deleted()) continue;
       client::DeleteOptions options;
-      options.preconditions.uid = std::string(pod->uid());
-      absl::Status s =
-          client_->Delete(ctx.ctx(), kPods.InNamespace(std::string(pod->ns())),
-                          pod->name(), options);
+      options.preconditions.uid = std::string(pod.uid());
+      absl::Status s = client_->Delete(
+          ctx.ctx(), client::ResourceFor<api::PodView>(std::string(pod.ns())),
+          pod.name(), options);
       if (api::IsNotFound(s) || api::IsConflict(s)) continue;  // gone
       KCR_RETURN_IF_ERROR(s);
-      LOG(INFO) << ctx.log_prefix() << " deleted pod=" << pod->name();
+      LOG(INFO) << ctx.log_prefix() << " deleted pod=" << pod.name();
     }
     return absl::OkStatus();
   }
 
   // Removes the pods, then the finalizer once none is left.
-  absl::StatusOr<Result> Finalize(controller::ReconcileContext& ctx,
-                                  api::ObjectPtr obj) {
+  absl::StatusOr<Result> Finalize(ReconcileContext& ctx,
+                                  const api::ObjectPtr& obj) {
     if (!obj->HasFinalizer(kFinalizer)) return Result::Done();
-    std::vector<api::ObjectPtr> pods = OwnedPods(*obj);
+    const client::Resource pods_here =
+        client::ResourceFor<api::PodView>(std::string(obj->ns()));
+    std::vector<api::PodView> pods = OwnedPods(*obj);
     if (pods.empty()) {
       // The cache may not have seen a pod created just before: ask the
       // server once before letting the LoadTest go.
       client::ListOptions list;
       list.label_selector =
           absl::StrCat(kLoadTestLabel, "=", LabelValue(obj->name()));
-      KCR_ASSIGN_OR_RETURN(
-          client::ObjectList live,
-          client_->List(ctx.ctx(), kPods.InNamespace(std::string(obj->ns())),
-                        list));
+      KCR_ASSIGN_OR_RETURN(client::ObjectList live,
+                           client_->List(ctx.ctx(), pods_here, list));
       for (const api::ObjectPtr& pod : live.items) {
         if (api::IsControlledBy(*pod, *obj)) {
           // Seen by the server, not yet by the cache: wait for the watch.
@@ -462,17 +490,20 @@ class LoadTestReconciler final : public controller::Reconciler {
         }
       }
       absl::StatusOr<api::ObjectPtr> removed = controllerutil::RemoveFinalizer(
-          ctx.ctx(), client_, kLoadTests.InNamespace(std::string(obj->ns())),
-          obj, kFinalizer);
+          ctx.ctx(), client_,
+          client::ResourceFor<LoadTest>(std::string(obj->ns())), obj,
+          kFinalizer);
       if (api::IsNotFound(removed.status())) return Result::Done();
       KCR_RETURN_IF_ERROR(removed.status());
       LOG(INFO) << ctx.log_prefix() << " pods gone, finalizer removed";
       return Result::Done();
     }
     int deleting = 0;
-    for (const api::ObjectPtr& pod : pods) deleting += !pod->being_deleted();
+    for (const api::PodView& pod : pods) {
+      deleting += !pod.object().being_deleted();
+    }
     if (deleting > 0) {
-      recorder_->Eventf(*obj, api::kEventTypeNormal, "DeletingPods",
+      recorder_->Eventf(*obj, api::kEventTypeNormal, kEventDeletingPods,
                         "deleting %d load pods", deleting);
     }
     KCR_RETURN_IF_ERROR(DeletePods(ctx, pods));
@@ -484,7 +515,7 @@ class LoadTestReconciler final : public controller::Reconciler {
   // The port to send to: spec.test.servicePort, or the port of the
   // Service that has that name. FailedPrecondition (the message for
   // status) when a name cannot be resolved.
-  absl::StatusOr<int64_t> ResolvePort(controller::ReconcileContext& ctx,
+  absl::StatusOr<int64_t> ResolvePort(ReconcileContext& ctx,
                                       const LoadTest& lt) {
     const LoadTest::Test& test = *lt.spec.test;
     const api::crd::IntOrString port =
@@ -492,23 +523,18 @@ class LoadTestReconciler final : public controller::Reconciler {
     if (port.is_int) return port.int_value;
     const std::string service = test.service_name.value_or("");
     absl::StatusOr<api::ObjectPtr> svc = client_->Get(
-        ctx.ctx(), kServices.InNamespace(lt.namespace_()), service);
+        ctx.ctx(), client::ResourceFor<api::ServiceView>(lt.namespace_()),
+        service);
     if (api::IsNotFound(svc.status())) {
       return absl::FailedPreconditionError(
           absl::StrCat("waiting for service ", service, " to resolve port \"",
                        port.str_value, "\": service not found"));
     }
     KCR_RETURN_IF_ERROR(svc.status());
-    const rapidjson::Value* ports = (*svc)->Find("/spec/ports");
-    if (ports != nullptr && ports->IsArray()) {
-      for (const rapidjson::Value& p : ports->GetArray()) {
-        if (!p.IsObject() || MemberString(&p, "name") != port.str_value) {
-          continue;
-        }
-        if (std::optional<int32_t> number = api::field::Int32(&p, "port")) {
-          return *number;
-        }
-      }
+    KCR_ASSIGN_OR_RETURN(api::ServiceView view,
+                         api::ServiceView::Create(*std::move(svc)));
+    if (std::optional<int32_t> number = view.PortNamed(port.str_value)) {
+      return *number;
     }
     return absl::FailedPreconditionError(
         absl::StrCat("waiting for service ", service,
@@ -517,9 +543,9 @@ class LoadTestReconciler final : public controller::Reconciler {
 
   // Creates pod `name` of the run; false when it exists already (made by
   // an earlier reconcile the cache has not caught up with).
-  absl::StatusOr<bool> CreatePod(controller::ReconcileContext& ctx,
-                                 const api::Object& obj, const LoadTest& lt,
-                                 const std::string& name, int64_t port) {
+  absl::StatusOr<bool> CreatePod(ReconcileContext& ctx, const api::Object& obj,
+                                 const LoadTest& lt, const std::string& name,
+                                 int64_t port) {
     const LoadTest::Test& test = *lt.spec.test;
     api::PodContainer c;
     c.name = kContainerName;
@@ -555,13 +581,13 @@ class LoadTestReconciler final : public controller::Reconciler {
     KCR_RETURN_IF_ERROR(
         controllerutil::SetControllerReference(obj, pod.object()));
     KCR_ASSIGN_OR_RETURN(api::ObjectPtr built, pod.Build());
-    absl::StatusOr<api::ObjectPtr> made = client_->Create(
-        ctx.ctx(), kPods.InNamespace(std::string(obj.ns())), *built);
+    const client::Resource pods_here =
+        client::ResourceFor<api::PodView>(std::string(obj.ns()));
+    absl::StatusOr<api::ObjectPtr> made =
+        client_->Create(ctx.ctx(), pods_here, *built);
     if (api::IsAlreadyExists(made.status())) {
-      KCR_ASSIGN_OR_RETURN(
-          api::ObjectPtr existing,
-          client_->Get(ctx.ctx(), kPods.InNamespace(std::string(obj.ns())),
-                       name));
+      KCR_ASSIGN_OR_RETURN(api::ObjectPtr existing,
+                           client_->Get(ctx.ctx(), pods_here, name));
       if (!api::IsControlledBy(*existing, obj)) {
         return absl::AlreadyExistsError(
             absl::StrCat("pod ", name, " exists and is not this LoadTest's"));
@@ -572,26 +598,27 @@ class LoadTestReconciler final : public controller::Reconciler {
     return true;
   }
 
-  // Writes `next` as the status when it differs from `have` (what the
-  // cache showed). Returns the state the server had before (what the
-  // write changed, when the cache was behind), or nullopt, having written
-  // nothing, when the spec changed meanwhile (a newer generation: the next
-  // reconcile starts its run), the LoadTest is gone, or the server shows
-  // that the cache is behind: `starts_run` and the run has started, or the
-  // run has ended.
+  // Writes `next` as the status when it differs from run.status, and
+  // then makes it the run's. Returns the state the server had before
+  // (what the write changed, when the cache was behind), or nullopt,
+  // having written nothing, when the spec changed meanwhile (a newer
+  // generation: the next reconcile starts its run), the LoadTest is gone,
+  // or the server shows that the cache is behind: `starts_run` and the
+  // run has started, or the run has ended.
   absl::StatusOr<std::optional<std::string>> WriteStatus(
-      controller::ReconcileContext& ctx, const api::Object& obj,
-      const LoadTest& lt, const LoadTest::Status& have,
-      const LoadTest::Status& next, bool starts_run = false) {
-    if (lt.status && have == next) return have.state.value_or("");
-    LoadTest with = lt;
+      ReconcileContext& ctx, Run& run, const LoadTest::Status& next,
+      bool starts_run = false) {
+    if (run.lt.status && run.status == next) {
+      return run.status.state.value_or("");
+    }
+    LoadTest with = run.lt;
     with.status = next;
-    const std::string json = StatusJson(with);
-    const int64_t generation = obj.generation();
+    const rapidjson::Document json = with.ToJson();
+    const int64_t generation = run.generation();
     std::string before;
     absl::StatusOr<api::ObjectPtr> written = controllerutil::UpdateStatus(
-        ctx.ctx(), client_, kLoadTests.InNamespace(std::string(obj.ns())),
-        obj.name(), [&](api::ObjectBuilder& o) -> absl::Status {
+        ctx.ctx(), client_, client::ResourceFor<LoadTest>(), run.object,
+        [&](api::ObjectBuilder& o) -> absl::Status {
           const rapidjson::Value* g = o.Find("/metadata/generation");
           if (g == nullptr || !g->IsInt64() || g->GetInt64() != generation) {
             return absl::AbortedError("the spec changed");
@@ -607,20 +634,23 @@ class LoadTestReconciler final : public controller::Reconciler {
                before == LoadTest::kFailed)) {
             return absl::AbortedError("the cache is behind");
           }
-          return o.SetJson("/status", json);
+          return o.Set("/status", json["status"]);
         });
     if (absl::IsAborted(written.status()) ||
         api::IsNotFound(written.status())) {
       return std::nullopt;
     }
     KCR_RETURN_IF_ERROR(written.status());
+    run.object = *std::move(written);
+    run.status = next;
+    run.lt.status = next;
     return before;
   }
 
   const LoadTestOptions options_;
   client::RestClient* const client_;
   const cache::Lister loadtests_;
-  const cache::Lister pods_;
+  const cache::PodLister pods_;
   const std::unique_ptr<events::EventRecorder> recorder_;
 };
 
@@ -629,21 +659,20 @@ class LoadTestReconciler final : public controller::Reconciler {
 absl::Status AddLoadTestController(controller::Manager& mgr,
                                    const LoadTestOptions& options) {
   KCR_ASSIGN_OR_RETURN(std::unique_ptr<rapidjson::Document> crd,
-                       json::YamlToJson(api::crd::kLoadTestCrdYaml));
+                       json::YamlToJson(LoadTest::kCrdManifest));
   KCR_RETURN_IF_ERROR(mgr.GetRESTMapper()->AddFromCRD(*crd));
+  // The pod informer holds only load pods.
   cache::ListWatchOptions load_pods;
   load_pods.label_selector = kLoadTestLabel;
-  cache::SharedIndexInformer* pods =
-      mgr.GetInformerFactory()->InformerFor(kPods, load_pods);
   controller::ControllerOptions controller_options;
   controller_options.max_concurrent_reconciles = options.workers;
   return controller::ControllerBuilder(mgr)
-      .For(kLoadTests)
-      .Owns(kPods)
+      .For<LoadTest>()
+      .Owns<api::PodView>()
       .WithListWatchOptions(load_pods)
-      .Named(kControllerName)
+      .Named(kLoadTestControllerName)
       .WithOptions(std::move(controller_options))
-      .Complete(std::make_shared<LoadTestReconciler>(mgr, options, pods));
+      .Complete(std::make_shared<LoadTestReconciler>(mgr, options, load_pods));
 }
 
 }  // namespace kcr::loadtest

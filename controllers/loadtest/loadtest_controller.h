@@ -50,7 +50,23 @@ struct LoadTestOptions {
   absl::Duration retry_wait = absl::Seconds(10);
 };
 
-inline constexpr char kControllerName[] = "loadtest";
+// The controller's name (logs, metrics' `controller` label), and the
+// component its Events come from.
+inline constexpr char kLoadTestControllerName[] = "loadtest";
+inline constexpr char kLoadTestEventComponent[] = "loadtest-controller";
+
+// Event reasons.
+inline constexpr char kEventInvalidLoadTest[] = "InvalidLoadTest";
+inline constexpr char kEventInvalidSpec[] = "InvalidSpec";
+inline constexpr char kEventRestarting[] = "Restarting";
+inline constexpr char kEventServicePortUnresolved[] = "ServicePortUnresolved";
+inline constexpr char kEventFailedCreate[] = "FailedCreate";
+inline constexpr char kEventCreatedPods[] = "CreatedPods";
+inline constexpr char kEventExecuting[] = "Executing";
+inline constexpr char kEventFinished[] = "Finished";
+inline constexpr char kEventFailed[] = "Failed";
+inline constexpr char kEventDeletingPods[] = "DeletingPods";
+
 inline constexpr char kFinalizer[] = "kcr.io/loadtest-pods";
 inline constexpr char kLoadTestLabel[] = "kcr.io/loadtest";
 inline constexpr char kGenerationLabel[] = "kcr.io/loadtest-generation";
@@ -58,8 +74,8 @@ inline constexpr char kSimAnnotationPrefix[] = "kcr.io/sim-";
 inline constexpr char kRunnerPath[] = "/usr/local/bin/loadtest-runner";
 inline constexpr char kContainerName[] = "loadtest-runner";
 
-// Adds the loadtest controller (named kControllerName) to `mgr`, and the
-// LoadTest kind to mgr's RESTMapper. Its pod informer holds only pods
+// Adds the loadtest controller (named kLoadTestControllerName) to `mgr`, and
+// the LoadTest kind to mgr's RESTMapper. Its pod informer holds only pods
 // labelled kLoadTestLabel.
 absl::Status AddLoadTestController(controller::Manager& mgr,
                                    const LoadTestOptions& options);

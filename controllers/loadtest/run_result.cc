@@ -11,7 +11,7 @@
 
 namespace kcr::loadtest {
 
-using LoadTest = api::crd::LoadTest;
+using LoadTest = LoadTest;
 
 namespace {
 

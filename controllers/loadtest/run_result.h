@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "api/crd/loadtest.h"
+#include "controllers/loadtest/loadtest_types.h"
 
 namespace kcr::loadtest {
 
@@ -31,18 +31,17 @@ namespace kcr::loadtest {
 // a summary: not JSON, not an object, requests or failures missing,
 // negative or not integers, failures above requests, a percentile
 // negative or not a number.
-absl::StatusOr<api::crd::LoadTest::PodResult> ParseSummary(
-    std::string_view pod, std::string_view message);
+absl::StatusOr<LoadTest::PodResult> ParseSummary(std::string_view pod,
+                                                 std::string_view message);
 
 // The aggregate of `pods` (in the order given, which result.pods keeps).
 // A PodResult without `requests` is a pod that left no summary: it is
 // listed but counts in no sum; when no pod has a summary, requests,
 // failures and latencyMs are absent.
-api::crd::LoadTest::Result Aggregate(
-    std::vector<api::crd::LoadTest::PodResult> pods);
+LoadTest::Result Aggregate(std::vector<LoadTest::PodResult> pods);
 
 // How many of `result.pods` left no summary.
-int CountWithoutSummary(const api::crd::LoadTest::Result& result);
+int CountWithoutSummary(const LoadTest::Result& result);
 
 }  // namespace kcr::loadtest
 

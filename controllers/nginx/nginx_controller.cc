@@ -8,23 +8,25 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "api/crd/crd_manifests.h"
-#include "api/crd/nginx.h"
 #include "api/errors/errors.h"
 #include "api/json/yaml_to_json.h"
 #include "api/object.h"
 #include "api/object_builder.h"
 #include "api/types/condition.h"
+#include "api/types/deployment.h"
 #include "api/types/event.h"
 #include "api/types/owner_reference.h"
-#include "controllers/nginx/nginx_deployment.h"
-#include "glog/logging.h"
-#include "rapidjson/document.h"
 #include "base/clock.h"
 #include "base/status_macros.h"
+#include "controllers/nginx/nginx_deployment.h"
+#include "controllers/nginx/nginx_types.h"
+#include "glog/logging.h"
+#include "rapidjson/document.h"
 #include "runtime/cache/lister.h"
+#include "runtime/cache/typed_lister.h"
 #include "runtime/controller/builder.h"
 #include "runtime/controller/controllerutil/conditions.h"
+#include "runtime/controller/controllerutil/status.h"
 #include "runtime/controller/reconciler.h"
 #include "runtime/events/event_recorder.h"
 
@@ -34,12 +36,50 @@ namespace {
 using controller::ReconcileContext;
 using controller::Request;
 using controller::Result;
+namespace controllerutil = controller::controllerutil;
 
-// What the status should say beyond the Ready condition.
-struct StatusUpdate {
+// What the status says: status.readyReplicas and the Ready condition
+// (status.observedGeneration is always the Nginx's generation).
+struct NginxStatus {
   api::Condition ready;
   int64_t ready_replicas = 0;
 };
+
+api::Condition NotReady(const api::Object& nginx, const char* reason,
+                        std::string message) {
+  api::Condition c;
+  c.type = kReadyCondition;
+  c.status = api::kConditionFalse;
+  c.reason = reason;
+  c.message = std::move(message);
+  c.observed_generation = nginx.generation();
+  return c;
+}
+
+// The status as the cache has it; empty when there is none.
+Nginx::Status StatusOf(const api::Object& nginx) {
+  absl::StatusOr<Nginx> parsed = Nginx::FromObject(nginx);
+  return parsed.ok() && parsed->status.has_value() ? *parsed->status
+                                                   : Nginx::Status{};
+}
+
+int64_t ReadyReplicas(const api::ObjectPtr& deployment) {
+  absl::StatusOr<api::DeploymentView> d =
+      api::DeploymentView::Create(deployment);
+  return d.ok() ? d->ready_replicas() : 0;
+}
+
+// The Deployment `nginx` asks for, with the schema's defaults;
+// InvalidArgument with the reasons when it cannot be run.
+absl::StatusOr<DesiredDeployment> Desired(const api::Object& nginx) {
+  KCR_ASSIGN_OR_RETURN(Nginx parsed, Nginx::FromObject(nginx));
+  parsed.ApplyDefaults();
+  const std::vector<std::string> problems = ValidateNginx(parsed);
+  if (!problems.empty()) {
+    return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
+  }
+  return DesiredFor(parsed);
+}
 
 class NginxReconciler final : public controller::Reconciler {
  public:
@@ -47,229 +87,213 @@ class NginxReconciler final : public controller::Reconciler {
       : client_(mgr.GetClient()),
         clock_(mgr.clock()),
         recorder_(mgr.GetEventRecorderFor(kNginxEventComponent)),
-        nginxes_(mgr.GetInformerFactory()
-                     ->InformerFor(NginxResource())
-                     ->GetIndexer(),
-                 {api::crd::Nginx::kGroup, api::crd::Nginx::kPlural}),
-        deployments_(mgr.GetInformerFactory()
-                         ->InformerFor(DeploymentResource())
-                         ->GetIndexer(),
-                     {"apps", "deployments"}) {}
+        nginxes_(mgr.ListerFor<Nginx>()),
+        deployments_(mgr.ListerFor<api::DeploymentView>()) {}
 
   absl::StatusOr<Result> Reconcile(const Request& request,
                                    ReconcileContext& ctx) override {
+    // 1. The Nginx. Gone: the garbage collector deletes its Deployment.
+    // Being deleted (e.g. in the foreground): nothing to keep in step.
     absl::StatusOr<api::ObjectPtr> nginx =
         nginxes_.Get(request.namespace_, request.name);
-    // Gone: the garbage collector deletes its Deployment.
     if (api::IsNotFound(nginx.status())) return Result::Done();
     KCR_RETURN_IF_ERROR(nginx.status());
-    // Being deleted (e.g. in the foreground): nothing to keep in step.
     if ((*nginx)->being_deleted()) return Result::Done();
 
-    const std::string deploy_name = DeploymentName(request.name);
-    absl::StatusOr<api::ObjectPtr> deploy =
-        deployments_.Get(request.namespace_, deploy_name);
-    if (!deploy.ok() && !api::IsNotFound(deploy.status())) {
-      return deploy.status();
-    }
-    const api::ObjectPtr have = deploy.ok() ? *deploy : nullptr;
-    const bool ours = have != nullptr && api::IsControlledBy(*have, **nginx);
+    // 2. Its Deployment, if the cache has one, and whether it is ours.
+    absl::StatusOr<api::DeploymentView> have =
+        deployments_.Get(request.namespace_, DeploymentName(request.name));
+    if (!have.ok() && !api::IsNotFound(have.status())) return have.status();
+    const api::ObjectPtr deployment = have.ok() ? have->ptr() : nullptr;
+    const bool ours =
+        deployment != nullptr && api::IsControlledBy(*deployment, **nginx);
 
-    // The spec, with the schema's defaults, and whether it can be run.
-    absl::StatusOr<api::crd::Nginx> parsed =
-        api::crd::Nginx::FromObject(**nginx);
-    std::vector<std::string> problems;
-    if (parsed.ok()) {
-      parsed->ApplyDefaults();
-      problems = ValidateNginx(*parsed);
-    } else {
-      problems.push_back(std::string(parsed.status().message()));
+    // 3. What the Nginx asks for: an invalid spec changes nothing.
+    absl::StatusOr<DesiredDeployment> desired = Desired(**nginx);
+    if (!desired.ok()) {
+      return RefuseInvalidSpec(ctx, *nginx, desired.status(),
+                               ours ? deployment : nullptr);
     }
-    if (!problems.empty()) {
-      const std::string message = absl::StrJoin(problems, "; ");
-      LOG(WARNING) << ctx.log_prefix() << " invalid spec, Deployment left as "
-                   << "it is: " << message;
-      return Report(ctx, **nginx, Refusal(**nginx, kReasonInvalidSpec, message),
-                    ours ? have : nullptr, kEventInvalidSpec);
-    }
-    const DesiredDeployment desired = DesiredFor(*parsed);
-
-    if (have != nullptr && !ours) {
-      const std::string message = absl::StrCat(
-          "Deployment ", deploy_name,
-          " exists and is not controlled by this Nginx; it is left alone");
-      LOG(WARNING) << ctx.log_prefix() << " " << message;
-      absl::StatusOr<Result> reported =
-          Report(ctx, **nginx, Refusal(**nginx, kReasonNotOwned, message),
-                 nullptr, kEventFailed);
-      if (!reported.ok()) return reported;
-      // Retried with backoff: nothing wakes this Nginx when a Deployment it
-      // does not own goes away.
-      return absl::FailedPreconditionError(message);
-    }
-    if (have != nullptr && have->being_deleted()) {
+    // 4. A Deployment of that name someone else controls is left alone.
+    if (deployment != nullptr && !ours) return RefuseForeign(ctx, *nginx);
+    if (deployment != nullptr && deployment->being_deleted()) {
       // Its delete event wakes this Nginx, which then creates it anew.
-      VLOG(2) << ctx.log_prefix() << " deployment=" << deploy_name
+      VLOG(2) << ctx.log_prefix() << " deployment=" << deployment->name()
               << " is being deleted; waiting";
       return Result::Done();
     }
 
-    api::ObjectPtr current = have;
-    if (have == nullptr) {
-      absl::StatusOr<api::ObjectPtr> built = NewDeployment(**nginx, desired);
-      KCR_RETURN_IF_ERROR(built.status());
-      absl::StatusOr<api::ObjectPtr> created =
-          client_->Create(ctx.ctx(), DeploymentResource(), **built);
-      // The cache was behind: the watch brings the Deployment, and with it
-      // another reconcile.
-      if (api::IsAlreadyExists(created.status())) return Result::Requeue();
-      if (!created.ok()) return WriteFailed(ctx, **nginx, "create", created);
-      LOG(INFO) << ctx.log_prefix() << " created deployment=" << deploy_name
-                << " replicas=" << desired.replicas
-                << " image=" << desired.image << " port=" << desired.port;
-      recorder_->Eventf(**nginx, api::kEventTypeNormal, kEventCreated,
-                        "Created Deployment %s: %d replicas of %s on port %d",
-                        deploy_name, desired.replicas, desired.image,
-                        desired.port);
-      current = *created;
-    } else if (const std::vector<std::string> drift =
-                   DeploymentDrift(*have, desired);
-               !drift.empty()) {
-      absl::StatusOr<api::ObjectPtr> repaired =
-          RepairDeployment(*have, desired);
-      KCR_RETURN_IF_ERROR(repaired.status());
-      absl::StatusOr<api::ObjectPtr> updated =
-          client_->Update(ctx.ctx(), DeploymentResource(), **repaired);
-      if (api::IsConflict(updated.status()) ||
-          api::IsNotFound(updated.status())) {
-        return Result::Requeue();
-      }
-      if (!updated.ok()) return WriteFailed(ctx, **nginx, "update", updated);
-      const std::string changes = absl::StrJoin(drift, ", ");
-      // A spec the controller has not acted on yet explains the
-      // difference; otherwise someone changed the Deployment by hand.
-      const bool spec_changed =
-          ObservedGeneration(**nginx) != (*nginx)->generation();
-      LOG(INFO) << ctx.log_prefix()
-                << (spec_changed ? " updated" : " repaired drift of")
-                << " deployment=" << deploy_name << " changes=" << changes;
-      if (spec_changed) {
-        recorder_->Eventf(**nginx, api::kEventTypeNormal, kEventUpdated,
-                          "Updated Deployment %s: %s", deploy_name, changes);
-      } else {
-        recorder_->Eventf(**nginx, api::kEventTypeNormal, kEventDriftRepaired,
-                          "Put Deployment %s back after a change made "
-                          "outside this Nginx: %s",
-                          deploy_name, changes);
-      }
-      current = *updated;
-    }
+    // 5. Create the Deployment, or put it back in step.
+    absl::StatusOr<api::ObjectPtr> current =
+        deployment == nullptr ? Create(ctx, *nginx, *desired)
+                              : Repair(ctx, *nginx, deployment, *desired);
+    KCR_RETURN_IF_ERROR(current.status());
+    // The cache was behind: the watch brings the change, and with it
+    // another reconcile.
+    if (*current == nullptr) return Result::Requeue();
 
-    StatusUpdate status;
-    status.ready =
-        ReadyConditionFor(*current, desired.replicas, (*nginx)->generation());
-    status.ready_replicas = ReadyReplicas(*current);
-    return WriteStatus(ctx, **nginx, status);
+    // 6. Report how ready it is.
+    return WriteStatus(ctx, *nginx,
+                       {ReadyConditionFor(**current, desired->replicas,
+                                          (*nginx)->generation()),
+                        ReadyReplicas(*current)});
   }
 
  private:
-  static int64_t ObservedGeneration(const api::Object& nginx) {
-    const rapidjson::Value* v = nginx.Find("/status/observedGeneration");
-    return v != nullptr && v->IsInt64() ? v->GetInt64() : 0;
+  // Creates the Deployment; null when one exists already.
+  absl::StatusOr<api::ObjectPtr> Create(ReconcileContext& ctx,
+                                        const api::ObjectPtr& nginx,
+                                        const DesiredDeployment& desired) {
+    KCR_ASSIGN_OR_RETURN(api::ObjectPtr built, NewDeployment(*nginx, desired));
+    absl::StatusOr<api::ObjectPtr> created = client_->Create(
+        ctx.ctx(), client::ResourceFor<api::DeploymentView>(), *built);
+    if (api::IsAlreadyExists(created.status())) return nullptr;
+    if (!created.ok()) return WriteFailed(ctx, nginx, "create", created);
+    LOG(INFO) << ctx.log_prefix() << " created deployment=" << desired.name
+              << " replicas=" << desired.replicas << " image=" << desired.image
+              << " port=" << desired.port;
+    recorder_->Eventf(*nginx, api::kEventTypeNormal, kEventCreated,
+                      "Created Deployment %s: %d replicas of %s on port %d",
+                      desired.name, desired.replicas, desired.image,
+                      desired.port);
+    return created;
   }
 
-  static int64_t ReadyReplicas(const api::Object& deployment) {
-    const rapidjson::Value* v = deployment.Find("/status/readyReplicas");
-    return v != nullptr && v->IsInt64() ? v->GetInt64() : 0;
+  // Puts the fields the controller owns back as `desired` says, when they
+  // drifted; null when the cache was behind.
+  absl::StatusOr<api::ObjectPtr> Repair(ReconcileContext& ctx,
+                                        const api::ObjectPtr& nginx,
+                                        const api::ObjectPtr& deployment,
+                                        const DesiredDeployment& desired) {
+    const std::vector<std::string> drift =
+        DeploymentDrift(*deployment, desired);
+    if (drift.empty()) return deployment;
+    KCR_ASSIGN_OR_RETURN(api::ObjectPtr repaired,
+                         RepairDeployment(*deployment, desired));
+    absl::StatusOr<api::ObjectPtr> updated = client_->Update(
+        ctx.ctx(), client::ResourceFor<api::DeploymentView>(), *repaired);
+    if (api::IsConflict(updated.status()) ||
+        api::IsNotFound(updated.status())) {
+      return nullptr;
+    }
+    if (!updated.ok()) return WriteFailed(ctx, nginx, "update", updated);
+    const std::string changes = absl::StrJoin(drift, ", ");
+    // A spec the controller has not acted on yet explains the difference;
+    // otherwise someone changed the Deployment by hand.
+    const bool spec_changed =
+        StatusOf(*nginx).observed_generation.value_or(0) != nginx->generation();
+    LOG(INFO) << ctx.log_prefix()
+              << (spec_changed ? " updated" : " repaired drift of")
+              << " deployment=" << desired.name << " changes=" << changes;
+    if (spec_changed) {
+      recorder_->Eventf(*nginx, api::kEventTypeNormal, kEventUpdated,
+                        "Updated Deployment %s: %s", desired.name, changes);
+    } else {
+      recorder_->Eventf(*nginx, api::kEventTypeNormal, kEventDriftRepaired,
+                        "Put Deployment %s back after a change made outside "
+                        "this Nginx: %s",
+                        desired.name, changes);
+    }
+    return updated;
   }
 
-  static api::Condition Refusal(const api::Object& nginx, const char* reason,
-                                std::string message) {
-    api::Condition c;
-    c.type = kReadyCondition;
-    c.status = api::kConditionFalse;
-    c.reason = reason;
-    c.message = std::move(message);
-    c.observed_generation = nginx.generation();
-    return c;
+  absl::StatusOr<Result> RefuseInvalidSpec(ReconcileContext& ctx,
+                                           const api::ObjectPtr& nginx,
+                                           const absl::Status& invalid,
+                                           const api::ObjectPtr& ours) {
+    const std::string message(invalid.message());
+    LOG(WARNING) << ctx.log_prefix()
+                 << " invalid spec, Deployment left as it is: " << message;
+    return Report(ctx, nginx, NotReady(*nginx, kReasonInvalidSpec, message),
+                  ours, kEventInvalidSpec);
+  }
+
+  absl::StatusOr<Result> RefuseForeign(ReconcileContext& ctx,
+                                       const api::ObjectPtr& nginx) {
+    const std::string message = absl::StrCat(
+        "Deployment ", DeploymentName(nginx->name()),
+        " exists and is not controlled by this Nginx; it is left alone");
+    LOG(WARNING) << ctx.log_prefix() << " " << message;
+    KCR_RETURN_IF_ERROR(Report(ctx, nginx,
+                               NotReady(*nginx, kReasonNotOwned, message),
+                               nullptr, kEventFailed)
+                            .status());
+    // Retried with backoff: nothing wakes this Nginx when a Deployment it
+    // does not own goes away.
+    return absl::FailedPreconditionError(message);
   }
 
   // The Deployment was not written: says so in the status (keeping
   // readyReplicas from `deployment`, ours or null) and, when the Ready
   // condition changes, in a Warning Event.
-  absl::StatusOr<Result> Report(ReconcileContext& ctx, const api::Object& nginx,
+  absl::StatusOr<Result> Report(ReconcileContext& ctx,
+                                const api::ObjectPtr& nginx,
                                 const api::Condition& ready,
                                 const api::ObjectPtr& deployment,
                                 const char* event_reason) {
-    const std::vector<api::Condition> conditions = api::ConditionsOf(nginx);
+    const std::vector<api::Condition> conditions = api::ConditionsOf(*nginx);
     const api::Condition* before =
         api::FindStatusCondition(conditions, kReadyCondition);
     if (before == nullptr || before->status != ready.status ||
         before->reason != ready.reason || before->message != ready.message) {
-      recorder_->Event(nginx, api::kEventTypeWarning, event_reason,
+      recorder_->Event(*nginx, api::kEventTypeWarning, event_reason,
                        ready.message);
     }
-    StatusUpdate status;
-    status.ready = ready;
-    status.ready_replicas =
-        deployment != nullptr ? ReadyReplicas(*deployment) : 0;
-    return WriteStatus(ctx, nginx, status);
+    return WriteStatus(
+        ctx, nginx,
+        {ready, deployment != nullptr ? ReadyReplicas(deployment) : 0});
   }
 
   // A create or update of the Deployment failed (not a conflict): a
   // Warning Event, Ready=False, and the error (retried with backoff).
-  absl::StatusOr<Result> WriteFailed(
-      ReconcileContext& ctx, const api::Object& nginx, const char* verb,
-      const absl::StatusOr<api::ObjectPtr>& written) {
+  absl::Status WriteFailed(ReconcileContext& ctx, const api::ObjectPtr& nginx,
+                           const char* verb,
+                           const absl::StatusOr<api::ObjectPtr>& written) {
     const std::string message = absl::StrCat("Failed to ", verb, " Deployment ",
-                                             DeploymentName(nginx.name()), ": ",
-                                             written.status().message());
+                                             DeploymentName(nginx->name()),
+                                             ": ", written.status().message());
     LOG(WARNING) << ctx.log_prefix() << " " << message;
-    recorder_->Event(nginx, api::kEventTypeWarning, kEventFailed, message);
-    StatusUpdate status;
-    status.ready = Refusal(nginx, kReasonFailed, message);
-    status.ready_replicas = ReadyReplicas(nginx);  // unchanged
-    // The write's error matters more than the status's.
-    (void)WriteStatus(ctx, nginx, status);
+    recorder_->Event(*nginx, api::kEventTypeWarning, kEventFailed, message);
+    // readyReplicas unchanged; the write's error matters more than the
+    // status's.
+    (void)WriteStatus(ctx, nginx,
+                      {NotReady(*nginx, kReasonFailed, message),
+                       StatusOf(*nginx).ready_replicas.value_or(0)});
     return written.status();
   }
 
   // Writes status.readyReplicas, status.observedGeneration and the Ready
-  // condition when they differ from what `nginx` (as cached) has: nothing
-  // is written on a reconcile that changes nothing, so the status write's
-  // own watch event ends the loop.
+  // condition when they differ from what the cached `nginx` has.
   absl::StatusOr<Result> WriteStatus(ReconcileContext& ctx,
-                                     const api::Object& nginx,
-                                     const StatusUpdate& update) {
-    api::ObjectBuilder b(nginx);
-    if (const rapidjson::Value* s = b.Find("/status");
-        s == nullptr || !s->IsObject()) {
-      KCR_RETURN_IF_ERROR(b.SetJson("/status", "{}"));
-    }
-    KCR_RETURN_IF_ERROR(
-        b.SetInt("/status/readyReplicas", update.ready_replicas));
-    KCR_RETURN_IF_ERROR(
-        b.SetInt("/status/observedGeneration", nginx.generation()));
-    KCR_RETURN_IF_ERROR(controller::controllerutil::SetStatusCondition(
-                            b, update.ready, clock_->Now())
-                            .status());
-    const rapidjson::Value* before = nginx.Find("/status");
-    const rapidjson::Value* after = b.Find("/status");
-    if (before != nullptr && after != nullptr && *before == *after) {
-      return Result::Done();
-    }
-    KCR_ASSIGN_OR_RETURN(api::ObjectPtr object, b.Build());
-    absl::StatusOr<api::ObjectPtr> written =
-        client_->UpdateStatus(ctx.ctx(), NginxResource(), *object);
+                                     const api::ObjectPtr& nginx,
+                                     const NginxStatus& status) {
+    const int64_t generation = nginx->generation();
+    const absl::Time now = clock_->Now();
+    absl::StatusOr<api::ObjectPtr> written = controllerutil::UpdateStatus(
+        ctx.ctx(), client_, client::ResourceFor<Nginx>(), nginx,
+        [&](api::ObjectBuilder& b) -> absl::Status {
+          if (const rapidjson::Value* s = b.Find("/status");
+              s == nullptr || !s->IsObject()) {
+            KCR_RETURN_IF_ERROR(b.SetJson("/status", "{}"));
+          }
+          KCR_RETURN_IF_ERROR(
+              b.SetInt("/status/readyReplicas", status.ready_replicas));
+          KCR_RETURN_IF_ERROR(
+              b.SetInt("/status/observedGeneration", generation));
+          return controllerutil::SetStatusCondition(b, status.ready, now)
+              .status();
+        });
     // A newer Nginx is on its way through the watch: start again from it.
     if (api::IsConflict(written.status())) return Result::Requeue();
     // Deleted meanwhile: nothing to report on.
     if (api::IsNotFound(written.status())) return Result::Done();
     KCR_RETURN_IF_ERROR(written.status());
-    VLOG(2) << ctx.log_prefix()
-            << " status readyReplicas=" << update.ready_replicas
-            << " ready=" << update.ready.status
-            << " reason=" << update.ready.reason;
+    if (*written != nginx) {
+      VLOG(2) << ctx.log_prefix()
+              << " status readyReplicas=" << status.ready_replicas
+              << " ready=" << status.ready.status
+              << " reason=" << status.ready.reason;
+    }
     return Result::Done();
   }
 
@@ -277,7 +301,7 @@ class NginxReconciler final : public controller::Reconciler {
   const Clock* const clock_;
   const std::unique_ptr<events::EventRecorder> recorder_;
   const cache::Lister nginxes_;
-  const cache::Lister deployments_;
+  const cache::DeploymentLister deployments_;
 };
 
 // The Nginx kind for the Manager's RESTMapper (Owns maps an owned
@@ -285,20 +309,16 @@ class NginxReconciler final : public controller::Reconciler {
 // manifest compiled into the binary.
 absl::Status AddNginxMapping(api::RESTMapper& mapper) {
   KCR_ASSIGN_OR_RETURN(std::unique_ptr<rapidjson::Document> crd,
-                       json::YamlToJson(api::crd::kNginxCrdYaml));
+                       json::YamlToJson(Nginx::kCrdManifest));
   return mapper.AddFromCRD(*crd);
 }
 
 }  // namespace
 
-client::Resource NginxResource() {
-  return client::Resource::Namespaced({api::crd::Nginx::kGroup,
-                                       api::crd::Nginx::kVersion,
-                                       api::crd::Nginx::kPlural});
-}
+client::Resource NginxResource() { return client::ResourceFor<Nginx>(); }
 
 client::Resource DeploymentResource() {
-  return client::Resource::Namespaced({"apps", "v1", "deployments"});
+  return client::ResourceFor<api::DeploymentView>();
 }
 
 absl::Status AddNginxController(controller::Manager& mgr,
@@ -311,8 +331,8 @@ absl::Status AddNginxController(controller::Manager& mgr,
   controller::ControllerOptions controller_options;
   controller_options.max_concurrent_reconciles = options.workers;
   return controller::ControllerBuilder(mgr)
-      .For(NginxResource())
-      .Owns(DeploymentResource())
+      .For<Nginx>()
+      .Owns<api::DeploymentView>()
       .Named(kNginxControllerName)
       .WithOptions(std::move(controller_options))
       .Complete(std::make_shared<NginxReconciler>(mgr));

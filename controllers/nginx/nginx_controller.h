@@ -49,7 +49,9 @@ inline constexpr char kEventDriftRepaired[] = "DriftRepaired";
 inline constexpr char kEventFailed[] = "Failed";
 inline constexpr char kEventInvalidSpec[] = "InvalidSpec";
 
-// The collections it reads and writes.
+// The collections it reconciles and owns, as their types declare them
+// (client::ResourceFor<Nginx>(), client::ResourceFor<api::DeploymentView>()),
+// for tests and tools.
 client::Resource NginxResource();
 client::Resource DeploymentResource();
 

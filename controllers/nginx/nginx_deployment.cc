@@ -12,9 +12,9 @@
 #include "api/types/deployment.h"
 #include "api/types/field.h"
 #include "api/types/owner_reference.h"
+#include "base/string_view.h"
 #include "rapidjson/document.h"
 #include "rapidjson/pointer.h"
-#include "base/string_view.h"
 
 namespace kcr::nginx {
 namespace {
@@ -235,7 +235,7 @@ std::map<std::string, std::string> DeploymentLabels(
           {"app", "underneathall"}};
 }
 
-std::vector<std::string> ValidateNginx(const api::crd::Nginx& nginx) {
+std::vector<std::string> ValidateNginx(const Nginx& nginx) {
   std::vector<std::string> errors = nginx.Validate();
   if (nginx.spec.replicas.has_value() && *nginx.spec.replicas > kMaxReplicas) {
     errors.push_back(
@@ -254,7 +254,7 @@ std::vector<std::string> ValidateNginx(const api::crd::Nginx& nginx) {
   return errors;
 }
 
-DesiredDeployment DesiredFor(const api::crd::Nginx& nginx) {
+DesiredDeployment DesiredFor(const Nginx& nginx) {
   DesiredDeployment d;
   d.namespace_ = nginx.namespace_();
   d.name = DeploymentName(nginx.name());

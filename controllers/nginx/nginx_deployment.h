@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "api/crd/nginx.h"
 #include "api/object.h"
 #include "api/types/condition.h"
+#include "controllers/nginx/nginx_types.h"
 
 namespace kcr::nginx {
 
@@ -67,10 +67,10 @@ std::map<std::string, std::string> DeploymentLabels(
 // Deployment's replicas is an int32) and a spec.image that is not an image
 // reference (`[registry[:port]/]repository[:tag][@digest]`, lower-case
 // repository, no spaces).
-std::vector<std::string> ValidateNginx(const api::crd::Nginx& nginx);
+std::vector<std::string> ValidateNginx(const Nginx& nginx);
 
 // The Deployment that a valid `nginx` with defaults applied wants.
-DesiredDeployment DesiredFor(const api::crd::Nginx& nginx);
+DesiredDeployment DesiredFor(const Nginx& nginx);
 
 // A new Deployment for `desired`, controlled by `nginx` (the cached Nginx
 // object: its uid makes the ownerReference).

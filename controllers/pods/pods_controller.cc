@@ -5,16 +5,17 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "api/types/pod.h"
+#include "base/context.h"
+#include "base/mutex.h"
 #include "controllers/pods/pod_diff.h"
 #include "glog/logging.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
 #include "prometheus/registry.h"
-#include "base/context.h"
-#include "base/mutex.h"
 #include "runtime/cache/processor_listener.h"
 #include "runtime/cache/shared_informer.h"
-#include "runtime/client/options.h"
+#include "runtime/client/typed_client.h"
 #include "runtime/controller/runnable.h"
 
 namespace kcr::pods {
@@ -145,14 +146,15 @@ class PodsRunnable final : public controller::Runnable {
     absl::StatusOr<std::shared_ptr<cache::ResourceEventHandlerRegistration>>
         registration = informer_->AddEventHandler(handler);
     if (!registration.ok()) return registration.status();
-    LOG(INFO) << "controller=pods started scope=" << scope_;
+    LOG(INFO) << "controller=" << kPodsControllerName
+              << " started scope=" << scope_;
     {
       MutexLock lock(&mu_);
       while (!ctx.done()) stopped_.Wait(&mu_, ctx);
     }
     absl::Status removed = informer_->RemoveEventHandler(*registration);
     counts_->Close();
-    LOG(INFO) << "controller=pods stopped";
+    LOG(INFO) << "controller=" << kPodsControllerName << " stopped";
     // An informer already stopped has dropped its handlers anyway.
     if (!removed.ok() &&
         removed.code() != absl::StatusCode::kFailedPrecondition) {
@@ -175,10 +177,8 @@ class PodsRunnable final : public controller::Runnable {
 
 absl::Status AddPodsController(controller::Manager& mgr,
                                const PodsOptions& options) {
-  client::Resource pods =
-      client::Resource::Namespaced({"", "v1", "pods"}, options.namespace_);
-  cache::SharedIndexInformer* informer =
-      mgr.GetInformerFactory()->InformerFor(pods);
+  cache::SharedIndexInformer* informer = mgr.GetInformerFactory()->InformerFor(
+      client::ResourceFor<api::PodView>(options.namespace_));
   auto& family = prometheus::BuildGauge()
                      .Name("kcr_pods")
                      .Help(

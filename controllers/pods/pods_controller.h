@@ -30,7 +30,8 @@ struct PodsOptions {
   std::string namespace_;
 };
 
-// The name of the Runnable AddPodsController adds.
+// The controller's name (logs, and the Runnable AddPodsController adds).
+// It records no Events.
 inline constexpr char kPodsControllerName[] = "pods";
 
 // Adds the pods controller to `mgr` (before Start, or after: it then

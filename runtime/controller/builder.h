@@ -30,12 +30,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "runtime/cache/list_watch.h"
 #include "runtime/client/options.h"
+#include "runtime/client/typed_client.h"
 #include "runtime/controller/controller.h"
 #include "runtime/controller/handler.h"
 #include "runtime/controller/manager.h"
@@ -63,6 +65,29 @@ class ControllerBuilder {
   // Any resource, enqueueing what `map` returns for each changed object.
   ControllerBuilder& Watches(const client::Resource& resource, MapFunc map,
                              std::vector<Predicate> predicates = {});
+  // For, Owns and Watches of the resource that T declares (kGroup,
+  // kVersion, kPlural, kNamespaced: a typed view of api/types or a custom
+  // resource's type), in every namespace the Manager's cache holds.
+  template <typename T>
+  ControllerBuilder& For(std::vector<Predicate> predicates = {}) {
+    return For(client::ResourceFor<T>(), std::move(predicates));
+  }
+  template <typename T>
+  ControllerBuilder& Owns(std::vector<Predicate> predicates = {}) {
+    return Owns(client::ResourceFor<T>(), std::move(predicates));
+  }
+  template <typename T>
+  ControllerBuilder& Watches(std::shared_ptr<EventHandler> handler,
+                             std::vector<Predicate> predicates = {}) {
+    return Watches(client::ResourceFor<T>(), std::move(handler),
+                   std::move(predicates));
+  }
+  template <typename T>
+  ControllerBuilder& Watches(MapFunc map,
+                             std::vector<Predicate> predicates = {}) {
+    return Watches(client::ResourceFor<T>(), std::move(map),
+                   std::move(predicates));
+  }
   // The informer options (label and field selectors, metadata only) of the
   // watch added last; watches with different options get different
   // informers.

@@ -51,9 +51,13 @@
 #include "base/clock.h"
 #include "base/context.h"
 #include "base/mutex.h"
+#include "runtime/cache/list_watch.h"
+#include "runtime/cache/lister.h"
 #include "runtime/cache/shared_informer_factory.h"
+#include "runtime/cache/typed_lister.h"
 #include "runtime/client/rest_client.h"
 #include "runtime/client/rest_config.h"
+#include "runtime/client/typed_client.h"
 #include "runtime/controller/controller.h"
 #include "runtime/controller/metrics.h"
 #include "runtime/controller/runnable.h"
@@ -140,6 +144,30 @@ class Manager {
     return factory_.get();
   }
   prometheus::Registry& GetMetricsRegistry() const { return *registry_; }
+
+  // The way a reconciler reads T's objects: a lister of the shared
+  // informer's cache for T (made on first use and started with the
+  // Manager; the builder's For<T>, Owns<T> and Watches<T> use the same
+  // one). T says where it lives — kGroup, kVersion, kPlural, kNamespaced —
+  // as the typed views of api/types and the custom resources' types do;
+  // that declaration beside the type is the one place a resource is named.
+  // For a typed view (T::Create) the lister is a cache::TypedLister<T> and
+  // returns views; for another type (a custom resource, which parses with
+  // T::FromObject) a cache::Lister that returns the objects. `options`
+  // picks the informer, as the builder's WithListWatchOptions does.
+  //
+  //   auto deployments = mgr.ListerFor<api::DeploymentView>();
+  //   absl::StatusOr<api::DeploymentView> d = deployments.Get(ns, name);
+  template <typename T>
+  auto ListerFor(const cache::ListWatchOptions& options = {}) const {
+    const cache::Indexer* indexer =
+        factory_->InformerFor(client::ResourceFor<T>(), options)->GetIndexer();
+    if constexpr (client::internal::IsView<T>::value) {
+      return cache::TypedLister<T>(indexer);
+    } else {
+      return cache::Lister(indexer, api::GroupResource{T::kGroup, T::kPlural});
+    }
+  }
   // Kinds and resources, for the builder's owner references. Preloaded with
   // the built-in kinds; add custom resources' mappings before building
   // controllers for them.

@@ -20,15 +20,19 @@
 #include "absl/time/clock.h"
 #include "api/errors/errors.h"
 #include "api/object_builder.h"
+#include "api/types/config_map.h"
 #include "api/types/owner_reference.h"
+#include "api/types/secret.h"
 #include "apiserver/api_server.h"
-#include "gtest/gtest.h"
-#include "prometheus/registry.h"
 #include "base/context.h"
 #include "base/mutex.h"
 #include "base/status_macros.h"
+#include "gtest/gtest.h"
+#include "prometheus/registry.h"
 #include "runtime/cache/lister.h"
+#include "runtime/cache/typed_lister.h"
 #include "runtime/client/rest_client.h"
+#include "runtime/client/typed_client.h"
 #include "runtime/controller/builder.h"
 #include "runtime/controller/manager.h"
 #include "test/apiserver/api_server_fixture.h"
@@ -45,62 +49,49 @@ class MirrorReconciler final : public controller::Reconciler {
 
   explicit MirrorReconciler(controller::Manager& mgr)
       : client_(mgr.GetClient()),
-        configmaps_(
-            mgr.GetInformerFactory()->InformerFor(ConfigMaps())->GetIndexer(),
-            {"", "configmaps"}),
-        secrets_(mgr.GetInformerFactory()->InformerFor(Secrets())->GetIndexer(),
-                 {"", "secrets"}) {}
-
-  static client::Resource ConfigMaps() {
-    return client::Resource::Namespaced({"", "v1", "configmaps"});
-  }
-  static client::Resource Secrets() {
-    return client::Resource::Namespaced({"", "v1", "secrets"});
-  }
+        configmaps_(mgr.ListerFor<api::ConfigMapView>()),
+        secrets_(mgr.ListerFor<api::SecretView>()) {}
 
   absl::StatusOr<controller::Result> Reconcile(
       const controller::Request& request,
       controller::ReconcileContext& ctx) override {
-    // Read from the cache, never from the API server.
-    absl::StatusOr<api::ObjectPtr> cm =
+    // 1. The ConfigMap, from the cache (never from the API server). Gone:
+    // the garbage collector deletes what it owned.
+    absl::StatusOr<api::ConfigMapView> cm =
         configmaps_.Get(request.namespace_, request.name);
-    if (api::IsNotFound(cm.status())) {
-      // Gone: the garbage collector deletes what it owned.
-      return controller::Result::Done();
-    }
+    if (api::IsNotFound(cm.status())) return controller::Result::Done();
     KCR_RETURN_IF_ERROR(cm.status());
-    const rapidjson::Value* v = (*cm)->Find("/data/value");
-    const std::string value =
-        v != nullptr && v->IsString() ? v->GetString() : "";
+    const std::string value(cm->data().Get("value").value_or(""));
 
+    // 2. Its Secret, when the cache has one: ours, and already in step?
     const std::string name = request.name + "-mirror";
-    absl::StatusOr<api::ObjectPtr> have =
+    absl::StatusOr<api::SecretView> have =
         secrets_.Get(request.namespace_, name);
     if (!have.ok() && !api::IsNotFound(have.status())) return have.status();
+    if (have.ok() && !api::IsControlledBy(have->object(), cm->object())) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("secret ", name, " exists and is not ours"));
+    }
+    if (have.ok() && have->object().Annotation(kSourceAnnotation) == value) {
+      return controller::Result::Done();
+    }
 
-    api::ObjectBuilder want =
-        have.ok() ? (*have)->ToBuilder() : api::ObjectBuilder("v1", "Secret");
-    if (have.ok()) {
-      if (!api::IsControlledBy(**have, **cm)) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("secret ", name, " exists and is not ours"));
-      }
-      if ((*have)->Annotation(kSourceAnnotation) == value) {
-        return controller::Result::Done();  // already in step
-      }
-    } else {
+    // 3. Create or update it.
+    api::ObjectBuilder want = have.ok() ? have->object().ToBuilder()
+                                        : api::ObjectBuilder("v1", "Secret");
+    if (!have.ok()) {
       want.SetNamespace(request.namespace_).SetName(name);
-      want.AddOwnerReference(api::NewControllerRef(**cm).view());
+      want.AddOwnerReference(api::NewControllerRef(cm->object()).view());
     }
     want.SetAnnotation(kSourceAnnotation, value);
     KCR_RETURN_IF_ERROR(want.SetString("/stringData/value", value));
     KCR_ASSIGN_OR_RETURN(api::ObjectPtr secret, want.Build());
-
     LOG(INFO) << ctx.log_prefix() << (have.ok() ? " updating" : " creating")
               << " secret=" << name;
+    const client::Resource secrets = client::ResourceFor<api::SecretView>();
     absl::Status written =
-        have.ok() ? client_->Update(ctx.ctx(), Secrets(), *secret).status()
-                  : client_->Create(ctx.ctx(), Secrets(), *secret).status();
+        have.ok() ? client_->Update(ctx.ctx(), secrets, *secret).status()
+                  : client_->Create(ctx.ctx(), secrets, *secret).status();
     // A conflict means the cache was behind: the watch brings the new
     // version and with it another reconcile.
     if (api::IsConflict(written) || api::IsAlreadyExists(written)) {
@@ -112,8 +103,8 @@ class MirrorReconciler final : public controller::Reconciler {
 
  private:
   client::RestClient* const client_;
-  const cache::Lister configmaps_;
-  const cache::Lister secrets_;
+  const cache::ConfigMapLister configmaps_;
+  const cache::SecretLister secrets_;
 };
 // [doc:end]
 
@@ -121,8 +112,8 @@ class MirrorReconciler final : public controller::Reconciler {
 absl::Status AddMirrorController(controller::Manager& mgr,
                                  std::shared_ptr<controller::Reconciler> r) {
   return controller::ControllerBuilder(mgr)
-      .For(MirrorReconciler::ConfigMaps())
-      .Owns(MirrorReconciler::Secrets())
+      .For<api::ConfigMapView>()
+      .Owns<api::SecretView>()
       .Named("mirror")
       .Complete(std::move(r));
 }
@@ -204,9 +195,9 @@ class ControllerIntegrationTest : public kcr::testing::ApiServerFixture {
 
   // The Secret's annotation, "" when absent, nullopt when the Secret is.
   std::optional<std::string> MirrorValue(const std::string& cm) {
-    auto s =
-        client_->Get(kBg, MirrorReconciler::Secrets().InNamespace("default"),
-                     cm + "-mirror");
+    auto s = client_->Get(
+        kBg, client::ResourceFor<api::SecretView>().InNamespace("default"),
+        cm + "-mirror");
     if (!s.ok()) return std::nullopt;
     return std::string(
         (*s)->Annotation(MirrorReconciler::kSourceAnnotation).value_or(""));
@@ -217,20 +208,21 @@ TEST_F(ControllerIntegrationTest, ReconcilesOwnerAndOwnedObjects) {
   auto mgr = controller::Manager::New(config_);
   ASSERT_TRUE(mgr.ok()) << mgr.status();
   cache::SharedIndexInformer* cm_informer =
-      (*mgr)->GetInformerFactory()->InformerFor(MirrorReconciler::ConfigMaps());
+      (*mgr)->GetInformerFactory()->InformerFor(
+          client::ResourceFor<api::ConfigMapView>());
   auto mirror =
       std::make_shared<Recording>(std::make_shared<MirrorReconciler>(**mgr));
   ASSERT_TRUE(AddMirrorController(**mgr, mirror).ok());
   // A second controller on ConfigMaps shares the informer.
   auto audit = std::make_shared<Recording>(nullptr);
   ASSERT_TRUE(controller::ControllerBuilder(**mgr)
-                  .For(MirrorReconciler::ConfigMaps())
+                  .For(client::ResourceFor<api::ConfigMapView>())
                   .Named("audit")
                   .Complete(audit)
                   .ok());
-  EXPECT_EQ(
-      (*mgr)->GetInformerFactory()->InformerFor(MirrorReconciler::ConfigMaps()),
-      cm_informer);
+  EXPECT_EQ((*mgr)->GetInformerFactory()->InformerFor(
+                client::ResourceFor<api::ConfigMapView>()),
+            cm_informer);
   // Names are unique.
   EXPECT_EQ(AddMirrorController(**mgr, mirror).code(),
             absl::StatusCode::kAlreadyExists);
@@ -240,14 +232,15 @@ TEST_F(ControllerIntegrationTest, ReconcilesOwnerAndOwnedObjects) {
   std::thread run([&, ctx = ctx] { run_status = (*mgr)->Start(ctx); });
 
   const client::Resource cms =
-      MirrorReconciler::ConfigMaps().InNamespace("default");
+      client::ResourceFor<api::ConfigMapView>().InNamespace("default");
   // Create.
   ASSERT_TRUE(client_->Create(kBg, cms, *ConfigMap("a", "one")).ok());
   ASSERT_TRUE(Eventually([&] { return MirrorValue("a") == "one"; }));
   EXPECT_GE(mirror->count("default/a"), 1);
   ASSERT_TRUE(Eventually([&] { return audit->count("default/a") >= 1; }));
   auto secret = client_->Get(
-      kBg, MirrorReconciler::Secrets().InNamespace("default"), "a-mirror");
+      kBg, client::ResourceFor<api::SecretView>().InNamespace("default"),
+      "a-mirror");
   ASSERT_TRUE(secret.ok());
   auto owner = (*secret)->controller_reference();
   ASSERT_TRUE(owner.has_value());
@@ -265,13 +258,16 @@ TEST_F(ControllerIntegrationTest, ReconcilesOwnerAndOwnedObjects) {
   // Update of the owned Secret by someone else: the owner is reconciled and
   // puts it back.
   int before = mirror->count("default/a");
-  auto s = client_->Get(kBg, MirrorReconciler::Secrets().InNamespace("default"),
-                        "a-mirror");
+  auto s = client_->Get(
+      kBg, client::ResourceFor<api::SecretView>().InNamespace("default"),
+      "a-mirror");
   ASSERT_TRUE(s.ok());
   api::ObjectBuilder tamper = (*s)->ToBuilder();
   tamper.SetAnnotation(MirrorReconciler::kSourceAnnotation, "tampered");
-  ASSERT_TRUE(
-      client_->Update(kBg, MirrorReconciler::Secrets(), **tamper.Build()).ok());
+  ASSERT_TRUE(client_
+                  ->Update(kBg, client::ResourceFor<api::SecretView>(),
+                           **tamper.Build())
+                  .ok());
   ASSERT_TRUE(Eventually([&] {
     return mirror->count("default/a") > before && MirrorValue("a") == "two";
   }));
@@ -280,7 +276,8 @@ TEST_F(ControllerIntegrationTest, ReconcilesOwnerAndOwnedObjects) {
   before = mirror->count("default/a");
   ASSERT_TRUE(client_
                   ->Delete(kBg,
-                           MirrorReconciler::Secrets().InNamespace("default"),
+                           client::ResourceFor<api::SecretView>().InNamespace(
+                               "default"),
                            "a-mirror")
                   .ok());
   ASSERT_TRUE(Eventually([&] {
@@ -330,9 +327,10 @@ TEST_F(ControllerIntegrationTest, StartReturnsTheErrorOfAFailedRunnable) {
   auto mirror =
       std::make_shared<Recording>(std::make_shared<MirrorReconciler>(**mgr));
   ASSERT_TRUE(AddMirrorController(**mgr, mirror).ok());
-  ASSERT_TRUE(
-      client_->Create(kBg, MirrorReconciler::ConfigMaps(), *ConfigMap("b", "x"))
-          .ok());
+  ASSERT_TRUE(client_
+                  ->Create(kBg, client::ResourceFor<api::ConfigMapView>(),
+                           *ConfigMap("b", "x"))
+                  .ok());
   std::atomic<bool> fail{false};
   ASSERT_TRUE((*mgr)
                   ->Add(std::make_unique<controller::RunnableFunc>(
@@ -360,10 +358,10 @@ TEST_F(ControllerIntegrationTest, RunMirrorControllerRunsUntilCancelled) {
   absl::Status run_status;
   std::thread run(
       [&, ctx = ctx] { run_status = RunMirrorController(config_, ctx); });
-  ASSERT_TRUE(
-      client_
-          ->Create(kBg, MirrorReconciler::ConfigMaps(), *ConfigMap("c", "docs"))
-          .ok());
+  ASSERT_TRUE(client_
+                  ->Create(kBg, client::ResourceFor<api::ConfigMapView>(),
+                           *ConfigMap("c", "docs"))
+                  .ok());
   ASSERT_TRUE(Eventually([&] { return MirrorValue("c") == "docs"; }));
   cancel();
   run.join();

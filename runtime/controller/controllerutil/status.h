@@ -1,6 +1,6 @@
 // UpdateStatus: read-modify-write of an object's status subresource with
 // conflict retries, as client-go's retry.RetryOnConflict around a Get and
-// an UpdateStatus (the usual way a reconciler reports what it saw).
+// an UpdateStatus: the way every reconciler reports what it saw.
 #ifndef KCR_RUNTIME_CONTROLLER_CONTROLLERUTIL_STATUS_H_
 #define KCR_RUNTIME_CONTROLLER_CONTROLLERUTIL_STATUS_H_
 
@@ -29,6 +29,26 @@ absl::StatusOr<api::ObjectPtr> UpdateStatus(const Context& ctx,
                                             client::RestClient* client,
                                             const client::Resource& resource,
                                             std::string_view name,
+                                            const MutateFunc& mutate,
+                                            const RetryOptions& retry = {});
+
+// What a reconciler calls with the object it read from its cache: applies
+// `mutate` to a copy of `cached` first, and sends nothing when that leaves
+// it as it was (a reconcile that changes nothing writes nothing, so the
+// status write's own watch event ends the loop). Otherwise it sends that
+// copy, and when its resourceVersion is stale (the cache was behind), does
+// the UpdateStatus above, in `cached`'s namespace. Returns `cached` itself when
+// nothing was written, else the object as the server has it afterwards;
+// NotFound when the object is gone; `mutate`'s error as it returned it.
+//
+//   KCR_RETURN_IF_ERROR(UpdateStatus(ctx, client, ResourceFor<Nginx>(),
+//       nginx, [&](api::ObjectBuilder& o) {
+//         return o.SetInt("/status/readyReplicas", ready);
+//       }).status());
+absl::StatusOr<api::ObjectPtr> UpdateStatus(const Context& ctx,
+                                            client::RestClient* client,
+                                            const client::Resource& resource,
+                                            const api::ObjectPtr& cached,
                                             const MutateFunc& mutate,
                                             const RetryOptions& retry = {});
 

@@ -14,13 +14,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "api/crd/copyrator_rule.h"
-#include "api/crd/loadtest.h"
-#include "api/crd/nginx.h"
 #include "api/json/json_util.h"
 #include "api/json/yaml_to_json.h"
 #include "api/meta/rest_mapper.h"
 #include "api/schema/structural_schema.h"
+#include "controllers/copyrator/copyrator_types.h"
+#include "controllers/loadtest/loadtest_types.h"
+#include "controllers/nginx/nginx_types.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
@@ -301,9 +301,9 @@ absl::StatusOr<std::pair<std::vector<std::string>, std::string>> Typed(
 absl::StatusOr<std::pair<std::vector<std::string>, std::string>> TypedByKind(
     const rapidjson::Value& json) {
   std::string kind = At(json, "/kind").GetString();
-  if (kind == "Nginx") return Typed<crd::Nginx>(json);
-  if (kind == "CopyratorRule") return Typed<crd::CopyratorRule>(json);
-  return Typed<crd::LoadTest>(json);
+  if (kind == "Nginx") return Typed<nginx::Nginx>(json);
+  if (kind == "CopyratorRule") return Typed<copyrator::CopyratorRule>(json);
+  return Typed<loadtest::LoadTest>(json);
 }
 
 // The C++ types and the CRD files agree: same defaults on the samples, and

@@ -56,6 +56,41 @@ TEST(PodViewTest, CrashLoopAndInitRestarts) {
   EXPECT_EQ(pod->init_container_statuses()[0].state_reason, "Completed");
 }
 
+TEST(PodViewTest, HowContainersEnded) {
+  absl::StatusOr<PodView> pod = PodView::Create(Parse(R"({"kind":"Pod",
+    "metadata":{"name":"p"},"status":{"phase":"Failed","reason":"Evicted",
+    "message":"low on memory",
+    "containerStatuses":[
+      {"name":"side","state":{"terminated":{"reason":"Completed",
+        "exitCode":0}}},
+      {"name":"main","state":{"terminated":{"reason":"Error","exitCode":3,
+        "message":"3 of 10 requests failed"}}},
+      {"name":"pull","state":{"waiting":{"reason":"ImagePullBackOff",
+        "message":"back-off pulling image"}}}]}})"));
+  ASSERT_TRUE(pod.ok());
+  EXPECT_TRUE(pod->finished());
+  EXPECT_EQ(pod->reason(), "Evicted");
+  EXPECT_EQ(pod->message(), "low on memory");
+  std::optional<ContainerStatus> main = pod->terminated_container("main");
+  ASSERT_TRUE(main.has_value());
+  EXPECT_EQ(main->state_reason, "Error");
+  EXPECT_EQ(main->state_message, "3 of 10 requests failed");
+  EXPECT_EQ(main->exit_code, 3);
+  // Another name: the first container that ended.
+  EXPECT_EQ(pod->terminated_container("other")->name, "side");
+  EXPECT_EQ(pod->terminated_container("other")->exit_code, 0);
+  const ContainerStatus pull = pod->container_statuses()[2];
+  EXPECT_EQ(pull.state_message, "back-off pulling image");
+  EXPECT_EQ(pull.exit_code, std::nullopt);
+
+  absl::StatusOr<PodView> running = PodView::Create(Parse(
+      R"({"kind":"Pod","metadata":{"name":"r"},"status":{"phase":"Running",
+      "containerStatuses":[{"name":"main","state":{"running":{}}}]}})"));
+  ASSERT_TRUE(running.ok());
+  EXPECT_FALSE(running->finished());
+  EXPECT_EQ(running->terminated_container("main"), std::nullopt);
+}
+
 TEST(PodViewTest, BadAndMissingFieldsReadAsAbsent) {
   absl::StatusOr<PodView> empty = PodView::Create(Parse(R"({"metadata":{}})"));
   ASSERT_TRUE(empty.ok());  // list items carry no kind
@@ -137,6 +172,26 @@ TEST(PodBuilderTest, SetContainerReplacesByName) {
   EXPECT_STREQ((*list)[0]["image"].GetString(), "img:3");
   EXPECT_STREQ((*list)[0]["args"][0].GetString(), "x");
   EXPECT_STREQ((*list)[1]["name"].GetString(), "b");
+}
+
+TEST(PodBuilderTest, TerminationReadsBackThroughTheView) {
+  ContainerStatus ended;
+  ended.name = "main";
+  ended.state = "terminated";
+  ended.state_reason = "Error";
+  ended.state_message = "summary";
+  ended.exit_code = 1;
+  absl::StatusOr<ObjectPtr> built = PodBuilder("ns", "p")
+                                        .SetPhase("Failed")
+                                        .SetContainerStatus(ended)
+                                        .Build();
+  ASSERT_TRUE(built.ok()) << built.status();
+  std::optional<ContainerStatus> read =
+      PodView::Create(*built)->terminated_container("main");
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->state_reason, "Error");
+  EXPECT_EQ(read->state_message, "summary");
+  EXPECT_EQ(read->exit_code, 1);
 }
 
 TEST(PodBuilderTest, StatusReadsBackThroughTheView) {

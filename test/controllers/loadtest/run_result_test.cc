@@ -9,7 +9,7 @@
 namespace kcr::loadtest {
 namespace {
 
-using LoadTest = api::crd::LoadTest;
+using LoadTest = loadtest::LoadTest;
 using ::testing::HasSubstr;
 
 TEST(ParseSummaryTest, ReadsWhatTheRunnerWrites) {

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "api/crd/nginx.h"
 #include "api/object.h"
 #include "api/object_builder.h"
 #include "api/types/owner_reference.h"
+#include "controllers/nginx/nginx_types.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -26,11 +26,11 @@ api::ObjectPtr Parse(const std::string& json) {
   return object.ok() ? *object : nullptr;
 }
 
-api::crd::Nginx NginxWith(const std::string& spec) {
+nginx::Nginx NginxWith(const std::string& spec) {
   api::ObjectPtr object = Parse(
       R"({"apiVersion":"example.org/v1","kind":"Nginx","metadata":{"name":"web","namespace":"ns","uid":"u-1","generation":2},"spec":)" +
       spec + "}");
-  auto nginx = api::crd::Nginx::FromObject(*object);
+  auto nginx = nginx::Nginx::FromObject(*object);
   EXPECT_TRUE(nginx.ok()) << nginx.status();
   nginx->ApplyDefaults();
   return *nginx;
@@ -68,7 +68,7 @@ api::ObjectPtr ServerDeployment(int replicas, const std::string& image,
 }
 
 TEST(ValidateNginxTest, DefaultsAreValid) {
-  api::crd::Nginx nginx = NginxWith("{}");
+  nginx::Nginx nginx = NginxWith("{}");
   EXPECT_THAT(ValidateNginx(nginx), IsEmpty());
   const DesiredDeployment d = DesiredFor(nginx);
   EXPECT_EQ(d.name, "web-deploy");

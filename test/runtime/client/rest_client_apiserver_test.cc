@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "api/crd/nginx.h"
 #include "api/errors/errors.h"
 #include "api/object_builder.h"
 #include "api/types/config_map.h"
@@ -18,12 +17,13 @@
 #include "api/types/namespace.h"
 #include "apiserver/api_server.h"
 #include "apiserver/serving_certs.h"
+#include "base/context.h"
+#include "base/mutex.h"
+#include "controllers/nginx/nginx_types.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "prometheus/text_serializer.h"
-#include "base/context.h"
-#include "base/mutex.h"
 #include "runtime/client/list_pager.h"
 #include "runtime/client/rest_client.h"
 #include "runtime/client/typed_client.h"
@@ -784,7 +784,7 @@ TEST_P(ApiServerClientTest, TypedClients) {
   auto all = namespaces.List(kBg);
   ASSERT_TRUE(all.ok()) << all.status();
   EXPECT_GE(all->size(), 1u);
-  EXPECT_EQ(ResourceFor<api::crd::Nginx>("x").gvr.group, "example.org");
+  EXPECT_EQ(ResourceFor<nginx::Nginx>("x").gvr.group, "example.org");
   EXPECT_EQ(ResourceFor<api::LeaseView>("x").gvr.group, "coordination.k8s.io");
 }
 

@@ -5,8 +5,9 @@
 #include <thread>
 
 #include "absl/time/clock.h"
-#include "gtest/gtest.h"
+#include "api/errors/errors.h"
 #include "base/mutex.h"
+#include "gtest/gtest.h"
 #include "runtime/controller/builder.h"
 #include "test/fakes/fake_clock.h"
 
@@ -109,6 +110,36 @@ TEST(ControllerBuilderTest, ControllersOnOneResourceShareOneInformer) {
   EXPECT_NE(mgr->GetInformerFactory()->InformerFor(kConfigMaps,
                                                    {"app=web", "", false}),
             informer);
+}
+
+// A type that says where it lives but is no view (as the custom
+// resources' types are).
+struct Widget {
+  static constexpr char kGroup[] = "example.org";
+  static constexpr char kVersion[] = "v1";
+  static constexpr char kPlural[] = "widgets";
+  static constexpr bool kNamespaced = true;
+};
+
+TEST(ManagerTest, ListerForReadsTheBuildersSharedInformer) {
+  auto mgr = NewManager();
+  ASSERT_TRUE(ControllerBuilder(*mgr)
+                  .For<api::ConfigMapView>()
+                  .Owns<api::SecretView>()
+                  .Complete(Noop())
+                  .ok());
+  cache::SharedIndexInformer* informer =
+      mgr->GetInformerFactory()->InformerFor(kConfigMaps);
+  cache::ConfigMapLister configmaps = mgr->ListerFor<api::ConfigMapView>();
+  EXPECT_EQ(mgr->GetInformerFactory()->InformerFor(kConfigMaps), informer);
+  absl::StatusOr<api::ConfigMapView> missing =
+      configmaps.Get("default", "absent");
+  EXPECT_TRUE(api::IsNotFound(missing.status())) << missing.status();
+
+  cache::Lister widgets = mgr->ListerFor<Widget>();
+  EXPECT_EQ(widgets.resource().group, "example.org");
+  EXPECT_EQ(widgets.resource().resource, "widgets");
+  EXPECT_TRUE(widgets.List(api::LabelSelector::Everything()).empty());
 }
 
 TEST(ManagerTest, StartReturnsTheFailingRunnablesError) {

@@ -109,5 +109,30 @@ TEST_F(UpdateStatusTest, ErrorsAreReturned) {
   EXPECT_EQ(refused.status().message(), "not now");
 }
 
+TEST_F(UpdateStatusTest, FromTheCacheUnchangedSendsNothing) {
+  CreateDeployment("web");
+  auto first = Update(SetCondition("Ready"));
+  ASSERT_TRUE(first.ok()) << first.status();
+  const api::ObjectPtr cached = *first;
+  auto again = UpdateStatus(ctx_, client_.get(), kDeployments, cached,
+                            SetCondition("Ready"), Retry());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, cached);
+}
+
+TEST_F(UpdateStatusTest, FromTheCacheAStaleObjectIsWrittenOver) {
+  CreateDeployment("web");
+  const api::ObjectPtr stale = Get(kDeployments, "web");
+  ASSERT_TRUE(Update(SetCondition("Available")).ok());
+  auto written = UpdateStatus(ctx_, client_.get(), kDeployments, stale,
+                              SetCondition("Progressing"), Retry());
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_EQ(retries(), 0);
+  std::vector<api::Condition> conditions =
+      api::ConditionsOf(*Get(kDeployments, "web"));
+  EXPECT_TRUE(api::IsStatusConditionTrue(conditions, "Available"));
+  EXPECT_TRUE(api::IsStatusConditionTrue(conditions, "Progressing"));
+}
+
 }  // namespace
 }  // namespace kcr::controller::controllerutil

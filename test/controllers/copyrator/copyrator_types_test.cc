@@ -1,4 +1,4 @@
-#include "api/crd/copyrator_rule.h"
+#include "controllers/copyrator/copyrator_types.h"
 
 #include <string>
 
@@ -7,10 +7,11 @@
 #include "gtest/gtest.h"
 #include "test/api/crd/crd_type_test.h"
 
-namespace kcr {
-namespace api {
-namespace crd {
+namespace kcr::copyrator {
 namespace {
+
+using api::Object;
+using api::crd::CrdTypeTest;
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -140,6 +141,4 @@ TEST_F(CopyratorRuleTest, WrongTypesNameTheField) {
 }
 
 }  // namespace
-}  // namespace crd
-}  // namespace api
-}  // namespace kcr
+}  // namespace kcr::copyrator

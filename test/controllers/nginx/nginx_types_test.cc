@@ -1,4 +1,4 @@
-#include "api/crd/nginx.h"
+#include "controllers/nginx/nginx_types.h"
 
 #include <string>
 
@@ -7,10 +7,10 @@
 #include "gtest/gtest.h"
 #include "test/api/crd/crd_type_test.h"
 
-namespace kcr {
-namespace api {
-namespace crd {
+namespace kcr::nginx {
 namespace {
+
+using api::crd::CrdTypeTest;
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -124,6 +124,4 @@ TEST_F(NginxTest, WrongTypesNameTheField) {
 }
 
 }  // namespace
-}  // namespace crd
-}  // namespace api
-}  // namespace kcr
+}  // namespace kcr::nginx

@@ -1,12 +1,11 @@
-#include "api/crd/nginx.h"
+#include "controllers/nginx/nginx_types.h"
 
 #include "base/status_macros.h"
 
-namespace kcr {
-namespace api {
-namespace crd {
+namespace kcr::nginx {
 
-using namespace internal;  // NOLINT: the field helpers are this file's idiom.
+using namespace api::crd;            // NOLINT: the CRD field types and
+using namespace api::crd::internal;  // NOLINT: helpers are this file's idiom.
 
 absl::StatusOr<Nginx> Nginx::FromJson(const rapidjson::Value& json) {
   Nginx n;
@@ -49,6 +48,4 @@ rapidjson::Document Nginx::ToJson() const {
   return d;
 }
 
-}  // namespace crd
-}  // namespace api
-}  // namespace kcr
+}  // namespace kcr::nginx

@@ -1,4 +1,4 @@
-#include "api/crd/loadtest.h"
+#include "controllers/loadtest/loadtest_types.h"
 
 #include <string>
 
@@ -8,10 +8,12 @@
 #include "gtest/gtest.h"
 #include "test/api/crd/crd_type_test.h"
 
-namespace kcr {
-namespace api {
-namespace crd {
+namespace kcr::loadtest {
 namespace {
+
+using api::Object;
+using api::crd::CrdTypeTest;
+using api::crd::IntOrString;
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -198,6 +200,4 @@ TEST(LoadTestLifetimeTest, OutlivesTheObjectItWasReadFrom) {
 }
 
 }  // namespace
-}  // namespace crd
-}  // namespace api
-}  // namespace kcr
+}  // namespace kcr::loadtest

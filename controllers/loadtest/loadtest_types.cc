@@ -1,13 +1,12 @@
-#include "api/crd/loadtest.h"
+#include "controllers/loadtest/loadtest_types.h"
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 
-namespace kcr {
-namespace api {
-namespace crd {
+namespace kcr::loadtest {
 
-using namespace internal;  // NOLINT: the field helpers are this file's idiom.
+using namespace api::crd;            // NOLINT: the CRD field types and
+using namespace api::crd::internal;  // NOLINT: helpers are this file's idiom.
 
 namespace {
 
@@ -157,6 +156,4 @@ rapidjson::Document LoadTest::ToJson() const {
   return d;
 }
 
-}  // namespace crd
-}  // namespace api
-}  // namespace kcr
+}  // namespace kcr::loadtest

@@ -1,4 +1,4 @@
-#include "api/crd/copyrator_rule.h"
+#include "controllers/copyrator/copyrator_types.h"
 
 #include <algorithm>
 
@@ -8,11 +8,10 @@
 #include "api/selector/label_selector.h"
 #include "base/status_macros.h"
 
-namespace kcr {
-namespace api {
-namespace crd {
+namespace kcr::copyrator {
 
-using namespace internal;  // NOLINT: the field helpers are this file's idiom.
+using namespace api::crd;            // NOLINT: the CRD field types and
+using namespace api::crd::internal;  // NOLINT: helpers are this file's idiom.
 
 namespace {
 
@@ -45,19 +44,20 @@ std::vector<std::string> ValidateSelectorAndNamespace(const CopyratorRule& r) {
   std::vector<std::string> out;
   if (r.selector_form == SelectorForm::kLabelMap) {
     for (const auto& [key, value] : r.selector_labels) {
-      absl::Status s = ValidateLabelKey(key);
+      absl::Status s = api::ValidateLabelKey(key);
       if (!s.ok()) {
         out.push_back(absl::StrCat("selector: Invalid value: ", Quote(key),
                                    ": ", s.message()));
       }
-      s = ValidateLabelValue(value);
+      s = api::ValidateLabelValue(value);
       if (!s.ok()) {
         out.push_back(absl::StrCat("selector.", key, ": Invalid value: ",
                                    Quote(value), ": ", s.message()));
       }
     }
   } else if (r.selector_form == SelectorForm::kString) {
-    absl::StatusOr<LabelSelector> s = LabelSelector::Parse(r.selector_string);
+    absl::StatusOr<api::LabelSelector> s =
+        api::LabelSelector::Parse(r.selector_string);
     if (!s.ok()) {
       out.push_back(
           absl::StrCat("selector: Invalid value: ", Quote(r.selector_string),
@@ -186,6 +186,4 @@ rapidjson::Document CopyratorRule::ToJson() const {
   return d;
 }
 
-}  // namespace crd
-}  // namespace api
-}  // namespace kcr
+}  // namespace kcr::copyrator

@@ -8,8 +8,8 @@
 // Unknown fields (in spec and in status, including status.result) are
 // dropped by FromJson, as the API server prunes them; metadata is kept
 // whole.
-#ifndef KCR_API_CRD_LOADTEST_H_
-#define KCR_API_CRD_LOADTEST_H_
+#ifndef KCR_CONTROLLERS_LOADTEST_LOADTEST_TYPES_H_
+#define KCR_CONTROLLERS_LOADTEST_LOADTEST_TYPES_H_
 
 #include <cstdint>
 #include <optional>
@@ -23,18 +23,16 @@
 #include "api/object.h"
 #include "rapidjson/document.h"
 
-namespace kcr {
-namespace api {
-namespace crd {
+namespace kcr::loadtest {
 
-struct LoadTest : CustomResource<LoadTest> {
+struct LoadTest : api::crd::CustomResource<LoadTest> {
   static constexpr char kGroup[] = "example.org";
   static constexpr char kVersion[] = "v1";
   static constexpr char kApiVersion[] = "example.org/v1";
   static constexpr char kKind[] = "LoadTest";
   static constexpr char kPlural[] = "loadtests";
   static constexpr bool kNamespaced = true;
-  static constexpr const char* kCrdManifest = kLoadTestCrdYaml;
+  static constexpr const char* kCrdManifest = api::crd::kLoadTestCrdYaml;
 
   // status.state values.
   static constexpr char kPending[] = "pending";
@@ -45,7 +43,8 @@ struct LoadTest : CustomResource<LoadTest> {
   struct Test {
     std::optional<std::string> method;
     std::optional<std::string> service_name;
-    std::optional<IntOrString> service_port;  // a number or a port name
+    std::optional<api::crd::IntOrString>
+        service_port;  // a number or a port name
     std::optional<std::string> path;
     std::optional<int64_t> repeat;
     friend bool operator==(const Test& a, const Test& b) {
@@ -93,7 +92,7 @@ struct LoadTest : CustomResource<LoadTest> {
     std::optional<std::string> message;
     std::optional<Result> result;
     std::optional<int64_t> observed_generation;
-    std::vector<Condition> conditions;
+    std::vector<api::crd::Condition> conditions;
     friend bool operator==(const Status& a, const Status& b) {
       return a.state == b.state && a.children == b.children &&
              a.message == b.message && a.result == b.result &&
@@ -102,7 +101,7 @@ struct LoadTest : CustomResource<LoadTest> {
     }
   };
 
-  RawJson metadata;
+  api::crd::RawJson metadata;
   // Whether the object had a spec at all (it is required).
   bool has_spec = false;
   Spec spec;
@@ -122,8 +121,6 @@ struct LoadTest : CustomResource<LoadTest> {
   }
 };
 
-}  // namespace crd
-}  // namespace api
-}  // namespace kcr
+}  // namespace kcr::loadtest
 
-#endif  // KCR_API_CRD_LOADTEST_H_
+#endif  // KCR_CONTROLLERS_LOADTEST_LOADTEST_TYPES_H_

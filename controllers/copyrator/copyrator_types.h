@@ -16,8 +16,8 @@
 // string or a list of strings; the form read is kept, so ToJson writes the
 // object back exactly as it came. Unknown fields (top-level and in status)
 // are dropped by FromJson; metadata is kept whole.
-#ifndef KCR_API_CRD_COPYRATOR_RULE_H_
-#define KCR_API_CRD_COPYRATOR_RULE_H_
+#ifndef KCR_CONTROLLERS_COPYRATOR_COPYRATOR_TYPES_H_
+#define KCR_CONTROLLERS_COPYRATOR_COPYRATOR_TYPES_H_
 
 #include <cstdint>
 #include <optional>
@@ -32,18 +32,16 @@
 #include "api/object.h"
 #include "rapidjson/document.h"
 
-namespace kcr {
-namespace api {
-namespace crd {
+namespace kcr::copyrator {
 
-struct CopyratorRule : CustomResource<CopyratorRule> {
+struct CopyratorRule : api::crd::CustomResource<CopyratorRule> {
   static constexpr char kGroup[] = "flant.com";
   static constexpr char kVersion[] = "v1";
   static constexpr char kApiVersion[] = "flant.com/v1";
   static constexpr char kKind[] = "CopyratorRule";
   static constexpr char kPlural[] = "copyrators";
   static constexpr bool kNamespaced = true;
-  static constexpr const char* kCrdManifest = kCopyratorRuleCrdYaml;
+  static constexpr const char* kCrdManifest = api::crd::kCopyratorRuleCrdYaml;
 
   enum class SelectorForm { kAbsent, kLabelMap, kString };
   enum class NamespaceForm { kAbsent, kString, kList };
@@ -51,7 +49,7 @@ struct CopyratorRule : CustomResource<CopyratorRule> {
   struct Status {
     std::optional<int64_t> copies;
     std::optional<int64_t> observed_generation;
-    std::vector<Condition> conditions;
+    std::vector<api::crd::Condition> conditions;
     friend bool operator==(const Status& a, const Status& b) {
       return a.copies == b.copies &&
              a.observed_generation == b.observed_generation &&
@@ -59,7 +57,7 @@ struct CopyratorRule : CustomResource<CopyratorRule> {
     }
   };
 
-  RawJson metadata;
+  api::crd::RawJson metadata;
   std::optional<std::string> rule_type;
 
   SelectorForm selector_form = SelectorForm::kAbsent;
@@ -100,8 +98,6 @@ struct CopyratorRule : CustomResource<CopyratorRule> {
   }
 };
 
-}  // namespace crd
-}  // namespace api
-}  // namespace kcr
+}  // namespace kcr::copyrator
 
-#endif  // KCR_API_CRD_COPYRATOR_RULE_H_
+#endif  // KCR_CONTROLLERS_COPYRATOR_COPYRATOR_TYPES_H_

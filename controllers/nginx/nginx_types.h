@@ -6,8 +6,8 @@
 //
 // Fields the CRD does not declare are dropped by FromJson (in spec and in
 // status), as the API server prunes them; metadata is kept whole.
-#ifndef KCR_API_CRD_NGINX_H_
-#define KCR_API_CRD_NGINX_H_
+#ifndef KCR_CONTROLLERS_NGINX_NGINX_TYPES_H_
+#define KCR_CONTROLLERS_NGINX_NGINX_TYPES_H_
 
 #include <cstdint>
 #include <optional>
@@ -21,18 +21,16 @@
 #include "api/object.h"
 #include "rapidjson/document.h"
 
-namespace kcr {
-namespace api {
-namespace crd {
+namespace kcr::nginx {
 
-struct Nginx : CustomResource<Nginx> {
+struct Nginx : api::crd::CustomResource<Nginx> {
   static constexpr char kGroup[] = "example.org";
   static constexpr char kVersion[] = "v1";
   static constexpr char kApiVersion[] = "example.org/v1";
   static constexpr char kKind[] = "Nginx";
   static constexpr char kPlural[] = "nginxes";
   static constexpr bool kNamespaced = true;
-  static constexpr const char* kCrdManifest = kNginxCrdYaml;
+  static constexpr const char* kCrdManifest = api::crd::kNginxCrdYaml;
 
   struct Spec {
     std::optional<int64_t> replicas;
@@ -45,7 +43,7 @@ struct Nginx : CustomResource<Nginx> {
   struct Status {
     std::optional<int64_t> ready_replicas;
     std::optional<int64_t> observed_generation;
-    std::vector<Condition> conditions;
+    std::vector<api::crd::Condition> conditions;
     friend bool operator==(const Status& a, const Status& b) {
       return a.ready_replicas == b.ready_replicas &&
              a.observed_generation == b.observed_generation &&
@@ -53,7 +51,7 @@ struct Nginx : CustomResource<Nginx> {
     }
   };
 
-  RawJson metadata;
+  api::crd::RawJson metadata;
   Spec spec;
   std::optional<Status> status;
 
@@ -72,8 +70,6 @@ struct Nginx : CustomResource<Nginx> {
   }
 };
 
-}  // namespace crd
-}  // namespace api
-}  // namespace kcr
+}  // namespace kcr::nginx
 
-#endif  // KCR_API_CRD_NGINX_H_
+#endif  // KCR_CONTROLLERS_NGINX_NGINX_TYPES_H_
