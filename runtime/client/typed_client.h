@@ -6,8 +6,8 @@
 //   KCR_ASSIGN_OR_RETURN(api::PodView pod, pods.Get(ctx, "web-0"));
 //
 // T is any type that says, beside itself, where it lives on the server and
-// how an Object becomes one (the views of api/types and the CRD types of
-// api/crd do):
+// how an Object becomes one (the views of api/types and the custom
+// resources' types beside their controllers do):
 //   static constexpr char kGroup[], kVersion[], kPlural[];  // its GVR
 //   static constexpr bool kNamespaced;
 //   static absl::StatusOr<T> Create(api::ObjectPtr);        // a view, or
