@@ -352,11 +352,22 @@ TEST_F(LoadTestPodStatusTest, OneFailedPodFailsTheRunWithWhatEndedSoFar) {
   // An ended run stays as it is when its last pod ends.
   ASSERT_NO_FATAL_FAILURE(
       SetPodStatus("mixed-r1-1", Terminated("Succeeded", 0, R"("")")));
-  absl::SleepFor(absl::Milliseconds(300));
+  // The positive signal that the controller has seen that pod event: it
+  // has processed a later pod event. Its one worker takes keys in the order
+  // the pod informer delivers their events, so once a LoadTest started
+  // after this point has finished, "mixed" was reconciled with its last
+  // pod ended.
+  ASSERT_NO_FATAL_FAILURE(CreateLoadTest(
+      "later", R"({"replicas":1,"test":{"serviceName":"svc"}})"));
+  ASSERT_NE(WaitForLoadTest("later", StateIs("executing")), nullptr);
+  ASSERT_NO_FATAL_FAILURE(
+      SetPodStatus("later-r1-0", Terminated("Succeeded", 0, R"("")")));
+  ASSERT_NE(WaitForLoadTest("later", StateIs("finished")), nullptr);
   api::ObjectPtr after = Get(kLoadTests, "mixed");
   ASSERT_NE(after, nullptr);
   EXPECT_EQ(Str(*after, "/status/state"), "failed");
   EXPECT_EQ(Str(*after, "/status/result/requests"), "10");
+  EXPECT_EQ(Str(*after, "/status"), Str(*failed, "/status"));
 }
 
 TEST_F(LoadTestPodStatusTest, APodThatCannotStartIsReported) {
