@@ -33,7 +33,14 @@ def kcr_cc_binary(name, copts = [], **kwargs):
     )
 
 def kcr_cc_test(name, copts = [], deps = [], size = "small", **kwargs):
-    """A GoogleTest test linked with gmock_main."""
+    """A GoogleTest test linked with gmock_main.
+
+    `size` follows how long the test (each shard) runs, as Bazel's timeout
+    classes expect (.bazelrc keeps --test_verbose_timeout_warnings on):
+    "small" (60 s timeout) up to about 20 s, "medium" (300 s) from about
+    25 s; a test that runs longer than about 15 s is better sharded than
+    moved up. Under --config=tsan every timeout is five times longer.
+    """
     native.cc_test(
         name = name,
         copts = KCR_COPTS + copts,

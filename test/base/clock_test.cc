@@ -6,9 +6,9 @@
 #include <thread>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "base/context.h"
 #include "base/mutex.h"
+#include "gtest/gtest.h"
 #include "test/fakes/fake_clock.h"
 
 namespace kcr {
@@ -107,12 +107,34 @@ TEST(FakeClockTimerTest, ACallbackMayStopResetOrDestroyItsOwnTimer) {
 
 TEST(FakeClockTimerTest, WaitBlocksUntilAnotherThreadAdvances) {
   FakeClock clock;
+  const absl::Time due = clock.Now() + absl::Minutes(1);
   std::unique_ptr<Timer> timer = clock.NewTimer(absl::Minutes(1));
+  // Cancelled only if Wait does not return after the firing, so that a
+  // failure ends with the test instead of hanging it.
+  auto [ctx, cancel] = WithCancel(Context::Background());
+  Notification waiting, returned;
   absl::Status got = absl::UnknownError("not run");
-  std::thread waiter([&] { got = timer->Wait(Context::Background()); });
-  clock.Advance(absl::Minutes(1));
+  absl::Time returned_at;
+  std::thread waiter([&, ctx = ctx] {
+    waiting.Notify();
+    got = timer->Wait(ctx);
+    returned_at = clock.Now();
+    returned.Notify();
+  });
+  waiting.WaitForNotification();
+  clock.Advance(absl::Seconds(59));
+  // Time has not reached the timer: a Wait that does not block returns
+  // here (a correct one cannot, so this never fails wrongly).
+  EXPECT_FALSE(returned.WaitForNotificationWithTimeout(absl::Milliseconds(50)));
+  clock.Advance(absl::Seconds(1));
+  const bool woke = returned.WaitForNotificationWithTimeout(absl::Seconds(30));
+  if (!woke) cancel();
   waiter.join();
-  EXPECT_TRUE(got.ok());
+  EXPECT_TRUE(woke) << "Wait did not return once the timer fired";
+  EXPECT_TRUE(got.ok()) << got;
+  // It returned only once time had passed the timer.
+  EXPECT_GE(returned_at, due);
+  cancel();
 }
 
 TEST(FakeClockTimerTest, SleepWakesOnAdvanceOrCancel) {
@@ -236,7 +258,11 @@ TEST(RealClockTest, ManyTimersFromManyThreads) {
     });
   }
   for (auto& t : threads) t.join();
-  EXPECT_GT(fired.load(), 0);
+  // Each thread waits for 33 of its 50 timers (those with j % 3 != 0), whose
+  // callbacks have run by the time the timer is destroyed; the 17 it stops
+  // may have fired before Stop.
+  EXPECT_GE(fired.load(), 8 * 33);
+  EXPECT_LE(fired.load(), 8 * 50);
 }
 
 }  // namespace

@@ -4,16 +4,63 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
+#include <functional>
+#include <future>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 
 namespace kcr {
 namespace {
+
+// How long a test waits for a wake-up before it calls it lost: long enough
+// never to run out on a loaded machine (or under TSan), short enough that a
+// lost wake-up fails the test before Bazel's timeout kills it.
+constexpr absl::Duration kHangGuard = absl::Seconds(10);
+
+// A thread that a test can give up on. Its hang guard is a std::future,
+// independent of the primitives under test. Join waits up to kHangGuard for
+// the body to return and joins it; a body that does not return is detached
+// (left blocked until the test binary exits), so it must own what it uses
+// (capture a shared_ptr, not references to the test's locals).
+class GuardedThread {
+ public:
+  explicit GuardedThread(std::function<void()> body) {
+    std::promise<void> returned;
+    returned_ = returned.get_future();
+    thread_ = std::thread(
+        [body = std::move(body), returned = std::move(returned)]() mutable {
+          body();
+          returned.set_value();
+        });
+  }
+  ~GuardedThread() {
+    if (thread_.joinable()) thread_.detach();
+  }
+
+  // True if the body returned by `deadline` (by default, within kHangGuard).
+  bool Join(absl::Time deadline = absl::Now() + kHangGuard) {
+    if (returned_.wait_until(absl::ToChronoTime(deadline)) !=
+        std::future_status::ready) {
+      thread_.detach();
+      return false;
+    }
+    thread_.join();
+    return true;
+  }
+
+ private:
+  std::future<void> returned_;
+  std::thread thread_;
+};
 
 TEST(MutexTest, GuardsACounterAcrossThreads) {
   Mutex mu;
@@ -75,126 +122,149 @@ void AwaitAsleep(pid_t tid) {
 // The signaller takes the mutex only after the waiter has said, under it,
 // that it is about to wait; since the waiter holds the mutex from then
 // until Wait releases it, the waiter is blocked inside Wait when Signal
-// runs. A lost wake-up would hang the test (Bazel's timeout fails it).
+// runs. A lost wake-up fails the test once the hang guard runs out.
 TEST(CondVarTest, SignalWakesAWaiterThatIsAlreadyWaiting) {
-  Mutex mu;
-  CondVar cv;
-  bool waiting = false;  // guarded by mu
-  bool ready = false;    // guarded by mu
-  int wakeups = 0;       // guarded by mu
-  std::thread waiter([&] {
-    MutexLock lock(&mu);
-    waiting = true;
-    while (!ready) {
-      cv.Wait(&mu);
-      ++wakeups;
+  struct State {
+    Mutex mu;
+    CondVar cv;
+    bool waiting = false;  // guarded by mu
+    bool ready = false;    // guarded by mu
+    int wakeups = 0;       // guarded by mu
+  };
+  auto s = std::make_shared<State>();
+  GuardedThread waiter([s] {
+    MutexLock lock(&s->mu);
+    s->waiting = true;
+    while (!s->ready) {
+      s->cv.Wait(&s->mu);
+      ++s->wakeups;
     }
   });
   while (true) {
-    MutexLock lock(&mu);  // free only while the waiter is inside Wait
-    if (waiting) {
-      ready = true;
-      cv.Signal();
+    MutexLock lock(&s->mu);  // free only while the waiter is inside Wait
+    if (s->waiting) {
+      s->ready = true;
+      s->cv.Signal();
       break;
     }
   }
-  waiter.join();
-  MutexLock lock(&mu);
-  EXPECT_GE(wakeups, 1);
+  ASSERT_TRUE(waiter.Join()) << "the signal did not wake the waiter";
+  MutexLock lock(&s->mu);
+  EXPECT_GE(s->wakeups, 1);
 }
 
 TEST(CondVarTest, SignalAfterUnlockWakesAWaiterThatIsAlreadyWaiting) {
-  Mutex mu;
-  CondVar cv;
-  bool waiting = false;
-  bool ready = false;
-  std::thread waiter([&] {
-    MutexLock lock(&mu);
-    waiting = true;
-    while (!ready) cv.Wait(&mu);
+  struct State {
+    Mutex mu;
+    CondVar cv;
+    bool waiting = false;
+    bool ready = false;
+  };
+  auto s = std::make_shared<State>();
+  GuardedThread waiter([s] {
+    MutexLock lock(&s->mu);
+    s->waiting = true;
+    while (!s->ready) s->cv.Wait(&s->mu);
   });
   while (true) {
     {
-      MutexLock lock(&mu);
-      if (!waiting) continue;
-      ready = true;
+      MutexLock lock(&s->mu);
+      if (!s->waiting) continue;
+      s->ready = true;
     }
-    cv.Signal();
+    s->cv.Signal();
     break;
   }
-  waiter.join();
+  EXPECT_TRUE(waiter.Join()) << "the signal did not wake the waiter";
 }
 
 TEST(CondVarTest, SignalAllWakesEveryWaiterThatIsAlreadyWaiting) {
   constexpr int kWaiters = 4;
-  Mutex mu;
-  CondVar cv;
-  int waiting = 0;
-  bool ready = false;
-  std::vector<std::thread> waiters;
+  struct State {
+    Mutex mu;
+    CondVar cv;
+    int waiting = 0;
+    bool ready = false;
+  };
+  auto s = std::make_shared<State>();
+  std::vector<std::unique_ptr<GuardedThread>> waiters;
   for (int i = 0; i < kWaiters; ++i) {
-    waiters.emplace_back([&] {
-      MutexLock lock(&mu);
-      ++waiting;
-      while (!ready) cv.Wait(&mu);
-    });
+    waiters.push_back(std::make_unique<GuardedThread>([s] {
+      MutexLock lock(&s->mu);
+      ++s->waiting;
+      while (!s->ready) s->cv.Wait(&s->mu);
+    }));
   }
   while (true) {
-    MutexLock lock(&mu);
-    if (waiting == kWaiters) {  // every waiter has released mu inside Wait
-      ready = true;
-      cv.SignalAll();
+    MutexLock lock(&s->mu);
+    if (s->waiting == kWaiters) {  // every waiter has released mu inside Wait
+      s->ready = true;
+      s->cv.SignalAll();
       break;
     }
   }
-  for (auto& t : waiters) t.join();
+  const absl::Time deadline = absl::Now() + kHangGuard;
+  for (int i = 0; i < kWaiters; ++i) {
+    EXPECT_TRUE(waiters[i]->Join(deadline))
+        << "SignalAll did not wake waiter " << i;
+  }
 }
 
 // As for CondVar: the waiter says under the mutex that it is about to
 // Await; the setter can take the mutex only once Await has released it.
 // Making the condition true and releasing the mutex must wake the waiter.
 TEST(MutexTest, AwaitWakesAWaiterThatIsAlreadyWaiting) {
-  Mutex mu;
-  bool waiting = false;
-  bool ready = false;
-  std::thread waiter([&] {
-    MutexLock lock(&mu);
-    waiting = true;
-    mu.Await(absl::Condition(&ready));
-    EXPECT_TRUE(ready);
+  struct State {
+    Mutex mu;
+    bool waiting = false;
+    bool ready = false;
+  };
+  auto s = std::make_shared<State>();
+  GuardedThread waiter([s] {
+    MutexLock lock(&s->mu);
+    s->waiting = true;
+    s->mu.Await(absl::Condition(&s->ready));
+    EXPECT_TRUE(s->ready);
   });
   while (true) {
-    MutexLock lock(&mu);
-    if (waiting) {
-      ready = true;
+    MutexLock lock(&s->mu);
+    if (s->waiting) {
+      s->ready = true;
       break;
     }
   }
-  waiter.join();
+  EXPECT_TRUE(waiter.Join()) << "the release did not wake the waiter";
 }
 
 // A thread leaving the mutex inside CondVar::Wait counts as a release for
-// a thread inside Await on the same mutex.
+// a thread inside Await on the same mutex. Both run on guarded threads: if
+// the awaiter is not woken, neither returns.
 TEST(MutexTest, AwaitWakesWhenAnotherThreadWaitsOnACondVar) {
-  Mutex mu;
-  CondVar cv;
-  bool awaiting = false;
-  bool flag = false;
-  bool done = false;
-  std::thread awaiter([&] {
-    MutexLock lock(&mu);
-    awaiting = true;
-    mu.Await(absl::Condition(&flag));
-    done = true;
-    cv.Signal();
+  struct State {
+    Mutex mu;
+    CondVar cv;
+    bool awaiting = false;
+    bool flag = false;
+    bool done = false;
+  };
+  auto s = std::make_shared<State>();
+  GuardedThread awaiter([s] {
+    MutexLock lock(&s->mu);
+    s->awaiting = true;
+    s->mu.Await(absl::Condition(&s->flag));
+    s->done = true;
+    s->cv.Signal();
   });
-  {
-    MutexLock lock(&mu);
-    mu.Await(absl::Condition(&awaiting));  // the awaiter is inside Await
-    flag = true;
-    while (!done) cv.Wait(&mu);
-  }
-  awaiter.join();
+  GuardedThread waiter([s] {
+    MutexLock lock(&s->mu);
+    s->mu.Await(absl::Condition(&s->awaiting));  // the awaiter is inside Await
+    s->flag = true;
+    while (!s->done) s->cv.Wait(&s->mu);
+  });
+  const absl::Time deadline = absl::Now() + kHangGuard;
+  EXPECT_TRUE(awaiter.Join(deadline))
+      << "Wait's release did not wake the thread in Await";
+  EXPECT_TRUE(waiter.Join(deadline));
 }
 
 TEST(NotificationTest, NotifyReleasesEveryWaiter) {
@@ -218,65 +288,51 @@ TEST(NotificationTest, NotifyReleasesEveryWaiter) {
 // mutex, so when the kernel reports the thread asleep it is blocked inside
 // that wait.
 TEST(NotificationTest, NotifyWakesAWaiterThatIsAlreadyWaiting) {
-  Notification done;
-  Mutex mu;
-  pid_t tid = 0;  // guarded by mu
-  bool returned = false;
-  std::thread waiter([&] {
-    {
-      MutexLock lock(&mu);
-      tid = static_cast<pid_t>(syscall(SYS_gettid));
-    }
-    done.WaitForNotification();
-    MutexLock lock(&mu);
-    returned = true;
+  struct State {
+    Notification done;
+    // The waiter's thread id, published through a std::promise so that
+    // nothing here but the notification itself relies on the primitives
+    // under test.
+    std::promise<pid_t> tid;
+    std::atomic<bool> returned{false};
+  };
+  auto s = std::make_shared<State>();
+  std::future<pid_t> tid = s->tid.get_future();
+  GuardedThread waiter([s] {
+    s->tid.set_value(static_cast<pid_t>(syscall(SYS_gettid)));
+    s->done.WaitForNotification();
+    s->returned = true;
   });
-  pid_t waiter_tid = 0;
-  {
-    MutexLock lock(&mu);
-    mu.Await(absl::Condition(
-        +[](pid_t* t) { return *t != 0; }, &tid));
-    waiter_tid = tid;
-  }
-  AwaitAsleep(waiter_tid);
-  {
-    MutexLock lock(&mu);
-    EXPECT_FALSE(returned);
-  }
-  done.Notify();
-  waiter.join();
-  MutexLock lock(&mu);
-  EXPECT_TRUE(returned);
+  ASSERT_EQ(tid.wait_for(absl::ToChronoSeconds(kHangGuard)),
+            std::future_status::ready);
+  AwaitAsleep(tid.get());
+  EXPECT_FALSE(s->returned);
+  s->done.Notify();
+  ASSERT_TRUE(waiter.Join()) << "Notify did not wake the waiter";
+  EXPECT_TRUE(s->returned);
 }
 
 TEST(NotificationTest, WaitWithTimeoutWakesWhenNotifiedWhileWaiting) {
-  Notification done;
-  Mutex mu;
-  pid_t tid = 0;
-  bool notified_in_time = false;
-  std::thread waiter([&] {
-    {
-      MutexLock lock(&mu);
-      tid = static_cast<pid_t>(syscall(SYS_gettid));
-    }
+  struct State {
+    Notification done;
+    std::promise<pid_t> tid;  // as above
+    std::atomic<bool> notified_in_time{false};
+  };
+  auto s = std::make_shared<State>();
+  std::future<pid_t> tid = s->tid.get_future();
+  GuardedThread waiter([s] {
+    s->tid.set_value(static_cast<pid_t>(syscall(SYS_gettid)));
     // Long enough never to expire first on any machine: the wake-up comes
     // from Notify.
-    const bool got = done.WaitForNotificationWithTimeout(absl::Hours(1));
-    MutexLock lock(&mu);
-    notified_in_time = got;
+    s->notified_in_time =
+        s->done.WaitForNotificationWithTimeout(absl::Hours(1));
   });
-  pid_t waiter_tid = 0;
-  {
-    MutexLock lock(&mu);
-    mu.Await(absl::Condition(
-        +[](pid_t* t) { return *t != 0; }, &tid));
-    waiter_tid = tid;
-  }
-  AwaitAsleep(waiter_tid);
-  done.Notify();
-  waiter.join();
-  MutexLock lock(&mu);
-  EXPECT_TRUE(notified_in_time);
+  ASSERT_EQ(tid.wait_for(absl::ToChronoSeconds(kHangGuard)),
+            std::future_status::ready);
+  AwaitAsleep(tid.get());
+  s->done.Notify();
+  ASSERT_TRUE(waiter.Join()) << "Notify did not wake the waiter";
+  EXPECT_TRUE(s->notified_in_time);
 }
 
 }  // namespace

@@ -3,8 +3,8 @@
 #include <thread>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "base/mutex.h"
+#include "gtest/gtest.h"
 
 namespace kcr {
 namespace {
@@ -27,14 +27,17 @@ TEST(RwMutexTest, WritersExcludeEachOther) {
 }
 
 // Each reader waits, holding the lock, until the other holds it too: this
-// only finishes if readers share the lock.
+// only finishes in time if readers share the lock. The first gives up after
+// a generous bound (and then releases the lock, so the second gets in and
+// the test ends with a failure instead of hanging).
 TEST(RwMutexTest, ReadersHoldTheLockTogether) {
   RwMutex mu;
   Notification first_in, second_in;
+  bool together = false;
   std::thread first([&] {
     ReaderMutexLock lock(&mu);
     first_in.Notify();
-    second_in.WaitForNotification();
+    together = second_in.WaitForNotificationWithTimeout(absl::Seconds(30));
   });
   std::thread second([&] {
     first_in.WaitForNotification();
@@ -43,6 +46,8 @@ TEST(RwMutexTest, ReadersHoldTheLockTogether) {
   });
   first.join();
   second.join();
+  EXPECT_TRUE(together) << "the second reader could not take the lock while "
+                           "the first held it";
 }
 
 // Readers see every write made before they took the lock.

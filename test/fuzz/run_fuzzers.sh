@@ -14,10 +14,18 @@ seconds=${FUZZ_SECONDS:-60}
 # server's connection stack at lengths like these.
 max_len=${FUZZ_MAX_LEN:-65536}
 
-targets=$(bazel query 'attr(tags, "fuzzer", //...)' 2>/dev/null)
+# A failed lookup, or one that finds nothing (the tag renamed, the targets
+# moved), is a failure: a fuzz run that fuzzes nothing must not pass.
+errors=$(mktemp)
+trap 'rm -f "$errors"' EXIT
+if ! targets=$(bazel query 'attr(tags, "fuzzer", //...)' 2>"$errors"); then
+  cat "$errors" >&2
+  echo "fuzzers: FAILED to look up the fuzz targets (bazel query failed)"
+  exit 1
+fi
 if [ -z "$targets" ]; then
-  echo "fuzzers: none"
-  exit 0
+  echo "fuzzers: FAILED: no target is tagged \"fuzzer\""
+  exit 1
 fi
 # shellcheck disable=SC2086
 if ! bazel build --config=fuzz $targets; then

@@ -11,13 +11,17 @@
 # Each rule below names a package pattern and every pattern its rules may
 # reach, directly or not (third_party and manifests, which is data, are
 # always allowed); a pattern written !P is taken out of what is allowed.
-# Packages that do not exist yet are skipped. Run from the workspace root:
+# Every folder a rule names must exist (a rule about a folder that moved
+# would otherwise pass without checking anything), and every query must
+# succeed: either failing is a FAIL. Run from the workspace root:
 #   test/layering/check_layers.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
 BAZEL=${BAZEL:-bazel}
 failures=0
+errors=$(mktemp)
+trap 'rm -f "$errors"' EXIT
 
 # Whether pattern $1 (a/b/... or a/b:target) names at least one package.
 exists() {
@@ -31,23 +35,38 @@ exists() {
 check() {
   local layer=$1
   shift
-  exists "$layer" || return 0
+  if ! exists "$layer"; then
+    echo "FAIL $layer: no such package (the rule checks nothing)"
+    failures=$((failures + 1))
+    return
+  fi
   local allowed="//$layer + //third_party/... + //manifests/..."
   local forbidden=""
+  local missing=""
   local a
   for a in "$@"; do
-    if [[ $a == !* ]]; then
-      exists "${a#!}" && forbidden+=" - //${a#!}"
+    # third_party and manifests are allowed anyway; any other folder named
+    # must exist.
+    if [[ ${a#!} != third_party* && ${a#!} != manifests* ]] &&
+      ! exists "${a#!}"; then
+      missing+=" ${a#!}"
+    elif [[ $a == !* ]]; then
+      forbidden+=" - //${a#!}"
     else
-      exists "$a" && allowed+=" + //$a"
+      allowed+=" + //$a"
     fi
   done
+  if [[ -n $missing ]]; then
+    echo "FAIL $layer: the rule names what does not exist:$missing"
+    failures=$((failures + 1))
+    return
+  fi
   allowed+="$forbidden"
   local bad
   if ! bad=$($BAZEL query --noshow_progress --output=label \
-      "kind(rule, deps(//$layer) intersect //...) except ($allowed)" 2>/tmp/check_layers.$$); then
-    cat /tmp/check_layers.$$ >&2
-    echo "FAIL $layer: bazel query failed" >&2
+      "kind(rule, deps(//$layer) intersect //...) except ($allowed)" 2>"$errors"); then
+    cat "$errors" >&2
+    echo "FAIL $layer: bazel query failed"
     failures=$((failures + 1))
     return
   fi
@@ -103,9 +122,12 @@ check controllers/... runtime/... api/... base/...
 check cmd/... controllers/... apiserver/... runtime/... api/... base/...
 
 # Nothing outside test/ and bench/ depends on test/.
-bad=$($BAZEL query --noshow_progress --output=label \
-    "kind(rule, deps(//... - //test/... - //bench/...)) intersect //test/..." 2>/dev/null)
-if [[ -n "$bad" ]]; then
+if ! bad=$($BAZEL query --noshow_progress --output=label \
+    "kind(rule, deps(//... - //test/... - //bench/...)) intersect //test/..." 2>"$errors"); then
+  cat "$errors" >&2
+  echo "FAIL nothing outside test/ and bench/ depends on test/: bazel query failed"
+  failures=$((failures + 1))
+elif [[ -n "$bad" ]]; then
   echo "FAIL product code depends on test/:"
   echo "$bad" | sed 's/^/  /'
   failures=$((failures + 1))
@@ -113,7 +135,6 @@ else
   echo "ok   nothing outside test/ and bench/ depends on test/"
 fi
 
-rm -f /tmp/check_layers.$$
 if ((failures > 0)); then
   echo "$failures layer rule(s) broken"
   exit 1

@@ -24,14 +24,14 @@
 #include "api/json/yaml_to_json.h"
 #include "api/object.h"
 #include "api/object_builder.h"
+#include "base/context.h"
+#include "base/status_macros.h"
 #include "controllers/copyrator/copy_plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "base/context.h"
-#include "base/status_macros.h"
 #include "runtime/client/options.h"
 #include "runtime/controller/manager.h"
 #include "test/controllers/manager_test_fixture.h"
@@ -254,11 +254,11 @@ auto CopiesAre(size_t n) {
 }
 
 TEST_F(CopyratorControllerTest, CopiesFollowTheirSource) {
-  CreateNamespace("team-a");
-  CreateSource("ConfigMap", "default", "app-config", {{"copyrator", "true"}},
-               R"({"greeting":"hello"})");
+  ASSERT_NO_FATAL_FAILURE(CreateNamespace("team-a"));
+  ASSERT_NO_FATAL_FAILURE(CreateSource("ConfigMap", "default", "app-config",
+                                       {{"copyrator", "true"}},
+                                       R"({"greeting":"hello"})"));
   ASSERT_TRUE(CreateRule(kSampleRule).ok());
-  ASSERT_NO_FATAL_FAILURE();
 
   api::ObjectPtr copy = WaitFor(kConfigMaps, "team-a", "app-config",
                                 DataIs(R"({"greeting":"hello"})"));
@@ -305,7 +305,7 @@ TEST_F(CopyratorControllerTest, CopiesFollowTheirSource) {
   ASSERT_NE(copy, nullptr);
 
   // A namespace created later gets a copy.
-  CreateNamespace("team-b");
+  ASSERT_NO_FATAL_FAILURE(CreateNamespace("team-b"));
   EXPECT_NE(WaitFor(kConfigMaps, "team-b", "app-config",
                     DataIs(R"({"greeting":"bonjour"})")),
             nullptr);
@@ -341,12 +341,12 @@ TEST_F(CopyratorControllerTest, CopiesFollowTheirSource) {
 }
 
 TEST_F(CopyratorControllerTest, ATerminatingNamespaceGetsNoCopy) {
-  CreateNamespace("team-a");
-  CreateNamespace("doomed");
-  CreateSource("ConfigMap", "default", "first", {{"copyrator", "true"}},
-               R"({"n":"1"})");
+  ASSERT_NO_FATAL_FAILURE(CreateNamespace("team-a"));
+  ASSERT_NO_FATAL_FAILURE(CreateNamespace("doomed"));
+  ASSERT_NO_FATAL_FAILURE(CreateSource("ConfigMap", "default", "first",
+                                       {{"copyrator", "true"}},
+                                       R"({"n":"1"})"));
   ASSERT_TRUE(CreateRule(kSampleRule).ok());
-  ASSERT_NO_FATAL_FAILURE();
   ASSERT_NE(WaitFor(kConfigMaps, "doomed", "first", DataIs(R"({"n":"1"})")),
             nullptr);
 
@@ -360,8 +360,9 @@ TEST_F(CopyratorControllerTest, ATerminatingNamespaceGetsNoCopy) {
 
   // A new source, and a change to the old one: copies everywhere but in
   // the Terminating namespace, and no error on the way.
-  CreateSource("ConfigMap", "default", "second", {{"copyrator", "true"}},
-               R"({"n":"2"})");
+  ASSERT_NO_FATAL_FAILURE(CreateSource("ConfigMap", "default", "second",
+                                       {{"copyrator", "true"}},
+                                       R"({"n":"2"})"));
   ASSERT_TRUE(client_
                   ->Patch(kBg, kConfigMaps.InNamespace("default"), "first",
                           api::PatchType::kMerge, R"({"data":{"n":"1b"}})")
@@ -388,13 +389,14 @@ TEST_F(CopyratorControllerTest, ATerminatingNamespaceGetsNoCopy) {
 }
 
 TEST_F(CopyratorControllerTest, ChangingTheRuleTypeSwapsTheCopies) {
-  CreateNamespace("team-a");
-  CreateSource("ConfigMap", "default", "settings", {{"copyrator", "true"}},
-               R"({"k":"v"})");
-  CreateSource("Secret", "default", "token", {{"copyrator", "true"}},
-               R"({"t":"c2VjcmV0"})");
+  ASSERT_NO_FATAL_FAILURE(CreateNamespace("team-a"));
+  ASSERT_NO_FATAL_FAILURE(CreateSource("ConfigMap", "default", "settings",
+                                       {{"copyrator", "true"}},
+                                       R"({"k":"v"})"));
+  ASSERT_NO_FATAL_FAILURE(CreateSource("Secret", "default", "token",
+                                       {{"copyrator", "true"}},
+                                       R"({"t":"c2VjcmV0"})"));
   ASSERT_TRUE(CreateRule(kSampleRule).ok());
-  ASSERT_NO_FATAL_FAILURE();
   ASSERT_NE(WaitFor(kConfigMaps, "team-a", "settings", DataIs(R"({"k":"v"})")),
             nullptr);
   EXPECT_EQ(Get(kSecrets, "team-a", "token"), nullptr);
@@ -422,11 +424,11 @@ TEST_F(CopyratorControllerTest, ChangingTheRuleTypeSwapsTheCopies) {
 }
 
 TEST_F(CopyratorControllerTest, AnInvalidRuleChangesNothing) {
-  CreateNamespace("team-a");
-  CreateSource("ConfigMap", "default", "app-config", {{"copyrator", "true"}},
-               R"({"greeting":"hello"})");
+  ASSERT_NO_FATAL_FAILURE(CreateNamespace("team-a"));
+  ASSERT_NO_FATAL_FAILURE(CreateSource("ConfigMap", "default", "app-config",
+                                       {{"copyrator", "true"}},
+                                       R"({"greeting":"hello"})"));
   ASSERT_TRUE(CreateRule(kSampleRule).ok());
-  ASSERT_NO_FATAL_FAILURE();
   api::ObjectPtr copy = WaitFor(kConfigMaps, "team-a", "app-config",
                                 DataIs(R"({"greeting":"hello"})"));
   ASSERT_NE(copy, nullptr);
@@ -486,12 +488,13 @@ TEST_F(CopyratorControllerTest, AnInvalidRuleChangesNothing) {
 }
 
 TEST_F(CopyratorControllerTest, AForeignObjectIsLeftAloneUntilItGoes) {
-  CreateNamespace("team-a");
-  CreateSource("ConfigMap", "team-a", "app-config", {}, R"({"mine":"yes"})");
-  CreateSource("ConfigMap", "default", "app-config", {{"copyrator", "true"}},
-               R"({"greeting":"hello"})");
+  ASSERT_NO_FATAL_FAILURE(CreateNamespace("team-a"));
+  ASSERT_NO_FATAL_FAILURE(CreateSource("ConfigMap", "team-a", "app-config", {},
+                                       R"({"mine":"yes"})"));
+  ASSERT_NO_FATAL_FAILURE(CreateSource("ConfigMap", "default", "app-config",
+                                       {{"copyrator", "true"}},
+                                       R"({"greeting":"hello"})"));
   ASSERT_TRUE(CreateRule(kSampleRule).ok());
-  ASSERT_NO_FATAL_FAILURE();
   api::ObjectPtr rule = WaitForRule("main-rule", ReadyIs("False", "Conflict"));
   ASSERT_NE(rule, nullptr);
   EXPECT_THAT(Ready(*rule, "message"),
@@ -529,17 +532,17 @@ class SourceNamespaceTest : public CopyratorControllerTest {
 };
 
 TEST_F(SourceNamespaceTest, CopiesGoWithTheirSourceNamespace) {
-  CreateNamespace("team-a");
-  CreateNamespace("upstream");
-  CreateSource("ConfigMap", "upstream", "shared", {{"copyrator", "true"}},
-               R"({"k":"v"})");
+  ASSERT_NO_FATAL_FAILURE(CreateNamespace("team-a"));
+  ASSERT_NO_FATAL_FAILURE(CreateNamespace("upstream"));
+  ASSERT_NO_FATAL_FAILURE(CreateSource("ConfigMap", "upstream", "shared",
+                                       {{"copyrator", "true"}},
+                                       R"({"k":"v"})"));
   ASSERT_TRUE(CreateRule(R"({
     "apiVersion": "flant.com/v1", "kind": "CopyratorRule",
     "metadata": {"name": "from-upstream", "namespace": "default"},
     "ruleType": "configmap", "selector": {"copyrator": "true"},
     "namespace": "upstream"})")
                   .ok());
-  ASSERT_NO_FATAL_FAILURE();
   ASSERT_NE(WaitFor(kConfigMaps, "team-a", "shared", DataIs(R"({"k":"v"})")),
             nullptr);
   ASSERT_NE(WaitFor(kConfigMaps, "default", "shared", DataIs(R"({"k":"v"})")),
@@ -560,18 +563,18 @@ TEST_F(SourceNamespaceTest, CopiesGoWithTheirSourceNamespace) {
 }
 
 TEST_F(CopyratorControllerTest, ARuleWithoutItsFinalizerLeavesNoCopies) {
-  CreateNamespace("team-a");
-  CreateSource("ConfigMap", "default", "app-config", {{"copyrator", "true"}},
-               R"({"greeting":"hello"})");
+  ASSERT_NO_FATAL_FAILURE(CreateNamespace("team-a"));
+  ASSERT_NO_FATAL_FAILURE(CreateSource("ConfigMap", "default", "app-config",
+                                       {{"copyrator", "true"}},
+                                       R"({"greeting":"hello"})"));
   ASSERT_TRUE(CreateRule(kSampleRule).ok());
   ASSERT_TRUE(CreateRule(R"({
     "apiVersion": "flant.com/v1", "kind": "CopyratorRule",
     "metadata": {"name": "other", "namespace": "default"},
     "ruleType": "configmap", "selector": {"other": "true"}})")
                   .ok());
-  CreateSource("ConfigMap", "default", "other-config", {{"other", "true"}},
-               R"({"x":"y"})");
-  ASSERT_NO_FATAL_FAILURE();
+  ASSERT_NO_FATAL_FAILURE(CreateSource("ConfigMap", "default", "other-config",
+                                       {{"other", "true"}}, R"({"x":"y"})"));
   ASSERT_NE(WaitFor(kConfigMaps, "team-a", "app-config",
                     DataIs(R"({"greeting":"hello"})")),
             nullptr);

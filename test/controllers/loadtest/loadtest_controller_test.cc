@@ -19,11 +19,11 @@
 #include "api/json/yaml_to_json.h"
 #include "api/object.h"
 #include "api/object_builder.h"
+#include "base/context.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "base/context.h"
 #include "runtime/client/options.h"
 #include "runtime/controller/manager.h"
 #include "test/controllers/manager_test_fixture.h"
@@ -129,14 +129,13 @@ auto StateIs(const std::string& state) {
 }
 
 TEST_F(LoadTestControllerTest, RunsPodsToFinishedAndAggregates) {
-  CreateLoadTest(
+  ASSERT_NO_FATAL_FAILURE(CreateLoadTest(
       "web",
       R"({"replicas":2,"test":{"serviceName":"svc","servicePort":8080,
                      "path":"/ping","repeat":10,"method":"POST"}})",
       {{"kcr.io/sim-message", kSummary},
        {"kcr.io/sim-complete-after", "1s"},
-       {"other.io/kept-off", "x"}});
-  ASSERT_NO_FATAL_FAILURE();
+       {"other.io/kept-off", "x"}}));
   api::ObjectPtr executing = WaitForLoadTest("web", StateIs("executing"));
   ASSERT_NE(executing, nullptr);
   EXPECT_EQ(Str(*executing, "/status/children"), R"(["web-r1-0","web-r1-1"])");
@@ -181,13 +180,12 @@ TEST_F(LoadTestControllerTest, RunsPodsToFinishedAndAggregates) {
 }
 
 TEST_F(LoadTestControllerTest, AFailedPodFailsTheRun) {
-  CreateLoadTest(
+  ASSERT_NO_FATAL_FAILURE(CreateLoadTest(
       "bad", R"({"replicas":1,"test":{"serviceName":"svc","repeat":4}})",
       {{"kcr.io/sim-outcome", "Failed"},
        {"kcr.io/sim-exit-code", "1"},
        {"kcr.io/sim-message",
-        R"({"requests":4,"failures":3,"p50Ms":1,"p90Ms":1,"p99Ms":1})"}});
-  ASSERT_NO_FATAL_FAILURE();
+        R"({"requests":4,"failures":3,"p50Ms":1,"p90Ms":1,"p99Ms":1})"}}));
   api::ObjectPtr failed = WaitForLoadTest("bad", StateIs("failed"));
   ASSERT_NE(failed, nullptr);
   EXPECT_EQ(Str(*failed, "/status/message"),
@@ -201,8 +199,8 @@ TEST_F(LoadTestControllerTest, AFailedPodFailsTheRun) {
 }
 
 TEST_F(LoadTestControllerTest, PodsWithoutSummaryAreReported) {
-  CreateLoadTest("quiet", R"({"replicas":2,"test":{"serviceName":"svc"}})");
-  ASSERT_NO_FATAL_FAILURE();
+  ASSERT_NO_FATAL_FAILURE(CreateLoadTest(
+      "quiet", R"({"replicas":2,"test":{"serviceName":"svc"}})"));
   api::ObjectPtr done = WaitForLoadTest("quiet", StateIs("finished"));
   ASSERT_NE(done, nullptr);
   EXPECT_EQ(Str(*done, "/status/message"),
@@ -213,9 +211,9 @@ TEST_F(LoadTestControllerTest, PodsWithoutSummaryAreReported) {
 }
 
 TEST_F(LoadTestControllerTest, ASpecChangeStartsANewRun) {
-  CreateLoadTest("again", R"({"replicas":2,"test":{"serviceName":"svc"}})",
-                 {{"kcr.io/sim-complete-after", "1h"}});
-  ASSERT_NO_FATAL_FAILURE();
+  ASSERT_NO_FATAL_FAILURE(
+      CreateLoadTest("again", R"({"replicas":2,"test":{"serviceName":"svc"}})",
+                     {{"kcr.io/sim-complete-after", "1h"}}));
   ASSERT_NE(WaitForLoadTest("again", StateIs("executing")), nullptr);
   auto patched =
       client_->Patch(kBg, kLoadTests, "again", client::PatchType::kMerge,
@@ -241,10 +239,9 @@ TEST_F(LoadTestControllerTest, ASpecChangeStartsANewRun) {
 }
 
 TEST_F(LoadTestControllerTest, ANamedPortWaitsForItsService) {
-  CreateLoadTest(
+  ASSERT_NO_FATAL_FAILURE(CreateLoadTest(
       "named",
-      R"({"replicas":1,"test":{"serviceName":"web","servicePort":"http"}})");
-  ASSERT_NO_FATAL_FAILURE();
+      R"({"replicas":1,"test":{"serviceName":"web","servicePort":"http"}})"));
   api::ObjectPtr waiting = WaitForLoadTest("named", [](const api::Object& o) {
     return Str(o, "/status/state") == "pending" &&
            !Str(o, "/status/message").empty();
@@ -270,9 +267,9 @@ TEST_F(LoadTestControllerTest, ANamedPortWaitsForItsService) {
 }
 
 TEST_F(LoadTestControllerTest, DeleteWaitsForThePods) {
-  CreateLoadTest("gone", R"({"replicas":2,"test":{"serviceName":"svc"}})",
-                 {{"kcr.io/sim-complete-after", "1h"}});
-  ASSERT_NO_FATAL_FAILURE();
+  ASSERT_NO_FATAL_FAILURE(
+      CreateLoadTest("gone", R"({"replicas":2,"test":{"serviceName":"svc"}})",
+                     {{"kcr.io/sim-complete-after", "1h"}}));
   ASSERT_NE(WaitForLoadTest("gone", StateIs("executing")), nullptr);
   ASSERT_TRUE(client_->Delete(kBg, kLoadTests, "gone").ok());
   WaitFor([&] { return Get(kLoadTests, "gone") == nullptr; }, kWait);
@@ -285,8 +282,8 @@ TEST_F(LoadTestControllerTest, DeleteWaitsForThePods) {
 // belong to the LoadTest (their controller reference), the run ends.
 TEST_F(LoadTestControllerTest, ALongNameIsCutInTheLabel) {
   const std::string name = std::string(70, 'a');
-  CreateLoadTest(name, R"({"replicas":1,"test":{"serviceName":"svc"}})");
-  ASSERT_NO_FATAL_FAILURE();
+  ASSERT_NO_FATAL_FAILURE(
+      CreateLoadTest(name, R"({"replicas":1,"test":{"serviceName":"svc"}})"));
   api::ObjectPtr done = WaitForLoadTest(name, StateIs("finished"));
   ASSERT_NE(done, nullptr);
   api::ObjectPtr pod = Get(kPods, name + "-r1-0");
@@ -325,13 +322,14 @@ class LoadTestPodStatusTest : public LoadTestControllerTest {
 };
 
 TEST_F(LoadTestPodStatusTest, OneFailedPodFailsTheRunWithWhatEndedSoFar) {
-  CreateLoadTest("mixed", R"({"replicas":3,"test":{"serviceName":"svc"}})");
-  ASSERT_NO_FATAL_FAILURE();
+  ASSERT_NO_FATAL_FAILURE(CreateLoadTest(
+      "mixed", R"({"replicas":3,"test":{"serviceName":"svc"}})"));
   ASSERT_NE(WaitForLoadTest("mixed", StateIs("executing")), nullptr);
-  SetPodStatus("mixed-r1-0",
-               Terminated("Succeeded", 0,
-                          R"("{\"requests\":10,\"failures\":0,\"p50Ms\":1,)"
-                          R"(\"p90Ms\":2,\"p99Ms\":3}")"));
+  ASSERT_NO_FATAL_FAILURE(
+      SetPodStatus("mixed-r1-0",
+                   Terminated("Succeeded", 0,
+                              R"("{\"requests\":10,\"failures\":0,\"p50Ms\":1,)"
+                              R"(\"p90Ms\":2,\"p99Ms\":3}")")));
   // While the run goes on, the result holds the pods that ended.
   api::ObjectPtr partial = WaitForLoadTest("mixed", [](const api::Object& o) {
     return Str(o, "/status/result/requests") == "10";
@@ -339,8 +337,8 @@ TEST_F(LoadTestPodStatusTest, OneFailedPodFailsTheRunWithWhatEndedSoFar) {
   ASSERT_NE(partial, nullptr);
   EXPECT_EQ(Str(*partial, "/status/state"), "executing");
 
-  SetPodStatus("mixed-r1-2",
-               Terminated("Failed", 2, R"("cannot resolve svc")"));
+  ASSERT_NO_FATAL_FAILURE(SetPodStatus(
+      "mixed-r1-2", Terminated("Failed", 2, R"("cannot resolve svc")")));
   api::ObjectPtr failed = WaitForLoadTest("mixed", StateIs("failed"));
   ASSERT_NE(failed, nullptr);
   EXPECT_EQ(Str(*failed, "/status/message"),
@@ -352,24 +350,36 @@ TEST_F(LoadTestPodStatusTest, OneFailedPodFailsTheRunWithWhatEndedSoFar) {
             R"({"pod":"mixed-r1-2"}])");
 
   // An ended run stays as it is when its last pod ends.
-  SetPodStatus("mixed-r1-1", Terminated("Succeeded", 0, R"("")"));
-  absl::SleepFor(absl::Milliseconds(300));
+  ASSERT_NO_FATAL_FAILURE(
+      SetPodStatus("mixed-r1-1", Terminated("Succeeded", 0, R"("")")));
+  // The positive signal that the controller has seen that pod event: it
+  // has processed a later pod event. Its one worker takes keys in the order
+  // the pod informer delivers their events, so once a LoadTest started
+  // after this point has finished, "mixed" was reconciled with its last
+  // pod ended.
+  ASSERT_NO_FATAL_FAILURE(CreateLoadTest(
+      "later", R"({"replicas":1,"test":{"serviceName":"svc"}})"));
+  ASSERT_NE(WaitForLoadTest("later", StateIs("executing")), nullptr);
+  ASSERT_NO_FATAL_FAILURE(
+      SetPodStatus("later-r1-0", Terminated("Succeeded", 0, R"("")")));
+  ASSERT_NE(WaitForLoadTest("later", StateIs("finished")), nullptr);
   api::ObjectPtr after = Get(kLoadTests, "mixed");
   ASSERT_NE(after, nullptr);
   EXPECT_EQ(Str(*after, "/status/state"), "failed");
   EXPECT_EQ(Str(*after, "/status/result/requests"), "10");
+  EXPECT_EQ(Str(*after, "/status"), Str(*failed, "/status"));
 }
 
 TEST_F(LoadTestPodStatusTest, APodThatCannotStartIsReported) {
-  CreateLoadTest("stuck", R"({"replicas":1,"test":{"serviceName":"svc"}})");
-  ASSERT_NO_FATAL_FAILURE();
+  ASSERT_NO_FATAL_FAILURE(CreateLoadTest(
+      "stuck", R"({"replicas":1,"test":{"serviceName":"svc"}})"));
   ASSERT_NE(WaitForLoadTest("stuck", StateIs("executing")), nullptr);
-  SetPodStatus(
+  ASSERT_NO_FATAL_FAILURE(SetPodStatus(
       "stuck-r1-0",
       R"({"phase":"Pending","containerStatuses":[{"name":"loadtest-runner",
           "image":"i","ready":false,"restartCount":0,"state":{"waiting":{
           "reason":"ImagePullBackOff",
-          "message":"Back-off pulling image \"example.com/kcr:test\""}}}]})");
+          "message":"Back-off pulling image \"example.com/kcr:test\""}}}]})"));
   api::ObjectPtr waiting = WaitForLoadTest("stuck", [](const api::Object& o) {
     return !Str(o, "/status/message").empty();
   });

@@ -13,11 +13,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "api/object_builder.h"
+#include "base/context.h"
+#include "base/mutex.h"
 #include "glog/logging.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
-#include "base/context.h"
-#include "base/mutex.h"
 #include "runtime/client/options.h"
 #include "runtime/controller/manager.h"
 #include "test/controllers/manager_test_fixture.h"
@@ -131,6 +131,23 @@ class PodsControllerTest : public testing::ManagerTestFixture {
     return false;
   }
 
+  // Waits (as generously) until the pod ns/name is in `phase`.
+  bool PhaseBecomes(const std::string& ns, const std::string& name,
+                    const std::string& phase) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    while (absl::Now() < deadline) {
+      auto got = client_->Get(kBg, kPods.InNamespace(ns), name);
+      if (got.ok()) {
+        const rapidjson::Value* p = (*got)->Find("/status/phase");
+        if (p != nullptr && p->IsString() && p->GetString() == phase) {
+          return true;
+        }
+      }
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    return false;
+  }
+
   static std::string Dump(
       const std::map<std::pair<std::string, std::string>, double>& series) {
     std::string out;
@@ -180,14 +197,22 @@ TEST_F(PodsControllerTest, GaugeFollowsPodsAcrossNamespaces) {
 }
 
 TEST_F(PodsControllerTest, OneNamespace) {
+  LogLines logs;
   StartManager({.namespace_ = "other"});
   if (HasFatalFailure()) return;
-  CreatePod("default", "ignored");
-  CreatePod("other", "watched");
+  // It runs after the watched pod does, so that the check below sees its
+  // last event come after the first count.
+  ASSERT_NO_FATAL_FAILURE(CreatePod("default", "ignored", "1s"));
+  ASSERT_NO_FATAL_FAILURE(CreatePod("other", "watched"));
   ASSERT_TRUE(SeriesBecome({{{"other", "Running"}, 1}})) << Dump(Series());
-  // The pod in default stays out, also once it ran.
-  absl::SleepFor(absl::Seconds(1));
+  // The pod in default stays out, also once it ran: once it runs, a pod
+  // created later in "other" is counted, so the controller has seen every
+  // event up to the ignored pod's last one.
+  ASSERT_TRUE(PhaseBecomes("default", "ignored", "Running"));
+  ASSERT_NO_FATAL_FAILURE(CreatePod("other", "later"));
+  ASSERT_TRUE(SeriesBecome({{{"other", "Running"}, 2}})) << Dump(Series());
   EXPECT_EQ(Series().size(), 1u) << Dump(Series());
+  EXPECT_FALSE(logs.Has("namespace=default", "name=ignored"));
 }
 
 }  // namespace

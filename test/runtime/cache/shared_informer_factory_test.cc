@@ -110,9 +110,12 @@ TEST_F(SharedInformerFactoryTest, StartsLaterInformersAndSyncsThem) {
   wait_cancel();
   EXPECT_NE(web->GetStore()->GetByKey("default/web-2"), nullptr);
 
+  // Shutdown stops the informers without waiting for their watches to end
+  // (the server ends them after 5 to 10 minutes): a generous bound that
+  // still tells the two apart.
   const absl::Time before = absl::Now();
   factory.Shutdown();
-  EXPECT_LT(absl::Now() - before, absl::Seconds(5));
+  EXPECT_LT(absl::Now() - before, absl::Seconds(60));
   EXPECT_TRUE(all->IsStopped());
   EXPECT_TRUE(web->IsStopped());
   factory.Shutdown();  // idempotent

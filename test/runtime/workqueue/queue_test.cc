@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "gtest/gtest.h"
 #include "base/mutex.h"
+#include "gtest/gtest.h"
 #include "test/fakes/fake_clock.h"
 #include "test/runtime/workqueue/fake_metrics.h"
 
@@ -159,8 +159,24 @@ TEST(QueueTest, ShutDownWithDrainWaitsForItemsInFlight) {
 TEST(QueueTest, ShutDownWithDrainReturnsAtOnceWhenNothingIsInFlight) {
   Queue<std::string> q;
   q.Add("waiting");  // queued but not taken: not waited for
-  q.ShutDownWithDrain();
+  Notification returned;
+  std::thread drainer([&] {
+    q.ShutDownWithDrain();
+    returned.Notify();
+  });
+  // Nothing calls Done: only a drain that leaves queued items alone
+  // returns. A generous bound; a ShutDown then releases a drain that waits
+  // wrongly, so that the test fails instead of hanging.
+  const bool in_time =
+      returned.WaitForNotificationWithTimeout(absl::Seconds(30));
+  if (!in_time) q.ShutDown();
+  drainer.join();
+  EXPECT_TRUE(in_time) << "ShutDownWithDrain waited for a queued item";
   EXPECT_TRUE(q.ShuttingDown());
+  // The queued item is still handed out, then Get reports the end.
+  EXPECT_EQ(q.Get(), std::optional<std::string>("waiting"));
+  q.Done("waiting");
+  EXPECT_EQ(q.Get(), std::nullopt);
 }
 
 TEST(QueueTest, ShutDownReleasesAShutDownWithDrain) {
