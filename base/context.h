@@ -3,10 +3,20 @@
 // cancelling it (or its deadline passing) makes the call return promptly
 // with ctx.Err().
 //
+//   // client: a kcr::client::RestClient*.
 //   auto [ctx, cancel] = kcr::WithTimeout(kcr::Context::Background(),
 //                                         absl::Seconds(10));
-//   auto cm = client->Get(ctx, cms, "settings");  // DeadlineExceeded after 10
-//   s cancel();  // from any thread; ends every call using ctx or its children
+//   // kDeadlineExceeded if no answer came within 10 s, kCancelled if
+//   // cancel() was called first.
+//   absl::StatusOr<kcr::api::ObjectPtr> cm = client->Get(
+//       ctx, kcr::client::Resource::Namespaced({"", "v1", "configmaps"},
+//                                              "default"),
+//       "settings");
+//   cancel();  // from any thread; ends every call using ctx or its children
+//
+// A thread that has nothing to do but wait for the end parks on it:
+//
+//   kcr::WaitUntilDone(ctx);
 //
 // A Context is a cheap, copyable handle to shared state; copies see the same
 // cancellation. A context made from a parent is done when the parent is.
@@ -123,6 +133,15 @@ class Context {
   // Null for Background.
   std::shared_ptr<internal::ContextState> state_;
 };
+
+// Blocks the calling thread until `ctx` is done; returns at once if it
+// already is (and never for Background()).
+void WaitUntilDone(const Context& ctx);
+
+// Blocks until `ctx` is done or `timeout` has passed on `clock` (null:
+// ctx.clock()), whichever comes first. Returns whether `ctx` is done.
+bool WaitUntilDone(const Context& ctx, absl::Duration timeout,
+                   const Clock* clock = nullptr);
 
 // A condition variable whose waits also end when a Context is done.
 //
