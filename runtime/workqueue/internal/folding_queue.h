@@ -38,7 +38,8 @@
 // The parts, each in a header of its own: the entries and their index
 // (slot_index.h, over slab.h), the FIFO they are linked into
 // (entry_fifo.h), the filter of unfolded Adds (hash_filter.h), and, for a
-// delaying queue, the ready times of waiting items (ready_schedule.h). This
+// delaying queue, the ready times of waiting items (ready_schedule.h) and
+// the interface through which it hands them over (waiting_items.h). This
 // header holds the queue that ties them together: the three locks, folding,
 // Get and Done, reaping, and the waiting items' entries.
 #ifndef KCR_RUNTIME_WORKQUEUE_INTERNAL_FOLDING_QUEUE_H_
@@ -66,14 +67,10 @@
 #include "runtime/workqueue/internal/slab.h"
 #include "runtime/workqueue/internal/slot_index.h"
 #include "runtime/workqueue/internal/step_hooks.h"
+#include "runtime/workqueue/internal/waiting_items.h"
 #include "runtime/workqueue/metrics.h"
 
-namespace kcr::workqueue {
-
-template <typename T, typename Hash, typename Eq>
-class DelayingQueue;
-
-namespace internal {
+namespace kcr::workqueue::internal {
 
 // How often the unfinished-work gauges are refreshed, as in client-go.
 inline constexpr absl::Duration kUnfinishedWorkUpdatePeriod =
@@ -92,9 +89,10 @@ inline constexpr int kSpinsBeforeSleep = 64;
 
 // The work queue's implementation: Queue's and DelayingQueue's semantics,
 // documented on Interface (runtime/workqueue/queue.h). T is any copyable
-// type hashable by `Hash` and comparable by `Eq`.
+// type hashable by `Hash` and comparable by `Eq`. A DelayingQueue keeps
+// its waiting items here through WaitingItems (see "Waiting items" below).
 template <typename T, typename Hash, typename Eq>
-class FoldingQueue {
+class FoldingQueue final : public WaitingItems<T> {
  public:
   // `clock` must not be null; `metrics` may be (no metrics).
   FoldingQueue(const Clock* clock, MetricsProvider* metrics,
@@ -246,12 +244,6 @@ class FoldingQueue {
   bool ShuttingDown() const { return shutting_down_.load(); }
 
  private:
-  // The delaying queue keeps its waiting items in this queue's index (see
-  // "Waiting items" below), so that a due item joins the FIFO without being
-  // hashed or copied again.
-  template <typename, typename, typename>
-  friend class ::kcr::workqueue::DelayingQueue;
-
   using Entry = internal::Entry<T>;
   using EntrySlab = Slab<Entry>;
   using HashedKey = internal::HashedKey<T>;
@@ -583,15 +575,25 @@ class FoldingQueue {
     reaping_.clear();
   }
 
-  // Waiting items (DelayingQueue::AddAfter). An item waiting for a delay
-  // has an entry in the index like any other, with its ready time; if it is
-  // in no other state it is kFinished, which reaps skip while the item
-  // waits. A due item gets client-go's Add on its entry. schedule_ finds the
-  // next one due; a (ready, slot) pair whose ready time no longer matches
-  // its entry's was superseded by an earlier AddAfter and is skipped.
+  // Waiting items (DelayingQueue::AddAfter, through WaitingItems). An item
+  // waiting for a delay has an entry in the index like any other, with its
+  // ready time; if it is in no other state it is kFinished, which reaps skip
+  // while the item waits. A due item gets client-go's Add on its entry.
+  // schedule_ finds the next one due; a (ready, slot) pair whose ready time
+  // no longer matches its entry's was superseded by an earlier AddAfter and
+  // is skipped.
+
+  Mutex* waiting_mu() const override ABSL_LOCK_RETURNED(index_mu_) {
+    return &index_mu_;
+  }
+
+  void AddWaitingLocked(std::vector<typename WaitingItems<T>::Delayed>* items)
+      override ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    for (auto& in : *items) AddWaitingItemLocked(std::move(in.item), in.ready);
+  }
 
   // Keeps `item` waiting until `ready`, or until its earlier ready time.
-  void AddWaitingLocked(T&& item, int64_t ready) const
+  void AddWaitingItemLocked(T&& item, int64_t ready) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
     const uint32_t hash = HashOf(item);
     const uint32_t slot = EntryForLocked(std::move(item), hash);
@@ -605,16 +607,13 @@ class FoldingQueue {
     schedule_.Push(Pending{ready, slot});
   }
 
-  // The earliest ready time of a waiting item (stale pairs included, which
-  // only wake the timer early), or nullopt.
-  std::optional<int64_t> NextReadyLocked() const
+  // Stale pairs included, which only wake the timer early.
+  std::optional<int64_t> NextReadyLocked() const override
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
     return schedule_.NextReady();
   }
 
-  // Adds up to `limit` items due at `now`, in ready order, as Add would,
-  // and queues them. Returns how many were due.
-  size_t AddDueLocked(int64_t now, size_t limit) const
+  size_t AddDueLocked(int64_t now, size_t limit) override
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
     // Adds made before these items came due are ahead of them in client-go:
     // fold them in first.
@@ -640,6 +639,11 @@ class FoldingQueue {
     }
     if (due != 0) PublishLocked(batch, counted_);
     return due;
+  }
+
+  size_t WaitingLenLocked() const override
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    return waiting_;
   }
 
   // Yields the CPU a few times while nothing is waiting, in case work is
@@ -827,7 +831,6 @@ class FoldingQueue {
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-}  // namespace internal
-}  // namespace kcr::workqueue
+}  // namespace kcr::workqueue::internal
 
 #endif  // KCR_RUNTIME_WORKQUEUE_INTERNAL_FOLDING_QUEUE_H_
