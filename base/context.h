@@ -22,8 +22,8 @@
 // cancellation. A context made from a parent is done when the parent is.
 // Deadlines are kept on a Clock (the parent's unless given), so a test can
 // expire them with a fake clock. Everything here is thread-safe.
-#ifndef KCR_RUNTIME_BASE_CONTEXT_H_
-#define KCR_RUNTIME_BASE_CONTEXT_H_
+#ifndef KCR_BASE_CONTEXT_H_
+#define KCR_BASE_CONTEXT_H_
 
 #include <cstdint>
 #include <functional>
@@ -176,4 +176,4 @@ class ContextCondVar {
 
 }  // namespace kcr
 
-#endif  // KCR_RUNTIME_BASE_CONTEXT_H_
+#endif  // KCR_BASE_CONTEXT_H_
