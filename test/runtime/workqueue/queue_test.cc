@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "gtest/gtest.h"
 #include "base/mutex.h"
+#include "gtest/gtest.h"
 #include "test/fakes/fake_clock.h"
 #include "test/runtime/workqueue/fake_metrics.h"
 
