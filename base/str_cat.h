@@ -52,6 +52,7 @@ std::string Cat(const Args&... args) {
 // `*out` itself (appending may reallocate it).
 template <typename... Args>
 void CatAppend(std::string* out, const Args&... args) {
+  static_cast<void>(out);  // unused when there is nothing to append
   (str_internal::Append(out, args), ...);
 }
 
