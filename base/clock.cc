@@ -3,11 +3,11 @@
 #include <thread>
 #include <utility>
 
-#include "glog/logging.h"
 #include "base/context.h"
 #include "base/internal/queue_timer.h"
 #include "base/internal/timer_queue.h"
 #include "base/status_macros.h"
+#include "glog/logging.h"
 
 namespace kcr {
 namespace internal {

@@ -4,8 +4,8 @@
 // Queues, backoff, leader election and resync take a Clock so that tests can
 // drive time with test/fakes/fake_clock.h instead of sleeping: on the fake
 // clock, timers fire when the test moves time past them.
-#ifndef KCR_RUNTIME_BASE_CLOCK_H_
-#define KCR_RUNTIME_BASE_CLOCK_H_
+#ifndef KCR_BASE_CLOCK_H_
+#define KCR_BASE_CLOCK_H_
 
 #include <functional>
 #include <memory>
@@ -102,4 +102,4 @@ class Clock {
 
 }  // namespace kcr
 
-#endif  // KCR_RUNTIME_BASE_CLOCK_H_
+#endif  // KCR_BASE_CLOCK_H_

@@ -226,6 +226,23 @@ std::pair<Context, CancelFunc> WithTimeout(const Context& parent,
   return WithDeadline(parent, clock->Now() + timeout, clock);
 }
 
+void WaitUntilDone(const Context& ctx) {
+  if (ctx.done()) return;
+  Notification done;
+  // Dropped before `done`: Reset waits for a Notify running on the
+  // cancelling thread to return.
+  Context::DoneCallback on_done = ctx.OnDone([&done] { done.Notify(); });
+  done.WaitForNotification();
+}
+
+bool WaitUntilDone(const Context& ctx, absl::Duration timeout,
+                   const Clock* clock) {
+  auto [bounded, cancel] = WithTimeout(ctx, timeout, clock);
+  WaitUntilDone(bounded);
+  cancel();
+  return ctx.done();
+}
+
 void ContextCondVar::Wait(Mutex* mu, const Context& ctx) {
   // Registered before the check below, so a cancellation after the check
   // finds this waiter asleep on cv_ (it holds mu_ until it sleeps).

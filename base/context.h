@@ -3,17 +3,27 @@
 // cancelling it (or its deadline passing) makes the call return promptly
 // with ctx.Err().
 //
+//   // client: a kcr::client::RestClient*.
 //   auto [ctx, cancel] = kcr::WithTimeout(kcr::Context::Background(),
 //                                         absl::Seconds(10));
-//   auto cm = client->Get(ctx, cms, "settings");  // DeadlineExceeded after 10
-//   s cancel();  // from any thread; ends every call using ctx or its children
+//   // kDeadlineExceeded if no answer came within 10 s, kCancelled if
+//   // cancel() was called first.
+//   absl::StatusOr<kcr::api::ObjectPtr> cm = client->Get(
+//       ctx, kcr::client::Resource::Namespaced({"", "v1", "configmaps"},
+//                                              "default"),
+//       "settings");
+//   cancel();  // from any thread; ends every call using ctx or its children
+//
+// A thread that has nothing to do but wait for the end parks on it:
+//
+//   kcr::WaitUntilDone(ctx);
 //
 // A Context is a cheap, copyable handle to shared state; copies see the same
 // cancellation. A context made from a parent is done when the parent is.
 // Deadlines are kept on a Clock (the parent's unless given), so a test can
 // expire them with a fake clock. Everything here is thread-safe.
-#ifndef KCR_RUNTIME_BASE_CONTEXT_H_
-#define KCR_RUNTIME_BASE_CONTEXT_H_
+#ifndef KCR_BASE_CONTEXT_H_
+#define KCR_BASE_CONTEXT_H_
 
 #include <cstdint>
 #include <functional>
@@ -124,6 +134,15 @@ class Context {
   std::shared_ptr<internal::ContextState> state_;
 };
 
+// Blocks the calling thread until `ctx` is done; returns at once if it
+// already is (and never for Background()).
+void WaitUntilDone(const Context& ctx);
+
+// Blocks until `ctx` is done or `timeout` has passed on `clock` (null:
+// ctx.clock()), whichever comes first. Returns whether `ctx` is done.
+bool WaitUntilDone(const Context& ctx, absl::Duration timeout,
+                   const Clock* clock = nullptr);
+
 // A condition variable whose waits also end when a Context is done.
 //
 // It keeps a mutex of its own (as std::condition_variable_any does), so a
@@ -157,4 +176,4 @@ class ContextCondVar {
 
 }  // namespace kcr
 
-#endif  // KCR_RUNTIME_BASE_CONTEXT_H_
+#endif  // KCR_BASE_CONTEXT_H_

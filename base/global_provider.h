@@ -1,8 +1,8 @@
 // GlobalProvider<T>: a process-wide provider that can be set once, for the
 // metrics hooks of the REST client and the work queue (client-go's
 // metrics.Register and workqueue.SetProvider, which sync.Once guards).
-#ifndef KCR_RUNTIME_BASE_GLOBAL_PROVIDER_H_
-#define KCR_RUNTIME_BASE_GLOBAL_PROVIDER_H_
+#ifndef KCR_BASE_GLOBAL_PROVIDER_H_
+#define KCR_BASE_GLOBAL_PROVIDER_H_
 
 #include <atomic>
 #include <string_view>
@@ -40,4 +40,4 @@ class GlobalProvider {
 
 }  // namespace kcr
 
-#endif  // KCR_RUNTIME_BASE_GLOBAL_PROVIDER_H_
+#endif  // KCR_BASE_GLOBAL_PROVIDER_H_

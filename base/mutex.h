@@ -9,8 +9,8 @@
 //
 // The mutex is glibc's adaptive mutex: it spins briefly before sleeping,
 // which suits the short critical sections of queues and caches.
-#ifndef KCR_RUNTIME_BASE_MUTEX_H_
-#define KCR_RUNTIME_BASE_MUTEX_H_
+#ifndef KCR_BASE_MUTEX_H_
+#define KCR_BASE_MUTEX_H_
 
 #include <pthread.h>
 
@@ -123,4 +123,4 @@ class Notification {
 
 }  // namespace kcr
 
-#endif  // KCR_RUNTIME_BASE_MUTEX_H_
+#endif  // KCR_BASE_MUTEX_H_

@@ -8,8 +8,8 @@
 // thread must never take the read lock twice (the second attempt can block
 // behind a waiting writer and deadlock); RwMutex is not reentrant in either
 // mode.
-#ifndef KCR_RUNTIME_BASE_RW_MUTEX_H_
-#define KCR_RUNTIME_BASE_RW_MUTEX_H_
+#ifndef KCR_BASE_RW_MUTEX_H_
+#define KCR_BASE_RW_MUTEX_H_
 
 #include <pthread.h>
 
@@ -72,4 +72,4 @@ class ABSL_SCOPED_LOCKABLE WriterMutexLock {
 
 }  // namespace kcr
 
-#endif  // KCR_RUNTIME_BASE_RW_MUTEX_H_
+#endif  // KCR_BASE_RW_MUTEX_H_

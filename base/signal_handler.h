@@ -9,8 +9,8 @@
 //     kcr::Context ctx = kcr::SetupSignalHandler();
 //     absl::Status s = manager->Start(ctx);  // returns once ctx ends
 //   }
-#ifndef KCR_RUNTIME_BASE_SIGNAL_HANDLER_H_
-#define KCR_RUNTIME_BASE_SIGNAL_HANDLER_H_
+#ifndef KCR_BASE_SIGNAL_HANDLER_H_
+#define KCR_BASE_SIGNAL_HANDLER_H_
 
 #include "base/context.h"
 
@@ -24,4 +24,4 @@ Context SetupSignalHandler();
 
 }  // namespace kcr
 
-#endif  // KCR_RUNTIME_BASE_SIGNAL_HANDLER_H_
+#endif  // KCR_BASE_SIGNAL_HANDLER_H_

@@ -1,7 +1,7 @@
 // Status propagation macros. abseil 20220623 ships none; these are the only
 // definitions in kcr.
-#ifndef KCR_RUNTIME_BASE_STATUS_MACROS_H_
-#define KCR_RUNTIME_BASE_STATUS_MACROS_H_
+#ifndef KCR_BASE_STATUS_MACROS_H_
+#define KCR_BASE_STATUS_MACROS_H_
 
 #include <utility>
 
@@ -35,4 +35,4 @@
   }                                                      \
   lhs = std::move(statusor).value()
 
-#endif  // KCR_RUNTIME_BASE_STATUS_MACROS_H_
+#endif  // KCR_BASE_STATUS_MACROS_H_

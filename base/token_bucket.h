@@ -1,8 +1,8 @@
 // TokenBucket: a rate limiter with golang.org/x/time/rate's reservation
 // semantics, shared by the work queue's BucketRateLimiter and client-side
 // request throttling.
-#ifndef KCR_RUNTIME_BASE_TOKEN_BUCKET_H_
-#define KCR_RUNTIME_BASE_TOKEN_BUCKET_H_
+#ifndef KCR_BASE_TOKEN_BUCKET_H_
+#define KCR_BASE_TOKEN_BUCKET_H_
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -55,4 +55,4 @@ class TokenBucket {
 
 }  // namespace kcr
 
-#endif  // KCR_RUNTIME_BASE_TOKEN_BUCKET_H_
+#endif  // KCR_BASE_TOKEN_BUCKET_H_

@@ -1,7 +1,7 @@
 // The Timer of a clock whose timers live in an internal::TimerQueue (the
 // real clock and the fake clock).
-#ifndef KCR_RUNTIME_BASE_INTERNAL_QUEUE_TIMER_H_
-#define KCR_RUNTIME_BASE_INTERNAL_QUEUE_TIMER_H_
+#ifndef KCR_BASE_INTERNAL_QUEUE_TIMER_H_
+#define KCR_BASE_INTERNAL_QUEUE_TIMER_H_
 
 #include <functional>
 #include <memory>
@@ -22,4 +22,4 @@ std::unique_ptr<Timer> NewQueueTimer(const Clock* clock, TimerQueue* queue,
 }  // namespace internal
 }  // namespace kcr
 
-#endif  // KCR_RUNTIME_BASE_INTERNAL_QUEUE_TIMER_H_
+#endif  // KCR_BASE_INTERNAL_QUEUE_TIMER_H_

@@ -5,8 +5,8 @@
 // Thread-safe. Callbacks run one at a time on the thread that calls
 // RunDue, outside the queue's lock; they may create, arm and cancel timers
 // (their own included).
-#ifndef KCR_RUNTIME_BASE_INTERNAL_TIMER_QUEUE_H_
-#define KCR_RUNTIME_BASE_INTERNAL_TIMER_QUEUE_H_
+#ifndef KCR_BASE_INTERNAL_TIMER_QUEUE_H_
+#define KCR_BASE_INTERNAL_TIMER_QUEUE_H_
 
 #include <cstdint>
 #include <functional>
@@ -97,4 +97,4 @@ class TimerQueue {
 }  // namespace internal
 }  // namespace kcr
 
-#endif  // KCR_RUNTIME_BASE_INTERNAL_TIMER_QUEUE_H_
+#endif  // KCR_BASE_INTERNAL_TIMER_QUEUE_H_

@@ -148,10 +148,7 @@ class PodsRunnable final : public controller::Runnable {
     if (!registration.ok()) return registration.status();
     LOG(INFO) << "controller=" << kPodsControllerName
               << " started scope=" << scope_;
-    {
-      MutexLock lock(&mu_);
-      while (!ctx.done()) stopped_.Wait(&mu_, ctx);
-    }
+    WaitUntilDone(ctx);
     absl::Status removed = informer_->RemoveEventHandler(*registration);
     counts_->Close();
     LOG(INFO) << "controller=" << kPodsControllerName << " stopped";
@@ -169,8 +166,6 @@ class PodsRunnable final : public controller::Runnable {
   cache::SharedIndexInformer* const informer_;
   const std::shared_ptr<PodCounts> counts_;
   const std::string scope_;
-  Mutex mu_;
-  ContextCondVar stopped_;
 };
 
 }  // namespace

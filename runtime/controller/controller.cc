@@ -205,9 +205,7 @@ absl::Status Controller::Start(const Context& ctx) {
       threads_.emplace_back([this] { Work(); });
     }
   }
-  Notification stop;
-  Context::DoneCallback on_done = ctx.OnDone([&stop] { stop.Notify(); });
-  stop.WaitForNotification();
+  WaitUntilDone(ctx);
   LOG(INFO) << "Stopping controller, waiting for workers controller=" << name_;
   return Drain();
 }

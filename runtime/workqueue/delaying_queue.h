@@ -8,10 +8,11 @@
 // Implementation note: AddAfter only appends (ready time, item) to an inbox
 // and wakes the timer thread if the item is due before the timer would wake
 // anyway; the timer thread does the rest, off the caller's path. It folds the
-// inbox into the queue itself: a waiting item has an entry in the queue's
-// index, with its ready time beside it (see Queue's "Waiting items"), so a
-// due item joins the queue's FIFO without being hashed or copied again, and
-// an item both waiting and queued is stored once.
+// inbox into the queue itself, through the queue's WaitingItems interface
+// (internal/waiting_items.h): a waiting item has an entry in the queue's
+// index, with its ready time beside it, so a due item joins the queue's FIFO
+// without being hashed or copied again, and an item both waiting and queued
+// is stored once.
 #ifndef KCR_RUNTIME_WORKQUEUE_DELAYING_QUEUE_H_
 #define KCR_RUNTIME_WORKQUEUE_DELAYING_QUEUE_H_
 
@@ -31,6 +32,8 @@
 #include "absl/time/time.h"
 #include "base/clock.h"
 #include "base/mutex.h"
+#include "runtime/workqueue/internal/folding_queue.h"
+#include "runtime/workqueue/internal/waiting_items.h"
 #include "runtime/workqueue/metrics.h"
 #include "runtime/workqueue/queue.h"
 
@@ -56,7 +59,8 @@ class DelayingQueue final : public DelayingInterface<T> {
 
   explicit DelayingQueue(Options options = {})
       : clock_(options.clock != nullptr ? options.clock : Clock::Real()),
-        queue_(clock_, internal::ResolveProvider(options), options.name) {
+        queue_(clock_, internal::ResolveProvider(options), options.name),
+        waiting_(&queue_) {
     if (MetricsProvider* provider = internal::ResolveProvider(options)) {
       retries_ = provider->NewRetriesMetric(options.name);
     }
@@ -101,7 +105,7 @@ class DelayingQueue final : public DelayingInterface<T> {
     {
       MutexLock lock(&inbox_mu_);
       if (stopping_) return;
-      inbox_.push_back(Incoming{ready, item});
+      inbox_.push_back(Delayed{ready, item});
       if (ready < inbox_earliest_.load(std::memory_order_relaxed)) {
         inbox_earliest_.store(ready, std::memory_order_relaxed);
       }
@@ -123,9 +127,9 @@ class DelayingQueue final : public DelayingInterface<T> {
     size_t waiting;
     bool folded;
     {
-      MutexLock lock(&queue_.index_mu_);
+      MutexLock lock(waiting_->waiting_mu());
       folded = FoldInboxLocked();
-      waiting = queue_.waiting_;
+      waiting = waiting_->WaitingLenLocked();
     }
     // The timer may have planned its sleep before these items reached the
     // queue: make it look again.
@@ -142,10 +146,7 @@ class DelayingQueue final : public DelayingInterface<T> {
 
  private:
   // An AddAfter not yet folded in.
-  struct Incoming {
-    int64_t ready;  // Unix nanoseconds
-    T item;
-  };
+  using Delayed = typename internal::WaitingItems<T>::Delayed;
 
   void StopTimer() {
     {
@@ -157,8 +158,9 @@ class DelayingQueue final : public DelayingInterface<T> {
 
   // Moves the inbox into the queue's waiting items.
   // Returns whether there was anything to fold.
-  bool FoldInboxLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_.index_mu_) {
-    std::vector<Incoming> folding;
+  bool FoldInboxLocked() const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(waiting_->waiting_mu()) {
+    std::vector<Delayed> folding;
     {
       MutexLock lock(&inbox_mu_);
       if (inbox_.empty()) return false;
@@ -167,9 +169,7 @@ class DelayingQueue final : public DelayingInterface<T> {
       inbox_.swap(folding);
       inbox_earliest_.store(kNever, std::memory_order_relaxed);
     }
-    for (Incoming& in : folding) {
-      queue_.AddWaitingLocked(std::move(in.item), in.ready);
-    }
+    waiting_->AddWaitingLocked(&folding);
     return true;
   }
 
@@ -183,7 +183,7 @@ class DelayingQueue final : public DelayingInterface<T> {
       int64_t next;
       size_t due;
       {
-        MutexLock lock(&queue_.index_mu_);
+        MutexLock lock(waiting_->waiting_mu());
         // Time first: every item added before it is in the inbox, so items
         // due now come out in ready order whichever fold brought them in.
         const int64_t now = absl::ToUnixNanos(clock_->Now());
@@ -193,15 +193,15 @@ class DelayingQueue final : public DelayingInterface<T> {
         // before a waiting item is added: an AddAfter that found the item
         // waiting for an earlier time is dropped, as client-go drops it,
         // not kept to wait a second time.
-        const std::optional<int64_t> first_ready = queue_.NextReadyLocked();
+        const std::optional<int64_t> first_ready = waiting_->NextReadyLocked();
         if (inbox_full ||
             inbox_earliest_.load(std::memory_order_relaxed) <= now ||
             (first_ready.has_value() && *first_ready <= now)) {
           FoldInboxLocked();
           inbox_full = false;
         }
-        due = queue_.AddDueLocked(now, kMaxDueBatch);
-        next = queue_.NextReadyLocked().value_or(
+        due = waiting_->AddDueLocked(now, kMaxDueBatch);
+        next = waiting_->NextReadyLocked().value_or(
             now + absl::ToInt64Nanoseconds(kDelayingQueueMaxWait));
         next = std::min(next, inbox_earliest_.load(std::memory_order_relaxed));
         if (due == kMaxDueBatch) continue;  // more may be due: let others in
@@ -240,12 +240,14 @@ class DelayingQueue final : public DelayingInterface<T> {
 
   const Clock* const clock_;
   internal::FoldingQueue<T, Hash, Eq> queue_;
+  // queue_, seen as the keeper of the waiting items.
+  internal::WaitingItems<T>* const waiting_;
   std::unique_ptr<CounterMetric> retries_;
 
   // AddAfter's side. Lock order: the queue's index lock, then inbox_mu_.
   mutable Mutex inbox_mu_;
   mutable CondVar cv_;  // wakes the timer thread
-  mutable std::vector<Incoming> inbox_ ABSL_GUARDED_BY(inbox_mu_);
+  mutable std::vector<Delayed> inbox_ ABSL_GUARDED_BY(inbox_mu_);
   bool stopping_ ABSL_GUARDED_BY(inbox_mu_) = false;
   // When the timer thread will wake by itself, or kAwake.
   mutable int64_t wake_at_ ABSL_GUARDED_BY(inbox_mu_) = kAwake;

@@ -4,8 +4,8 @@
 #include <thread>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "base/mutex.h"
+#include "gtest/gtest.h"
 #include "test/fakes/fake_clock.h"
 
 namespace kcr {
@@ -206,6 +206,60 @@ TEST(ContextTest, CondVarDeadlineOnTheRealClock) {
   EXPECT_EQ(cv.Await(&mu, ctx, absl::Condition(&never)).code(),
             absl::StatusCode::kDeadlineExceeded);
   cancel();
+}
+
+TEST(ContextTest, WaitUntilDoneReturnsAtOnceForAContextAlreadyDone) {
+  auto [ctx, cancel] = WithCancel(Context::Background());
+  cancel();
+  WaitUntilDone(ctx);
+  EXPECT_TRUE(WaitUntilDone(ctx, absl::Hours(1)));
+}
+
+TEST(ContextTest, WaitUntilDoneEndsWhenAnotherThreadCancels) {
+  auto [ctx, cancel] = WithCancel(Context::Background());
+  std::atomic<bool> returned{false};
+  std::thread waiter([&returned, ctx = ctx] {
+    WaitUntilDone(ctx);
+    returned.store(true);
+  });
+  cancel();
+  waiter.join();
+  EXPECT_TRUE(returned.load());
+}
+
+TEST(ContextTest, WaitUntilDoneEndsWithTheDeadlineOnAFakeClock) {
+  FakeClock clock;
+  auto [ctx, cancel] =
+      WithTimeout(Context::Background(), absl::Seconds(10), &clock);
+  std::thread waiter([ctx = ctx] { WaitUntilDone(ctx); });
+  clock.BlockUntilTimers(1);
+  clock.Advance(absl::Seconds(10));
+  waiter.join();
+  EXPECT_EQ(ctx.Err().code(), absl::StatusCode::kDeadlineExceeded);
+  cancel();
+}
+
+TEST(ContextTest, WaitUntilDoneWithATimeoutSaysWhetherTheContextEnded) {
+  FakeClock clock;
+  auto [ctx, cancel] = WithCancel(Context::Background());
+  bool done = true;
+  std::thread timed_out([&done, &clock, ctx = ctx] {
+    done = WaitUntilDone(ctx, absl::Seconds(5), &clock);
+  });
+  // The wait has armed its timer on the fake clock.
+  clock.BlockUntilTimers(1);
+  clock.Advance(absl::Seconds(5));
+  timed_out.join();
+  EXPECT_FALSE(done);
+  EXPECT_FALSE(ctx.done());
+
+  std::thread cancelled([&done, &clock, ctx = ctx] {
+    done = WaitUntilDone(ctx, absl::Seconds(5), &clock);
+  });
+  clock.BlockUntilTimers(1);
+  cancel();
+  cancelled.join();
+  EXPECT_TRUE(done);
 }
 
 // Many threads making, cancelling and waiting on contexts of one tree while

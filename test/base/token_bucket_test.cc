@@ -3,8 +3,8 @@
 #include <limits>
 #include <thread>
 
-#include "gtest/gtest.h"
 #include "base/context.h"
+#include "gtest/gtest.h"
 #include "test/fakes/fake_clock.h"
 
 namespace kcr {

@@ -34,14 +34,20 @@
 //    through the inbox, and the fold records adds, depth and the first-add
 //    time with the values client-go's Add records. Slots never move, so the
 //    metrics keep their per-item times in arrays indexed by slot.
+//
+// The parts, each in a header of its own: the entries and their index
+// (slot_index.h, over slab.h), the FIFO they are linked into
+// (entry_fifo.h), the filter of unfolded Adds (hash_filter.h), and, for a
+// delaying queue, the ready times of waiting items (ready_schedule.h) and
+// the interface through which it hands them over (waiting_items.h). This
+// header holds the queue that ties them together: the three locks, folding,
+// Get and Done, reaping, and the waiting items' entries.
 #ifndef KCR_RUNTIME_WORKQUEUE_INTERNAL_FOLDING_QUEUE_H_
 #define KCR_RUNTIME_WORKQUEUE_INTERNAL_FOLDING_QUEUE_H_
 
-#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <new>
 #include <optional>
@@ -51,21 +57,20 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
 #include "base/clock.h"
 #include "base/mutex.h"
+#include "runtime/workqueue/internal/entry_fifo.h"
+#include "runtime/workqueue/internal/hash_filter.h"
 #include "runtime/workqueue/internal/queue_metrics.h"
+#include "runtime/workqueue/internal/ready_schedule.h"
 #include "runtime/workqueue/internal/slab.h"
+#include "runtime/workqueue/internal/slot_index.h"
 #include "runtime/workqueue/internal/step_hooks.h"
+#include "runtime/workqueue/internal/waiting_items.h"
 #include "runtime/workqueue/metrics.h"
 
-namespace kcr::workqueue {
-
-template <typename T, typename Hash, typename Eq>
-class DelayingQueue;
-
-namespace internal {
+namespace kcr::workqueue::internal {
 
 // How often the unfinished-work gauges are refreshed, as in client-go.
 inline constexpr absl::Duration kUnfinishedWorkUpdatePeriod =
@@ -84,16 +89,17 @@ inline constexpr int kSpinsBeforeSleep = 64;
 
 // The work queue's implementation: Queue's and DelayingQueue's semantics,
 // documented on Interface (runtime/workqueue/queue.h). T is any copyable
-// type hashable by `Hash` and comparable by `Eq`.
+// type hashable by `Hash` and comparable by `Eq`. A DelayingQueue keeps
+// its waiting items here through WaitingItems (see "Waiting items" below).
 template <typename T, typename Hash, typename Eq>
-class FoldingQueue {
+class FoldingQueue final : public WaitingItems<T> {
  public:
   // `clock` must not be null; `metrics` may be (no metrics).
   FoldingQueue(const Clock* clock, MetricsProvider* metrics,
                std::string_view name)
       : clock_(clock),
         id_(next_id_.fetch_add(1) + 1),
-        index_(0, IndexHash{}, IndexEq{&slab_}) {
+        index_(0, IndexHash<T, Hash>{}, IndexEq<T, Eq>{&slab_}) {
     if (metrics != nullptr) {
       metrics_ = std::make_unique<QueueMetrics>(metrics, name, clock_);
       updater_ = std::thread([this] { UpdateUnfinishedWorkLoop(); });
@@ -118,7 +124,7 @@ class FoldingQueue {
     Fold();
     PublishObservations();
     MutexLock lock(&mu_);
-    return len_;
+    return fifo_.len();
   }
 
   std::optional<T> Get() {
@@ -137,8 +143,9 @@ class FoldingQueue {
       // collapsed; folded after the Get it would mark the item to be
       // processed again. Fold it first (once: Adds left after that fold are
       // concurrent with this Get).
-      if (head_ != kNil &&
-          (folded_for_head || !UnfoldedAddMayBeOf(slab_.at(head_).hash))) {
+      if (!fifo_.empty() &&
+          (folded_for_head ||
+           !UnfoldedAddMayBeOf(slab_.at(fifo_.head()).hash))) {
         item = PopLocked(now);
       }
       if (ObservationsFullLocked()) {
@@ -161,7 +168,7 @@ class FoldingQueue {
         if (folded.shutting_down) {
           // Nothing can be added any more; Done may still queue an item.
           mu_.Lock();
-          if (head_ != kNil) item = PopLocked(now);
+          if (!fifo_.empty()) item = PopLocked(now);
           if (metrics_ != nullptr) {
             PublishObservationsLocked();  // releases mu_
           } else {
@@ -237,135 +244,21 @@ class FoldingQueue {
   bool ShuttingDown() const { return shutting_down_.load(); }
 
  private:
-  // The delaying queue keeps its waiting items in this queue's index (see
-  // "Waiting items" below), so that a due item joins the FIFO without being
-  // hashed or copied again.
-  template <typename, typename, typename>
-  friend class ::kcr::workqueue::DelayingQueue;
-
-  // An entry's life: kFree → kQueued (folded in) → kProcessing (Get) →
-  // kFinished (Done) → kFree (reaped), with kProcessingDirty (added again
-  // while processing; Done queues it again) and kFinished → kQueued (added
-  // again before the reap). The folder (under index_mu_) moves kProcessing
-  // to kProcessingDirty and kFinished onwards; workers (under mu_) move
-  // kQueued, kProcessing and kProcessingDirty onwards. The one transition
-  // both sides start from, kProcessing, is a compare-and-swap.
-  enum State : uint8_t {
-    kFree,
-    kQueued,
-    kProcessing,
-    kProcessingDirty,
-    kFinished
-  };
+  using Entry = internal::Entry<T>;
+  using EntrySlab = Slab<Entry>;
+  using HashedKey = internal::HashedKey<T>;
+  using Pending = ReadySchedule::Pending;
   static constexpr uint32_t kNil = kNilSlot;
 
-  // One item. `key` is alive unless state == kFree and does not change until
-  // the entry is reaped; `next` links the FIFO, a fold's batch or the free
-  // list; `hash` is 32 bits of the key's hash, as in the index.
-  struct Entry {
-    Entry() {}
-    ~Entry() {
-      if (state.load(std::memory_order_relaxed) != kFree) key.~T();
-    }
-    union {
-      T key;
-    };
-    uint32_t next = kNil;
-    uint32_t hash = 0;  // the key's, so that the reap never hashes
-    std::atomic<uint8_t> state{kFree};
-    // Under index_mu_: when a delaying queue adds the item (Unix
-    // nanoseconds), or 0 if it is not waiting.
-    int64_t ready = 0;
-    // A metered queue's first-add time of the item (Unix nanoseconds), for
-    // its queue latency, or 0. Kept here, on the line a worker fetches
-    // anyway, rather than in the metrics. Written by the folder before the
-    // entry is published or marked dirty, read and cleared by Get.
-    int64_t added = 0;
-  };
-  using EntrySlab = Slab<Entry>;
-
-  // The index stores a slot number and 32 bits of the key's hash, and looks
-  // keys up through the slab. With the hash at hand, growing the index never
-  // reads the slab, a probe touches the slab only on a likely match, and a
-  // reap (with the hash kept in the entry) compares slot numbers, not keys.
-  struct SlotRef {
-    uint32_t slot;
-    uint32_t hash;
-  };
   // An Add waiting in the inbox, hashed by the producer.
   struct Inboxed {
     T item;
     uint32_t hash;
   };
 
-  // A set of hashes with false positives: one bit per hash value modulo
-  // kBits, enough for the few dozen Adds an inbox holds between folds.
-  // Written under the inbox lock, read without it.
-  class HashFilter {
-   public:
-    void Insert(uint32_t hash) {
-      std::atomic<uint64_t>& word = words_[Word(hash)];
-      word.store(word.load(std::memory_order_relaxed) | Bit(hash),
-                 std::memory_order_relaxed);
-    }
-    bool Has(uint32_t hash) const {
-      return (words_[Word(hash)].load(std::memory_order_acquire) & Bit(hash)) !=
-             0;
-    }
-    void CopyFrom(const HashFilter& other) {
-      for (size_t i = 0; i < kWords; ++i) {
-        words_[i].store(other.words_[i].load(std::memory_order_relaxed),
-                        std::memory_order_relaxed);
-      }
-    }
-    // Release: a reader that sees a word cleared sees what was written
-    // before it (the fold's own filter and folding_now_).
-    void Clear() {
-      for (auto& word : words_) word.store(0, std::memory_order_release);
-    }
-
-   private:
-    static constexpr uint32_t kBits = 1024;
-    static constexpr size_t kWords = kBits / 64;
-    static size_t Word(uint32_t hash) { return (hash % kBits) / 64; }
-    static uint64_t Bit(uint32_t hash) { return uint64_t{1} << (hash % 64); }
-    std::atomic<uint64_t> words_[kWords] = {};
-  };
-
-  // A key with its hash already computed.
-  struct HashedKey {
-    const T* key;
-    uint32_t hash;
-  };
   static uint32_t HashOf(const T& key) {
-    return static_cast<uint32_t>(Hash()(key));
+    return internal::HashOf<T, Hash>(key);
   }
-  struct IndexHash {
-    using is_transparent = void;
-    size_t operator()(SlotRef ref) const { return ref.hash; }
-    size_t operator()(HashedKey key) const { return key.hash; }
-    size_t operator()(const T& key) const { return HashOf(key); }
-  };
-  struct IndexEq {
-    using is_transparent = void;
-    const EntrySlab* slab;
-    bool operator()(SlotRef a, SlotRef b) const { return a.slot == b.slot; }
-    bool operator()(SlotRef a, HashedKey key) const {
-      return a.hash == key.hash && Eq()(slab->at(a.slot).key, *key.key);
-    }
-    bool operator()(HashedKey key, SlotRef a) const { return (*this)(a, key); }
-    bool operator()(SlotRef a, const T& key) const {
-      return Eq()(slab->at(a.slot).key, key);
-    }
-    bool operator()(const T& key, SlotRef a) const { return (*this)(a, key); }
-  };
-
-  // Entries a fold queues, linked through `next`, pushed in one step.
-  struct Batch {
-    uint32_t head = kNil;
-    uint32_t tail = kNil;
-    size_t len = 0;
-  };
 
   struct FoldResult {
     bool queued = false;         // the fold queued at least one entry
@@ -491,7 +384,7 @@ class FoldingQueue {
 
   bool HeadIsQueued() const {
     MutexLock lock(&mu_);
-    return head_ != kNil;
+    return !fifo_.empty();
   }
 
   // Joins `batch` to the FIFO, counts in the metrics the `counted` Adds
@@ -592,44 +485,26 @@ class FoldingQueue {
   // Marks the entry queued and appends it to `batch`.
   void LinkLocked(uint32_t slot, Batch* batch) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
-    Entry& entry = slab_.at(slot);
-    entry.state.store(kQueued, std::memory_order_relaxed);
-    entry.next = kNil;
-    if (batch->tail == kNil) {
-      batch->head = slot;
-    } else {
-      slab_.at(batch->tail).next = slot;
-    }
-    batch->tail = slot;
-    ++batch->len;
+    slab_.at(slot).state.store(kQueued, std::memory_order_relaxed);
+    LinkInto(slab_, slot, batch);
   }
 
   void PushLocked(const Batch& batch) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (tail_ == kNil) {
-      head_ = batch.head;
-    } else {
-      slab_.at(tail_).next = batch.head;
-    }
-    tail_ = batch.tail;
-    len_ += batch.len;
-    queued_.store(len_);
+    fifo_.Push(slab_, batch);
+    queued_.store(fifo_.len());
   }
 
   // Takes the head of the FIFO. A metered queue records the Get at `now`
   // and leaves the item's queue latency in `*latency` (or -1), for the
   // caller to observe once mu_ is released.
   T PopLocked(int64_t now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    const uint32_t slot = head_;
+    const uint32_t slot = fifo_.Pop(slab_);
     Entry& entry = slab_.at(slot);
-    head_ = entry.next;
-    if (head_ == kNil) {
-      tail_ = kNil;
-    } else {
+    if (!fifo_.empty()) {
       // Written by the folder: fetch it while this item is processed.
-      __builtin_prefetch(&slab_.at(head_), /*rw=*/1);
+      __builtin_prefetch(&slab_.at(fifo_.head()), /*rw=*/1);
     }
-    --len_;
-    queued_.store(len_, std::memory_order_relaxed);
+    queued_.store(fifo_.len(), std::memory_order_relaxed);
     if (metrics_ != nullptr) {
       metrics_->Get(slot, now, entry.added);
       // Before the entry is marked processing: from then on the folder may
@@ -640,7 +515,7 @@ class FoldingQueue {
     ++processing_;
     last_get_ = LastGet{id_, slot};
     // Others sleep while items wait: hand the next one on.
-    if (head_ != kNil && sleepers_pending_.load(std::memory_order_relaxed)) {
+    if (!fifo_.empty() && sleepers_pending_.load(std::memory_order_relaxed)) {
       WakeOneSleeper();
     }
     return entry.key;
@@ -700,26 +575,25 @@ class FoldingQueue {
     reaping_.clear();
   }
 
-  // Waiting items (DelayingQueue::AddAfter). An item waiting for a delay
-  // has an entry in the index like any other, with its ready time; if it is
-  // in no other state it is kFinished, which reaps skip while the item
-  // waits. A due item gets client-go's Add on its entry. (ready, slot) pairs
-  // usually arrive in non-decreasing ready order (the same delay for every
-  // item) and are appended to a sorted run in O(1); only out-of-order times
-  // go to a binary heap. A pair whose ready time no longer matches its
-  // entry's was superseded by an earlier AddAfter and is skipped.
-  struct Pending {
-    int64_t ready;  // Unix nanoseconds
-    uint32_t slot;
-  };
-  struct LaterFirst {
-    bool operator()(const Pending& a, const Pending& b) const {
-      return a.ready > b.ready;
-    }
-  };
+  // Waiting items (DelayingQueue::AddAfter, through WaitingItems). An item
+  // waiting for a delay has an entry in the index like any other, with its
+  // ready time; if it is in no other state it is kFinished, which reaps skip
+  // while the item waits. A due item gets client-go's Add on its entry.
+  // schedule_ finds the next one due; a (ready, slot) pair whose ready time
+  // no longer matches its entry's was superseded by an earlier AddAfter and
+  // is skipped.
+
+  Mutex* waiting_mu() const override ABSL_LOCK_RETURNED(index_mu_) {
+    return &index_mu_;
+  }
+
+  void AddWaitingLocked(std::vector<typename WaitingItems<T>::Delayed>* items)
+      override ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    for (auto& in : *items) AddWaitingItemLocked(std::move(in.item), in.ready);
+  }
 
   // Keeps `item` waiting until `ready`, or until its earlier ready time.
-  void AddWaitingLocked(T&& item, int64_t ready) const
+  void AddWaitingItemLocked(T&& item, int64_t ready) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
     const uint32_t hash = HashOf(item);
     const uint32_t slot = EntryForLocked(std::move(item), hash);
@@ -730,28 +604,16 @@ class FoldingQueue {
       return;  // keep the earlier time
     }
     entry.ready = ready;
-    const Pending p{ready, slot};
-    if (sorted_.empty() || ready >= sorted_.back().ready) {
-      sorted_.push_back(p);
-    } else {
-      heap_.push_back(p);
-      std::push_heap(heap_.begin(), heap_.end(), LaterFirst());
-    }
+    schedule_.Push(Pending{ready, slot});
   }
 
-  // The earliest ready time of a waiting item (stale pairs included, which
-  // only wake the timer early), or nullopt.
-  std::optional<int64_t> NextReadyLocked() const
+  // Stale pairs included, which only wake the timer early.
+  std::optional<int64_t> NextReadyLocked() const override
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
-    if (sorted_.empty() && heap_.empty()) return std::nullopt;
-    if (sorted_.empty()) return heap_.front().ready;
-    if (heap_.empty()) return sorted_.front().ready;
-    return std::min(sorted_.front().ready, heap_.front().ready);
+    return schedule_.NextReady();
   }
 
-  // Adds up to `limit` items due at `now`, in ready order, as Add would,
-  // and queues them. Returns how many were due.
-  size_t AddDueLocked(int64_t now, size_t limit) const
+  size_t AddDueLocked(int64_t now, size_t limit) override
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
     // Adds made before these items came due are ahead of them in client-go:
     // fold them in first.
@@ -762,9 +624,9 @@ class FoldingQueue {
     const bool shutting_down = shutting_down_.load();
     size_t due = 0;
     for (; due < limit; ++due) {
-      const std::optional<int64_t> next = NextReadyLocked();
+      const std::optional<int64_t> next = schedule_.NextReady();
       if (!next.has_value() || *next > now) break;
-      const Pending p = PopPendingLocked();
+      const Pending p = schedule_.Pop();
       Entry& entry = slab_.at(p.slot);
       if (entry.ready != p.ready) continue;  // superseded, or added already
       entry.ready = 0;
@@ -779,19 +641,9 @@ class FoldingQueue {
     return due;
   }
 
-  // Removes and returns the pending pair that is due first (there is one).
-  Pending PopPendingLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
-    Pending p;
-    if (heap_.empty() ||
-        (!sorted_.empty() && sorted_.front().ready <= heap_.front().ready)) {
-      p = sorted_.front();
-      sorted_.pop_front();
-    } else {
-      std::pop_heap(heap_.begin(), heap_.end(), LaterFirst());
-      p = heap_.back();
-      heap_.pop_back();
-    }
-    return p;
+  size_t WaitingLenLocked() const override
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    return waiting_;
   }
 
   // Yields the CPU a few times while nothing is waiting, in case work is
@@ -937,12 +789,10 @@ class FoldingQueue {
   mutable std::vector<uint32_t> reaping_ ABSL_GUARDED_BY(index_mu_);
   // Entries are read by workers under mu_ once pushed; see State.
   mutable EntrySlab slab_;
-  mutable absl::flat_hash_set<SlotRef, IndexHash, IndexEq> index_
-      ABSL_GUARDED_BY(index_mu_);
+  mutable SlotIndex<T, Hash, Eq> index_ ABSL_GUARDED_BY(index_mu_);
   // Waiting items: how many, and their (ready, slot) pairs.
   mutable size_t waiting_ ABSL_GUARDED_BY(index_mu_) = 0;
-  mutable std::deque<Pending> sorted_ ABSL_GUARDED_BY(index_mu_);
-  mutable std::vector<Pending> heap_ ABSL_GUARDED_BY(index_mu_);
+  mutable ReadySchedule schedule_ ABSL_GUARDED_BY(index_mu_);
 
   // Producers' side.
   alignas(kCacheLine) mutable Mutex inbox_mu_ ABSL_ACQUIRED_AFTER(mu_);
@@ -974,16 +824,13 @@ class FoldingQueue {
   mutable std::vector<uint32_t> finished_ ABSL_GUARDED_BY(mu_);  // to reap
   // finished_.size(), readable without the lock.
   mutable std::atomic<size_t> finished_len_{0};
-  mutable uint32_t head_ ABSL_GUARDED_BY(mu_) = kNil;
-  mutable uint32_t tail_ ABSL_GUARDED_BY(mu_) = kNil;
-  mutable size_t len_ ABSL_GUARDED_BY(mu_) = 0;
-  // len_, readable by sleeping consumers without mu_.
+  mutable EntryFifo fifo_ ABSL_GUARDED_BY(mu_);
+  // fifo_.len(), readable by sleeping consumers without mu_.
   mutable std::atomic<size_t> queued_{0};
   size_t processing_ ABSL_GUARDED_BY(mu_) = 0;
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-}  // namespace internal
-}  // namespace kcr::workqueue
+}  // namespace kcr::workqueue::internal
 
 #endif  // KCR_RUNTIME_WORKQUEUE_INTERNAL_FOLDING_QUEUE_H_

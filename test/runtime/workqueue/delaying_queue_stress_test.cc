@@ -16,8 +16,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "gtest/gtest.h"
 #include "base/mutex.h"
+#include "gtest/gtest.h"
 #include "runtime/workqueue/delaying_queue.h"
 #include "test/runtime/workqueue/stress.h"
 
