@@ -194,7 +194,6 @@ class Object {
   // metadata.*; strings read empty when absent.
   std::string_view name() const { return View(Hot(kName)); }
   std::string_view namespace_() const { return View(Hot(kNamespace)); }
-  std::string_view ns() const { return namespace_(); }
   std::string_view uid() const { return View(Hot(kUid)); }
   std::string_view resource_version() const {
     return View(Hot(kResourceVersion));

@@ -14,12 +14,12 @@
 #include "api/internal/arena_planner.h"
 #include "api/internal/json_value.h"
 #include "api/json_pointer.h"
+#include "base/string_view.h"
 #include "rapidjson/error/en.h"
 #include "rapidjson/memorystream.h"
 #include "rapidjson/reader.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "base/string_view.h"
 
 namespace kcr {
 namespace api {

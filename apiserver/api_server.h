@@ -23,15 +23,15 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "apiserver/kube_controllers/builtin_controllers.h"
 #include "apiserver/endpoints/faults.h"
 #include "apiserver/endpoints/handler.h"
 #include "apiserver/endpoints/http_server.h"
-#include "apiserver/registry/registry.h"
 #include "apiserver/endpoints/request_limits.h"
+#include "apiserver/kube_controllers/builtin_controllers.h"
+#include "apiserver/printers/table_convertor.h"
+#include "apiserver/registry/registry.h"
 #include "apiserver/registry/resources.h"
 #include "apiserver/storage/storage.h"
-#include "apiserver/printers/table_convertor.h"
 #include "base/clock.h"
 
 namespace kcr {

@@ -6,9 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/json/json_util.h"
+#include "base/string_view.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "base/string_view.h"
 
 namespace kcr {
 namespace api {

@@ -4,9 +4,9 @@
 
 #include "absl/strings/escaping.h"
 #include "api/json_pointer.h"
+#include "base/string_view.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "base/string_view.h"
 
 namespace kcr {
 namespace api {

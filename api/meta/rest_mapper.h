@@ -20,8 +20,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "api/meta/group_version.h"
-#include "rapidjson/document.h"
 #include "base/mutex.h"
+#include "rapidjson/document.h"
 
 namespace kcr {
 namespace api {

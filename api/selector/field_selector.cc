@@ -8,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "api/selector/internal/quote.h"
+#include "base/string_view.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "base/string_view.h"
 
 namespace kcr {
 namespace api {

@@ -11,20 +11,21 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/time/clock.h"
+#include "api/errors/errors.h"
 #include "api/json/json_util.h"
 #include "api/json/yaml_to_json.h"
 #include "api/object_builder.h"
-#include "apiserver/registry/access_review.h"
-#include "api/errors/errors.h"
+#include "apiserver/apply/patch_request.h"
 #include "apiserver/endpoints/discovery.h"
 #include "apiserver/endpoints/negotiation.h"
-#include "apiserver/internal/object_fields.h"
-#include "apiserver/apply/patch_request.h"
 #include "apiserver/endpoints/pod_log.h"
 #include "apiserver/endpoints/protobuf.h"
 #include "apiserver/endpoints/request_options.h"
 #include "apiserver/endpoints/response_writers.h"
-#include "apiserver/internal/str_util.h"
+#include "apiserver/internal/object_fields.h"
+#include "apiserver/registry/access_review.h"
+#include "base/str_cat.h"
+#include "base/string_view.h"
 #include "glog/logging.h"
 #include "rapidjson/document.h"
 #include "rapidjson/stringbuffer.h"
@@ -162,10 +163,12 @@ absl::StatusOr<rapidjson::Document> DecodeBody(const HttpRequest& req) {
                        ToStd(json.status().message()), ")"))
             .ToStatus();
       }
-      return api::StatusError::BadRequest(ToStd(json.status().message())).ToStatus();
+      return api::StatusError::BadRequest(ToStd(json.status().message()))
+          .ToStatus();
     }
     absl::Status s = json::ParseJson(*json, &doc);
-    if (!s.ok()) return api::StatusError::BadRequest(ToStd(s.message())).ToStatus();
+    if (!s.ok())
+      return api::StatusError::BadRequest(ToStd(s.message())).ToStatus();
   } else if (ct.type == "application/yaml") {
     auto y = json::YamlToJson(req.body);
     if (!y.ok()) {
@@ -290,7 +293,8 @@ void ApiHandler::Handle(const HttpRequest& req, HttpExchange* ex) {
   bool legacy = segs[0] == "api";
   if (segs.size() == 1) {
     if (req.method != "GET") {
-      SendApiError(ex, api::StatusError::MethodNotSupported({"", ""}, req.method));
+      SendApiError(ex,
+                   api::StatusError::MethodNotSupported({"", ""}, req.method));
       return;
     }
     for (const MediaType& m : ParseAccept(req.Header("accept"))) {
@@ -367,15 +371,16 @@ void ApiHandler::HandleFaults(const HttpRequest& req, HttpExchange* ex) {
   if (req.method == "PUT" || req.method == "POST" || req.method == "PATCH") {
     auto o = FaultOptions::FromJson(req.body, faults->options());
     if (!o.ok()) {
-      SendApiError(ex, api::StatusError::BadRequest(ToStd(o.status().message())));
+      SendApiError(ex,
+                   api::StatusError::BadRequest(ToStd(o.status().message())));
       return;
     }
     faults->set_options(*o);
     SendJson(ex, 200, o->ToJson());
     return;
   }
-  SendApiError(
-      ex, api::StatusError::MethodNotSupported({"", "fault-injection"}, req.method));
+  SendApiError(ex, api::StatusError::MethodNotSupported({"", "fault-injection"},
+                                                        req.method));
 }
 
 void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
@@ -465,8 +470,8 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
   }
   if (r.group() == kAuthorizationGroup) {
     if (req.method != "POST" || !name.empty()) {
-      return SendApiError(
-          ex, api::StatusError::MethodNotSupported(r.group_resource(), req.method));
+      return SendApiError(ex, api::StatusError::MethodNotSupported(
+                                  r.group_resource(), req.method));
     }
     auto review = DecodeBody(req);
     if (!review.ok()) return SendError(ex, review.status());
@@ -533,7 +538,8 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
     ex->Respond(std::move(res));
   };
   auto forbid_verb = [&](const char* verb) {
-    SendApiError(ex, api::StatusError::MethodNotSupported(r.group_resource(), verb));
+    SendApiError(
+        ex, api::StatusError::MethodNotSupported(r.group_resource(), verb));
   };
 
   const std::string& method = req.method;
@@ -647,8 +653,8 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
   if (method == "PATCH") {
     if (!r.HasVerb("patch")) return forbid_verb("patch");
     if (sub == "finalize") {
-      return SendApiError(
-          ex, api::StatusError::MethodNotSupported(r.group_resource(), "patch"));
+      return SendApiError(ex, api::StatusError::MethodNotSupported(
+                                  r.group_resource(), "patch"));
     }
     const std::optional<PatchType> type =
         api::PatchTypeFromContentType(req.Header("content-type"));
@@ -680,7 +686,8 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
     }
     return SendJson(ex, 200, d->object->ToJson());
   }
-  SendApiError(ex, api::StatusError::MethodNotSupported(r.group_resource(), method));
+  SendApiError(
+      ex, api::StatusError::MethodNotSupported(r.group_resource(), method));
 }
 
 }  // namespace apiserver

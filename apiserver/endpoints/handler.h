@@ -28,8 +28,8 @@
 #include "apiserver/endpoints/faults.h"
 #include "apiserver/endpoints/http_server.h"
 #include "apiserver/endpoints/openapi.h"
-#include "apiserver/registry/registry.h"
 #include "apiserver/printers/table_convertor.h"
+#include "apiserver/registry/registry.h"
 #include "base/clock.h"
 
 namespace kcr {

@@ -18,7 +18,7 @@
 #include "absl/time/time.h"
 #include "api/errors/errors.h"
 #include "api/meta/percent_decode.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 #include "boost/asio/ip/tcp.hpp"
 #include "boost/asio/ssl.hpp"
 #include "boost/asio/write.hpp"

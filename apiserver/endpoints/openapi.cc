@@ -20,7 +20,7 @@
 #include "apiserver/endpoints/openapi_schemas.h"
 #include "apiserver/endpoints/openapi_v2.h"
 #include "apiserver/endpoints/openapi_v3.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 #include "glog/logging.h"
 
 namespace kcr {

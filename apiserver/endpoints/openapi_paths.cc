@@ -8,7 +8,7 @@
 
 #include "absl/strings/ascii.h"
 #include "api/types/field.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 
 namespace kcr {
 namespace apiserver {

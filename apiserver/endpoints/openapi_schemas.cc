@@ -10,7 +10,7 @@
 #include "api/json/json_util.h"
 #include "api/types/field.h"
 #include "apiserver/endpoints/negotiation.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 #include "glog/logging.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"

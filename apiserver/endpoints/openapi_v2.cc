@@ -5,7 +5,7 @@
 
 #include "api/types/field.h"
 #include "apiserver/endpoints/openapi_schemas.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 #include "rapidjson/document.h"
 
 namespace kcr {

@@ -8,7 +8,7 @@
 #include "api/types/field.h"
 #include "apiserver/endpoints/openapi_paths.h"
 #include "apiserver/endpoints/openapi_schemas.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 #include "rapidjson/document.h"
 
 namespace kcr {

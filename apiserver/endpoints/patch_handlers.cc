@@ -3,10 +3,10 @@
 #include <string>
 #include <utility>
 
-#include "api/patch/strategic_merge_patch.h"
 #include "api/errors/errors.h"
-#include "apiserver/registry/managed_fields.h"
+#include "api/patch/strategic_merge_patch.h"
 #include "apiserver/apply/patch_request.h"
+#include "apiserver/registry/managed_fields.h"
 
 namespace kcr {
 namespace apiserver {
@@ -42,7 +42,8 @@ PatchHandlers DefaultPatchHandlers(const Clock* clock) {
     absl::StatusOr<ApplyResult> r =
         ServerSideApply(live, applied, PatchSchemaFor(resource), options);
     if (!r.ok())
-      return api::StatusError::BadRequest(std::string(r.status().message())).ToStatus();
+      return api::StatusError::BadRequest(std::string(r.status().message()))
+          .ToStatus();
     if (!r->conflicts.empty()) {
       api::StatusError e;
       e.code = 409;

@@ -7,15 +7,15 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "api/errors/errors.h"
 #include "api/types/field.h"
 #include "api/types/time.h"
-#include "api/errors/errors.h"
-#include "apiserver/internal/object_fields.h"
 #include "apiserver/endpoints/request_options.h"
 #include "apiserver/endpoints/response_writers.h"
-#include "apiserver/internal/str_util.h"
-#include "rapidjson/document.h"
+#include "apiserver/internal/object_fields.h"
 #include "base/status_macros.h"
+#include "base/str_cat.h"
+#include "rapidjson/document.h"
 
 namespace kcr {
 namespace apiserver {
@@ -88,7 +88,8 @@ absl::StatusOr<std::string> ResolveContainer(const api::Object& pod,
   if (!container.empty()) {
     if (ContainerSpec(pod, container) == nullptr) {
       return api::StatusError::BadRequest(Cat("container ", container,
-                                      " is not valid for pod ", pod.name()))
+                                              " is not valid for pod ",
+                                              pod.name()))
           .ToStatus();
     }
     return container;
@@ -119,7 +120,8 @@ absl::Status CheckLogStatus(const api::Object& pod,
       Cat("container ", Quote(container), " in pod ", Quote(pod.name()));
   const Value* status = ContainerStatus(pod, container);
   if (status == nullptr) {
-    return api::StatusError::BadRequest(Cat(who, " is not available")).ToStatus();
+    return api::StatusError::BadRequest(Cat(who, " is not available"))
+        .ToStatus();
   }
   if (previous) {
     // Containers never restart on the simulated node.
@@ -127,8 +129,8 @@ absl::Status CheckLogStatus(const api::Object& pod,
         field::Member(field::Member(status, "lastState"), "terminated");
     if (last == nullptr || field::String(last, "containerID").empty()) {
       return api::StatusError::BadRequest(Cat("previous terminated container ",
-                                      Quote(container), " in pod ",
-                                      Quote(pod.name()), " not found"))
+                                              Quote(container), " in pod ",
+                                              Quote(pod.name()), " not found"))
           .ToStatus();
     }
     return absl::OkStatus();
@@ -138,7 +140,8 @@ absl::Status CheckLogStatus(const api::Object& pod,
   if (const Value* terminated = field::Member(state, "terminated")) {
     if (field::String(terminated, "containerID").empty() &&
         field::String(status, "containerID").empty()) {
-      return api::StatusError::BadRequest(Cat(who, " is terminated")).ToStatus();
+      return api::StatusError::BadRequest(Cat(who, " is terminated"))
+          .ToStatus();
     }
     return absl::OkStatus();
   }
@@ -155,10 +158,12 @@ absl::Status CheckLogStatus(const api::Object& pod,
                      " is waiting to start: trying and failing to pull image"))
           .ToStatus();
     }
-    return api::StatusError::BadRequest(Cat(who, " is waiting to start: ", reason))
+    return api::StatusError::BadRequest(
+               Cat(who, " is waiting to start: ", reason))
         .ToStatus();
   }
-  return api::StatusError::BadRequest(Cat(who, " is waiting to start - no logs yet"))
+  return api::StatusError::BadRequest(
+             Cat(who, " is waiting to start - no logs yet"))
       .ToStatus();
 }
 
@@ -169,7 +174,7 @@ absl::StatusOr<std::optional<int64_t>> IntQuery(const HttpRequest& req,
   int64_t n;
   if (!absl::SimpleAtoi(v, &n)) {
     return api::StatusError::BadRequest(Cat(key, ": strconv.ParseInt: parsing ",
-                                    Quote(v), ": invalid syntax"))
+                                            Quote(v), ": invalid syntax"))
         .ToStatus();
   }
   return std::optional<int64_t>(n);
@@ -272,8 +277,8 @@ absl::StatusOr<PodLogOptions> ParsePodLogOptions(const HttpRequest& req,
     absl::StatusOr<absl::Time> t = api::ParseTime(req.Query("sinceTime"));
     if (!t.ok()) {
       return api::StatusError::BadRequest(Cat("sinceTime: parsing time ",
-                                      Quote(req.Query("sinceTime")),
-                                      ": not an RFC 3339 time"))
+                                              Quote(req.Query("sinceTime")),
+                                              ": not an RFC 3339 time"))
           .ToStatus();
     }
     o.since_time = *t;

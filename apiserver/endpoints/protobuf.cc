@@ -9,7 +9,7 @@
 
 #include "apiserver/endpoints/protobuf_decoder.h"
 #include "apiserver/endpoints/protobuf_messages.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 #include "rapidjson/document.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"

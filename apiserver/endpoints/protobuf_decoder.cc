@@ -11,7 +11,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/time/time.h"
 #include "api/types/time.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 #include "base/string_view.h"
 
 namespace kcr {

@@ -4,12 +4,13 @@
 #include <utility>
 
 #include "absl/strings/numbers.h"
-#include "api/json/json_util.h"
 #include "api/errors/errors.h"
+#include "api/json/json_util.h"
 #include "apiserver/endpoints/negotiation.h"
-#include "apiserver/internal/object_fields.h"
 #include "apiserver/endpoints/protobuf.h"
-#include "apiserver/internal/str_util.h"
+#include "apiserver/internal/object_fields.h"
+#include "base/str_cat.h"
+#include "base/string_view.h"
 #include "rapidjson/document.h"
 
 namespace kcr {
@@ -25,14 +26,16 @@ absl::StatusOr<ListOptions> ParseListOptions(const HttpRequest& req) {
   if (req.HasQuery("labelSelector")) {
     auto s = api::LabelSelector::Parse(req.Query("labelSelector"));
     if (!s.ok()) {
-      return api::StatusError::BadRequest(ToStd(s.status().message())).ToStatus();
+      return api::StatusError::BadRequest(ToStd(s.status().message()))
+          .ToStatus();
     }
     o.label_selector = std::move(*s);
   }
   if (req.HasQuery("fieldSelector")) {
     auto s = api::FieldSelector::Parse(req.Query("fieldSelector"));
     if (!s.ok()) {
-      return api::StatusError::BadRequest(ToStd(s.status().message())).ToStatus();
+      return api::StatusError::BadRequest(ToStd(s.status().message()))
+          .ToStatus();
     }
     o.field_selector = std::move(*s);
   }
@@ -53,8 +56,9 @@ absl::StatusOr<ListOptions> ParseListOptions(const HttpRequest& req) {
   if (req.HasQuery("timeoutSeconds") && !req.Query("timeoutSeconds").empty()) {
     int64_t timeout = 0;
     if (!absl::SimpleAtoi(req.Query("timeoutSeconds"), &timeout)) {
-      return api::StatusError::BadRequest(Cat("invalid timeoutSeconds: ",
-                                      Quote(req.Query("timeoutSeconds"))))
+      return api::StatusError::BadRequest(
+                 Cat("invalid timeoutSeconds: ",
+                     Quote(req.Query("timeoutSeconds"))))
           .ToStatus();
     }
   }
@@ -84,7 +88,8 @@ absl::StatusOr<DeleteOptions> ParseDeleteOptions(const HttpRequest& req) {
                        ToStd(json.status().message()), ")"))
             .ToStatus();
       }
-      return api::StatusError::BadRequest(ToStd(json.status().message())).ToStatus();
+      return api::StatusError::BadRequest(ToStd(json.status().message()))
+          .ToStatus();
     }
     body = *std::move(json);
   }
@@ -137,8 +142,9 @@ absl::StatusOr<DeleteOptions> ParseDeleteOptions(const HttpRequest& req) {
     int64_t g = 0;
     // kube-apiserver refuses a value its parameter codec cannot convert.
     if (!absl::SimpleAtoi(req.Query("gracePeriodSeconds"), &g)) {
-      return api::StatusError::BadRequest(Cat("invalid gracePeriodSeconds: ",
-                                      Quote(req.Query("gracePeriodSeconds"))))
+      return api::StatusError::BadRequest(
+                 Cat("invalid gracePeriodSeconds: ",
+                     Quote(req.Query("gracePeriodSeconds"))))
           .ToStatus();
     }
     o.grace_period_seconds = g;

@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "api/object.h"
 #include "api/errors/errors.h"
+#include "api/object.h"
 #include "apiserver/endpoints/http_server.h"
 #include "rapidjson/stringbuffer.h"
 

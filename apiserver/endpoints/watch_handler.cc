@@ -9,10 +9,10 @@
 #include "absl/time/clock.h"
 #include "api/errors/errors.h"
 #include "apiserver/endpoints/handler.h"
-#include "apiserver/internal/object_fields.h"
 #include "apiserver/endpoints/request_options.h"
 #include "apiserver/endpoints/response_writers.h"
-#include "apiserver/internal/str_util.h"
+#include "apiserver/internal/object_fields.h"
+#include "base/str_cat.h"
 #include "glog/logging.h"
 #include "rapidjson/document.h"
 #include "rapidjson/stringbuffer.h"
@@ -61,13 +61,13 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
               "sendInitialEvents is provided");
   }
   if (!errors.empty()) {
-    return SendApiError(
-        ex, api::StatusError::Invalid({"meta.k8s.io", "ListOptions"}, "", errors));
+    return SendApiError(ex, api::StatusError::Invalid(
+                                {"meta.k8s.io", "ListOptions"}, "", errors));
   }
   int64_t requested_rv = 0;
   if (!rv.empty() && !absl::SimpleAtoi(rv, &requested_rv)) {
-    return SendApiError(
-        ex, api::StatusError::BadRequest(Cat("invalid resource version: ", Quote(rv))));
+    return SendApiError(ex, api::StatusError::BadRequest(
+                                Cat("invalid resource version: ", Quote(rv))));
   }
   const Clock* clock = options_.clock;
   absl::Time start = clock->Now();

@@ -27,9 +27,9 @@
 #include "apiserver/kube_controllers/kubernetes_service_controller.h"
 #include "apiserver/kube_controllers/namespace_controller.h"
 #include "apiserver/kube_controllers/node_simulator.h"
-#include "apiserver/registry/registry.h"
 #include "apiserver/kube_controllers/replicaset_controller.h"
 #include "apiserver/kube_controllers/serviceaccounts_controller.h"
+#include "apiserver/registry/registry.h"
 #include "base/clock.h"
 
 namespace kcr {

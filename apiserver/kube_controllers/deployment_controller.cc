@@ -129,7 +129,8 @@ absl::Status DeploymentSync::Claim(
       api::ObjectBuilder b = rs->ToBuilder();
       b.RemoveOwnerReference(d_->uid());
       KCR_RETURN_IF_ERROR(
-          registry_->Update(replicasets_, rs->ns(), rs->name(), std::move(b))
+          registry_
+              ->Update(replicasets_, rs->namespace_(), rs->name(), std::move(b))
               .status());
       continue;
     }
@@ -139,9 +140,9 @@ absl::Status DeploymentSync::Claim(
     }
     api::ObjectBuilder b = rs->ToBuilder();
     b.AddOwnerReference(OwnerRef());
-    KCR_ASSIGN_OR_RETURN(
-        WriteResult w,
-        registry_->Update(replicasets_, rs->ns(), rs->name(), std::move(b)));
+    KCR_ASSIGN_OR_RETURN(WriteResult w,
+                         registry_->Update(replicasets_, rs->namespace_(),
+                                           rs->name(), std::move(b)));
     rss_.push_back(w.object);
   }
   std::sort(rss_.begin(), rss_.end(), CreatedBefore);
@@ -184,12 +185,12 @@ absl::Time DeploymentController::Sync() {
   std::map<std::string, std::vector<api::ObjectPtr>, std::less<>> by_ns;
   for (api::ObjectPtr& rs :
        registry_->storage()->Snapshot(replicasets->StorageKey())) {
-    by_ns[std::string(rs->ns())].push_back(std::move(rs));
+    by_ns[std::string(rs->namespace_())].push_back(std::move(rs));
   }
   static const std::vector<api::ObjectPtr> kNone;
   for (const api::ObjectPtr& d :
        registry_->storage()->Snapshot(deployments->StorageKey())) {
-    auto it = by_ns.find(d->ns());
+    auto it = by_ns.find(d->namespace_());
     deployment_internal::DeploymentSync sync(registry_, *deployments,
                                              *replicasets, *pods, d, now);
     next = std::min(next, sync.Run(it == by_ns.end() ? kNone : it->second));

@@ -12,14 +12,14 @@
 #include <utility>
 #include <vector>
 
+#include "api/errors/errors.h"
 #include "api/json/json_util.h"
 #include "api/types/field.h"
-#include "api/errors/errors.h"
-#include "apiserver/internal/str_util.h"
 #include "apiserver/kube_controllers/deployment_controller.h"
 #include "apiserver/kube_controllers/deployment_internal.h"
 #include "apiserver/kube_controllers/stored_objects.h"
 #include "base/status_macros.h"
+#include "base/str_cat.h"
 #include "glog/logging.h"
 
 namespace kcr {
@@ -204,9 +204,9 @@ absl::StatusOr<api::ObjectPtr> DeploymentSync::GetNew(bool create) {
       } else {
         (void)b.SetInt("/spec/minReadySeconds", min_ready_seconds_);
       }
-      KCR_ASSIGN_OR_RETURN(WriteResult w,
-                           registry_->Update(replicasets_, existing->ns(),
-                                             existing->name(), std::move(b)));
+      KCR_ASSIGN_OR_RETURN(
+          WriteResult w, registry_->Update(replicasets_, existing->namespace_(),
+                                           existing->name(), std::move(b)));
       Replace(w.object);
       return w.object;
     }
@@ -232,7 +232,7 @@ absl::StatusOr<api::ObjectPtr> DeploymentSync::GetNew(bool create) {
   const std::string name = Cat(d_->name(), "-", hash);
   api::ObjectBuilder b("apps/v1", "ReplicaSet");
   b.SetName(name);
-  b.SetNamespace(d_->ns());
+  b.SetNamespace(d_->namespace_());
   KCR_RETURN_IF_ERROR(b.Set("/spec/template", *TemplateOf(*d_)));
   KCR_RETURN_IF_ERROR(b.SetString(
       Cat("/spec/template/metadata/labels/", kPodTemplateHashLabel), hash));
@@ -259,16 +259,17 @@ absl::StatusOr<api::ObjectPtr> DeploymentSync::GetNew(bool create) {
   KCR_RETURN_IF_ERROR(b.SetInt("/spec/replicas", new_replicas));
   SetNewReplicaSetAnnotations(&b, new_revision, /*exists=*/false);
   absl::StatusOr<WriteResult> created =
-      registry_->Create(replicasets_, d_->ns(), std::move(b));
+      registry_->Create(replicasets_, d_->namespace_(), std::move(b));
   api::ObjectPtr rs;
   bool already_exists = false;
   if (!created.ok()) {
-    if (api::StatusError::FromStatus(created.status()).reason != "AlreadyExists") {
+    if (api::StatusError::FromStatus(created.status()).reason !=
+        "AlreadyExists") {
       return created.status();
     }
     // Ours already (a pass that lost its answer), or a hash collision.
-    api::ObjectPtr other =
-        registry_->storage()->Get(replicasets_.StorageKey(), d_->ns(), name);
+    api::ObjectPtr other = registry_->storage()->Get(replicasets_.StorageKey(),
+                                                     d_->namespace_(), name);
     std::optional<api::OwnerReferenceView> ref =
         other == nullptr ? std::nullopt : other->controller_reference();
     if (other != nullptr && ref.has_value() && ref->uid == d_->uid() &&
@@ -325,7 +326,8 @@ absl::Status DeploymentSync::Cleanup(const api::ObjectPtr& new_rs) {
     DeleteOptions o;
     o.precondition_uid = std::string(rs->uid());
     absl::Status s =
-        registry_->Delete(replicasets_, rs->ns(), rs->name(), o).status();
+        registry_->Delete(replicasets_, rs->namespace_(), rs->name(), o)
+            .status();
     if (!s.ok() && !IsRaceError(s)) return s;
     VLOG(2) << "deployment controller: deleted old rs=" << rs->Key();
   }

@@ -11,9 +11,9 @@
 #include "api/json/json_util.h"
 #include "api/types/field.h"
 #include "api/types/time.h"
-#include "apiserver/internal/str_util.h"
 #include "apiserver/kube_controllers/deployment_internal.h"
 #include "base/status_macros.h"
+#include "base/str_cat.h"
 
 namespace kcr {
 namespace apiserver {
@@ -105,9 +105,9 @@ absl::Status DeploymentSync::WriteStatus(const Status& st,
   KCR_RETURN_IF_ERROR(b.Set("/status", json));
   WriteOptions w;
   w.subresource = "status";
-  KCR_ASSIGN_OR_RETURN(
-      WriteResult r,
-      registry_->Update(deployments_, d_->ns(), d_->name(), std::move(b), w));
+  KCR_ASSIGN_OR_RETURN(WriteResult r,
+                       registry_->Update(deployments_, d_->namespace_(),
+                                         d_->name(), std::move(b), w));
   d_ = r.object;
   return absl::OkStatus();
 }

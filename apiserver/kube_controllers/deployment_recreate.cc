@@ -46,7 +46,7 @@ bool DeploymentSync::OldPodsRunning(const api::ObjectPtr& new_rs) const {
   std::vector<std::string_view> uids;
   for (const api::ObjectPtr& rs : old) uids.push_back(rs->uid());
   for (const api::ObjectPtr& pod :
-       registry_->storage()->Snapshot(pods_.StorageKey(), d_->ns())) {
+       registry_->storage()->Snapshot(pods_.StorageKey(), d_->namespace_())) {
     std::optional<api::OwnerReferenceView> ref = pod->controller_reference();
     if (!ref.has_value() ||
         std::find(uids.begin(), uids.end(), ref->uid) == uids.end()) {

@@ -52,9 +52,9 @@ absl::StatusOr<bool> DeploymentSync::ScaleReplicaSet(const api::ObjectPtr& rs,
   const bool annotations = SetReplicasAnnotations(&b);
   if (!resize && !annotations) return false;
   KCR_RETURN_IF_ERROR(b.SetInt("/spec/replicas", size));
-  KCR_ASSIGN_OR_RETURN(
-      WriteResult w,
-      registry_->Update(replicasets_, rs->ns(), rs->name(), std::move(b)));
+  KCR_ASSIGN_OR_RETURN(WriteResult w,
+                       registry_->Update(replicasets_, rs->namespace_(),
+                                         rs->name(), std::move(b)));
   if (resize) {
     VLOG(2) << "deployment controller: scaled rs=" << rs->Key() << " from "
             << SpecReplicas(*rs) << " to " << size;

@@ -6,8 +6,8 @@
 #include "absl/strings/numbers.h"
 #include "api/json/json_util.h"
 #include "api/types/field.h"
-#include "apiserver/internal/str_util.h"
 #include "apiserver/kube_controllers/deployment_internal.h"
+#include "base/str_cat.h"
 
 namespace kcr {
 namespace apiserver {

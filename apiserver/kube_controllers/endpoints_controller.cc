@@ -4,10 +4,10 @@
 #include <utility>
 #include <vector>
 
-#include "api/object_builder.h"
 #include "api/errors/errors.h"
+#include "api/object_builder.h"
 #include "apiserver/kube_controllers/stored_objects.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 #include "glog/logging.h"
 #include "rapidjson/document.h"
 
@@ -140,7 +140,7 @@ Value PortsJson(const std::vector<Port>& ports, bool slice, Allocator& a) {
 Value TargetRef(const api::Object& pod, Allocator& a) {
   Value ref(rapidjson::kObjectType);
   ref.AddMember("kind", "Pod", a);
-  ref.AddMember("namespace", Str(pod.ns(), a), a);
+  ref.AddMember("namespace", Str(pod.namespace_(), a), a);
   ref.AddMember("name", Str(pod.name(), a), a);
   ref.AddMember("uid", Str(pod.uid(), a), a);
   return ref;
@@ -191,7 +191,7 @@ absl::Time EndpointsController::Sync() {
         service->being_deleted()) {
       continue;
     }
-    const std::string ns(service->ns());
+    const std::string ns(service->namespace_());
     auto it = pods_by_ns.find(ns);
     if (it == pods_by_ns.end()) {
       it = pods_by_ns
@@ -235,7 +235,7 @@ void EndpointsController::SyncService(const ResourceInfo& endpoints,
                                       const ResourceInfo* slices,
                                       const api::Object& service,
                                       const std::vector<api::ObjectPtr>& pods) {
-  const std::string ns(service.ns());
+  const std::string ns(service.namespace_());
   const std::string name(service.name());
   const Value& selector = *service.Find("/spec/selector");
 

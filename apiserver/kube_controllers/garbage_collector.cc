@@ -8,7 +8,7 @@
 
 #include "api/object_builder.h"
 #include "apiserver/kube_controllers/stored_objects.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 #include "glog/logging.h"
 
 namespace kcr {
@@ -71,7 +71,8 @@ class Pass {
     if (it == by_uid_.end()) return nullptr;
     const Node& owner = nodes_[it->second];
     // A namespaced owner lives in its dependent's namespace.
-    if (owner.resource->namespaced() && owner.object->ns() != dependent.ns()) {
+    if (owner.resource->namespaced() &&
+        owner.object->namespace_() != dependent.namespace_()) {
       return nullptr;
     }
     return &owner;
@@ -85,7 +86,7 @@ class Pass {
       const api::Object& o = *nodes_[d].object;
       // A namespaced owner only owns objects in its namespace.
       if (nodes_[by_uid_.at(std::string(owner.uid()))].resource->namespaced() &&
-          o.ns() != owner.ns()) {
+          o.namespace_() != owner.namespace_()) {
         continue;
       }
       out.push_back(d);
@@ -108,7 +109,8 @@ class Pass {
             << " key=" << n.object->Key() << " policy=" << policy;
     Report("delete", n,
            registry_
-               ->Delete(*n.resource, n.object->ns(), n.object->name(), options)
+               ->Delete(*n.resource, n.object->namespace_(), n.object->name(),
+                        options)
                .status());
   }
 
@@ -122,7 +124,8 @@ class Pass {
       b.Remove("/metadata/ownerReferences");
     }
     return registry_
-        ->Update(*n.resource, n.object->ns(), n.object->name(), std::move(b))
+        ->Update(*n.resource, n.object->namespace_(), n.object->name(),
+                 std::move(b))
         .status();
   }
 

@@ -2,10 +2,10 @@
 
 #include <utility>
 
-#include "api/object_builder.h"
 #include "api/errors/errors.h"
+#include "api/object_builder.h"
 #include "apiserver/kube_controllers/stored_objects.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 #include "glog/logging.h"
 #include "rapidjson/document.h"
 
@@ -71,7 +71,7 @@ absl::Time KubernetesServiceController::Sync() {
 
 bool KubernetesServiceController::Wants(const StoredEvent& event) const {
   if (event.collection == "/namespaces") return true;
-  return event.object != nullptr && event.object->ns() == kNamespace &&
+  return event.object != nullptr && event.object->namespace_() == kNamespace &&
          (event.collection == "/services" || event.collection == "/endpoints" ||
           event.collection == "discovery.k8s.io/endpointslices");
 }

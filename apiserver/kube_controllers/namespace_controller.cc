@@ -11,7 +11,7 @@
 #include "api/object_builder.h"
 #include "api/types/time.h"
 #include "apiserver/kube_controllers/stored_objects.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 #include "glog/logging.h"
 #include "rapidjson/document.h"
 
@@ -193,7 +193,7 @@ absl::Time NamespaceController::Sync() {
 bool NamespaceController::Wants(const StoredEvent& event) const {
   if (event.collection == "/namespaces") return true;
   return event.object != nullptr &&
-         terminating_.count(std::string(event.object->ns())) > 0;
+         terminating_.count(std::string(event.object->namespace_())) > 0;
 }
 
 void NamespaceController::Finalize(const ResourceInfo& namespaces,

@@ -13,7 +13,7 @@
 #include "api/types/event.h"
 #include "api/types/time.h"
 #include "apiserver/kube_controllers/stored_objects.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 #include "glog/logging.h"
 #include "rapidjson/document.h"
 
@@ -411,7 +411,7 @@ void NodeSimulator::RecordPodEvent(const api::Object& pod, Reporter reporter,
   involved.api_version = "v1";
   involved.kind = "Pod";
   involved.field_path = std::string(field_path);
-  api::EventBuilder e(pod.ns(), Cat(pod.name(), ".", suffix));
+  api::EventBuilder e(pod.namespace_(), Cat(pod.name(), ".", suffix));
   e.SetInvolvedObject(involved).SetReason(reason).SetMessage(message).SetType(
       warning ? api::kEventTypeWarning : api::kEventTypeNormal);
   api::ObjectBuilder& b = e.object();
@@ -432,7 +432,8 @@ void NodeSimulator::RecordPodEvent(const api::Object& pod, Reporter reporter,
     (void)b.SetString("/reportingInstance",
                       Cat("default-scheduler-", options_.node_name));
   }
-  absl::Status st = registry_->Create(*events, pod.ns(), std::move(b)).status();
+  absl::Status st =
+      registry_->Create(*events, pod.namespace_(), std::move(b)).status();
   if (!st.ok()) {
     VLOG(2) << "node simulator: event not recorded pod=" << pod.Key()
             << " reason=" << reason << ": " << st;
@@ -475,7 +476,8 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
     WriteOptions w;
     w.subresource = "status";
     absl::Status s =
-        registry_->Update(pods, pod.ns(), pod.name(), std::move(b), w).status();
+        registry_->Update(pods, pod.namespace_(), pod.name(), std::move(b), w)
+            .status();
     if (!s.ok() && !IsRaceError(s)) {
       LOG(WARNING) << "node simulator: status update failed pod=" << pod.Key()
                    << ": " << s;
@@ -526,12 +528,12 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
     api::ObjectBuilder b = pod.ToBuilder();
     (void)b.SetString("/spec/nodeName", options_.node_name);
     absl::StatusOr<WriteResult> bound =
-        registry_->Update(pods, pod.ns(), pod.name(), std::move(b));
+        registry_->Update(pods, pod.namespace_(), pod.name(), std::move(b));
     if (bound.ok()) {
       RecordPodEvent(*bound->object, Reporter::kScheduler, "", false,
                      "Scheduled", "Binding",
-                     Cat("Successfully assigned ", pod.ns(), "/", pod.name(),
-                         " to ", options_.node_name),
+                     Cat("Successfully assigned ", pod.namespace_(), "/",
+                         pod.name(), " to ", options_.node_name),
                      now);
     } else if (!IsRaceError(bound.status())) {
       LOG(WARNING) << "node simulator: binding failed pod=" << pod.Key() << ": "
@@ -759,7 +761,7 @@ absl::Time NodeSimulator::SyncDeployment(const ResourceInfo& deployments,
   WriteOptions w;
   w.subresource = "status";
   absl::Status s =
-      registry_->Update(deployments, d.ns(), d.name(), std::move(b), w)
+      registry_->Update(deployments, d.namespace_(), d.name(), std::move(b), w)
           .status();
   if (!s.ok() && !IsRaceError(s)) {
     LOG(WARNING) << "node simulator: deployment status failed deployment="

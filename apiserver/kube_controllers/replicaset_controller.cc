@@ -15,7 +15,7 @@
 #include "api/types/field.h"
 #include "api/types/time.h"
 #include "apiserver/kube_controllers/stored_objects.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 #include "glog/logging.h"
 #include "rapidjson/document.h"
 
@@ -94,7 +94,7 @@ absl::StatusOr<api::ObjectBuilder> NewPod(const api::Object& rs) {
       field::Object(field::Object(&rs.json(), "spec"), "template");
   api::ObjectBuilder b("v1", "Pod");
   b.SetGenerateName(Cat(rs.name(), "-"));
-  b.SetNamespace(rs.ns());
+  b.SetNamespace(rs.namespace_());
   const Value* meta = field::Object(tmpl, "metadata");
   for (const char* key : {"labels", "annotations", "finalizers"}) {
     if (const Value* v = field::Member(meta, key); v != nullptr) {
@@ -144,11 +144,11 @@ absl::Time ReplicaSetController::Sync() {
   std::map<std::string, std::vector<api::ObjectPtr>, std::less<>> by_ns;
   for (api::ObjectPtr& pod :
        registry_->storage()->Snapshot(pods->StorageKey())) {
-    by_ns[std::string(pod->ns())].push_back(std::move(pod));
+    by_ns[std::string(pod->namespace_())].push_back(std::move(pod));
   }
   static const std::vector<api::ObjectPtr> kNone;
   for (const api::ObjectPtr& rs : all_rs) {
-    auto it = by_ns.find(rs->ns());
+    auto it = by_ns.find(rs->namespace_());
     next = std::min(
         next, SyncReplicaSet(*replicasets, *pods, rs,
                              it == by_ns.end() ? kNone : it->second, now));
@@ -190,7 +190,8 @@ absl::Time ReplicaSetController::SyncReplicaSet(
         api::ObjectBuilder b = pod->ToBuilder();
         b.RemoveOwnerReference(rs.uid());
         absl::Status s =
-            registry_->Update(pods, pod->ns(), pod->name(), std::move(b))
+            registry_
+                ->Update(pods, pod->namespace_(), pod->name(), std::move(b))
                 .status();
         if (!s.ok() && !IsRaceError(s)) {
           LOG(WARNING) << "replicaset controller: releasing pod=" << pod->Key()
@@ -213,7 +214,7 @@ absl::Time ReplicaSetController::SyncReplicaSet(
     adopt.block_owner_deletion = true;
     b.AddOwnerReference(adopt);
     absl::StatusOr<WriteResult> w =
-        registry_->Update(pods, pod->ns(), pod->name(), std::move(b));
+        registry_->Update(pods, pod->namespace_(), pod->name(), std::move(b));
     if (w.ok()) {
       owned.push_back(w->object);
     } else if (!IsRaceError(w.status())) {
@@ -240,7 +241,7 @@ absl::Time ReplicaSetController::SyncReplicaSet(
           break;
         }
         absl::Status s =
-            registry_->Create(pods, rs.ns(), std::move(*pod)).status();
+            registry_->Create(pods, rs.namespace_(), std::move(*pod)).status();
         if (!s.ok()) {
           // A terminating namespace (403) or a template the server rejects:
           // the next pass tries again.
@@ -260,7 +261,7 @@ absl::Time ReplicaSetController::SyncReplicaSet(
         DeleteOptions o;
         o.precondition_uid = std::string(pod->uid());
         absl::Status s =
-            registry_->Delete(pods, pod->ns(), pod->name(), o).status();
+            registry_->Delete(pods, pod->namespace_(), pod->name(), o).status();
         if (!s.ok() && !IsRaceError(s)) {
           LOG(WARNING) << "replicaset controller: deleting pod=" << pod->Key()
                        << " failed: " << s;
@@ -305,7 +306,8 @@ absl::Time ReplicaSetController::SyncReplicaSet(
   WriteOptions w;
   w.subresource = "status";
   absl::Status s =
-      registry_->Update(replicasets, rs.ns(), rs.name(), std::move(b), w)
+      registry_
+          ->Update(replicasets, rs.namespace_(), rs.name(), std::move(b), w)
           .status();
   if (!s.ok() && !IsRaceError(s)) {
     LOG(WARNING) << "replicaset controller: status of rs=" << rs.Key()

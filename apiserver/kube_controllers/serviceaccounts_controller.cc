@@ -2,10 +2,10 @@
 
 #include <utility>
 
-#include "api/object_builder.h"
 #include "api/errors/errors.h"
+#include "api/object_builder.h"
 #include "apiserver/kube_controllers/stored_objects.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 #include "glog/logging.h"
 #include "rapidjson/document.h"
 

@@ -2,8 +2,8 @@
 
 #include <set>
 
-#include "api/object_builder.h"
 #include "api/errors/errors.h"
+#include "api/object_builder.h"
 
 namespace kcr {
 namespace apiserver {
@@ -42,7 +42,8 @@ absl::Status RemoveFinalizer(Registry* registry, const ResourceInfo& resource,
   if (list != nullptr && list->IsArray() && list->Empty()) {
     b.Remove("/metadata/finalizers");
   }
-  return registry->Update(resource, object.ns(), object.name(), std::move(b))
+  return registry
+      ->Update(resource, object.namespace_(), object.name(), std::move(b))
       .status();
 }
 

@@ -1,7 +1,7 @@
 #include "apiserver/printers/printer_table_convertor.h"
 
 #include "api/json/json_util.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 #include "rapidjson/document.h"
 
 namespace kcr {

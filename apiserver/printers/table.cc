@@ -18,9 +18,9 @@
 #include "apiserver/printers/custom_columns.h"
 #include "apiserver/printers/printers.h"
 #include "apiserver/printers/rbac_printers.h"
+#include "base/string_view.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "base/string_view.h"
 
 namespace kcr {
 namespace apiserver {

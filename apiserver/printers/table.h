@@ -54,8 +54,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "rapidjson/document.h"
 #include "base/clock.h"
+#include "rapidjson/document.h"
 
 namespace kcr {
 namespace apiserver {

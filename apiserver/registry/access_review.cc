@@ -2,11 +2,11 @@
 
 #include <vector>
 
+#include "api/errors/errors.h"
 #include "api/json/json_util.h"
 #include "api/types/field.h"
-#include "api/errors/errors.h"
 #include "apiserver/internal/object_fields.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 
 namespace kcr {
 namespace apiserver {
@@ -30,9 +30,10 @@ absl::Status CheckKind(const ResourceInfo& r, const Value& request) {
   const Value* kind = Member(request, "kind");
   if (kind != nullptr && kind->IsString() && kind->GetStringLength() > 0 &&
       r.kind() != kind->GetString()) {
-    return api::StatusError::BadRequest(Cat("the object provided is unrecognized (must "
-                                    "be of type ",
-                                    r.kind(), "): ", kind->GetString()))
+    return api::StatusError::BadRequest(
+               Cat("the object provided is unrecognized (must "
+                   "be of type ",
+                   r.kind(), "): ", kind->GetString()))
         .ToStatus();
   }
   return absl::OkStatus();
@@ -74,7 +75,8 @@ absl::StatusOr<std::string> ReviewAccess(const ResourceInfo& r,
           "specified"));
     }
     if (!errors.empty()) {
-      return api::StatusError::Invalid({kAuthorizationGroup, r.kind()}, "", errors)
+      return api::StatusError::Invalid({kAuthorizationGroup, r.kind()}, "",
+                                       errors)
           .ToStatus();
     }
     status.AddMember("allowed", true, a);

@@ -7,7 +7,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 
 namespace kcr {
 namespace apiserver {

@@ -9,9 +9,9 @@
 #include "absl/strings/str_join.h"
 #include "api/json/json_util.h"
 #include "api/selector/label_selector.h"
-#include "apiserver/registry/builtin_schema.h"
 #include "apiserver/internal/object_fields.h"
-#include "apiserver/internal/str_util.h"
+#include "apiserver/registry/builtin_schema.h"
+#include "base/str_cat.h"
 
 namespace kcr {
 namespace apiserver {

@@ -5,10 +5,10 @@
 #include "absl/strings/str_cat.h"
 #include "api/json_pointer.h"
 #include "api/object_builder.h"
-#include "apiserver/registry/builtin_validation.h"
 #include "apiserver/internal/object_fields.h"
+#include "apiserver/registry/builtin_validation.h"
 #include "apiserver/registry/object_meta_validation.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 
 namespace kcr {
 namespace apiserver {

@@ -9,7 +9,7 @@
 #include "api/types/field.h"
 #include "apiserver/internal/object_fields.h"
 #include "apiserver/registry/object_meta_validation.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 #include "rapidjson/document.h"
 
 namespace kcr {

@@ -6,13 +6,13 @@
 #include <string>
 #include <utility>
 
-#include "api/types/time.h"
 #include "api/errors/errors.h"
+#include "api/types/time.h"
 #include "apiserver/internal/object_fields.h"
-#include "apiserver/internal/str_util.h"
 #include "apiserver/registry/scale.h"
 #include "apiserver/storage/continue_token.h"
 #include "base/status_macros.h"
+#include "base/str_cat.h"
 
 namespace kcr {
 namespace apiserver {
@@ -66,7 +66,8 @@ absl::Status Registry::ValidateSelectors(const ResourceInfo& resource,
                                          const ListOptions& options) {
   for (const api::FieldRequirement& r : options.field_selector.requirements()) {
     if (!resource.SupportsFieldLabel(r.field)) {
-      return api::StatusError::BadRequest(Cat("field label not supported: ", r.field))
+      return api::StatusError::BadRequest(
+                 Cat("field label not supported: ", r.field))
           .ToStatus();
     }
   }
@@ -91,7 +92,8 @@ absl::StatusOr<api::ObjectPtr> Registry::Get(const ResourceInfo& resource,
                                              std::string_view name) const {
   api::ObjectPtr o = storage_->Get(resource.StorageKey(), ns, name);
   if (o == nullptr) {
-    return api::StatusError::NotFound(resource.group_resource(), name).ToStatus();
+    return api::StatusError::NotFound(resource.group_resource(), name)
+        .ToStatus();
   }
   return AtVersion(o, resource);
 }
@@ -135,7 +137,8 @@ absl::StatusOr<ListResult> Registry::List(const ResourceInfo& resource,
   KCR_RETURN_IF_ERROR(ValidateSelectors(resource, options));
   int64_t requested = 0;
   if (!rv.empty() && !absl::SimpleAtoi(rv, &requested)) {
-    return api::StatusError::BadRequest(Cat("invalid resource version: ", Quote(rv)))
+    return api::StatusError::BadRequest(
+               Cat("invalid resource version: ", Quote(rv)))
         .ToStatus();
   }
   Storage::ListOptions so;

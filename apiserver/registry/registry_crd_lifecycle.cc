@@ -63,7 +63,7 @@ void Registry::CleanUpCRD(const api::ObjectPtr& crd) {
   if (!served.empty()) {
     const ResourceInfo& r = *served.front();
     for (const api::ObjectPtr& o : storage_->Snapshot(r.StorageKey())) {
-      auto d = Delete(r, o->ns(), o->name(), {});
+      auto d = Delete(r, o->namespace_(), o->name(), {});
       if (!d.ok() && !api::IsNotFound(d.status())) {
         LOG(WARNING) << "crd cleanup crd=" << crd->name()
                      << " object=" << o->Key() << ": " << d.status();

@@ -9,12 +9,12 @@
 #include "api/errors/errors.h"
 #include "apiserver/internal/names.h"
 #include "apiserver/internal/object_fields.h"
-#include "apiserver/internal/str_util.h"
 #include "apiserver/registry/core_strategy.h"
 #include "apiserver/registry/managed_fields.h"
 #include "apiserver/registry/registry.h"
 #include "apiserver/registry/registry_internal.h"
 #include "base/status_macros.h"
+#include "base/str_cat.h"
 
 namespace kcr {
 namespace apiserver {
@@ -92,10 +92,10 @@ absl::Status Registry::CheckNamespace(const ResourceInfo& r,
     return api::StatusError::NotFound({"", "namespaces"}, ns).ToStatus();
   }
   if (n->being_deleted()) {
-    api::StatusError e =
-        api::StatusError::Forbidden(r.group_resource(), name,
-                            Cat("unable to create new content in namespace ",
-                                ns, " because it is being terminated"));
+    api::StatusError e = api::StatusError::Forbidden(
+        r.group_resource(), name,
+        Cat("unable to create new content in namespace ", ns,
+            " because it is being terminated"));
     // The cause kube-apiserver's NamespaceLifecycle admission adds, by which
     // clients tell this refusal from an authorization one.
     e.causes.push_back({"NamespaceTerminating",
@@ -111,7 +111,8 @@ absl::StatusOr<Mutation> Registry::CreateLocked(const ResourceInfo& r,
                                                 api::ObjectBuilder b) const {
   std::string name = StringAt(b, "/metadata/name");
   if (current != nullptr) {
-    api::StatusError e = api::StatusError::AlreadyExists(r.group_resource(), name);
+    api::StatusError e =
+        api::StatusError::AlreadyExists(r.group_resource(), name);
     if (current->being_deleted())
       e.message = "object is being deleted: " + e.message;
     return e.ToStatus();

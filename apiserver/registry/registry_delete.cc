@@ -7,10 +7,10 @@
 
 #include "api/errors/errors.h"
 #include "apiserver/internal/object_fields.h"
-#include "apiserver/internal/str_util.h"
 #include "apiserver/registry/registry.h"
 #include "apiserver/registry/registry_internal.h"
 #include "base/status_macros.h"
+#include "base/str_cat.h"
 
 namespace kcr {
 namespace apiserver {
@@ -59,7 +59,8 @@ absl::StatusOr<DeleteResult> Registry::Delete(const ResourceInfo& r,
       storage_, r.StorageKey(), obj_ns, name, options.dry_run,
       [&](const api::ObjectPtr& cur) -> absl::StatusOr<Mutation> {
         if (cur == nullptr) {
-          return api::StatusError::NotFound(r.group_resource(), name).ToStatus();
+          return api::StatusError::NotFound(r.group_resource(), name)
+              .ToStatus();
         }
         if (!options.precondition_uid.empty() &&
             options.precondition_uid != cur->uid()) {
@@ -117,7 +118,7 @@ absl::StatusOr<ListResult> Registry::DeleteCollection(
   ListResult out;
   out.resource_version = items.resource_version;
   for (const api::ObjectPtr& o : items.items) {
-    auto d = Delete(r, o->ns(), o->name(), options);
+    auto d = Delete(r, o->namespace_(), o->name(), options);
     if (!d.ok()) {
       if (api::IsNotFound(d.status())) continue;
       return d.status();

@@ -7,13 +7,13 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
-#include "api/json/json_util.h"
 #include "api/errors/errors.h"
+#include "api/json/json_util.h"
 #include "apiserver/internal/object_fields.h"
-#include "apiserver/internal/str_util.h"
 #include "apiserver/registry/builtin_schema.h"
 #include "apiserver/registry/registry.h"
 #include "apiserver/registry/registry_internal.h"
+#include "base/str_cat.h"
 
 namespace kcr {
 namespace apiserver {
@@ -48,9 +48,9 @@ void CollectUnknown(const Value& before, const Value& after,
 
 // "<Kind> in version "v1" cannot be handled as a <Kind>: <why>", 400.
 absl::Status DecodeError(const ResourceInfo& r, std::string_view why) {
-  return api::StatusError::BadRequest(Cat(r.kind(), " in version ", Quote(r.version()),
-                                  " cannot be handled as a ", r.kind(), ": ",
-                                  why))
+  return api::StatusError::BadRequest(
+             Cat(r.kind(), " in version ", Quote(r.version()),
+                 " cannot be handled as a ", r.kind(), ": ", why))
       .ToStatus();
 }
 

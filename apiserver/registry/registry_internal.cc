@@ -5,7 +5,6 @@
 
 #include "api/errors/errors.h"
 #include "apiserver/internal/object_fields.h"
-#include "apiserver/internal/str_util.h"
 #include "apiserver/registry/apps_strategy.h"
 #include "apiserver/registry/core_strategy.h"
 #include "apiserver/registry/crd_strategy.h"
@@ -14,6 +13,7 @@
 #include "apiserver/registry/rbac_strategy.h"
 #include "apiserver/registry/time_fields_strategy.h"
 #include "base/status_macros.h"
+#include "base/str_cat.h"
 
 namespace kcr {
 namespace apiserver {
@@ -71,9 +71,9 @@ absl::Status CheckTypeMeta(const ResourceInfo& r, const api::ObjectBuilder& b,
         .ToStatus();
   }
   if (!kind.empty() && kind != r.kind()) {
-    return api::StatusError::BadRequest(Cat("the kind in the data (", kind,
-                                    ") does not match the expected kind (",
-                                    r.kind(), ")"))
+    return api::StatusError::BadRequest(
+               Cat("the kind in the data (", kind,
+                   ") does not match the expected kind (", r.kind(), ")"))
         .ToStatus();
   }
   return absl::OkStatus();
@@ -94,9 +94,9 @@ absl::Status SetRequestNamespace(std::string_view ns, api::ObjectBuilder* b) {
 
 absl::Status NameMismatch(std::string_view body_name,
                           std::string_view url_name) {
-  return api::StatusError::BadRequest(Cat("the name of the object (", body_name,
-                                  ") does not match the name on the URL (",
-                                  url_name, ")"))
+  return api::StatusError::BadRequest(
+             Cat("the name of the object (", body_name,
+                 ") does not match the name on the URL (", url_name, ")"))
       .ToStatus();
 }
 

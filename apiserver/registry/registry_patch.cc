@@ -7,18 +7,19 @@
 #include <utility>
 #include <vector>
 
+#include "api/errors/errors.h"
 #include "api/json/json_util.h"
 #include "api/json/yaml_to_json.h"
 #include "api/object_builder.h"
 #include "api/patch/json_patch.h"
 #include "api/patch/merge_patch.h"
-#include "api/errors/errors.h"
 #include "apiserver/internal/object_fields.h"
-#include "apiserver/internal/str_util.h"
 #include "apiserver/registry/registry.h"
 #include "apiserver/registry/registry_internal.h"
 #include "apiserver/registry/scale.h"
 #include "base/status_macros.h"
+#include "base/str_cat.h"
+#include "base/string_view.h"
 
 namespace kcr {
 namespace apiserver {
@@ -55,7 +56,8 @@ absl::Status ParseBody(std::string_view text, rapidjson::Document* doc,
                Cat("error decoding YAML: ", y.status().message()))
         .ToStatus();
   }
-  return api::StatusError::BadRequest(Cat("error decoding patch: ", s.message()))
+  return api::StatusError::BadRequest(
+             Cat("error decoding patch: ", s.message()))
       .ToStatus();
 }
 
@@ -100,7 +102,8 @@ absl::StatusOr<WriteResult> Registry::Patch(
                  "may not be specified for non-apply patch"));
   }
   if (!option_errors.empty()) {
-    return api::StatusError::Invalid({"meta.k8s.io", "PatchOptions"}, "", option_errors)
+    return api::StatusError::Invalid({"meta.k8s.io", "PatchOptions"}, "",
+                                     option_errors)
         .ToStatus();
   }
   rapidjson::Document patch_doc;
@@ -113,7 +116,8 @@ absl::StatusOr<WriteResult> Registry::Patch(
   }
   if ((type == PatchType::kApply || type == PatchType::kStrategicMerge) &&
       !patch_doc.IsObject()) {
-    return api::StatusError::BadRequest("the patch is not a JSON object").ToStatus();
+    return api::StatusError::BadRequest("the patch is not a JSON object")
+        .ToStatus();
   }
   std::vector<std::string> warnings;
   if (type != PatchType::kJson) {
@@ -136,7 +140,8 @@ absl::StatusOr<WriteResult> Registry::Patch(
             options.field_manager, options.force.value_or(false), sub};
         if (cur == nullptr) {
           if (type != PatchType::kApply || !sub.empty()) {
-            return api::StatusError::NotFound(r.group_resource(), name).ToStatus();
+            return api::StatusError::NotFound(r.group_resource(), name)
+                .ToStatus();
           }
           KCR_RETURN_IF_ERROR(options_.patch_handlers.apply(
               r, nullptr, patch_doc, apply_request, &patched));
@@ -163,7 +168,8 @@ absl::StatusOr<WriteResult> Registry::Patch(
         rapidjson::Document live_doc;
         if (sub == "scale") {
           // Storage is locked here: build the Scale from `cur`, not Get.
-          if (!r.has_scale()) return api::StatusError::PathNotFound().ToStatus();
+          if (!r.has_scale())
+            return api::StatusError::PathNotFound().ToStatus();
           KCR_ASSIGN_OR_RETURN(api::ObjectPtr scale, ScaleOf(r, live));
           live_doc.CopyFrom(scale->json(), live_doc.GetAllocator());
         } else {
@@ -200,7 +206,8 @@ absl::StatusOr<WriteResult> Registry::Patch(
           return s;
         }
         if (!patched.IsObject()) {
-          return api::StatusError::BadRequest("the patched object is not a JSON object")
+          return api::StatusError::BadRequest(
+                     "the patched object is not a JSON object")
               .ToStatus();
         }
         if (sub != "scale") KCR_RETURN_IF_ERROR(DecodePatched(r, &patched));
@@ -208,7 +215,8 @@ absl::StatusOr<WriteResult> Registry::Patch(
           const Value* replicas =
               api::ResolveJsonPointer(patched, "/spec/replicas");
           if (replicas == nullptr || !replicas->IsInt64()) {
-            return api::StatusError::BadRequest("spec.replicas must be an integer")
+            return api::StatusError::BadRequest(
+                       "spec.replicas must be an integer")
                 .ToStatus();
           }
           api::ObjectBuilder b = cur->ToBuilder();

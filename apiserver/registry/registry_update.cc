@@ -9,18 +9,18 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
+#include "api/errors/errors.h"
 #include "api/json/json_util.h"
 #include "api/object_builder.h"
 #include "api/patch/json_patch.h"
-#include "api/errors/errors.h"
 #include "apiserver/internal/object_fields.h"
-#include "apiserver/internal/str_util.h"
 #include "apiserver/registry/core_strategy.h"
 #include "apiserver/registry/managed_fields.h"
 #include "apiserver/registry/registry.h"
 #include "apiserver/registry/registry_internal.h"
 #include "apiserver/registry/scale.h"
 #include "base/status_macros.h"
+#include "base/str_cat.h"
 
 namespace kcr {
 namespace apiserver {
@@ -156,10 +156,11 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(
   std::string rv = StringAt(b, "/metadata/resourceVersion");
   if (rv.empty() || rv == "0") {
     if (!r.allow_unconditional_update && !is_patch) {
-      return api::StatusError::Invalid(r.group_kind(), name,
-                               {FieldErr(FieldError::Type::kInvalid,
-                                         "metadata.resourceVersion", "0x0",
-                                         "must be specified for an update")})
+      return api::StatusError::Invalid(
+                 r.group_kind(), name,
+                 {FieldErr(FieldError::Type::kInvalid,
+                           "metadata.resourceVersion", "0x0",
+                           "must be specified for an update")})
           .ToStatus();
     }
   } else if (rv != current->resource_version()) {
@@ -312,10 +313,12 @@ absl::StatusOr<WriteResult> Registry::UpdateScale(const ResourceInfo& r,
       storage_, r.StorageKey(), obj_ns, name, options.dry_run,
       [&](const api::ObjectPtr& cur) -> absl::StatusOr<Mutation> {
         if (cur == nullptr) {
-          return api::StatusError::NotFound(r.group_resource(), name).ToStatus();
+          return api::StatusError::NotFound(r.group_resource(), name)
+              .ToStatus();
         }
         if (!want_rv.empty() && want_rv != cur->resource_version()) {
-          return api::StatusError::StaleConflict(r.group_resource(), name).ToStatus();
+          return api::StatusError::StaleConflict(r.group_resource(), name)
+              .ToStatus();
         }
         api::ObjectBuilder b = cur->ToBuilder();
         (void)b.SetInt(r.scale.spec_replicas, n);

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/json/json_util.h"
 #include "apiserver/internal/object_fields.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 
 namespace kcr {
 namespace apiserver {

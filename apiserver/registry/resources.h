@@ -18,12 +18,12 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "api/errors/errors.h"
 #include "api/meta/group_version.h"
 #include "api/meta/rest_mapper.h"
 #include "api/schema/structural_schema.h"
-#include "api/errors/errors.h"
-#include "rapidjson/document.h"
 #include "base/mutex.h"
+#include "rapidjson/document.h"
 
 namespace kcr {
 namespace apiserver {

@@ -2,12 +2,12 @@
 
 #include <string>
 
+#include "api/errors/errors.h"
 #include "api/object_builder.h"
 #include "api/patch/json_patch.h"
 #include "api/selector/label_selector.h"
-#include "api/errors/errors.h"
 #include "apiserver/internal/object_fields.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 
 namespace kcr {
 namespace apiserver {
@@ -18,7 +18,7 @@ absl::StatusOr<api::ObjectPtr> ScaleOf(const ResourceInfo& r,
                                        const api::ObjectPtr& o) {
   api::ObjectBuilder b("autoscaling/v1", "Scale");
   b.SetName(o->name());
-  if (!o->ns().empty()) b.SetNamespace(o->ns());
+  if (!o->namespace_().empty()) b.SetNamespace(o->namespace_());
   b.SetUid(o->uid());
   b.SetResourceVersion(o->resource_version());
   (void)b.SetString("/metadata/creationTimestamp", o->creation_timestamp());

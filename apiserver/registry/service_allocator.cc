@@ -8,7 +8,7 @@
 #include "api/errors/errors.h"
 #include "api/schema/field_error.h"
 #include "apiserver/internal/object_fields.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 #include "glog/logging.h"
 #include "rapidjson/document.h"
 
@@ -35,7 +35,7 @@ std::string Text(const Value* v) {
 }
 
 std::string Holder(const api::Object& service) {
-  return Cat(service.ns(), "/", service.name());
+  return Cat(service.namespace_(), "/", service.name());
 }
 
 api::FieldError Invalid(std::string field, std::string value,

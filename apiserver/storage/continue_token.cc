@@ -1,10 +1,11 @@
 #include "apiserver/storage/continue_token.h"
 
 #include "absl/strings/escaping.h"
-#include "api/json/json_util.h"
 #include "api/errors/errors.h"
+#include "api/json/json_util.h"
 #include "apiserver/internal/object_fields.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
+#include "base/string_view.h"
 #include "rapidjson/document.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"

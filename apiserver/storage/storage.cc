@@ -5,9 +5,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "api/object_builder.h"
 #include "api/errors/errors.h"
-#include "apiserver/internal/str_util.h"
+#include "api/object_builder.h"
+#include "base/str_cat.h"
+#include "base/string_view.h"
 
 namespace kcr {
 namespace apiserver {
@@ -97,13 +98,15 @@ absl::StatusOr<Storage::WriteResult> Storage::WriteLocked(
       return result;
     case Mutation::Op::kPut: {
       if (!m.object.has_value()) {
-        return api::StatusError::InternalError("put without an object").ToStatus();
+        return api::StatusError::InternalError("put without an object")
+            .ToStatus();
       }
       int64_t rv = resource_version_ + 1;
       m.object->SetResourceVersion(Cat(rv));
       absl::StatusOr<api::ObjectPtr> built = m.object->Build();
       if (!built.ok()) {
-        return api::StatusError::BadRequest(ToStd(built.status().message())).ToStatus();
+        return api::StatusError::BadRequest(ToStd(built.status().message()))
+            .ToStatus();
       }
       resource_version_ = rv;
       c[key] = *built;
@@ -191,7 +194,7 @@ absl::StatusOr<Storage::ListResult> Storage::List(
       const StoredEvent& e = *history_[i].event;
       if (e.collection != collection) continue;
       const api::Object& o = e.object ? *e.object : *e.previous;
-      std::string key = Key(o.ns(), o.name());
+      std::string key = Key(o.namespace_(), o.name());
       overrides.emplace(std::move(key), e.previous);
     }
   }

@@ -5,9 +5,10 @@
 #include <string_view>
 #include <utility>
 
-#include "api/object_builder.h"
 #include "api/errors/errors.h"
-#include "apiserver/internal/str_util.h"
+#include "api/object_builder.h"
+#include "base/str_cat.h"
+#include "base/string_view.h"
 #include "glog/logging.h"
 
 namespace kcr {
@@ -39,7 +40,7 @@ std::optional<WatchEvent> ToWatchEvent(const StoredEvent& e,
 }  // namespace
 
 bool WatchFilter::Matches(const api::Object& o) const {
-  if (!ns.empty() && o.ns() != ns) return false;
+  if (!ns.empty() && o.namespace_() != ns) return false;
   return !selects || selects(o);
 }
 
@@ -246,7 +247,7 @@ void WatchCache::DispatchLoop() {
     for (const StoredEventPtr& e : batch) {
       // Cluster-scoped objects have no namespace: their watchers are all
       // in the "" bucket.
-      const std::string_view ns = e->object->ns();
+      const std::string_view ns = e->object->namespace_();
       std::vector<CacheWatcher*>* in_ns = ns.empty() ? nullptr : Bucket(ns);
       for (std::vector<CacheWatcher*>* bucket : {all, in_ns}) {
         if (bucket == nullptr) continue;
@@ -308,7 +309,8 @@ absl::StatusOr<std::unique_ptr<CacheWatcher>> WatchCache::Watch(
                                });
     for (; it != ring_.end() && (*it)->resource_version <= dispatched_rv_;
          ++it) {
-      if (ns.empty() || (*it)->object->ns() == ns) replay.push_back(*it);
+      if (ns.empty() || (*it)->object->namespace_() == ns)
+        replay.push_back(*it);
     }
     ++watcher_count_;
   }

@@ -14,9 +14,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/context.h"
 #include "bench/informer/harness_util.h"
 #include "bench/informer/replay_client.h"
-#include "base/context.h"
 #include "runtime/client/rest_client.h"
 
 namespace kcr::bench {

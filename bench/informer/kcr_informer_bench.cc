@@ -20,10 +20,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "bench/informer/harness_util.h"
-#include "bench/informer/replay_client.h"
 #include "base/context.h"
 #include "base/mutex.h"
+#include "bench/informer/harness_util.h"
+#include "bench/informer/replay_client.h"
 #include "runtime/cache/shared_informer.h"
 #include "runtime/cache/shared_informer_factory.h"
 #include "runtime/client/rest_client.h"

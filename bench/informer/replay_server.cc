@@ -29,9 +29,9 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/mutex.h"
 #include "bench/informer/harness_util.h"
 #include "rapidjson/document.h"
-#include "base/mutex.h"
 
 namespace kcr::bench {
 namespace {

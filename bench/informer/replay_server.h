@@ -37,8 +37,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "bench/informer/pod_corpus.h"
 #include "base/mutex.h"
+#include "bench/informer/pod_corpus.h"
 
 namespace kcr::bench {
 

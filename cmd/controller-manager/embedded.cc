@@ -14,11 +14,11 @@
 #include "api/json/yaml_to_json.h"
 #include "api/meta/group_version.h"
 #include "api/object.h"
+#include "base/status_macros.h"
+#include "base/string_view.h"
 #include "glog/logging.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "base/status_macros.h"
-#include "base/string_view.h"
 
 namespace kcr::cmd {
 namespace {

@@ -62,7 +62,7 @@ std::string LabelValue(std::string_view ns, std::string_view name) {
 }
 
 std::string RefOf(const api::Object& object) {
-  return absl::StrCat(ToAbsl(object.ns()), "/", ToAbsl(object.name()));
+  return absl::StrCat(ToAbsl(object.namespace_()), "/", ToAbsl(object.name()));
 }
 
 bool IsCopy(const api::Object& object) {
@@ -83,7 +83,7 @@ absl::StatusOr<api::ObjectPtr> DesiredCopy(std::string_view rule,
       LabelValue(rule.substr(0, slash), slash == std::string_view::npos
                                             ? std::string_view()
                                             : rule.substr(slash + 1));
-  labels[kSourceLabel] = LabelValue(source.ns(), source.name());
+  labels[kSourceLabel] = LabelValue(source.namespace_(), source.name());
   copy.SetLabels(labels);
   copy.SetAnnotation(kRuleAnnotation, rule);
   copy.SetAnnotation(kSourceAnnotation, RefOf(source));
@@ -142,7 +142,7 @@ absl::StatusOr<CopyPlan> PlanCopies(const PlanInput& in) {
   for (const api::ObjectPtr& source : in.sources) {
     for (const std::string& ns : active) {
       // Never onto itself: a source is copied into the other namespaces.
-      if (ns == source->ns()) continue;
+      if (ns == source->namespace_()) continue;
       std::string target = absl::StrCat(ns, "/", ToAbsl(source->name()));
       claims[target].push_back(source.get());
       target_ns[target] = ns;

@@ -97,7 +97,7 @@ absl::StatusOr<ParsedRule> Parse(const api::Object& object) {
       break;
   }
   std::vector<std::string> namespaces = rule->namespaces;
-  if (namespaces.empty()) namespaces.emplace_back(object.ns());
+  if (namespaces.empty()) namespaces.emplace_back(object.namespace_());
   for (std::string& ns : namespaces) {
     if (std::find(out.namespaces.begin(), out.namespaces.end(), ns) ==
         out.namespaces.end()) {
@@ -123,7 +123,7 @@ bool NamespaceTerminating(const absl::Status& s) {
 bool IsSource(const ParsedRule& rule, const api::Object& object) {
   return !IsCopy(object) && !object.being_deleted() &&
          std::find(rule.namespaces.begin(), rule.namespaces.end(),
-                   object.ns()) != rule.namespaces.end() &&
+                   object.namespace_()) != rule.namespaces.end() &&
          rule.selector.Matches(object.Find("/metadata/labels"));
 }
 
@@ -291,7 +291,7 @@ class CopyratorReconciler final : public controller::Reconciler {
             sources_.Get(kind, parsed->namespaces[i], object.name());
         concerned = source != nullptr && IsSource(*parsed, *source);
       }
-      if (concerned) keys.emplace(r->ns(), r->name());
+      if (concerned) keys.emplace(r->namespace_(), r->name());
     }
     std::vector<controller::Request> out;
     for (auto& [ns, name] : keys) out.push_back({ns, name});
@@ -302,7 +302,7 @@ class CopyratorReconciler final : public controller::Reconciler {
     std::vector<controller::Request> out;
     for (const api::ObjectPtr& r :
          rules_.List(api::LabelSelector::Everything())) {
-      out.push_back({std::string(r->ns()), std::string(r->name())});
+      out.push_back({std::string(r->namespace_()), std::string(r->name())});
     }
     return out;
   }
@@ -380,7 +380,8 @@ class CopyratorReconciler final : public controller::Reconciler {
     for (const api::ObjectPtr& copy : plan.create) {
       absl::Status s =
           client_
-              ->Create(ctx.ctx(), CopiesOf(rule.kind, std::string(copy->ns())),
+              ->Create(ctx.ctx(),
+                       CopiesOf(rule.kind, std::string(copy->namespace_())),
                        *copy)
               .status();
       if (NamespaceTerminating(s)) {
@@ -395,7 +396,8 @@ class CopyratorReconciler final : public controller::Reconciler {
     for (const api::ObjectPtr& copy : plan.update) {
       absl::Status s =
           client_
-              ->Update(ctx.ctx(), CopiesOf(rule.kind, std::string(copy->ns())),
+              ->Update(ctx.ctx(),
+                       CopiesOf(rule.kind, std::string(copy->namespace_())),
                        *copy)
               .status();
       LogWrite(ctx, "updated", *copy, s);
@@ -471,9 +473,9 @@ class CopyratorReconciler final : public controller::Reconciler {
     client::DeleteOptions options;
     // Only the object we looked at: never one made since under that name.
     options.preconditions.uid = std::string(copy.uid());
-    return client_->Delete(ctx.ctx(),
-                           CopiesOf(copy.kind(), std::string(copy.ns())),
-                           copy.name(), options);
+    return client_->Delete(
+        ctx.ctx(), CopiesOf(copy.kind(), std::string(copy.namespace_())),
+        copy.name(), options);
   }
 
   // Names only: a Secret's data never reaches the log.
@@ -522,8 +524,8 @@ class CopyratorReconciler final : public controller::Reconciler {
     }
     if (!rule->HasFinalizer(kFinalizer)) return controller::Result::Done();
     client::ListOptions options;
-    options.label_selector =
-        absl::StrCat(kRuleLabel, "=", LabelValue(rule->ns(), rule->name()));
+    options.label_selector = absl::StrCat(
+        kRuleLabel, "=", LabelValue(rule->namespace_(), rule->name()));
     bool remaining = false;
     for (int pass = 0; pass < 2; ++pass) {
       remaining = false;
@@ -542,10 +544,11 @@ class CopyratorReconciler final : public controller::Reconciler {
       if (!remaining) break;
     }
     if (remaining) return controller::Result::RequeueAfter(kDeletePoll);
-    absl::Status s = controller::controllerutil::RemoveFinalizer(
-                         ctx.ctx(), client_, Rules(std::string(rule->ns())),
-                         rule, kFinalizer)
-                         .status();
+    absl::Status s =
+        controller::controllerutil::RemoveFinalizer(
+            ctx.ctx(), client_, Rules(std::string(rule->namespace_())), rule,
+            kFinalizer)
+            .status();
     if (api::IsNotFound(s)) return controller::Result::Done();
     KCR_RETURN_IF_ERROR(s);
     LOG(INFO) << ctx.log_prefix() << " copies removed, finalizer released";

@@ -92,7 +92,7 @@ LoadTest::PodResult PodResultOf(const api::PodView& pod) {
     absl::StatusOr<LoadTest::PodResult> r = ParseSummary(name, message);
     if (r.ok()) return *std::move(r);
     LOG(WARNING) << "loadtest pod left no summary namespace="
-                 << pod.object().ns() << " pod=" << name << " error=\""
+                 << pod.object().namespace_() << " pod=" << name << " error=\""
                  << r.status().message() << "\"";
   }
   LoadTest::PodResult r;
@@ -430,7 +430,7 @@ class LoadTestReconciler final : public controller::Reconciler {
         absl::StrCat(kLoadTestLabel, "=", LabelValue(lt.name())));
     if (!selector.ok()) return out;
     for (api::PodView& pod :
-         pods_.Namespace(std::string(lt.ns())).List(*selector)) {
+         pods_.Namespace(std::string(lt.namespace_())).List(*selector)) {
       if (api::IsControlledBy(pod.object(), lt)) out.push_back(std::move(pod));
     }
     return out;
@@ -459,7 +459,8 @@ class LoadTestReconciler final : public controller::Reconciler {
       client::DeleteOptions options;
       options.preconditions.uid = std::string(pod.uid());
       absl::Status s = client_->Delete(
-          ctx.ctx(), client::ResourceFor<api::PodView>(std::string(pod.ns())),
+          ctx.ctx(),
+          client::ResourceFor<api::PodView>(std::string(pod.namespace_())),
           pod.name(), options);
       if (api::IsNotFound(s) || api::IsConflict(s)) continue;  // gone
       KCR_RETURN_IF_ERROR(s);
@@ -473,7 +474,7 @@ class LoadTestReconciler final : public controller::Reconciler {
                                   const api::ObjectPtr& obj) {
     if (!obj->HasFinalizer(kFinalizer)) return Result::Done();
     const client::Resource pods_here =
-        client::ResourceFor<api::PodView>(std::string(obj->ns()));
+        client::ResourceFor<api::PodView>(std::string(obj->namespace_()));
     std::vector<api::PodView> pods = OwnedPods(*obj);
     if (pods.empty()) {
       // The cache may not have seen a pod created just before: ask the
@@ -491,7 +492,7 @@ class LoadTestReconciler final : public controller::Reconciler {
       }
       absl::StatusOr<api::ObjectPtr> removed = controllerutil::RemoveFinalizer(
           ctx.ctx(), client_,
-          client::ResourceFor<LoadTest>(std::string(obj->ns())), obj,
+          client::ResourceFor<LoadTest>(std::string(obj->namespace_())), obj,
           kFinalizer);
       if (api::IsNotFound(removed.status())) return Result::Done();
       KCR_RETURN_IF_ERROR(removed.status());
@@ -556,7 +557,7 @@ class LoadTestReconciler final : public controller::Reconciler {
               absl::StrCat("--service-port=", port),
               absl::StrCat("--path=", test.path.value_or("/"))};
     if (test.repeat) c.args.push_back(absl::StrCat("--repeat=", *test.repeat));
-    api::PodBuilder pod(obj.ns(), name);
+    api::PodBuilder pod(obj.namespace_(), name);
     pod.SetLabels({{kLoadTestLabel, LabelValue(obj.name())},
                    {kGenerationLabel, absl::StrCat(obj.generation())}})
         .SetContainer(c)
@@ -582,7 +583,7 @@ class LoadTestReconciler final : public controller::Reconciler {
         controllerutil::SetControllerReference(obj, pod.object()));
     KCR_ASSIGN_OR_RETURN(api::ObjectPtr built, pod.Build());
     const client::Resource pods_here =
-        client::ResourceFor<api::PodView>(std::string(obj.ns()));
+        client::ResourceFor<api::PodView>(std::string(obj.namespace_()));
     absl::StatusOr<api::ObjectPtr> made =
         client_->Create(ctx.ctx(), pods_here, *built);
     if (api::IsAlreadyExists(made.status())) {

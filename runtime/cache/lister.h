@@ -55,7 +55,7 @@ class NamespaceLister {
   // kNotFound (api::IsNotFound) when the cache has no such object.
   absl::StatusOr<api::ObjectPtr> Get(std::string_view name) const;
 
-  const std::string& ns() const { return ns_; }
+  const std::string& namespace_() const { return ns_; }
 
  private:
   const Indexer* indexer_;

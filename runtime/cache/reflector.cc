@@ -9,9 +9,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "api/errors/errors.h"
-#include "glog/logging.h"
 #include "base/status_macros.h"
 #include "base/string_view.h"
+#include "glog/logging.h"
 
 namespace kcr::cache {
 namespace {

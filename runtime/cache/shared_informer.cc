@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "absl/strings/numbers.h"
-#include "glog/logging.h"
 #include "base/string_view.h"
+#include "glog/logging.h"
 #include "runtime/cache/real_fifo.h"
 
 namespace kcr::cache {

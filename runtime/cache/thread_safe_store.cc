@@ -10,8 +10,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "glog/logging.h"
 #include "base/string_view.h"
+#include "glog/logging.h"
 
 namespace kcr::cache {
 

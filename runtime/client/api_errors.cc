@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "api/errors/errors.h"
 #include "api/json/json_util.h"
-#include "rapidjson/document.h"
 #include "base/string_view.h"
+#include "rapidjson/document.h"
 
 namespace kcr::client {
 namespace {

@@ -8,10 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "api/json/json_util.h"
 #include "api/json_limits.h"
+#include "base/string_view.h"
 #include "rapidjson/document.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "base/string_view.h"
 
 #ifdef __SSE2__
 #include <emmintrin.h>

@@ -3,8 +3,8 @@
 #include <utility>
 
 #include "api/errors/errors.h"
-#include "glog/logging.h"
 #include "base/status_macros.h"
+#include "glog/logging.h"
 
 namespace kcr::client {
 namespace {

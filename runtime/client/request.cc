@@ -7,11 +7,11 @@
 #include "absl/strings/str_cat.h"
 #include "api/json/json_util.h"
 #include "api/meta/api_path.h"
+#include "base/status_macros.h"
+#include "base/string_view.h"
 #include "rapidjson/document.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "base/status_macros.h"
-#include "base/string_view.h"
 #include "runtime/client/list_decoder.h"
 
 namespace kcr::client {
@@ -116,16 +116,16 @@ absl::StatusOr<std::string> NamespaceFor(const Resource& resource,
                                          const api::Object* object) {
   if (!resource.namespaced) return std::string();
   if (!resource.namespace_.empty()) {
-    if (object != nullptr && !object->ns().empty() &&
-        object->ns() != resource.namespace_) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("the namespace of the object (", ToAbsl(object->ns()),
-                       ") does not match the namespace of the request (",
-                       resource.namespace_, ")"));
+    if (object != nullptr && !object->namespace_().empty() &&
+        object->namespace_() != resource.namespace_) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the namespace of the object (", ToAbsl(object->namespace_()),
+          ") does not match the namespace of the request (",
+          resource.namespace_, ")"));
     }
     return resource.namespace_;
   }
-  if (object != nullptr) return std::string(object->ns());
+  if (object != nullptr) return std::string(object->namespace_());
   return std::string();
 }
 

@@ -10,10 +10,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "glog/logging.h"
 #include "base/mutex.h"
 #include "base/status_macros.h"
 #include "base/token_bucket.h"
+#include "glog/logging.h"
 #include "runtime/client/api_errors.h"
 #include "runtime/client/list_reader.h"
 #include "runtime/client/request.h"

@@ -10,8 +10,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "glog/logging.h"
 #include "base/status_macros.h"
+#include "glog/logging.h"
 
 namespace kcr::client {
 namespace {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "glog/logging.h"
 #include "base/mutex.h"
+#include "glog/logging.h"
 #include "runtime/client/watch_decoder.h"
 
 namespace kcr::client {

@@ -7,8 +7,8 @@
 #include "api/errors/errors.h"
 #include "api/json/json_util.h"
 #include "api/json_limits.h"
-#include "rapidjson/document.h"
 #include "base/string_view.h"
+#include "rapidjson/document.h"
 
 namespace kcr::client {
 namespace {

@@ -4,8 +4,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
-#include "glog/logging.h"
 #include "base/string_view.h"
+#include "glog/logging.h"
 
 namespace kcr::client {
 namespace {

@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "glog/logging.h"
 #include "base/string_view.h"
+#include "glog/logging.h"
 #include "runtime/workqueue/default_rate_limiters.h"
 
 namespace kcr::controller {

@@ -7,9 +7,9 @@
 #include <utility>
 
 #include "api/errors/errors.h"
-#include "glog/logging.h"
 #include "base/context.h"
 #include "base/mutex.h"
+#include "glog/logging.h"
 
 namespace kcr::events {
 namespace {

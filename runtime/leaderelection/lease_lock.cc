@@ -4,9 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/types/lease.h"
+#include "base/status_macros.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "base/status_macros.h"
 
 namespace kcr::leaderelection {
 namespace {

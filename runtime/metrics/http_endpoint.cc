@@ -16,8 +16,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "glog/logging.h"
 #include "base/string_view.h"
+#include "glog/logging.h"
 
 namespace kcr::metrics {
 namespace {

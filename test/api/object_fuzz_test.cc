@@ -21,8 +21,8 @@
 #include "api/types/owner_reference.h"
 #include "api/types/pod.h"
 #include "api/types/secret.h"
-#include "rapidjson/document.h"
 #include "base/string_view.h"
+#include "rapidjson/document.h"
 #include "test/fuzz/server_stack.h"
 
 namespace {

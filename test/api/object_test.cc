@@ -43,7 +43,7 @@ TEST(ObjectTest, ReadsPodMetadata) {
   EXPECT_EQ(pod->kind(), "Pod");
   EXPECT_EQ(pod->name(), "web-frontend-7c5ddbdf54-x2k9q");
   EXPECT_EQ(pod->namespace_(), "production");
-  EXPECT_EQ(pod->ns(), "production");
+  EXPECT_EQ(pod->namespace_(), "production");
   EXPECT_EQ(pod->uid(), "3f2b8c1e-9a4d-4e7b-b1c2-5d6e7f8a9b0c");
   EXPECT_EQ(pod->resource_version(), "48213577");
   EXPECT_EQ(pod->generate_name(), "web-frontend-7c5ddbdf54-");

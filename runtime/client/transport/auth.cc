@@ -4,8 +4,8 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "glog/logging.h"
 #include "base/status_macros.h"
+#include "glog/logging.h"
 
 namespace kcr::client::transport {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <utility>
 
-#include "glog/logging.h"
 #include "base/mutex.h"
+#include "glog/logging.h"
 
 namespace kcr::client::transport {
 

@@ -5,9 +5,9 @@
 
 #include "api/errors/errors.h"
 #include "api/patch/merge_patch.h"
+#include "base/status_macros.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
-#include "base/status_macros.h"
 #include "runtime/controller/controllerutil/internal/resource.h"
 
 namespace kcr::controller::controllerutil {

@@ -46,7 +46,7 @@ absl::StatusOr<api::ObjectPtr> UpdateStatus(const Context& ctx,
   if (absl::Status s = mutate(copy); !s.ok()) return s;
   if (copy.json() == cached->json()) return cached;
   const client::Resource in_namespace =
-      resource.InNamespace(std::string(cached->ns()));
+      resource.InNamespace(std::string(cached->namespace_()));
   // The cache is usually current: send the copy, whose resourceVersion
   // makes the server refuse it when the cache was behind; then read the
   // server's object and apply `mutate` to that.

@@ -3,8 +3,8 @@
 #include <string>
 
 #include "api/patch/patch_schema.h"
-#include "gtest/gtest.h"
 #include "base/string_view.h"
+#include "gtest/gtest.h"
 #include "test/api/json/json_test_util.h"
 
 namespace kcr {

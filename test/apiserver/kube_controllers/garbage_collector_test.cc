@@ -3,7 +3,7 @@
 #include <string>
 
 #include "api/object_builder.h"
-#include "apiserver/internal/str_util.h"
+#include "base/str_cat.h"
 #include "gtest/gtest.h"
 #include "test/apiserver/controller_test_util.h"
 

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "api/object_builder.h"
 #include "api/errors/errors.h"
+#include "api/object_builder.h"
 #include "gtest/gtest.h"
 #include "test/apiserver/controller_test_util.h"
 

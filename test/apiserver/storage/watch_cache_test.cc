@@ -15,12 +15,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "api/errors/errors.h"
 #include "api/object.h"
 #include "api/object_builder.h"
-#include "api/errors/errors.h"
 #include "apiserver/storage/storage.h"
-#include "gtest/gtest.h"
 #include "base/mutex.h"
+#include "gtest/gtest.h"
 #include "test/fakes/fake_clock.h"
 #include "test/util/eventually.h"
 
@@ -150,7 +150,7 @@ TEST(WatchCacheTest, WriteToOneCollectionWakesNoWatcherOfAnother) {
     EXPECT_EQ(idle_watchers[i]->wakeups(), 1) << i;
   }
   EXPECT_EQ(idle_batches[0].events[0].object->name(), "s");
-  EXPECT_EQ(idle_batches[1].events[0].object->ns(), "other");
+  EXPECT_EQ(idle_batches[1].events[0].object->namespace_(), "other");
   EXPECT_EQ(idle_batches[2].events[0].object->name(), "x");
 }
 
@@ -268,7 +268,7 @@ TEST(WatchCacheTest, OrderUnderConcurrentWriters) {
       ASSERT_LT((*got)[i - 1].resource_version, (*got)[i].resource_version);
     }
   }
-  for (const WatchEvent& e : got_ns1) EXPECT_EQ(e.object->ns(), "ns-1");
+  for (const WatchEvent& e : got_ns1) EXPECT_EQ(e.object->namespace_(), "ns-1");
   for (const WatchEvent& e : got_even) {
     EXPECT_EQ(e.object->Label("parity"), "even");
   }

@@ -155,8 +155,8 @@ class CopyratorControllerTest : public testing::ManagerTestFixture {
 
   absl::StatusOr<api::ObjectPtr> CreateRule(const std::string& json) {
     KCR_ASSIGN_OR_RETURN(api::ObjectPtr rule, api::Object::Parse(json));
-    return client_->Create(kBg, kRules.InNamespace(std::string(rule->ns())),
-                           *rule);
+    return client_->Create(
+        kBg, kRules.InNamespace(std::string(rule->namespace_())), *rule);
   }
 
   absl::StatusOr<api::ObjectPtr> PatchRule(const std::string& name,

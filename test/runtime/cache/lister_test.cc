@@ -99,7 +99,7 @@ TEST(ListerTest, NamespaceListerUsesTheIndex) {
   Fill(store);
   Lister lister(&store, {"", "pods"});
   NamespaceLister in_a = lister.Namespace("a");
-  EXPECT_EQ(in_a.ns(), "a");
+  EXPECT_EQ(in_a.namespace_(), "a");
   EXPECT_THAT(Keys(in_a.List(api::LabelSelector::Everything())),
               ElementsAre("a/db-0", "a/web-0", "a/web-1"));
   EXPECT_THAT(Keys(in_a.List(Selector("app in (web)"))),

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "gtest/gtest.h"
 #include "base/mutex.h"
+#include "gtest/gtest.h"
 
 namespace kcr::cache {
 namespace {

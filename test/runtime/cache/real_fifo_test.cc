@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "base/mutex.h"
 #include "test/fakes/fake_cache_metrics.h"
 
 namespace kcr::cache {

@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "base/mutex.h"
 #include "test/fakes/fake_body_reader.h"
 
 namespace kcr::client {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "gtest/gtest.h"
 #include "base/mutex.h"
+#include "gtest/gtest.h"
 #include "runtime/client/watch_decoder.h"
 #include "test/fakes/fake_body_reader.h"
 

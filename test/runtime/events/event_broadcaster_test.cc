@@ -12,9 +12,9 @@
 #include "api/errors/errors.h"
 #include "api/meta/group_version.h"
 #include "api/object_builder.h"
+#include "base/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "base/mutex.h"
 #include "test/fakes/fake_clock.h"
 
 namespace kcr::events {

@@ -12,10 +12,10 @@
 
 #include "absl/time/clock.h"
 #include "api/errors/errors.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "base/context.h"
 #include "base/mutex.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
 #include "test/fakes/fake_clock.h"
 #include "test/runtime/leaderelection/fake_resource_lock.h"
 #include "test/runtime/leaderelection/sleep_tracking_clock.h"

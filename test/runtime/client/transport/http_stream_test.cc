@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "base/mutex.h"
 #include "test/runtime/client/scripted_server.h"
 #include "test/runtime/client/test_util.h"
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "api/object_builder.h"
-#include "gtest/gtest.h"
 #include "base/context.h"
 #include "base/mutex.h"
+#include "gtest/gtest.h"
 #include "runtime/client/rest_client.h"
 #include "runtime/controller/controllerutil/retry.h"
 #include "test/apiserver/api_server_fixture.h"
