@@ -133,10 +133,12 @@ class NginxReconciler final : public controller::Reconciler {
     if (*current == nullptr) return Result::Requeue();
 
     // 6. Report how ready it is.
-    return WriteStatus(ctx, *nginx,
-                       {ReadyConditionFor(**current, desired->replicas,
-                                          (*nginx)->generation()),
-                        ReadyReplicas(*current)});
+    KCR_ASSIGN_OR_RETURN(api::DeploymentView live,
+                         api::DeploymentView::Create(*current));
+    return WriteStatus(
+        ctx, *nginx,
+        {ReadyConditionFor(live, desired->replicas, (*nginx)->generation()),
+         live.ready_replicas()});
   }
 
  private:

@@ -349,26 +349,21 @@ absl::StatusOr<api::ObjectPtr> RepairDeployment(
   return b.Build();
 }
 
-api::Condition ReadyConditionFor(const api::Object& deployment,
+api::Condition ReadyConditionFor(const api::DeploymentView& deployment,
                                  int32_t replicas, int64_t generation) {
   api::Condition c;
   c.type = kReadyCondition;
   c.observed_generation = generation;
-  const auto count = [&](const char* pointer) -> int64_t {
-    const rapidjson::Value* v = deployment.Find(pointer);
-    return v != nullptr && v->IsInt64() ? v->GetInt64() : 0;
-  };
-  const int64_t observed = count("/status/observedGeneration");
-  const int64_t total = count("/status/replicas");
-  const int64_t updated = count("/status/updatedReplicas");
-  const int64_t available = count("/status/availableReplicas");
-  const int64_t ready = count("/status/readyReplicas");
+  const int64_t observed = deployment.observed_generation();
+  const int64_t total = deployment.status_replicas();
+  const int64_t updated = deployment.updated_replicas();
+  const int64_t available = deployment.available_replicas();
+  const int64_t ready = deployment.ready_replicas();
   const std::string counted =
-      absl::StrCat("Deployment ", ToAbsl(deployment.name()), ": ", ready,
-                   " of ", replicas, " replicas ready");
+      absl::StrCat("Deployment ", ToAbsl(deployment.object().name()), ": ",
+                   ready, " of ", replicas, " replicas ready");
 
-  const rapidjson::Value* conditions = deployment.Find("/status/conditions");
-  for (const api::Condition& dc : api::ConditionsFromJson(conditions)) {
+  for (const api::Condition& dc : deployment.conditions()) {
     if (dc.type == "Progressing" && dc.status == api::kConditionFalse &&
         dc.reason == kReasonDeadlineExceeded) {
       c.status = api::kConditionFalse;
@@ -377,7 +372,7 @@ api::Condition ReadyConditionFor(const api::Object& deployment,
       return c;
     }
   }
-  const bool done = observed >= deployment.generation() &&
+  const bool done = observed >= deployment.object().generation() &&
                     updated == replicas && total == replicas &&
                     available >= replicas && ready >= replicas;
   c.status = done ? api::kConditionTrue : api::kConditionFalse;

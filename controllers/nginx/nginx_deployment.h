@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "api/object.h"
 #include "api/types/condition.h"
+#include "api/types/deployment.h"
 #include "controllers/nginx/nginx_types.h"
 
 namespace kcr::nginx {
@@ -96,7 +97,7 @@ absl::StatusOr<api::ObjectPtr> RepairDeployment(
 // timed out; otherwise False (DeploymentProgressing). The message counts
 // ready replicas. Its observedGeneration is `generation` (the Nginx's);
 // lastTransitionTime is left for SetStatusCondition.
-api::Condition ReadyConditionFor(const api::Object& deployment,
+api::Condition ReadyConditionFor(const api::DeploymentView& deployment,
                                  int32_t replicas, int64_t generation);
 
 }  // namespace kcr::nginx

@@ -216,16 +216,16 @@ TEST(RepairDeploymentTest, AddsTheContainerWhenMissing) {
   EXPECT_EQ((*repaired)->Find("/spec/template/spec/containers")->Size(), 2u);
 }
 
-api::ObjectPtr WithStatus(const std::string& status, int generation = 1) {
+api::DeploymentView WithStatus(const std::string& status, int generation = 1) {
   api::ObjectBuilder b(*ServerDeployment(2, "nginx:1.7.9", 80));
   b.SetGeneration(generation);
   EXPECT_TRUE(b.SetJson("/status", status).ok());
-  return *b.Build();
+  return *api::DeploymentView::Create(*b.Build());
 }
 
 TEST(ReadyConditionForTest, TrueOnlyWhenTheRolloutIsComplete) {
   api::Condition c = ReadyConditionFor(
-      *WithStatus(R"({"observedGeneration":1,"replicas":2,"updatedReplicas":2,
+      WithStatus(R"({"observedGeneration":1,"replicas":2,"updatedReplicas":2,
                      "availableReplicas":2,"readyReplicas":2})"),
       2, 5);
   EXPECT_EQ(c.type, "Ready");
@@ -235,7 +235,7 @@ TEST(ReadyConditionForTest, TrueOnlyWhenTheRolloutIsComplete) {
   EXPECT_EQ(c.observed_generation, 5);
 
   c = ReadyConditionFor(
-      *WithStatus(R"({"observedGeneration":1,"replicas":2,"updatedReplicas":2,
+      WithStatus(R"({"observedGeneration":1,"replicas":2,"updatedReplicas":2,
                      "availableReplicas":1,"readyReplicas":1})"),
       2, 5);
   EXPECT_EQ(c.status, "False");
@@ -244,29 +244,31 @@ TEST(ReadyConditionForTest, TrueOnlyWhenTheRolloutIsComplete) {
 
   // Not yet observed by the deployment controller.
   c = ReadyConditionFor(
-      *WithStatus(R"({"observedGeneration":1,"replicas":2,"updatedReplicas":2,
+      WithStatus(R"({"observedGeneration":1,"replicas":2,"updatedReplicas":2,
                      "availableReplicas":2,"readyReplicas":2})",
-                  2),
+                 2),
       2, 5);
   EXPECT_EQ(c.status, "False");
   // Old replicas still around.
   c = ReadyConditionFor(
-      *WithStatus(R"({"observedGeneration":1,"replicas":3,"updatedReplicas":2,
+      WithStatus(R"({"observedGeneration":1,"replicas":3,"updatedReplicas":2,
                      "availableReplicas":3,"readyReplicas":3})"),
       2, 5);
   EXPECT_EQ(c.status, "False");
   // A fresh Deployment without status.
-  c = ReadyConditionFor(*ServerDeployment(2, "nginx:1.7.9", 80), 2, 5);
+  c = ReadyConditionFor(
+      *api::DeploymentView::Create(ServerDeployment(2, "nginx:1.7.9", 80)), 2,
+      5);
   EXPECT_EQ(c.status, "False");
   EXPECT_EQ(c.message, "Deployment web-deploy: 0 of 2 replicas ready");
   // Zero replicas wanted, zero there.
-  c = ReadyConditionFor(*WithStatus(R"({"observedGeneration":1})"), 0, 5);
+  c = ReadyConditionFor(WithStatus(R"({"observedGeneration":1})"), 0, 5);
   EXPECT_EQ(c.status, "True");
 }
 
 TEST(ReadyConditionForTest, ProgressDeadlineExceeded) {
   api::Condition c = ReadyConditionFor(
-      *WithStatus(R"({"observedGeneration":1,"replicas":2,"updatedReplicas":2,
+      WithStatus(R"({"observedGeneration":1,"replicas":2,"updatedReplicas":2,
         "conditions":[{"type":"Progressing","status":"False",
           "reason":"ProgressDeadlineExceeded",
           "message":"ReplicaSet \"web-deploy-1\" has timed out progressing."}]})"),
