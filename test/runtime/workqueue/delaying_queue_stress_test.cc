@@ -33,12 +33,11 @@ using stress::WaitFor;
 // The benchmark's scenario (e): one producer AddAfters distinct keys, one
 // worker drains them. Each item must come out exactly once, and not before
 // its delay has passed.
-TEST(DelayingQueueStressTest, DistinctAddAftersAllComeOutOnceAndNotEarly) {
+void DistinctAddAftersRounds(int first, int last) {
   StallAtEveryStep stalls;
   CpuHogs hogs;
-  const int kRounds = stress::Rounds(1000);
   constexpr int kItems = 100;
-  for (int round = 0; round < kRounds; ++round) {
+  for (int round = first; round < last; ++round) {
     Rng rng(round);
     DelayingQueue<int> queue;
     std::vector<absl::Time> earliest(kItems);
@@ -72,6 +71,16 @@ TEST(DelayingQueueStressTest, DistinctAddAftersAllComeOutOnceAndNotEarly) {
       ASSERT_EQ(seen[i].load(), 1) << "round " << round << " item " << i;
     }
   }
+}
+
+// Half the rounds each, so that the two halves run as shards of their own.
+TEST(DelayingQueueStressTest, DistinctAddAftersAllComeOutOnceAndNotEarly) {
+  DistinctAddAftersRounds(0, stress::Rounds(1000) / 2);
+}
+
+TEST(DelayingQueueStressTest,
+     DistinctAddAftersAllComeOutOnceAndNotEarlyLaterRounds) {
+  DistinctAddAftersRounds(stress::Rounds(1000) / 2, stress::Rounds(1000));
 }
 
 // Several producers Add and AddAfter a small set of keys (so that adds

@@ -29,13 +29,12 @@ using stress::WaitFor;
 // the round only finishes if every item that is queued while a worker is
 // idle wakes that worker: an idle worker left asleep beside a queued item
 // (a lost wake-up) stalls the chain for good.
-TEST(QueueStressTest, AnIdleWorkerIsWokenForEveryQueuedItem) {
+void IdleWorkerWakeRounds(int first, int last) {
   StallAtEveryStep stalls;
   CpuHogs hogs;
-  const int rounds = stress::Rounds(400);
   constexpr int kItems = 64;
   constexpr int kWorkers = 2;
-  for (int round = 0; round < rounds; ++round) {
+  for (int round = first; round < last; ++round) {
     Queue<int> queue;
     std::vector<std::atomic<int>> taken(kItems);
     std::atomic<int> stalled{-1};
@@ -70,6 +69,15 @@ TEST(QueueStressTest, AnIdleWorkerIsWokenForEveryQueuedItem) {
       ASSERT_EQ(taken[i].load(), 1) << "round " << round << " item " << i;
     }
   }
+}
+
+// Half the rounds each, so that the two halves run as shards of their own.
+TEST(QueueStressTest, AnIdleWorkerIsWokenForEveryQueuedItem) {
+  IdleWorkerWakeRounds(0, stress::Rounds(400) / 2);
+}
+
+TEST(QueueStressTest, AnIdleWorkerIsWokenForEveryQueuedItemLaterRounds) {
+  IdleWorkerWakeRounds(stress::Rounds(400) / 2, stress::Rounds(400));
 }
 
 // Producers add a small set of keys (adds collapse, and arrive while the
