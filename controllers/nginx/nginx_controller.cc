@@ -167,8 +167,9 @@ class NginxReconciler final : public controller::Reconciler {
                                         const api::ObjectPtr& nginx,
                                         const api::ObjectPtr& deployment,
                                         const DesiredDeployment& desired) {
-    const std::vector<std::string> drift =
-        DeploymentDrift(*deployment, desired);
+    KCR_ASSIGN_OR_RETURN(api::DeploymentView have,
+                         api::DeploymentView::Create(deployment));
+    const std::vector<std::string> drift = DeploymentDrift(have, desired);
     if (drift.empty()) return deployment;
     KCR_ASSIGN_OR_RETURN(api::ObjectPtr repaired,
                          RepairDeployment(*deployment, desired));

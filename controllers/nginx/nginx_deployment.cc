@@ -1,6 +1,8 @@
 #include "controllers/nginx/nginx_deployment.h"
 
+#include <algorithm>
 #include <limits>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -157,39 +159,22 @@ bool ValidImageReference(std::string_view image) {
   return true;
 }
 
-// Whether the string map `map` has every entry of `want`.
-bool HasLabels(const rapidjson::Value* map,
+// Whether `have` has every entry of `want`.
+bool HasLabels(const api::StringMapView& have,
                const std::map<std::string, std::string>& want) {
   for (const auto& [key, value] : want) {
-    const rapidjson::Value* have = api::field::Member(map, key);
-    if (have == nullptr || !have->IsString() ||
-        std::string_view(have->GetString(), have->GetStringLength()) != value) {
-      return false;
-    }
+    if (have.Get(key) != std::optional<std::string_view>(value)) return false;
   }
   return true;
 }
 
-// The container named kContainerName in the pod template, or null.
-const rapidjson::Value* FindContainer(const api::Object& deployment) {
-  const rapidjson::Value* list =
-      deployment.Find("/spec/template/spec/containers");
-  const size_t i = api::field::IndexByName(list, kContainerName);
-  if (list == nullptr || !list->IsArray() || i == list->Size()) return nullptr;
-  return &(*list)[static_cast<rapidjson::SizeType>(i)];
-}
-
 // The one containerPort, or "<n> ports" when there is not exactly one.
-std::string PortsOf(const rapidjson::Value& container) {
-  const rapidjson::Value* ports = api::field::Member(&container, "ports");
-  if (ports == nullptr || !ports->IsArray() || ports->Size() == 0) {
-    return "none";
+std::string PortsOf(const api::ContainerSpec& container) {
+  if (container.container_ports.empty()) return "none";
+  if (container.container_ports.size() != 1) {
+    return absl::StrCat(container.container_ports.size(), " ports");
   }
-  if (ports->Size() != 1) return absl::StrCat(ports->Size(), " ports");
-  const rapidjson::Value* port =
-      api::field::Member(&(*ports)[0], "containerPort");
-  if (port == nullptr || !port->IsInt64()) return "none";
-  return absl::StrCat(port->GetInt64());
+  return absl::StrCat(container.container_ports[0]);
 }
 
 // Sets each label of `labels` in the string map at `pointer`, keeping the
@@ -277,35 +262,34 @@ absl::StatusOr<api::ObjectPtr> NewDeployment(const api::Object& nginx,
   return b.Build();
 }
 
-std::vector<std::string> DeploymentDrift(const api::Object& deployment,
+std::vector<std::string> DeploymentDrift(const api::DeploymentView& deployment,
                                          const DesiredDeployment& desired) {
   std::vector<std::string> drift;
-  const rapidjson::Value* replicas = deployment.Find("/spec/replicas");
   // Absent reads as the server's default, 1.
-  const int64_t have_replicas =
-      replicas == nullptr || !replicas->IsInt64() ? 1 : replicas->GetInt64();
-  if (have_replicas != desired.replicas) {
-    drift.push_back(
-        absl::StrCat("replicas ", have_replicas, "->", desired.replicas));
+  if (deployment.replicas() != desired.replicas) {
+    drift.push_back(absl::StrCat("replicas ", deployment.replicas(), "->",
+                                 desired.replicas));
   }
-  const rapidjson::Value* container = FindContainer(deployment);
-  if (container == nullptr) {
+  const std::vector<api::ContainerSpec> containers = deployment.containers();
+  const auto container = std::find_if(
+      containers.begin(), containers.end(),
+      [](const api::ContainerSpec& c) { return c.name == kContainerName; });
+  if (container == containers.end()) {
     drift.push_back(absl::StrCat("container ", kContainerName, " missing"));
   } else {
-    const std::string image(api::field::String(container, "image"));
-    if (image != desired.image) {
-      drift.push_back(absl::StrCat("image ", image, "->", desired.image));
+    if (container->image != desired.image) {
+      drift.push_back(absl::StrCat("image ", ToAbsl(container->image), "->",
+                                   desired.image));
     }
     const std::string port = PortsOf(*container);
     if (port != absl::StrCat(desired.port)) {
       drift.push_back(absl::StrCat("port ", port, "->", desired.port));
     }
   }
-  if (!HasLabels(deployment.Find("/metadata/labels"), desired.labels)) {
+  if (!HasLabels(deployment.object().labels(), desired.labels)) {
     drift.push_back("labels");
   }
-  if (!HasLabels(deployment.Find("/spec/template/metadata/labels"),
-                 desired.labels)) {
+  if (!HasLabels(deployment.template_labels(), desired.labels)) {
     drift.push_back("template labels");
   }
   return drift;

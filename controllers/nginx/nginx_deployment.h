@@ -82,7 +82,7 @@ absl::StatusOr<api::ObjectPtr> NewDeployment(const api::Object& nginx,
 // owns, one entry per field ("replicas 5->2", "image nginx:1.8->nginx:1.7.9",
 // "port 8080->80", "labels", "template labels", "container nginx missing");
 // empty when it matches.
-std::vector<std::string> DeploymentDrift(const api::Object& deployment,
+std::vector<std::string> DeploymentDrift(const api::DeploymentView& deployment,
                                          const DesiredDeployment& desired);
 
 // `deployment` (as cached, with its resourceVersion) with the owned fields

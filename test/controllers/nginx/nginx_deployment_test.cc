@@ -67,6 +67,11 @@ api::ObjectPtr ServerDeployment(int replicas, const std::string& image,
                std::to_string(port) + R"(,"protocol":"TCP"}]}]}}}})");
 }
 
+// `deployment` read through its typed view.
+api::DeploymentView View(api::ObjectPtr deployment) {
+  return *api::DeploymentView::Create(std::move(deployment));
+}
+
 TEST(ValidateNginxTest, DefaultsAreValid) {
   nginx::Nginx nginx = NginxWith("{}");
   EXPECT_THAT(ValidateNginx(nginx), IsEmpty());
@@ -157,18 +162,18 @@ TEST(NewDeploymentTest, LabelsSelectorContainerAndOwner) {
   EXPECT_EQ(ref->api_version, "example.org/v1");
   EXPECT_TRUE(ref->block_owner_deletion);
   // What it builds is what it wants.
-  EXPECT_THAT(DeploymentDrift(o, d), IsEmpty());
+  EXPECT_THAT(DeploymentDrift(View(*deploy), d), IsEmpty());
 }
 
 TEST(DeploymentDriftTest, TheServersDefaultsAndOthersLabelsAreNotDrift) {
   DesiredDeployment d = DesiredFor(NginxWith(R"({"replicas":2})"));
-  EXPECT_THAT(DeploymentDrift(*ServerDeployment(2, "nginx:1.7.9", 80), d),
+  EXPECT_THAT(DeploymentDrift(View(ServerDeployment(2, "nginx:1.7.9", 80)), d),
               IsEmpty());
 }
 
 TEST(DeploymentDriftTest, NamesEachOwnedFieldThatDiffers) {
   DesiredDeployment d = DesiredFor(NginxWith(R"({"replicas":2})"));
-  EXPECT_THAT(DeploymentDrift(*ServerDeployment(5, "nginx:1.8", 8080), d),
+  EXPECT_THAT(DeploymentDrift(View(ServerDeployment(5, "nginx:1.8", 8080)), d),
               ElementsAre("replicas 5->2", "image nginx:1.8->nginx:1.7.9",
                           "port 8080->80"));
   api::ObjectBuilder b(*ServerDeployment(2, "nginx:1.7.9", 80));
@@ -179,7 +184,7 @@ TEST(DeploymentDriftTest, NamesEachOwnedFieldThatDiffers) {
   ASSERT_TRUE(
       b.SetString("/spec/template/spec/containers/0/name", "other").ok());
   EXPECT_THAT(
-      DeploymentDrift(**b.Build(), d),
+      DeploymentDrift(View(*b.Build()), d),
       ElementsAre("container nginx missing", "labels", "template labels"));
 }
 
@@ -194,7 +199,7 @@ TEST(RepairDeploymentTest, SetsOwnedFieldsAndKeepsTheRest) {
   auto repaired = RepairDeployment(*drifted, d);
   ASSERT_TRUE(repaired.ok()) << repaired.status();
   const api::Object& o = **repaired;
-  EXPECT_THAT(DeploymentDrift(o, d), IsEmpty());
+  EXPECT_THAT(DeploymentDrift(View(*repaired), d), IsEmpty());
   EXPECT_EQ(o.resource_version(), "7");  // a conditional update
   EXPECT_EQ(o.Label("team"), "a");
   EXPECT_EQ(o.Find("/spec/revisionHistoryLimit")->GetInt(), 10);
@@ -212,7 +217,7 @@ TEST(RepairDeploymentTest, AddsTheContainerWhenMissing) {
   ASSERT_TRUE(b.SetString("/spec/template/spec/containers/0/name", "x").ok());
   auto repaired = RepairDeployment(**b.Build(), d);
   ASSERT_TRUE(repaired.ok()) << repaired.status();
-  EXPECT_THAT(DeploymentDrift(**repaired, d), IsEmpty());
+  EXPECT_THAT(DeploymentDrift(View(*repaired), d), IsEmpty());
   EXPECT_EQ((*repaired)->Find("/spec/template/spec/containers")->Size(), 2u);
 }
 
