@@ -28,6 +28,7 @@ void ControllerRunner::Stop() {
     stopping_ = true;
     cv_.SignalAll();
   }
+  controller_->RequestStop();
   storage_->Interrupt();
   if (thread_.joinable()) thread_.join();
 }

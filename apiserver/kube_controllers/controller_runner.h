@@ -19,6 +19,7 @@
 #ifndef KCR_APISERVER_KUBE_CONTROLLERS_CONTROLLER_RUNNER_H_
 #define KCR_APISERVER_KUBE_CONTROLLERS_CONTROLLER_RUNNER_H_
 
+#include <atomic>
 #include <string>
 #include <thread>
 
@@ -45,6 +46,15 @@ class SyncedController {
   // burst of unrelated writes costs nothing. Called on the runner's thread,
   // between passes.
   virtual bool Wants(const StoredEvent& event) const { return true; }
+
+  // Asks a pass in progress to return early (the runner does on Stop):
+  // passes that work through many objects check stopping() between them.
+  // Any thread.
+  void RequestStop() { stopping_.store(true, std::memory_order_relaxed); }
+  bool stopping() const { return stopping_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<bool> stopping_{false};
 };
 
 struct ControllerRunnerOptions {

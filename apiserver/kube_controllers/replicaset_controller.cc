@@ -14,6 +14,7 @@
 #include "api/selector/label_selector.h"
 #include "api/types/field.h"
 #include "api/types/time.h"
+#include "apiserver/kube_controllers/controller_indexes.h"
 #include "apiserver/kube_controllers/stored_objects.h"
 #include "base/str_cat.h"
 #include "glog/logging.h"
@@ -25,6 +26,9 @@ namespace {
 
 namespace field = ::kcr::api::field;
 using Value = rapidjson::Value;
+
+constexpr char kReplicaSetsKey[] = "apps/replicasets";
+constexpr char kPodsKey[] = "/pods";
 
 // kube's burstReplicas: the most pods one pass creates or deletes.
 constexpr int64_t kBurstReplicas = 500;
@@ -124,41 +128,79 @@ void SetCount(Value* status, const char* key, int64_t v, bool omit_zero,
 }  // namespace
 
 ReplicaSetController::ReplicaSetController(Registry* registry,
-                                           const Clock* clock)
-    : registry_(registry), clock_(clock) {}
+                                           const Clock* clock,
+                                           IncrementalControllerOptions options)
+    : IncrementalController(registry, clock, options) {
+  AddControllerIndexes(registry->storage());
+}
 
 bool ReplicaSetController::Wants(const StoredEvent& event) const {
   return event.collection == "apps/replicasets" || event.collection == "/pods";
 }
 
-absl::Time ReplicaSetController::Sync() {
-  const absl::Time now = clock_->Now();
-  ResourceRegistry* resources = registry_->resources();
+void ReplicaSetController::EnqueueForPod(const api::Object& pod) {
+  if (const std::optional<api::OwnerReferenceView> ref =
+          pod.controller_reference()) {
+    if (ref->kind == "ReplicaSet" && ref->api_version == "apps/v1") {
+      Enqueue(Storage::Key(pod.namespace_(), ref->name));
+    }
+    return;
+  }
+  if (pod.being_deleted()) return;
+  // An orphan: the ReplicaSets that may adopt it.
+  for (const api::ObjectPtr& rs :
+       storage()->Snapshot(kReplicaSetsKey, pod.namespace_())) {
+    const Value* selector_json =
+        field::Member(field::Object(&rs->json(), "spec"), "selector");
+    if (selector_json == nullptr) continue;
+    absl::StatusOr<api::LabelSelector> selector =
+        api::LabelSelector::FromLabelSelector(*selector_json);
+    if (selector.ok() &&
+        selector->Matches(
+            field::Object(field::Object(&pod.json(), "metadata"), "labels"))) {
+      Enqueue(Storage::Key(rs->namespace_(), rs->name()));
+    }
+  }
+}
+
+void ReplicaSetController::OnEvent(const StoredEvent& event) {
+  if (event.collection == kReplicaSetsKey) {
+    Enqueue(Storage::Key(event.object->namespace_(), event.object->name()));
+  } else if (event.collection == kPodsKey) {
+    EnqueueForPod(*event.object);
+    if (event.previous != nullptr) EnqueueForPod(*event.previous);
+  }
+}
+
+void ReplicaSetController::EnqueueAll() {
+  for (const api::ObjectPtr& rs : storage()->Snapshot(kReplicaSetsKey)) {
+    Enqueue(Storage::Key(rs->namespace_(), rs->name()));
+  }
+}
+
+absl::Time ReplicaSetController::SyncKey(const std::string& key,
+                                         absl::Time now) {
+  ResourceRegistry* resources = registry()->resources();
   ResourceInfoPtr replicasets = resources->Lookup("apps", "v1", "replicasets");
   ResourceInfoPtr pods = resources->Lookup("", "v1", "pods");
   if (replicasets == nullptr || pods == nullptr) return absl::InfiniteFuture();
-  std::vector<api::ObjectPtr> all_rs =
-      registry_->storage()->Snapshot(replicasets->StorageKey());
-  absl::Time next = absl::InfiniteFuture();
-  if (all_rs.empty()) return next;
-  std::map<std::string, std::vector<api::ObjectPtr>, std::less<>> by_ns;
-  for (api::ObjectPtr& pod :
-       registry_->storage()->Snapshot(pods->StorageKey())) {
-    by_ns[std::string(pod->namespace_())].push_back(std::move(pod));
+  const size_t slash = key.find('/');
+  api::ObjectPtr rs = storage()->Get(
+      replicasets->StorageKey(), key.substr(0, slash), key.substr(slash + 1));
+  // Gone: its pods are the garbage collector's.
+  if (rs == nullptr) return absl::InfiniteFuture();
+  std::vector<api::ObjectPtr> candidates =
+      storage()->ByIndex(pods->StorageKey(), kControllerIndex, rs->uid());
+  for (api::ObjectPtr& orphan : storage()->ByIndex(
+           pods->StorageKey(), kControllerIndex, OrphanKey(rs->namespace_()))) {
+    candidates.push_back(std::move(orphan));
   }
-  static const std::vector<api::ObjectPtr> kNone;
-  for (const api::ObjectPtr& rs : all_rs) {
-    auto it = by_ns.find(rs->namespace_());
-    next = std::min(
-        next, SyncReplicaSet(*replicasets, *pods, rs,
-                             it == by_ns.end() ? kNone : it->second, now));
-  }
-  return next;
+  return SyncReplicaSet(*replicasets, *pods, rs, candidates, now);
 }
 
 absl::Time ReplicaSetController::SyncReplicaSet(
     const ResourceInfo& replicasets, const ResourceInfo& pods,
-    const api::ObjectPtr& rs_ptr, const std::vector<api::ObjectPtr>& ns_pods,
+    const api::ObjectPtr& rs_ptr, const std::vector<api::ObjectPtr>& candidates,
     absl::Time now) {
   const api::Object& rs = *rs_ptr;
   const Value* spec = field::Object(&rs.json(), "spec");
@@ -178,7 +220,7 @@ absl::Time ReplicaSetController::SyncReplicaSet(
 
   // Claim: kube's PodControllerRefManager.ClaimPods.
   std::vector<api::ObjectPtr> owned;
-  for (const api::ObjectPtr& pod : ns_pods) {
+  for (const api::ObjectPtr& pod : candidates) {
     const std::optional<api::OwnerReferenceView> ref =
         pod->controller_reference();
     const bool matches = selector->Matches(
@@ -190,7 +232,7 @@ absl::Time ReplicaSetController::SyncReplicaSet(
         api::ObjectBuilder b = pod->ToBuilder();
         b.RemoveOwnerReference(rs.uid());
         absl::Status s =
-            registry_
+            registry()
                 ->Update(pods, pod->namespace_(), pod->name(), std::move(b))
                 .status();
         if (!s.ok() && !IsRaceError(s)) {
@@ -214,7 +256,7 @@ absl::Time ReplicaSetController::SyncReplicaSet(
     adopt.block_owner_deletion = true;
     b.AddOwnerReference(adopt);
     absl::StatusOr<WriteResult> w =
-        registry_->Update(pods, pod->namespace_(), pod->name(), std::move(b));
+        registry()->Update(pods, pod->namespace_(), pod->name(), std::move(b));
     if (w.ok()) {
       owned.push_back(w->object);
     } else if (!IsRaceError(w.status())) {
@@ -227,7 +269,9 @@ absl::Time ReplicaSetController::SyncReplicaSet(
     if (IsActive(*pod)) active.push_back(pod);
   }
 
-  // Manage: kube's manageReplicas.
+  // Manage: kube's manageReplicas. A create that fails is tried again a
+  // second later (kube's rate-limited requeue).
+  absl::Time retry = absl::InfiniteFuture();
   if (!rs.being_deleted()) {
     const int64_t diff = static_cast<int64_t>(active.size()) - replicas;
     if (diff < 0) {
@@ -241,13 +285,13 @@ absl::Time ReplicaSetController::SyncReplicaSet(
           break;
         }
         absl::Status s =
-            registry_->Create(pods, rs.namespace_(), std::move(*pod)).status();
+            registry()->Create(pods, rs.namespace_(), std::move(*pod)).status();
         if (!s.ok()) {
-          // A terminating namespace (403) or a template the server rejects:
-          // the next pass tries again.
+          // A terminating namespace (403) or a template the server rejects.
           LOG_EVERY_N(WARNING, 100) << "replicaset controller: creating a pod "
                                        "for rs="
                                     << rs.Key() << " failed: " << s;
+          retry = now + absl::Seconds(1);
           break;
         }
       }
@@ -260,8 +304,9 @@ absl::Time ReplicaSetController::SyncReplicaSet(
       for (const api::ObjectPtr& pod : victims) {
         DeleteOptions o;
         o.precondition_uid = std::string(pod->uid());
-        absl::Status s =
-            registry_->Delete(pods, pod->namespace_(), pod->name(), o).status();
+        absl::Status s = registry()
+                             ->Delete(pods, pod->namespace_(), pod->name(), o)
+                             .status();
         if (!s.ok() && !IsRaceError(s)) {
           LOG(WARNING) << "replicaset controller: deleting pod=" << pod->Key()
                        << " failed: " << s;
@@ -276,7 +321,7 @@ absl::Time ReplicaSetController::SyncReplicaSet(
   const Value* template_labels = field::Object(
       field::Object(field::Object(spec, "template"), "metadata"), "labels");
   int64_t fully_labeled = 0, ready = 0, available = 0;
-  absl::Time next = absl::InfiniteFuture();
+  absl::Time next = retry;
   for (const api::ObjectPtr& pod : active) {
     if (FullyLabeled(*pod, template_labels)) ++fully_labeled;
     const std::optional<absl::Time> since = ReadySince(*pod);
@@ -306,7 +351,7 @@ absl::Time ReplicaSetController::SyncReplicaSet(
   WriteOptions w;
   w.subresource = "status";
   absl::Status s =
-      registry_
+      registry()
           ->Update(replicasets, rs.namespace_(), rs.name(), std::move(b), w)
           .status();
   if (!s.ok() && !IsRaceError(s)) {

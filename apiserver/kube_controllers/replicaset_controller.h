@@ -20,9 +20,13 @@
 // A ReplicaSet being deleted creates and deletes nothing; its pods go
 // through the garbage collector.
 //
-// The store is read afresh on every pass, so kube's "expectations" (which
-// stop a controller from acting on a stale informer cache) are not needed:
-// a pass sees the pods the previous one created.
+// Incremental (incremental_controller.h): a write of a ReplicaSet queues
+// it; a pod's write queues its controller, or, for a pod without one, the
+// ReplicaSets of its namespace whose selector matches it (kube's
+// getPodReplicaSets). A sync reads the pods filed under the ReplicaSet's uid
+// and the orphans of its namespace (kControllerIndex), never every pod. The
+// store is current when a key is synced, so kube's "expectations" (which
+// stop a controller from acting on a stale informer cache) are not needed.
 //
 // Thread safety: Sync is not reentrant; run one pass at a time.
 #ifndef KCR_APISERVER_KUBE_CONTROLLERS_REPLICASET_CONTROLLER_H_
@@ -33,34 +37,39 @@
 
 #include "absl/time/time.h"
 #include "api/object.h"
-#include "apiserver/kube_controllers/controller_runner.h"
+#include "apiserver/kube_controllers/incremental_controller.h"
 #include "apiserver/registry/registry.h"
 #include "base/clock.h"
 
 namespace kcr {
 namespace apiserver {
 
-class ReplicaSetController : public SyncedController {
+class ReplicaSetController : public IncrementalController {
  public:
-  // `registry` and `clock` must outlive the controller.
+  // `registry` and `clock` must outlive the controller. Adds the
+  // controller indexes to the registry's storage.
   explicit ReplicaSetController(Registry* registry,
-                                const Clock* clock = Clock::Real());
+                                const Clock* clock = Clock::Real(),
+                                IncrementalControllerOptions options = {});
 
-  // One pass over every ReplicaSet. Returns when a ready pod next becomes
-  // available (minReadySeconds), or InfiniteFuture.
-  absl::Time Sync() override;
   std::string Name() const override { return "replicaset-controller"; }
   // Writes to replicasets and pods.
   bool Wants(const StoredEvent& event) const override;
 
+ protected:
+  void OnEvent(const StoredEvent& event) override;
+  void EnqueueAll() override;
+  // Returns when a ready pod next becomes available (minReadySeconds).
+  absl::Time SyncKey(const std::string& key, absl::Time now) override;
+
  private:
   absl::Time SyncReplicaSet(const ResourceInfo& replicasets,
                             const ResourceInfo& pods, const api::ObjectPtr& rs,
-                            const std::vector<api::ObjectPtr>& ns_pods,
+                            const std::vector<api::ObjectPtr>& candidates,
                             absl::Time now);
-
-  Registry* const registry_;
-  const Clock* const clock_;
+  // Queues the ReplicaSet a pod's controller reference names, or those of
+  // its namespace that select an orphan.
+  void EnqueueForPod(const api::Object& pod);
 };
 
 }  // namespace apiserver

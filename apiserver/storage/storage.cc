@@ -110,6 +110,9 @@ absl::StatusOr<Storage::WriteResult> Storage::WriteLocked(
       }
       resource_version_ = rv;
       c[key] = *built;
+      if (!indexes_.empty()) {
+        ReindexLocked(coll, key, current.get(), built->get());
+      }
       result.object = *built;
       result.event =
           current == nullptr ? EventType::kAdded : EventType::kModified;
@@ -128,6 +131,7 @@ absl::StatusOr<Storage::WriteResult> Storage::WriteLocked(
       if (!built.ok()) return built.status();
       resource_version_ = rv;
       c.erase(key);
+      if (!indexes_.empty()) ReindexLocked(coll, key, current.get(), nullptr);
       result.object = *built;
       result.event = EventType::kDeleted;
       Record({EventType::kDeleted, rv, coll, *built, current}, dispatch);
@@ -314,6 +318,100 @@ void Storage::Compact() {
     }
   }
   events_cv_.SignalAll();
+}
+
+namespace {
+
+// What `fn` files `object` under, sorted and without repeats (none for
+// null).
+std::vector<std::string> IndexValues(const Storage::IndexFunc& fn,
+                                     const api::Object* object) {
+  std::vector<std::string> values;
+  if (object == nullptr) return values;
+  fn(*object, &values);
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  return values;
+}
+
+}  // namespace
+
+void Storage::ReindexLocked(const std::string& collection,
+                            const std::string& key, const api::Object* before,
+                            const api::Object* after) {
+  for (auto& [name, index] : indexes_) {
+    const std::vector<std::string> old_values = IndexValues(index.fn, before);
+    const std::vector<std::string> new_values = IndexValues(index.fn, after);
+    if (old_values == new_values) continue;
+    const std::pair<std::string, std::string> entry(collection, key);
+    for (const std::string& v : old_values) {
+      if (std::binary_search(new_values.begin(), new_values.end(), v)) {
+        continue;
+      }
+      auto it = index.entries.find(v);
+      if (it == index.entries.end()) continue;
+      it->second.erase(entry);
+      if (it->second.empty()) index.entries.erase(it);
+    }
+    for (const std::string& v : new_values) {
+      if (std::binary_search(old_values.begin(), old_values.end(), v)) {
+        continue;
+      }
+      index.entries[v].insert(entry);
+    }
+  }
+}
+
+bool Storage::AddIndex(std::string name, IndexFunc fn) {
+  MutexLock l(&mu_);
+  if (indexes_.count(name) > 0) return false;
+  Index& index = indexes_[name];
+  index.fn = std::move(fn);
+  for (const auto& [collection, objects] : collections_) {
+    for (const auto& [key, object] : objects) {
+      for (std::string& v : IndexValues(index.fn, object.get())) {
+        index.entries[std::move(v)].emplace(collection, key);
+      }
+    }
+  }
+  return true;
+}
+
+std::vector<api::ObjectPtr> Storage::ByIndex(std::string_view collection,
+                                             std::string_view name,
+                                             std::string_view value) const {
+  std::vector<api::ObjectPtr> out;
+  MutexLock l(&mu_);
+  auto index = indexes_.find(name);
+  if (index == indexes_.end()) return out;
+  auto entries = index->second.entries.find(ToAbsl(value));
+  if (entries == index->second.entries.end()) return out;
+  auto objects = collections_.find(ToAbsl(collection));
+  if (objects == collections_.end()) return out;
+  const std::string coll(collection);
+  for (auto it = entries->second.lower_bound({coll, std::string()});
+       it != entries->second.end() && it->first == coll; ++it) {
+    auto o = objects->second.find(it->second);
+    if (o != objects->second.end()) out.push_back(o->second);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, api::ObjectPtr>> Storage::ByIndexAll(
+    std::string_view name, std::string_view value) const {
+  std::vector<std::pair<std::string, api::ObjectPtr>> out;
+  MutexLock l(&mu_);
+  auto index = indexes_.find(name);
+  if (index == indexes_.end()) return out;
+  auto entries = index->second.entries.find(ToAbsl(value));
+  if (entries == index->second.entries.end()) return out;
+  for (const auto& [collection, key] : entries->second) {
+    auto objects = collections_.find(collection);
+    if (objects == collections_.end()) continue;
+    auto o = objects->second.find(key);
+    if (o != objects->second.end()) out.emplace_back(collection, o->second);
+  }
+  return out;
 }
 
 }  // namespace apiserver

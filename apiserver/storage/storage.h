@@ -44,8 +44,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -200,6 +202,32 @@ class Storage {
   // Events currently held.
   size_t HistorySize() const;
 
+  // The values an object is filed under in an index (client-go's
+  // IndexFunc), appended to `values`; none leaves the object out. Runs
+  // under the storage lock on every write: it must be cheap and must not
+  // call into Storage.
+  using IndexFunc = std::function<void(const api::Object& object,
+                                       std::vector<std::string>* values)>;
+
+  // Files every object of every collection, those stored now and those
+  // written later, under the values `fn` gives in index `name` (client-go's
+  // AddIndexers). Returns false, and changes nothing, when an index of that
+  // name exists already. Indexing what is stored costs one pass; each
+  // later write costs `fn` on the object before and after it.
+  bool AddIndex(std::string name, IndexFunc fn);
+
+  // The current objects of `collection` filed under `value` in index
+  // `name`, in key order (none when there is no such index). Costs the
+  // objects returned, not the collection.
+  std::vector<api::ObjectPtr> ByIndex(std::string_view collection,
+                                      std::string_view name,
+                                      std::string_view value) const;
+
+  // The same across every collection, as (collection, object) pairs in
+  // collection, then key order.
+  std::vector<std::pair<std::string, api::ObjectPtr>> ByIndexAll(
+      std::string_view name, std::string_view value) const;
+
  private:
   using Collection = std::map<std::string, api::ObjectPtr>;
   struct Recorded {
@@ -222,6 +250,19 @@ class Storage {
   WatchCache* CacheLocked(std::string_view collection)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // One index: value -> (collection, key) of the objects filed under it.
+  struct Index {
+    IndexFunc fn;
+    absl::flat_hash_map<std::string,
+                        absl::btree_set<std::pair<std::string, std::string>>>
+        entries;
+  };
+  // Moves the object at (collection, key) from the values `before` is
+  // filed under to those of `after` (either null) in every index.
+  void ReindexLocked(const std::string& collection, const std::string& key,
+                     const api::Object* before, const api::Object* after)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   const StorageOptions options_;
   mutable Mutex mu_;
   // WaitForEvents waits here; signalled after the lock is released.
@@ -241,6 +282,7 @@ class Storage {
   int64_t first_rv_ ABSL_GUARDED_BY(mu_);
   // A watch cache created now gets 410 before this (the last compaction).
   int64_t compacted_through_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, Index, std::less<>> indexes_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace apiserver

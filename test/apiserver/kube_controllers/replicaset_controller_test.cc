@@ -57,6 +57,17 @@ class ReplicaSetControllerTest : public ControllerTest {
     return out;
   }
 
+  // Syncs until a pass has nothing to do (a pass's own status writes queue
+  // its ReplicaSets once more).
+  void Settle() {
+    for (int i = 0; i < 10; ++i) {
+      const uint64_t before = rc_.keys_synced();
+      rc_.Sync();
+      if (rc_.keys_synced() == before) return;
+    }
+    FAIL() << "the replicaset controller does not settle";
+  }
+
   ReplicaSetController rc_{&registry_, &clock_};
   NodeSimulator node_{&registry_, &clock_};
 };
@@ -149,6 +160,48 @@ TEST_F(ReplicaSetControllerTest, AdoptsOrphansAndReleasesStrays) {
   pods = PodsOf(*rs);
   ASSERT_EQ(pods.size(), 1u);
   EXPECT_NE(pods[0]->name(), "orphan");
+}
+
+TEST_F(ReplicaSetControllerTest, AWriteSyncsOnlyTheReplicaSetItTouches) {
+  for (int i = 0; i < 50; ++i) CreateReplicaSet("rs" + std::to_string(i), 1);
+  Settle();
+  const uint64_t before = rc_.keys_synced();
+  EXPECT_GE(before, 50u);
+  // One pod of one ReplicaSet changes: that ReplicaSet alone is synced.
+  std::vector<api::ObjectPtr> pods = PodsOf(*ReplicaSet("rs7"));
+  ASSERT_EQ(pods.size(), 1u);
+  api::ObjectBuilder b = pods[0]->ToBuilder();
+  b.SetAnnotation("touched", "yes");
+  ASSERT_TRUE(registry_
+                  .Update(Resource("", "v1", "pods"), "default",
+                          pods[0]->name(), std::move(b))
+                  .ok());
+  rc_.Sync();
+  EXPECT_EQ(rc_.keys_synced(), before + 1);
+  // A ReplicaSet's own write syncs it alone (then its new pod, then its
+  // status write, once each).
+  Scale("rs3", 2);
+  rc_.Sync();
+  EXPECT_EQ(rc_.keys_synced(), before + 2);
+  Settle();
+  EXPECT_LE(rc_.keys_synced(), before + 4);
+  EXPECT_EQ(PodsOf(*ReplicaSet("rs3")).size(), 2u);
+}
+
+TEST_F(ReplicaSetControllerTest, AnOrphanQueuesTheReplicaSetsThatSelectIt) {
+  api::ObjectPtr rs = CreateReplicaSet("web", 2);
+  CreateReplicaSet("other", 1);
+  Settle();
+  const uint64_t before = rc_.keys_synced();
+  // A bare pod with web's labels: web adopts it (and has one pod too many,
+  // which it deletes), other is not looked at.
+  Create(Resource("", "v1", "pods"), "default",
+         R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"stray",)"
+         R"("labels":{"app":"web"}},"spec":{"containers":[{"name":"c",)"
+         R"("image":"nginx"}]}})");
+  rc_.Sync();
+  EXPECT_EQ(rc_.keys_synced(), before + 1);
+  EXPECT_EQ(PodsOf(*ReplicaSet("web")).size(), 2u);
 }
 
 }  // namespace

@@ -1,0 +1,67 @@
+#include "apiserver/kube_controllers/controller_indexes.h"
+
+#include <optional>
+#include <vector>
+
+#include "api/object.h"
+#include "api/types/field.h"
+#include "base/str_cat.h"
+
+namespace kcr {
+namespace apiserver {
+
+std::string OrphanKey(std::string_view ns) { return Cat("orphan:", ns); }
+
+std::string PodLabelKey(std::string_view ns, std::string_view key,
+                        std::string_view value) {
+  return Cat(ns, "/", key, "=", value);
+}
+
+namespace {
+
+bool IsCoreKind(const api::Object& o, std::string_view kind) {
+  return o.kind() == kind && o.api_version() == "v1";
+}
+
+}  // namespace
+
+void AddControllerIndexes(Storage* storage) {
+  storage->AddIndex(kUidIndex,
+                    [](const api::Object& o, std::vector<std::string>* out) {
+                      if (!o.uid().empty()) out->emplace_back(o.uid());
+                    });
+  storage->AddIndex(
+      kOwnerIndex, [](const api::Object& o, std::vector<std::string>* out) {
+        for (const api::OwnerReferenceView& ref : o.owner_references()) {
+          out->emplace_back(ref.uid);
+        }
+      });
+  storage->AddIndex(kControllerIndex, [](const api::Object& o,
+                                         std::vector<std::string>* out) {
+    const std::optional<api::OwnerReferenceView> ref = o.controller_reference();
+    out->push_back(ref.has_value() ? std::string(ref->uid)
+                                   : OrphanKey(o.namespace_()));
+  });
+  storage->AddIndex(kPodLabelIndex,
+                    [](const api::Object& o, std::vector<std::string>* out) {
+                      if (!IsCoreKind(o, "Pod")) return;
+                      for (const auto& [k, v] : o.labels()) {
+                        out->push_back(PodLabelKey(o.namespace_(), k, v));
+                      }
+                    });
+  storage->AddIndex(kServiceSelectorIndex, [](const api::Object& o,
+                                              std::vector<std::string>* out) {
+    if (!IsCoreKind(o, "Service")) return;
+    const rapidjson::Value* selector =
+        api::field::Object(api::field::Object(&o.json(), "spec"), "selector");
+    if (selector == nullptr) return;
+    for (const auto& m : selector->GetObject()) {
+      if (!m.value.IsString()) continue;
+      out->push_back(PodLabelKey(o.namespace_(), api::field::View(m.name),
+                                 api::field::View(m.value)));
+    }
+  });
+}
+
+}  // namespace apiserver
+}  // namespace kcr

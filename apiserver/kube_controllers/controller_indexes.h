@@ -1,0 +1,44 @@
+// The Storage indexes the built-in controllers look objects up by, as
+// kube-controller-manager's informers index theirs: a sync reads the objects
+// of its key, never a whole collection.
+#ifndef KCR_APISERVER_KUBE_CONTROLLERS_CONTROLLER_INDEXES_H_
+#define KCR_APISERVER_KUBE_CONTROLLERS_CONTROLLER_INDEXES_H_
+
+#include <string>
+#include <string_view>
+
+#include "apiserver/storage/storage.h"
+
+namespace kcr {
+namespace apiserver {
+
+// metadata.uid.
+inline constexpr char kUidIndex[] = "uid";
+// The uid of every owner reference (the garbage collector's graph: owner
+// uid -> dependents).
+inline constexpr char kOwnerIndex[] = "owner";
+// The uid of the controller owner reference, or OrphanKey(namespace) for
+// objects without one (kube's controllerUIDIndex): a ReplicaSet's pods are
+// those filed under its uid plus the orphans of its namespace.
+inline constexpr char kControllerIndex[] = "controller";
+// Pods by PodLabelKey(namespace, key, value) of each label: the pods a
+// selector may match are those filed under one of its requirements.
+inline constexpr char kPodLabelIndex[] = "pod-label";
+// Services by PodLabelKey(namespace, key, value) of each entry of
+// spec.selector: the Services that may select a pod are those filed under
+// one of its labels.
+inline constexpr char kServiceSelectorIndex[] = "service-selector";
+
+// The kControllerIndex value of the objects of `ns` without a controller.
+std::string OrphanKey(std::string_view ns);
+// The kPodLabelIndex / kServiceSelectorIndex value of one label.
+std::string PodLabelKey(std::string_view ns, std::string_view key,
+                        std::string_view value);
+
+// Adds the indexes above to `storage` (those it has already are kept).
+void AddControllerIndexes(Storage* storage);
+
+}  // namespace apiserver
+}  // namespace kcr
+
+#endif  // KCR_APISERVER_KUBE_CONTROLLERS_CONTROLLER_INDEXES_H_
