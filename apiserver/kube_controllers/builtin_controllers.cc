@@ -71,6 +71,9 @@ void BuiltinControllers::Start() {
 }
 
 void BuiltinControllers::Stop() {
+  // Every pass in progress is told first, so that they end together rather
+  // than one after the other.
+  for (const auto& c : controllers_) c->RequestStop();
   for (const auto& r : runners_) r->Stop();
 }
 
