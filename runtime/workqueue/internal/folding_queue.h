@@ -191,14 +191,23 @@ class FoldingQueue final : public WaitingItems<T> {
     // The item's slot: this thread's last Get, or found through the index.
     // Only the worker that took the item calls Done for it, so the slot
     // cannot change hands before the check at the end.
+    //
+    // The usual case, this thread's last Get with no Add that this Done
+    // must fold first, checks and finishes in one hold of mu_ (the clock
+    // read before it); the others fold or look the item up, then finish.
+    const int64_t at = NowNanosIfMetered();
     uint32_t slot = kNil;
-    {
-      MutexLock lock(&mu_);
-      const LastGet last = last_get_;
-      if (last.queue_id == id_ && IsProcessingLocked(last.slot, item)) {
-        slot = last.slot;
+    mu_.Lock();
+    const LastGet last = last_get_;
+    if (last.queue_id == id_ && IsProcessingLocked(last.slot, item)) {
+      slot = last.slot;
+      if (!MustFoldBeforeDone(slot)) {
+        FinishLocked(slot, at);
+        UnlockAfterRecording();
+        return;
       }
     }
+    mu_.Unlock();
     if (slot == kNil) {
       MutexLock lock(&index_mu_);
       slot = index_.Find(item, HashOf(item));
