@@ -81,6 +81,10 @@ inline constexpr absl::Duration kUnfinishedWorkUpdatePeriod =
 inline constexpr size_t kFoldBatch = 64;
 inline constexpr size_t kInboxLimit = 4096;
 
+// Folds and reaps fetch the index and slab lines of the item this many
+// places ahead of the one they work on.
+inline constexpr size_t kPrefetchAhead = 8;
+
 // Fields written by different threads are kept this far apart.
 inline constexpr size_t kCacheLine = 64;
 
@@ -97,9 +101,7 @@ class FoldingQueue final : public WaitingItems<T> {
   // `clock` must not be null; `metrics` may be (no metrics).
   FoldingQueue(const Clock* clock, MetricsProvider* metrics,
                std::string_view name)
-      : clock_(clock),
-        id_(next_id_.fetch_add(1) + 1),
-        index_(0, IndexHash<T, Hash>{}, IndexEq<T, Eq>{&slab_}) {
+      : clock_(clock), id_(next_id_.fetch_add(1) + 1), index_(&slab_) {
     if (metrics != nullptr) {
       metrics_ = std::make_unique<QueueMetrics>(metrics, name, clock_);
       updater_ = std::thread([this] { UpdateUnfinishedWorkLoop(); });
@@ -189,30 +191,34 @@ class FoldingQueue final : public WaitingItems<T> {
     // The item's slot: this thread's last Get, or found through the index.
     // Only the worker that took the item calls Done for it, so the slot
     // cannot change hands before the check at the end.
+    //
+    // The usual case, this thread's last Get with no Add that this Done
+    // must fold first, checks and finishes in one hold of mu_ (the clock
+    // read before it); the others fold or look the item up, then finish.
+    const int64_t at = NowNanosIfMetered();
     uint32_t slot = kNil;
-    {
-      MutexLock lock(&mu_);
-      const LastGet last = last_get_;
-      if (last.queue_id == id_ && IsProcessingLocked(last.slot, item)) {
-        slot = last.slot;
+    mu_.Lock();
+    const LastGet last = last_get_;
+    if (last.queue_id == id_ && IsProcessingLocked(last.slot, item)) {
+      slot = last.slot;
+      if (!MustFoldBeforeDone(slot)) {
+        FinishLocked(slot, at);
+        UnlockAfterRecording();
+        return;
       }
     }
+    mu_.Unlock();
     if (slot == kNil) {
       MutexLock lock(&index_mu_);
-      auto it = index_.find(item);
-      if (it == index_.end()) return;  // not queued, not being processed
-      slot = it->slot;
+      slot = index_.Find(item, HashOf(item));
+      if (slot == kNil) return;  // not queued, not being processed
     }
     if (MustFoldBeforeDone(slot)) Fold();
     AtStep(Step::kDoneChecked);
     const int64_t now = NowNanosIfMetered();
     mu_.Lock();
     if (IsProcessingLocked(slot, item)) FinishLocked(slot, now);
-    if (ObservationsFullLocked()) {
-      PublishObservationsLocked();  // releases mu_
-    } else {
-      mu_.Unlock();
-    }
+    UnlockAfterRecording();
   }
 
   void ShutDown() {
@@ -246,7 +252,6 @@ class FoldingQueue final : public WaitingItems<T> {
  private:
   using Entry = internal::Entry<T>;
   using EntrySlab = Slab<Entry>;
-  using HashedKey = internal::HashedKey<T>;
   using Pending = ReadySchedule::Pending;
   static constexpr uint32_t kNil = kNilSlot;
 
@@ -330,7 +335,14 @@ class FoldingQueue final : public WaitingItems<T> {
     // Add).
     const int64_t added_at =
         metrics_ != nullptr ? absl::ToUnixNanos(clock_->Now()) : 0;
-    for (Inboxed& in : folding_) {
+    // The index's lines for the items a few places ahead are fetched while
+    // this one is inserted: with a long FIFO the index is far larger than
+    // the cache, and one miss after another would set the pace.
+    const size_t n = folding_.size();
+    for (size_t i = 0; i < n && i < kPrefetchAhead; ++i) PrefetchIndex(i);
+    for (size_t i = 0; i < n; ++i) {
+      if (i + kPrefetchAhead < n) PrefetchIndex(i + kPrefetchAhead);
+      Inboxed& in = folding_[i];
       const uint32_t slot =
           InsertLocked(std::move(in.item), in.hash, added_at, &batch);
       if (slot != kNil) ++counted_;
@@ -342,6 +354,12 @@ class FoldingQueue final : public WaitingItems<T> {
     folding_now_.store(false, std::memory_order_release);
     result.queued = batch.len != 0;
     return result;
+  }
+
+  // Starts fetching the index's lines where the `i`th item of the fold
+  // under way would be found or inserted.
+  void PrefetchIndex(size_t i) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    index_.Prefetch(folding_[i].hash);
   }
 
   // Whether Done of the item in `slot` must fold the inbox first to keep
@@ -438,21 +456,19 @@ class FoldingQueue final : public WaitingItems<T> {
   // kFinished: in no list, processed by no one.
   uint32_t EntryForLocked(T&& item, uint32_t hash) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
-    uint32_t slot = kNil;
-    // The lambda runs inside lazy_emplace, under index_mu_; the analysis
-    // cannot follow it there.
-    auto it = index_.lazy_emplace(
-        HashedKey{&item, hash},
-        [&](const auto& construct) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-          slot = slab_.Allocate();
-          Entry& fresh = slab_.at(slot);
-          new (&fresh.key) T(std::move(item));
-          fresh.hash = hash;
-          fresh.added = 0;
-          fresh.state.store(kFinished, std::memory_order_relaxed);
-          construct(SlotRef{slot, hash});
-        });
-    return slot != kNil ? slot : it->slot;
+    return index_.FindOrInsert(item, hash, [&] {
+      const uint32_t slot = slab_.Allocate();
+      // A reused entry was last written by whoever reaped it: fetch the one
+      // that a later insert of this fold will get.
+      const uint32_t later = slab_.Peek(kPrefetchAhead);
+      if (later != kNil) PrefetchForWrite(&slab_.at(later));
+      Entry& fresh = slab_.at(slot);
+      new (&fresh.key) T(std::move(item));
+      fresh.hash = hash;
+      fresh.added = 0;
+      fresh.state.store(kFinished, std::memory_order_relaxed);
+      return slot;
+    });
   }
 
   // client-go's Add on an entry: as InsertLocked. A metered queue passes
@@ -542,7 +558,7 @@ class FoldingQueue final : public WaitingItems<T> {
     uint8_t state = kProcessing;
     if (entry.state.compare_exchange_strong(state, kFinished,
                                             std::memory_order_acq_rel)) {
-      finished_.push_back(slot);
+      finished_.push_back(SlotRef{slot, entry.hash});
       finished_len_.store(finished_.size(), std::memory_order_relaxed);
     } else {  // kProcessingDirty: added again meanwhile
       entry.state.store(kQueued, std::memory_order_relaxed);
@@ -558,21 +574,28 @@ class FoldingQueue final : public WaitingItems<T> {
   // Removes the finished entries taken from finished_ from the index and
   // frees them, unless an Add revived them meanwhile.
   void ReapLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
-    // The entries were last written by the workers that finished them:
-    // start fetching them all before touching the first.
-    for (const uint32_t slot : reaping_) {
-      __builtin_prefetch(&slab_.at(slot), /*rw=*/1);
-    }
-    for (const uint32_t slot : reaping_) {
-      Entry& entry = slab_.at(slot);
+    // The entries were last written by the workers that finished them, and
+    // their index lines are anywhere in an index that may be far larger
+    // than the cache: fetch both a few entries ahead of the one reaped.
+    const size_t n = reaping_.size();
+    for (size_t i = 0; i < n && i < kPrefetchAhead; ++i) PrefetchReap(i);
+    for (size_t i = 0; i < n; ++i) {
+      if (i + kPrefetchAhead < n) PrefetchReap(i + kPrefetchAhead);
+      const SlotRef ref = reaping_[i];
+      Entry& entry = slab_.at(ref.slot);
       if (entry.state.load(std::memory_order_acquire) != kFinished) continue;
       if (entry.ready != 0) continue;  // still waiting for its delay
-      index_.erase(SlotRef{slot, entry.hash});
+      index_.Erase(ref.slot, ref.hash);
       entry.key.~T();
       entry.state.store(kFree, std::memory_order_relaxed);
-      slab_.Free(slot);
+      slab_.Free(ref.slot);
     }
     reaping_.clear();
+  }
+
+  void PrefetchReap(size_t i) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    PrefetchForWrite(&slab_.at(reaping_[i].slot));
+    index_.Prefetch(reaping_[i].hash);
   }
 
   // Waiting items (DelayingQueue::AddAfter, through WaitingItems). An item
@@ -632,7 +655,8 @@ class FoldingQueue final : public WaitingItems<T> {
       entry.ready = 0;
       --waiting_;
       if (shutting_down) {
-        reaping_.push_back(p.slot);  // no Add after shutdown: let it go
+        // No Add after shutdown: let it go.
+        reaping_.push_back(SlotRef{p.slot, entry.hash});
         continue;
       }
       if (AddExistingLocked(p.slot, added_at, &batch) != kNil) ++counted_;
@@ -714,6 +738,16 @@ class FoldingQueue final : public WaitingItems<T> {
     return metrics_ != nullptr && metrics_->Full();
   }
 
+  // Releases mu_, first handing the metrics' batch of observations to the
+  // instruments if it is full.
+  void UnlockAfterRecording() const ABSL_UNLOCK_FUNCTION(mu_) {
+    if (ObservationsFullLocked()) {
+      PublishObservationsLocked();  // releases mu_
+    } else {
+      mu_.Unlock();
+    }
+  }
+
   // Hands every observation recorded so far to the instruments, outside
   // mu_, which it releases. Publishers take publish_mu_ before they let go
   // of mu_, so when this returns every observation recorded before it
@@ -786,10 +820,10 @@ class FoldingQueue final : public WaitingItems<T> {
   mutable std::vector<Inboxed> folding_ ABSL_GUARDED_BY(index_mu_);
   // Adds of the current fold or due batch that count, for the metrics.
   mutable size_t counted_ ABSL_GUARDED_BY(index_mu_) = 0;
-  mutable std::vector<uint32_t> reaping_ ABSL_GUARDED_BY(index_mu_);
+  mutable std::vector<SlotRef> reaping_ ABSL_GUARDED_BY(index_mu_);
   // Entries are read by workers under mu_ once pushed; see State.
   mutable EntrySlab slab_;
-  mutable SlotIndex<T, Hash, Eq> index_ ABSL_GUARDED_BY(index_mu_);
+  mutable SlotIndex<T, Eq> index_ ABSL_GUARDED_BY(index_mu_);
   // Waiting items: how many, and their (ready, slot) pairs.
   mutable size_t waiting_ ABSL_GUARDED_BY(index_mu_) = 0;
   mutable ReadySchedule schedule_ ABSL_GUARDED_BY(index_mu_);
@@ -821,7 +855,7 @@ class FoldingQueue final : public WaitingItems<T> {
   alignas(kCacheLine) mutable Mutex mu_;
   CondVar drain_cv_;    // ShutDownWithDrain
   CondVar updater_cv_;  // the unfinished-work updater
-  mutable std::vector<uint32_t> finished_ ABSL_GUARDED_BY(mu_);  // to reap
+  mutable std::vector<SlotRef> finished_ ABSL_GUARDED_BY(mu_);  // to reap
   // finished_.size(), readable without the lock.
   mutable std::atomic<size_t> finished_len_{0};
   mutable EntryFifo fifo_ ABSL_GUARDED_BY(mu_);

@@ -9,8 +9,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
-#include "absl/container/flat_hash_set.h"
 #include "runtime/workqueue/internal/slab.h"
 
 namespace kcr::workqueue::internal {
@@ -55,20 +55,12 @@ struct Entry {
   int64_t added = 0;
 };
 
-// The index stores a slot number and 32 bits of the key's hash, and looks
-// keys up through the slab. With the hash at hand, growing the index never
-// reads the slab, a probe touches the slab only on a likely match, and a
-// reap (with the hash kept in the entry) compares slot numbers, not keys.
+// An entry's slot with 32 bits of its key's hash: what the index stores,
+// and what a reap needs to erase an entry without hashing or comparing
+// keys.
 struct SlotRef {
-  uint32_t slot;
-  uint32_t hash;
-};
-
-// A key with its hash already computed.
-template <typename T>
-struct HashedKey {
-  const T* key;
-  uint32_t hash;
+  uint32_t slot = kNilSlot;
+  uint32_t hash = 0;
 };
 
 // The 32 bits of `Hash` that the queue keeps for a key.
@@ -77,34 +69,106 @@ uint32_t HashOf(const T& key) {
   return static_cast<uint32_t>(Hash()(key));
 }
 
-template <typename T, typename Hash>
-struct IndexHash {
-  using is_transparent = void;
-  size_t operator()(SlotRef ref) const { return ref.hash; }
-  size_t operator()(HashedKey<T> key) const { return key.hash; }
-  size_t operator()(const T& key) const { return HashOf<T, Hash>(key); }
-};
-
+// Every entry that is not free, by key: an open-addressing table (linear
+// probing, at most half full) of (slot, 32-bit hash) cells, 8 bytes each.
+// With the hash at hand, growing never reads the slab, a probe compares
+// keys only on a matching hash, and erasing compares slot numbers, not
+// keys. Where a key would be is a function of its hash alone, so a batch of
+// lookups can fetch its cells ahead (Prefetch) and overlap the cache misses
+// of an index far larger than the cache: a fold's inserts and a reap's
+// erases do. Not thread-safe.
 template <typename T, typename Eq>
-struct IndexEq {
-  using is_transparent = void;
-  const Slab<Entry<T>>* slab;
-  bool operator()(SlotRef a, SlotRef b) const { return a.slot == b.slot; }
-  bool operator()(SlotRef a, HashedKey<T> key) const {
-    return a.hash == key.hash && Eq()(slab->at(a.slot).key, *key.key);
+class SlotIndex {
+ public:
+  explicit SlotIndex(const Slab<Entry<T>>* slab) : slab_(slab) {
+    Resize(kMinBits);
   }
-  bool operator()(HashedKey<T> key, SlotRef a) const { return (*this)(a, key); }
-  bool operator()(SlotRef a, const T& key) const {
-    return Eq()(slab->at(a.slot).key, key);
-  }
-  bool operator()(const T& key, SlotRef a) const { return (*this)(a, key); }
-};
+  SlotIndex(const SlotIndex&) = delete;
+  SlotIndex& operator=(const SlotIndex&) = delete;
 
-// Every entry that is not free, by key: look up with a HashedKey (or a
-// plain key, hashed on the spot), erase by SlotRef.
-template <typename T, typename Hash, typename Eq>
-using SlotIndex =
-    absl::flat_hash_set<SlotRef, IndexHash<T, Hash>, IndexEq<T, Eq>>;
+  size_t size() const { return size_; }
+
+  // Starts fetching the cell where a key with this hash would be.
+  void Prefetch(uint32_t hash) const { PrefetchForWrite(&cells_[Home(hash)]); }
+
+  // The slot of `key`'s entry, or kNilSlot.
+  uint32_t Find(const T& key, uint32_t hash) const {
+    for (size_t i = Home(hash);; i = (i + 1) & mask_) {
+      const Cell c = cells_[i];
+      if (c.slot == kNilSlot) return kNilSlot;
+      if (c.hash == hash && Eq()(slab_->at(c.slot).key, key)) return c.slot;
+    }
+  }
+
+  // The slot of `key`'s entry; if it has none, the slot `make()` returns,
+  // which must hold `key` by then, is inserted.
+  template <typename Make>
+  uint32_t FindOrInsert(const T& key, uint32_t hash, Make make) {
+    if (size_ + 1 > (mask_ + 1) / 2) Resize(bits_ + 1);
+    size_t i = Home(hash);
+    for (;; i = (i + 1) & mask_) {
+      const Cell c = cells_[i];
+      if (c.slot == kNilSlot) break;
+      if (c.hash == hash && Eq()(slab_->at(c.slot).key, key)) return c.slot;
+    }
+    const uint32_t slot = make();
+    cells_[i] = Cell{slot, hash};
+    ++size_;
+    return slot;
+  }
+
+  // Removes the entry in `slot`, whose key has this hash. It must be there.
+  void Erase(uint32_t slot, uint32_t hash) {
+    size_t i = Home(hash);
+    while (cells_[i].slot != slot) i = (i + 1) & mask_;
+    // Backward-shift deletion: move up each later cell of the run that may
+    // live at i (its home is not cyclically within (i, j]), so that no
+    // tombstones are needed.
+    for (size_t j = (i + 1) & mask_; cells_[j].slot != kNilSlot;
+         j = (j + 1) & mask_) {
+      const size_t home = Home(cells_[j].hash);
+      if (((j - home) & mask_) >= ((j - i) & mask_)) {
+        cells_[i] = cells_[j];
+        i = j;
+      }
+    }
+    cells_[i] = Cell{};
+    --size_;
+  }
+
+ private:
+  static constexpr int kMinBits = 4;
+
+  using Cell = SlotRef;  // slot == kNilSlot: empty
+
+  // Fibonacci hashing: the top bits of the product, so that the position
+  // depends on every bit of the hash.
+  size_t Home(uint32_t hash) const {
+    return static_cast<size_t>((uint64_t{hash} * 0x9E3779B97F4A7C15ull) >>
+                               (64 - bits_));
+  }
+
+  void Resize(int bits) {
+    const size_t old_capacity = cells_ != nullptr ? mask_ + 1 : 0;
+    std::unique_ptr<Cell[]> old = std::move(cells_);
+    bits_ = bits;
+    mask_ = (size_t{1} << bits) - 1;
+    cells_ = std::make_unique<Cell[]>(mask_ + 1);
+    for (size_t k = 0; k < old_capacity; ++k) {
+      const Cell c = old[k];
+      if (c.slot == kNilSlot) continue;
+      size_t i = Home(c.hash);
+      while (cells_[i].slot != kNilSlot) i = (i + 1) & mask_;
+      cells_[i] = c;
+    }
+  }
+
+  const Slab<Entry<T>>* const slab_;
+  std::unique_ptr<Cell[]> cells_;
+  int bits_ = 0;
+  size_t mask_ = 0;
+  size_t size_ = 0;
+};
 
 }  // namespace kcr::workqueue::internal
 
