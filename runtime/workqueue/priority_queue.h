@@ -44,6 +44,7 @@
 #define KCR_RUNTIME_WORKQUEUE_PRIORITY_QUEUE_H_
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -236,13 +237,29 @@ class PriorityQueue final : public PriorityInterface<T> {
     double latency = -1;
     {
       MutexLock lock(&mu_);
+      bool spun = false;
       for (;;) {
         if (!waiting_.empty()) MoveDueLocked(clock_->Now());
         if (ready_count_ > 0) break;
         if (shutting_down_) return std::nullopt;
+        if (!spun) {
+          // Nothing ready: yield a few times before sleeping, so that a
+          // producer adding one item at a time does not pay a futex wake-up
+          // per item (costly on virtual machines).
+          spun = true;
+          mu_.Unlock();
+          for (int i = 0; i < kSpinsBeforeSleep &&
+                          ready_hint_.load(std::memory_order_relaxed) == 0;
+               ++i) {
+            std::this_thread::yield();
+          }
+          mu_.Lock();
+          continue;
+        }
         ++sleeping_workers_;
         worker_cv_.Wait(&mu_);
         --sleeping_workers_;
+        if (signalled_workers_ > 0) --signalled_workers_;
       }
       Entry* e = PopLocked();
       e->processing = true;
@@ -258,7 +275,7 @@ class PriorityQueue final : public PriorityInterface<T> {
       out.emplace(PrioritizedItem<T>{*e->key, e->priority});
       // Another item may be ready for another sleeping worker (several
       // became due at once, or one Signal woke a worker that lost the race).
-      if (ready_count_ > 0 && sleeping_workers_ > 0) worker_cv_.Signal();
+      if (ready_count_ > 0) WakeWorkerLocked();
     }
     if (latency >= 0) metrics_->latency->Observe(latency);
     return out;
@@ -285,7 +302,7 @@ class PriorityQueue final : public PriorityInterface<T> {
           // Added while processed: queued now, behind its priority's line.
           e->seq = next_seq_++;
           LinkReadyLocked(e);
-          if (sleeping_workers_ > 0) worker_cv_.Signal();
+          WakeWorkerLocked();
           break;
         case State::kWaiting:
         case State::kReady:
@@ -406,6 +423,10 @@ class PriorityQueue final : public PriorityInterface<T> {
   static constexpr int64_t kNow = INT64_MIN;
   // How long the timer sleeps at most with nothing to do.
   static constexpr absl::Duration kMaxWait = absl::Seconds(10);
+  // Yields of a worker that finds nothing ready, before it sleeps.
+  static constexpr int kSpinsBeforeSleep = 64;
+  // Lines (priorities) kept while empty.
+  static constexpr size_t kMaxEmptyLines = 8;
 
   static double Seconds(int64_t nanos) { return nanos * 1e-9; }
 
@@ -488,7 +509,17 @@ class PriorityQueue final : public PriorityInterface<T> {
       return;
     }
     LinkReadyLocked(e);
-    if (sleeping_workers_ > 0) worker_cv_.Signal();
+    WakeWorkerLocked();
+  }
+
+  // Signals a worker asleep in Get, unless every sleeper has been
+  // signalled already and not yet woken (a Signal per add would cost a
+  // futex call per add while one worker is slow to wake).
+  void WakeWorkerLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (sleeping_workers_ > signalled_workers_) {
+      ++signalled_workers_;
+      worker_cv_.Signal();
+    }
   }
 
   // `e` waits until `ready_at`; wakes the timer if it is the new earliest.
@@ -517,6 +548,7 @@ class PriorityQueue final : public PriorityInterface<T> {
     }
     fifo.tail = e;
     ++ready_count_;
+    ready_hint_.store(ready_count_, std::memory_order_relaxed);
   }
 
   void UnlinkReadyLocked(Entry* e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -527,12 +559,20 @@ class PriorityQueue final : public PriorityInterface<T> {
     e->prev = e->next = nullptr;
     e->state = State::kNone;
     --ready_count_;
-    if (fifo.head == nullptr) ready_.erase(it);
+    ready_hint_.store(ready_count_, std::memory_order_relaxed);
+    // An empty line is kept (a queue that empties and fills again would
+    // otherwise free and allocate its map node every time), unless many
+    // priorities have been used.
+    if (fifo.head == nullptr && ready_.size() > kMaxEmptyLines) {
+      ready_.erase(it);
+    }
   }
 
   // The head of the highest priority's FIFO, unlinked. ready_count_ > 0.
   Entry* PopLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    Entry* e = ready_.begin()->second.head;
+    auto it = ready_.begin();
+    while (it->second.head == nullptr) ++it;
+    Entry* e = it->second.head;
     UnlinkReadyLocked(e);
     return e;
   }
@@ -612,6 +652,10 @@ class PriorityQueue final : public PriorityInterface<T> {
   // A ShutDownWithDrain waits for processing_count_ to reach 0.
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
   int sleeping_workers_ ABSL_GUARDED_BY(mu_) = 0;
+  // Sleepers signalled and not yet awake.
+  mutable int signalled_workers_ ABSL_GUARDED_BY(mu_) = 0;
+  // ready_count_, for a worker about to sleep to watch without the lock.
+  mutable std::atomic<size_t> ready_hint_{0};
   // When the timer thread will wake by itself (Unix ns).
   int64_t timer_wake_at_ ABSL_GUARDED_BY(mu_) = INT64_MIN;
 
