@@ -1,5 +1,6 @@
 #include "runtime/controller/handler.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -170,7 +171,10 @@ TEST(HandlerPriorityTest, OwnerAndMapFuncHandlersUseTheSamePriorities) {
 }
 
 TEST(HandlerPriorityTest, EventHandlerFuncsAddAtTheEventsPriority) {
-  workqueue::PriorityQueue<Request> q;
+  // Rate-limited adds wait an hour: long enough to be seen waiting.
+  workqueue::PriorityQueue<Request> q(
+      std::make_unique<workqueue::ItemExponentialFailureRateLimiter<Request>>(
+          absl::Hours(1), absl::Hours(1)));
   EventHandlerFuncs h;
   h.create = [](const CreateEvent& e, RequestQueue& queue) {
     queue.Add(Request::For(*e.object));
