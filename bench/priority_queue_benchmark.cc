@@ -14,6 +14,8 @@
 // list (which, on the FIFO queue, collapse into the waiting entry and keep
 // its place in line).
 //
+// BM_AddGetDone measures the queues' own cost, without work per item.
+//
 //   bazel run -c opt //bench:priority_queue_benchmark
 #include <algorithm>
 #include <atomic>
@@ -173,6 +175,108 @@ BENCHMARK(BM_RestartStorm)
     ->Args({kPriority, kChangedObjects})
     ->Iterations(1)
     ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+// The queue's own cost, without work: 1 producer adds kItems distinct keys
+// (at two priorities on the priority queue) while `workers` take and finish
+// them; items per second.
+void BM_AddGetDone(benchmark::State& state) {
+  constexpr int kItems = 200'000;
+  const auto queue_kind = static_cast<QueueKind>(state.range(0));
+  const int workers_count = static_cast<int>(state.range(1));
+  std::vector<std::string> keys;
+  keys.reserve(kItems);
+  for (int i = 0; i < kItems; ++i) {
+    keys.push_back(absl::StrCat("default/name-", i));
+  }
+  for (auto _ : state) {
+    std::unique_ptr<RateLimitingInterface<std::string>> queue;
+    PriorityQueue<std::string>* pq = nullptr;
+    if (queue_kind == kPriority) {
+      auto p = std::make_unique<PriorityQueue<std::string>>();
+      pq = p.get();
+      queue = std::move(p);
+    } else {
+      queue = std::make_unique<RateLimitingQueue<std::string>>();
+    }
+    std::atomic<int> done{0};
+    std::vector<std::thread> workers;
+    for (int w = 0; w < workers_count; ++w) {
+      workers.emplace_back([&] {
+        while (std::optional<std::string> item = queue->Get()) {
+          queue->Done(*item);
+          if (done.fetch_add(1, std::memory_order_relaxed) + 1 == kItems) {
+            queue->ShutDown();
+          }
+        }
+      });
+    }
+    AddOpts opts;
+    for (int i = 0; i < kItems; ++i) {
+      if (pq != nullptr) {
+        opts.priority = (i & 1) != 0 ? kLowPriority : 0;
+        pq->AddWithOpts(opts, keys[i]);
+      } else {
+        queue->Add(keys[i]);
+      }
+    }
+    for (std::thread& t : workers) t.join();
+  }
+  state.SetItemsProcessed(state.iterations() * kItems);
+  state.SetLabel(queue_kind == kFifo ? "fifo" : "priority");
+}
+
+BENCHMARK(BM_AddGetDone)
+    ->ArgNames({"queue", "workers"})
+    ->Args({kFifo, 1})
+    ->Args({kPriority, 1})
+    ->Args({kFifo, 4})
+    ->Args({kPriority, 4})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+// The same on one thread: all the adds, then every Get and Done. Its CPU
+// time is the queue's cost per item, little disturbed by other processes.
+void BM_AddThenDrainOneThread(benchmark::State& state) {
+  constexpr int kItems = 200'000;
+  const auto queue_kind = static_cast<QueueKind>(state.range(0));
+  std::vector<std::string> keys;
+  keys.reserve(kItems);
+  for (int i = 0; i < kItems; ++i) {
+    keys.push_back(absl::StrCat("default/name-", i));
+  }
+  for (auto _ : state) {
+    std::unique_ptr<RateLimitingInterface<std::string>> queue;
+    PriorityQueue<std::string>* pq = nullptr;
+    if (queue_kind == kPriority) {
+      auto p = std::make_unique<PriorityQueue<std::string>>();
+      pq = p.get();
+      queue = std::move(p);
+    } else {
+      queue = std::make_unique<RateLimitingQueue<std::string>>();
+    }
+    AddOpts opts;
+    for (int i = 0; i < kItems; ++i) {
+      if (pq != nullptr) {
+        opts.priority = (i & 1) != 0 ? kLowPriority : 0;
+        pq->AddWithOpts(opts, keys[i]);
+      } else {
+        queue->Add(keys[i]);
+      }
+    }
+    for (int i = 0; i < kItems; ++i) {
+      std::optional<std::string> item = queue->Get();
+      queue->Done(*item);
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * kItems);
+  state.SetLabel(queue_kind == kFifo ? "fifo" : "priority");
+}
+
+BENCHMARK(BM_AddThenDrainOneThread)
+    ->ArgNames({"queue"})
+    ->Arg(kFifo)
+    ->Arg(kPriority)
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace
