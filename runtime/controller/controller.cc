@@ -112,13 +112,23 @@ Controller::Controller(ControllerOptions options,
       reconciler_(std::move(reconciler)),
       metrics_(options.metrics != nullptr
                    ? options.metrics->NewControllerMetrics(options.name)
-                   : nullptr),
-      queue_(std::make_shared<workqueue::RateLimitingQueue<Request>>(
-          options.rate_limiter != nullptr
-              ? std::move(options.rate_limiter)
-              : workqueue::DefaultControllerRateLimiter<Request>(clock_),
-          workqueue::QueueOptions{options.name, options.workqueue_metrics,
-                                  clock_})) {
+                   : nullptr) {
+  std::unique_ptr<workqueue::RateLimiter<Request>> limiter =
+      options.rate_limiter != nullptr
+          ? std::move(options.rate_limiter)
+          : workqueue::DefaultControllerRateLimiter<Request>(clock_);
+  workqueue::QueueOptions queue_options{options.name, options.workqueue_metrics,
+                                        clock_};
+  if (options.use_priority_queue) {
+    priority_queue_ = std::make_shared<workqueue::PriorityQueue<Request>>(
+        std::move(limiter), std::move(queue_options));
+    queue_ = priority_queue_;
+  } else {
+    auto fifo = std::make_shared<workqueue::RateLimitingQueue<Request>>(
+        std::move(limiter), std::move(queue_options));
+    fifo_queue_ = fifo.get();
+    queue_ = std::move(fifo);
+  }
   std::tie(reconcile_ctx_, cancel_reconciles_) =
       WithCancel(Context::Background());
   if (metrics_ != nullptr) {
@@ -251,16 +261,47 @@ absl::Status Controller::Drain() {
   return status;
 }
 
+size_t Controller::WaitingLen() const {
+  return priority_queue_ != nullptr ? priority_queue_->WaitingLen()
+                                    : fifo_queue_->WaitingLen();
+}
+
 void Controller::Work() {
-  while (std::optional<Request> request = queue_->Get()) {
+  for (;;) {
+    std::optional<Request> request;
+    int priority = workqueue::kDefaultPriority;
+    if (priority_queue_ != nullptr) {
+      auto got = priority_queue_->GetWithPriority();
+      if (!got.has_value()) return;
+      request = std::move(got->item);
+      priority = got->priority;
+    } else {
+      request = queue_->Get();
+      if (!request.has_value()) return;
+    }
     // After shutdown the queue still hands out what was waiting; a stopping
     // controller takes no new work.
-    if (!stopping_.load()) ReconcileHandler(*request);
+    if (!stopping_.load()) ReconcileHandler(*request, priority);
     queue_->Done(*request);
   }
 }
 
-void Controller::ReconcileHandler(const Request& request) {
+void Controller::Requeue(const Request& request, int priority,
+                         absl::Duration after, bool rate_limited) {
+  if (priority_queue_ != nullptr) {
+    workqueue::AddOpts opts;
+    opts.priority = priority;
+    opts.after = after;
+    opts.rate_limited = rate_limited;
+    priority_queue_->AddWithOpts(opts, request);
+  } else if (rate_limited) {
+    queue_->AddRateLimited(request);
+  } else {
+    queue_->AddAfter(request, after);
+  }
+}
+
+void Controller::ReconcileHandler(const Request& request, int priority) {
   ReconcileContext rctx(reconcile_ctx_, name_, request, NewReconcileId());
   in_flight_.fetch_add(1);
   if (metrics_ != nullptr) metrics_->AddActiveWorkers(1);
@@ -292,7 +333,7 @@ void Controller::ReconcileHandler(const Request& request) {
 
   ReconcileOutcome outcome;
   if (!result.ok()) {
-    queue_->AddRateLimited(request);
+    Requeue(request, priority, absl::ZeroDuration(), /*rate_limited=*/true);
     outcome = ReconcileOutcome::kError;
     if (metrics_ != nullptr) {
       if (panicked) metrics_->CountPanic();
@@ -301,10 +342,10 @@ void Controller::ReconcileHandler(const Request& request) {
     LOG(ERROR) << rctx.log_prefix() << " Reconciler error: " << result.status();
   } else if (result->requeue_after > absl::ZeroDuration()) {
     queue_->Forget(request);
-    queue_->AddAfter(request, result->requeue_after);
+    Requeue(request, priority, result->requeue_after, /*rate_limited=*/false);
     outcome = ReconcileOutcome::kRequeueAfter;
   } else if (result->requeue) {
-    queue_->AddRateLimited(request);
+    Requeue(request, priority, absl::ZeroDuration(), /*rate_limited=*/true);
     outcome = ReconcileOutcome::kRequeue;
   } else {
     queue_->Forget(request);

@@ -11,6 +11,10 @@
 //   Result::Requeue()         AddRateLimited
 //   Result::RequeueAfter(d)   Forget, then AddAfter(d)
 //   Result::Done()            Forget
+// The queue is a priority queue (workqueue/priority_queue.h) unless
+// ControllerOptions::use_priority_queue is off: its handlers enqueue an
+// informer's initial list and resyncs at kLowPriority (handler.h), and a
+// retry keeps the priority its Request was taken at.
 // An exception escaping the reconciler (std::exception or anything else) is
 // caught, logged, counted in the panics metric and treated as an error; the
 // worker carries on. The queue never hands one key to two workers at once.
@@ -38,6 +42,7 @@
 #include "runtime/controller/reconciler.h"
 #include "runtime/controller/runnable.h"
 #include "runtime/workqueue/metrics.h"
+#include "runtime/workqueue/priority_queue.h"
 #include "runtime/workqueue/rate_limiter.h"
 #include "runtime/workqueue/rate_limiting_queue.h"
 
@@ -71,6 +76,10 @@ struct ControllerOptions {
   workqueue::MetricsProvider* workqueue_metrics = nullptr;
   // Whether the Manager runs it only while leader.
   bool need_leader_election = true;
+  // The queue: a priority queue (controller-runtime v0.23's default), where
+  // fresh changes go ahead of an initial list's or a resync's backlog; off,
+  // the FIFO workqueue::RateLimitingQueue. Same metrics either way.
+  bool use_priority_queue = true;
 };
 
 // InvalidArgument naming what is wrong with a controller name, or OK.
@@ -112,14 +121,25 @@ class Controller final : public Runnable {
   std::string name() const override { return name_; }
 
   // The controller's queue, e.g. to enqueue a Request from elsewhere (a
-  // GenericEvent source) or, in tests, to see what waits in it.
-  workqueue::RateLimitingQueue<Request>& queue() { return *queue_; }
+  // GenericEvent source) or, in tests, to see what waits in it. A
+  // PriorityRequestQueue unless use_priority_queue was off.
+  RequestQueue& queue() { return *queue_; }
+  // The queue as a priority queue, or null when use_priority_queue was off.
+  PriorityRequestQueue* priority_queue() { return priority_queue_.get(); }
+  // Requests waiting in the queue for their delay (backoff or
+  // requeue_after) to pass.
+  size_t WaitingLen() const;
 
  private:
   Controller(ControllerOptions options, std::shared_ptr<Reconciler> reconciler);
 
   void Work();
-  void ReconcileHandler(const Request& request);
+  // `priority`: the one `request` was taken at (0 on a FIFO queue).
+  void ReconcileHandler(const Request& request, int priority);
+  // Adds `request` again after `after`, or the rate limiter's delay, at
+  // `priority` on a priority queue.
+  void Requeue(const Request& request, int priority, absl::Duration after,
+               bool rate_limited);
   absl::Status WaitForWatchesSynced(const Context& ctx);
   // Shuts the queue down and waits for the workers; see Start.
   absl::Status Drain() ABSL_LOCKS_EXCLUDED(drain_mu_);
@@ -134,8 +154,11 @@ class Controller final : public Runnable {
   const std::shared_ptr<Reconciler> reconciler_;
   const std::unique_ptr<ControllerMetrics> metrics_;  // may be null
   // Shared with the handlers registered on informers, which may outlive
-  // the controller.
-  const std::shared_ptr<workqueue::RateLimitingQueue<Request>> queue_;
+  // the controller. Set once, in the constructor.
+  std::shared_ptr<RequestQueue> queue_;
+  // queue_ by its type: one of the two is null.
+  std::shared_ptr<workqueue::PriorityQueue<Request>> priority_queue_;
+  workqueue::RateLimitingQueue<Request>* fifo_queue_ = nullptr;
 
   // Every reconcile runs with this; cancelled when the shutdown deadline
   // passes.

@@ -9,23 +9,51 @@
 // Handlers are called on the informer's delivery thread for the watch, one
 // event at a time; they only add to the queue, which is thread-safe. The
 // handlers made here are stateless and may be shared between watches.
+//
+// Priorities (controller-runtime v0.23): when the queue is a priority queue
+// (workqueue::PriorityInterface, the controller's default), every handler
+// here, EventHandlerFuncs included, enqueues at kLowPriority what an
+// informer delivers without a change (an object of its initial list, or an
+// update whose resourceVersion did not change: a resync), and everything
+// else at the default priority, so that a fresh change is reconciled ahead
+// of a restart's or a resync's backlog. With a plain queue they Add.
 #ifndef KCR_RUNTIME_CONTROLLER_HANDLER_H_
 #define KCR_RUNTIME_CONTROLLER_HANDLER_H_
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "api/object.h"
 #include "runtime/controller/event.h"
 #include "runtime/controller/reconciler.h"
+#include "runtime/workqueue/priority_queue.h"
 #include "runtime/workqueue/rate_limiting_queue.h"
 
 namespace kcr::controller {
 
 // A controller's queue, as handlers see it.
 using RequestQueue = workqueue::RateLimitingInterface<Request>;
+// The same queue when it is a priority queue.
+using PriorityRequestQueue = workqueue::PriorityInterface<Request>;
+
+// The priority of what an informer delivers without a change
+// (controller-runtime's handler.LowPriority).
+inline constexpr int kLowPriority = -100;
+
+// kLowPriority for an object of the informer's initial list, else unset
+// (the queue's default).
+std::optional<int> PriorityOf(const CreateEvent& event);
+// kLowPriority for an update that changed nothing (both objects present,
+// with one resourceVersion: a resync), else unset.
+std::optional<int> PriorityOf(const UpdateEvent& event);
+
+// Adds `request` to `queue` at `priority` when the queue is a priority
+// queue; otherwise Adds it.
+void AddWithPriority(RequestQueue& queue, const Request& request,
+                     std::optional<int> priority);
 
 class EventHandler {
  public:
@@ -69,7 +97,9 @@ using MapFunc = std::function<std::vector<Request>(const api::Object&)>;
 // the union for the old and the new object.
 std::shared_ptr<EventHandler> EnqueueRequestsFromMapFunc(MapFunc map);
 
-// An EventHandler from functions; an empty one ignores its events.
+// An EventHandler from functions; an empty one ignores its events. On a
+// priority queue, `create` and `update` see a queue whose adds without a
+// priority of their own take PriorityOf(event).
 class EventHandlerFuncs final : public EventHandler {
  public:
   std::function<void(const CreateEvent&, RequestQueue&)> create;
@@ -77,12 +107,8 @@ class EventHandlerFuncs final : public EventHandler {
   std::function<void(const DeleteEvent&, RequestQueue&)> delete_;
   std::function<void(const GenericEvent&, RequestQueue&)> generic;
 
-  void Create(const CreateEvent& e, RequestQueue& q) override {
-    if (create) create(e, q);
-  }
-  void Update(const UpdateEvent& e, RequestQueue& q) override {
-    if (update) update(e, q);
-  }
+  void Create(const CreateEvent& e, RequestQueue& q) override;
+  void Update(const UpdateEvent& e, RequestQueue& q) override;
   void Delete(const DeleteEvent& e, RequestQueue& q) override {
     if (delete_) delete_(e, q);
   }

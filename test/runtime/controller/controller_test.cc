@@ -11,10 +11,13 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "api/object.h"
 #include "base/context.h"
 #include "base/mutex.h"
 #include "gtest/gtest.h"
+#include "runtime/cache/shared_informer.h"
 #include "test/fakes/fake_clock.h"
+#include "test/fakes/fake_list_watch.h"
 #include "test/runtime/controller/fake_controller_metrics.h"
 
 namespace kcr::controller {
@@ -131,7 +134,7 @@ class ControllerTest : public ::testing::Test {
 
   // Waits until `n` requests wait for their delay in `c`'s queue.
   static void AwaitWaiting(Controller& c, size_t n) {
-    ASSERT_TRUE(Eventually([&] { return c.queue().WaitingLen() == n; }));
+    ASSERT_TRUE(Eventually([&] { return c.WaitingLen() == n; }));
   }
 
   kcr::testing::FakeClock clock_;
@@ -491,6 +494,135 @@ TEST_F(ControllerTest, StartTwiceFails) {
   cancel();
   EXPECT_TRUE(c->Start(ctx).ok());
   EXPECT_EQ(c->Start(ctx).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// Holds every reconcile until Open, and records the order of the Requests.
+class GatedReconciler final : public Reconciler {
+ public:
+  absl::StatusOr<Result> Reconcile(const Request& request,
+                                   ReconcileContext&) override {
+    MutexLock lock(&mu_);
+    order_.push_back(request.name);
+    mu_.Await(absl::Condition(&open_));
+    return Result::Done();
+  }
+  void Open() {
+    MutexLock lock(&mu_);
+    open_ = true;
+  }
+  std::vector<std::string> order() {
+    MutexLock lock(&mu_);
+    return order_;
+  }
+
+ private:
+  Mutex mu_;
+  bool open_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::string> order_ ABSL_GUARDED_BY(mu_);
+};
+
+api::ObjectPtr ConfigMap(const std::string& name, int rv) {
+  auto o = api::Object::Parse(absl::StrCat(
+      R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")", name,
+      R"(","namespace":"ns","resourceVersion":")", rv, R"("}})"));
+  EXPECT_TRUE(o.ok()) << o.status();
+  return *o;
+}
+
+// A controller restarting: its informer's initial list of kListed objects
+// is queued, one worker is busy with the first, and a fresh change arrives
+// through the watch. Returns the order of the reconciles.
+std::vector<std::string> ReconcileOrderAfterARestart(bool use_priority_queue) {
+  constexpr int kListed = 20;
+  auto lw = std::make_unique<kcr::testing::FakeListWatch>();
+  kcr::testing::FakeListWatch* fake = lw.get();
+  std::vector<api::ObjectPtr> listed;
+  for (int i = 0; i < kListed; ++i) {
+    listed.push_back(ConfigMap(absl::StrCat("listed-", i), 10));
+  }
+  fake->SetState(listed, "10");
+  cache::SharedInformerOptions informer_options;
+  informer_options.name = "configmaps";
+  cache::SharedIndexInformer informer(std::move(lw), informer_options);
+
+  auto r = std::make_shared<GatedReconciler>();
+  ControllerOptions options;
+  options.name = "restart";
+  options.use_priority_queue = use_priority_queue;
+  auto c = Controller::New(std::move(options), r);
+  EXPECT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ((*c)->priority_queue() != nullptr, use_priority_queue);
+  EXPECT_TRUE((*c)->Watch(&informer, EnqueueRequestForObject()).ok());
+
+  auto [ctx, cancel] = WithCancel(Context::Background());
+  std::thread informer_thread([&informer, ctx = ctx] { informer.Run(ctx); });
+  {
+    Running run(c->get());
+    // The worker holds listed-0; the others wait in the queue.
+    EXPECT_TRUE(Eventually([&] { return r->order().size() == 1; }));
+    EXPECT_TRUE(
+        Eventually([&] { return (*c)->queue().Len() == size_t{kListed - 1}; }));
+    fake->WaitForWatch(0)->Add(ConfigMap("fresh", 11));
+    EXPECT_TRUE(
+        Eventually([&] { return (*c)->queue().Len() == size_t{kListed}; }));
+    r->Open();
+    EXPECT_TRUE(
+        Eventually([&] { return r->order().size() == size_t{kListed + 1}; }));
+    EXPECT_TRUE(run.Stop().ok());
+  }
+  cancel();
+  informer_thread.join();
+  return r->order();
+}
+
+TEST(ControllerPriorityTest, InitialListIsLowPriorityAndFreshChangesGoFirst) {
+  const std::vector<std::string> order = ReconcileOrderAfterARestart(true);
+  ASSERT_EQ(order.size(), 21u);
+  EXPECT_EQ(order[0], "listed-0");
+  EXPECT_EQ(order[1], "fresh");
+  // The initial list, in its order, after the fresh change.
+  for (int i = 1; i < 20; ++i) {
+    EXPECT_EQ(order[i + 1], absl::StrCat("listed-", i));
+  }
+}
+
+TEST(ControllerPriorityTest, TheFifoQueueStaysSelectable) {
+  const std::vector<std::string> order = ReconcileOrderAfterARestart(false);
+  ASSERT_EQ(order.size(), 21u);
+  EXPECT_EQ(order.back(), "fresh");
+}
+
+// A retry keeps the priority its Request was taken at.
+TEST_F(ControllerTest, RetriesKeepTheirPriority) {
+  Notification gate;
+  auto r = std::make_shared<RecordingReconciler>(
+      &clock_, [&gate](int call) -> absl::StatusOr<Result> {
+        if (call == 1) return absl::UnavailableError("retry");
+        if (call == 2) gate.WaitForNotification();
+        return Result::Done();
+      });
+  auto c = Make(r);
+  ASSERT_NE(c->priority_queue(), nullptr);
+  Running run(c.get());
+  workqueue::AddOpts opts;
+  opts.priority = kLowPriority;
+  c->priority_queue()->AddWithOpts(opts, req_);
+  ASSERT_TRUE(Eventually([&] { return r->calls() == 1; }));
+  AwaitWaiting(*c, 1);
+  // The worker is busy while the retry comes due and a Request of a
+  // priority between the low one and the default is added.
+  c->queue().Add(Request{"default", "busy"});
+  ASSERT_TRUE(Eventually([&] { return r->calls() == 2; }));
+  clock_.Advance(absl::Milliseconds(5));
+  opts.priority = kLowPriority / 2;
+  c->priority_queue()->AddWithOpts(opts, Request{"default", "middle"});
+  ASSERT_TRUE(Eventually([&] { return c->queue().Len() == 2; }));
+  gate.Notify();
+  ASSERT_TRUE(Eventually([&] { return r->calls() == 4; }));
+  EXPECT_TRUE(run.Stop().ok());
+  const std::vector<Request> requests = r->requests();
+  EXPECT_EQ(requests[2].name, "middle");
+  EXPECT_EQ(requests[3], req_);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "runtime/controller/handler.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,100 @@ TEST(EnqueueRequestsFromMapFuncTest, MapsOldAndNewToTheirUnion) {
   EXPECT_EQ(Drain(q), (Keys{"x/a", "x/all", "x/b"}));
   h->Generic({Obj("ns", "g")}, q);
   EXPECT_EQ(Drain(q), (Keys{"x/g", "x/all"}));
+}
+
+// An object at resourceVersion `rv`.
+api::ObjectPtr AtVersion(const std::string& name, const std::string& rv,
+                         const std::string& owners = "[]") {
+  auto o = api::Object::Parse(
+      absl::StrCat(R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":")",
+                   name, R"(","namespace":"ns","resourceVersion":")", rv,
+                   R"(","ownerReferences":)", owners, "}}"));
+  EXPECT_TRUE(o.ok()) << o.status();
+  return *o;
+}
+
+// Everything in a priority queue, in order, as "key@priority".
+std::vector<std::string> DrainWithPriority(PriorityRequestQueue& q) {
+  std::vector<std::string> out;
+  while (q.Len() > 0) {
+    auto r = q.GetWithPriority();
+    out.push_back(absl::StrCat(r->item.ToString(), "@", r->priority));
+    q.Done(r->item);
+  }
+  return out;
+}
+
+TEST(HandlerPriorityTest, InitialListAndResyncsAreLowPriority) {
+  workqueue::PriorityQueue<Request> q;
+  auto h = EnqueueRequestForObject();
+  h->Create({AtVersion("listed", "1"), /*is_in_initial_list=*/true}, q);
+  h->Update({AtVersion("resynced", "2"), AtVersion("resynced", "2")}, q);
+  h->Create({AtVersion("created", "3"), false}, q);
+  h->Update({AtVersion("changed", "3"), AtVersion("changed", "4")}, q);
+  h->Delete({AtVersion("deleted", "5"), false}, q);
+  h->Generic({AtVersion("generic", "6")}, q);
+  EXPECT_EQ(DrainWithPriority(q),
+            (Keys{"ns/created@0", "ns/changed@0", "ns/deleted@0",
+                  "ns/generic@0", "ns/listed@-100", "ns/resynced@-100"}));
+}
+
+TEST(HandlerPriorityTest, AFreshChangeRaisesAListedObject) {
+  workqueue::PriorityQueue<Request> q;
+  auto h = EnqueueRequestForObject();
+  h->Create({AtVersion("a", "1"), true}, q);
+  h->Create({AtVersion("b", "1"), true}, q);
+  h->Update({AtVersion("b", "1"), AtVersion("b", "2")}, q);
+  EXPECT_EQ(DrainWithPriority(q), (Keys{"ns/b@0", "ns/a@-100"}));
+}
+
+TEST(HandlerPriorityTest, OwnerAndMapFuncHandlersUseTheSamePriorities) {
+  workqueue::PriorityQueue<Request> q;
+  const std::string owned =
+      absl::StrCat("[", Ref("apps/v1", "Deployment", "web", true), "]");
+  auto owner = EnqueueRequestForOwner({"apps", "Deployment", true, true});
+  owner->Create({AtVersion("pod", "1", owned), true}, q);
+  auto mapped = EnqueueRequestsFromMapFunc([](const api::Object& o) {
+    return std::vector<Request>{{"x", std::string(o.name())}};
+  });
+  mapped->Update({AtVersion("m", "1"), AtVersion("m", "1")}, q);
+  mapped->Create({AtVersion("n", "1"), false}, q);
+  EXPECT_EQ(DrainWithPriority(q), (Keys{"x/n@0", "ns/web@-100", "x/m@-100"}));
+}
+
+TEST(HandlerPriorityTest, EventHandlerFuncsAddAtTheEventsPriority) {
+  // Rate-limited adds wait an hour: long enough to be seen waiting.
+  workqueue::PriorityQueue<Request> q(
+      std::make_unique<workqueue::ItemExponentialFailureRateLimiter<Request>>(
+          absl::Hours(1), absl::Hours(1)));
+  EventHandlerFuncs h;
+  h.create = [](const CreateEvent& e, RequestQueue& queue) {
+    queue.Add(Request::For(*e.object));
+    // An explicit priority wins over the event's.
+    if (auto* pq = dynamic_cast<PriorityRequestQueue*>(&queue)) {
+      workqueue::AddOpts opts;
+      opts.priority = 7;
+      pq->AddWithOpts(opts, Request{"ns", "explicit"});
+    }
+  };
+  h.update = [](const UpdateEvent& e, RequestQueue& queue) {
+    queue.AddRateLimited(Request::For(*e.object_new));
+  };
+  h.Create({AtVersion("listed", "1"), true}, q);
+  h.Create({AtVersion("created", "1"), false}, q);
+  h.Update({AtVersion("resynced", "1"), AtVersion("resynced", "1")}, q);
+  EXPECT_EQ(DrainWithPriority(q),
+            (Keys{"ns/explicit@7", "ns/created@0", "ns/listed@-100"}));
+  EXPECT_EQ(q.NumRequeues(Request{"ns", "resynced"}), 1);
+  EXPECT_EQ(q.WaitingLen(), 1u);
+}
+
+TEST(HandlerPriorityTest, APlainQueueGetsPlainAdds) {
+  workqueue::RateLimitingQueue<Request> q;
+  auto h = EnqueueRequestForObject();
+  h->Create({AtVersion("listed", "1"), true}, q);
+  h->Create({AtVersion("created", "1"), false}, q);
+  EXPECT_EQ(Drain(q), (Keys{"ns/listed", "ns/created"}));
 }
 
 }  // namespace
