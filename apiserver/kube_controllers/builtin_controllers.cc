@@ -13,7 +13,8 @@ namespace apiserver {
 BuiltinControllers::BuiltinControllers(Registry* registry,
                                        BuiltinControllersOptions options) {
   if (options.garbage_collector) {
-    controllers_.push_back(std::make_unique<GarbageCollector>(registry));
+    controllers_.push_back(
+        std::make_unique<GarbageCollector>(registry, options.clock));
   }
   if (options.namespace_controller) {
     controllers_.push_back(std::make_unique<NamespaceController>(
