@@ -31,9 +31,8 @@ namespace {
 std::string DeploymentJson(const std::string& name) {
   return absl::StrCat(
       R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":")",
-      name,
-      R"("},"spec":{"replicas":1,"selector":{"matchLabels":{"app":")", name,
-      R"("}},"template":{"metadata":{"labels":{"app":")", name,
+      name, R"("},"spec":{"replicas":1,"selector":{"matchLabels":{"app":")",
+      name, R"("}},"template":{"metadata":{"labels":{"app":")", name,
       R"("}},"spec":{"containers":[{"name":"c","image":"nginx:1"}]}}}})");
 }
 

@@ -511,6 +511,58 @@ TEST_F(DeploymentControllerTest, AProgressDeadlineComesDueWithoutAWrite) {
             "False ProgressDeadlineExceeded");
 }
 
+TEST_F(DeploymentControllerTest, AnOrphanIsFoundByEverySelectorThatMatchesIt) {
+  // A selector of two labels, one of them on other ReplicaSets too, and
+  // one without matchLabels.
+  api::ObjectPtr pair = Create(
+      Deployments(), "default",
+      R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"pair"},
+          "spec":{"replicas":1,"selector":{"matchLabels":
+            {"app":"shared","instance":"pair-instance"}},
+          "template":{"metadata":{"labels":{"app":"shared","instance":"pair-instance"}},
+            "spec":{"containers":[{"name":"c","image":"nginx:1"}]}}}})");
+  api::ObjectPtr expr = Create(
+      Deployments(), "default",
+      R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"expr"},
+          "spec":{"replicas":1,"selector":{"matchExpressions":
+            [{"key":"tier","operator":"In","values":["cache"]}]},
+          "template":{"metadata":{"labels":{"tier":"cache"}},
+            "spec":{"containers":[{"name":"c","image":"nginx:1"}]}}}})");
+  CreateDeployment("other", 1);
+  Settle();
+  const auto orphan = [&](const std::string& name, const std::string& labels) {
+    Create(
+        ReplicaSets(), "default",
+        R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":")" +
+            name + R"(","labels":)" + labels +
+            R"(},"spec":{"replicas":0,"selector":{"matchLabels":)" + labels +
+            R"(},"template":{"metadata":{"labels":)" + labels +
+            R"(},"spec":{"containers":[{"name":"c","image":"old"}]}}}})");
+  };
+  const auto controller = [&](const std::string& name) {
+    auto ref = Get(ReplicaSets(), "default", name)->controller_reference();
+    return ref.has_value() ? std::string(ref->uid) : "<none>";
+  };
+  uint64_t before = dc_.keys_synced();
+  // One of pair's labels: no Deployment selects it.
+  orphan("half", R"({"app":"shared"})");
+  dc_.Sync();
+  EXPECT_EQ(dc_.keys_synced(), before);
+  EXPECT_EQ(controller("half"), "<none>");
+  // Both: pair alone.
+  orphan("pair-old", R"({"app":"shared","instance":"pair-instance"})");
+  dc_.Sync();
+  EXPECT_EQ(dc_.keys_synced(), before + 1);
+  EXPECT_EQ(controller("pair-old"), pair->uid());
+  Settle();
+  before = dc_.keys_synced();
+  // A selector without matchLabels.
+  orphan("expr-old", R"({"tier":"cache"})");
+  dc_.Sync();
+  EXPECT_EQ(dc_.keys_synced(), before + 1);
+  EXPECT_EQ(controller("expr-old"), expr->uid());
+}
+
 TEST(PodTemplateHashTest, StableAndIgnoresItsOwnLabel) {
   rapidjson::Document a, b;
   a.Parse(R"({"metadata":{"labels":{"app":"x"}},"spec":{"containers":[]}})");
