@@ -1,14 +1,14 @@
-// DeploymentController (deployment_controller.h): the pass over every
-// Deployment, and the start of each Deployment's pass (DeploymentSync): its
-// spec, the ReplicaSets it claims, and the choice between scaling and a
-// rollout by its strategy.
+// DeploymentController (deployment_controller.h): which writes queue which
+// Deployment, the objects one Deployment's sync reads, and the start of each
+// Deployment's pass (DeploymentSync): its spec, the ReplicaSets it claims, and
+// the choice between scaling and a rollout by its strategy.
 #include "apiserver/kube_controllers/deployment_controller.h"
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -16,9 +16,11 @@
 #include "api/selector/label_selector.h"
 #include "api/types/field.h"
 #include "api/types/time.h"
+#include "apiserver/kube_controllers/controller_indexes.h"
 #include "apiserver/kube_controllers/deployment_internal.h"
 #include "apiserver/kube_controllers/stored_objects.h"
 #include "base/status_macros.h"
+#include "base/str_cat.h"
 #include "glog/logging.h"
 
 namespace kcr {
@@ -44,9 +46,8 @@ DeploymentSync::DeploymentSync(Registry* registry,
       now_(now),
       now_text_(api::FormatRfc3339(now)) {}
 
-absl::Time DeploymentSync::Run(
-    const std::vector<api::ObjectPtr>& ns_replicasets) {
-  absl::Status s = RunImpl(ns_replicasets);
+absl::Time DeploymentSync::Run(const std::vector<api::ObjectPtr>& candidates) {
+  absl::Status s = RunImpl(candidates);
   if (!s.ok()) {
     if (!IsRaceError(s)) {
       LOG_EVERY_N(WARNING, 20)
@@ -58,7 +59,7 @@ absl::Time DeploymentSync::Run(
 }
 
 absl::Status DeploymentSync::RunImpl(
-    const std::vector<api::ObjectPtr>& ns_replicasets) {
+    const std::vector<api::ObjectPtr>& candidates) {
   KCR_RETURN_IF_ERROR(ReadSpec());
   const Value* selector_json =
       field::Member(field::Object(&d_->json(), "spec"), "selector");
@@ -73,7 +74,7 @@ absl::Status DeploymentSync::RunImpl(
     st.observed_generation = d_->generation();
     return WriteStatus(st);
   }
-  KCR_RETURN_IF_ERROR(Claim(*selector, ns_replicasets));
+  KCR_RETURN_IF_ERROR(Claim(*selector, candidates));
   if (d_->being_deleted()) return SyncStatusOnly();
   KCR_RETURN_IF_ERROR(CheckPausedConditions());
   if (paused_) return ScaleSync();
@@ -162,40 +163,183 @@ api::OwnerReferenceView DeploymentSync::OwnerRef() const {
 
 }  // namespace deployment_internal
 
-DeploymentController::DeploymentController(Registry* registry,
-                                           const Clock* clock)
-    : registry_(registry), clock_(clock) {}
+namespace {
 
-bool DeploymentController::Wants(const StoredEvent& event) const {
-  return event.collection == "apps/deployments" ||
-         event.collection == "apps/replicasets" ||
-         (event.collection == "/pods" && event.type == EventType::kDeleted);
+namespace field = ::kcr::api::field;
+using Value = rapidjson::Value;
+
+constexpr char kDeploymentsKey[] = "apps/deployments";
+constexpr char kReplicaSetsKey[] = "apps/replicasets";
+constexpr char kPodsKey[] = "/pods";
+
+// The name of the `kind` (apps/v1) that controls `o`, or nullopt.
+std::optional<std::string_view> AppsController(const api::Object& o,
+                                               std::string_view kind) {
+  const std::optional<api::OwnerReferenceView> ref = o.controller_reference();
+  if (!ref.has_value() || ref->kind != kind || ref->api_version != "apps/v1") {
+    return std::nullopt;
+  }
+  return ref->name;
 }
 
-absl::Time DeploymentController::Sync() {
-  const absl::Time now = clock_->Now();
-  ResourceRegistry* resources = registry_->resources();
+// Deployments by one entry of spec.selector.matchLabels, as
+// PodLabelKey(namespace, key, value), or by AnySelectorKey(namespace) when
+// the selector has no matchLabels: a ReplicaSet a Deployment selects
+// carries every entry, so the Deployments that may select an orphan are
+// those filed under one of its labels or under AnySelectorKey. The entry
+// is the longest, so that a label many Deployments share (app: nginx)
+// files none of them when a specific one is there.
+constexpr char kDeploymentSelectorIndex[] = "deployment-selector";
+
+std::string AnySelectorKey(std::string_view ns) {
+  return Cat("any-selector:", ns);
+}
+
+void IndexDeploymentSelector(const api::Object& o,
+                             std::vector<std::string>* out) {
+  if (o.kind() != "Deployment" || o.api_version() != "apps/v1") return;
+  const Value* selector =
+      field::Object(field::Object(&o.json(), "spec"), "selector");
+  if (selector == nullptr) return;
+  const Value::Member* best = nullptr;
+  size_t best_size = 0;
+  if (const Value* m = field::Object(selector, "matchLabels"); m != nullptr) {
+    for (const auto& entry : m->GetObject()) {
+      if (!entry.value.IsString()) continue;
+      const size_t size =
+          entry.name.GetStringLength() + entry.value.GetStringLength();
+      if (best == nullptr || size > best_size) {
+        best = &entry;
+        best_size = size;
+      }
+    }
+  }
+  if (best == nullptr) {
+    out->push_back(AnySelectorKey(o.namespace_()));
+    return;
+  }
+  out->push_back(PodLabelKey(o.namespace_(), field::View(best->name),
+                             field::View(best->value)));
+}
+
+}  // namespace
+
+DeploymentController::DeploymentController(Registry* registry,
+                                           const Clock* clock,
+                                           IncrementalControllerOptions options)
+    : IncrementalController(registry, clock, options) {
+  AddControllerIndexes(registry->storage());
+  registry->storage()->AddIndex(kDeploymentSelectorIndex,
+                                IndexDeploymentSelector);
+}
+
+bool DeploymentController::Wants(const StoredEvent& event) const {
+  return event.collection == kDeploymentsKey ||
+         event.collection == kReplicaSetsKey ||
+         (event.collection == kPodsKey && event.type == EventType::kDeleted);
+}
+
+void DeploymentController::EnqueueForReplicaSet(const api::Object& rs) {
+  if (rs.controller_reference().has_value()) {
+    if (std::optional<std::string_view> d = AppsController(rs, "Deployment")) {
+      Enqueue(Storage::Key(rs.namespace_(), *d));
+    }
+    return;
+  }
+  if (rs.being_deleted()) return;
+  // An orphan: the Deployments that may adopt it.
+  const Value* labels =
+      field::Object(field::Object(&rs.json(), "metadata"), "labels");
+  std::vector<api::ObjectPtr> candidates =
+      storage()->ByIndex(kDeploymentsKey, kDeploymentSelectorIndex,
+                         AnySelectorKey(rs.namespace_()));
+  for (const auto& [k, v] : rs.labels()) {
+    for (api::ObjectPtr& d :
+         storage()->ByIndex(kDeploymentsKey, kDeploymentSelectorIndex,
+                            PodLabelKey(rs.namespace_(), k, v))) {
+      candidates.push_back(std::move(d));
+    }
+  }
+  for (const api::ObjectPtr& d : candidates) {
+    const Value* selector_json =
+        field::Member(field::Object(&d->json(), "spec"), "selector");
+    if (selector_json == nullptr) continue;
+    absl::StatusOr<api::LabelSelector> selector =
+        api::LabelSelector::FromLabelSelector(*selector_json);
+    // kube never lets an empty selector adopt.
+    if (selector.ok() && !selector->Empty() && selector->Matches(labels)) {
+      Enqueue(Storage::Key(d->namespace_(), d->name()));
+    }
+  }
+}
+
+void DeploymentController::EnqueueForDeletedPod(const api::Object& pod) {
+  const std::optional<api::OwnerReferenceView> ref = pod.controller_reference();
+  if (!ref.has_value() || ref->kind != "ReplicaSet" ||
+      ref->api_version != "apps/v1") {
+    return;
+  }
+  api::ObjectPtr rs =
+      storage()->Get(kReplicaSetsKey, pod.namespace_(), ref->name);
+  if (rs == nullptr || rs->uid() != ref->uid) return;
+  std::optional<std::string_view> name = AppsController(*rs, "Deployment");
+  if (!name.has_value()) return;
+  // Only a Recreate rollout waits for pods; the others hear of a pod's
+  // going through its ReplicaSet's status.
+  api::ObjectPtr d = storage()->Get(kDeploymentsKey, pod.namespace_(), *name);
+  if (d == nullptr ||
+      field::String(
+          field::Object(field::Object(&d->json(), "spec"), "strategy"),
+          "type") != "Recreate") {
+    return;
+  }
+  Enqueue(Storage::Key(d->namespace_(), d->name()));
+}
+
+void DeploymentController::OnEvent(const StoredEvent& event) {
+  if (event.collection == kDeploymentsKey) {
+    Enqueue(Storage::Key(event.object->namespace_(), event.object->name()));
+  } else if (event.collection == kReplicaSetsKey) {
+    EnqueueForReplicaSet(*event.object);
+    if (event.previous != nullptr) EnqueueForReplicaSet(*event.previous);
+  } else if (event.collection == kPodsKey &&
+             event.type == EventType::kDeleted) {
+    EnqueueForDeletedPod(*event.object);
+  }
+}
+
+void DeploymentController::EnqueueAll() {
+  for (const api::ObjectPtr& d : storage()->Snapshot(kDeploymentsKey)) {
+    Enqueue(Storage::Key(d->namespace_(), d->name()));
+  }
+}
+
+absl::Time DeploymentController::SyncKey(const std::string& key,
+                                         absl::Time now) {
+  ResourceRegistry* resources = registry()->resources();
   ResourceInfoPtr deployments = resources->Lookup("apps", "v1", "deployments");
   ResourceInfoPtr replicasets = resources->Lookup("apps", "v1", "replicasets");
   ResourceInfoPtr pods = resources->Lookup("", "v1", "pods");
-  absl::Time next = absl::InfiniteFuture();
   if (deployments == nullptr || replicasets == nullptr || pods == nullptr) {
-    return next;
+    return absl::InfiniteFuture();
   }
-  std::map<std::string, std::vector<api::ObjectPtr>, std::less<>> by_ns;
-  for (api::ObjectPtr& rs :
-       registry_->storage()->Snapshot(replicasets->StorageKey())) {
-    by_ns[std::string(rs->namespace_())].push_back(std::move(rs));
+  const size_t slash = key.find('/');
+  api::ObjectPtr d = storage()->Get(
+      deployments->StorageKey(), key.substr(0, slash), key.substr(slash + 1));
+  // Gone: its ReplicaSets are the garbage collector's.
+  if (d == nullptr) return absl::InfiniteFuture();
+  // Its own ReplicaSets and those it may adopt: the others are another
+  // controller's, which the claim leaves alone.
+  std::vector<api::ObjectPtr> candidates =
+      storage()->ByIndex(replicasets->StorageKey(), kControllerIndex, d->uid());
+  for (api::ObjectPtr& orphan :
+       storage()->ByIndex(replicasets->StorageKey(), kControllerIndex,
+                          OrphanKey(d->namespace_()))) {
+    candidates.push_back(std::move(orphan));
   }
-  static const std::vector<api::ObjectPtr> kNone;
-  for (const api::ObjectPtr& d :
-       registry_->storage()->Snapshot(deployments->StorageKey())) {
-    auto it = by_ns.find(d->namespace_());
-    deployment_internal::DeploymentSync sync(registry_, *deployments,
-                                             *replicasets, *pods, d, now);
-    next = std::min(next, sync.Run(it == by_ns.end() ? kNone : it->second));
-  }
-  return next;
+  deployment_internal::DeploymentSync sync(registry(), *deployments,
+                                           *replicasets, *pods, d, now);
+  return sync.Run(candidates);
 }
 
 }  // namespace apiserver

@@ -33,6 +33,21 @@
 // Pods are the ReplicaSet controller's (replicaset_controller.h); their
 // readiness the simulated node's.
 //
+// Incremental (incremental_controller.h), keyed by the Deployment's
+// "ns/name": a write of a Deployment queues it; a ReplicaSet's write (its
+// state before and after) queues the Deployment its controller reference
+// names, or, for a ReplicaSet without one, the Deployments of its namespace
+// whose selector matches it (kube's getDeploymentsForReplicaSet), looked up
+// in an index of Deployments by one matchLabels entry of their selector
+// (those filed under one of the orphan's labels); a pod's
+// deletion queues the Recreate Deployment that controls the pod's
+// ReplicaSet (a Recreate rollout waits for the old pods to go). A sync
+// reads the ReplicaSets filed under the Deployment's uid and the orphans of
+// its namespace (kControllerIndex), and, in a Recreate rollout, the pods
+// filed under each old ReplicaSet's uid: never a whole collection. A
+// progress deadline or a failed write brings the key back at its due time
+// without any write.
+//
 // Deviation: the pod-template-hash is FNV-32a of the template's canonical
 // JSON (object keys sorted), plus collisionCount, encoded as kube encodes
 // it; kube hashes the Go struct's printed form, so the values differ from a
@@ -48,7 +63,7 @@
 
 #include "absl/time/time.h"
 #include "api/object.h"
-#include "apiserver/kube_controllers/controller_runner.h"
+#include "apiserver/kube_controllers/incremental_controller.h"
 #include "apiserver/registry/registry.h"
 #include "base/clock.h"
 #include "rapidjson/document.h"
@@ -72,23 +87,32 @@ inline constexpr char kMaxReplicasAnnotation[] =
 std::string PodTemplateHash(const rapidjson::Value& pod_template,
                             std::optional<int64_t> collision_count);
 
-class DeploymentController : public SyncedController {
+class DeploymentController : public IncrementalController {
  public:
-  // `registry` and `clock` must outlive the controller.
+  // `registry` and `clock` must outlive the controller. Adds the
+  // controller indexes to the registry's storage.
   explicit DeploymentController(Registry* registry,
-                                const Clock* clock = Clock::Real());
+                                const Clock* clock = Clock::Real(),
+                                IncrementalControllerOptions options = {});
 
-  // One pass over every Deployment. Returns when a progress deadline next
-  // expires, sooner after a failed write, or InfiniteFuture.
-  absl::Time Sync() override;
   std::string Name() const override { return "deployment-controller"; }
   // Writes to deployments and replicasets, and pod deletions (a Recreate
   // rollout waits for them).
   bool Wants(const StoredEvent& event) const override;
 
+ protected:
+  void OnEvent(const StoredEvent& event) override;
+  void EnqueueAll() override;
+  // Returns when the Deployment's progress deadline next expires, sooner
+  // after a failed write, or InfiniteFuture.
+  absl::Time SyncKey(const std::string& key, absl::Time now) override;
+
  private:
-  Registry* const registry_;
-  const Clock* const clock_;
+  // Queues the Deployment a ReplicaSet's controller reference names, or
+  // those of its namespace that select an orphan.
+  void EnqueueForReplicaSet(const api::Object& rs);
+  // Queues the Recreate Deployment of a deleted pod's ReplicaSet.
+  void EnqueueForDeletedPod(const api::Object& pod);
 };
 
 }  // namespace apiserver

@@ -133,15 +133,17 @@ class DeploymentSync {
                  const ResourceInfo& replicasets, const ResourceInfo& pods,
                  api::ObjectPtr d, absl::Time now);
 
-  // Returns when the deployment next needs a pass.
-  absl::Time Run(const std::vector<api::ObjectPtr>& ns_replicasets);
+  // Returns when the deployment next needs a pass. `candidates`: the
+  // ReplicaSets the Deployment controls and the orphans of its namespace
+  // (any others are left alone).
+  absl::Time Run(const std::vector<api::ObjectPtr>& candidates);
 
  private:
   // --- The pass and the ReplicaSets it claims (deployment_controller.cc) ---
 
   // syncDeployment: the steps of Run; an error makes Run come back after
   // kRetryAfter.
-  absl::Status RunImpl(const std::vector<api::ObjectPtr>& ns_replicasets);
+  absl::Status RunImpl(const std::vector<api::ObjectPtr>& candidates);
 
   // Reads the spec into the fields below, with maxSurge and
   // maxUnavailable resolved (util.ResolveFenceposts).

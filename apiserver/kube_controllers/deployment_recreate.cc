@@ -1,11 +1,10 @@
 // The Recreate strategy (kube's recreate.go): the old ReplicaSets go to
 // zero, their pods finish, then the new ReplicaSet scales up.
-#include <algorithm>
-#include <optional>
 #include <string_view>
 #include <vector>
 
 #include "api/types/field.h"
+#include "apiserver/kube_controllers/controller_indexes.h"
 #include "apiserver/kube_controllers/deployment_internal.h"
 #include "base/status_macros.h"
 
@@ -43,18 +42,14 @@ absl::Status DeploymentSync::RolloutRecreate() {
 bool DeploymentSync::OldPodsRunning(const api::ObjectPtr& new_rs) const {
   std::vector<api::ObjectPtr> old = OldOf(new_rs);
   if (SumStatus(old, "replicas") > 0) return true;
-  std::vector<std::string_view> uids;
-  for (const api::ObjectPtr& rs : old) uids.push_back(rs->uid());
-  for (const api::ObjectPtr& pod :
-       registry_->storage()->Snapshot(pods_.StorageKey(), d_->namespace_())) {
-    std::optional<api::OwnerReferenceView> ref = pod->controller_reference();
-    if (!ref.has_value() ||
-        std::find(uids.begin(), uids.end(), ref->uid) == uids.end()) {
-      continue;
+  // The pods each old ReplicaSet controls (kube's getPodMapForDeployment).
+  for (const api::ObjectPtr& rs : old) {
+    for (const api::ObjectPtr& pod : registry_->storage()->ByIndex(
+             pods_.StorageKey(), kControllerIndex, rs->uid())) {
+      const std::string_view phase =
+          field::String(field::Object(&pod->json(), "status"), "phase");
+      if (phase != "Succeeded" && phase != "Failed") return true;
     }
-    const std::string_view phase =
-        field::String(field::Object(&pod->json(), "status"), "phase");
-    if (phase != "Succeeded" && phase != "Failed") return true;
   }
   return false;
 }

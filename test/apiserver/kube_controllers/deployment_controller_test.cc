@@ -100,6 +100,59 @@ class DeploymentControllerTest : public ControllerTest {
     return n;
   }
 
+  // Syncs the deployment controller alone until a pass has nothing to do
+  // (a pass's own writes queue its Deployments once more).
+  void Settle() {
+    for (int i = 0; i < 10; ++i) {
+      const uint64_t before = dc_.keys_synced();
+      dc_.Sync();
+      if (dc_.keys_synced() == before) return;
+    }
+    FAIL() << "the deployment controller does not settle";
+  }
+
+  // Writes a ReplicaSet's status as the ReplicaSet controller would.
+  void SetReplicaSetStatus(const api::ObjectPtr& rs, const std::string& json) {
+    api::ObjectBuilder b =
+        Get(ReplicaSets(), "default", rs->name())->ToBuilder();
+    ASSERT_TRUE(b.SetJson("/status", json).ok());
+    WriteOptions w;
+    w.subresource = "status";
+    absl::Status s =
+        registry_.Update(ReplicaSets(), "default", rs->name(), std::move(b), w)
+            .status();
+    ASSERT_TRUE(s.ok()) << s;
+  }
+
+  // A running pod that `rs` controls.
+  api::ObjectPtr CreatePodOf(const api::Object& rs, const std::string& name) {
+    absl::StatusOr<api::ObjectBuilder> b = api::ObjectBuilder::FromJson(
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"" +
+        name +
+        "\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]},"
+        "\"status\":{\"phase\":\"Running\"}}");
+    EXPECT_TRUE(b.ok()) << b.status();
+    api::OwnerReferenceView ref;
+    ref.api_version = "apps/v1";
+    ref.kind = "ReplicaSet";
+    ref.name = rs.name();
+    ref.uid = rs.uid();
+    ref.controller = true;
+    b->AddOwnerReference(ref);
+    absl::StatusOr<WriteResult> w =
+        registry_.Create(Pods(), "default", std::move(*b));
+    EXPECT_TRUE(w.ok()) << w.status();
+    return w.ok() ? w->object : nullptr;
+  }
+
+  void DeletePod(const std::string& name) {
+    DeleteOptions o;
+    o.grace_period_seconds = 0;
+    absl::Status s = registry_.Delete(Pods(), "default", name, o).status();
+    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_EQ(Get(Pods(), "default", name), nullptr);
+  }
+
   // One round of every controller, then a second of simulated time.
   void Step() {
     dc_.Sync();
@@ -329,6 +382,185 @@ TEST_F(DeploymentControllerTest, ProgressDeadlineExceeded) {
   api::ObjectPtr d = Deployment("web");
   EXPECT_EQ(Condition(*d, "Progressing"), "False ProgressDeadlineExceeded");
   EXPECT_EQ(Condition(*d, "Available"), "False MinimumReplicasUnavailable");
+}
+
+TEST_F(DeploymentControllerTest, AWriteSyncsOnlyTheDeploymentItTouches) {
+  for (int i = 0; i < 50; ++i) CreateDeployment("d" + std::to_string(i), 1);
+  Settle();
+  uint64_t before = dc_.keys_synced();
+  EXPECT_GE(before, 50u);
+  // One Deployment's write syncs it alone.
+  Edit("d7", "/spec/replicas", "2");
+  dc_.Sync();
+  EXPECT_EQ(dc_.keys_synced(), before + 1);
+  std::vector<api::ObjectPtr> rss = ReplicaSetsOf(*Deployment("d7"));
+  ASSERT_EQ(rss.size(), 1u);
+  EXPECT_EQ(Int(*rss[0], "/spec/replicas"), 2);
+  Settle();
+  // Then its ReplicaSet's and its status writes, once each.
+  EXPECT_LE(dc_.keys_synced(), before + 3);
+
+  // A ReplicaSet's write syncs the Deployment that controls it alone.
+  before = dc_.keys_synced();
+  api::ObjectPtr rs = ReplicaSetsOf(*Deployment("d3"))[0];
+  SetReplicaSetStatus(
+      rs,
+      R"({"replicas":1,"readyReplicas":1,"availableReplicas":1,"observedGeneration":1})");
+  dc_.Sync();
+  EXPECT_EQ(dc_.keys_synced(), before + 1);
+  EXPECT_EQ(Int(*Deployment("d3"), "/status/availableReplicas"), 1);
+  EXPECT_EQ(Int(*Deployment("d4"), "/status/availableReplicas"), 0);
+}
+
+TEST_F(DeploymentControllerTest, AnOrphanQueuesTheDeploymentsThatSelectIt) {
+  api::ObjectPtr web = CreateDeployment("web", 1);
+  CreateDeployment("other", 1);
+  Settle();
+  const uint64_t before = dc_.keys_synced();
+  // A bare ReplicaSet with web's labels: web adopts it, other is not
+  // looked at.
+  Create(ReplicaSets(), "default",
+         R"({"apiVersion":"apps/v1","kind":"ReplicaSet",
+             "metadata":{"name":"stray","labels":{"app":"web"}},
+             "spec":{"replicas":0,"selector":{"matchLabels":{"app":"web"}},
+               "template":{"metadata":{"labels":{"app":"web"}},
+                 "spec":{"containers":[{"name":"c","image":"old"}]}}}})");
+  dc_.Sync();
+  EXPECT_EQ(dc_.keys_synced(), before + 1);
+  auto ref = Get(ReplicaSets(), "default", "stray")->controller_reference();
+  ASSERT_TRUE(ref.has_value());
+  EXPECT_EQ(ref->uid, web->uid());
+  EXPECT_EQ(ReplicaSetsOf(*web).size(), 2u);
+}
+
+TEST_F(DeploymentControllerTest,
+       ARelabelledReplicaSetMovesToTheDeploymentThatSelectsIt) {
+  api::ObjectPtr web = CreateDeployment("web", 1);
+  api::ObjectPtr other = CreateDeployment("other", 1);
+  Settle();
+  api::ObjectPtr rs = ReplicaSetsOf(*web)[0];
+  api::ObjectBuilder b = rs->ToBuilder();
+  ASSERT_TRUE(b.SetString("/metadata/labels/app", "other").ok());
+  ASSERT_TRUE(
+      registry_.Update(ReplicaSets(), "default", rs->name(), std::move(b))
+          .ok());
+  // web releases it (its controller reference named web), then the orphan
+  // queues other, which adopts it.
+  dc_.Sync();
+  EXPECT_FALSE(Get(ReplicaSets(), "default", rs->name())
+                   ->controller_reference()
+                   .has_value());
+  Settle();
+  auto ref = Get(ReplicaSets(), "default", rs->name())->controller_reference();
+  ASSERT_TRUE(ref.has_value());
+  EXPECT_EQ(ref->uid, other->uid());
+  // web made itself a new ReplicaSet.
+  ASSERT_EQ(ReplicaSetsOf(*web).size(), 1u);
+  EXPECT_NE(ReplicaSetsOf(*web)[0]->uid(), rs->uid());
+}
+
+TEST_F(DeploymentControllerTest, APodDeletionQueuesOnlyARecreateDeployment) {
+  api::ObjectPtr web = CreateDeployment("web", 1, R"({"type":"Recreate"})");
+  api::ObjectPtr roll = CreateDeployment("roll", 1);
+  Settle();
+  api::ObjectPtr old_rs = ReplicaSetsOf(*web)[0];
+  CreatePodOf(*old_rs, "web-pod");
+  CreatePodOf(*ReplicaSetsOf(*roll)[0], "roll-pod");
+  Edit("web", "/spec/template/spec/containers/0/image", "\"nginx:2\"");
+  Settle();
+  // The old ReplicaSet is scaled down and reports no pods, but its pod is
+  // still there: no new ReplicaSet yet.
+  EXPECT_EQ(
+      Int(*Get(ReplicaSets(), "default", old_rs->name()), "/spec/replicas"), 0);
+  SetReplicaSetStatus(old_rs, R"({"observedGeneration":2})");
+  Settle();
+  ASSERT_EQ(ReplicaSetsOf(*web).size(), 1u);
+
+  // A RollingUpdate Deployment does not wait for pods.
+  uint64_t before = dc_.keys_synced();
+  DeletePod("roll-pod");
+  dc_.Sync();
+  EXPECT_EQ(dc_.keys_synced(), before);
+  // The old pod's going alone lets the Recreate rollout go on.
+  DeletePod("web-pod");
+  dc_.Sync();
+  EXPECT_EQ(dc_.keys_synced(), before + 1);
+  std::vector<api::ObjectPtr> rss = ReplicaSetsOf(*web);
+  ASSERT_EQ(rss.size(), 2u);
+  EXPECT_EQ(Int(*rss[1], "/spec/replicas"), 1);
+}
+
+TEST_F(DeploymentControllerTest, AProgressDeadlineComesDueWithoutAWrite) {
+  CreateDeployment("web", 1);
+  CreateDeployment("other", 1);
+  Edit("web", "/spec/progressDeadlineSeconds", "5");
+  Settle();
+  EXPECT_EQ(Condition(*Deployment("web"), "Progressing"),
+            "True NewReplicaSetCreated");
+  const absl::Time due = dc_.Sync();
+  EXPECT_LE(due, clock_.Now() + absl::Seconds(6));
+  clock_.Advance(absl::Seconds(3));
+  const uint64_t before = dc_.keys_synced();
+  dc_.Sync();
+  EXPECT_EQ(dc_.keys_synced(), before);
+  clock_.Advance(absl::Seconds(4));
+  // Nothing was written: the deadline alone brings web back.
+  dc_.Sync();
+  EXPECT_EQ(dc_.keys_synced(), before + 1);
+  EXPECT_EQ(Condition(*Deployment("web"), "Progressing"),
+            "False ProgressDeadlineExceeded");
+}
+
+TEST_F(DeploymentControllerTest, AnOrphanIsFoundByEverySelectorThatMatchesIt) {
+  // A selector of two labels, one of them on other ReplicaSets too, and
+  // one without matchLabels.
+  api::ObjectPtr pair = Create(
+      Deployments(), "default",
+      R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"pair"},
+          "spec":{"replicas":1,"selector":{"matchLabels":
+            {"app":"shared","instance":"pair-instance"}},
+          "template":{"metadata":{"labels":{"app":"shared","instance":"pair-instance"}},
+            "spec":{"containers":[{"name":"c","image":"nginx:1"}]}}}})");
+  api::ObjectPtr expr = Create(
+      Deployments(), "default",
+      R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"expr"},
+          "spec":{"replicas":1,"selector":{"matchExpressions":
+            [{"key":"tier","operator":"In","values":["cache"]}]},
+          "template":{"metadata":{"labels":{"tier":"cache"}},
+            "spec":{"containers":[{"name":"c","image":"nginx:1"}]}}}})");
+  CreateDeployment("other", 1);
+  Settle();
+  const auto orphan = [&](const std::string& name, const std::string& labels) {
+    Create(
+        ReplicaSets(), "default",
+        R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":")" +
+            name + R"(","labels":)" + labels +
+            R"(},"spec":{"replicas":0,"selector":{"matchLabels":)" + labels +
+            R"(},"template":{"metadata":{"labels":)" + labels +
+            R"(},"spec":{"containers":[{"name":"c","image":"old"}]}}}})");
+  };
+  const auto controller = [&](const std::string& name) {
+    auto ref = Get(ReplicaSets(), "default", name)->controller_reference();
+    return ref.has_value() ? std::string(ref->uid) : "<none>";
+  };
+  uint64_t before = dc_.keys_synced();
+  // One of pair's labels: no Deployment selects it.
+  orphan("half", R"({"app":"shared"})");
+  dc_.Sync();
+  EXPECT_EQ(dc_.keys_synced(), before);
+  EXPECT_EQ(controller("half"), "<none>");
+  // Both: pair alone.
+  orphan("pair-old", R"({"app":"shared","instance":"pair-instance"})");
+  dc_.Sync();
+  EXPECT_EQ(dc_.keys_synced(), before + 1);
+  EXPECT_EQ(controller("pair-old"), pair->uid());
+  Settle();
+  before = dc_.keys_synced();
+  // A selector without matchLabels.
+  orphan("expr-old", R"({"tier":"cache"})");
+  dc_.Sync();
+  EXPECT_EQ(dc_.keys_synced(), before + 1);
+  EXPECT_EQ(controller("expr-old"), expr->uid());
 }
 
 TEST(PodTemplateHashTest, StableAndIgnoresItsOwnLabel) {
