@@ -37,6 +37,10 @@ constexpr char kSlicesKey[] = "discovery.k8s.io/endpointslices";
 // rate-limited requeue).
 constexpr absl::Duration kRetry = absl::Seconds(1);
 
+// Candidate pods few enough that a sync filters them rather than look for
+// a smaller selector entry.
+constexpr size_t kFewPods = 16;
+
 const Value* Get(const Value* o, const char* key) {
   if (o == nullptr || !o->IsObject()) return nullptr;
   auto it = o->FindMember(key);
@@ -255,7 +259,11 @@ void EndpointsController::OnEvent(const StoredEvent& event) {
   } else if (event.collection == kPodsKey) {
     if (!PodEventMatters(event)) return;
     EnqueueForPod(o);
-    if (event.previous != nullptr) EnqueueForPod(*event.previous);
+    // With the same labels, the same Services select it.
+    if (event.previous != nullptr &&
+        !SameAt(o, *event.previous, "/metadata/labels")) {
+      EnqueueForPod(*event.previous);
+    }
   } else if (event.collection == kEndpointsKey) {
     // Named as its Service.
     if (!MadeHere(event)) Enqueue(Storage::Key(o.namespace_(), o.name()));
@@ -321,7 +329,9 @@ absl::Time EndpointsController::SyncKey(const std::string& key,
     return absl::InfiniteFuture();
   }
   // The candidates: the pods filed under the selector entry with the
-  // fewest of them (SyncService checks the whole selector).
+  // fewest of them (SyncService checks the whole selector), or under the
+  // first entry with at most kFewPods: filtering those costs less than
+  // fetching another entry, which may hold every pod of the namespace.
   std::vector<api::ObjectPtr> candidates;
   bool first = true;
   for (const auto& m : selector->GetObject()) {
@@ -338,7 +348,7 @@ absl::Time EndpointsController::SyncKey(const std::string& key,
       candidates = std::move(filed);
       first = false;
     }
-    if (candidates.empty()) break;
+    if (candidates.size() <= kFewPods) break;
   }
   return SyncService(*endpoints, slices.get(), *service, candidates)
              ? absl::InfiniteFuture()
