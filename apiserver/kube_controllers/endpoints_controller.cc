@@ -1,11 +1,16 @@
 #include "apiserver/kube_controllers/endpoints_controller.h"
 
+#include <algorithm>
 #include <map>
+#include <optional>
+#include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "api/errors/errors.h"
 #include "api/object_builder.h"
+#include "apiserver/kube_controllers/controller_indexes.h"
 #include "apiserver/kube_controllers/stored_objects.h"
 #include "base/str_cat.h"
 #include "glog/logging.h"
@@ -22,6 +27,19 @@ constexpr char kServiceNameLabel[] = "kubernetes.io/service-name";
 constexpr char kManagedByLabel[] = "endpointslice.kubernetes.io/managed-by";
 constexpr char kManagedBy[] = "endpointslice-controller.k8s.io";
 constexpr char kHeadlessLabel[] = "service.kubernetes.io/headless";
+
+constexpr char kServicesKey[] = "/services";
+constexpr char kPodsKey[] = "/pods";
+constexpr char kEndpointsKey[] = "/endpoints";
+constexpr char kSlicesKey[] = "discovery.k8s.io/endpointslices";
+
+// How long a failed write waits before it is tried again (kube's
+// rate-limited requeue).
+constexpr absl::Duration kRetry = absl::Seconds(1);
+
+// Candidate pods few enough that a sync filters them rather than look for
+// a smaller selector entry.
+constexpr size_t kFewPods = 16;
 
 const Value* Get(const Value* o, const char* key) {
   if (o == nullptr || !o->IsObject()) return nullptr;
@@ -168,10 +186,116 @@ bool Serves(const api::Object& pod) {
   return phase != "Succeeded" && phase != "Failed";
 }
 
+bool SameAt(const api::Object& a, const api::Object& b, const char* pointer) {
+  const Value* x = a.Find(pointer);
+  const Value* y = b.Find(pointer);
+  if (x == nullptr || y == nullptr) return x == y;
+  return *x == *y;
+}
+
+// Whether a pod's write can change an endpoint: the pod serves before or
+// after it, and what an endpoint shows of it or which Services select it
+// changed (kube's podEndpointsChanged). A pod that does not serve is in no
+// Endpoints, so the scheduling and pending writes of a starting pod queue
+// nothing.
+bool PodEventMatters(const StoredEvent& event) {
+  const api::Object& pod = *event.object;
+  const api::Object* before = event.previous.get();
+  if (event.type == EventType::kDeleted) {
+    return Serves(pod) || (before != nullptr && Serves(*before));
+  }
+  const bool serves = Serves(pod);
+  if (before == nullptr) return serves;
+  const bool served = Serves(*before);
+  if (!serves && !served) return false;
+  if (serves != served) return true;
+  return pod.uid() != before->uid() || PodReady(pod) != PodReady(*before) ||
+         !SameAt(pod, *before, "/status/podIP") ||
+         !SameAt(pod, *before, "/spec/nodeName") ||
+         !SameAt(pod, *before, "/metadata/labels");
+}
+
 }  // namespace
 
-absl::Time EndpointsController::Sync() {
-  ResourceRegistry* resources = registry_->resources();
+EndpointsController::EndpointsController(Registry* registry, const Clock* clock,
+                                         IncrementalControllerOptions options)
+    : IncrementalController(registry, clock, options) {
+  AddControllerIndexes(registry->storage());
+}
+
+bool EndpointsController::Wants(const StoredEvent& event) const {
+  if (event.collection == kPodsKey) return PodEventMatters(event);
+  return event.collection == kServicesKey ||
+         event.collection == kEndpointsKey || event.collection == kSlicesKey;
+}
+
+void EndpointsController::Made(const api::Object& written) {
+  made_.insert(std::string(written.resource_version()));
+}
+
+bool EndpointsController::MadeHere(const StoredEvent& event) {
+  if (event.type == EventType::kDeleted) return false;
+  return made_.erase(std::string(event.object->resource_version())) > 0;
+}
+
+void EndpointsController::EnqueueForPod(const api::Object& pod) {
+  const std::string_view ns = pod.namespace_();
+  for (const auto& [k, v] : pod.labels()) {
+    for (const api::ObjectPtr& service : storage()->ByIndex(
+             kServicesKey, kServiceSelectorIndex, PodLabelKey(ns, k, v))) {
+      const Value* selector = service->Find("/spec/selector");
+      if (selector != nullptr && selector->IsObject() &&
+          Selects(*selector, pod)) {
+        Enqueue(Storage::Key(ns, service->name()));
+      }
+    }
+  }
+}
+
+void EndpointsController::OnEvent(const StoredEvent& event) {
+  const api::Object& o = *event.object;
+  if (event.collection == kServicesKey) {
+    Enqueue(Storage::Key(o.namespace_(), o.name()));
+  } else if (event.collection == kPodsKey) {
+    if (!PodEventMatters(event)) return;
+    EnqueueForPod(o);
+    // With the same labels, the same Services select it.
+    if (event.previous != nullptr &&
+        !SameAt(o, *event.previous, "/metadata/labels")) {
+      EnqueueForPod(*event.previous);
+    }
+  } else if (event.collection == kEndpointsKey) {
+    // Named as its Service.
+    if (!MadeHere(event)) Enqueue(Storage::Key(o.namespace_(), o.name()));
+  } else if (event.collection == kSlicesKey) {
+    if (MadeHere(event)) return;
+    std::string service;
+    if (const std::optional<api::OwnerReferenceView> ref =
+            o.controller_reference();
+        ref.has_value() && ref->kind == "Service") {
+      service = std::string(ref->name);
+    } else if (std::optional<std::string_view> label =
+                   o.Label(kServiceNameLabel)) {
+      service = std::string(*label);
+    }
+    if (!service.empty()) Enqueue(Storage::Key(o.namespace_(), service));
+  }
+}
+
+void EndpointsController::EnqueueAll() {
+  // Writes whose events were missed are forgotten: at worst their Service
+  // is synced once more.
+  made_.clear();
+  for (const api::ObjectPtr& service : storage()->Snapshot(kServicesKey)) {
+    Enqueue(Storage::Key(service->namespace_(), service->name()));
+  }
+  // Services whose deletion may have been missed.
+  for (const std::string& key : managed_) Enqueue(key);
+}
+
+absl::Time EndpointsController::SyncKey(const std::string& key,
+                                        absl::Time now) {
+  ResourceRegistry* resources = registry()->resources();
   ResourceInfoPtr services = resources->Lookup("", "v1", "services");
   ResourceInfoPtr endpoints = resources->Lookup("", "v1", "endpoints");
   ResourceInfoPtr pods = resources->Lookup("", "v1", "pods");
@@ -180,64 +304,65 @@ absl::Time EndpointsController::Sync() {
   if (services == nullptr || endpoints == nullptr || pods == nullptr) {
     return absl::InfiniteFuture();
   }
-  std::set<std::string> wanted;
-  std::map<std::string, std::vector<api::ObjectPtr>> pods_by_ns;
-  for (const api::ObjectPtr& service :
-       registry_->storage()->Snapshot(services->StorageKey())) {
-    const Value* selector = service->Find("/spec/selector");
-    if (selector == nullptr || !selector->IsObject() ||
-        selector->ObjectEmpty() ||
-        Text(service->Find("/spec/type")) == "ExternalName" ||
-        service->being_deleted()) {
-      continue;
+  const size_t slash = key.find('/');
+  const std::string ns = key.substr(0, slash);
+  const std::string name = key.substr(slash + 1);
+  api::ObjectPtr service = storage()->Get(services->StorageKey(), ns, name);
+  if (service == nullptr) {
+    // Endpoints written here whose Service is gone (kube's endpoints
+    // controller deletes them on the Service's deletion); the slices go
+    // through the garbage collector.
+    if (managed_.erase(key) == 0) return absl::InfiniteFuture();
+    absl::Status s = registry()->Delete(*endpoints, ns, name).status();
+    if (!s.ok() && !IsRaceError(s)) {
+      LOG(WARNING) << "endpoints controller: delete failed endpoints=" << key
+                   << ": " << s;
+      managed_.insert(key);
+      return now + kRetry;
     }
-    const std::string ns(service->namespace_());
-    auto it = pods_by_ns.find(ns);
-    if (it == pods_by_ns.end()) {
-      it = pods_by_ns
-               .emplace(ns,
-                        registry_->storage()->Snapshot(pods->StorageKey(), ns))
-               .first;
-    }
-    wanted.insert(Cat(ns, "/", service->name()));
-    SyncService(*endpoints, slices.get(), *service, it->second);
+    return absl::InfiniteFuture();
   }
-  // Endpoints written here whose Service is gone (kube's endpoints
-  // controller deletes them on the Service's deletion).
-  for (auto it = managed_.begin(); it != managed_.end();) {
-    if (wanted.count(*it) > 0) {
-      ++it;
-      continue;
-    }
-    const size_t slash = it->find('/');
-    const std::string ns = it->substr(0, slash);
-    const std::string name = it->substr(slash + 1);
-    if (registry_->storage()->Get(services->StorageKey(), ns, name) ==
-        nullptr) {
-      absl::Status s = registry_->Delete(*endpoints, ns, name).status();
-      if (!s.ok() && !IsRaceError(s)) {
-        LOG(WARNING) << "endpoints controller: delete failed endpoints=" << *it
-                     << ": " << s;
-      }
-    }
-    it = managed_.erase(it);
+  const Value* selector = service->Find("/spec/selector");
+  if (selector == nullptr || !selector->IsObject() || selector->ObjectEmpty() ||
+      Text(service->Find("/spec/type")) == "ExternalName" ||
+      service->being_deleted()) {
+    return absl::InfiniteFuture();
   }
-  return absl::InfiniteFuture();
+  // The candidates: the pods filed under the selector entry with the
+  // fewest of them (SyncService checks the whole selector), or under the
+  // first entry with at most kFewPods: filtering those costs less than
+  // fetching another entry, which may hold every pod of the namespace.
+  std::vector<api::ObjectPtr> candidates;
+  bool first = true;
+  for (const auto& m : selector->GetObject()) {
+    if (!m.value.IsString()) {
+      candidates.clear();  // no label matches a value that is no string
+      break;
+    }
+    std::vector<api::ObjectPtr> filed = storage()->ByIndex(
+        pods->StorageKey(), kPodLabelIndex,
+        PodLabelKey(
+            ns, m.name.GetString(),
+            std::string_view(m.value.GetString(), m.value.GetStringLength())));
+    if (first || filed.size() < candidates.size()) {
+      candidates = std::move(filed);
+      first = false;
+    }
+    if (candidates.size() <= kFewPods) break;
+  }
+  return SyncService(*endpoints, slices.get(), *service, candidates)
+             ? absl::InfiniteFuture()
+             : now + kRetry;
 }
 
-bool EndpointsController::Wants(const StoredEvent& event) const {
-  return event.collection == "/services" || event.collection == "/pods" ||
-         event.collection == "/endpoints" ||
-         event.collection == "discovery.k8s.io/endpointslices";
-}
-
-void EndpointsController::SyncService(const ResourceInfo& endpoints,
+bool EndpointsController::SyncService(const ResourceInfo& endpoints,
                                       const ResourceInfo* slices,
                                       const api::Object& service,
                                       const std::vector<api::ObjectPtr>& pods) {
   const std::string ns(service.namespace_());
   const std::string name(service.name());
   const Value& selector = *service.Find("/spec/selector");
+  bool ok = true;
 
   // Pods grouped by their resolved ports, in a stable order.
   struct Group {
@@ -299,7 +424,7 @@ void EndpointsController::SyncService(const ResourceInfo& endpoints,
     if (!subsets.Empty()) (void)want.Set("/subsets", subsets);
 
     api::ObjectPtr live =
-        registry_->storage()->Get(endpoints.StorageKey(), ns, name);
+        registry()->storage()->Get(endpoints.StorageKey(), ns, name);
     const Value empty(rapidjson::kObjectType);
     auto same = [&](const char* pointer) {
       const Value* x = live->Find(pointer);
@@ -309,7 +434,10 @@ void EndpointsController::SyncService(const ResourceInfo& endpoints,
     };
     absl::Status s;
     if (live == nullptr) {
-      s = registry_->Create(endpoints, ns, std::move(want)).status();
+      absl::StatusOr<WriteResult> w =
+          registry()->Create(endpoints, ns, std::move(want));
+      if (w.ok()) Made(*w->object);
+      s = w.status();
       if (api::IsAlreadyExists(s) || api::IsForbidden(s)) s = absl::OkStatus();
     } else if (!live->being_deleted() &&
                (!same("/subsets") || !same("/metadata/labels"))) {
@@ -321,18 +449,22 @@ void EndpointsController::SyncService(const ResourceInfo& endpoints,
           b.Remove(p);
         }
       }
-      s = registry_->Update(endpoints, ns, name, std::move(b)).status();
+      absl::StatusOr<WriteResult> w =
+          registry()->Update(endpoints, ns, name, std::move(b));
+      if (w.ok()) Made(*w->object);
+      s = w.status();
       if (IsRaceError(s)) s = absl::OkStatus();
     }
     if (!s.ok()) {
       LOG(WARNING) << "endpoints controller: write failed endpoints=" << ns
                    << "/" << name << ": " << s;
+      ok = false;
     }
     managed_.insert(Cat(ns, "/", name));
   }
 
   // discovery.k8s.io/v1 EndpointSlice.
-  if (slices == nullptr) return;
+  if (slices == nullptr) return ok;
   api::ObjectBuilder want("discovery.k8s.io/v1", "EndpointSlice");
   Allocator& a = want.allocator();
   Value labels = ServiceLabels(service, a);
@@ -367,9 +499,10 @@ void EndpointsController::SyncService(const ResourceInfo& endpoints,
   Value ports = PortsJson(slice_ports, true, a);
   (void)want.Set("/ports", ports);
 
+  // The slices this controller made for the Service are owned by it.
   api::ObjectPtr live;
-  for (const api::ObjectPtr& s :
-       registry_->storage()->Snapshot(slices->StorageKey(), ns)) {
+  for (const api::ObjectPtr& s : storage()->ByIndex(
+           slices->StorageKey(), kControllerIndex, service.uid())) {
     const Value* l = s->Find("/metadata/labels");
     if (Text(Get(l, kServiceNameLabel)) == name &&
         Text(Get(l, kManagedByLabel)) == kManagedBy && !s->being_deleted()) {
@@ -390,7 +523,10 @@ void EndpointsController::SyncService(const ResourceInfo& endpoints,
     Value owners(rapidjson::kArrayType);
     owners.PushBack(owner, a);
     (void)want.Set("/metadata/ownerReferences", owners);
-    s = registry_->Create(*slices, ns, std::move(want)).status();
+    absl::StatusOr<WriteResult> w =
+        registry()->Create(*slices, ns, std::move(want));
+    if (w.ok()) Made(*w->object);
+    s = w.status();
     if (api::IsForbidden(s)) s = absl::OkStatus();
   } else {
     bool changed = false;
@@ -403,14 +539,19 @@ void EndpointsController::SyncService(const ResourceInfo& endpoints,
       changed = true;
     }
     if (changed) {
-      s = registry_->Update(*slices, ns, live->name(), std::move(b)).status();
+      absl::StatusOr<WriteResult> w =
+          registry()->Update(*slices, ns, live->name(), std::move(b));
+      if (w.ok()) Made(*w->object);
+      s = w.status();
       if (IsRaceError(s)) s = absl::OkStatus();
     }
   }
   if (!s.ok()) {
     LOG(WARNING) << "endpoints controller: write failed endpointslice for "
                  << ns << "/" << name << ": " << s;
+    ok = false;
   }
+  return ok;
 }
 
 }  // namespace apiserver

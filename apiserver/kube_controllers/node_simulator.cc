@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -23,6 +22,18 @@ namespace {
 
 using Value = rapidjson::Value;
 using Allocator = rapidjson::MemoryPoolAllocator<>;
+
+constexpr char kPodsKey[] = "/pods";
+constexpr char kDeploymentsKey[] = "apps/deployments";
+constexpr char kNodesKey[] = "/nodes";
+// Key prefixes that tell a deployment's and the node's keys from a pod's
+// ("ns/name": a namespace has no ':').
+constexpr std::string_view kDeploymentPrefix = "deployment:";
+constexpr char kNodeKey[] = "node:";
+
+// How long a failed write waits before it is tried again (kube's
+// rate-limited requeue).
+constexpr absl::Duration kRetry = absl::Seconds(1);
 
 Value Str(std::string_view s, Allocator& a) {
   // An empty view may carry a null pointer, which RapidJSON rejects.
@@ -276,16 +287,103 @@ std::string ReplicaSetName(const api::Object& d) {
 
 NodeSimulator::NodeSimulator(Registry* registry, const Clock* clock,
                              NodeSimulatorOptions options)
-    : registry_(registry), clock_(clock), options_(std::move(options)) {}
+    : IncrementalController(registry, clock, options.incremental),
+      options_(std::move(options)) {}
 
 bool NodeSimulator::Wants(const StoredEvent& event) const {
-  if (event.collection == "/nodes") {
-    return options_.register_node && event.type == EventType::kDeleted;
+  if (event.collection == kNodesKey) {
+    if (event.object == nullptr || event.object->name() != options_.node_name) {
+      return false;
+    }
+    return (options_.register_node && event.type == EventType::kDeleted) ||
+           (options_.simulate_pods && !unschedulable_.empty());
   }
   if (event.type == EventType::kDeleted) return false;
-  return (options_.simulate_pods && event.collection == "/pods") ||
-         (options_.simulate_deployments &&
-          event.collection == "apps/deployments");
+  return (options_.simulate_pods && event.collection == kPodsKey) ||
+         (options_.simulate_deployments && event.collection == kDeploymentsKey);
+}
+
+void NodeSimulator::OnEvent(const StoredEvent& event) {
+  const api::Object& o = *event.object;
+  const bool deleted = event.type == EventType::kDeleted;
+  if (event.collection == kPodsKey) {
+    if (!options_.simulate_pods) return;
+    const std::string key = Storage::Key(o.namespace_(), o.name());
+    if (deleted) {
+      unschedulable_.erase(key);
+    } else {
+      Enqueue(key);
+    }
+  } else if (event.collection == kDeploymentsKey) {
+    if (!options_.simulate_deployments) return;
+    const std::string key = Storage::Key(o.namespace_(), o.name());
+    if (deleted) {
+      deployments_seen_.erase(key);
+    } else {
+      Enqueue(Cat(kDeploymentPrefix, key));
+    }
+  } else if (event.collection == kNodesKey && o.name() == options_.node_name) {
+    if (deleted && options_.register_node) Enqueue(kNodeKey);
+    // Cordoned, uncordoned, tainted or gone: the pods it refused are
+    // looked at again.
+    for (const std::string& key : unschedulable_) Enqueue(key);
+  }
+}
+
+void NodeSimulator::EnqueueAll() {
+  if (options_.register_node) Enqueue(kNodeKey);
+  ResourceRegistry* resources = registry()->resources();
+  if (options_.simulate_pods) {
+    if (ResourceInfoPtr pods = resources->Lookup("", "v1", "pods")) {
+      for (const api::ObjectPtr& pod :
+           storage()->Snapshot(pods->StorageKey())) {
+        Enqueue(Storage::Key(pod->namespace_(), pod->name()));
+      }
+    }
+  }
+  if (options_.simulate_deployments) {
+    if (ResourceInfoPtr deployments =
+            resources->Lookup("apps", "v1", "deployments")) {
+      for (const api::ObjectPtr& d :
+           storage()->Snapshot(deployments->StorageKey())) {
+        Enqueue(
+            Cat(kDeploymentPrefix, Storage::Key(d->namespace_(), d->name())));
+      }
+    }
+  }
+}
+
+absl::Time NodeSimulator::SyncKey(const std::string& key, absl::Time now) {
+  ResourceRegistry* resources = registry()->resources();
+  if (key == kNodeKey) {
+    if (ResourceInfoPtr nodes = resources->Lookup("", "v1", "nodes")) {
+      EnsureNode(*nodes, now);
+    }
+    return absl::InfiniteFuture();
+  }
+  if (key.rfind(kDeploymentPrefix, 0) == 0) {
+    const std::string d_key = key.substr(kDeploymentPrefix.size());
+    ResourceInfoPtr deployments =
+        resources->Lookup("apps", "v1", "deployments");
+    if (deployments == nullptr) return absl::InfiniteFuture();
+    const size_t slash = d_key.find('/');
+    api::ObjectPtr d =
+        storage()->Get(deployments->StorageKey(), d_key.substr(0, slash),
+                       d_key.substr(slash + 1));
+    if (d == nullptr) {
+      deployments_seen_.erase(d_key);
+      return absl::InfiniteFuture();
+    }
+    return SyncDeployment(*deployments, d, now);
+  }
+  ResourceInfoPtr pods = resources->Lookup("", "v1", "pods");
+  if (pods == nullptr) return absl::InfiniteFuture();
+  const size_t slash = key.find('/');
+  api::ObjectPtr pod = storage()->Get(pods->StorageKey(), key.substr(0, slash),
+                                      key.substr(slash + 1));
+  unschedulable_.erase(key);
+  if (pod == nullptr) return absl::InfiniteFuture();
+  return SyncPod(*pods, key, pod, now);
 }
 
 std::string NodeSimulator::NextPodIp() {
@@ -294,7 +392,7 @@ std::string NodeSimulator::NextPodIp() {
 }
 
 void NodeSimulator::EnsureNode(const ResourceInfo& nodes, absl::Time now) {
-  if (registry_->storage()->Get(nodes.StorageKey(), "", options_.node_name) !=
+  if (registry()->storage()->Get(nodes.StorageKey(), "", options_.node_name) !=
       nullptr) {
     return;
   }
@@ -308,7 +406,7 @@ void NodeSimulator::EnsureNode(const ResourceInfo& nodes, absl::Time now) {
   absl::StatusOr<api::ObjectBuilder> b = api::ObjectBuilder::FromJson(json);
   if (!b.ok()) return;
   absl::StatusOr<WriteResult> created =
-      registry_->Create(nodes, "", std::move(*b));
+      registry()->Create(nodes, "", std::move(*b));
   if (!created.ok()) {
     if (!IsRaceError(created.status())) {
       LOG(WARNING) << "node simulator: creating node failed: "
@@ -350,48 +448,12 @@ void NodeSimulator::EnsureNode(const ResourceInfo& nodes, absl::Time now) {
   if (!u.SetJson("/status", status).ok()) return;
   WriteOptions w;
   w.subresource = "status";
-  absl::Status s =
-      registry_->Update(nodes, "", options_.node_name, std::move(u), w)
-          .status();
+  absl::Status s = registry()
+                       ->Update(nodes, "", options_.node_name, std::move(u), w)
+                       .status();
   if (!s.ok() && !IsRaceError(s)) {
     LOG(WARNING) << "node simulator: node status failed: " << s;
   }
-}
-
-absl::Time NodeSimulator::Sync() {
-  const absl::Time now = clock_->Now();
-  absl::Time next = absl::InfiniteFuture();
-  ResourceRegistry* resources = registry_->resources();
-  if (options_.register_node) {
-    if (ResourceInfoPtr nodes = resources->Lookup("", "v1", "nodes")) {
-      EnsureNode(*nodes, now);
-    }
-  }
-  if (options_.simulate_pods) {
-    if (ResourceInfoPtr pods = resources->Lookup("", "v1", "pods")) {
-      for (const api::ObjectPtr& pod :
-           registry_->storage()->Snapshot(pods->StorageKey())) {
-        next = std::min(next, SyncPod(*pods, pod, now));
-      }
-    }
-  }
-  if (options_.simulate_deployments) {
-    if (ResourceInfoPtr deployments =
-            resources->Lookup("apps", "v1", "deployments")) {
-      std::set<std::string> present;
-      for (const api::ObjectPtr& d :
-           registry_->storage()->Snapshot(deployments->StorageKey())) {
-        present.insert(d->Key());
-        next = std::min(next, SyncDeployment(*deployments, d, now));
-      }
-      for (auto it = deployments_seen_.begin();
-           it != deployments_seen_.end();) {
-        it = present.count(it->first) ? std::next(it)
-                                      : deployments_seen_.erase(it);
-      }
-    }
-  }
-  return next;
 }
 
 void NodeSimulator::RecordPodEvent(const api::Object& pod, Reporter reporter,
@@ -400,7 +462,7 @@ void NodeSimulator::RecordPodEvent(const api::Object& pod, Reporter reporter,
                                    std::string_view action,
                                    const std::string& message, absl::Time now) {
   if (!options_.record_events) return;
-  ResourceInfoPtr events = registry_->resources()->Lookup("", "v1", "events");
+  ResourceInfoPtr events = registry()->resources()->Lookup("", "v1", "events");
   if (events == nullptr) return;
   // The recorder's name: <object>.<UnixNano in hex>.
   last_event_nanos_ = std::max(last_event_nanos_ + 1, absl::ToUnixNanos(now));
@@ -433,7 +495,7 @@ void NodeSimulator::RecordPodEvent(const api::Object& pod, Reporter reporter,
                       Cat("default-scheduler-", options_.node_name));
   }
   absl::Status st =
-      registry_->Create(*events, pod.namespace_(), std::move(b)).status();
+      registry()->Create(*events, pod.namespace_(), std::move(b)).status();
   if (!st.ok()) {
     VLOG(2) << "node simulator: event not recorded pod=" << pod.Key()
             << " reason=" << reason << ": " << st;
@@ -462,6 +524,7 @@ void NodeSimulator::RecordContainerStarts(const api::Object& pod,
 }
 
 absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
+                                  const std::string& key,
                                   const api::ObjectPtr& pod_ptr,
                                   absl::Time now) {
   const api::Object& pod = *pod_ptr;
@@ -472,17 +535,23 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
   if (phase == "Succeeded" || phase == "Failed") return absl::InfiniteFuture();
   const std::string now_text = api::FormatRfc3339(now);
 
+  // When the pod needs a pass after a write: never when it succeeded (its
+  // event queues the pod) or lost a race (the other write's event does).
+  const auto after = [&](const absl::Status& s) {
+    return s.ok() || IsRaceError(s) ? absl::InfiniteFuture() : now + kRetry;
+  };
   const auto write_status = [&](api::ObjectBuilder b) {
     WriteOptions w;
     w.subresource = "status";
     absl::Status s =
-        registry_->Update(pods, pod.namespace_(), pod.name(), std::move(b), w)
+        registry()
+            ->Update(pods, pod.namespace_(), pod.name(), std::move(b), w)
             .status();
     if (!s.ok() && !IsRaceError(s)) {
       LOG(WARNING) << "node simulator: status update failed pod=" << pod.Key()
                    << ": " << s;
     }
-    return s.ok();
+    return s;
   };
 
   // 1. Schedule, unless the node (when there is a Node object) refuses the
@@ -491,13 +560,14 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
   if (StrOf(Member(spec, "nodeName")).empty()) {
     std::string why;
     if (ResourceInfoPtr nodes =
-            registry_->resources()->Lookup("", "v1", "nodes")) {
-      if (api::ObjectPtr node = registry_->storage()->Get(
+            registry()->resources()->Lookup("", "v1", "nodes")) {
+      if (api::ObjectPtr node = registry()->storage()->Get(
               nodes->StorageKey(), "", options_.node_name)) {
         why = UnschedulableReason(pod, *node);
       }
     }
     if (!why.empty()) {
+      unschedulable_.insert(key);
       const Value* conditions = Member(status, "conditions");
       if (conditions != nullptr && conditions->IsArray()) {
         for (const auto& c : conditions->GetArray()) {
@@ -519,16 +589,17 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
       st.AddMember("conditions", list, a);
       st.AddMember("qosClass", Str("BestEffort", a), a);
       (void)b.Set("/status", st);
-      if (write_status(std::move(b))) {
+      const absl::Status s = write_status(std::move(b));
+      if (s.ok()) {
         RecordPodEvent(pod, Reporter::kScheduler, "", true, "FailedScheduling",
                        "Scheduling", why, now);
       }
-      return absl::InfiniteFuture();
+      return after(s);
     }
     api::ObjectBuilder b = pod.ToBuilder();
     (void)b.SetString("/spec/nodeName", options_.node_name);
     absl::StatusOr<WriteResult> bound =
-        registry_->Update(pods, pod.namespace_(), pod.name(), std::move(b));
+        registry()->Update(pods, pod.namespace_(), pod.name(), std::move(b));
     if (bound.ok()) {
       RecordPodEvent(*bound->object, Reporter::kScheduler, "", false,
                      "Scheduled", "Binding",
@@ -539,7 +610,7 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
       LOG(WARNING) << "node simulator: binding failed pod=" << pod.Key() << ": "
                    << bound.status();
     }
-    return now;  // continue from the stored pod on the next pass
+    return after(bound.status());
   }
   const Outcome none;
   bool reported = false;  // PodScheduled set by this node
@@ -571,8 +642,7 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
                  a);
     st.AddMember("qosClass", Str("BestEffort", a), a);
     (void)b.Set("/status", st);
-    write_status(std::move(b));
-    return now;
+    return after(write_status(std::move(b)));
   }
 
   // 2. Run.
@@ -617,11 +687,12 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
     st.AddMember("qosClass", Str("BestEffort", a), a);
     (void)b.Set("/status", st);
     VLOG(2) << "node simulator: running pod=" << pod.Key() << " ip=" << ip;
-    if (write_status(std::move(b))) {
+    const absl::Status s = write_status(std::move(b));
+    if (s.ok()) {
       RecordContainerStarts(pod, "initContainers", now);
       RecordContainerStarts(pod, "containers", now);
     }
-    return now;
+    return after(s);
   }
 
   // 3. Finish (restartPolicy Never / OnFailure).
@@ -682,8 +753,7 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
   (void)b.Set("/status", st);
   VLOG(2) << "node simulator: pod finished pod=" << pod.Key()
           << " phase=" << (failed ? "Failed" : "Succeeded");
-  write_status(std::move(b));
-  return absl::InfiniteFuture();
+  return after(write_status(std::move(b)));
 }
 
 absl::Time NodeSimulator::SyncDeployment(const ResourceInfo& deployments,
@@ -708,7 +778,7 @@ absl::Time NodeSimulator::SyncDeployment(const ResourceInfo& deployments,
       count("updatedReplicas") == replicas) {
     return absl::InfiniteFuture();
   }
-  Seen& seen = deployments_seen_[d.Key()];
+  Seen& seen = deployments_seen_[Storage::Key(d.namespace_(), d.name())];
   if (seen.uid != d.uid() || seen.generation != d.generation()) {
     seen = {std::string(d.uid()), d.generation(), now};
   }
@@ -761,11 +831,13 @@ absl::Time NodeSimulator::SyncDeployment(const ResourceInfo& deployments,
   WriteOptions w;
   w.subresource = "status";
   absl::Status s =
-      registry_->Update(deployments, d.namespace_(), d.name(), std::move(b), w)
+      registry()
+          ->Update(deployments, d.namespace_(), d.name(), std::move(b), w)
           .status();
   if (!s.ok() && !IsRaceError(s)) {
     LOG(WARNING) << "node simulator: deployment status failed deployment="
                  << d.Key() << ": " << s;
+    return now + kRetry;
   }
   VLOG(2) << "node simulator: deployment ready deployment=" << d.Key()
           << " replicas=" << replicas;

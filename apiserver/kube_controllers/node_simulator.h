@@ -50,6 +50,18 @@
 // fails stays Failed), no probes, no graceful termination, no node
 // heartbeats or leases.
 //
+// Incremental (incremental_controller.h): the keys are pods ("ns/name"),
+// deployments ("deployment:ns/name") and the node ("node:"). A pod's write
+// queues the pod; a pod's sync moves it one stage and, when the next stage
+// is due later (Running after running_after, completion after
+// complete_after), asks for another pass then, so a pod that is done (Running
+// forever, finished) costs nothing until it is written again. A deployment's
+// write queues it, and its sync asks for a pass when it is due to be ready;
+// its first-seen time is forgotten on its deletion event. The node is
+// ensured on the first pass, on a full resync and when it is deleted; any
+// write of the node queues the pods it refused (cordon or taints), and only
+// those.
+//
 // Thread safety: Sync is not reentrant; run one pass at a time.
 #ifndef KCR_APISERVER_KUBE_CONTROLLERS_NODE_SIMULATOR_H_
 #define KCR_APISERVER_KUBE_CONTROLLERS_NODE_SIMULATOR_H_
@@ -58,8 +70,9 @@
 #include <string>
 #include <unordered_map>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
-#include "apiserver/kube_controllers/controller_runner.h"
+#include "apiserver/kube_controllers/incremental_controller.h"
 #include "apiserver/registry/registry.h"
 #include "base/clock.h"
 
@@ -88,24 +101,34 @@ struct NodeSimulatorOptions {
   std::string kubelet_version = "v1.32.4";
   // Record the pod Events a scheduler and kubelet would (core/v1).
   bool record_events = true;
+  // Pass budget and full resync period.
+  IncrementalControllerOptions incremental;
 };
 
-class NodeSimulator : public SyncedController {
+class NodeSimulator : public IncrementalController {
  public:
   // `registry` and `clock` must outlive the simulator.
   NodeSimulator(Registry* registry, const Clock* clock = Clock::Real(),
                 NodeSimulatorOptions options = {});
 
-  // Moves every pod and deployment as far as the clock allows. Returns when
-  // the next pod or deployment is due to move.
-  absl::Time Sync() override;
   std::string Name() const override { return "node-simulator"; }
-  // Writes to pods and deployments.
+  // Writes to pods and deployments; the node's deletion, and its writes
+  // while it refuses pods.
   bool Wants(const StoredEvent& event) const override;
 
+ protected:
+  void OnEvent(const StoredEvent& event) override;
+  void EnqueueAll() override;
+  // Moves one pod or deployment a stage (or ensures the node). Returns when
+  // its next stage is due, or a retry after a failed write.
+  absl::Time SyncKey(const std::string& key, absl::Time now) override;
+
  private:
-  absl::Time SyncPod(const ResourceInfo& pods, const api::ObjectPtr& pod,
-                     absl::Time now);
+  // Each returns when the object next needs a pass though nothing writes
+  // it; a successful write returns InfiniteFuture, as its event queues the
+  // object again.
+  absl::Time SyncPod(const ResourceInfo& pods, const std::string& key,
+                     const api::ObjectPtr& pod, absl::Time now);
   absl::Time SyncDeployment(const ResourceInfo& deployments,
                             const api::ObjectPtr& d, absl::Time now);
   std::string NextPodIp();
@@ -124,8 +147,6 @@ class NodeSimulator : public SyncedController {
                              absl::Time now);
   void EnsureNode(const ResourceInfo& nodes, absl::Time now);
 
-  Registry* const registry_;
-  const Clock* const clock_;
   const NodeSimulatorOptions options_;
   uint32_t next_ip_ = 0;
   // The last Event name suffix used (UnixNanos), kept increasing so that
@@ -138,6 +159,9 @@ class NodeSimulator : public SyncedController {
     absl::Time at;
   };
   std::unordered_map<std::string, Seen> deployments_seen_;
+  // Keys of the pods the node refused (PodScheduled False): a write of the
+  // node queues them.
+  absl::flat_hash_set<std::string> unschedulable_;
 };
 
 }  // namespace apiserver

@@ -56,8 +56,50 @@ class NodeSimulatorTest : public ControllerTest {
   api::ObjectPtr Pod(const std::string& name) {
     return Get(Pods(), "default", name);
   }
+  // Creates `n` pods named p0..p<n-1> and moves them all to Running.
+  void RunPods(int n) {
+    for (int i = 0; i < n; ++i) CreatePod("p" + std::to_string(i));
+    clock_.Advance(absl::Seconds(1));
+    Settle();
+    for (int i = 0; i < n; ++i) {
+      ASSERT_EQ(At(*Pod("p" + std::to_string(i)), "/status/phase"), "Running");
+    }
+  }
+  // Syncs until a pass has nothing to do (a pass's own writes queue their
+  // pods once more).
+  void Settle() {
+    for (int i = 0; i < 10; ++i) {
+      const uint64_t before = sim_.keys_synced();
+      sim_.Sync();
+      if (sim_.keys_synced() == before) return;
+    }
+    FAIL() << "the node simulator does not settle";
+  }
+  void Annotate(const std::string& pod) {
+    api::ObjectBuilder b = Pod(pod)->ToBuilder();
+    b.SetAnnotation("touched", "yes");
+    ASSERT_TRUE(registry_.Update(Pods(), "default", pod, std::move(b)).ok());
+  }
+  void PatchNode(const std::string& pointer, const std::string& json) {
+    const ResourceInfo& nodes = Resource("", "v1", "nodes");
+    api::ObjectBuilder b = Get(nodes, "", "kcr-node")->ToBuilder();
+    if (json.empty()) {
+      b.Remove(pointer);
+    } else {
+      ASSERT_TRUE(b.SetJson(pointer, json).ok());
+    }
+    ASSERT_TRUE(registry_.Update(nodes, "", "kcr-node", std::move(b)).ok());
+  }
 
-  NodeSimulator sim_{&registry_, &clock_};
+  // A pass syncs every key due, however long it takes on a loaded machine,
+  // so that what one pass does is deterministic.
+  static NodeSimulatorOptions Unhurried() {
+    NodeSimulatorOptions o;
+    o.incremental.pass_budget = absl::InfiniteDuration();
+    return o;
+  }
+
+  NodeSimulator sim_{&registry_, &clock_, Unhurried()};
 };
 
 TEST_F(NodeSimulatorTest, AlwaysPodsRunAndKeepRunning) {
@@ -302,6 +344,125 @@ TEST_F(NodeSimulatorTest, WantsPodAndDeploymentWrites) {
   EXPECT_TRUE(sim_.Wants(e));
   e.collection = "/configmaps";
   EXPECT_FALSE(sim_.Wants(e));
+}
+
+TEST_F(NodeSimulatorTest, RunningPodsCostNothingUntilWritten) {
+  RunPods(50);
+  const uint64_t before = sim_.keys_synced();
+  clock_.Advance(absl::Minutes(5));
+  EXPECT_EQ(sim_.Sync(), absl::InfiniteFuture());
+  EXPECT_EQ(sim_.keys_synced(), before) << "no pod is looked at again";
+  // One pod written: that pod alone is synced.
+  Annotate("p7");
+  sim_.Sync();
+  EXPECT_EQ(sim_.keys_synced(), before + 1);
+  // A new pod: it alone, through its stages (bind, pending, running, then
+  // its last write).
+  CreatePod("late");
+  Settle();
+  clock_.Advance(absl::Seconds(1));
+  Settle();
+  EXPECT_EQ(At(*Pod("late"), "/status/phase"), "Running");
+  EXPECT_LE(sim_.keys_synced(), before + 1 + 5);
+}
+
+TEST_F(NodeSimulatorTest, ATimedStageComesDueWithoutAWrite) {
+  RunPods(20);
+  const uint64_t before = sim_.keys_synced();
+  const absl::Time t0 = clock_.Now();
+  CreatePod("job", "Never", R"({"kcr.io/sim-running-after":"3s"})");
+  sim_.Sync();  // scheduled
+  sim_.Sync();  // pending on the node
+  EXPECT_EQ(sim_.Sync(), t0 + absl::Seconds(3));
+  const uint64_t pending = sim_.keys_synced();
+  EXPECT_EQ(pending, before + 3);
+  // Before it is due, a pass looks at nothing.
+  clock_.Advance(absl::Seconds(2));
+  EXPECT_EQ(sim_.Sync(), t0 + absl::Seconds(3));
+  EXPECT_EQ(sim_.keys_synced(), pending);
+  // Due: it runs with no write to wake it, and is due to finish 2s later.
+  clock_.Advance(absl::Seconds(1));
+  sim_.Sync();
+  EXPECT_EQ(sim_.keys_synced(), pending + 1);
+  EXPECT_EQ(At(*Pod("job"), "/status/phase"), "Running");
+  EXPECT_EQ(sim_.Sync(), clock_.Now() + absl::Seconds(2));
+  clock_.Advance(absl::Seconds(2));
+  sim_.Sync();
+  EXPECT_EQ(At(*Pod("job"), "/status/phase"), "Succeeded");
+  Settle();
+  EXPECT_EQ(sim_.keys_synced(), pending + 4);
+}
+
+TEST_F(NodeSimulatorTest, ANodeWriteQueuesOnlyThePodsItRefused) {
+  RunPods(20);
+  PatchNode("/spec/unschedulable", "true");
+  CreatePod("waiting");
+  Settle();
+  api::ObjectPtr p = Pod("waiting");
+  EXPECT_EQ(At(*p, "/spec/nodeName"), "<absent>");
+  EXPECT_EQ(PodCondition(*p, "PodScheduled"), "False Unschedulable");
+  const uint64_t before = sim_.keys_synced();
+  // Uncordoned: the refused pod, and no other, is scheduled.
+  PatchNode("/spec/unschedulable", "");
+  StoredEvent e;
+  e.type = EventType::kModified;
+  e.collection = "/nodes";
+  e.object = Get(Resource("", "v1", "nodes"), "", "kcr-node");
+  EXPECT_TRUE(sim_.Wants(e)) << "a pod waits for the node";
+  sim_.Sync();
+  EXPECT_EQ(sim_.keys_synced(), before + 1);
+  EXPECT_EQ(At(*Pod("waiting"), "/spec/nodeName"), "kcr-node");
+  clock_.Advance(absl::Seconds(1));
+  Settle();
+  EXPECT_EQ(At(*Pod("waiting"), "/status/phase"), "Running");
+  // No pod waits any more: node writes cost nothing.
+  EXPECT_FALSE(sim_.Wants(e));
+  const uint64_t settled = sim_.keys_synced();
+  PatchNode("/metadata/labels/zone", R"("a")");
+  sim_.Sync();
+  EXPECT_EQ(sim_.keys_synced(), settled);
+}
+
+TEST_F(NodeSimulatorTest, ADeletedNodeComesBackWithoutLookingAtPods) {
+  RunPods(20);
+  const uint64_t before = sim_.keys_synced();
+  const ResourceInfo& nodes = Resource("", "v1", "nodes");
+  ASSERT_TRUE(registry_.Delete(nodes, "", "kcr-node").ok());
+  sim_.Sync();
+  EXPECT_NE(Get(nodes, "", "kcr-node"), nullptr);
+  EXPECT_EQ(sim_.keys_synced(), before + 1);
+}
+
+TEST_F(NodeSimulatorTest, ADeploymentIsSyncedWhenWrittenOrDue) {
+  for (int i = 0; i < 20; ++i) {
+    Create(Deployments(), "default",
+           R"({"metadata":{"name":"d)" + std::to_string(i) + R"("},
+      "spec":{"replicas":1,"selector":{"matchLabels":{"app":"web"}},
+              "template":{"metadata":{"labels":{"app":"web"}},
+                          "spec":{"containers":[{"name":"c","image":"nginx"}]}}}})");
+  }
+  sim_.Sync();
+  clock_.Advance(absl::Seconds(1));
+  Settle();
+  const uint64_t before = sim_.keys_synced();
+  api::ObjectPtr d = Get(Deployments(), "default", "d3");
+  EXPECT_EQ(At(*d, "/status/readyReplicas"), "1");
+  // Scaled: it alone, now (a new generation) and when it is due.
+  api::ObjectBuilder b = d->ToBuilder();
+  ASSERT_TRUE(b.SetInt("/spec/replicas", 2).ok());
+  ASSERT_TRUE(
+      registry_.Update(Deployments(), "default", "d3", std::move(b)).ok());
+  EXPECT_EQ(sim_.Sync(), clock_.Now() + absl::Milliseconds(500));
+  EXPECT_EQ(sim_.keys_synced(), before + 1);
+  clock_.Advance(absl::Seconds(1));
+  Settle();
+  EXPECT_EQ(At(*Get(Deployments(), "default", "d3"), "/status/readyReplicas"),
+            "2");
+  EXPECT_EQ(sim_.keys_synced(), before + 3);
+  // Deleted: nothing to sync.
+  ASSERT_TRUE(registry_.Delete(Deployments(), "default", "d5").ok());
+  sim_.Sync();
+  EXPECT_EQ(sim_.keys_synced(), before + 3);
 }
 
 // The runner reacts to writes without any clock movement: with no delay a
