@@ -7,7 +7,7 @@
 BAZEL ?= bazel
 CLANG_FORMAT ?= clang-format-14
 
-.PHONY: deps run test bench bench-informer tsan asan clang werror fuzz soak format format-check layers clean
+.PHONY: deps run test bench bench-informer bench-e2e bench-e2e-soak tsan asan clang werror fuzz soak format format-check layers clean
 
 FUZZ_SECONDS ?= 60
 # Extra flags for `make test`, e.g. TEST_FLAGS=--config=werror (as CI does).
@@ -41,6 +41,18 @@ bench: deps
 # run.sh; needs npm for client-node). Not part of `make test`.
 bench-informer: deps
 	@./bench/informer/run.sh
+
+# The whole system end to end: cmd/local-apiserver and
+# cmd/controller-manager as processes, N Nginx until all are ready
+# (bench/e2e/run.sh). E2E_SIZES chooses the sizes; the soak patches 300
+# Nginx and 300 ConfigMaps for E2E_SOAK_SECONDS and follows both RSS.
+E2E_SIZES ?= 1000 10000 50000
+E2E_SOAK_SECONDS ?= 300
+bench-e2e: deps
+	@E2E_SIZES="$(E2E_SIZES)" ./bench/e2e/run.sh
+
+bench-e2e-soak: deps
+	@E2E_SOAK=1 E2E_SOAK_SECONDS=$(E2E_SOAK_SECONDS) ./bench/e2e/run.sh
 
 tsan: deps
 	@./test/run_all.sh --config=tsan $(TSAN_TARGETS)

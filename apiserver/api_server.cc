@@ -62,6 +62,11 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
   so.history_size = o.history_size;
   so.watch_queue_size = o.watch_queue_size;
   so.clock = o.clock;
+  if (o.event_ttl > absl::ZeroDuration()) {
+    // Both groups' Events, as kube-apiserver stores them in one resource.
+    so.ttl["/events"] = o.event_ttl;
+    so.ttl["events.k8s.io/events"] = o.event_ttl;
+  }
   s->storage_ = std::make_unique<Storage>(so);
   s->resources_ = std::make_unique<ResourceRegistry>();
   RegistryOptions ro;
@@ -196,6 +201,7 @@ void ApiServer::DropConnections() {
 void ApiServer::Stop() {
   if (controllers_ != nullptr) controllers_->Stop();
   if (http_ != nullptr) http_->Stop();
+  if (storage_ != nullptr) storage_->StopExpiring();
 }
 
 }  // namespace apiserver

@@ -50,6 +50,9 @@ struct ApiServerOptions {
   std::string token;
   // Events kept for watches; older resourceVersions get 410.
   size_t history_size = 10000;
+  // Events (core/v1 and events.k8s.io/v1) are deleted this long after
+  // their last write, as kube-apiserver's --event-ttl; <= 0 keeps them.
+  absl::Duration event_ttl = absl::Hours(1);
   // Events a watcher may have waiting before it is terminated (a watcher
   // that cannot keep up; see watch_cache.h).
   size_t watch_queue_size = 4096;

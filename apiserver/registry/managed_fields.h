@@ -29,9 +29,17 @@ const api::PatchSchema* PatchSchemaFor(const ResourceInfo& resource);
 FieldScope FieldScopeFor(const ResourceInfo& resource,
                          std::string_view subresource);
 
+// kube-apiserver's cap on "Update" managers per object (its
+// DefaultMaxUpdateManagers): past it the oldest are merged into
+// kAncientChangesManager, so that writers with ever new fieldManager names
+// cannot grow an object's managedFields without bound.
+inline constexpr size_t kMaxUpdateManagers = 10;
+inline constexpr char kAncientChangesManager[] = "ancient-changes";
+
 // Records a non-apply write of `*object` over `old_object` (nullptr: a
 // create) in metadata.managedFields, as kube-apiserver does for every
-// create, update and patch. The manager is `field_manager`, else the
+// create, update and patch, then caps the Update managers as
+// CapUpdateManagers does. The manager is `field_manager`, else the
 // User-Agent's prefix; with neither nothing is recorded. 422 Invalid
 // PatchOptions/CreateOptions style error for a bad manager name.
 absl::Status RecordWriteManagedFields(
@@ -39,6 +47,19 @@ absl::Status RecordWriteManagedFields(
     rapidjson::Value* object, rapidjson::Value::AllocatorType& allocator,
     std::string_view field_manager, std::string_view user_agent,
     std::string_view subresource, absl::Time now);
+
+// Merges the oldest "Update" entries of `*object`'s managedFields, one
+// bucket per (apiVersion, subresource) named kAncientChangesManager, until
+// at most `max` remain, as kube-apiserver's capManagersManager: entries
+// oldest first by time (then by manager name); the first of a version
+// seen becomes its bucket when a second one is merged into it (a bucket
+// left by an earlier cap takes the merges of its version instead); a
+// bucket owns the union of the merged fields and takes the newest merged
+// time.
+// "Apply" entries are never merged.
+void CapUpdateManagers(rapidjson::Value* object,
+                       rapidjson::Value::AllocatorType& allocator,
+                       size_t max = kMaxUpdateManagers);
 
 }  // namespace apiserver
 }  // namespace kcr

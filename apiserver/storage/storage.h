@@ -29,6 +29,13 @@
 // take the storage lock. A watch from before the newest evicted event of
 // its collection gets 410.
 //
+// Objects of a collection given a time to live (StorageOptions::ttl, as
+// kube-apiserver gives Events with --event-ttl through etcd leases) are
+// deleted that long after their last write, creation or update, by a
+// thread of Storage's own: a DELETED event like any other, so watchers see
+// it. The deadlines sit in an ExpiryQueue (expiry_queue.h), one per object,
+// moved by each write: nothing scans the objects.
+//
 // Thread safety: every method may be called from any thread. UpdateFuncs
 // run with the storage lock held: they must not call back into Storage.
 // Objects handed out are immutable and shared.
@@ -45,6 +52,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <thread>
 #include <vector>
 
 #include "absl/container/btree_set.h"
@@ -53,6 +61,7 @@
 #include "absl/time/time.h"
 #include "api/object.h"
 #include "api/object_builder.h"
+#include "apiserver/storage/expiry_queue.h"
 #include "apiserver/storage/watch_cache.h"
 #include "base/clock.h"
 #include "base/mutex.h"
@@ -68,8 +77,12 @@ struct StorageOptions {
   // Events a watcher may have waiting before it is terminated (see
   // watch_cache.h). At least 1.
   size_t watch_queue_size = 4096;
-  // The clock watchers wait on.
+  // The clock watchers wait on, and time-to-live deadlines are kept on.
   const Clock* clock = Clock::Real();
+  // Collections (storage keys, "/events") whose objects are deleted this
+  // long after their last write. A collection absent, or with a duration
+  // <= 0, keeps its objects until they are deleted.
+  absl::flat_hash_map<std::string, absl::Duration> ttl;
 };
 
 class Storage {
@@ -137,6 +150,8 @@ class Storage {
   };
 
   explicit Storage(StorageOptions options = {});
+  // StopExpiring()s.
+  ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 
@@ -227,6 +242,12 @@ class Storage {
   // collection, then key order.
   std::vector<std::pair<std::string, api::ObjectPtr>> ByIndexAll(
       std::string_view name, std::string_view value) const;
+  // Objects waiting for their time to live to run out.
+  size_t PendingExpiries() const;
+
+  // Stops expiring objects and joins the thread that does it (nothing
+  // expires after). Idempotent; the destructor calls it.
+  void StopExpiring();
 
  private:
   using Collection = std::map<std::string, api::ObjectPtr>;
@@ -248,6 +269,14 @@ class Storage {
   void Record(StoredEvent event, WatchCache** dispatch)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   WatchCache* CacheLocked(std::string_view collection)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The time to live of `collection`'s objects; zero for none.
+  absl::Duration TtlOf(std::string_view collection) const;
+  // The expiry thread: waits for the earliest deadline, deletes what is due.
+  void ExpireLoop();
+  // Deletes every object whose deadline has passed; adds the watch caches
+  // to kick to `dispatch`.
+  void ExpireDueLocked(std::vector<WatchCache*>* dispatch)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // One index: value -> (collection, key) of the objects filed under it.
@@ -283,6 +312,15 @@ class Storage {
   // A watch cache created now gets 410 before this (the last compaction).
   int64_t compacted_through_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, Index, std::less<>> indexes_ ABSL_GUARDED_BY(mu_);
+
+  // Time to live: the deadlines, and the expiry thread's wake-up (a write
+  // that moved the earliest deadline, or the destructor).
+  ExpiryQueue expiry_ ABSL_GUARDED_BY(mu_);
+  CondVar expiry_cv_;
+  bool expiry_moved_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Last: started once everything above is built (only with a ttl).
+  std::thread expirer_;
 };
 
 }  // namespace apiserver

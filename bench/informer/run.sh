@@ -8,6 +8,8 @@
 #   updates 100k then 100,000 MODIFIED events, from POST /start-updates to
 #                the last one reaching the handler
 #   peak rss     the client process's VmHWM after all of that (50k + 100k)
+#   sync 150k    Start -> synced, 150,000 pods (INFORMER_150K=0 skips it)
+#   peak rss 150k  the client process's VmHWM once synced at 150k
 #
 # Each figure is the median of RUNS processes per client (kcr and
 # client-node alternating); the server's own bound comes from bare_reader.
@@ -112,6 +114,25 @@ start_server 50000 100000
 run_clients sync50k 50000 100000
 stop_server
 
+# 150,000 pods: sync and peak RSS only. A client that cannot hold them
+# (client-node's V8 heap) prints {"failed": ...} instead of its figures.
+if [[ ${INFORMER_150K:-1} == 1 ]]; then
+  echo "== 150,000 pods" >&2
+  start_server 150000 0
+  for i in $(seq 1 "$RUNS"); do
+    echo "-- round $i: kcr, client-node" >&2
+    MALLOC_ARENA_MAX=$ARENAS "$BIN/kcr_informer_bench" --port="$PORT" --pods=150000 \
+      --updates=0 | tee -a "$WORK/sync150k.kcr" >&2
+    if ! "$NODE" "$PEER/informer.mjs" --port="$PORT" --pods=150000 --updates=0 \
+        > "$WORK/node150k.out" 2> "$WORK/node150k.err"; then
+      echo "{\"failed\": \"$(tail -c 200 "$WORK/node150k.err" | tr -d '"\\\n' )\"}" \
+        > "$WORK/node150k.out"
+    fi
+    tee -a "$WORK/sync150k.node" < "$WORK/node150k.out" >&2
+  done
+  stop_server
+fi
+
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 
 python3 - "$WORK" "$RUNS" "$NODE_VERSION" "$LOAD_START" "$LOAD_END" <<'PY'
@@ -175,4 +196,25 @@ print()
 for name, k, n, unit in figures:
     print(f"{name}: kcr {fmt(k, unit)} {unit}, client-node {fmt(n, unit)} {unit}, "
           f"ratio {n / k:.1f}")
+
+import os
+if os.path.exists(f"{work}/sync150k.kcr"):
+    k150 = load("sync150k.kcr")
+    n150 = [r for r in load("sync150k.node") if "failed" not in r]
+    failed = [r["failed"] for r in load("sync150k.node") if "failed" in r]
+    print(f"150k runs: kcr sync {', '.join(str(r['sync_ms']) for r in k150)} ms, "
+          f"peak {', '.join(str(r['peak_rss_mib']) for r in k150)} MiB; client-node "
+          + (f"sync {', '.join(str(r['sync_ms']) for r in n150)} ms, peak "
+             f"{', '.join(str(r['peak_rss_mib']) for r in n150)} MiB" if n150 else "")
+          + (f"; {len(failed)} failed: {failed[0]}" if failed else ""))
+    for name, key, scale, unit in (("sync 150k", "sync_ms", 1e3, "s"),
+                                   ("peak rss 150k", "peak_rss_mib", 1, "MiB")):
+        k = median(k150, key) / scale
+        line = f"{name}: kcr {fmt(k, unit)} {unit}"
+        if n150:
+            n = median(n150, key) / scale
+            line += f", client-node {fmt(n, unit)} {unit}, ratio {n / k:.1f}"
+        else:
+            line += ", client-node failed (see above)"
+        print(line)
 PY

@@ -67,10 +67,12 @@ absl::StatusOr<std::string> MakeTempDir() {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start() {
+absl::StatusOr<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(
+    absl::Duration event_ttl) {
   apiserver::ApiServerOptions options;
   options.bind_address = "127.0.0.1";
   options.port = 0;
+  options.event_ttl = event_ttl;
   absl::StatusOr<std::unique_ptr<apiserver::ApiServer>> server =
       apiserver::ApiServer::Start(std::move(options));
   if (!server.ok()) {

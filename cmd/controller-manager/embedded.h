@@ -22,8 +22,10 @@ namespace kcr::cmd {
 class EmbeddedCluster {
  public:
   // Starts the server on 127.0.0.1 (a free port) and writes its kubeconfig
-  // into a new directory under $TMPDIR.
-  static absl::StatusOr<std::unique_ptr<EmbeddedCluster>> Start();
+  // into a new directory under $TMPDIR. Its Events live `event_ttl` after
+  // their last write (ApiServerOptions::event_ttl; <= 0 keeps them).
+  static absl::StatusOr<std::unique_ptr<EmbeddedCluster>> Start(
+      absl::Duration event_ttl = apiserver::ApiServerOptions().event_ttl);
 
   // Stops the server and removes the kubeconfig's directory.
   ~EmbeddedCluster();

@@ -95,6 +95,10 @@ DEFINE_bool(embedded, false,
             "install the CRDs, write a kubeconfig for it and run the "
             "controllers against it. --kubeconfig and --context are "
             "ignored.");
+DEFINE_string(event_ttl, "1h",
+              "With --embedded: the local API server deletes Events this "
+              "long after their last write (a duration: 1h, 5m, 90s; 0 "
+              "keeps them), as kube-apiserver's --event-ttl.");
 
 namespace {
 
@@ -255,6 +259,12 @@ int main(int argc, char** argv) {
         "--leader-elect-retry-period < --leader-elect-renew-deadline < "
         "--leader-elect-lease-duration must hold");
   }
+  absl::Duration event_ttl;
+  if (!absl::ParseDuration(FLAGS_event_ttl, &event_ttl) ||
+      event_ttl < absl::ZeroDuration()) {
+    return Fail(absl::StrCat("invalid --event-ttl \"", FLAGS_event_ttl,
+                             "\" (a duration such as 1h, 5m or 90s)"));
+  }
   if (FLAGS_loadtest_image.empty()) {
     return Fail("--loadtest-image must not be empty");
   }
@@ -272,7 +282,7 @@ int main(int argc, char** argv) {
   kcr::client::Config config;
   kcr::client::LoadingRules rules;
   if (FLAGS_embedded) {
-    auto started = kcr::cmd::EmbeddedCluster::Start();
+    auto started = kcr::cmd::EmbeddedCluster::Start(event_ttl);
     if (!started.ok()) return Fail(started.status().message(), 1);
     cluster = *std::move(started);
     rules.explicit_path = cluster->kubeconfig();

@@ -39,6 +39,9 @@ DEFINE_string(token, "",
 DEFINE_uint64(history_size, 10000,
               "Watch events kept; a watch from an older resourceVersion gets "
               "410 Expired.");
+DEFINE_string(event_ttl, "1h",
+              "Events are deleted this long after their last write (a "
+              "duration: 1h, 5m, 90s); 0 keeps them.");
 DEFINE_int32(bookmark_interval_seconds, 60,
              "Seconds between watch BOOKMARK events (allowWatchBookmarks).");
 DEFINE_int32(min_request_timeout_seconds, 1800,
@@ -143,6 +146,12 @@ int main(int argc, char** argv) {
   options.tls_ca_file = FLAGS_tls_ca_file;
   options.token = FLAGS_token;
   options.history_size = FLAGS_history_size;
+  if (!absl::ParseDuration(FLAGS_event_ttl, &options.event_ttl) ||
+      options.event_ttl < absl::ZeroDuration()) {
+    std::cerr << "local-apiserver: invalid --event-ttl \"" << FLAGS_event_ttl
+              << "\" (a duration such as 1h, 5m or 90s)\n";
+    return 2;
+  }
   options.bookmark_interval = absl::Seconds(FLAGS_bookmark_interval_seconds);
   options.min_request_timeout =
       absl::Seconds(FLAGS_min_request_timeout_seconds);

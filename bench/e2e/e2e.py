@@ -1,0 +1,527 @@
+#!/usr/bin/env python3
+"""The whole system end to end: cmd/local-apiserver and cmd/controller-manager
+as processes, N Nginx custom resources created at once, timed until every one
+reports status.readyReplicas 1 (run.sh builds the binaries and calls this).
+
+Per size it prints what it measures as it goes (stderr) and ends with one
+line per figure on stdout:
+
+    <figure> <size>: kcr <value> <unit>
+
+A size that does not converge within its timeout ends with
+`converge <size>: kcr timeout after <s> s (<ready>/<n> ready)` and the run
+goes on with the other figures of that size.
+
+Soak mode (--soak SECONDS): 300 Nginx and 300 ConfigMaps, then patches at
+--soak-rate per second in total (half to each kind) for SECONDS; both
+processes' RSS every 15 s and at the end, and whether it is flat after the
+warm-up (the last third's peak within 10 % of the RSS at the end of the
+warm-up).
+
+Only the standard library: http.client keep-alive connections, one per
+creating thread.
+"""
+
+import argparse
+import concurrent.futures
+import http.client
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+NGINX_PATH = "/apis/example.org/v1/namespaces/default/nginxes"
+CONFIGMAP_PATH = "/api/v1/namespaces/default/configmaps"
+READY = re.compile(rb'"readyReplicas"\s*:\s*1\b')
+
+
+def log(*args):
+    print(*args, file=sys.stderr, flush=True)
+
+
+def size_label(n):
+    if n >= 1000 and n % 1000 == 0:
+        return f"{n // 1000}k"
+    return str(n)
+
+
+# --- /proc ----------------------------------------------------------------
+
+def proc_status_kib(pid, field):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def rss_mib(pid):
+    return proc_status_kib(pid, "VmRSS") / 1024
+
+
+def peak_rss_mib(pid):
+    return proc_status_kib(pid, "VmHWM") / 1024
+
+
+def cpu_seconds(pid):
+    """utime + stime of the process (all its threads), in seconds."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return 0.0
+    # The command name may hold spaces: fields start after the last ')'.
+    fields = stat[stat.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+# --- processes --------------------------------------------------------------
+
+class Process:
+    """A child whose stdout and stderr go to files under the work dir."""
+
+    def __init__(self, name, argv, work, env=None):
+        self.name = name
+        self.out_path = os.path.join(work, f"{name}.out")
+        self.err_path = os.path.join(work, f"{name}.log")
+        self.out = open(self.out_path, "wb")
+        self.err = open(self.err_path, "wb")
+        self.proc = subprocess.Popen(argv, stdout=self.out, stderr=self.err,
+                                     env=env)
+        self.pid = self.proc.pid
+
+    def wait_for_line(self, prefix, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with open(self.out_path, "rb") as f:
+                for line in f.read().decode(errors="replace").splitlines():
+                    if line.startswith(prefix):
+                        return line[len(prefix):].strip()
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        with open(self.err_path, "rb") as f:
+            sys.stderr.write(f.read().decode(errors="replace")[-4000:])
+        raise RuntimeError(f"{self.name} printed no '{prefix}' line")
+
+    def terminate_timed(self, timeout=30):
+        """SIGTERM, then the seconds until the process has exited."""
+        if self.proc.poll() is not None:
+            return float("nan")
+        start = time.monotonic()
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            return float("inf")
+        return time.monotonic() - start
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+# --- HTTP -----------------------------------------------------------------
+
+class Client:
+    """One keep-alive connection to the server."""
+
+    def __init__(self, url):
+        u = urllib.parse.urlparse(url)
+        self.host, self.port = u.hostname, u.port
+        self.conn = None
+
+    def request(self, method, path, body=None, content_type="application/json"):
+        for attempt in range(5):
+            if self.conn is None:
+                self.conn = http.client.HTTPConnection(self.host, self.port,
+                                                       timeout=120)
+            try:
+                headers = {"Accept": "application/json"}
+                if body is not None:
+                    headers["Content-Type"] = content_type
+                self.conn.request(method, path, body=body, headers=headers)
+                resp = self.conn.getresponse()
+                data = resp.read()
+                if resp.status == 429 or resp.status >= 500:
+                    time.sleep(0.1 * (attempt + 1))
+                    continue
+                return resp.status, data
+            except (OSError, http.client.HTTPException):
+                self.conn.close()
+                self.conn = None
+                time.sleep(0.1 * (attempt + 1))
+        raise RuntimeError(f"{method} {path}: no answer after 5 tries")
+
+
+def create_all(url, path, bodies, threads):
+    """POSTs every body with `threads` connections; returns the seconds."""
+    local = threading.local()
+
+    def post(body):
+        if not hasattr(local, "client"):
+            local.client = Client(url)
+        status, data = local.client.request("POST", path, body)
+        if status not in (200, 201, 409):
+            raise RuntimeError(f"POST {path}: {status} {data[:300]!r}")
+
+    start = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+        for f in concurrent.futures.as_completed(
+                [pool.submit(post, b) for b in bodies]):
+            f.result()
+    return time.monotonic() - start
+
+
+def nginx_body(name, replicas=1):
+    return json.dumps({"apiVersion": "example.org/v1", "kind": "Nginx",
+                       "metadata": {"name": name, "namespace": "default"},
+                       "spec": {"replicas": replicas}})
+
+
+def configmap_body(name):
+    return json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
+                       "metadata": {"name": name, "namespace": "default"},
+                       "data": {"value": "0"}})
+
+
+def count_ready(client):
+    status, data = client.request("GET", NGINX_PATH)
+    if status != 200:
+        raise RuntimeError(f"LIST nginxes: {status} {data[:300]!r}")
+    return len(READY.findall(data))
+
+
+def scrape(url, names):
+    """Sum of each metric of `names` over its label sets, from /metrics."""
+    u = urllib.parse.urlparse(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+    conn.request("GET", "/metrics")
+    text = conn.getresponse().read().decode()
+    conn.close()
+    sums = {n: 0.0 for n in names}
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        if name in sums:
+            sums[name] += float(line.rsplit(" ", 1)[1])
+    return sums
+
+
+def count_lines(path, needle):
+    n = 0
+    with open(path, "rb") as f:
+        for line in f:
+            if needle in line:
+                n += 1
+    return n
+
+
+# --- the system -----------------------------------------------------------
+
+class System:
+    """The server and the manager, started; `stop()` times their SIGTERMs."""
+
+    def __init__(self, args, work, event_ttl):
+        self.work = work
+        kubeconfig = os.path.join(work, "kubeconfig")
+        env = dict(os.environ)
+        env.setdefault("MALLOC_ARENA_MAX", args.malloc_arena_max)
+        server_argv = [args.server, "--port=0", f"--kubeconfig-out={kubeconfig}",
+                       # Each request as a log line (handler.cc's VLOG(2)):
+                       # the server's request count.
+                       "--vmodule=handler=2"]
+        if event_ttl:
+            server_argv.append(f"--event-ttl={event_ttl}")
+        self.server = Process("server", server_argv, work, env)
+        # The server's first line on stdout is its URL.
+        self.url = self.server.wait_for_line("")
+        log(f"server pid={self.server.pid} url={self.url}")
+        subprocess.run([args.kubectl, f"--kubeconfig={kubeconfig}", "apply",
+                        "-f", args.crd], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([args.kubectl, f"--kubeconfig={kubeconfig}", "wait",
+                        "--for=condition=Established", "--timeout=60s",
+                        "crd/nginxes.example.org"], check=True,
+                       stdout=subprocess.DEVNULL)
+        self.manager = Process("manager", [
+            args.manager, f"--kubeconfig={kubeconfig}", "--controllers=nginx",
+            f"--workers={args.workers}", f"--qps={args.qps}",
+            f"--burst={args.burst}", "--metrics-bind-address=127.0.0.1:0",
+            "--health-probe-bind-address=0"], work, env)
+        metrics = self.manager.wait_for_line("metrics: ")
+        self.metrics_url = metrics[:metrics.index("/metrics")]
+        log(f"manager pid={self.manager.pid} metrics={self.metrics_url}")
+
+    def server_requests(self):
+        return count_lines(self.server.err_path, b"request method=")
+
+    def stop(self):
+        """SIGTERM to the manager, then the server: seconds each took."""
+        manager = self.manager.terminate_timed()
+        server = self.server.terminate_timed()
+        return manager, server
+
+    def kill(self):
+        self.manager.kill()
+        self.server.kill()
+
+
+def run_size(args, n):
+    label = size_label(n)
+    timeout = args.timeout if args.timeout > 0 else 30 + 0.03 * n
+    work = os.path.join(args.work, f"n{n}")
+    os.makedirs(work, exist_ok=True)
+    log(f"== {n} Nginx (timeout {timeout:.0f} s)")
+    system = System(args, work, args.event_ttl)
+    figures = []
+    try:
+        base_requests = system.server_requests()
+        bodies = [nginx_body(f"bench-{i}") for i in range(n)]
+        start = time.monotonic()
+        create_s = create_all(system.url, NGINX_PATH, bodies, args.threads)
+        log(f"created {n} in {create_s:.2f} s ({n / create_s:.0f}/s)")
+        poller = Client(system.url)
+        polls = 0
+        ready = 0
+        converged = None
+        while True:
+            t = time.monotonic()
+            ready = count_ready(poller)
+            polls += 1
+            if ready >= n:
+                converged = time.monotonic() - start
+                break
+            if t - start > timeout:
+                break
+            if polls % 10 == 0:
+                log(f"  {t - start:6.1f} s: {ready}/{n} ready; manager rss "
+                    f"{rss_mib(system.manager.pid):.0f} MiB, server rss "
+                    f"{rss_mib(system.server.pid):.0f} MiB")
+            time.sleep(max(0.0, 0.5 - (time.monotonic() - t)))
+        if converged is not None:
+            log(f"converged in {converged:.2f} s ({polls} polls)")
+            figures.append((f"converge {label}", f"{converged:.1f}", "s"))
+        else:
+            figures.append((f"converge {label}",
+                            f"timeout after {timeout:.0f} s ({ready}/{n} ready)",
+                            ""))
+        figures.append((f"create {label}", f"{create_s:.1f}", "s"))
+        manager_cpu = cpu_seconds(system.manager.pid)
+        server_cpu = cpu_seconds(system.server.pid)
+        metrics = scrape(system.metrics_url, ["controller_runtime_reconcile_total",
+                                              "rest_client_requests_total"])
+        # The server's requests while converging, less the harness's own
+        # (the creates and the polls).
+        server_requests = system.server_requests() - base_requests - n - polls
+        # Idle: nothing changes any more; the harness sends nothing.
+        settle = time.monotonic()
+        idle_start = cpu_seconds(system.server.pid)
+        manager_idle_start = cpu_seconds(system.manager.pid)
+        if args.profile_idle:
+            # perf's own start-up falls inside the window: a little CPU of
+            # perf's, none of the server's.
+            data = os.path.join(work, "server-idle.perf.data")
+            subprocess.run(["perf", "record", "-q", "-F", "499", "-g", "-p",
+                            str(system.server.pid), "-o", data, "--", "sleep",
+                            str(args.idle_seconds)], check=False)
+            log(f"idle profile: perf report -i {data}")
+        else:
+            time.sleep(args.idle_seconds)
+        idle = (cpu_seconds(system.server.pid) - idle_start) / (
+            time.monotonic() - settle) * 100
+        manager_idle = (cpu_seconds(system.manager.pid) - manager_idle_start) / (
+            time.monotonic() - settle) * 100
+        manager_peak = peak_rss_mib(system.manager.pid)
+        server_peak = peak_rss_mib(system.server.pid)
+        figures += [
+            (f"manager peak rss {label}", f"{manager_peak:.0f}", "MiB"),
+            (f"server peak rss {label}", f"{server_peak:.0f}", "MiB"),
+            (f"manager cpu {label}", f"{manager_cpu:.1f}", "s"),
+            (f"server cpu {label}", f"{server_cpu:.1f}", "s"),
+            (f"reconciles/object {label}",
+             f"{metrics['controller_runtime_reconcile_total'] / n:.2f}", ""),
+            (f"manager requests/object {label}",
+             f"{metrics['rest_client_requests_total'] / n:.2f}", ""),
+            (f"server requests/object {label}", f"{server_requests / n:.2f}", ""),
+            (f"server idle cpu {label}", f"{idle:.1f}", "%"),
+            (f"manager idle cpu {label}", f"{manager_idle:.1f}", "%"),
+        ]
+        manager_term, server_term = system.stop()
+        figures += [
+            (f"manager sigterm {label}", f"{manager_term:.2f}", "s"),
+            (f"server sigterm {label}", f"{server_term:.2f}", "s"),
+        ]
+    finally:
+        system.kill()
+    for f in figures:
+        log(f"  {f[0]}: {f[1]} {f[2]}")
+    return figures
+
+
+def run_soak(args):
+    work = os.path.join(args.work, "soak")
+    os.makedirs(work, exist_ok=True)
+    n = 300
+    log(f"== soak: {n} Nginx + {n} ConfigMaps, {args.soak_rate:.0f} patches/s "
+        f"for {args.soak:.0f} s, event TTL {args.event_ttl or 'default'}")
+    system = System(args, work, args.event_ttl)
+    samples = []  # (seconds, manager MiB, server MiB)
+    figures = []
+    try:
+        create_all(system.url, NGINX_PATH,
+                   [nginx_body(f"soak-{i}") for i in range(n)], args.threads)
+        create_all(system.url, CONFIGMAP_PATH,
+                   [configmap_body(f"soak-{i}") for i in range(n)], args.threads)
+        poller = Client(system.url)
+        deadline = time.monotonic() + 30 + 0.03 * n * 10
+        while count_ready(poller) < n and time.monotonic() < deadline:
+            time.sleep(0.5)
+        log(f"soak objects ready; patching")
+        stop = threading.Event()
+        sent = [0, 0]
+        lock = threading.Lock()
+
+        def patcher(index, threads):
+            # Each thread its share of the rate, paced by the clock.
+            client = Client(system.url)
+            per_thread = args.soak_rate / threads
+            k = 0
+            t0 = time.monotonic()
+            i = index
+            while not stop.is_set():
+                name = f"soak-{i % n}"
+                if k % 2 == 0:
+                    if args.soak_nginx_patch == "replicas":
+                        spec = {"spec": {"replicas": 1 + (i // n) % 2}}
+                    else:
+                        spec = {"metadata": {"annotations": {"soak": str(k)}}}
+                    status, _ = client.request(
+                        "PATCH", f"{NGINX_PATH}/{name}", json.dumps(spec),
+                        "application/merge-patch+json")
+                else:
+                    status, _ = client.request(
+                        "PATCH", f"{CONFIGMAP_PATH}/{name}",
+                        json.dumps({"data": {"value": str(k)}}),
+                        "application/merge-patch+json")
+                with lock:
+                    sent[0 if status == 200 else 1] += 1
+                k += 1
+                i += threads
+                wait = t0 + k / per_thread - time.monotonic()
+                if wait > 0:
+                    stop.wait(wait)
+
+        threads = [threading.Thread(target=patcher, args=(j, 8)) for j in range(8)]
+        start = time.monotonic()
+        for t in threads:
+            t.start()
+        next_sample = start
+        while True:
+            now = time.monotonic()
+            if now >= next_sample:
+                s = (now - start, rss_mib(system.manager.pid),
+                     rss_mib(system.server.pid))
+                samples.append(s)
+                with lock:
+                    done = sent[0] + sent[1]
+                log(f"  {s[0]:5.0f} s: manager rss {s[1]:.1f} MiB, server rss "
+                    f"{s[2]:.1f} MiB ({done / max(s[0], 1):.0f} patches/s)")
+                next_sample += 15
+            if now - start >= args.soak:
+                break
+            time.sleep(min(1.0, max(0.0, next_sample - time.monotonic())))
+        stop.set()
+        for t in threads:
+            t.join()
+        end = (time.monotonic() - start, rss_mib(system.manager.pid),
+               rss_mib(system.server.pid))
+        samples.append(end)
+        log(f"  {end[0]:5.0f} s (end): manager rss {end[1]:.1f} MiB, server rss "
+            f"{end[2]:.1f} MiB; {sent[0]} patches ok, {sent[1]} failed")
+        warmup = args.soak_warmup if args.soak_warmup > 0 else args.soak / 3
+        for idx, who in ((1, "manager"), (2, "server")):
+            at_warmup = [s for s in samples if s[0] <= warmup + 1e-6][-1][idx]
+            last_third = [s[idx] for s in samples if s[0] >= 2 * args.soak / 3]
+            peak = max(last_third)
+            flat = peak <= at_warmup * 1.10
+            figures.append((f"soak {who} rss end", f"{end[idx]:.0f}", "MiB"))
+            figures.append((f"soak {who} rss flat",
+                            f"{'yes' if flat else 'no'} ({at_warmup:.0f} MiB "
+                            f"after {warmup:.0f} s warm-up, last-third peak "
+                            f"{peak:.0f} MiB)", ""))
+        # What the store holds at the end: Events grow without a TTL.
+        for kind, path in (("events", "/api/v1/events"), ("pods", "/api/v1/pods")):
+            status, data = poller.request("GET", path)
+            count = data.count(b'"uid"') if status == 200 else -1
+            figures.append((f"soak {kind} stored at the end", f"{count}", ""))
+        figures.append(("soak patches/s",
+                        f"{(sent[0] + sent[1]) / args.soak:.0f}", ""))
+        manager_term, server_term = system.stop()
+        figures += [("soak manager sigterm", f"{manager_term:.2f}", "s"),
+                    ("soak server sigterm", f"{server_term:.2f}", "s")]
+    finally:
+        system.kill()
+    with open(os.path.join(args.work, "soak_samples.json"), "w") as f:
+        json.dump(samples, f)
+    return figures
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--server", required=True)
+    p.add_argument("--manager", required=True)
+    p.add_argument("--crd", required=True)
+    p.add_argument("--kubectl", default="kubectl")
+    p.add_argument("--work", required=True)
+    p.add_argument("--sizes", default="1000 10000 50000")
+    p.add_argument("--timeout", type=float, default=0,
+                   help="seconds per size (0: 30 + 0.03 per object)")
+    p.add_argument("--threads", type=int, default=16)
+    p.add_argument("--workers", type=int, default=4)
+    p.add_argument("--qps", default="5000")
+    p.add_argument("--burst", default="10000")
+    p.add_argument("--idle-seconds", type=float, default=10)
+    p.add_argument("--profile-idle", action="store_true",
+                   help="perf record the server while it is idle")
+    p.add_argument("--event-ttl", default="")
+    p.add_argument("--malloc-arena-max", default="1")
+    p.add_argument("--soak", type=float, default=0,
+                   help="soak for this many seconds instead of the sizes")
+    p.add_argument("--soak-rate", type=float, default=160)
+    p.add_argument("--soak-warmup", type=float, default=0,
+                   help="seconds of warm-up (0: a third of the soak)")
+    p.add_argument("--soak-nginx-patch", choices=["replicas", "annotation"],
+                   default="replicas")
+    args = p.parse_args()
+
+    figures = []
+    load_start = open("/proc/loadavg").read().split()[:3]
+    if args.soak > 0:
+        figures = run_soak(args)
+    else:
+        for n in [int(s) for s in args.sizes.split()]:
+            figures += run_size(args, n)
+    load_end = open("/proc/loadavg").read().split()[:3]
+    print(f"\nload average {' '.join(load_start)} at the start, "
+          f"{' '.join(load_end)} at the end")
+    for name, value, unit in figures:
+        print(f"{name}: kcr {value}{' ' + unit if unit else ''}")
+
+
+if __name__ == "__main__":
+    main()
