@@ -51,8 +51,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/container/btree_set.h"
