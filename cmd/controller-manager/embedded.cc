@@ -93,7 +93,9 @@ EmbeddedCluster::EmbeddedCluster(std::unique_ptr<apiserver::ApiServer> server,
       dir_(std::move(dir)),
       kubeconfig_(dir_ + "/kubeconfig") {}
 
-EmbeddedCluster::~EmbeddedCluster() {
+EmbeddedCluster::~EmbeddedCluster() { Stop(); }
+
+void EmbeddedCluster::Stop() {
   server_->Stop();
   std::error_code ignored;
   std::filesystem::remove_all(dir_, ignored);

@@ -29,6 +29,9 @@ class EmbeddedCluster {
 
   // Stops the server and removes the kubeconfig's directory.
   ~EmbeddedCluster();
+  // The same, ahead of destruction (idempotent): a process that ends
+  // right after need not free the store object by object.
+  void Stop();
   EmbeddedCluster(const EmbeddedCluster&) = delete;
   EmbeddedCluster& operator=(const EmbeddedCluster&) = delete;
 
