@@ -17,13 +17,62 @@ std::string PodLabelKey(std::string_view ns, std::string_view key,
   return Cat(ns, "/", key, "=", value);
 }
 
+std::string AnySelectorKey(std::string_view ns) {
+  return Cat("any-selector:", ns);
+}
+
 namespace {
 
 bool IsCoreKind(const api::Object& o, std::string_view kind) {
   return o.kind() == kind && o.api_version() == "v1";
 }
 
+void IndexSelector(const api::Object& o, std::vector<std::string>* out) {
+  if (o.api_version() != "apps/v1" ||
+      (o.kind() != "Deployment" && o.kind() != "ReplicaSet")) {
+    return;
+  }
+  const rapidjson::Value* selector =
+      api::field::Object(api::field::Object(&o.json(), "spec"), "selector");
+  if (selector == nullptr) return;
+  const rapidjson::Value::Member* best = nullptr;
+  size_t best_size = 0;
+  if (const rapidjson::Value* m = api::field::Object(selector, "matchLabels");
+      m != nullptr) {
+    for (const auto& entry : m->GetObject()) {
+      if (!entry.value.IsString()) continue;
+      const size_t size =
+          entry.name.GetStringLength() + entry.value.GetStringLength();
+      if (best == nullptr || size > best_size) {
+        best = &entry;
+        best_size = size;
+      }
+    }
+  }
+  if (best == nullptr) {
+    out->push_back(AnySelectorKey(o.namespace_()));
+    return;
+  }
+  out->push_back(PodLabelKey(o.namespace_(), api::field::View(best->name),
+                             api::field::View(best->value)));
+}
+
 }  // namespace
+
+std::vector<api::ObjectPtr> SelectorCandidates(const Storage& storage,
+                                               std::string_view collection,
+                                               const api::Object& selected) {
+  std::vector<api::ObjectPtr> candidates = storage.ByIndex(
+      collection, kSelectorIndex, AnySelectorKey(selected.namespace_()));
+  for (const auto& [k, v] : selected.labels()) {
+    for (api::ObjectPtr& o :
+         storage.ByIndex(collection, kSelectorIndex,
+                         PodLabelKey(selected.namespace_(), k, v))) {
+      candidates.push_back(std::move(o));
+    }
+  }
+  return candidates;
+}
 
 void AddControllerIndexes(Storage* storage) {
   storage->AddIndex(kUidIndex,
@@ -49,6 +98,7 @@ void AddControllerIndexes(Storage* storage) {
                         out->push_back(PodLabelKey(o.namespace_(), k, v));
                       }
                     });
+  storage->AddIndex(kSelectorIndex, IndexSelector);
   storage->AddIndex(kServiceSelectorIndex, [](const api::Object& o,
                                               std::vector<std::string>* out) {
     if (!IsCoreKind(o, "Service")) return;

@@ -6,7 +6,9 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "api/object.h"
 #include "apiserver/storage/storage.h"
 
 namespace kcr {
@@ -29,11 +31,32 @@ inline constexpr char kPodLabelIndex[] = "pod-label";
 // one of its labels.
 inline constexpr char kServiceSelectorIndex[] = "service-selector";
 
+// Deployments and ReplicaSets by one entry of spec.selector.matchLabels,
+// as PodLabelKey(namespace, key, value), or by AnySelectorKey(namespace)
+// when the selector has no matchLabels. An object such a selector matches
+// carries every matchLabels entry, so the owners that may adopt an orphan
+// are those filed under one of its labels or under AnySelectorKey
+// (SelectorCandidates). The entry is the longest, so that a label many
+// selectors share (app: nginx) files none of them when a specific one is
+// there.
+inline constexpr char kSelectorIndex[] = "selector";
+
 // The kControllerIndex value of the objects of `ns` without a controller.
 std::string OrphanKey(std::string_view ns);
 // The kPodLabelIndex / kServiceSelectorIndex value of one label.
 std::string PodLabelKey(std::string_view ns, std::string_view key,
                         std::string_view value);
+
+// The kSelectorIndex value of the selectors of `ns` without matchLabels.
+std::string AnySelectorKey(std::string_view ns);
+
+// The objects of `collection` (Deployments or ReplicaSets) whose selector
+// may match `selected`, an object of the same namespace, through
+// kSelectorIndex; the caller matches the selectors. Costs the candidates,
+// not the namespace.
+std::vector<api::ObjectPtr> SelectorCandidates(const Storage& storage,
+                                               std::string_view collection,
+                                               const api::Object& selected);
 
 // Adds the indexes above to `storage` (those it has already are kept).
 void AddControllerIndexes(Storage* storage);

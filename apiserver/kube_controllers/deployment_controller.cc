@@ -182,46 +182,6 @@ std::optional<std::string_view> AppsController(const api::Object& o,
   return ref->name;
 }
 
-// Deployments by one entry of spec.selector.matchLabels, as
-// PodLabelKey(namespace, key, value), or by AnySelectorKey(namespace) when
-// the selector has no matchLabels: a ReplicaSet a Deployment selects
-// carries every entry, so the Deployments that may select an orphan are
-// those filed under one of its labels or under AnySelectorKey. The entry
-// is the longest, so that a label many Deployments share (app: nginx)
-// files none of them when a specific one is there.
-constexpr char kDeploymentSelectorIndex[] = "deployment-selector";
-
-std::string AnySelectorKey(std::string_view ns) {
-  return Cat("any-selector:", ns);
-}
-
-void IndexDeploymentSelector(const api::Object& o,
-                             std::vector<std::string>* out) {
-  if (o.kind() != "Deployment" || o.api_version() != "apps/v1") return;
-  const Value* selector =
-      field::Object(field::Object(&o.json(), "spec"), "selector");
-  if (selector == nullptr) return;
-  const Value::Member* best = nullptr;
-  size_t best_size = 0;
-  if (const Value* m = field::Object(selector, "matchLabels"); m != nullptr) {
-    for (const auto& entry : m->GetObject()) {
-      if (!entry.value.IsString()) continue;
-      const size_t size =
-          entry.name.GetStringLength() + entry.value.GetStringLength();
-      if (best == nullptr || size > best_size) {
-        best = &entry;
-        best_size = size;
-      }
-    }
-  }
-  if (best == nullptr) {
-    out->push_back(AnySelectorKey(o.namespace_()));
-    return;
-  }
-  out->push_back(PodLabelKey(o.namespace_(), field::View(best->name),
-                             field::View(best->value)));
-}
-
 }  // namespace
 
 DeploymentController::DeploymentController(Registry* registry,
@@ -229,8 +189,6 @@ DeploymentController::DeploymentController(Registry* registry,
                                            IncrementalControllerOptions options)
     : IncrementalController(registry, clock, options) {
   AddControllerIndexes(registry->storage());
-  registry->storage()->AddIndex(kDeploymentSelectorIndex,
-                                IndexDeploymentSelector);
 }
 
 bool DeploymentController::Wants(const StoredEvent& event) const {
@@ -250,17 +208,8 @@ void DeploymentController::EnqueueForReplicaSet(const api::Object& rs) {
   // An orphan: the Deployments that may adopt it.
   const Value* labels =
       field::Object(field::Object(&rs.json(), "metadata"), "labels");
-  std::vector<api::ObjectPtr> candidates =
-      storage()->ByIndex(kDeploymentsKey, kDeploymentSelectorIndex,
-                         AnySelectorKey(rs.namespace_()));
-  for (const auto& [k, v] : rs.labels()) {
-    for (api::ObjectPtr& d :
-         storage()->ByIndex(kDeploymentsKey, kDeploymentSelectorIndex,
-                            PodLabelKey(rs.namespace_(), k, v))) {
-      candidates.push_back(std::move(d));
-    }
-  }
-  for (const api::ObjectPtr& d : candidates) {
+  for (const api::ObjectPtr& d :
+       SelectorCandidates(*storage(), kDeploymentsKey, rs)) {
     const Value* selector_json =
         field::Member(field::Object(&d->json(), "spec"), "selector");
     if (selector_json == nullptr) continue;

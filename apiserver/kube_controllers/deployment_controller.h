@@ -38,8 +38,7 @@
 // state before and after) queues the Deployment its controller reference
 // names, or, for a ReplicaSet without one, the Deployments of its namespace
 // whose selector matches it (kube's getDeploymentsForReplicaSet), looked up
-// in an index of Deployments by one matchLabels entry of their selector
-// (those filed under one of the orphan's labels); a pod's
+// through kSelectorIndex (SelectorCandidates); a pod's
 // deletion queues the Recreate Deployment that controls the pod's
 // ReplicaSet (a Recreate rollout waits for the old pods to go). A sync
 // reads the ReplicaSets filed under the Deployment's uid and the orphans of

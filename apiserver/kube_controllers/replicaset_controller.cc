@@ -149,7 +149,7 @@ void ReplicaSetController::EnqueueForPod(const api::Object& pod) {
   if (pod.being_deleted()) return;
   // An orphan: the ReplicaSets that may adopt it.
   for (const api::ObjectPtr& rs :
-       storage()->Snapshot(kReplicaSetsKey, pod.namespace_())) {
+       SelectorCandidates(*storage(), kReplicaSetsKey, pod)) {
     const Value* selector_json =
         field::Member(field::Object(&rs->json(), "spec"), "selector");
     if (selector_json == nullptr) continue;

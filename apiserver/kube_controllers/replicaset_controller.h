@@ -22,9 +22,9 @@
 //
 // Incremental (incremental_controller.h): a write of a ReplicaSet queues
 // it; a pod's write queues its controller, or, for a pod without one, the
-// ReplicaSets of its namespace whose selector matches it (kube's
-// getPodReplicaSets). A sync reads the pods filed under the ReplicaSet's uid
-// and the orphans of its namespace (kControllerIndex), never every pod. The
+// ReplicaSets whose selector matches it (kube's getPodReplicaSets), found
+// through kSelectorIndex. A sync reads the pods filed under the ReplicaSet's
+// uid and the orphans of its namespace (kControllerIndex), never every pod. The
 // store is current when a key is synced, so kube's "expectations" (which
 // stop a controller from acting on a stale informer cache) are not needed.
 //
