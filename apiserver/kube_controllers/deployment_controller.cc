@@ -272,9 +272,7 @@ absl::Time DeploymentController::SyncKey(const std::string& key,
   if (deployments == nullptr || replicasets == nullptr || pods == nullptr) {
     return absl::InfiniteFuture();
   }
-  const size_t slash = key.find('/');
-  api::ObjectPtr d = storage()->Get(
-      deployments->StorageKey(), key.substr(0, slash), key.substr(slash + 1));
+  api::ObjectPtr d = storage()->GetByKey(deployments->StorageKey(), key);
   // Gone: its ReplicaSets are the garbage collector's.
   if (d == nullptr) return absl::InfiniteFuture();
   // Its own ReplicaSets and those it may adopt: the others are another

@@ -366,10 +366,7 @@ absl::Time NodeSimulator::SyncKey(const std::string& key, absl::Time now) {
     ResourceInfoPtr deployments =
         resources->Lookup("apps", "v1", "deployments");
     if (deployments == nullptr) return absl::InfiniteFuture();
-    const size_t slash = d_key.find('/');
-    api::ObjectPtr d =
-        storage()->Get(deployments->StorageKey(), d_key.substr(0, slash),
-                       d_key.substr(slash + 1));
+    api::ObjectPtr d = storage()->GetByKey(deployments->StorageKey(), d_key);
     if (d == nullptr) {
       deployments_seen_.erase(d_key);
       return absl::InfiniteFuture();
@@ -378,9 +375,7 @@ absl::Time NodeSimulator::SyncKey(const std::string& key, absl::Time now) {
   }
   ResourceInfoPtr pods = resources->Lookup("", "v1", "pods");
   if (pods == nullptr) return absl::InfiniteFuture();
-  const size_t slash = key.find('/');
-  api::ObjectPtr pod = storage()->Get(pods->StorageKey(), key.substr(0, slash),
-                                      key.substr(slash + 1));
+  api::ObjectPtr pod = storage()->GetByKey(pods->StorageKey(), key);
   unschedulable_.erase(key);
   if (pod == nullptr) return absl::InfiniteFuture();
   return SyncPod(*pods, key, pod, now);

@@ -184,9 +184,7 @@ absl::Time ReplicaSetController::SyncKey(const std::string& key,
   ResourceInfoPtr replicasets = resources->Lookup("apps", "v1", "replicasets");
   ResourceInfoPtr pods = resources->Lookup("", "v1", "pods");
   if (replicasets == nullptr || pods == nullptr) return absl::InfiniteFuture();
-  const size_t slash = key.find('/');
-  api::ObjectPtr rs = storage()->Get(
-      replicasets->StorageKey(), key.substr(0, slash), key.substr(slash + 1));
+  api::ObjectPtr rs = storage()->GetByKey(replicasets->StorageKey(), key);
   // Gone: its pods are the garbage collector's.
   if (rs == nullptr) return absl::InfiniteFuture();
   std::vector<api::ObjectPtr> candidates =

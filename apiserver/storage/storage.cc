@@ -223,10 +223,15 @@ absl::StatusOr<Storage::WriteResult> Storage::WriteLocked(
 
 api::ObjectPtr Storage::Get(std::string_view collection, std::string_view ns,
                             std::string_view name) const {
+  return GetByKey(collection, Key(ns, name));
+}
+
+api::ObjectPtr Storage::GetByKey(std::string_view collection,
+                                 std::string_view key) const {
   MutexLock l(&mu_);
   auto c = collections_.find(ToAbsl(collection));
   if (c == collections_.end()) return nullptr;
-  auto it = c->second.find(Key(ns, name));
+  auto it = c->second.find(std::string(key));
   return it == c->second.end() ? nullptr : it->second;
 }
 

@@ -167,6 +167,10 @@ class Storage {
   // The object, or null.
   api::ObjectPtr Get(std::string_view collection, std::string_view ns,
                      std::string_view name) const;
+  // The same by the object's key within its collection (Key(ns, name)), as
+  // controllers queue them.
+  api::ObjectPtr GetByKey(std::string_view collection,
+                          std::string_view key) const;
 
   // Lists a collection (see ListOptions).
   absl::StatusOr<ListResult> List(std::string_view collection,
