@@ -146,6 +146,8 @@ TEST_F(LocalApiServerTest, BadFlagsAreOneLineAndExitCodeTwo) {
                                              {"--port=abc"},
                                              {"--port"},
                                              {"--secure=maybe"},
+                                             {"--event-ttl=soon"},
+                                             {"--event-ttl=-1h"},
                                              {"extra-argument"}}) {
     std::vector<std::string> argv = {kBinary};
     argv.insert(argv.end(), args.begin(), args.end());

@@ -83,6 +83,10 @@ TEST(ControllerManagerTest, BadFlagsExitTwo) {
   ExpectOneLineExit2(RunProcess({kBinary, "--workers=0"}, {}), "--workers=0");
   ExpectOneLineExit2(RunProcess({kBinary, "--client-threads=0"}, {}),
                      "--client-threads=0");
+  ExpectOneLineExit2(RunProcess({kBinary, "--event-ttl=soon"}, {}),
+                     "--event-ttl=soon");
+  ExpectOneLineExit2(RunProcess({kBinary, "--event-ttl=-1h"}, {}),
+                     "--event-ttl=-1h");
   ExpectOneLineExit2(RunProcess({kBinary, "--resync-period=often"}, {}),
                      "--resync-period=often");
   ExpectOneLineExit2(RunProcess({kBinary, "--resync-period=-1s"}, {}),
