@@ -224,7 +224,7 @@ absl::Status SharedIndexInformer::HandleDeltas(absl::Span<const Delta> batch,
             HandlerEvent::Delete(delta.object, delta.final_state_unknown));
         continue;
       }
-      api::ObjectPtr old = store_->Upsert(delta.key, delta.object);
+      api::ObjectPtr old = store_->Upsert(delta.object);
       if (old == nullptr) {
         run.push_back(HandlerEvent::Add(delta.object, initial));
         continue;

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -15,16 +16,88 @@
 
 namespace kcr::cache {
 
+namespace {
+
+// An object's MetaNamespaceKey, "namespace/name" or "name", as one string
+// only when it must be one (hashing, or a lookup that splits differently).
+bool KeyIs(std::string_view ns, std::string_view name, std::string_view key) {
+  if (ns.empty()) return name == key;
+  return key.size() == ns.size() + 1 + name.size() &&
+         key.compare(0, ns.size(), ns) == 0 && key[ns.size()] == '/' &&
+         key.compare(ns.size() + 1, std::string_view::npos, name) == 0;
+}
+
+size_t HashKey(std::string_view ns, std::string_view name) {
+  if (ns.empty()) return absl::Hash<std::string_view>{}(name);
+  const size_t size = ns.size() + 1 + name.size();
+  char buffer[320];  // a namespace (63) and a name (253) fit
+  if (size > sizeof(buffer)) {
+    return absl::Hash<std::string_view>{}(
+        absl::StrCat(ToAbsl(ns), "/", ToAbsl(name)));
+  }
+  std::memcpy(buffer, ns.data(), ns.size());
+  buffer[ns.size()] = '/';
+  std::memcpy(buffer + ns.size() + 1, name.data(), name.size());
+  return absl::Hash<std::string_view>{}(std::string_view(buffer, size));
+}
+
+}  // namespace
+
 // The contents: keys, objects and indexes. Objects live in a dense array of
 // fixed-size chunks, so that a List snapshot is a copy of the chunk table,
 // not of every object; removal moves the last object into the hole. Keys
 // live in a node map whose entries do not move, so index sets hold
 // pointers to them (8 bytes per indexed value instead of a key copy).
+//
+// A key is not a string: it is read from the stored object itself (its
+// namespace and name), through a pointer that an update moves to the new
+// object. A key string would cost ~64 bytes more per object (its heap
+// copy, and a larger node), 4% of a cached pod; lookups by a string key
+// compare it piecewise.
 struct ThreadSafeStore::State {
   static constexpr size_t kChunkSize = 256;
 
+  // The object in the key's slot, and the key's hash: a rehash must not
+  // read every object again (the node has room for it: 24 bytes of a
+  // 32-byte allocation either way). Mutable: an update retargets it to the
+  // new object under the same key (equal namespace and name, so its hash
+  // and equality do not change).
+  struct Key {
+    explicit Key(const api::Object* o)
+        : object(o), hash(HashKey(o->namespace_(), o->name())) {}
+    mutable const api::Object* object;
+    size_t hash;
+  };
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(const Key& key) const { return key.hash; }
+    size_t operator()(std::string_view key) const {
+      return absl::Hash<std::string_view>{}(key);
+    }
+  };
+  struct KeyEq {
+    using is_transparent = void;
+    bool operator()(const Key& a, const Key& b) const {
+      if (a.object == b.object) return true;
+      if (a.hash != b.hash) return false;
+      const std::string_view a_ns = a.object->namespace_();
+      const std::string_view b_ns = b.object->namespace_();
+      if (a_ns.size() == b_ns.size()) {
+        return a_ns == b_ns && a.object->name() == b.object->name();
+      }
+      // Equal strings split differently: only with a '/' in a name.
+      return KeyIs(b_ns, b.object->name(), a.object->Key());
+    }
+    bool operator()(const Key& a, std::string_view b) const {
+      return KeyIs(a.object->namespace_(), a.object->name(), b);
+    }
+    bool operator()(std::string_view a, const Key& b) const {
+      return (*this)(b, a);
+    }
+  };
+
   // Key -> the object's position in the chunks.
-  using KeyMap = absl::node_hash_map<std::string, uint32_t>;
+  using KeyMap = absl::node_hash_map<Key, uint32_t, KeyHash, KeyEq>;
   using KeyEntry = KeyMap::value_type;
   struct Slot {
     api::ObjectPtr object;
@@ -64,30 +137,57 @@ struct ThreadSafeStore::State {
     return chunk->slots[i % kChunkSize];
   }
 
+  // Calls f(value) for each value `func` indexes `object` under; the
+  // namespace index without building a list of strings.
+  template <typename F>
+  static void ForEachValue(const IndexFunc& func, const api::Object& object,
+                           F f) {
+    if (func.target<index_internal::NamespaceIndex>() != nullptr) {
+      f(object.namespace_());
+      return;
+    }
+    for (const std::string& value : func(object)) f(value);
+  }
+
+  static void AddValues(IndexValues& index, const IndexFunc& func,
+                        const api::Object& object, const KeyEntry* entry) {
+    ForEachValue(func, object, [&](std::string_view value) {
+      auto it = index.find(ToAbsl(value));
+      if (it == index.end()) {
+        it = index.emplace(std::string(value), IndexSet()).first;
+      }
+      it->second.insert(entry);
+    });
+  }
+
   static void AddValues(IndexValues& index,
                         const std::vector<std::string>& values,
                         const KeyEntry* entry) {
     for (const std::string& value : values) index[value].insert(entry);
   }
 
+  static void RemoveValue(IndexValues& index, std::string_view value,
+                          const KeyEntry* entry) {
+    auto it = index.find(ToAbsl(value));
+    if (it == index.end()) return;
+    it->second.erase(entry);
+    // Empty sets would pin every value ever seen (kubernetes#84959).
+    if (it->second.empty()) index.erase(it);
+  }
+
   static void RemoveValues(IndexValues& index,
                            const std::vector<std::string>& values,
                            const KeyEntry* entry) {
-    for (const std::string& value : values) {
-      auto it = index.find(value);
-      if (it == index.end()) continue;
-      it->second.erase(entry);
-      // Empty sets would pin every value ever seen (kubernetes#84959).
-      if (it->second.empty()) index.erase(it);
-    }
+    for (const std::string& value : values) RemoveValue(index, value, entry);
   }
 
   // Inserts or replaces; returns the previous object. Keeps the indexes of
   // `indexers` up to date.
-  api::ObjectPtr Upsert(std::string key, api::ObjectPtr object,
-                        const Indexers& indexers, uint64_t epoch) {
+  // `object` must have a name.
+  api::ObjectPtr Upsert(api::ObjectPtr object, const Indexers& indexers,
+                        uint64_t epoch) {
     auto [it, inserted] =
-        keys.try_emplace(std::move(key), static_cast<uint32_t>(size));
+        keys.try_emplace(Key(object.get()), static_cast<uint32_t>(size));
     KeyEntry* entry = &*it;
     const bool plain_name = object->name().find('/') == std::string_view::npos;
     if (inserted) {
@@ -96,7 +196,7 @@ struct ThreadSafeStore::State {
         chunks.back()->epoch = epoch;
       }
       for (const auto& [name, func] : indexers) {
-        AddValues(indices[name], func(*object), entry);
+        AddValues(indices[name], func, *object, entry);
       }
       Slot& slot = MutableAt(static_cast<uint32_t>(size), epoch);
       slot.object = std::move(object);
@@ -127,18 +227,22 @@ struct ThreadSafeStore::State {
     }
     Slot& slot = MutableAt(entry->second, epoch);
     slot.plain_name = plain_name;
+    entry->first.object = object.get();
     return std::exchange(slot.object, std::move(object));
   }
 
   api::ObjectPtr Remove(std::string_view key, const Indexers& indexers,
                         uint64_t epoch) {
-    auto it = keys.find(ToAbsl(key));
+    auto it = keys.find(key);
     if (it == keys.end()) return nullptr;
     KeyEntry* entry = &*it;
     const uint32_t i = entry->second;
     api::ObjectPtr removed = At(i).object;
     for (const auto& [name, func] : indexers) {
-      RemoveValues(indices[name], func(*removed), entry);
+      IndexValues& index = indices[name];
+      ForEachValue(func, *removed, [&](std::string_view value) {
+        RemoveValue(index, value, entry);
+      });
     }
     const uint32_t last = static_cast<uint32_t>(size - 1);
     const bool drop_last_chunk = last % kChunkSize == 0;
@@ -161,7 +265,7 @@ struct ThreadSafeStore::State {
     IndexValues& index = indices[name];
     for (uint32_t i = 0; i < size; ++i) {
       const Slot& slot = At(i);
-      AddValues(index, func(*slot.object), slot.entry);
+      AddValues(index, func, *slot.object, slot.entry);
     }
   }
 };
@@ -174,18 +278,13 @@ ThreadSafeStore::ThreadSafeStore(Indexers indexers)
 ThreadSafeStore::~ThreadSafeStore() = default;
 
 api::ObjectPtr ThreadSafeStore::Upsert(api::ObjectPtr object) {
-  absl::StatusOr<std::string> key = MetaNamespaceKey(*object);
-  if (!key.ok()) {
-    LOG(WARNING) << "not caching an object without a key: " << key.status();
+  if (object->name().empty()) {
+    LOG(WARNING) << "not caching an object without a key: "
+                 << MetaNamespaceKey(*object).status();
     return nullptr;
   }
-  return Upsert(*std::move(key), std::move(object));
-}
-
-api::ObjectPtr ThreadSafeStore::Upsert(std::string key, api::ObjectPtr object) {
   WriterMutexLock lock(&mu_);
-  return state_->Upsert(std::move(key), std::move(object), indexers_,
-                        WriteEpoch());
+  return state_->Upsert(std::move(object), indexers_, WriteEpoch());
 }
 
 api::ObjectPtr ThreadSafeStore::Remove(std::string_view key) {
@@ -194,12 +293,10 @@ api::ObjectPtr ThreadSafeStore::Remove(std::string_view key) {
 }
 
 absl::Status ThreadSafeStore::Add(api::ObjectPtr object) {
-  absl::StatusOr<std::string> key = MetaNamespaceKey(*object);
-  if (!key.ok()) return key.status();
+  if (object->name().empty()) return MetaNamespaceKey(*object).status();
   api::ObjectPtr old;  // released after the lock
   WriterMutexLock lock(&mu_);
-  old = state_->Upsert(*std::move(key), std::move(object), indexers_,
-                       WriteEpoch());
+  old = state_->Upsert(std::move(object), indexers_, WriteEpoch());
   return absl::OkStatus();
 }
 
@@ -246,7 +343,7 @@ std::vector<std::string> ThreadSafeStore::ListKeys() const {
 
 api::ObjectPtr ThreadSafeStore::GetByKey(std::string_view key) const {
   ReaderMutexLock lock(&mu_);
-  auto it = state_->keys.find(ToAbsl(key));
+  auto it = state_->keys.find(key);
   if (it == state_->keys.end()) return nullptr;
   return state_->At(it->second).object;
 }
@@ -282,14 +379,13 @@ ThreadSafeStore::ItemMap ThreadSafeStore::ReplaceCounting(
   state->keys.reserve(objects.size());
   const Indexers no_indexers;
   for (api::ObjectPtr& object : objects) {
-    absl::StatusOr<std::string> key = MetaNamespaceKey(*object);
-    if (!key.ok()) {
+    if (object->name().empty()) {
       LOG(WARNING) << "replace: leaving out an object without a key: "
-                   << key.status();
+                   << MetaNamespaceKey(*object).status();
       ++*skipped;
       continue;
     }
-    state->Upsert(*std::move(key), std::move(object), no_indexers, epoch);
+    state->Upsert(std::move(object), no_indexers, epoch);
   }
   for (const auto& [name, func] : indexers) state->BuildIndex(name, func);
   {
@@ -305,8 +401,8 @@ ThreadSafeStore::ItemMap ThreadSafeStore::ReplaceCounting(
   ItemMap old;
   old.reserve(state->size);
   for (auto it = state->keys.begin(); it != state->keys.end();) {
-    auto node = state->keys.extract(it++);
-    old.emplace(std::move(node.key()), state->At(node.mapped()).object);
+    const State::KeyEntry& entry = *it++;
+    old.emplace(entry.first.object->Key(), state->At(entry.second).object);
   }
   return old;
 }
@@ -343,7 +439,9 @@ absl::StatusOr<std::vector<std::string>> ThreadSafeStore::IndexKeys(
   auto set = index->second.find(ToAbsl(value));
   if (set == index->second.end()) return keys;
   keys.reserve(set->second.size());
-  for (const State::KeyEntry* entry : set->second) keys.push_back(entry->first);
+  for (const State::KeyEntry* entry : set->second) {
+    keys.push_back(entry->first.object->Key());
+  }
   return keys;
 }
 

@@ -98,11 +98,9 @@ class ThreadSafeStore : public Indexer {
   // Inserts or replaces `object` under its key and returns the object that
   // was there (null if none). An object without a name cannot be keyed:
   // it is logged and not stored, and null is returned (callers that need
-  // the error use Add, or key the object first as the FIFO does).
+  // the error use Add, or key the object first as the FIFO does). The key
+  // is read from the object, never copied into a string.
   api::ObjectPtr Upsert(api::ObjectPtr object);
-  // The same under `key`, which must be the object's MetaNamespaceKey (a
-  // FIFO's Delta::key): the key is not computed again.
-  api::ObjectPtr Upsert(std::string key, api::ObjectPtr object);
   // Removes `key` and returns what was there (null if none).
   api::ObjectPtr Remove(std::string_view key);
   // Replaces the whole contents with `objects` and returns the previous

@@ -115,6 +115,43 @@ TEST(ThreadSafeStoreTest, UpsertAndRemoveReturnPrevious) {
   EXPECT_EQ(store.size(), 0u);
 }
 
+// Keys are read from the stored object: after an update the key must come
+// from the new object, as the old one may be gone.
+TEST(ThreadSafeStoreTest, KeyOutlivesTheObjectAnUpdateReplaced) {
+  ThreadSafeStore store({{"namespace", MetaNamespaceIndexFunc()}});
+  ASSERT_EQ(store.Upsert(Pod("ns", "a", {}, "1")), nullptr);
+  {
+    api::ObjectPtr old = store.Upsert(Pod("ns", "a", {}, "2"));
+    ASSERT_NE(old, nullptr);
+    EXPECT_EQ(old->resource_version(), "1");
+  }  // the first version is freed here
+  ASSERT_EQ(store.Upsert(Pod("ns", "b")), nullptr);
+  api::ObjectPtr got = store.GetByKey("ns/a");
+  ASSERT_NE(got, nullptr);
+  EXPECT_EQ(got->resource_version(), "2");
+  EXPECT_THAT(*store.IndexKeys("namespace", "ns"),
+              UnorderedElementsAre("ns/a", "ns/b"));
+  EXPECT_EQ(store.ReplaceAll({}).count("ns/a"), 1u);
+}
+
+// client-go keys by the "namespace/name" string: a cluster-scoped object
+// named "a/b" has the key of object "b" in namespace "a".
+TEST(ThreadSafeStoreTest, KeysCompareAsStrings) {
+  ThreadSafeStore store;
+  api::ObjectPtr namespaced = Pod("a", "b");
+  api::ObjectPtr cluster = Pod("", "a/b");
+  EXPECT_EQ(store.Upsert(namespaced), nullptr);
+  EXPECT_EQ(store.Upsert(cluster), namespaced);
+  EXPECT_EQ(store.size(), 1u);
+  EXPECT_EQ(store.GetByKey("a/b"), cluster);
+  EXPECT_EQ(store.GetByKey("a"), nullptr);
+  EXPECT_EQ(store.GetByKey("b"), nullptr);
+  EXPECT_EQ(store.GetByKey("a/"), nullptr);
+  EXPECT_EQ(store.GetByKey("/b"), nullptr);
+  EXPECT_EQ(store.Remove("a/b"), cluster);
+  EXPECT_EQ(store.size(), 0u);
+}
+
 TEST(ThreadSafeStoreTest, ListAndListKeys) {
   ThreadSafeStore store;
   EXPECT_THAT(store.List(), IsEmpty());
