@@ -292,6 +292,24 @@ size_t ListFramer::ScanBlock(const char* p, bool* item_end, bool* too_deep) {
   // 0x20 set; '}' and ']' likewise 0x7d.
   const uint64_t opens = mask(0x7b, true);
   const uint64_t closes = mask(0x7d, true);
+  // Most blocks lie deep inside an item: when even closing every bracket
+  // the block closes leaves the depth at 2 or more, and opening every one
+  // it opens stays within the limit, nothing in it matters but the depth
+  // it ends at (commas and keys count only at depth 1). An empty "{}" or
+  // "[]" (managedFields are full of them) never lowers the depth: its
+  // close is left out of the bound.
+  const uint64_t open_bits = opens & ~in_string;
+  const uint64_t close_bits = closes & ~in_string;
+  const uint64_t empty_closes = close_bits & (open_bits << 1);
+  const int open_count = __builtin_popcountll(open_bits);
+  const int close_count = __builtin_popcountll(close_bits);
+  if (depth_ - (close_count - __builtin_popcountll(empty_closes)) >= 2 &&
+      depth_ + open_count <= api::kMaxJsonDepth) {
+    depth_ += open_count - close_count;
+    in_string_ = (in_string >> 63) & 1;
+    escaped_ = (escapes >> 63) & 1;
+    return kBlock;
+  }
   const uint64_t opening = quotes & in_string;
   uint64_t events = (opens | closes | mask(',', false)) & ~in_string;
   uint64_t seen = 0;  // bits of the bytes already handled

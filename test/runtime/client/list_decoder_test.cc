@@ -339,6 +339,41 @@ TEST(ListDecoderTest, EscapesAtEveryBlockPositionAndChunkBoundary) {
   EXPECT_EQ(ok, 9 * 66);
 }
 
+// Blocks deep inside an item are framed by their depth alone; empty "{}"
+// and "[]" there, and closes that come back to the item's top level (where
+// its own "kind" must still be seen), at every alignment in a block.
+TEST(ListDecoderTest, DeepBlocksWithEmptyBracketsFrameAsBytesDo) {
+  int ok = 0;
+  for (int pad = 0; pad < 64; ++pad) {
+    const std::string empties = absl::StrCat(R"("e":{},"f":[],"g":[{},[]],)",
+                                             std::string(pad % 7, ' '));
+    std::string deep = "1";
+    for (int d = 0; d < 6; ++d) {
+      deep = absl::StrCat(R"({"p":")", std::string(pad, 'p'), R"(",)", empties,
+                          empties, R"("v":)", deep, "}");
+    }
+    const std::string body = absl::StrCat(
+        R"({"kind":"PodList","apiVersion":"v1","items":[{"metadata":)",
+        R"({"name":"a"},"spec":)", deep, R"(,"kind":"Own"},)",
+        R"({"metadata":{"name":"b"},"x":[)", deep, R"(,{}],"y":{}}]})");
+    std::vector<std::string_view> bytes;
+    for (size_t i = 0; i < body.size(); ++i) {
+      bytes.push_back(std::string_view(body).substr(i, 1));
+    }
+    const Decoded oracle = Decode(bytes);
+    const Decoded whole = DecodeWhole(body);
+    ASSERT_TRUE(oracle.status.ok()) << oracle.status << " " << body;
+    ASSERT_EQ(whole.status, oracle.status) << body;
+    ASSERT_EQ(whole.items, oracle.items) << body;
+    ASSERT_EQ(whole.items.size(), 2u);
+    EXPECT_THAT(whole.items[0], HasSubstr(R"("kind":"Own")"));
+    EXPECT_THAT(whole.items[0], ::testing::Not(HasSubstr(R"("kind":"Pod")")));
+    EXPECT_THAT(whole.items[1], HasSubstr(R"("kind":"Pod")"));
+    ++ok;
+  }
+  EXPECT_EQ(ok, 64);
+}
+
 TEST(ListDecoderTest, DepthErrorInsideALongItemNamesItsByte) {
   // The 257th '[' is at a known offset whatever the chunking.
   const std::string body =
