@@ -91,9 +91,10 @@ absl::Status RealFifo::Delete(api::ObjectPtr object) {
 
 absl::Status RealFifo::Replace(std::vector<api::ObjectPtr> objects,
                                std::string resource_version) {
-  // Keys and transforms outside the lock.
-  std::vector<std::pair<std::string, api::ObjectPtr>> listed;
-  listed.reserve(objects.size());
+  // Keys and transforms outside the lock, straight into the deltas to
+  // queue: in a deque like items_, which takes it whole when empty (a large
+  // list is then never in memory twice).
+  std::deque<Delta> listed;
   for (api::ObjectPtr& object : objects) {
     if (object == nullptr) continue;
     absl::StatusOr<std::string> key = MetaNamespaceKey(*object);
@@ -105,12 +106,16 @@ absl::Status RealFifo::Replace(std::vector<api::ObjectPtr> objects,
     }
     api::ObjectPtr transformed = Transform(std::move(object));
     if (transformed == nullptr) continue;
-    listed.emplace_back(*std::move(key), std::move(transformed));
+    listed.push_back(Delta{DeltaType::kReplaced, std::move(transformed), false,
+                           *std::move(key)});
   }
-  objects.clear();
-
+  // The list may be large: its pointers go now, not at the return.
+  std::vector<api::ObjectPtr>().swap(objects);
   MutexLock lock(&mu_);
   if (closed_) return absl::OkStatus();
+  // Under mu_: a key that left in_flight_ by now has reached the indexer.
+  std::vector<std::string> known_keys;
+  if (known_objects_ != nullptr) known_keys = known_objects_->ListKeys();
 
   // The newest delta of every key waiting or being processed, in the order
   // the keys first appear (oldest first, so tombstones come out in a
@@ -132,19 +137,21 @@ absl::Status RealFifo::Replace(std::vector<api::ObjectPtr> objects,
   }
   for (const Delta& delta : items_) note(delta.key, delta);
 
-  absl::flat_hash_set<std::string_view> listed_keys;
-  listed_keys.reserve(listed.size());
-  for (const auto& entry : listed) listed_keys.insert(entry.first);
   std::vector<Delta> tombstones;
-  for (std::string_view key : order) {
-    const Delta& last = *newest[key];
-    if (last.type == DeltaType::kDeleted) continue;
-    if (listed_keys.contains(key)) continue;
-    tombstones.push_back(
-        Delta{DeltaType::kDeleted, last.object, true, std::string(key)});
-  }
-  if (known_objects_ != nullptr) {
-    for (std::string& key : known_objects_->ListKeys()) {
+  // Only keys known before the list can be missing from it: with none (the
+  // first list) the listed keys need no set.
+  if (!order.empty() || !known_keys.empty()) {
+    absl::flat_hash_set<std::string_view> listed_keys;
+    listed_keys.reserve(listed.size());
+    for (const Delta& delta : listed) listed_keys.insert(delta.key);
+    for (std::string_view key : order) {
+      const Delta& last = *newest[key];
+      if (last.type == DeltaType::kDeleted) continue;
+      if (listed_keys.contains(key)) continue;
+      tombstones.push_back(
+          Delta{DeltaType::kDeleted, last.object, true, std::string(key)});
+    }
+    for (std::string& key : known_keys) {
       if (listed_keys.contains(key) || newest.contains(key)) continue;
       api::ObjectPtr last = known_objects_->GetByKey(key);
       // Gone from the indexer since ListKeys: its deletion was applied.
@@ -157,11 +164,11 @@ absl::Status RealFifo::Replace(std::vector<api::ObjectPtr> objects,
   // them before either changes.
   newest.clear();
   order.clear();
-  listed_keys.clear();
 
-  for (auto& [key, object] : listed) {
-    PushLocked(
-        Delta{DeltaType::kReplaced, std::move(object), false, std::move(key)});
+  if (items_.empty()) {
+    items_.swap(listed);
+  } else {
+    for (Delta& delta : listed) PushLocked(std::move(delta));
   }
   if (!tombstones.empty()) {
     VLOG(2) << "relist found deleted objects fifo=" << name_
