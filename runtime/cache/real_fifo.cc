@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"  // absl::Condition
+#include "base/string_view.h"
 #include "glog/logging.h"
 
 namespace kcr::cache {
@@ -43,15 +44,14 @@ absl::Status RealFifo::Enqueue(DeltaType type, api::ObjectPtr object) {
   if (object == nullptr) {
     return absl::InvalidArgumentError("RealFifo: null object");
   }
-  absl::StatusOr<std::string> key = MetaNamespaceKey(*object);
-  if (!key.ok()) return key.status();
+  if (object->name().empty()) return MetaNamespaceKey(*object).status();
   // Outside the lock: a transform may be costly, and the order of writes
   // from one thread does not depend on it.
   object = Transform(std::move(object));
   if (object == nullptr) return absl::OkStatus();
   MutexLock lock(&mu_);
   if (closed_) return absl::OkStatus();
-  PushLocked(Delta{type, std::move(object), false, *std::move(key)});
+  PushLocked(Delta{type, false, std::move(object)});
   WakeLocked();
   return absl::OkStatus();
 }
@@ -97,17 +97,16 @@ absl::Status RealFifo::Replace(std::vector<api::ObjectPtr> objects,
   std::deque<Delta> listed;
   for (api::ObjectPtr& object : objects) {
     if (object == nullptr) continue;
-    absl::StatusOr<std::string> key = MetaNamespaceKey(*object);
-    if (!key.ok()) {
+    if (object->name().empty()) {
       LOG(WARNING) << "skipping a listed object without a key fifo=" << name_
-                   << " error=" << key.status();
+                   << " error=" << MetaNamespaceKey(*object).status();
       if (no_key_ != nullptr) no_key_->Inc();
       continue;
     }
     api::ObjectPtr transformed = Transform(std::move(object));
     if (transformed == nullptr) continue;
-    listed.push_back(Delta{DeltaType::kReplaced, std::move(transformed), false,
-                           *std::move(key)});
+    listed.push_back(
+        Delta{DeltaType::kReplaced, false, std::move(transformed)});
   }
   // The list may be large: its pointers go now, not at the return.
   std::vector<api::ObjectPtr>().swap(objects);
@@ -120,9 +119,15 @@ absl::Status RealFifo::Replace(std::vector<api::ObjectPtr> objects,
   // The newest delta of every key waiting or being processed, in the order
   // the keys first appear (oldest first, so tombstones come out in a
   // stable order).
+  // Their keys, built once (reserved: `newest` points into them).
+  std::vector<std::string> queued_keys;
+  queued_keys.reserve((in_flight_ != nullptr ? in_flight_->deltas.size() : 0) +
+                      items_.size());
   absl::flat_hash_map<std::string_view, const Delta*> newest;
   std::vector<std::string_view> order;
-  auto note = [&](std::string_view key, const Delta& delta) {
+  auto note = [&](const Delta& delta) {
+    queued_keys.push_back(delta.object->Key());
+    const std::string_view key = queued_keys.back();
     auto [it, inserted] = newest.try_emplace(key, &delta);
     if (inserted) {
       order.push_back(key);
@@ -131,37 +136,32 @@ absl::Status RealFifo::Replace(std::vector<api::ObjectPtr> objects,
     }
   };
   if (in_flight_ != nullptr) {
-    for (size_t i = 0; i < in_flight_->deltas.size(); ++i) {
-      note(in_flight_->deltas[i].key, in_flight_->deltas[i]);
-    }
+    for (const Delta& delta : in_flight_->deltas) note(delta);
   }
-  for (const Delta& delta : items_) note(delta.key, delta);
+  for (const Delta& delta : items_) note(delta);
 
   std::vector<Delta> tombstones;
   // Only keys known before the list can be missing from it: with none (the
   // first list) the listed keys need no set.
   if (!order.empty() || !known_keys.empty()) {
-    absl::flat_hash_set<std::string_view> listed_keys;
+    absl::flat_hash_set<std::string> listed_keys;
     listed_keys.reserve(listed.size());
-    for (const Delta& delta : listed) listed_keys.insert(delta.key);
+    for (const Delta& delta : listed) listed_keys.insert(delta.object->Key());
     for (std::string_view key : order) {
       const Delta& last = *newest[key];
       if (last.type == DeltaType::kDeleted) continue;
-      if (listed_keys.contains(key)) continue;
-      tombstones.push_back(
-          Delta{DeltaType::kDeleted, last.object, true, std::string(key)});
+      if (listed_keys.contains(ToAbsl(key))) continue;
+      tombstones.push_back(Delta{DeltaType::kDeleted, true, last.object});
     }
-    for (std::string& key : known_keys) {
+    for (const std::string& key : known_keys) {
       if (listed_keys.contains(key) || newest.contains(key)) continue;
       api::ObjectPtr last = known_objects_->GetByKey(key);
       // Gone from the indexer since ListKeys: its deletion was applied.
       if (last == nullptr) continue;
-      tombstones.push_back(
-          Delta{DeltaType::kDeleted, std::move(last), true, std::move(key)});
+      tombstones.push_back(Delta{DeltaType::kDeleted, true, std::move(last)});
     }
   }
-  // `newest` and `listed_keys` point into items_ and `listed`: done with
-  // them before either changes.
+  // `newest` points into items_: done with it before items_ changes.
   newest.clear();
   order.clear();
 
@@ -191,18 +191,19 @@ absl::Status RealFifo::Resync() {
   // A key with a delta waiting or being processed is skipped, as client-go
   // does: the indexer may not have that delta yet, and a kSync carrying
   // the indexer's older state queued after it would roll the key back.
-  absl::flat_hash_set<std::string_view> pending;
+  absl::flat_hash_set<std::string> pending;
   if (in_flight_ != nullptr) {
-    for (const Delta& delta : in_flight_->deltas) pending.insert(delta.key);
+    for (const Delta& delta : in_flight_->deltas) {
+      pending.insert(delta.object->Key());
+    }
   }
-  for (const Delta& delta : items_) pending.insert(delta.key);
+  for (const Delta& delta : items_) pending.insert(delta.object->Key());
   std::vector<Delta> syncs;
-  for (std::string& key : known_objects_->ListKeys()) {
+  for (const std::string& key : known_objects_->ListKeys()) {
     if (pending.contains(key)) continue;
     api::ObjectPtr object = known_objects_->GetByKey(key);
     if (object == nullptr) continue;
-    syncs.push_back(
-        Delta{DeltaType::kSync, std::move(object), false, std::move(key)});
+    syncs.push_back(Delta{DeltaType::kSync, false, std::move(object)});
   }
   pending.clear();
   for (Delta& delta : syncs) PushLocked(std::move(delta));
@@ -212,12 +213,15 @@ absl::Status RealFifo::Resync() {
 
 std::vector<api::ObjectPtr> RealFifo::List() const {
   MutexLock lock(&mu_);
+  std::vector<std::string> keys;  // reserved: `newest` points into it
+  keys.reserve(items_.size());
   absl::flat_hash_map<std::string_view, const Delta*> newest;
   std::vector<std::string_view> order;
   for (const Delta& delta : items_) {
-    auto [it, inserted] = newest.try_emplace(delta.key, &delta);
+    keys.push_back(delta.object->Key());
+    auto [it, inserted] = newest.try_emplace(keys.back(), &delta);
     if (inserted) {
-      order.push_back(delta.key);
+      order.push_back(keys.back());
     } else {
       it->second = &delta;
     }
@@ -242,7 +246,7 @@ std::vector<std::string> RealFifo::ListKeys() const {
 api::ObjectPtr RealFifo::GetByKey(std::string_view key) const {
   MutexLock lock(&mu_);
   for (auto it = items_.rbegin(); it != items_.rend(); ++it) {
-    if (it->key != key) continue;
+    if (!MetaNamespaceKeyIs(*it->object, key)) continue;
     return it->type == DeltaType::kDeleted ? nullptr : it->object;
   }
   return nullptr;

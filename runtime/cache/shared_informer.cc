@@ -219,7 +219,7 @@ absl::Status SharedIndexInformer::HandleDeltas(absl::Span<const Delta> batch,
       max_rv =
           std::max(max_rv, NumericVersion(delta.object->resource_version()));
       if (delta.type == DeltaType::kDeleted) {
-        store_->Remove(delta.key);
+        store_->Remove(delta.object->Key());
         run.push_back(
             HandlerEvent::Delete(delta.object, delta.final_state_unknown));
         continue;

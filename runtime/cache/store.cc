@@ -12,6 +12,16 @@ absl::StatusOr<std::string> MetaNamespaceKey(const api::Object& object) {
   return object.Key();
 }
 
+bool MetaNamespaceKeyIs(const api::Object& object, std::string_view key) {
+  if (object.name().empty()) return false;
+  const std::string_view ns = object.namespace_();
+  const std::string_view name = object.name();
+  if (ns.empty()) return name == key;
+  return key.size() == ns.size() + 1 + name.size() &&
+         key.compare(0, ns.size(), ns) == 0 && key[ns.size()] == '/' &&
+         key.compare(ns.size() + 1, std::string_view::npos, name) == 0;
+}
+
 absl::StatusOr<std::pair<std::string, std::string>> SplitMetaNamespaceKey(
     std::string_view key) {
   const size_t slash = key.find('/');

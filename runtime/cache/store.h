@@ -23,6 +23,9 @@ namespace kcr::cache {
 // MetaNamespaceKeyFunc). kInvalidArgument when the object has no name.
 absl::StatusOr<std::string> MetaNamespaceKey(const api::Object& object);
 
+// Whether `key` is `object`'s MetaNamespaceKey, without building it.
+bool MetaNamespaceKeyIs(const api::Object& object, std::string_view key);
+
 // Splits a key made by MetaNamespaceKey into {namespace, name} ("" for a
 // cluster-scoped key). kInvalidArgument for a key with more than one '/'
 // or an empty name.
