@@ -56,6 +56,15 @@ uint64_t PrefixXor(uint64_t m) {
   return m;
 }
 
+// The number of bits set, inline (x86-64's baseline has no popcnt
+// instruction, and the compiler's fallback is a library call).
+int PopCount(uint64_t m) {
+  m = m - ((m >> 1) & 0x5555555555555555ULL);
+  m = (m & 0x3333333333333333ULL) + ((m >> 2) & 0x3333333333333333ULL);
+  m = (m + (m >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+  return static_cast<int>((m * 0x0101010101010101ULL) >> 56);
+}
+
 std::string Shown(char c) {
   if (c >= 0x20 && c < 0x7f) return absl::StrCat("'", std::string(1, c), "'");
   return absl::StrCat(
@@ -297,14 +306,15 @@ size_t ListFramer::ScanBlock(const char* p, bool* item_end, bool* too_deep) {
   // it opens stays within the limit, nothing in it matters but the depth
   // it ends at (commas and keys count only at depth 1). An empty "{}" or
   // "[]" (managedFields are full of them) never lowers the depth: its
-  // close is left out of the bound.
+  // close is left out of the bound, and its open raises the highest depth
+  // by one at most, however many there are.
   const uint64_t open_bits = opens & ~in_string;
   const uint64_t close_bits = closes & ~in_string;
   const uint64_t empty_closes = close_bits & (open_bits << 1);
-  const int open_count = __builtin_popcountll(open_bits);
-  const int close_count = __builtin_popcountll(close_bits);
-  if (depth_ - (close_count - __builtin_popcountll(empty_closes)) >= 2 &&
-      depth_ + open_count <= api::kMaxJsonDepth) {
+  const int open_count = PopCount(open_bits & ~(empty_closes >> 1));
+  const int close_count = PopCount(close_bits & ~empty_closes);
+  if (depth_ - close_count >= 2 &&
+      depth_ + open_count + (empty_closes != 0 ? 1 : 0) <= api::kMaxJsonDepth) {
     depth_ += open_count - close_count;
     in_string_ = (in_string >> 63) & 1;
     escaped_ = (escapes >> 63) & 1;

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "api/json_limits.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -372,6 +373,39 @@ TEST(ListDecoderTest, DeepBlocksWithEmptyBracketsFrameAsBytesDo) {
     ++ok;
   }
   EXPECT_EQ(ok, 64);
+}
+
+// An empty "{}" at the nesting limit is one level too deep, wherever it
+// falls in a block; one level less is fine.
+TEST(ListDecoderTest, EmptyBracketsAtTheDepthLimit) {
+  for (int below = 0; below <= 1; ++below) {
+    for (int pad = 0; pad < 64; ++pad) {
+      // The item's '{' is level 1; then arrays up to level kMaxJsonDepth
+      // - below, then "{}" one level more.
+      const int arrays = api::kMaxJsonDepth - 1 - below;
+      const std::string body = absl::StrCat(
+          R"({"kind":"PodList","items":[{"p":")", std::string(pad, 'p'),
+          R"(","x":)", std::string(arrays, '['), "{},{},[],{}",
+          std::string(arrays, ']'), R"(,"metadata":{"name":"a"}}]})");
+      std::vector<std::string_view> bytes;
+      for (size_t i = 0; i < body.size(); ++i) {
+        bytes.push_back(std::string_view(body).substr(i, 1));
+      }
+      const Decoded oracle = Decode(bytes);
+      const Decoded whole = DecodeWhole(body);
+      ASSERT_EQ(whole.status, oracle.status) << below << " " << pad;
+      ASSERT_EQ(whole.items, oracle.items) << below << " " << pad;
+      if (below == 0) {
+        EXPECT_THAT(whole.status.message(), HasSubstr("nests deeper than"));
+      } else {
+        // Valid framing; parsing has its own limit, the same one.
+        EXPECT_THAT(
+            whole.status.message(),
+            ::testing::Not(HasSubstr("nests deeper than 256 levels at")))
+            << whole.status;
+      }
+    }
+  }
 }
 
 TEST(ListDecoderTest, DepthErrorInsideALongItemNamesItsByte) {
