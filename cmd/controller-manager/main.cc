@@ -85,8 +85,9 @@ DEFINE_double(qps, 20,
               "negative for none.");
 DEFINE_int32(burst, 30, "Requests allowed above --qps in a burst.");
 DEFINE_int32(client_threads, 4,
-             "Threads that carry the REST client's requests and responses. "
-             "More than the machine's cores only adds context switches.");
+             "Deprecated, no effect on the REST client (which sends on its "
+             "callers' threads): sizes cpprestsdk's shared pool, which "
+             "nothing in this binary uses any more.");
 DEFINE_string(resync_period, "10h",
               "How often the informers replay their caches to the "
               "controllers (a duration: 30s, 10m, 10h); 0 for never.");

@@ -162,17 +162,35 @@ class NginxReconciler final : public controller::Reconciler {
   }
 
   // Puts the fields the controller owns back as `desired` says, when they
-  // drifted; null when the cache was behind.
+  // drifted; null when the cache was behind. The cached Deployment is
+  // trimmed (TrimDeploymentForCache): the update is built from the
+  // Deployment as the API server has it, read afresh, so that nothing the
+  // cache leaves out is cleared.
   absl::StatusOr<api::ObjectPtr> Repair(ReconcileContext& ctx,
                                         const api::ObjectPtr& nginx,
                                         const api::ObjectPtr& deployment,
                                         const DesiredDeployment& desired) {
-    KCR_ASSIGN_OR_RETURN(api::DeploymentView have,
+    KCR_ASSIGN_OR_RETURN(api::DeploymentView cached,
                          api::DeploymentView::Create(deployment));
+    if (DeploymentDrift(cached, desired).empty()) return deployment;
+    absl::StatusOr<api::ObjectPtr> fresh =
+        client_->Get(ctx.ctx(),
+                     client::ResourceFor<api::DeploymentView>().InNamespace(
+                         std::string(deployment->namespace_())),
+                     deployment->name());
+    if (api::IsNotFound(fresh.status())) return nullptr;
+    KCR_RETURN_IF_ERROR(fresh.status());
+    // Changed since the cache saw it (deleted and made anew, taken over,
+    // being deleted, or already repaired): the watch brings the change.
+    if (!api::IsControlledBy(**fresh, *nginx) || (*fresh)->being_deleted()) {
+      return nullptr;
+    }
+    KCR_ASSIGN_OR_RETURN(api::DeploymentView have,
+                         api::DeploymentView::Create(*fresh));
     const std::vector<std::string> drift = DeploymentDrift(have, desired);
-    if (drift.empty()) return deployment;
+    if (drift.empty()) return nullptr;
     KCR_ASSIGN_OR_RETURN(api::ObjectPtr repaired,
-                         RepairDeployment(*deployment, desired));
+                         RepairDeployment(**fresh, desired));
     absl::StatusOr<api::ObjectPtr> updated = client_->Update(
         ctx.ctx(), client::ResourceFor<api::DeploymentView>(), *repaired);
     if (api::IsConflict(updated.status()) ||
@@ -331,6 +349,14 @@ absl::Status AddNginxController(controller::Manager& mgr,
         "the nginx controller was already added to this Manager");
   }
   KCR_RETURN_IF_ERROR(AddNginxMapping(*mgr.GetRESTMapper()));
+  if (options.trim_cached_deployments) {
+    absl::Status trimmed = mgr.GetInformerFactory()
+                               ->InformerFor(DeploymentResource())
+                               ->SetTransform(DeploymentCacheTransform());
+    if (!trimmed.ok()) {
+      LOG(WARNING) << "nginx: Deployments are cached whole: " << trimmed;
+    }
+  }
   controller::ControllerOptions controller_options;
   controller_options.max_concurrent_reconciles = options.workers;
   return controller::ControllerBuilder(mgr)

@@ -4,7 +4,8 @@
 // `underneathall-app: nginx-<name>` and `app: underneathall`, and
 // controlled by the Nginx (see nginx_deployment.h for the fields it owns).
 //
-// What it does, per reconcile, from the Manager's caches:
+// What it does, per reconcile, from the Manager's caches (its Deployments
+// trimmed to the fields it reads, see NginxOptions):
 //   - creates the Deployment when it is missing (Event Normal Created);
 //   - updates it when the Nginx's spec changed (Normal Updated), and puts
 //     it back when someone edited or scaled it by hand (Normal
@@ -20,6 +21,8 @@
 //   - never touches a Deployment of that name that another object (or no
 //     one) controls: Ready=False, reason DeploymentNotOwned, a Warning
 //     Failed Event, and a retry with backoff;
+//   - writes a Deployment only from a copy just read from the API server,
+//     never from its cache;
 //   - on a failed write: a Warning Failed Event, Ready=False with reason
 //     DeploymentFailed, and a retry with backoff; a conflict (its cache was
 //     behind) is retried at once, without an Event.
@@ -35,6 +38,13 @@ namespace kcr::nginx {
 struct NginxOptions {
   // Concurrent reconciles (different Nginxes at once).
   int workers = 1;
+  // Cache only the fields of each Deployment that the controller reads
+  // (TrimDeploymentForCache in nginx_deployment.h): about a third of the
+  // memory of whole Deployments. The transform is the Manager's Deployment
+  // informer's, shared by every controller of that Manager that reads
+  // Deployments: turn it off when another one needs their other fields.
+  // Ignored (with a warning) when that informer is already running.
+  bool trim_cached_deployments = true;
 };
 
 // The controller's name (logs, metrics' `controller` label), and the

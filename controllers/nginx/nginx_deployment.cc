@@ -208,6 +208,87 @@ rapidjson::Value ContainerJson(const DesiredDeployment& desired,
   return container;
 }
 
+using Allocator = rapidjson::MemoryPoolAllocator<>;
+
+// Copies the members of `from` named in `keys` (those present) into `to`.
+// Names and string values are referenced, not copied: `from` outlives `to`.
+template <size_t N>
+void CopyMembers(const rapidjson::Value& from, const char* const (&keys)[N],
+                 rapidjson::Value& to, Allocator& a) {
+  if (!from.IsObject()) return;
+  for (const char* key : keys) {
+    const auto m = from.FindMember(key);
+    if (m == from.MemberEnd()) continue;
+    to.AddMember(rapidjson::Value(rapidjson::StringRef(
+                     m->name.GetString(), m->name.GetStringLength())),
+                 rapidjson::Value(m->value, a), a);
+  }
+}
+
+// `from[key]` when `from` is an object that has it; null otherwise.
+const rapidjson::Value* MemberOf(const rapidjson::Value* from,
+                                 const char* key) {
+  if (from == nullptr || !from->IsObject()) return nullptr;
+  const auto m = from->FindMember(key);
+  return m == from->MemberEnd() ? nullptr : &m->value;
+}
+
+// Adds `value` to `to` as `key` (a static string).
+void Add(rapidjson::Value& to, const char* key, rapidjson::Value value,
+         Allocator& a) {
+  to.AddMember(rapidjson::StringRef(key), value, a);
+}
+
+// spec.template.spec.containers as TrimDeploymentForCache keeps them.
+rapidjson::Value TrimContainers(const rapidjson::Value& list, Allocator& a) {
+  if (!list.IsArray()) return rapidjson::Value(list, a);
+  rapidjson::Value out(rapidjson::kArrayType);
+  for (const rapidjson::Value& c : list.GetArray()) {
+    if (!c.IsObject()) continue;
+    rapidjson::Value kept(rapidjson::kObjectType);
+    static const char* const kContainerKeys[] = {"name", "image"};
+    CopyMembers(c, kContainerKeys, kept, a);
+    if (const rapidjson::Value* ports = MemberOf(&c, "ports")) {
+      if (ports->IsArray()) {
+        rapidjson::Value trimmed(rapidjson::kArrayType);
+        for (const rapidjson::Value& p : ports->GetArray()) {
+          if (!p.IsObject()) continue;
+          rapidjson::Value port(rapidjson::kObjectType);
+          static const char* const kPortKeys[] = {"containerPort"};
+          CopyMembers(p, kPortKeys, port, a);
+          trimmed.PushBack(port, a);
+        }
+        Add(kept, "ports", std::move(trimmed), a);
+      } else {
+        Add(kept, "ports", rapidjson::Value(*ports, a), a);
+      }
+    }
+    out.PushBack(kept, a);
+  }
+  return out;
+}
+
+// status.conditions as TrimDeploymentForCache keeps them.
+rapidjson::Value TrimConditions(const rapidjson::Value& list, Allocator& a) {
+  if (!list.IsArray()) return rapidjson::Value(list, a);
+  rapidjson::Value out(rapidjson::kArrayType);
+  for (const rapidjson::Value& c : list.GetArray()) {
+    const rapidjson::Value* type = MemberOf(&c, "type");
+    const rapidjson::Value* status = MemberOf(&c, "status");
+    if (type == nullptr || !type->IsString() ||
+        api::field::View(*type) != "Progressing" || status == nullptr ||
+        !status->IsString() || api::field::View(*status) != "False") {
+      continue;
+    }
+    rapidjson::Value kept(rapidjson::kObjectType);
+    static const char* const kConditionKeys[] = {"type", "status", "reason",
+                                                 "message"};
+    CopyMembers(c, kConditionKeys, kept, a);
+    out.PushBack(kept, a);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string DeploymentName(std::string_view nginx_name) {
@@ -331,6 +412,90 @@ absl::StatusOr<api::ObjectPtr> RepairDeployment(
     c.AddMember("ports", want["ports"], a);
   }
   return b.Build();
+}
+
+absl::StatusOr<api::ObjectPtr> TrimDeploymentForCache(
+    const api::ObjectPtr& deployment) {
+  if (deployment == nullptr) return absl::InvalidArgumentError("null object");
+  const rapidjson::Value& from = deployment->json();
+  // Enough for a typical trimmed Deployment without a heap allocation; the
+  // Object copies the tree into an arena of its own size.
+  char buffer[4096];
+  Allocator a(buffer, sizeof(buffer));
+  rapidjson::Value out(rapidjson::kObjectType);
+  static const char* const kRootKeys[] = {"apiVersion", "kind"};
+  CopyMembers(from, kRootKeys, out, a);
+
+  if (const rapidjson::Value* metadata = MemberOf(&from, "metadata")) {
+    if (metadata->IsObject()) {
+      rapidjson::Value kept(rapidjson::kObjectType);
+      static const char* const kMetadataKeys[] = {"name",
+                                                  "namespace",
+                                                  "uid",
+                                                  "resourceVersion",
+                                                  "generation",
+                                                  "labels",
+                                                  "ownerReferences",
+                                                  "finalizers",
+                                                  "deletionTimestamp",
+                                                  "deletionGracePeriodSeconds"};
+      CopyMembers(*metadata, kMetadataKeys, kept, a);
+      Add(out, "metadata", std::move(kept), a);
+    } else {
+      Add(out, "metadata", rapidjson::Value(*metadata, a), a);
+    }
+  }
+
+  if (const rapidjson::Value* spec = MemberOf(&from, "spec")) {
+    rapidjson::Value kept(rapidjson::kObjectType);
+    static const char* const kSpecKeys[] = {"replicas"};
+    CopyMembers(*spec, kSpecKeys, kept, a);
+    if (const rapidjson::Value* pod = MemberOf(spec, "template");
+        pod != nullptr && pod->IsObject()) {
+      rapidjson::Value pod_kept(rapidjson::kObjectType);
+      if (const rapidjson::Value* meta = MemberOf(pod, "metadata");
+          meta != nullptr && meta->IsObject()) {
+        rapidjson::Value meta_kept(rapidjson::kObjectType);
+        static const char* const kTemplateMetadataKeys[] = {"labels"};
+        CopyMembers(*meta, kTemplateMetadataKeys, meta_kept, a);
+        Add(pod_kept, "metadata", std::move(meta_kept), a);
+      }
+      if (const rapidjson::Value* pod_spec = MemberOf(pod, "spec");
+          pod_spec != nullptr && pod_spec->IsObject()) {
+        rapidjson::Value pod_spec_kept(rapidjson::kObjectType);
+        if (const rapidjson::Value* containers =
+                MemberOf(pod_spec, "containers")) {
+          Add(pod_spec_kept, "containers", TrimContainers(*containers, a), a);
+        }
+        Add(pod_kept, "spec", std::move(pod_spec_kept), a);
+      }
+      Add(kept, "template", std::move(pod_kept), a);
+    }
+    if (spec->IsObject()) Add(out, "spec", std::move(kept), a);
+  }
+
+  if (const rapidjson::Value* status = MemberOf(&from, "status");
+      status != nullptr && status->IsObject()) {
+    rapidjson::Value kept(rapidjson::kObjectType);
+    static const char* const kStatusKeys[] = {
+        "replicas", "readyReplicas", "availableReplicas", "updatedReplicas",
+        "observedGeneration"};
+    CopyMembers(*status, kStatusKeys, kept, a);
+    if (const rapidjson::Value* conditions = MemberOf(status, "conditions")) {
+      rapidjson::Value trimmed = TrimConditions(*conditions, a);
+      if (!trimmed.IsArray() || !trimmed.Empty()) {
+        Add(kept, "conditions", std::move(trimmed), a);
+      }
+    }
+    Add(out, "status", std::move(kept), a);
+  }
+  return api::Object::FromValue(out);
+}
+
+api::TransformFunc DeploymentCacheTransform() {
+  return [](api::ObjectPtr deployment) {
+    return TrimDeploymentForCache(deployment);
+  };
 }
 
 api::Condition ReadyConditionFor(const api::DeploymentView& deployment,

@@ -1,7 +1,8 @@
-// The threads that carry the REST client's requests and responses
-// (cpprestsdk's shared pool, 40 threads unless told otherwise). A process
-// with a few reconcile workers on a few cores does best with a few: more
-// only add context switches between them.
+// cpprestsdk's shared thread pool (40 threads unless told otherwise), on
+// which anything in the process built on cpprestsdk runs. The REST client
+// no longer does: it sends and reads on its callers' threads. A process
+// with a few workers on a few cores does best with a few: more only add
+// context switches between them.
 #ifndef KCR_RUNTIME_CLIENT_CLIENT_THREADS_H_
 #define KCR_RUNTIME_CLIENT_CLIENT_THREADS_H_
 

@@ -1,8 +1,7 @@
 #include "runtime/client/rest_client.h"
 
-#include <openssl/err.h>
-
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -10,16 +9,15 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "base/mutex.h"
 #include "base/status_macros.h"
 #include "base/token_bucket.h"
+#include "cpprest/base_uri.h"
 #include "glog/logging.h"
 #include "runtime/client/api_errors.h"
 #include "runtime/client/list_reader.h"
 #include "runtime/client/request.h"
 #include "runtime/client/stream_watcher.h"
 #include "runtime/client/transport/auth.h"
-#include "runtime/client/transport/http_client.h"
 #include "runtime/client/transport/http_stream.h"
 #include "runtime/client/transport/tls.h"
 #include "runtime/client/with_retry.h"
@@ -27,8 +25,6 @@
 namespace kcr::client {
 namespace {
 
-namespace http = web::http;
-using http::client::http_client;
 using transport::Credentials;
 using transport::TlsMaterial;
 
@@ -65,7 +61,7 @@ RetryOptions RetryOptionsOf(const ClientOptions& o) {
   };
 }
 
-class CppRestClient final : public RestClient {
+class HttpRestClient final : public RestClient {
  public:
   static absl::StatusOr<std::unique_ptr<RestClient>> New(
       const Config& config, const ClientOptions& options);
@@ -151,20 +147,16 @@ class CppRestClient final : public RestClient {
   }
 
  private:
-  CppRestClient(const Config& config, const ClientOptions& options);
+  HttpRestClient(const Config& config, const ClientOptions& options);
 
-  // The shared client, on which every request but lists and watches goes.
-  std::shared_ptr<http_client> SharedClient();
-  // Starts a new connection pool (after the client certificate changed).
-  void RenewSharedClient();
   // The request headers every attempt sends.
   std::vector<std::pair<std::string, std::string>> Headers(
       const Request& request, const std::string& authorization) const;
-  // One attempt on cpprestsdk's shared client; `cancel` closes its
-  // connection.
-  Attempt SendOnce(http_client& client, const Request& request,
-                   const pplx::cancellation_token& cancel,
-                   const std::string& authorization);
+  // One attempt of any other request, on the caller's thread, over a
+  // kept-alive connection of the dialer's (transport/http_stream.h) that
+  // the end of `ctx` closes.
+  Attempt SendPooled(const Context& ctx, const Request& request,
+                     const std::string& authorization);
   // One attempt of a list or a watch, on a connection of its own
   // (transport/http_stream.h) that the end of `ctx` closes; a 2xx answer
   // keeps it in Attempt::stream.
@@ -201,13 +193,10 @@ class CppRestClient final : public RestClient {
   std::unique_ptr<transport::StreamDialer> dialer_;
   std::unique_ptr<RequestResultMetric> result_metric_;
   std::unique_ptr<RequestLatencyMetric> latency_metric_;
-  // Last: destroyed first, before the state its callbacks use. Replaced
-  // when the client certificate changes; requests in flight keep theirs.
-  Mutex http_mu_;
-  std::shared_ptr<http_client> http_ ABSL_GUARDED_BY(http_mu_);
 };
 
-CppRestClient::CppRestClient(const Config& config, const ClientOptions& options)
+HttpRestClient::HttpRestClient(const Config& config,
+                               const ClientOptions& options)
     : config_(config),
       options_(options),
       clock_(options.clock != nullptr ? options.clock : Clock::Real()),
@@ -227,10 +216,10 @@ CppRestClient::CppRestClient(const Config& config, const ClientOptions& options)
   }
 }
 
-absl::StatusOr<std::unique_ptr<RestClient>> CppRestClient::New(
+absl::StatusOr<std::unique_ptr<RestClient>> HttpRestClient::New(
     const Config& config, const ClientOptions& options) {
   KCR_RETURN_IF_ERROR(ValidateConfig(config));
-  std::unique_ptr<CppRestClient> c(new CppRestClient(config, options));
+  std::unique_ptr<HttpRestClient> c(new HttpRestClient(config, options));
   web::uri uri;
   try {
     uri = web::uri(utility::conversions::to_string_t(config.host));
@@ -252,31 +241,14 @@ absl::StatusOr<std::unique_ptr<RestClient>> CppRestClient::New(
   KCR_RETURN_IF_ERROR(transport::LoadTlsMaterial(config.tls, c->tls_.get()));
   KCR_ASSIGN_OR_RETURN(c->dialer_,
                        transport::StreamDialer::Create(config, c->tls_));
-  CppRestClient* self = c.get();
-  c->credentials_ =
-      std::make_unique<Credentials>(c->config_, c->tls_, options.clock,
-                                    [self] { self->RenewSharedClient(); });
-  {
-    MutexLock lock(&c->http_mu_);
-    c->http_ =
-        transport::NewHttpClient(config, SharedClientTimeout(config), c->tls_);
-  }
+  transport::StreamDialer* dialer = c->dialer_.get();
+  // Connections made with the old certificate are not reused.
+  c->credentials_ = std::make_unique<Credentials>(
+      c->config_, c->tls_, options.clock, [dialer] { dialer->CloseIdle(); });
   return std::unique_ptr<RestClient>(std::move(c));
 }
 
-void CppRestClient::RenewSharedClient() {
-  std::shared_ptr<http_client> fresh =
-      transport::NewHttpClient(config_, SharedClientTimeout(config_), tls_);
-  MutexLock lock(&http_mu_);
-  http_ = std::move(fresh);
-}
-
-std::shared_ptr<http_client> CppRestClient::SharedClient() {
-  MutexLock lock(&http_mu_);
-  return http_;
-}
-
-absl::Status CppRestClient::Sleep(const Context& ctx, absl::Duration d) {
+absl::Status HttpRestClient::Sleep(const Context& ctx, absl::Duration d) {
   if (options_.sleep) {
     if (d > absl::ZeroDuration()) options_.sleep(d);
     return ctx.Err();
@@ -284,8 +256,8 @@ absl::Status CppRestClient::Sleep(const Context& ctx, absl::Duration d) {
   return clock_->Sleep(ctx, d);
 }
 
-absl::Status CppRestClient::Throttle(const Context& ctx,
-                                     const Request& request) {
+absl::Status HttpRestClient::Throttle(const Context& ctx,
+                                      const Request& request) {
   if (limiter_ == nullptr) return absl::OkStatus();
   absl::Duration waited;
   if (options_.sleep) {
@@ -305,7 +277,7 @@ absl::Status CppRestClient::Throttle(const Context& ctx,
   return absl::OkStatus();
 }
 
-std::vector<std::pair<std::string, std::string>> CppRestClient::Headers(
+std::vector<std::pair<std::string, std::string>> HttpRestClient::Headers(
     const Request& request, const std::string& authorization) const {
   std::vector<std::pair<std::string, std::string>> h;
   h.emplace_back("User-Agent", user_agent_);
@@ -319,9 +291,9 @@ std::vector<std::pair<std::string, std::string>> CppRestClient::Headers(
   return h;
 }
 
-void CppRestClient::SetTransportError(const Request& request,
-                                      const std::string& target,
-                                      std::string cause, Attempt* a) const {
+void HttpRestClient::SetTransportError(const Request& request,
+                                       const std::string& target,
+                                       std::string cause, Attempt* a) const {
   if (absl::StrContains(cause, "certificate verify failed")) {
     a->permanent = true;
     a->transport = absl::UnavailableError(absl::StrCat(
@@ -343,8 +315,8 @@ void CppRestClient::SetTransportError(const Request& request,
   }
 }
 
-void CppRestClient::Record(const Request& request, const Attempt& a,
-                           absl::Time start) {
+void HttpRestClient::Record(const Request& request, const Attempt& a,
+                            absl::Time start) {
   if (result_metric_ != nullptr) {
     result_metric_->Increment(
         a.transport.ok() ? absl::StrCat(a.code) : "<error>", request.method,
@@ -356,52 +328,69 @@ void CppRestClient::Record(const Request& request, const Attempt& a,
   }
 }
 
-Attempt CppRestClient::SendOnce(http_client& client, const Request& request,
-                                const pplx::cancellation_token& cancel,
-                                const std::string& authorization) {
+Attempt HttpRestClient::SendPooled(const Context& ctx, const Request& request,
+                                   const std::string& authorization) {
   Attempt a;
   const std::string target = request.Target();
   const absl::Time start = clock_->Now();
-  try {
-    http::http_request req(request.method);
-    req.set_request_uri(utility::conversions::to_string_t(target));
-    for (const auto& [name, value] : Headers(request, authorization)) {
-      req.headers().add(name, value);
+  transport::StreamRequest send;
+  send.method = request.method;
+  send.target = target;
+  send.headers = Headers(request, authorization);
+  if (!request.content_type.empty()) {
+    send.headers.emplace_back("Content-Type", request.content_type);
+  }
+  send.timeout = SharedClientTimeout(config_);
+  send.body = request.body;
+  while (true) {
+    absl::StatusOr<std::unique_ptr<transport::HttpStream>> stream =
+        dialer_->ReuseOrNewStream();
+    if (!stream.ok()) {
+      a.permanent = true;
+      a.transport = stream.status();
+      break;
     }
-    if (!request.body.empty() || !request.content_type.empty()) {
-      req.set_body(request.body, request.content_type);
-      req.headers().set_content_type(request.content_type);
+    transport::HttpStream* s = stream->get();
+    absl::Status sent;
+    std::string body;
+    {
+      Context::DoneCallback cancel_on_done = ctx.OnDone([s] { s->Cancel(); });
+      sent = s->Start(send);
+      if (sent.ok()) {
+        absl::StatusOr<std::string> read =
+            s->ReadAll(std::numeric_limits<size_t>::max());
+        if (read.ok()) {
+          body = *std::move(read);
+        } else {
+          sent = read.status();
+        }
+      }
     }
-    http::http_response resp = client.request(req, cancel).get();
-    a.code = resp.status_code();
-    auto ra = resp.headers().find("Retry-After");
-    if (ra != resp.headers().end()) a.retry_after = ra->second;
-    a.body = resp.extract_utf8string(true).get();
-  } catch (const http::http_exception& e) {
-    std::string cause = e.what();
-    std::string detail = e.error_code().message();
-    // TLS failures carry OpenSSL's packed error code, which the generic
-    // category prints as "Unknown error N".
-    if (absl::StartsWith(detail, "Unknown error") &&
-        e.error_code().value() > 0) {
-      const char* reason = ERR_reason_error_string(
-          static_cast<unsigned long>(e.error_code().value()));
-      if (reason != nullptr) detail = reason;
+    // A kept connection the server had closed while it was idle: sent
+    // again on another when none of the request went out, or when it is
+    // idempotent (Go's transport's rule; a POST or PATCH that may have
+    // reached the server is the caller's to retry). Each such retry uses
+    // up an idle connection, so this ends.
+    if (!sent.ok() && s->FailedOnStaleConnection() &&
+        (request.idempotent || !s->WroteRequest())) {
+      continue;
     }
-    if (!detail.empty() && cause.find(detail) == std::string::npos) {
-      absl::StrAppend(&cause, ": ", detail);
+    if (!sent.ok()) {
+      SetTransportError(request, target, std::string(sent.message()), &a);
+      break;
     }
-    SetTransportError(request, target, std::move(cause), &a);
-  } catch (const std::exception& e) {
-    a.transport = absl::UnavailableError(absl::StrCat(
-        request.method, " ", config_.host, target, ": ", e.what()));
+    a.code = s->status_code();
+    a.retry_after = s->Header("Retry-After");
+    a.body = std::move(body);
+    dialer_->Release(*std::move(stream));
+    break;
   }
   Record(request, a, start);
   return a;
 }
 
-Attempt CppRestClient::SendStreamed(const Context& ctx, const Request& request,
-                                    const std::string& authorization) {
+Attempt HttpRestClient::SendStreamed(const Context& ctx, const Request& request,
+                                     const std::string& authorization) {
   Attempt a;
   const std::string target = request.Target();
   const absl::Time start = clock_->Now();
@@ -446,15 +435,9 @@ Attempt CppRestClient::SendStreamed(const Context& ctx, const Request& request,
   return a;
 }
 
-absl::StatusOr<Attempt> CppRestClient::Execute(const Context& ctx,
-                                               const Request& request) {
+absl::StatusOr<Attempt> HttpRestClient::Execute(const Context& ctx,
+                                                const Request& request) {
   const bool streamed = request.watch || request.stream_body;
-  // The context's end closes the connection of the attempt in flight.
-  pplx::cancellation_token_source cancel;
-  Context::DoneCallback cancel_on_done;
-  if (!streamed) {
-    cancel_on_done = ctx.OnDone([cancel]() mutable { cancel.cancel(); });
-  }
   // The caller's error, saying what was cut short.
   auto ended = [&]() {
     const absl::Status err = ctx.Err();
@@ -482,8 +465,7 @@ absl::StatusOr<Attempt> CppRestClient::Execute(const Context& ctx,
     const uint64_t cert_generation = credentials_->CertGeneration();
     const absl::Time start = clock_->Now();
     Attempt a = streamed ? SendStreamed(ctx, request, authorization)
-                         : SendOnce(*SharedClient(), request,
-                                    cancel.get_token(), authorization);
+                         : SendPooled(ctx, request, authorization);
     // Whatever the attempt says (a closed connection, a half-read body), a
     // call whose context ended reports that.
     if (ctx.done()) return ended();
@@ -512,21 +494,21 @@ absl::StatusOr<Attempt> CppRestClient::Execute(const Context& ctx,
   }
 }
 
-absl::StatusOr<std::string> CppRestClient::Call(const Context& ctx,
-                                                const Request& request) {
+absl::StatusOr<std::string> HttpRestClient::Call(const Context& ctx,
+                                                 const Request& request) {
   KCR_ASSIGN_OR_RETURN(Attempt a, Execute(ctx, request));
   if (a.code < 200 || a.code > 299)
     return StatusFromResponse(a.code, a.body, a.retry_after);
   return std::move(a.body);
 }
 
-absl::StatusOr<api::ObjectPtr> CppRestClient::CallForObject(
+absl::StatusOr<api::ObjectPtr> HttpRestClient::CallForObject(
     const Context& ctx, const Request& request) {
   KCR_ASSIGN_OR_RETURN(std::string body, Call(ctx, request));
   return DecodeObject(body, options_.parse_options);
 }
 
-absl::StatusOr<ListMeta> CppRestClient::ListEach(
+absl::StatusOr<ListMeta> HttpRestClient::ListEach(
     const Context& ctx, const Resource& resource, const ListOptions& options,
     const std::function<absl::Status(api::ObjectPtr)>& on_item) {
   KCR_ASSIGN_OR_RETURN(Request r, ListRequest(resource, options));
@@ -551,7 +533,7 @@ absl::StatusOr<ListMeta> CppRestClient::ListEach(
   return meta;
 }
 
-absl::StatusOr<std::unique_ptr<WatchStream>> CppRestClient::Watch(
+absl::StatusOr<std::unique_ptr<WatchStream>> HttpRestClient::Watch(
     const Context& ctx, const Resource& resource, const ListOptions& options) {
   KCR_ASSIGN_OR_RETURN(Request r, WatchRequest(resource, options));
   KCR_ASSIGN_OR_RETURN(Attempt a, Execute(ctx, r));
@@ -565,7 +547,7 @@ absl::StatusOr<std::unique_ptr<WatchStream>> CppRestClient::Watch(
 
 absl::StatusOr<std::unique_ptr<RestClient>> NewRestClient(
     const Config& config, const ClientOptions& options) {
-  return CppRestClient::New(config, options);
+  return HttpRestClient::New(config, options);
 }
 
 }  // namespace kcr::client

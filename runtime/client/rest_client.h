@@ -1,10 +1,11 @@
 // RestClient: the dynamic client for any GroupVersionResource on a
 // Kubernetes API server (client-go's dynamic.Interface plus the request
 // machinery of rest.RESTClient), and NewRestClient, its implementation on
-// cpprestsdk.
+// transport::HttpStream.
 //
-// Every call is synchronous and thread-safe; the caller's thread waits for
-// the answer (never a thread of cpprestsdk's pool). Every call takes a
+// Every call is synchronous and thread-safe; the caller's thread sends the
+// request and reads the answer itself (no thread pool in between), over a
+// kept-alive connection (a list or a watch: one of its own). Every call takes a
 // Context first, as client-go's: when it is cancelled or its deadline
 // passes, the call returns within moments with kCancelled or
 // kDeadlineExceeded (message: the verb, the path and "context canceled" or

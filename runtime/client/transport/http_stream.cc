@@ -285,6 +285,7 @@ absl::Status HttpStream::WriteAll(absl::string_view data, absl::Time deadline) {
       }
       if (r > 0) {
         done += static_cast<size_t>(r);
+        wrote_request_ = true;
         continue;
       }
       const int err = SSL_get_error(ssl_, r);
@@ -300,6 +301,7 @@ absl::Status HttpStream::WriteAll(absl::string_view data, absl::Time deadline) {
         send(fd_, data.data() + done, data.size() - done, MSG_NOSIGNAL);
     if (r >= 0) {
       done += static_cast<size_t>(r);
+      wrote_request_ = wrote_request_ || r > 0;
       continue;
     }
     if (errno == EINTR) continue;
@@ -358,8 +360,15 @@ absl::Status HttpStream::Start(const StreamRequest& request) {
   }
   idle_timeout_ = request.timeout;
   const absl::Time deadline = absl::Now() + request.timeout;
-  KCR_RETURN_IF_ERROR(Connect(deadline));
-  if (tls_) KCR_RETURN_IF_ERROR(Handshake(deadline));
+  reused_ = fd_ >= 0;
+  answer_started_ = false;
+  wrote_request_ = false;
+  if (reused_) {
+    ResetAnswer();
+  } else {
+    KCR_RETURN_IF_ERROR(Connect(deadline));
+    if (tls_) KCR_RETURN_IF_ERROR(Handshake(deadline));
+  }
 
   std::string head = absl::StrCat(request.method, " ", path_prefix_,
                                   request.target, " HTTP/1.1\r\n");
@@ -376,9 +385,50 @@ absl::Status HttpStream::Start(const StreamRequest& request) {
   for (const auto& [name, value] : request.headers) {
     absl::StrAppend(&head, name, ": ", value, "\r\n");
   }
+  if (!request.body.empty() || request.method == "POST" ||
+      request.method == "PUT" || request.method == "PATCH") {
+    absl::StrAppend(&head, "Content-Length: ", request.body.size(), "\r\n");
+  }
   head += "\r\n";
+  // One write for head and body: one segment for a small request.
+  head.append(request.body.data(), request.body.size());
   KCR_RETURN_IF_ERROR(WriteAll(head, deadline));
   return ReadHead(deadline);
+}
+
+void HttpStream::ResetAnswer() {
+  status_code_ = 0;
+  headers_.clear();
+  pending_.clear();
+  pending_pos_ = 0;
+  framing_ = Framing::kNone;
+  remaining_ = 0;
+  chunk_state_ = ChunkState::kSize;
+  size_digits_ = 0;
+  line_bytes_ = 0;
+  body_ended_ = false;
+  after_body_ = false;
+  keep_alive_ = false;
+}
+
+bool HttpStream::Reusable() const {
+  return fd_ >= 0 && body_ended_ && keep_alive_ && !after_body_ &&
+         pending_pos_ >= pending_.size() &&
+         (framing_ == Framing::kLength || framing_ == Framing::kChunked ||
+          framing_ == Framing::kNone) &&
+         !cancelled_.load(std::memory_order_acquire);
+}
+
+bool HttpStream::IdleConnectionBroken() const {
+  if (fd_ < 0) return true;
+  if (tls_ && ssl_ != nullptr && SSL_pending(ssl_) > 0) return true;
+  pollfd fd;
+  fd.fd = fd_;
+  fd.events = POLLIN;
+  fd.revents = 0;
+  const int r = poll(&fd, 1, 0);
+  // Readable (a close, a reset, or bytes nobody asked for) or an error.
+  return r != 0;
 }
 
 absl::Status HttpStream::ReadHead(absl::Time deadline) {
@@ -414,6 +464,7 @@ absl::Status HttpStream::ReadHead(absl::Time deadline) {
           ReadSome(buffer.data() + old, kHeadReadSize, deadline);
       if (!n.ok()) return n.status();
       buffer.resize(old + *n);
+      if (*n > 0) answer_started_ = true;
       if (*n == 0) {
         return absl::UnavailableError(
             buffer.empty()
@@ -487,6 +538,7 @@ absl::Status HttpStream::ParseHead(absl::string_view head) {
   }
   status_code_ =
       (status[9] - '0') * 100 + (status[10] - '0') * 10 + (status[11] - '0');
+  keep_alive_ = status[7] == '1';
   for (size_t i = 1; i < lines.size(); ++i) {
     const absl::string_view line = lines[i];
     if (line.empty()) continue;
@@ -506,6 +558,15 @@ absl::Status HttpStream::ParseHead(absl::string_view head) {
     headers_.emplace_back(
         std::string(line.substr(0, colon)),
         std::string(absl::StripAsciiWhitespace(line.substr(colon + 1))));
+    if (absl::EqualsIgnoreCase(headers_.back().first, "connection")) {
+      for (absl::string_view token :
+           absl::StrSplit(headers_.back().second, ',')) {
+        if (absl::EqualsIgnoreCase(absl::StripAsciiWhitespace(token),
+                                   "close")) {
+          keep_alive_ = false;
+        }
+      }
+    }
   }
   return absl::OkStatus();
 }
@@ -640,6 +701,7 @@ absl::StatusOr<size_t> HttpStream::Dechunk(char* data, size_t n) {
         break;
       }
       case ChunkState::kDone:
+        after_body_ = true;
         return out;  // whatever follows the body is not read
     }
   }
@@ -759,6 +821,7 @@ absl::StatusOr<std::unique_ptr<StreamDialer>> StreamDialer::Create(
 
 StreamDialer::~StreamDialer() {
   MutexLock lock(&mu_);
+  idle_.clear();
   if (ctx_ != nullptr) SSL_CTX_free(ctx_);
 }
 
@@ -769,6 +832,46 @@ absl::StatusOr<std::unique_ptr<HttpStream>> StreamDialer::NewStream() {
   }
   return std::unique_ptr<HttpStream>(
       new HttpStream(host_, port_, path_prefix_, verify_name_, tls_, ctx));
+}
+
+uint64_t StreamDialer::CurrentGeneration() const {
+  if (!tls_) return 0;
+  MutexLock lock(&tls_material_->mu);
+  return tls_material_->cert_generation;
+}
+
+absl::StatusOr<std::unique_ptr<HttpStream>> StreamDialer::ReuseOrNewStream() {
+  const uint64_t generation = CurrentGeneration();
+  while (true) {
+    std::unique_ptr<HttpStream> idle;
+    {
+      MutexLock lock(&mu_);
+      if (idle_.empty()) break;
+      idle = std::move(idle_.back());
+      idle_.pop_back();
+    }
+    // Outside the lock: a poll, and the close of a broken one.
+    if (idle->generation_ == generation && !idle->IdleConnectionBroken()) {
+      return idle;
+    }
+  }
+  KCR_ASSIGN_OR_RETURN(std::unique_ptr<HttpStream> stream, NewStream());
+  stream->generation_ = generation;
+  return stream;
+}
+
+void StreamDialer::Release(std::unique_ptr<HttpStream> stream) {
+  if (stream == nullptr || !stream->Reusable()) return;
+  MutexLock lock(&mu_);
+  if (idle_.size() < kMaxIdle) idle_.push_back(std::move(stream));
+}
+
+void StreamDialer::CloseIdle() {
+  std::vector<std::unique_ptr<HttpStream>> closing;
+  {
+    MutexLock lock(&mu_);
+    closing.swap(idle_);
+  }
 }
 
 absl::StatusOr<SSL_CTX*> StreamDialer::Context() {

@@ -1,14 +1,18 @@
-// HttpStream: one HTTP/1.1 request on a connection of its own, whose
-// response body is read as it arrives (a list, a watch). Plain POSIX
-// sockets and OpenSSL: Read() takes bytes from the socket straight into
-// the caller's buffer and removes the chunked framing in place, where a
-// general-purpose client copies each byte through its own buffers and
-// threads first. The connection is not reused: it closes when the stream
-// is destroyed (client-go also gives each watch a connection).
+// HttpStream: an HTTP/1.1 request on a connection of its own, whose
+// response body is read as it arrives (a list, a watch), on the caller's
+// thread. Plain POSIX sockets and OpenSSL: Read() takes bytes from the
+// socket straight into the caller's buffer and removes the chunked framing
+// in place, where a general-purpose client copies each byte through its
+// own buffers and threads first. A list or a watch closes its connection
+// when the stream is destroyed (client-go also gives each watch a
+// connection); a short request whose answer was read to its end may hand
+// the connection back to the StreamDialer, which keeps it for the next
+// request (HTTP/1.1 keep-alive), as client-go's transport does.
 //
 // StreamDialer holds what every connection of one REST client shares: the
-// server's address and the TLS context built from the client's TLS
-// material, rebuilt when an exec plugin installs a new client certificate.
+// server's address, the TLS context built from the client's TLS material
+// (rebuilt when an exec plugin installs a new client certificate), and the
+// idle connections.
 //
 // No HTTP proxy: the cpprestsdk transport of the other verbs uses none
 // either.
@@ -48,6 +52,9 @@ struct StreamRequest {
   // Bounds the connection and the response's header section, and then
   // each wait for more of the body: a silent connection fails after it.
   absl::Duration timeout = absl::Hours(1);
+  // Sent after the headers with its Content-Length (which a POST, PUT or
+  // PATCH always carries, 0 when empty). Must stay valid during Start.
+  std::string_view body;
 };
 
 // The most a response's status line and headers may take.
@@ -94,6 +101,23 @@ class HttpStream final : public BodyReader {
   // by the reading thread alone.
   void Cancel() override;
 
+  // Whether the connection can carry another request: the answer was read
+  // to its end (Content-Length, the last chunk, or no body), nothing
+  // followed it, the server did not ask to close, and nothing was
+  // cancelled. Start may then be called again for the next request.
+  bool Reusable() const;
+  // After a failed Start: the connection had carried an earlier request
+  // and not one byte of an answer came back, most likely because the
+  // server closed it while it was idle. Sending the request again on a new
+  // connection is then safe when none of it was written (WroteRequest), or
+  // when it is idempotent (as Go's transport decides).
+  bool FailedOnStaleConnection() const {
+    return reused_ && !answer_started_ &&
+           !cancelled_.load(std::memory_order_acquire);
+  }
+  // Whether any byte of the current request went out.
+  bool WroteRequest() const { return wrote_request_; }
+
  private:
   friend class StreamDialer;
   HttpStream(std::string host, std::string port, std::string path_prefix,
@@ -119,6 +143,12 @@ class HttpStream final : public BodyReader {
   // that remain, in front.
   absl::StatusOr<size_t> Dechunk(char* data, size_t n);
   absl::Status CancelledOr(absl::Status other) const;
+  // Clears what the previous answer left, for the next request on the
+  // same connection.
+  void ResetAnswer();
+  // An idle connection's socket is readable (the server closed it, or
+  // sent what no request asked for): it cannot carry a request.
+  bool IdleConnectionBroken() const;
 
   const std::string host_;
   const std::string port_;
@@ -155,6 +185,18 @@ class HttpStream final : public BodyReader {
   int size_digits_ = 0;
   size_t line_bytes_ = 0;  // of the chunk line or trailer being skipped
   bool body_ended_ = false;
+  // Bytes came after the end of a chunked body (never read).
+  bool after_body_ = false;
+  // HTTP/1.1 and no "Connection: close".
+  bool keep_alive_ = false;
+  // Start ran on a connection that had carried a request before.
+  bool reused_ = false;
+  // A byte of the answer to the current request arrived.
+  bool answer_started_ = false;
+  // A byte of the current request was sent.
+  bool wrote_request_ = false;
+  // The TLS context generation the connection was made with.
+  uint64_t generation_ = 0;
 };
 
 // Opens HttpStreams to the API server of one Config. Thread-safe.
@@ -171,6 +213,21 @@ class StreamDialer {
   // from the material (kInvalidArgument).
   absl::StatusOr<std::unique_ptr<HttpStream>> NewStream();
 
+  // An idle connection that carried an earlier request (made with the
+  // current client certificate and not closed by the server), else a new
+  // stream, as NewStream.
+  absl::StatusOr<std::unique_ptr<HttpStream>> ReuseOrNewStream();
+  // Keeps `stream` for a later ReuseOrNewStream when it is Reusable and
+  // fewer than kMaxIdle wait; otherwise closes it.
+  void Release(std::unique_ptr<HttpStream> stream);
+
+  // Closes the idle connections (the client certificate changed).
+  void CloseIdle();
+
+  // Idle connections kept (client-go's MaxIdleConnsPerHost is 25 for
+  // Kubernetes clients; the REST client's callers are a few workers).
+  static constexpr size_t kMaxIdle = 16;
+
  private:
   StreamDialer(const Config& config, std::shared_ptr<TlsMaterial> tls)
       : config_(config), tls_material_(std::move(tls)) {}
@@ -185,9 +242,14 @@ class StreamDialer {
   std::string port_;
   std::string path_prefix_;
   std::string verify_name_;
+  // The current client certificate's generation (TLS), else 0.
+  uint64_t CurrentGeneration() const;
+
   Mutex mu_;
   SSL_CTX* ctx_ ABSL_GUARDED_BY(mu_) = nullptr;
   uint64_t ctx_generation_ ABSL_GUARDED_BY(mu_) = 0;
+  // Most recently released last.
+  std::vector<std::unique_ptr<HttpStream>> idle_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kcr::client::transport

@@ -18,6 +18,7 @@
 #include "api/errors/errors.h"
 #include "api/object.h"
 #include "api/object_builder.h"
+#include "api/types/deployment.h"
 #include "api/types/owner_reference.h"
 #include "base/context.h"
 #include "gtest/gtest.h"
@@ -227,6 +228,39 @@ TEST_F(NginxControllerTest, FollowsTheSpecAndUndoesHandEdits) {
       },
       kWait));
   EXPECT_EQ(Deploy("web-deploy")->Label("team"), "a");
+}
+
+TEST_F(NginxControllerTest, CachesTrimmedDeploymentsAndRepairsWithoutLoss) {
+  ASSERT_NO_FATAL_FAILURE(StartManager());
+  ASSERT_NO_FATAL_FAILURE(CreateNginx("web", R"({"replicas":1})"));
+  ASSERT_TRUE(
+      WaitFor([&] { return Ready("web") == "True/DeploymentReady"; }, kWait));
+  // The Manager's cache holds what the controller reads, not the server's
+  // defaults.
+  auto cached =
+      mgr_->ListerFor<api::DeploymentView>().Get("default", "web-deploy");
+  ASSERT_TRUE(cached.ok()) << cached.status();
+  EXPECT_EQ(cached->object().Find("/spec/strategy"), nullptr);
+  EXPECT_EQ(cached->replicas(), 1);
+  EXPECT_NE(Deploy("web-deploy")->Find("/spec/strategy"), nullptr);
+
+  // Scaled by hand, with fields the cache leaves out changed too: the
+  // repair puts replicas back and keeps those.
+  auto edited = client_->Patch(kBg, DeploymentResource().InNamespace("default"),
+                               "web-deploy", client::PatchType::kMerge,
+                               R"({"metadata":{"annotations":{"note":"mine"}},
+          "spec":{"replicas":4,"revisionHistoryLimit":3,
+                  "template":{"spec":{"terminationGracePeriodSeconds":5}}}})");
+  ASSERT_TRUE(edited.ok()) << edited.status();
+  EXPECT_TRUE(WaitFor(
+      [&] { return IntAt(Deploy("web-deploy"), "/spec/replicas") == 1; },
+      kWait));
+  api::ObjectPtr d = Deploy("web-deploy");
+  EXPECT_EQ(StringAt(d, "/metadata/annotations/note"), "mine");
+  EXPECT_EQ(IntAt(d, "/spec/revisionHistoryLimit"), 3);
+  EXPECT_EQ(IntAt(d, "/spec/template/spec/terminationGracePeriodSeconds"), 5);
+  EXPECT_EQ(StringAt(d, "/spec/template/spec/containers/0/imagePullPolicy"),
+            "IfNotPresent");
 }
 
 TEST_F(NginxControllerTest, AnInvalidSpecIsReportedAndChangesNothing) {

@@ -283,5 +283,121 @@ TEST(ReadyConditionForTest, ProgressDeadlineExceeded) {
   EXPECT_THAT(c.message, HasSubstr("has timed out progressing"));
 }
 
+// A Deployment with everything the API server fills in, as the informer
+// gets it.
+api::ObjectPtr FullDeployment(const std::string& status) {
+  api::ObjectBuilder b(*ServerDeployment(3, "nginx:1.25", 8080));
+  EXPECT_TRUE(b.SetJson("/metadata/annotations",
+                        R"({"deployment.kubernetes.io/revision":"2"})")
+                  .ok());
+  EXPECT_TRUE(b.SetString("/metadata/uid", "d-1").ok());
+  EXPECT_TRUE(
+      b.SetString("/metadata/creationTimestamp", "2026-11-28T10:00:00Z").ok());
+  EXPECT_TRUE(b.SetJson("/metadata/ownerReferences",
+                        R"([{"apiVersion":"example.org/v1","kind":"Nginx",
+                             "name":"web","uid":"u-1","controller":true,
+                             "blockOwnerDeletion":true}])")
+                  .ok());
+  EXPECT_TRUE(b.SetJson("/spec/template/spec/containers/-",
+                        R"({"name":"sidecar","image":"busybox",
+                            "resources":{},"ports":[{"name":"m",
+                            "containerPort":9090,"protocol":"UDP"}]})")
+                  .ok());
+  EXPECT_TRUE(b.SetJson("/status", status).ok());
+  return *b.Build();
+}
+
+TEST(TrimDeploymentForCacheTest, KeepsExactlyWhatTheControllerReads) {
+  api::ObjectPtr full = FullDeployment(
+      R"({"observedGeneration":1,"replicas":3,"updatedReplicas":3,
+          "availableReplicas":2,"readyReplicas":2,
+          "conditions":[
+            {"type":"Available","status":"True","reason":"MinimumReplicasAvailable",
+             "message":"Deployment has minimum availability.",
+             "lastUpdateTime":"2026-11-28T10:00:00Z",
+             "lastTransitionTime":"2026-11-28T10:00:00Z"},
+            {"type":"Progressing","status":"True","reason":"NewReplicaSetAvailable",
+             "message":"ReplicaSet \"web-deploy-1\" has successfully progressed.",
+             "lastUpdateTime":"2026-11-28T10:00:00Z",
+             "lastTransitionTime":"2026-11-28T10:00:00Z"}]})");
+  auto trimmed = TrimDeploymentForCache(full);
+  ASSERT_TRUE(trimmed.ok()) << trimmed.status();
+  EXPECT_EQ((*trimmed)->ToJson(),
+            R"({"apiVersion":"apps/v1","kind":"Deployment",)"
+            R"("metadata":{"name":"web-deploy","namespace":"ns",)"
+            R"("uid":"d-1","resourceVersion":"7","generation":1,)"
+            R"("labels":{"app":"underneathall",)"
+            R"("underneathall-app":"nginx-web","team":"a"},)"
+            R"("ownerReferences":[{"apiVersion":"example.org/v1",)"
+            R"("kind":"Nginx","name":"web","uid":"u-1","controller":true,)"
+            R"("blockOwnerDeletion":true}]},)"
+            R"("spec":{"replicas":3,"template":{"metadata":{"labels":)"
+            R"({"app":"underneathall","underneathall-app":"nginx-web"}},)"
+            R"("spec":{"containers":[{"name":"nginx","image":"nginx:1.25",)"
+            R"("ports":[{"containerPort":8080}]},{"name":"sidecar",)"
+            R"("image":"busybox","ports":[{"containerPort":9090}]}]}}},)"
+            R"("status":{"replicas":3,"readyReplicas":2,)"
+            R"("availableReplicas":2,"updatedReplicas":3,)"
+            R"("observedGeneration":1}})");
+  EXPECT_LT((*trimmed)->SpaceUsed(), full->SpaceUsed() * 3 / 5);
+
+  // The controller decides the same from either.
+  const DesiredDeployment want = DesiredFor(NginxWith(R"({"replicas":2})"));
+  EXPECT_EQ(DeploymentDrift(View(*trimmed), want),
+            DeploymentDrift(View(full), want));
+  const api::Condition from_full = ReadyConditionFor(View(full), 3, 4);
+  const api::Condition from_trimmed = ReadyConditionFor(View(*trimmed), 3, 4);
+  EXPECT_EQ(from_trimmed.status, from_full.status);
+  EXPECT_EQ(from_trimmed.reason, from_full.reason);
+  EXPECT_EQ(from_trimmed.message, from_full.message);
+  EXPECT_TRUE(api::IsControlledBy(**trimmed, *NginxObject()));
+  EXPECT_FALSE((*trimmed)->being_deleted());
+}
+
+TEST(TrimDeploymentForCacheTest, KeepsADeadlineExceededAndDeletion) {
+  api::ObjectBuilder b(*FullDeployment(
+      R"({"observedGeneration":1,"replicas":3,"updatedReplicas":3,
+          "conditions":[{"type":"Progressing","status":"False",
+            "reason":"ProgressDeadlineExceeded",
+            "message":"ReplicaSet \"web-deploy-1\" has timed out progressing.",
+            "lastUpdateTime":"2026-11-28T10:00:00Z"}]})"));
+  ASSERT_TRUE(
+      b.SetString("/metadata/deletionTimestamp", "2026-11-28T11:00:00Z").ok());
+  ASSERT_TRUE(
+      b.SetJson("/metadata/finalizers", R"(["foregroundDeletion"])").ok());
+  api::ObjectPtr full = *b.Build();
+  auto trimmed = TrimDeploymentForCache(full);
+  ASSERT_TRUE(trimmed.ok()) << trimmed.status();
+  EXPECT_TRUE((*trimmed)->being_deleted());
+  EXPECT_EQ((*trimmed)->ToJson().find("lastUpdateTime"), std::string::npos);
+  const api::Condition c = ReadyConditionFor(View(*trimmed), 3, 4);
+  EXPECT_EQ(c.reason, kReasonDeadlineExceeded);
+  EXPECT_THAT(c.message, HasSubstr("has timed out progressing"));
+  EXPECT_EQ(c.message, ReadyConditionFor(View(full), 3, 4).message);
+}
+
+TEST(TrimDeploymentForCacheTest, OddShapesReadAsTheyDid) {
+  // No spec or status at all, a containers list with a non-object, a
+  // replicas of the wrong type: the views read the same defaults.
+  for (const std::string& json : {
+           std::string(R"({"apiVersion":"apps/v1","kind":"Deployment",
+             "metadata":{"name":"a","namespace":"ns"}})"),
+           std::string(R"({"apiVersion":"apps/v1","kind":"Deployment",
+             "metadata":{"name":"a","namespace":"ns"},
+             "spec":{"replicas":"two","template":{"spec":{"containers":
+               [7,{"name":"nginx","ports":"80"}]}}},"status":[]})"),
+       }) {
+    api::ObjectPtr full = Parse(json);
+    auto trimmed = TrimDeploymentForCache(full);
+    ASSERT_TRUE(trimmed.ok()) << trimmed.status();
+    const DesiredDeployment want = DesiredFor(NginxWith("{}"));
+    EXPECT_EQ(DeploymentDrift(View(*trimmed), want),
+              DeploymentDrift(View(full), want))
+        << json;
+    EXPECT_EQ(View(*trimmed).replicas(), View(full).replicas());
+  }
+  EXPECT_FALSE(TrimDeploymentForCache(nullptr).ok());
+}
+
 }  // namespace
 }  // namespace kcr::nginx

@@ -451,6 +451,269 @@ TEST_F(HttpStreamTlsTest, UntrustedCertificateFailsTheHandshake) {
   EXPECT_EQ(stream->status_code(), 200);
 }
 
+// An HTTP/1.1 server that keeps connections open: each connection on a
+// thread of its own, each request (head and Content-Length body) answered
+// with `answer`. A connection closes after `answers_per_connection`
+// answers (0: never); with drop_second, the second request on a
+// connection is met with a close and no answer (a server that timed the
+// idle connection out just as the request arrived).
+class KeepAliveServer {
+ public:
+  struct Options {
+    std::string answer = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
+    int answers_per_connection = 0;
+    bool drop_second = false;
+  };
+  explicit KeepAliveServer(Options options) : options_(std::move(options)) {
+    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr = {};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(
+        bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    EXPECT_EQ(listen(listen_fd_, 16), 0);
+    socklen_t len = sizeof(addr);
+    getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    acceptor_ = std::thread([this] { Accept(); });
+  }
+  ~KeepAliveServer() {
+    shutdown(listen_fd_, SHUT_RDWR);
+    acceptor_.join();
+    std::vector<int> fds;
+    {
+      MutexLock lock(&mu_);
+      fds = open_;
+    }
+    for (int fd : fds) shutdown(fd, SHUT_RDWR);
+    for (std::thread& t : connections_) t.join();
+    close(listen_fd_);
+  }
+
+  std::string url() const { return absl::StrCat("http://127.0.0.1:", port_); }
+  int connections() const {
+    MutexLock lock(&mu_);
+    return connections_made_;
+  }
+  // Each request received: head and body.
+  std::vector<std::string> requests() const {
+    MutexLock lock(&mu_);
+    return requests_;
+  }
+
+ private:
+  void Accept() {
+    while (true) {
+      const int fd = accept(listen_fd_, nullptr, nullptr);
+      if (fd < 0) return;
+      {
+        MutexLock lock(&mu_);
+        ++connections_made_;
+        open_.push_back(fd);
+      }
+      connections_.emplace_back([this, fd] { Serve(fd); });
+    }
+  }
+
+  void Serve(int fd) {
+    std::string buffer;
+    char buf[4096];
+    for (int served = 0;; ++served) {
+      size_t end;
+      while ((end = buffer.find("\r\n\r\n")) == std::string::npos) {
+        const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+        if (n <= 0) {
+          shutdown(fd, SHUT_RDWR);
+          return;
+        }
+        buffer.append(buf, static_cast<size_t>(n));
+      }
+      size_t length = 0;
+      const size_t cl = buffer.find("Content-Length: ");
+      if (cl != std::string::npos && cl < end) {
+        length = std::stoul(buffer.substr(cl + 16));
+      }
+      while (buffer.size() < end + 4 + length) {
+        const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+        if (n <= 0) return;
+        buffer.append(buf, static_cast<size_t>(n));
+      }
+      {
+        MutexLock lock(&mu_);
+        requests_.push_back(buffer.substr(0, end + 4 + length));
+      }
+      buffer.erase(0, end + 4 + length);
+      if (options_.drop_second && served == 1) {
+        shutdown(fd, SHUT_RDWR);
+        return;
+      }
+      (void)!send(fd, options_.answer.data(), options_.answer.size(),
+                  MSG_NOSIGNAL);
+      if (options_.answers_per_connection > 0 &&
+          served + 1 >= options_.answers_per_connection) {
+        shutdown(fd, SHUT_RDWR);
+        return;
+      }
+    }
+  }
+
+  const Options options_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::thread acceptor_;
+  // Joined after the acceptor.
+  std::vector<std::thread> connections_;
+  mutable Mutex mu_;
+  int connections_made_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<int> open_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> requests_ ABSL_GUARDED_BY(mu_);
+};
+
+// One request as the REST client sends it: a kept connection if there is
+// one, the whole answer read, the connection given back; again on a new
+// connection when a kept one had been closed by the server and the request
+// may be repeated (nothing of it written, or not a POST).
+absl::StatusOr<std::string> RoundTrip(StreamDialer& dialer,
+                                      const std::string& body,
+                                      const std::string& method = "POST") {
+  StreamRequest request;
+  request.method = method;
+  request.target = "/api/v1/namespaces/default/configmaps";
+  request.timeout = absl::Seconds(30);
+  request.body = body;
+  while (true) {
+    absl::StatusOr<std::unique_ptr<HttpStream>> stream =
+        dialer.ReuseOrNewStream();
+    if (!stream.ok()) return stream.status();
+    absl::Status started = (*stream)->Start(request);
+    if (!started.ok() && (*stream)->FailedOnStaleConnection() &&
+        (method != "POST" || !(*stream)->WroteRequest())) {
+      continue;
+    }
+    if (!started.ok()) return started;
+    absl::StatusOr<std::string> answer = (*stream)->ReadAll(1 << 20);
+    if (answer.ok()) dialer.Release(*std::move(stream));
+    return answer;
+  }
+}
+
+TEST(StreamDialerTest, ReusesAConnectionWhoseAnswerWasRead) {
+  KeepAliveServer server({});
+  auto dialer = Dialer(server.url());
+  for (int i = 0; i < 5; ++i) {
+    absl::StatusOr<std::string> answer =
+        RoundTrip(*dialer, absl::StrCat("{\"n\":", i, "}"));
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    EXPECT_EQ(*answer, "{}");
+  }
+  EXPECT_EQ(server.connections(), 1);
+  const std::vector<std::string> requests = server.requests();
+  ASSERT_EQ(requests.size(), 5u);
+  EXPECT_THAT(requests[3], ::testing::StartsWith("POST /api/v1/namespaces/"));
+  EXPECT_THAT(requests[3], HasSubstr("\r\nContent-Length: 7\r\n\r\n{\"n\":3}"));
+}
+
+TEST(StreamDialerTest, ChunkedAndEmptyAnswersKeepTheConnection) {
+  for (const std::string& answer :
+       {absl::StrCat("HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n"
+                     "\r\n2\r\n{}\r\n0\r\n\r\n"),
+        std::string("HTTP/1.1 204 No Content\r\n\r\n")}) {
+    KeepAliveServer server({.answer = answer});
+    auto dialer = Dialer(server.url());
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(RoundTrip(*dialer, "{}").ok());
+    EXPECT_EQ(server.connections(), 1) << answer;
+  }
+}
+
+TEST(StreamDialerTest, DoesNotReuseWhatCannotCarryAnotherRequest) {
+  // The server asks to close; HTTP/1.0; a close-delimited body; an answer
+  // not read to its end.
+  for (const std::string& answer :
+       {std::string("HTTP/1.1 200 OK\r\nConnection: close\r\n"
+                    "Content-Length: 2\r\n\r\n{}"),
+        std::string("HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}"),
+        std::string("HTTP/1.1 200 OK\r\n\r\n{}")}) {
+    KeepAliveServer server({.answer = answer, .answers_per_connection = 1});
+    auto dialer = Dialer(server.url());
+    for (int i = 0; i < 3; ++i) {
+      absl::StatusOr<std::string> got = RoundTrip(*dialer, "{}");
+      ASSERT_TRUE(got.ok()) << answer << ": " << got.status();
+      EXPECT_EQ(*got, "{}");
+    }
+    EXPECT_EQ(server.connections(), 3) << answer;
+  }
+  KeepAliveServer server(
+      {.answer = "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n{\"\"}"});
+  auto dialer = Dialer(server.url());
+  for (int i = 0; i < 2; ++i) {
+    auto stream = dialer->ReuseOrNewStream();
+    ASSERT_TRUE(stream.ok());
+    StreamRequest request;
+    request.timeout = absl::Seconds(30);
+    ASSERT_TRUE((*stream)->Start(request).ok());
+    EXPECT_EQ(*(*stream)->ReadAll(2), "{\"");
+    EXPECT_FALSE((*stream)->Reusable());
+    dialer->Release(*std::move(stream));
+  }
+  EXPECT_EQ(server.connections(), 2);
+}
+
+TEST(StreamDialerTest, AConnectionTheServerClosedIsNotReused) {
+  // Closed after each answer, though the answer did not say so: the idle
+  // connection is found closed before it is used.
+  KeepAliveServer server({.answers_per_connection = 1});
+  auto dialer = Dialer(server.url());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(RoundTrip(*dialer, "{}").ok());
+    // The server's close reaches the client.
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_EQ(server.connections(), 3);
+  EXPECT_EQ(server.requests().size(), 3u);
+}
+
+TEST(StreamDialerTest, AnIdempotentRequestMetByACloseIsSentAgain) {
+  KeepAliveServer server({.drop_second = true});
+  auto dialer = Dialer(server.url());
+  ASSERT_TRUE(RoundTrip(*dialer, "{\"n\":1}", "PUT").ok());
+  absl::StatusOr<std::string> second = RoundTrip(*dialer, "{\"n\":2}", "PUT");
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(*second, "{}");
+  EXPECT_EQ(server.connections(), 2);
+  // Received twice, answered once.
+  const std::vector<std::string> requests = server.requests();
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_THAT(requests[1], HasSubstr("{\"n\":2}"));
+  EXPECT_THAT(requests[2], HasSubstr("{\"n\":2}"));
+}
+
+TEST(StreamDialerTest, APostThatWentOutIsNotSentAgain) {
+  KeepAliveServer server({.drop_second = true});
+  auto dialer = Dialer(server.url());
+  ASSERT_TRUE(RoundTrip(*dialer, "{\"n\":1}").ok());
+  absl::StatusOr<std::string> second = RoundTrip(*dialer, "{\"n\":2}");
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(server.connections(), 1);
+  EXPECT_EQ(server.requests().size(), 2u);
+}
+
+TEST(StreamDialerTest, ACancelledStreamIsNotReused) {
+  KeepAliveServer server({});
+  auto dialer = Dialer(server.url());
+  ASSERT_TRUE(RoundTrip(*dialer, "{}").ok());
+  auto stream = dialer->ReuseOrNewStream();
+  ASSERT_TRUE(stream.ok());
+  StreamRequest request;
+  request.timeout = absl::Seconds(30);
+  ASSERT_TRUE((*stream)->Start(request).ok());
+  ASSERT_TRUE((*stream)->ReadAll(1 << 20).ok());
+  (*stream)->Cancel();
+  EXPECT_FALSE((*stream)->Reusable());
+  dialer->Release(*std::move(stream));
+  ASSERT_TRUE(RoundTrip(*dialer, "{}").ok());
+  EXPECT_EQ(server.connections(), 2);
+}
+
 TEST(StreamDialerTest, RejectsHostsThatAreNotUrls) {
   auto tls = std::make_shared<TlsMaterial>();
   for (const char* host : {"ftp://x", "http://", "http://[::1",
