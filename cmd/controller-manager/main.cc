@@ -39,7 +39,6 @@
 #include "controllers/pods/pods_controller.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
-#include "runtime/client/client_threads.h"
 #include "runtime/client/options.h"
 #include "runtime/client/rest_client.h"
 #include "runtime/client/rest_config.h"
@@ -84,10 +83,6 @@ DEFINE_double(qps, 20,
               "Requests per second to the API server (client-side limit); "
               "negative for none.");
 DEFINE_int32(burst, 30, "Requests allowed above --qps in a burst.");
-DEFINE_int32(client_threads, 4,
-             "Deprecated, no effect on the REST client (which sends on its "
-             "callers' threads): sizes cpprestsdk's shared pool, which "
-             "nothing in this binary uses any more.");
 DEFINE_string(resync_period, "10h",
               "How often the informers replay their caches to the "
               "controllers (a duration: 30s, 10m, 10h); 0 for never.");
@@ -241,12 +236,6 @@ int main(int argc, char** argv) {
     return Fail(
         absl::StrCat("--burst must not be negative, not ", FLAGS_burst));
   }
-  if (FLAGS_client_threads < 1) {
-    return Fail(absl::StrCat("--client-threads must be at least 1, not ",
-                             FLAGS_client_threads));
-  }
-  // Before the first request: the pool is made once, at first use.
-  kcr::client::SetClientThreads(FLAGS_client_threads);
   absl::Duration resync_period;
   if (!absl::ParseDuration(FLAGS_resync_period, &resync_period) ||
       resync_period < absl::ZeroDuration()) {

@@ -5,7 +5,7 @@
 // threads (the reader's and the one calling Next) and come out in stream
 // order, exactly as WatchDecoder decodes the body. BodyReader is the seam
 // to the transport: the REST client gives the body of its HTTP response
-// (runtime/client/transport/http_client.h).
+// (runtime/client/transport/http_stream.h).
 #ifndef KCR_RUNTIME_CLIENT_STREAM_WATCHER_H_
 #define KCR_RUNTIME_CLIENT_STREAM_WATCHER_H_
 

@@ -51,26 +51,14 @@ TEST(ControllerManagerTest, HelpListsItsFlags) {
   ProcessResult r = RunProcess({kBinary, "--help"}, {});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   const std::string text = r.out + r.err;
-  for (const char* flag : {"--kubeconfig",
-                           "--context",
-                           "--namespace",
-                           "--controllers",
-                           "--workers",
-                           "--leader-elect",
-                           "--leader-election-namespace",
-                           "--leader-election-id",
-                           "--metrics-bind-address",
-                           "--health-probe-bind-address",
-                           "--qps",
-                           "--burst",
-                           "--embedded",
-                           "--resync-period",
-                           "--loadtest-image",
-                           "--leader-elect-lease-duration",
-                           "--leader-elect-renew-deadline",
-                           "--leader-elect-retry-period",
-                           "--client-threads",
-                           "--event-ttl"}) {
+  for (const char* flag :
+       {"--kubeconfig", "--context", "--namespace", "--controllers",
+        "--workers", "--leader-elect", "--leader-election-namespace",
+        "--leader-election-id", "--metrics-bind-address",
+        "--health-probe-bind-address", "--qps", "--burst", "--embedded",
+        "--resync-period", "--loadtest-image", "--leader-elect-lease-duration",
+        "--leader-elect-renew-deadline", "--leader-elect-retry-period",
+        "--event-ttl"}) {
     EXPECT_THAT(text, HasSubstr(flag)) << flag;
   }
   // gflags' own flags are not the manager's.
@@ -81,8 +69,6 @@ TEST(ControllerManagerTest, BadFlagsExitTwo) {
   ExpectOneLineExit2(RunProcess({kBinary, "--bogus"}, {}), "--bogus");
   ExpectOneLineExit2(RunProcess({kBinary, "--workers=x"}, {}), "--workers=x");
   ExpectOneLineExit2(RunProcess({kBinary, "--workers=0"}, {}), "--workers=0");
-  ExpectOneLineExit2(RunProcess({kBinary, "--client-threads=0"}, {}),
-                     "--client-threads=0");
   ExpectOneLineExit2(RunProcess({kBinary, "--event-ttl=soon"}, {}),
                      "--event-ttl=soon");
   ExpectOneLineExit2(RunProcess({kBinary, "--event-ttl=-1h"}, {}),
