@@ -158,7 +158,7 @@ class Storage {
   // The key of an object within its collection.
   static std::string Key(std::string_view ns, std::string_view name);
 
-  // Runs `fn` on the current object under the lock and applies its
+  // Runs `fn` once on the current object under the lock and applies its
   // decision, recording an event for kPut and kRemove.
   absl::StatusOr<WriteResult> Write(std::string_view collection,
                                     std::string_view ns, std::string_view name,
