@@ -254,7 +254,8 @@ class Storage {
   void StopExpiring();
 
  private:
-  using Collection = std::map<std::string, api::ObjectPtr>;
+  // Ordered by key (a listing's order); looked up by string_view.
+  using Collection = std::map<std::string, api::ObjectPtr, std::less<>>;
   struct Recorded {
     StoredEventPtr event;
     WatchCache* cache;
