@@ -38,7 +38,20 @@ void ControllerRunner::Loop() {
   int64_t after = storage_->CurrentResourceVersion();
   absl::Time next = controller_->Sync();
   absl::Time last_pass = absl::Now();
-  while (!stopped()) {
+  absl::Time last_look = absl::InfinitePast();
+  while (true) {
+    // The store is looked at no more often than min_interval, like the
+    // passes: under a burst of writes the thread wakes a few times a
+    // second and takes each batch of events at once, instead of being
+    // woken (and taking the storage lock) for every write, wanted or not.
+    {
+      MutexLock l(&mu_);
+      const absl::Time earliest = last_look + options_.min_interval;
+      while (!stopping_ && absl::Now() < earliest) {
+        cv_.WaitWithDeadline(&mu_, earliest);
+      }
+      if (stopping_) break;
+    }
     // Wait (in real time) for a write, the controller's next due time, or
     // the resync period, whichever comes first.
     absl::Duration wait = std::max(last_pass + options_.resync - absl::Now(),
@@ -52,6 +65,8 @@ void ControllerRunner::Loop() {
         storage_->WaitForEvents(
             "", after, absl::Now() + wait, 4096, [this] { return stopped(); },
             &scanned);
+    last_look = absl::Now();
+    looks_.fetch_add(1, std::memory_order_relaxed);
     bool wanted = false;
     if (events.ok()) {
       after = scanned;

@@ -9,7 +9,10 @@
 // calls Sync() when the store records writes the controller Wants, when
 // that time comes, and at least every `resync` period, but never more often
 // than `min_interval`, so a burst of writes (a 50,000-pod benchmark) costs a
-// few passes rather than one per write.
+// few passes rather than one per write. It also looks at the store for new
+// writes no more often than `min_interval`: a burst of writes wakes it a
+// few times, not once per write (the first write after a quiet spell is
+// seen at once).
 //
 // Tests drive a controller by calling its Sync() directly with a fake
 // clock; the runner is for servers.
@@ -20,6 +23,7 @@
 #define KCR_APISERVER_KUBE_CONTROLLERS_CONTROLLER_RUNNER_H_
 
 #include <atomic>
+#include <cstdint>
 #include <string>
 #include <thread>
 
@@ -76,6 +80,10 @@ class ControllerRunner {
   // Stops the thread and waits for the pass in progress. Idempotent.
   void Stop();
 
+  // How many times the runner has looked at the store for new writes (at
+  // most once per min_interval). Any thread.
+  int64_t looks() const { return looks_.load(std::memory_order_relaxed); }
+
  private:
   void Loop();
   bool stopped() const {
@@ -90,6 +98,7 @@ class ControllerRunner {
   mutable Mutex mu_;
   CondVar cv_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::atomic<int64_t> looks_{0};
   std::thread thread_;
 };
 

@@ -91,17 +91,19 @@ Condition DeploymentSync::NewCondition(const char* type, const char* status,
 
 absl::Status DeploymentSync::WriteStatus(const Status& st,
                                          std::optional<std::string> revision) {
-  api::ObjectBuilder b = d_->ToBuilder();
-  bool changed = false;
-  if (revision.has_value() && d_->Annotation(kRevisionAnnotation) !=
-                                  std::optional<std::string_view>(*revision)) {
-    b.SetAnnotation(kRevisionAnnotation, *revision);
-    changed = true;
-  }
-  Value json = StatusJson(st, b.allocator());
+  const bool new_revision =
+      revision.has_value() && d_->Annotation(kRevisionAnnotation) !=
+                                  std::optional<std::string_view>(*revision);
+  // Most passes find the status as it is: the Deployment is copied only
+  // for a write.
+  Allocator scratch(1024);
+  Value json = StatusJson(st, scratch);
   const Value* old = field::Object(&d_->json(), "status");
-  if (old == nullptr || !json::JsonDeepEqual(json, *old)) changed = true;
-  if (!changed) return absl::OkStatus();
+  if (!new_revision && old != nullptr && json::JsonDeepEqual(json, *old)) {
+    return absl::OkStatus();
+  }
+  api::ObjectBuilder b = d_->ToBuilder();
+  if (new_revision) b.SetAnnotation(kRevisionAnnotation, *revision);
   KCR_RETURN_IF_ERROR(b.Set("/status", json));
   WriteOptions w;
   w.subresource = "status";

@@ -40,10 +40,20 @@ std::string Registry::Now() const { return apiserver::Now(options_.clock); }
 api::ObjectPtr Registry::AtVersion(const api::ObjectPtr& object,
                                    const ResourceInfo& resource) {
   if (object == nullptr || !resource.custom) return object;
-  std::string want = resource.api_version();
-  if (object->api_version() == want) return object;
+  // Compared in pieces: a list calls this for every item, and the stored
+  // version is nearly always the one served.
+  const std::string_view have = object->api_version();
+  const std::string& group = resource.gvk().group;
+  const std::string& version = resource.gvk().version;
+  const bool same = group.empty()
+                        ? have == version
+                        : have.size() == group.size() + 1 + version.size() &&
+                              have.substr(0, group.size()) == group &&
+                              have[group.size()] == '/' &&
+                              have.substr(group.size() + 1) == version;
+  if (same) return object;
   api::ObjectBuilder b = object->ToBuilder();
-  b.SetApiVersion(want);
+  b.SetApiVersion(resource.api_version());
   auto built = b.Build();
   return built.ok() ? *built : object;
 }

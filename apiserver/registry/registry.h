@@ -256,10 +256,11 @@ class Registry {
       const ResourceInfo& resource, const api::ObjectPtr& current,
       api::ObjectBuilder object, const std::string& subresource, bool is_patch,
       const WriteManager* manager = nullptr) const;
-  // Fills and checks a new object; runs inside a Storage write.
+  // Puts a new object (moved from *object) unless one is in its place
+  // (409, *object left as it was); runs inside a Storage write.
   absl::StatusOr<Storage::Mutation> CreateLocked(
       const ResourceInfo& resource, const api::ObjectPtr& current,
-      api::ObjectBuilder object) const;
+      api::ObjectBuilder* object) const;
   // Fields of a new object that do not depend on the live state.
   absl::Status PrepareCreate(const ResourceInfo& resource, std::string_view ns,
                              api::ObjectBuilder* object) const;

@@ -72,7 +72,7 @@ absl::Status Registry::PrepareCreate(const ResourceInfo& r, std::string_view ns,
   strategy.Default(b);
   DropEmptyMaps(r, b);
   strategy.PrepareForCreate(r, b, Now());
-  // Validation (the name is checked once it is final, in CreateLocked).
+  // Validation (the name is checked once it is final, in Create).
   std::vector<FieldError> errors;
   strategy.Validate(r, b, &errors);
   if (!errors.empty()) {
@@ -106,23 +106,17 @@ absl::Status Registry::CheckNamespace(const ResourceInfo& r,
   return absl::OkStatus();
 }
 
-absl::StatusOr<Mutation> Registry::CreateLocked(const ResourceInfo& r,
-                                                const api::ObjectPtr& current,
-                                                api::ObjectBuilder b) const {
-  std::string name = StringAt(b, "/metadata/name");
+absl::StatusOr<Mutation> Registry::CreateLocked(
+    const ResourceInfo& r, const api::ObjectPtr& current,
+    api::ObjectBuilder* object) const {
   if (current != nullptr) {
-    api::StatusError e =
-        api::StatusError::AlreadyExists(r.group_resource(), name);
+    api::StatusError e = api::StatusError::AlreadyExists(
+        r.group_resource(), StringAt(*object, "/metadata/name"));
     if (current->being_deleted())
       e.message = "object is being deleted: " + e.message;
     return e.ToStatus();
   }
-  std::vector<FieldError> errors;
-  ValidateMeta(StrategyFor(r), b, &errors);
-  if (!errors.empty()) {
-    return api::StatusError::Invalid(r.group_kind(), name, errors).ToStatus();
-  }
-  return Mutation::Put(std::move(b));
+  return Mutation::Put(std::move(*object));
 }
 
 absl::StatusOr<WriteResult> Registry::Create(const ResourceInfo& r,
@@ -160,13 +154,21 @@ absl::StatusOr<WriteResult> Registry::Create(const ResourceInfo& r,
       object.SetName(name);
       StrategyFor(r).NameGenerated(name, &object);
     }
+    // The name is final: validated before the store is locked (as
+    // kube-apiserver validates before it writes to etcd).
+    std::vector<FieldError> errors;
+    ValidateMeta(StrategyFor(r), object, &errors);
+    if (!errors.empty()) {
+      return api::StatusError::Invalid(r.group_kind(), name, errors).ToStatus();
+    }
     std::string obj_ns = r.namespaced() ? std::string(ns) : "";
-    const api::ObjectBuilder& proto = object;
+    // Storage runs the function once; the object is moved into the write
+    // only when there is nothing in its place, so that a generated name
+    // taken already can be tried again with the same object.
     auto result =
         RunWrite(storage_, r.StorageKey(), obj_ns, name, options.dry_run,
                  [&](const api::ObjectPtr& cur) -> absl::StatusOr<Mutation> {
-                   KCR_ASSIGN_OR_RETURN(api::ObjectPtr copy, proto.Build());
-                   return CreateLocked(r, cur, copy->ToBuilder());
+                   return CreateLocked(r, cur, &object);
                  });
     if (!result.ok()) {
       if (generated && api::IsAlreadyExists(result.status()) && attempt < 8) {

@@ -31,6 +31,8 @@ using rapidjson::Value;
 using registry_internal::DecodePatched;
 using registry_internal::NameMismatch;
 using registry_internal::RunWrite;
+using registry_internal::StrategyFor;
+using registry_internal::ValidateMeta;
 
 absl::Status PatchError(std::string_view message) {
   api::StatusError e;
@@ -160,8 +162,14 @@ absl::StatusOr<WriteResult> Registry::Patch(
             return NameMismatch(pname, name);
           }
           KCR_RETURN_IF_ERROR(PrepareCreate(r, ns, &b));
+          std::vector<FieldError> errors;
+          ValidateMeta(StrategyFor(r), b, &errors);
+          if (!errors.empty()) {
+            return api::StatusError::Invalid(r.group_kind(), name, errors)
+                .ToStatus();
+          }
           created = true;
-          return CreateLocked(r, nullptr, std::move(b));
+          return CreateLocked(r, nullptr, &b);
         }
         // Patch the object as served at the requested version.
         api::ObjectPtr live = AtVersion(cur, r);

@@ -281,14 +281,13 @@ absl::StatusOr<WriteResult> Registry::Update(const ResourceInfo& r,
                                          options.field_validation, &warnings));
   DropBuiltinUnknownFields(r, &object);
   std::string obj_ns = r.namespaced() ? std::string(ns) : "";
-  const api::ObjectBuilder& proto = object;
+  // Storage runs the function once: the request moves into it.
   auto result = RunWrite(
       storage_, r.StorageKey(), obj_ns, name, options.dry_run,
       [&](const api::ObjectPtr& cur) -> absl::StatusOr<Mutation> {
-        KCR_ASSIGN_OR_RETURN(api::ObjectPtr copy, proto.Build());
         const WriteManager manager{options.field_manager, options.user_agent,
                                    options.subresource, false};
-        return UpdateLocked(r, cur, copy->ToBuilder(), options.subresource,
+        return UpdateLocked(r, cur, std::move(object), options.subresource,
                             false, &manager);
       });
   if (!result.ok()) return result.status();

@@ -188,7 +188,12 @@ absl::StatusOr<Storage::WriteResult> Storage::WriteLocked(
         expiry_.Set(coll, key, options_.clock->Now() + ttl);
         if (expiry_.NextDeadline() != earliest) expiry_moved_ = true;
       }
-      c[key] = *built;
+      // The position found above: one search of the collection per write.
+      if (it == c.end()) {
+        c.emplace_hint(it, key, *built);
+      } else {
+        it->second = *built;
+      }
       if (!indexes_.empty()) {
         ReindexLocked(coll, key, current.get(), built->get());
       }
@@ -210,7 +215,7 @@ absl::StatusOr<Storage::WriteResult> Storage::WriteLocked(
       if (!built.ok()) return built.status();
       resource_version_ = rv;
       if (TtlOf(coll) > absl::ZeroDuration()) expiry_.Erase(coll, key);
-      c.erase(key);
+      c.erase(it);
       if (!indexes_.empty()) ReindexLocked(coll, key, current.get(), nullptr);
       result.object = *built;
       result.event = EventType::kDeleted;
@@ -231,7 +236,7 @@ api::ObjectPtr Storage::GetByKey(std::string_view collection,
   MutexLock l(&mu_);
   auto c = collections_.find(ToAbsl(collection));
   if (c == collections_.end()) return nullptr;
-  auto it = c->second.find(std::string(key));
+  auto it = c->second.find(key);
   return it == c->second.end() ? nullptr : it->second;
 }
 

@@ -158,7 +158,7 @@ class Storage {
   // The key of an object within its collection.
   static std::string Key(std::string_view ns, std::string_view name);
 
-  // Runs `fn` on the current object under the lock and applies its
+  // Runs `fn` once on the current object under the lock and applies its
   // decision, recording an event for kPut and kRemove.
   absl::StatusOr<WriteResult> Write(std::string_view collection,
                                     std::string_view ns, std::string_view name,
@@ -254,7 +254,8 @@ class Storage {
   void StopExpiring();
 
  private:
-  using Collection = std::map<std::string, api::ObjectPtr>;
+  // Ordered by key (a listing's order); looked up by string_view.
+  using Collection = std::map<std::string, api::ObjectPtr, std::less<>>;
   struct Recorded {
     StoredEventPtr event;
     WatchCache* cache;

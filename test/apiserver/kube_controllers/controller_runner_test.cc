@@ -75,6 +75,46 @@ TEST(ControllerRunnerTest, SyncsAgainWhenDue) {
   runner.Stop();
 }
 
+TEST(ControllerRunnerTest, LooksAtTheStoreOncePerIntervalUnderABurst) {
+  Storage storage;
+  CountingController c;
+  ControllerRunnerOptions o = Quick();
+  o.min_interval = absl::Milliseconds(50);
+  ControllerRunner runner(&storage, Clock::Real(), &c, o);
+  runner.Start();
+  ASSERT_TRUE(Eventually([&] { return c.syncs >= 1; }));
+  const int64_t before = runner.looks();
+  const absl::Time start = absl::Now();
+  // 100 unwanted writes, one a millisecond: each would have woken the
+  // runner.
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(Put(&storage, "/secrets", "s" + std::to_string(i)).ok());
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  const absl::Duration took = absl::Now() - start;
+  const int64_t looks = runner.looks() - before;
+  runner.Stop();
+  EXPECT_LE(looks, took / o.min_interval + 2) << "took " << took;
+  // None of them called for a pass.
+  EXPECT_EQ(c.syncs, 1);
+}
+
+TEST(ControllerRunnerTest, WantedWriteAfterABurstIsSeen) {
+  Storage storage;
+  CountingController c;
+  ControllerRunnerOptions o = Quick();
+  o.min_interval = absl::Milliseconds(30);
+  ControllerRunner runner(&storage, Clock::Real(), &c, o);
+  runner.Start();
+  ASSERT_TRUE(Eventually([&] { return c.syncs >= 1; }));
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(Put(&storage, "/secrets", "s" + std::to_string(i)).ok());
+  }
+  ASSERT_TRUE(Put(&storage, "/configmaps", "cm").ok());
+  EXPECT_TRUE(Eventually([&] { return c.syncs >= 2; }));
+  runner.Stop();
+}
+
 TEST(ControllerRunnerTest, StopIsIdempotentAndWorksWithoutStart) {
   Storage storage;
   CountingController c;
