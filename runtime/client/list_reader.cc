@@ -41,6 +41,10 @@ class Pipeline {
   // scheduling delay on a busy machine).
   static constexpr size_t kResumeUnparsed = kMaxUnparsed / 2;
   static constexpr size_t kResumeSlots = kMaxSlots - kMaxUnparsed / 2;
+  // One read of the body, and the framed bytes after which a batch is
+  // handed over even when more could be read at once.
+  static constexpr size_t kReadBytes = 64 << 10;
+  static constexpr size_t kBatchBytes = 256 << 10;
 
   Pipeline(BodyReader& body, const ListReaderOptions& options)
       : body_(body),
@@ -62,7 +66,7 @@ class Pipeline {
   }
 
   void ReadLoop() {
-    std::vector<char> data(64 << 10);
+    std::vector<char> data(kReadBytes);
     while (true) {
       auto slot = std::make_shared<Slot>();
       {
@@ -80,18 +84,30 @@ class Pipeline {
           spare_.pop_back();
         }
       }
-      absl::StatusOr<size_t> n = body_.Read(data.data(), data.size());
       absl::Status status;
       bool end = false;
-      if (!n.ok()) {
-        status = Broken(n.status());
-        end = true;
-      } else if (*n == 0) {
-        status = framer_.Finish(&slot->framed);
-        end = true;
-      } else {
-        status = framer_.Feed(std::string_view(data.data(), *n), &slot->framed);
-        end = !status.ok();
+      // Reads into this batch while the body has more at hand (a read
+      // filled the buffer) and the batch is small: each hand-over wakes a
+      // thread, which costs more than the batch's framing on a busy
+      // machine; a short read (the network is behind) hands over at once.
+      while (true) {
+        absl::StatusOr<size_t> n = body_.Read(data.data(), data.size());
+        if (!n.ok()) {
+          status = Broken(n.status());
+          end = true;
+        } else if (*n == 0) {
+          status = framer_.Finish(&slot->framed);
+          end = true;
+        } else {
+          status =
+              framer_.Feed(std::string_view(data.data(), *n), &slot->framed);
+          end = !status.ok();
+        }
+        if (end || *n < data.size() ||
+            slot->framed.bytes.size() >= kBatchBytes ||
+            stop_requested_.load(std::memory_order_relaxed)) {
+          break;
+        }
       }
       Push(std::move(slot));
       if (end) {

@@ -8,9 +8,13 @@
 // caller hands the items to `on_item` in order. Framing costs a fifth of what
 // parsing does, so on two cores the list decodes at about twice the rate
 // of one thread (docs/benchmarks.md, "List decoding"). At most 16 batches
-// not parsed yet and 64 in all (one read of the body each, up to 64 KiB)
+// not parsed yet and 64 in all (up to 256 KiB of the body each)
 // wait between the threads: a consumer slower than the network slows the
-// reading instead of growing memory.
+// reading instead of growing memory. The reader gathers reads into a batch
+// while each one fills its 64 KiB buffer (more of the body is at hand), up
+// to 256 KiB, and hands a batch over at once after a shorter read: a body
+// that stalls just after a full read holds back at most 256 KiB of items
+// until its next read.
 #ifndef KCR_RUNTIME_CLIENT_LIST_READER_H_
 #define KCR_RUNTIME_CLIENT_LIST_READER_H_
 

@@ -117,6 +117,50 @@ TEST_P(ListReaderTest, CallersErrorStopsTheReader) {
   EXPECT_EQ(calls, 5);
 }
 
+// Reads the body until the first item arrives, then cancels; a bound of
+// 10 s (never reached when the reader hands items over) fails the test
+// instead of hanging it.
+Result ReadUntilFirstItem(BodyReader& body, int parse_threads) {
+  auto [bounded, unused] =
+      WithTimeout(Context::Background(), absl::Seconds(10));
+  auto [ctx, cancel] = WithCancel(bounded);
+  Result r;
+  ListReaderOptions options;
+  options.parse_threads = parse_threads;
+  r.meta =
+      ReadList(ctx, body, options, [&, cancel = cancel](api::ObjectPtr item) {
+        r.names.push_back(std::string(item->name()));
+        cancel();
+        return absl::OkStatus();
+      });
+  return r;
+}
+
+// Reads that fill the reader's buffer are gathered into one batch, but only
+// up to a bound: a body that stalls after a megabyte of full reads has had
+// its first items handed over.
+TEST_P(ListReaderTest, FullReadsAreHandedOverInBoundedBatches) {
+  std::string body = Items(8000);
+  ASSERT_GT(body.size(), size_t{1} << 20);
+  body.resize(size_t{1} << 20);
+  FakeBody reader(body, size_t{1} << 16, absl::OkStatus(), /*block=*/true);
+  Result r = ReadUntilFirstItem(reader, GetParam());
+  EXPECT_EQ(r.meta.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(r.names.size(), 1u);
+}
+
+// A read shorter than the buffer (the network is behind) hands its batch
+// over at once, however small.
+TEST_P(ListReaderTest, ShortReadIsHandedOverAtOnce) {
+  std::string body = Items(8000);
+  body.resize(size_t{100} << 10);
+  FakeBody reader(body, std::vector<size_t>{size_t{1} << 16, 1000},
+                  absl::OkStatus(), /*block=*/true);
+  Result r = ReadUntilFirstItem(reader, GetParam());
+  EXPECT_EQ(r.meta.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(r.names.size(), 1u);
+}
+
 TEST(ListReaderDoneTest, DoneContextReadsNothing) {
   FakeBody reader(Items(3), 100);
   auto [ctx, cancel] = WithCancel(Context::Background());
