@@ -369,10 +369,16 @@ void ServeRequests(Stream& stream, HttpServer::Connection* conn, int fd,
     ParseTarget(r.target, &r);
     for (const auto& field : req) {
       std::string name(field.name_string());
-      for (char& c : name) c = static_cast<char>(tolower(c));
-      std::string value(field.value());
-      auto [it, inserted] = r.headers.emplace(name, value);
-      if (!inserted) it->second += "," + value;
+      for (char& c : name) {
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      }
+      const beast::string_view value = field.value();
+      auto [it, inserted] =
+          r.headers.try_emplace(std::move(name), value.data(), value.size());
+      if (!inserted) {
+        it->second += ',';
+        it->second.append(value.data(), value.size());
+      }
     }
     r.body = std::move(req.body());
     r.remote_address = remote;
