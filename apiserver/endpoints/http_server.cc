@@ -146,30 +146,49 @@ class Exchange : public HttpExchange {
         version_(version),
         stopping_(stopping) {}
 
+  // The head is built into one string and sent with the body in one
+  // gather write (one sendmsg for a small response): no per-header nodes
+  // as Beast's fields allocate, no copy of the body.
   void Respond(HttpResponse response) override {
     if (responded_ || streaming_ || raw_) return;
     responded_ = true;
-    http::response<http::string_body> res;
-    res.version(version_);
-    res.result(static_cast<unsigned>(response.status));
-    if (!response.content_type.empty()) {
-      res.set(http::field::content_type, response.content_type);
-    }
-    // A handler's own Cache-Control (cacheable documents) replaces the
-    // default; other headers may repeat (Warning).
-    res.set(http::field::cache_control, "no-cache, private");
+    const unsigned status = static_cast<unsigned>(response.status);
+    // 1xx, 204 and 304 carry no body and no Content-Length (RFC 9110).
+    const bool bodiless = status / 100 == 1 || status == 204 || status == 304;
+    if (bodiless) response.body.clear();
+    std::string_view cache_control = "no-cache, private";
     for (const auto& [k, v] : response.headers) {
-      if (beast::iequals(k, "Cache-Control")) {
-        res.set(http::field::cache_control, v);
-      } else {
-        res.insert(k, v);
-      }
+      // A handler's own Cache-Control (cacheable documents) replaces the
+      // default; other headers may repeat (Warning).
+      if (beast::iequals(k, "Cache-Control")) cache_control = v;
     }
-    res.keep_alive(keep_alive_);
-    res.body() = std::move(response.body);
-    res.prepare_payload();
+    std::string head;
+    head.reserve(256);
+    const beast::string_view reason =
+        http::obsolete_reason(static_cast<http::status>(status));
+    CatAppend(&head, version_ == 10 ? "HTTP/1.0 " : "HTTP/1.1 ", status, " ",
+              std::string_view(reason.data(), reason.size()), "\r\n");
+    if (!response.content_type.empty()) {
+      CatAppend(&head, "Content-Type: ", response.content_type, "\r\n");
+    }
+    CatAppend(&head, "Cache-Control: ", cache_control, "\r\n");
+    for (const auto& [k, v] : response.headers) {
+      if (beast::iequals(k, "Cache-Control")) continue;
+      CatAppend(&head, k, ": ", v, "\r\n");
+    }
+    // As Beast's keep_alive(): HTTP/1.1 persists unless told to close,
+    // HTTP/1.0 closes unless told to persist.
+    if (version_ >= 11 && !keep_alive_) head += "Connection: close\r\n";
+    if (version_ < 11 && keep_alive_) head += "Connection: keep-alive\r\n";
+    if (!bodiless) {
+      CatAppend(&head, "Content-Length: ", response.body.size(), "\r\n");
+    }
+    head += "\r\n";
+    std::array<net::const_buffer, 2> bufs = {
+        net::buffer(head.data(), head.size()),
+        net::buffer(response.body.data(), response.body.size())};
     beast::error_code ec;
-    http::write(*stream_, res, ec);
+    net::write(*stream_, bufs, ec);
     if (ec) broken_ = true;
   }
 
@@ -350,10 +369,16 @@ void ServeRequests(Stream& stream, HttpServer::Connection* conn, int fd,
     ParseTarget(r.target, &r);
     for (const auto& field : req) {
       std::string name(field.name_string());
-      for (char& c : name) c = static_cast<char>(tolower(c));
-      std::string value(field.value());
-      auto [it, inserted] = r.headers.emplace(name, value);
-      if (!inserted) it->second += "," + value;
+      for (char& c : name) {
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      }
+      const beast::string_view value = field.value();
+      auto [it, inserted] =
+          r.headers.try_emplace(std::move(name), value.data(), value.size());
+      if (!inserted) {
+        it->second += ',';
+        it->second.append(value.data(), value.size());
+      }
     }
     r.body = std::move(req.body());
     r.remote_address = remote;

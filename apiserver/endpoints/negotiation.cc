@@ -57,9 +57,40 @@ bool IsJsonLike(const MediaType& m) {
          m.Param("as").empty();
 }
 
+namespace {
+
+// True if the first clause of `accept` is a JSON-like type with no
+// parameters ("application/json, */*", what client-go sends): the clauses
+// are tried in order and such a clause always ends the search with plain
+// JSON, so the rest need not be parsed.
+bool FirstClauseIsPlainJson(std::string_view accept) {
+  std::string_view first = accept.substr(0, accept.find(','));
+  if (first.find(';') != std::string_view::npos) return false;
+  size_t b = 0, e = first.size();
+  while (b < e && (first[b] == ' ' || first[b] == '\t')) ++b;
+  while (e > b && (first[e - 1] == ' ' || first[e - 1] == '\t')) --e;
+  first = first.substr(b, e - b);
+  auto equals = [first](std::string_view lower) {
+    if (first.size() != lower.size()) return false;
+    for (size_t i = 0; i < first.size(); ++i) {
+      char c = first[i];
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      if (c != lower[i]) return false;
+    }
+    return true;
+  };
+  return equals("application/json") || equals("*/*") || equals("application/*");
+}
+
+}  // namespace
+
 Negotiated NegotiateResource(const HttpRequest& req, bool have_table) {
-  std::vector<MediaType> accept = ParseAccept(req.Header("accept"));
   Negotiated n;
+  auto header = req.headers.find("accept");
+  if (header == req.headers.end() || FirstClauseIsPlainJson(header->second)) {
+    return n;
+  }
+  std::vector<MediaType> accept = ParseAccept(header->second);
   if (accept.empty()) return n;
   for (const MediaType& m : accept) {
     if (m.type == "application/json" && m.Param("as") == "Table" &&
