@@ -27,7 +27,6 @@
 #include "runtime/controller/builder.h"
 #include "runtime/controller/controllerutil/conditions.h"
 #include "runtime/controller/controllerutil/status.h"
-#include "runtime/controller/predicate.h"
 #include "runtime/controller/reconciler.h"
 #include "runtime/events/event_recorder.h"
 
@@ -400,12 +399,7 @@ absl::Status AddNginxController(controller::Manager& mgr,
   controller_options.max_concurrent_reconciles = options.workers;
   return controller::ControllerBuilder(mgr)
       .For<Nginx>()
-      // The Deployment cache keeps only what the reconciler reads: a
-      // write to anything else (the deployment controller's own condition
-      // reasons, one of about four writes per rollout) arrives as an update
-      // that moves the resourceVersion alone, and is not a reason to
-      // reconcile the same objects again.
-      .Owns<api::DeploymentView>({controller::ContentChanged()})
+      .Owns<api::DeploymentView>()
       .Named(kNginxControllerName)
       .WithOptions(std::move(controller_options))
       .Complete(std::make_shared<NginxReconciler>(mgr));

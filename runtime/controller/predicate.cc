@@ -70,39 +70,6 @@ Predicate ResourceVersionChanged() {
                        });
 }
 
-Predicate ContentChanged() {
-  return UpdateChanged("ContentChanged", [](const api::Object& o,
-                                            const api::Object& n) {
-    if (&o == &n || o.resource_version() == n.resource_version()) {
-      return true;  // a resync
-    }
-    const rapidjson::Value& a = o.json();
-    const rapidjson::Value& b = n.json();
-    if (!a.IsObject() || !b.IsObject() || a.MemberCount() != b.MemberCount()) {
-      return true;
-    }
-    for (auto m = a.MemberBegin(); m != a.MemberEnd(); ++m) {
-      const auto other = b.FindMember(m->name);
-      if (other == b.MemberEnd()) return true;
-      if (m->name != "metadata") {
-        // rapidjson compares objects member by member, in any order.
-        if (m->value != other->value) return true;
-        continue;
-      }
-      const rapidjson::Value& ma = m->value;
-      const rapidjson::Value& mb = other->value;
-      if (!ma.IsObject() || !mb.IsObject()) return ma != mb;
-      if (ma.MemberCount() != mb.MemberCount()) return true;
-      for (auto f = ma.MemberBegin(); f != ma.MemberEnd(); ++f) {
-        if (f->name == "resourceVersion") continue;
-        const auto g = mb.FindMember(f->name);
-        if (g == mb.MemberEnd() || f->value != g->value) return true;
-      }
-    }
-    return false;
-  });
-}
-
 Predicate LabelChanged() {
   return UpdateChanged("LabelChanged",
                        [](const api::Object& o, const api::Object& n) {

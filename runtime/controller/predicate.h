@@ -46,13 +46,6 @@ Predicate NewPredicateFuncs(std::function<bool(const api::Object&)> filter);
 Predicate GenerationChanged();
 // Updates pass only when metadata.resourceVersion changed (drops resyncs).
 Predicate ResourceVersionChanged();
-// Updates pass unless the new object is the old one with nothing but
-// metadata.resourceVersion moved on. Behind a cache transform that keeps
-// part of each object (controller-runtime's cache TransformFunc), a write
-// to a field left out arrives as such an update, and a level-triggered
-// reconciler woken by it would read exactly what it read before. Resyncs
-// (the same resourceVersion) pass, as with no predicate.
-Predicate ContentChanged();
 // Updates pass only when metadata.labels changed.
 Predicate LabelChanged();
 // Updates pass only when metadata.annotations changed.

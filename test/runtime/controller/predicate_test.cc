@@ -47,49 +47,6 @@ TEST(PredicateTest, ResourceVersionChangedDropsResyncs) {
   EXPECT_TRUE(p.Update({o, Obj("a", 1, "8")}));
 }
 
-TEST(PredicateTest, ContentChangedDropsUpdatesOfTheResourceVersionAlone) {
-  auto parse = [](const char* json) {
-    auto o = api::Object::Parse(json);
-    EXPECT_TRUE(o.ok()) << o.status();
-    return *o;
-  };
-  Predicate p = ContentChanged();
-  auto a =
-      parse(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x",)"
-            R"("resourceVersion":"7","labels":{"l":"1"}},"data":{"k":"v"}})");
-  // Only the resourceVersion moved (members in another order): dropped.
-  EXPECT_FALSE(p.Update({a, parse(R"({"kind":"ConfigMap","apiVersion":"v1",)"
-                                  R"("data":{"k":"v"},"metadata":{"labels":)"
-                                  R"({"l":"1"},"resourceVersion":"8",)"
-                                  R"("name":"x"}})")}));
-  // A resync (the same resourceVersion) passes.
-  EXPECT_TRUE(p.Update({a, a}));
-  // Any other change passes: data, a label, a metadata field added, a
-  // top-level member added or removed.
-  EXPECT_TRUE(p.Update(
-      {a, parse(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{)"
-                R"("name":"x","resourceVersion":"8","labels":{"l":"1"}},)"
-                R"("data":{"k":"w"}})")}));
-  EXPECT_TRUE(p.Update(
-      {a, parse(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{)"
-                R"("name":"x","resourceVersion":"8","labels":{"l":"2"}},)"
-                R"("data":{"k":"v"}})")}));
-  EXPECT_TRUE(p.Update(
-      {a, parse(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{)"
-                R"("name":"x","resourceVersion":"8","labels":{"l":"1"},)"
-                R"("finalizers":["f"]},"data":{"k":"v"}})")}));
-  EXPECT_TRUE(p.Update(
-      {a, parse(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{)"
-                R"("name":"x","resourceVersion":"8","labels":{"l":"1"}},)"
-                R"("data":{"k":"v"},"binaryData":{}})")}));
-  EXPECT_TRUE(p.Update(
-      {a, parse(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{)"
-                R"("name":"x","resourceVersion":"8","labels":{"l":"1"}}})")}));
-  // Other events pass.
-  EXPECT_TRUE(p.Create({a, false}));
-  EXPECT_TRUE(p.Delete({a, false}));
-}
-
 TEST(PredicateTest, LabelAndAnnotationChanged) {
   auto a = Obj("a", 1, "1", R"({"x":"1"})", R"({"n":"1"})");
   auto b = Obj("a", 1, "2", R"({"x":"2"})", R"({"n":"1"})");
