@@ -448,25 +448,68 @@ class ReadyWatcher:
             self._notify_locked()
         return None
 
+    def _watch(self, rv):
+        """One WATCH from `rv`: yields the body as it arrives, in blocks of
+        whole chunks (each recv's worth), until the server ends it."""
+        sock = socket.create_connection((self.host, self.port), timeout=3600)
+        try:
+            sock.sendall((f"GET {NGINX_PATH}?watch=1&resourceVersion={rv} "
+                          f"HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+                          "Accept: application/json\r\n\r\n").encode())
+            buf = b""
+            while b"\r\n\r\n" not in buf:
+                more = sock.recv(65536)
+                if not more:
+                    raise RuntimeError("WATCH nginxes: closed before the answer")
+                buf += more
+            head, _, buf = buf.partition(b"\r\n\r\n")
+            lines = head.decode("latin-1").split("\r\n")
+            status = int(lines[0].split(" ", 2)[1])
+            with self.lock:
+                self.requests += 1
+            if status != 200:
+                raise RuntimeError(f"WATCH nginxes: {status}")
+            if not any(l.lower().startswith("transfer-encoding:") and
+                       "chunked" in l.lower() for l in lines[1:]):
+                raise RuntimeError("WATCH nginxes: not a chunked answer")
+            # Chunked framing, decoded a recv at a time: every whole chunk
+            # in the buffer at once.
+            pos = 0
+            while True:
+                out = []
+                while True:
+                    eol = buf.find(b"\r\n", pos)
+                    if eol < 0:
+                        break
+                    size = int(buf[pos:eol].split(b";")[0], 16)
+                    if size == 0:
+                        if out:
+                            yield b"".join(out)
+                        return
+                    end = eol + 2 + size
+                    if len(buf) < end + 2:
+                        break
+                    out.append(buf[eol + 2:end])
+                    pos = end + 2
+                if out:
+                    yield b"".join(out)
+                if self.stopped:
+                    return
+                more = sock.recv(262144)
+                if not more:
+                    return  # cut: the caller LISTs and watches again
+                buf = buf[pos:] + more
+                pos = 0
+        finally:
+            sock.close()
+
     def _run(self):
         rv = self.rv
         try:
             while not self.stopped:
-                conn = http.client.HTTPConnection(self.host, self.port,
-                                                  timeout=3600)
-                conn.request("GET", f"{NGINX_PATH}?watch=1&resourceVersion={rv}",
-                             headers={"Accept": "application/json"})
-                resp = conn.getresponse()
-                with self.lock:
-                    self.requests += 1
-                if resp.status != 200:
-                    raise RuntimeError(f"WATCH nginxes: {resp.status}")
                 gone = False
                 rest = b""
-                while not self.stopped and not gone:
-                    block = resp.read1(262144)
-                    if not block:
-                        break
+                for block in self._watch(rv):
                     lines = (rest + block).split(b"\n")
                     rest = lines.pop()
                     for line in lines:
@@ -475,7 +518,8 @@ class ReadyWatcher:
                         if self._event(line) == "gone":
                             gone = True
                             break
-                conn.close()
+                    if gone or self.stopped:
+                        break
                 # Ended by the server (410 or closed): LIST again, then
                 # watch from there.
                 if not self.stopped:
