@@ -253,9 +253,11 @@ def create_all(url, path, bodies, connections):
     sel = selectors.DefaultSelector()
 
     def connect():
+        # With a timeout (not non-blocking): sendall waits for room as it
+        # should, and a recv on a socket the selector found readable
+        # returns at once.
         sock = socket.create_connection((u.hostname, u.port), timeout=120)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.setblocking(False)
         return sock
 
     def send_next(sock):
@@ -268,16 +270,24 @@ def create_all(url, path, bodies, connections):
         post.tries += 1
         sel.modify(sock, selectors.EVENT_READ, post)
         try:
-            sock.sendall(post.request)  # small: fits the socket's buffer
-        except BlockingIOError:
-            sock.setblocking(True)
             sock.sendall(post.request)
-            sock.setblocking(False)
+        except OSError as e:
+            reopen(sock, post, f"sending: {e}")
 
     def retry(post, why):
         if post.tries >= 5:
             raise RuntimeError(f"POST {path}: no answer after 5 tries ({why})")
         todo.append(post)
+
+    def reopen(sock, post, why):
+        """The connection broke: the request goes again on a new one."""
+        sel.unregister(sock)
+        sock.close()
+        retry(post, why)
+        time.sleep(0.1 * post.tries)
+        sock = connect()
+        sel.register(sock, selectors.EVENT_READ, None)
+        send_next(sock)
 
     start = time.monotonic()
     for _ in range(min(connections, len(todo))):
@@ -289,18 +299,10 @@ def create_all(url, path, bodies, connections):
             sock, post = key.fileobj, key.data
             try:
                 data = sock.recv(65536)
-            except (BlockingIOError, InterruptedError):
-                continue
             except OSError:
                 data = b""
             if not data:  # closed: send the request again on a new one
-                sel.unregister(sock)
-                sock.close()
-                retry(post, "connection closed")
-                time.sleep(0.1 * post.tries)
-                sock = connect()
-                sel.register(sock, selectors.EVENT_READ, None)
-                send_next(sock)
+                reopen(sock, post, "connection closed")
                 continue
             post.answer += data
             end, status, close = _answer_length(post.answer)
