@@ -255,9 +255,19 @@ std::optional<StatusError> GetStatusError(const absl::Status& status) {
   if (status.ok()) return std::nullopt;
   absl::optional<absl::Cord> payload = status.GetPayload(kPayloadUrl);
   if (!payload.has_value()) return std::nullopt;
-  // Written by ToJson, so small and flat: a plain parse is enough.
+  // Written by ToJson, so small and flat: a plain parse is enough, into
+  // pools on the stack. A default Document takes a 64 KiB chunk from the
+  // heap, and the api/errors predicates (IsNotFound, ...) ask this of every
+  // cache miss and failed write.
   const std::string text(*payload);
-  rapidjson::Document doc;
+  char value_buffer[2048];
+  char stack_buffer[512];
+  rapidjson::MemoryPoolAllocator<> values(value_buffer, sizeof(value_buffer));
+  rapidjson::MemoryPoolAllocator<> stack(stack_buffer, sizeof(stack_buffer));
+  rapidjson::GenericDocument<rapidjson::UTF8<>,
+                             rapidjson::MemoryPoolAllocator<>,
+                             rapidjson::MemoryPoolAllocator<>>
+      doc(&values, sizeof(stack_buffer), &stack);
   doc.Parse(text.data(), text.size());
   if (doc.HasParseError()) return std::nullopt;
   return StatusError::FromObject(doc);

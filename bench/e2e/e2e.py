@@ -18,16 +18,18 @@ processes' RSS every 15 s and at the end, and whether it is flat after the
 warm-up (the last third's peak within 10 % of the RSS at the end of the
 warm-up).
 
-Only the standard library: http.client keep-alive connections, one per
-creating thread.
+Only the standard library: the creates go over raw keep-alive HTTP/1.1
+connections driven by one thread (create_all), the rest over http.client.
 """
 
 import argparse
-import concurrent.futures
 import http.client
 import json
 import os
 import re
+import selectors
+import socket
+import resource
 import signal
 import statistics
 import subprocess
@@ -71,6 +73,13 @@ def rss_mib(pid):
 
 def peak_rss_mib(pid):
     return proc_status_kib(pid, "VmHWM") / 1024
+
+
+def own_cpu_seconds():
+    """utime + stime of this process (the harness: every thread), in
+    seconds."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 def cpu_seconds(pid):
@@ -167,22 +176,151 @@ class Client:
         raise RuntimeError(f"{method} {path}: no answer after 5 tries")
 
 
-def create_all(url, path, bodies, threads):
-    """POSTs every body with `threads` connections; returns the seconds."""
-    local = threading.local()
+class _Post:
+    """One POST on a creator's connection: the request's bytes, and what
+    has come back of its answer."""
 
-    def post(body):
-        if not hasattr(local, "client"):
-            local.client = Client(url)
-        status, data = local.client.request("POST", path, body)
-        if status not in (200, 201, 409):
-            raise RuntimeError(f"POST {path}: {status} {data[:300]!r}")
+    __slots__ = ("index", "request", "tries", "answer")
+
+    def __init__(self, index, request):
+        self.index = index
+        self.request = request
+        self.tries = 0
+        self.answer = b""
+
+
+def _answer_length(answer):
+    """The length of the whole HTTP/1.1 answer at the start of `answer`
+    (head and body), or None while it is incomplete; with its status and
+    whether the server will close the connection."""
+    head_end = answer.find(b"\r\n\r\n")
+    if head_end < 0:
+        return None, 0, False
+    head = answer[:head_end].decode("latin-1")
+    lines = head.split("\r\n")
+    status = int(lines[0].split(" ", 2)[1])
+    length, chunked, close = 0, False, False
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        name = name.strip().lower()
+        value = value.strip().lower()
+        if name == "content-length":
+            length = int(value)
+        elif name == "transfer-encoding":
+            chunked = "chunked" in value
+        elif name == "connection":
+            close = value == "close"
+    body = head_end + 4
+    if not chunked:
+        end = body + length
+        return (end if len(answer) >= end else None), status, close
+    while True:  # chunked: sizes in hex, a zero-size chunk ends it
+        line_end = answer.find(b"\r\n", body)
+        if line_end < 0:
+            return None, status, close
+        size = int(answer[body:line_end].split(b";")[0], 16)
+        if size == 0:
+            end = answer.find(b"\r\n\r\n", line_end)  # after any trailers
+            return (end + 4 if end >= 0 else None), status, close
+        body = line_end + 2 + size + 2
+        if len(answer) < body:
+            return None, status, close
+
+
+def create_all(url, path, bodies, connections):
+    """POSTs every body (bytes or str, JSON) over `connections` keep-alive
+    HTTP/1.1 connections, each with one request in flight at a time, as
+    that many clients would; returns the seconds.
+
+    One thread drives every connection (selectors), with each request's
+    bytes built before the clock starts: the harness shares the two cores
+    with what it measures, and Python threads with http.client spent more
+    CPU on the GIL and header handling than the server on the writes.
+    A 429 or 5xx answer, or a connection that fails, sends that body again
+    (at most 5 tries each, as Client.request); anything but 200, 201 or
+    409 is an error."""
+    u = urllib.parse.urlparse(url)
+    host = f"{u.hostname}:{u.port}"
+    head = (f"POST {path} HTTP/1.1\r\nHost: {host}\r\n"
+            "Accept: application/json\r\nContent-Type: application/json\r\n"
+            "Content-Length: ").encode()
+    todo = []
+    for i, body in enumerate(bodies):
+        if isinstance(body, str):
+            body = body.encode()
+        todo.append(_Post(i, b"%s%d\r\n\r\n%s" % (head, len(body), body)))
+    todo.reverse()  # popped from the end: sent in order
+    sel = selectors.DefaultSelector()
+
+    def connect():
+        # With a timeout (not non-blocking): sendall waits for room as it
+        # should, and a recv on a socket the selector found readable
+        # returns at once.
+        sock = socket.create_connection((u.hostname, u.port), timeout=120)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
+
+    def send_next(sock):
+        if not todo:
+            sel.unregister(sock)
+            sock.close()
+            return
+        post = todo.pop()
+        post.answer = b""
+        post.tries += 1
+        sel.modify(sock, selectors.EVENT_READ, post)
+        try:
+            sock.sendall(post.request)
+        except OSError as e:
+            reopen(sock, post, f"sending: {e}")
+
+    def retry(post, why):
+        if post.tries >= 5:
+            raise RuntimeError(f"POST {path}: no answer after 5 tries ({why})")
+        todo.append(post)
+
+    def reopen(sock, post, why):
+        """The connection broke: the request goes again on a new one."""
+        sel.unregister(sock)
+        sock.close()
+        retry(post, why)
+        time.sleep(0.1 * post.tries)
+        sock = connect()
+        sel.register(sock, selectors.EVENT_READ, None)
+        send_next(sock)
 
     start = time.monotonic()
-    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
-        for f in concurrent.futures.as_completed(
-                [pool.submit(post, b) for b in bodies]):
-            f.result()
+    for _ in range(min(connections, len(todo))):
+        sock = connect()
+        sel.register(sock, selectors.EVENT_READ, None)
+        send_next(sock)
+    while sel.get_map():
+        for key, _ in sel.select():
+            sock, post = key.fileobj, key.data
+            try:
+                data = sock.recv(65536)
+            except OSError:
+                data = b""
+            if not data:  # closed: send the request again on a new one
+                reopen(sock, post, "connection closed")
+                continue
+            post.answer += data
+            end, status, close = _answer_length(post.answer)
+            if end is None:
+                continue
+            if status == 429 or status >= 500:
+                time.sleep(0.1 * post.tries)
+                retry(post, f"status {status}")
+            elif status not in (200, 201, 409):
+                raise RuntimeError(
+                    f"POST {path}: {status} {post.answer[:300]!r}")
+            if close:
+                sel.unregister(sock)
+                sock.close()
+                sock = connect()
+                sel.register(sock, selectors.EVENT_READ, None)
+            send_next(sock)
+    sel.close()
     return time.monotonic() - start
 
 
@@ -205,12 +343,25 @@ def count_ready(client):
     return len(READY.findall(data))
 
 
+# A watch event of an Nginx as the server writes it, and the fields the
+# watcher needs from it. Lines of any other shape are parsed whole.
+EVENT_HEAD = re.compile(rb'\{"type":"(ADDED|MODIFIED|DELETED)","object":')
+EVENT_NAME = re.compile(rb'"metadata":\{[^{}]*?"name":"([^"\\]*)"')
+
+
 class ReadyWatcher:
     """Counts the Nginx that report readyReplicas 1, from a watch, as
     `kubectl wait` would: one LIST, then a WATCH from its resourceVersion
     (again after a LIST if the server ends the watch). Cheaper for both
     sides than listing every object twice a second, so the harness takes
-    less of the two cores it shares with what it measures."""
+    less of the two cores it shares with what it measures.
+
+    The watch is read in blocks and each event checked for the fields the
+    count needs (its type, name and status.readyReplicas), without
+    decoding the whole object; an event of any other shape (an ERROR, a
+    BOOKMARK, a name after a nested object) is decoded whole. The waiting
+    thread is woken when the count reaches what it waits for, not on every
+    event."""
 
     def __init__(self, url):
         u = urllib.parse.urlparse(url)
@@ -220,6 +371,7 @@ class ReadyWatcher:
         self.requests = 0
         self.error = None
         self.stopped = False
+        self.target = None  # the count wait() waits for
         self.changed = threading.Condition(self.lock)
         self.thread = threading.Thread(target=self._run, daemon=True)
 
@@ -235,17 +387,23 @@ class ReadyWatcher:
         """Waits until `n` are ready or `timeout` seconds pass."""
         deadline = time.monotonic() + timeout
         with self.lock:
+            self.target = n
             while len(self.ready) < n and self.error is None:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
                 self.changed.wait(min(left, 5.0))
+            self.target = None
             if self.error is not None:
                 raise RuntimeError(self.error)
             return len(self.ready)
 
     def stop(self):
         self.stopped = True
+
+    def _notify_locked(self):
+        if self.target is not None and len(self.ready) >= self.target:
+            self.changed.notify_all()
 
     def _list(self):
         client = Client(f"http://{self.host}:{self.port}")
@@ -257,46 +415,115 @@ class ReadyWatcher:
             self.requests += 1
             self.ready = {o["metadata"]["name"] for o in body.get("items", [])
                           if self._is_ready(o)}
-            self.changed.notify_all()
+            self._notify_locked()
         return body["metadata"]["resourceVersion"]
 
     @staticmethod
     def _is_ready(obj):
         return (obj.get("status") or {}).get("readyReplicas") == 1
 
+    def _event(self, line):
+        """Applies one watch event; returns 'gone' when the server ended
+        the watch with 410, else None."""
+        head = EVENT_HEAD.match(line)
+        name = EVENT_NAME.search(line) if head else None
+        if name is not None:
+            deleted = head.group(1) == b"DELETED"
+            ready = not deleted and READY.search(line) is not None
+            name = name.group(1).decode()
+        else:
+            event = json.loads(line)
+            obj = event.get("object", {})
+            if event.get("type") == "ERROR":
+                if obj.get("code") == 410:
+                    return "gone"
+                raise RuntimeError(f"WATCH nginxes: {obj}")
+            if event.get("type") == "BOOKMARK":
+                return None
+            name = obj["metadata"]["name"]
+            ready = event["type"] != "DELETED" and self._is_ready(obj)
+        with self.lock:
+            if ready:
+                self.ready.add(name)
+            else:
+                self.ready.discard(name)
+            self._notify_locked()
+        return None
+
+    def _watch(self, rv):
+        """One WATCH from `rv`: yields the body as it arrives, in blocks of
+        whole chunks (each recv's worth), until the server ends it."""
+        sock = socket.create_connection((self.host, self.port), timeout=3600)
+        try:
+            sock.sendall((f"GET {NGINX_PATH}?watch=1&resourceVersion={rv} "
+                          f"HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+                          "Accept: application/json\r\n\r\n").encode())
+            buf = b""
+            while b"\r\n\r\n" not in buf:
+                more = sock.recv(65536)
+                if not more:
+                    raise RuntimeError("WATCH nginxes: closed before the answer")
+                buf += more
+            head, _, buf = buf.partition(b"\r\n\r\n")
+            lines = head.decode("latin-1").split("\r\n")
+            status = int(lines[0].split(" ", 2)[1])
+            with self.lock:
+                self.requests += 1
+            if status != 200:
+                raise RuntimeError(f"WATCH nginxes: {status}")
+            if not any(l.lower().startswith("transfer-encoding:") and
+                       "chunked" in l.lower() for l in lines[1:]):
+                raise RuntimeError("WATCH nginxes: not a chunked answer")
+            # Chunked framing, decoded a recv at a time: every whole chunk
+            # in the buffer at once.
+            pos = 0
+            while True:
+                out = []
+                while True:
+                    eol = buf.find(b"\r\n", pos)
+                    if eol < 0:
+                        break
+                    size = int(buf[pos:eol].split(b";")[0], 16)
+                    if size == 0:
+                        if out:
+                            yield b"".join(out)
+                        return
+                    end = eol + 2 + size
+                    if len(buf) < end + 2:
+                        break
+                    out.append(buf[eol + 2:end])
+                    pos = end + 2
+                if out:
+                    yield b"".join(out)
+                if self.stopped:
+                    return
+                more = sock.recv(262144)
+                if not more:
+                    return  # cut: the caller LISTs and watches again
+                buf = buf[pos:] + more
+                pos = 0
+        finally:
+            sock.close()
+
     def _run(self):
         rv = self.rv
         try:
             while not self.stopped:
-                conn = http.client.HTTPConnection(self.host, self.port,
-                                                  timeout=3600)
-                conn.request("GET", f"{NGINX_PATH}?watch=1&resourceVersion={rv}",
-                             headers={"Accept": "application/json"})
-                resp = conn.getresponse()
-                with self.lock:
-                    self.requests += 1
-                if resp.status != 200:
-                    raise RuntimeError(f"WATCH nginxes: {resp.status}")
                 gone = False
-                for line in resp:
-                    if self.stopped:
+                rest = b""
+                for block in self._watch(rv):
+                    lines = (rest + block).split(b"\n")
+                    rest = lines.pop()
+                    for line in lines:
+                        if not line.strip():
+                            continue
+                        if self._event(line) == "gone":
+                            gone = True
+                            break
+                    if gone or self.stopped:
                         break
-                    event = json.loads(line)
-                    obj = event.get("object", {})
-                    if event.get("type") == "ERROR":
-                        gone = obj.get("code") == 410
-                        if not gone:
-                            raise RuntimeError(f"WATCH nginxes: {obj}")
-                        break
-                    name = obj["metadata"]["name"]
-                    rv = obj["metadata"]["resourceVersion"]
-                    with self.lock:
-                        if event["type"] != "DELETED" and self._is_ready(obj):
-                            self.ready.add(name)
-                        else:
-                            self.ready.discard(name)
-                        self.changed.notify_all()
-                conn.close()
+                # Ended by the server (410 or closed): LIST again, then
+                # watch from there.
                 if not self.stopped:
                     rv = self._list()
         except Exception as e:  # reported to the waiting thread
@@ -414,10 +641,12 @@ def run_size(args, n):
     figures = []
     try:
         base_requests = system.server_requests()
+        harness_start = own_cpu_seconds()
         bodies = [nginx_body(f"bench-{i}") for i in range(n)]
         start = time.monotonic()
-        create_s = create_all(system.url, NGINX_PATH, bodies, args.threads)
-        log(f"created {n} in {create_s:.2f} s ({n / create_s:.0f}/s)")
+        create_s = create_all(system.url, NGINX_PATH, bodies, args.connections)
+        log(f"created {n} in {create_s:.2f} s ({n / create_s:.0f}/s, harness "
+            f"cpu {own_cpu_seconds() - harness_start:.1f} s)")
         watcher = ReadyWatcher(system.url)
         watcher.start()
         ready = 0
@@ -434,6 +663,7 @@ def run_size(args, n):
             log(f"  {now - start:6.1f} s: {ready}/{n} ready; manager rss "
                 f"{rss_mib(system.manager.pid):.0f} MiB, server rss "
                 f"{rss_mib(system.server.pid):.0f} MiB")
+        harness_cpu = own_cpu_seconds() - harness_start
         watcher.stop()
         polls = watcher.requests
         if converged is not None:
@@ -480,6 +710,7 @@ def run_size(args, n):
             (f"server peak rss {label}", f"{server_peak:.0f}", "MiB"),
             (f"manager cpu {label}", f"{manager_cpu:.1f}", "s"),
             (f"server cpu {label}", f"{server_cpu:.1f}", "s"),
+            (f"harness cpu {label}", f"{harness_cpu:.1f}", "s"),
             (f"reconciles/object {label}",
              f"{metrics['controller_runtime_reconcile_total'] / n:.2f}", ""),
             (f"manager requests/object {label}",
@@ -511,9 +742,9 @@ def run_soak(args):
     figures = []
     try:
         create_all(system.url, NGINX_PATH,
-                   [nginx_body(f"soak-{i}") for i in range(n)], args.threads)
+                   [nginx_body(f"soak-{i}") for i in range(n)], args.connections)
         create_all(system.url, CONFIGMAP_PATH,
-                   [configmap_body(f"soak-{i}") for i in range(n)], args.threads)
+                   [configmap_body(f"soak-{i}") for i in range(n)], args.connections)
         poller = Client(system.url)
         deadline = time.monotonic() + 30 + 0.03 * n * 10
         while count_ready(poller) < n and time.monotonic() < deadline:
@@ -619,7 +850,8 @@ def main():
     p.add_argument("--sizes", default="1000 10000 50000")
     p.add_argument("--timeout", type=float, default=0,
                    help="seconds per size (0: 30 + 0.03 per object)")
-    p.add_argument("--threads", type=int, default=16)
+    p.add_argument("--connections", "--threads", type=int, default=16,
+                   help="keep-alive connections the creates are sent over")
     p.add_argument("--workers", type=int, default=4)
     p.add_argument("--qps", default="5000")
     p.add_argument("--burst", default="10000")

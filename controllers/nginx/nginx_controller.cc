@@ -69,6 +69,43 @@ int64_t ReadyReplicas(const api::ObjectPtr& deployment) {
   return d.ok() ? d->ready_replicas() : 0;
 }
 
+// Whether `nginx`'s status already reads as WriteStatus would leave it
+// (readyReplicas, observedGeneration `generation`, and a Ready condition
+// that SetStatusCondition would not change): then there is nothing to
+// copy, compare or send. Most reconciles end here.
+bool StatusAlreadySays(const api::Object& nginx, const NginxStatus& status,
+                       int64_t generation) {
+  const rapidjson::Value& root = nginx.json();
+  if (!root.IsObject()) return false;
+  const auto s = root.FindMember("status");
+  if (s == root.MemberEnd() || !s->value.IsObject()) return false;
+  const rapidjson::Value& st = s->value;
+  auto int_is = [&st](const char* key, int64_t want) {
+    const auto m = st.FindMember(key);
+    return m != st.MemberEnd() && m->value.IsInt64() &&
+           m->value.GetInt64() == want;
+  };
+  if (!int_is("readyReplicas", status.ready_replicas) ||
+      !int_is("observedGeneration", generation)) {
+    return false;
+  }
+  const auto conditions = st.FindMember("conditions");
+  if (conditions == st.MemberEnd() || !conditions->value.IsArray()) {
+    return false;
+  }
+  for (const rapidjson::Value& c : conditions->value.GetArray()) {
+    if (!c.IsObject()) continue;
+    const api::Condition have = api::ConditionFromJson(c);
+    if (have.type != status.ready.type) continue;
+    // The first of its type, as SetStatusCondition finds it.
+    return have.status == status.ready.status &&
+           have.reason == status.ready.reason &&
+           have.message == status.ready.message &&
+           have.observed_generation == status.ready.observed_generation;
+  }
+  return false;
+}
+
 // The Deployment `nginx` asks for, with the schema's defaults;
 // InvalidArgument with the reasons when it cannot be run.
 absl::StatusOr<DesiredDeployment> Desired(const api::Object& nginx) {
@@ -289,6 +326,7 @@ class NginxReconciler final : public controller::Reconciler {
                                      const api::ObjectPtr& nginx,
                                      const NginxStatus& status) {
     const int64_t generation = nginx->generation();
+    if (StatusAlreadySays(*nginx, status, generation)) return Result::Done();
     const absl::Time now = clock_->Now();
     absl::StatusOr<api::ObjectPtr> written = controllerutil::UpdateStatus(
         ctx.ctx(), client_, client::ResourceFor<Nginx>(), nginx,

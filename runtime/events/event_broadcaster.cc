@@ -306,22 +306,34 @@ class BroadcasterImpl : public EventBroadcaster {
   }
 
   Attempt WriteOnce(const CorrelateResult& result) {
-    absl::StatusOr<api::ObjectPtr> object = result.event.ToObject();
-    if (!object.ok()) {
-      LOG(ERROR) << "unable to build event name=" << result.event.name << ": "
-                 << object.status();
-      return Attempt::kFailed;
-    }
     absl::StatusOr<api::ObjectPtr> written = absl::UnknownError("not written");
     const bool repeat = !result.patch.empty();
-    if (repeat) written = sink_->Patch(ctx_, **object, result.patch);
+    if (repeat) {
+      absl::StatusOr<api::ObjectPtr> object = result.event.ToObject();
+      if (!object.ok()) {
+        LOG(ERROR) << "unable to build event name=" << result.event.name << ": "
+                   << object.status();
+        return Attempt::kFailed;
+      }
+      written = sink_->Patch(ctx_, **object, result.patch);
+    }
     if (!repeat || api::IsNotFound(written.status())) {
       // A new Event, or one that is gone (expired on the server): create
-      // it, without the resourceVersion of the old one.
-      Event fresh = result.event;
-      fresh.resource_version.clear();
-      object = fresh.ToObject();
-      if (!object.ok()) return Attempt::kFailed;
+      // it, without the resourceVersion of the old one (a new Event has
+      // none: it is built once).
+      absl::StatusOr<api::ObjectPtr> object;
+      if (result.event.resource_version.empty()) {
+        object = result.event.ToObject();
+      } else {
+        Event fresh = result.event;
+        fresh.resource_version.clear();
+        object = fresh.ToObject();
+      }
+      if (!object.ok()) {
+        LOG(ERROR) << "unable to build event name=" << result.event.name << ": "
+                   << object.status();
+        return Attempt::kFailed;
+      }
       written = sink_->Create(ctx_, **object);
     }
     if (written.ok()) {

@@ -348,5 +348,44 @@ TEST_F(NginxControllerTest, AReconcileThatChangesNothingWritesNothing) {
   EXPECT_EQ(Deploy("web-deploy")->generation(), deploy_generation);
 }
 
+// A status edited by hand is put back: the controller's check that the
+// status already reads as it should compares every field it writes.
+TEST_F(NginxControllerTest, PutsBackAStatusEditedByHand) {
+  ASSERT_NO_FATAL_FAILURE(StartManager());
+  ASSERT_NO_FATAL_FAILURE(CreateNginx("web", R"({"replicas":1})"));
+  ASSERT_TRUE(
+      WaitFor([&] { return Ready("web") == "True/DeploymentReady"; }, kWait));
+  const std::string message =
+      StringAt(Nginx("web"), "/status/conditions/0/message");
+  ASSERT_FALSE(message.empty());
+  struct Edit {
+    const char* pointer;
+    const char* json;
+  };
+  for (const Edit& edit : {Edit{"/status/conditions/0/message", R"("edited")"},
+                           Edit{"/status/conditions/0/reason", R"("Edited")"},
+                           Edit{"/status/conditions/0/observedGeneration", "7"},
+                           Edit{"/status/readyReplicas", "3"},
+                           Edit{"/status/observedGeneration", "9"}}) {
+    SCOPED_TRACE(edit.pointer);
+    api::ObjectBuilder b(*Nginx("web"));
+    ASSERT_TRUE(b.SetJson(edit.pointer, edit.json).ok());
+    auto edited = client_->UpdateStatus(
+        kBg, NginxResource().InNamespace("default"), **b.Build());
+    ASSERT_TRUE(edited.ok()) << edited.status();
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          api::ObjectPtr n = Nginx("web");
+          return StringAt(n, "/status/conditions/0/message") == message &&
+                 Ready("web") == "True/DeploymentReady" &&
+                 IntAt(n, "/status/conditions/0/observedGeneration") ==
+                     n->generation() &&
+                 IntAt(n, "/status/readyReplicas") == 1 &&
+                 IntAt(n, "/status/observedGeneration") == n->generation();
+        },
+        kWait));
+  }
+}
+
 }  // namespace
 }  // namespace kcr::nginx
