@@ -262,34 +262,44 @@ absl::Status ListFramer::Scan(std::string_view chunk, FramedItems* out) {
 }
 
 #ifdef __SSE2__
+namespace {
+
+// Bit k of the result: byte k of the 64 in v0..v3 equals the needle's.
+// Written out, not as a loop over an array: the compiler (gcc -O2) kept
+// such a loop and its vectors on the stack, which made the framer's
+// masks cost twice what the compares do.
+inline uint64_t Mask64(__m128i v0, __m128i v1, __m128i v2, __m128i v3,
+                       __m128i needle) {
+  const auto bits = [needle](__m128i v) {
+    return static_cast<uint64_t>(
+        static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, needle))));
+  };
+  return bits(v0) | (bits(v1) << 16) | (bits(v2) << 32) | (bits(v3) << 48);
+}
+
+}  // namespace
+
 size_t ListFramer::ScanBlock(const char* p, bool* item_end, bool* too_deep) {
-  __m128i v[4];
-  for (int j = 0; j < 4; ++j) {
-    v[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * j));
-  }
-  // Bit k: byte k equals c (or, with `fold`, has bit 0x20 set equals c).
-  const auto mask = [&v](char c, bool fold) {
-    uint64_t m = 0;
-    for (int j = 0; j < 4; ++j) {
-      const __m128i x = fold ? _mm_or_si128(v[j], _mm_set1_epi8(0x20)) : v[j];
-      m |= static_cast<uint64_t>(static_cast<uint32_t>(
-               _mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(c)))))
-           << (16 * j);
-    }
-    return m;
+  const __m128i v0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i v1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16));
+  const __m128i v2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 32));
+  const __m128i v3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 48));
+  // Bit k: byte k equals c.
+  const auto mask = [&](char c) {
+    return Mask64(v0, v1, v2, v3, _mm_set1_epi8(c));
   };
   // The bytes a backslash escapes and the backslashes that escape: in a
   // run of them, every other one. One at bit 63 escapes the next block's
   // first byte.
   uint64_t escaped = escaped_ ? 1 : 0;
   uint64_t escapes = 0;
-  for (uint64_t b = mask('\\', false) & ~escaped; b != 0;) {
+  for (uint64_t b = mask('\\') & ~escaped; b != 0;) {
     const uint64_t bit = b & (0 - b);
     escapes |= bit;
     escaped |= bit << 1;
     b &= ~(bit | bit << 1);
   }
-  const uint64_t quotes = mask('"', false) & ~escaped;
+  const uint64_t quotes = mask('"') & ~escaped;
   // Bit k: byte k is inside a string (an opening quote is, a closing one
   // is not).
   const uint64_t in_string =
@@ -299,8 +309,13 @@ size_t ListFramer::ScanBlock(const char* p, bool* item_end, bool* too_deep) {
   if ((escapes & ~in_string) != 0) return 0;
   // '{' and '[' (0x7b, 0x5b) are the only bytes that are 0x7b with bit
   // 0x20 set; '}' and ']' likewise 0x7d.
-  const uint64_t opens = mask(0x7b, true);
-  const uint64_t closes = mask(0x7d, true);
+  const __m128i k20 = _mm_set1_epi8(0x20);
+  const __m128i f0 = _mm_or_si128(v0, k20);
+  const __m128i f1 = _mm_or_si128(v1, k20);
+  const __m128i f2 = _mm_or_si128(v2, k20);
+  const __m128i f3 = _mm_or_si128(v3, k20);
+  const uint64_t opens = Mask64(f0, f1, f2, f3, _mm_set1_epi8(0x7b));
+  const uint64_t closes = Mask64(f0, f1, f2, f3, _mm_set1_epi8(0x7d));
   // Most blocks lie deep inside an item: when even closing every bracket
   // the block closes leaves the depth at 2 or more, and opening every one
   // it opens stays within the limit, nothing in it matters but the depth
@@ -321,7 +336,7 @@ size_t ListFramer::ScanBlock(const char* p, bool* item_end, bool* too_deep) {
     return kBlock;
   }
   const uint64_t opening = quotes & in_string;
-  uint64_t events = (opens | closes | mask(',', false)) & ~in_string;
+  uint64_t events = (opens | closes | mask(',')) & ~in_string;
   uint64_t seen = 0;  // bits of the bytes already handled
   while (true) {
     if (depth_ == 1 && expect_key_) {
