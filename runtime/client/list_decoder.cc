@@ -24,22 +24,28 @@ bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 // Bytes that end a run of plain bytes while scanning an item: inside a
 // string (kStringStop) and outside (kStructural).
+// Bytes of 0x80 and more stop both, so that the loop sees every non-ASCII
+// byte (FramedItems::Item::non_ascii).
 constexpr std::array<bool, 256> MakeTable(std::string_view bytes) {
   std::array<bool, 256> table{};
   for (char c : bytes) table[static_cast<unsigned char>(c)] = true;
+  for (size_t c = 0x80; c < 256; ++c) table[c] = true;
   return table;
 }
 constexpr std::array<bool, 256> kStringStop = MakeTable("\"\\");
 constexpr std::array<bool, 256> kStructural = MakeTable("\"{}[],");
 
-// The first byte in [i, n) inside a string that ends a run: '"' or '\\'.
+bool IsHigh(char c) { return static_cast<unsigned char>(c) >= 0x80; }
+
+// The first byte in [i, n) inside a string that ends a run: '"', '\\' or
+// a non-ASCII byte.
 // (The byte-at-a-time loop's; whole blocks go through ScanBlock.)
 size_t SkipStringBytes(const char* data, size_t i, size_t n) {
   while (i < n && !kStringStop[static_cast<unsigned char>(data[i])]) ++i;
   return i;
 }
 
-// The first structural byte in [i, n) outside strings.
+// The first structural or non-ASCII byte in [i, n) outside strings.
 size_t SkipPlainBytes(const char* data, size_t i, size_t n) {
   while (i < n && !kStructural[static_cast<unsigned char>(data[i])]) ++i;
   return i;
@@ -288,6 +294,12 @@ size_t ListFramer::ScanBlock(const char* p, bool* item_end, bool* too_deep) {
   const auto mask = [&](char c) {
     return Mask64(v0, v1, v2, v3, _mm_set1_epi8(c));
   };
+  // Bytes past the item's end count too: a false "non-ASCII" only makes
+  // its parse validate UTF-8.
+  if (_mm_movemask_epi8(
+          _mm_or_si128(_mm_or_si128(v0, v1), _mm_or_si128(v2, v3))) != 0) {
+    current_.non_ascii = true;
+  }
   // The bytes a backslash escapes and the backslashes that escape: in a
   // run of them, every other one. One at bit 63 escapes the next block's
   // first byte.
@@ -298,6 +310,11 @@ size_t ListFramer::ScanBlock(const char* p, bool* item_end, bool* too_deep) {
     escapes |= bit;
     escaped |= bit << 1;
     b &= ~(bit | bit << 1);
+  }
+  // An escaped 'u' (one in the next item's bytes would only make its
+  // parse look for surrogates).
+  if (escaped != 0 && (escaped & mask('u')) != 0) {
+    current_.unicode_escape = true;
   }
   const uint64_t quotes = mask('"') & ~escaped;
   // Bit k: byte k is inside a string (an opening quote is, a closing one
@@ -438,6 +455,8 @@ absl::StatusOr<size_t> ListFramer::ScanItem(const char* data, size_t i,
       if (in_string_) {
         if (escaped_) {
           escaped_ = false;
+          if (data[i] == 'u') current_.unicode_escape = true;
+          if (IsHigh(data[i])) current_.non_ascii = true;
           ++i;
           continue;
         }
@@ -446,6 +465,7 @@ absl::StatusOr<size_t> ListFramer::ScanItem(const char* data, size_t i,
           if (i == limit) break;
         }
         const char c = data[i++];
+        if (IsHigh(c)) current_.non_ascii = true;
         if (c == '\\') {
           escaped_ = true;
           if (in_top_key_) current_.check_type = true;
@@ -488,6 +508,7 @@ absl::StatusOr<size_t> ListFramer::ScanItem(const char* data, size_t i,
           if (depth_ == 1) expect_key_ = true;
           break;
         default:
+          current_.non_ascii = true;  // the only other bytes that stop
           break;
       }
     }
@@ -664,19 +685,31 @@ absl::StatusOr<api::ObjectPtr> ParseFramedItem(
           (*object)->api_version().empty() && !batch.api_version_member.empty();
     }
   }
+  // The framer bounds every item's nesting (or refuses the item).
+  api::ScannedText scanned;
+  scanned.ascii = !item.non_ascii;
+  scanned.nesting_bounded = true;
+  scanned.unicode_escape = item.unicode_escape;
   if (add_kind || add_api_version) {
-    // The members go first: "{" + members + the item's own members.
-    thread_local std::string spliced;
-    spliced.assign("{");
-    if (add_kind) spliced.append(batch.kind_member);
-    if (add_api_version) spliced.append(batch.api_version_member);
+    // The members go first: "{" + members, then the item after its '{'.
+    thread_local std::string head;
+    head.assign("{");
+    if (add_kind) head.append(batch.kind_member);
+    if (add_api_version) head.append(batch.api_version_member);
     size_t rest = 1;
     while (rest < text.size() && IsSpace(text[rest])) ++rest;
-    if (rest < text.size() && text[rest] == '}') spliced.pop_back();  // ','
-    spliced.append(text.substr(1));
-    object = api::Object::Parse(spliced, parse_options);
+    if (rest < text.size() && text[rest] == '}') head.pop_back();  // ','
+    // The members are the list's kind and apiVersion as RapidJSON wrote
+    // them: short, and scanned here.
+    for (char c : head) {
+      if (IsHigh(c)) scanned.ascii = false;
+      if (c == '\\') scanned.unicode_escape = true;
+    }
+    object =
+        api::Object::ParseScanned(head, text.substr(1), scanned, parse_options);
   } else if (!item.check_type) {
-    object = api::Object::Parse(text, parse_options);
+    object =
+        api::Object::ParseScanned(/*head=*/{}, text, scanned, parse_options);
   }
   if (!object.ok()) {
     return absl::InvalidArgumentError(
