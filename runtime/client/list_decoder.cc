@@ -342,6 +342,12 @@ size_t ListFramer::ScanBlock(const char* p, bool* item_end, bool* too_deep) {
   // by one at most, however many there are.
   const uint64_t open_bits = opens & ~in_string;
   const uint64_t close_bits = closes & ~in_string;
+  if ((open_bits | close_bits) == 0 && depth_ >= 2) {
+    // No bracket at all (strings, mostly): the depth stays, no counting.
+    in_string_ = (in_string >> 63) & 1;
+    escaped_ = (escapes >> 63) & 1;
+    return kBlock;
+  }
   const uint64_t empty_closes = close_bits & (open_bits << 1);
   const int open_count = PopCount(open_bits & ~(empty_closes >> 1));
   const int close_count = PopCount(close_bits & ~empty_closes);
