@@ -38,7 +38,8 @@
 // RapidJSON's recursive parser only when the input holds fewer '[' and '{'
 // bytes than that limit, and its iterative parser otherwise; nothing else
 // here recurses deeper than the limit. So a hostile "[[[[..." returns an
-// error rather than exhausting the stack.
+// error rather than exhausting the stack. (ParseScanned uses the recursive
+// parser on its caller's word that the nesting is bounded.)
 #ifndef KCR_API_OBJECT_H_
 #define KCR_API_OBJECT_H_
 

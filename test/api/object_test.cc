@@ -412,14 +412,18 @@ TEST(ObjectTest, ParseScannedMatchesParse) {
       absl::StatusOr<ObjectPtr> got =
           Object::ParseScanned({}, text, scanned, options);
       ASSERT_EQ(got.status(), want.status()) << text;
-      if (want.ok()) EXPECT_EQ((*got)->ToJson(), (*want)->ToJson()) << text;
+      if (want.ok()) {
+        EXPECT_EQ((*got)->ToJson(), (*want)->ToJson()) << text;
+      }
       // The same text cut in two anywhere.
       for (size_t cut = 0; cut <= text.size(); cut += 7) {
         got = Object::ParseScanned(std::string_view(text).substr(0, cut),
                                    std::string_view(text).substr(cut), scanned,
                                    options);
         ASSERT_EQ(got.status(), want.status()) << cut << " " << text;
-        if (want.ok()) EXPECT_EQ((*got)->ToJson(), (*want)->ToJson());
+        if (want.ok()) {
+          EXPECT_EQ((*got)->ToJson(), (*want)->ToJson());
+        }
       }
     }
   }
