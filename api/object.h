@@ -38,7 +38,8 @@
 // RapidJSON's recursive parser only when the input holds fewer '[' and '{'
 // bytes than that limit, and its iterative parser otherwise; nothing else
 // here recurses deeper than the limit. So a hostile "[[[[..." returns an
-// error rather than exhausting the stack.
+// error rather than exhausting the stack. (ParseScanned uses the recursive
+// parser on its caller's word that the nesting is bounded.)
 #ifndef KCR_API_OBJECT_H_
 #define KCR_API_OBJECT_H_
 
@@ -145,6 +146,22 @@ struct ParseOptions {
   bool strip_managed_fields = false;
 };
 
+// What a caller that has already scanned a JSON text knows about it (the list
+// framer does, runtime/client/list_decoder.h), so that
+// Object::ParseScanned need not scan the text again. Each field must be
+// true of the text; a wrong one can let invalid UTF-8 through (ascii) or
+// exhaust the stack (nesting_bounded).
+struct ScannedText {
+  // No byte of 0x80 or more.
+  bool ascii = false;
+  // Arrays and objects nest no deeper than kMaxJsonDepth, counting '[',
+  // '{', ']' and '}' outside strings as JSON does (a backslash in a string
+  // escapes the byte after it).
+  bool nesting_bounded = false;
+  // May hold a "\u" escape; false only when it holds none.
+  bool unicode_escape = true;
+};
+
 // An immutable Kubernetes object. Create with Parse or ObjectBuilder::Build.
 class Object {
  public:
@@ -177,6 +194,16 @@ class Object {
   // steady state; it is freed when the thread exits.
   static absl::StatusOr<ObjectPtr> Parse(std::string_view json,
                                          const ParseOptions& options = {});
+
+  // Parse of the text `head` followed by `json`, whose shape the caller has
+  // established (see ScannedText): the same result and errors as Parse of
+  // that text, without Parse's own scan of it. `head` lets a caller put
+  // members in front of an object's own ("{\"kind\":\"Pod\"," and the
+  // object after its '{') without a copy of its own; it may be empty.
+  static absl::StatusOr<ObjectPtr> ParseScanned(std::string_view head,
+                                                std::string_view json,
+                                                const ScannedText& scanned,
+                                                const ParseOptions& options);
 
   // Builds an Object from any RapidJSON value (deep copy, same validation
   // as Parse). The value is not modified.
@@ -301,6 +328,14 @@ class Object {
   // finds where in the text an invalid object is wrong.
   static absl::StatusOr<ObjectPtr> ParseInTwoPasses(
       std::string_view json, const ParseOptions& options);
+  // The one-pass parse of `head` + `json`, a text that holds no lone surrogate
+  // escape, with RapidJSON's recursive reader when `recursive` (nesting is
+  // bounded) and UTF-8 validation unless `ascii`; anything it cannot
+  // build (a NUL byte among them) goes to ParseInTwoPasses.
+  static absl::StatusOr<ObjectPtr> ParseInOnePass(std::string_view head,
+                                                  std::string_view json,
+                                                  bool ascii, bool recursive,
+                                                  const ParseOptions& options);
   // Fills metadata_ and hot_ from root_ (already validated).
   void Index();
   const rapidjson::Value* MetadataMember(std::string_view key) const;

@@ -65,15 +65,17 @@ struct Scratch {
                                         kScratchBytes};
   Plan plan;
 
-  // Copies `json` into text, ready for the in-situ parse.
-  char* CopyText(std::string_view json) {
-    const size_t need = json.size() + 1 + kTextPadding;
+  // Copies `head` and then `json` into text, ready for the in-situ parse.
+  char* CopyText(std::string_view json, std::string_view head = {}) {
+    const size_t size = head.size() + json.size();
+    const size_t need = size + 1 + kTextPadding;
     if (need > text_capacity) {
       text_capacity = std::max(need, 2 * text_capacity);
       text.reset(new char[text_capacity]);
     }
-    std::memcpy(text.get(), json.data(), json.size());
-    std::memset(text.get() + json.size(), 0, 1 + kTextPadding);
+    if (!head.empty()) std::memcpy(text.get(), head.data(), head.size());
+    std::memcpy(text.get() + head.size(), json.data(), json.size());
+    std::memset(text.get() + size, 0, 1 + kTextPadding);
     return text.get();
   }
 };
@@ -286,24 +288,38 @@ rapidjson::CrtAllocator& StackAllocator() {
 // no validation; otherwise the iterative, validating one, which never
 // recurses. Numbers parse to the nearest double, so reading an object and
 // writing it back never changes a value.
+// `*consumed` is where the reader stopped: the text's end, or its first
+// NUL byte.
 template <typename Handler>
-rapidjson::ParseResult ParseScratch(const InputShape& shape, char* text,
-                                    Handler& handler) {
+rapidjson::ParseResult ParseScratch(bool ascii, bool recursive, char* text,
+                                    Handler& handler,
+                                    size_t* consumed = nullptr) {
   constexpr unsigned kInsitu = rapidjson::kParseInsituFlag;
   constexpr unsigned kIterative = rapidjson::kParseIterativeFlag;
   constexpr unsigned kValidate = rapidjson::kParseValidateEncodingFlag;
   constexpr unsigned kExact = rapidjson::kParseFullPrecisionFlag;
   PaddedInsituStream stream(text);
   rapidjson::Reader reader(&StackAllocator());
-  if (shape.brackets <= kMaxJsonDepth) {
-    if (shape.ascii) return reader.Parse<kInsitu | kExact>(stream, handler);
-    return reader.Parse<kInsitu | kExact | kValidate>(stream, handler);
+  rapidjson::ParseResult result;
+  if (recursive) {
+    result = ascii
+                 ? reader.Parse<kInsitu | kExact>(stream, handler)
+                 : reader.Parse<kInsitu | kExact | kValidate>(stream, handler);
+  } else if (ascii) {
+    result = reader.Parse<kInsitu | kExact | kIterative>(stream, handler);
+  } else {
+    result = reader.Parse<kInsitu | kExact | kIterative | kValidate>(stream,
+                                                                     handler);
   }
-  if (shape.ascii) {
-    return reader.Parse<kInsitu | kExact | kIterative>(stream, handler);
-  }
-  return reader.Parse<kInsitu | kExact | kIterative | kValidate>(stream,
-                                                                 handler);
+  if (consumed != nullptr) *consumed = stream.Tell();
+  return result;
+}
+
+template <typename Handler>
+rapidjson::ParseResult ParseScratch(const InputShape& shape, char* text,
+                                    Handler& handler) {
+  return ParseScratch(shape.ascii, shape.brackets <= kMaxJsonDepth, text,
+                      handler);
 }
 
 // The one-pass parse: forwards the reader's events to a Document building
@@ -434,23 +450,47 @@ absl::StatusOr<ObjectPtr> Object::Parse(std::string_view json,
   // A lone surrogate escape is repaired after parsing, which changes
   // strings the plan has already placed: rare, left to the two passes.
   if (MayHoldSurrogateEscape(json)) return ParseInTwoPasses(json, options);
+  return ParseInOnePass(/*head=*/{}, json, shape.ascii,
+                        shape.brackets <= kMaxJsonDepth, options);
+}
+
+absl::StatusOr<ObjectPtr> Object::ParseScanned(std::string_view head,
+                                               std::string_view json,
+                                               const ScannedText& scanned,
+                                               const ParseOptions& options) {
+  if (scanned.unicode_escape &&
+      (MayHoldSurrogateEscape(head) || MayHoldSurrogateEscape(json))) {
+    return ParseInTwoPasses(std::string(head).append(json), options);
+  }
+  return ParseInOnePass(head, json, scanned.ascii, scanned.nesting_bounded,
+                        options);
+}
+
+absl::StatusOr<ObjectPtr> Object::ParseInOnePass(std::string_view head,
+                                                 std::string_view json,
+                                                 bool ascii, bool recursive,
+                                                 const ParseOptions& options) {
   Scratch& scratch = ThreadScratch();
-  char* const text = scratch.CopyText(json);
+  char* const text = scratch.CopyText(json, head);
   scratch.pool.Clear();
   Plan& plan = scratch.plan;
   plan.Clear();
   rapidjson::Document doc(&scratch.pool, kDocumentStack, &StackAllocator());
   ScratchBuilder builder(doc, options.strip_managed_fields, &plan);
   rapidjson::ParseResult result;
+  size_t consumed = 0;
   auto generator = [&](rapidjson::Document&) {
-    result = ParseScratch(shape, text, builder);
+    result = ParseScratch(ascii, recursive, text, builder, &consumed);
     return !result.IsError();
   };
   doc.Populate(generator);
-  // Every problem (malformed text, a wrong type, nesting too deep) is
-  // reported by the two-pass path, which says where it is.
-  if (result.IsError() || builder.too_deep() || !Validate(doc).ok()) {
-    return ParseInTwoPasses(json, options);
+  // Every problem (malformed text, a NUL byte, which ends the in-situ
+  // text early, a wrong type, nesting too deep) is reported by the
+  // two-pass path, which says where it is.
+  if (result.IsError() || consumed != head.size() + json.size() ||
+      builder.too_deep() || !Validate(doc).ok()) {
+    if (head.empty()) return ParseInTwoPasses(json, options);
+    return ParseInTwoPasses(std::string(head).append(json), options);
   }
   return Build(doc, /*skip=*/nullptr, plan);
 }

@@ -7,6 +7,8 @@
 #define KCR_API_INTERNAL_ARENA_PLANNER_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string_view>
 #include <utility>
@@ -36,11 +38,42 @@ constexpr size_t kPoolHeader = RAPIDJSON_ALIGN(3 * sizeof(void*));
 
 inline size_t Align(size_t n) { return RAPIDJSON_ALIGN(n); }
 
+// The hash of the planner's string tables. absl::Hash of a std::string_view
+// is std::hash here (Debian's abseil has its own string_view type): a call
+// into libstdc++'s Murmur hash for every long string of every object, a
+// few percent of parsing. This one mixes the length and three 8-byte words
+// (the start, the middle and the end); strings that share all three only
+// share a bucket.
+struct StringHash {
+  size_t operator()(std::string_view s) const {
+    const char* p = s.data();
+    const size_t n = s.size();
+    uint64_t a = 0;
+    uint64_t b = 0;
+    uint64_t c = 0;
+    if (n >= 8) {
+      std::memcpy(&a, p, 8);
+      std::memcpy(&b, p + n / 2 - 4, 8);
+      std::memcpy(&c, p + n - 8, 8);
+    } else {
+      for (size_t i = 0; i < n; ++i) {
+        a |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+      }
+    }
+    uint64_t h = (a * 0x9E3779B97F4A7C15ULL) ^ (b * 0xC2B2AE3D27D4EB4FULL) ^
+                 ((c ^ n) * 0x165667B19E3779F9ULL);
+    h ^= h >> 31;
+    h *= 0xD6E8FEB86659FD93ULL;
+    h ^= h >> 32;
+    return static_cast<size_t>(h);
+  }
+};
+
 // Keys and values that recur in most Kubernetes objects and are too long
 // to be stored inline. Objects point at these instead of storing a copy.
 // The table is fixed (never grows from input), so it is immortal and needs
 // no locking.
-const absl::flat_hash_set<std::string_view>& WellKnownStrings();
+const absl::flat_hash_set<std::string_view, StringHash>& WellKnownStrings();
 
 // The static copy of `s` when it is well known, else null.
 const char* WellKnown(std::string_view s);
@@ -50,7 +83,7 @@ struct Plan {
   size_t node_bytes = 0;  // member and element arrays, 8-byte aligned
   size_t blob_bytes = 0;  // long strings, packed, NUL-terminated
   // Unique long strings -> offset in the blob.
-  absl::flat_hash_map<std::string_view, size_t> offsets;
+  absl::flat_hash_map<std::string_view, size_t, StringHash> offsets;
   // Where each long string of the tree lives, in emission (pre-)order:
   // a static well-known copy, or an offset into the blob.
   std::vector<std::pair<const char*, size_t>> strings;

@@ -24,22 +24,28 @@ bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 // Bytes that end a run of plain bytes while scanning an item: inside a
 // string (kStringStop) and outside (kStructural).
+// Bytes of 0x80 and more stop both, so that the loop sees every non-ASCII
+// byte (FramedItems::Item::non_ascii).
 constexpr std::array<bool, 256> MakeTable(std::string_view bytes) {
   std::array<bool, 256> table{};
   for (char c : bytes) table[static_cast<unsigned char>(c)] = true;
+  for (size_t c = 0x80; c < 256; ++c) table[c] = true;
   return table;
 }
 constexpr std::array<bool, 256> kStringStop = MakeTable("\"\\");
 constexpr std::array<bool, 256> kStructural = MakeTable("\"{}[],");
 
-// The first byte in [i, n) inside a string that ends a run: '"' or '\\'.
+bool IsHigh(char c) { return static_cast<unsigned char>(c) >= 0x80; }
+
+// The first byte in [i, n) inside a string that ends a run: '"', '\\' or
+// a non-ASCII byte.
 // (The byte-at-a-time loop's; whole blocks go through ScanBlock.)
 size_t SkipStringBytes(const char* data, size_t i, size_t n) {
   while (i < n && !kStringStop[static_cast<unsigned char>(data[i])]) ++i;
   return i;
 }
 
-// The first structural byte in [i, n) outside strings.
+// The first structural or non-ASCII byte in [i, n) outside strings.
 size_t SkipPlainBytes(const char* data, size_t i, size_t n) {
   while (i < n && !kStructural[static_cast<unsigned char>(data[i])]) ++i;
   return i;
@@ -262,34 +268,55 @@ absl::Status ListFramer::Scan(std::string_view chunk, FramedItems* out) {
 }
 
 #ifdef __SSE2__
-size_t ListFramer::ScanBlock(const char* p, bool* item_end, bool* too_deep) {
-  __m128i v[4];
-  for (int j = 0; j < 4; ++j) {
-    v[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * j));
-  }
-  // Bit k: byte k equals c (or, with `fold`, has bit 0x20 set equals c).
-  const auto mask = [&v](char c, bool fold) {
-    uint64_t m = 0;
-    for (int j = 0; j < 4; ++j) {
-      const __m128i x = fold ? _mm_or_si128(v[j], _mm_set1_epi8(0x20)) : v[j];
-      m |= static_cast<uint64_t>(static_cast<uint32_t>(
-               _mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8(c)))))
-           << (16 * j);
-    }
-    return m;
+namespace {
+
+// Bit k of the result: byte k of the 64 in v0..v3 equals the needle's.
+// Written out, not as a loop over an array: the compiler (gcc -O2) kept
+// such a loop and its vectors on the stack, which made the framer's
+// masks cost twice what the compares do.
+inline uint64_t Mask64(__m128i v0, __m128i v1, __m128i v2, __m128i v3,
+                       __m128i needle) {
+  const auto bits = [needle](__m128i v) {
+    return static_cast<uint64_t>(
+        static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, needle))));
   };
+  return bits(v0) | (bits(v1) << 16) | (bits(v2) << 32) | (bits(v3) << 48);
+}
+
+}  // namespace
+
+size_t ListFramer::ScanBlock(const char* p, bool* item_end, bool* too_deep) {
+  const __m128i v0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i v1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16));
+  const __m128i v2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 32));
+  const __m128i v3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 48));
+  // Bit k: byte k equals c.
+  const auto mask = [&](char c) {
+    return Mask64(v0, v1, v2, v3, _mm_set1_epi8(c));
+  };
+  // Bytes past the item's end count too: a false "non-ASCII" only makes
+  // its parse validate UTF-8.
+  if (_mm_movemask_epi8(
+          _mm_or_si128(_mm_or_si128(v0, v1), _mm_or_si128(v2, v3))) != 0) {
+    current_.non_ascii = true;
+  }
   // The bytes a backslash escapes and the backslashes that escape: in a
   // run of them, every other one. One at bit 63 escapes the next block's
   // first byte.
   uint64_t escaped = escaped_ ? 1 : 0;
   uint64_t escapes = 0;
-  for (uint64_t b = mask('\\', false) & ~escaped; b != 0;) {
+  for (uint64_t b = mask('\\') & ~escaped; b != 0;) {
     const uint64_t bit = b & (0 - b);
     escapes |= bit;
     escaped |= bit << 1;
     b &= ~(bit | bit << 1);
   }
-  const uint64_t quotes = mask('"', false) & ~escaped;
+  // An escaped 'u' (one in the next item's bytes would only make its
+  // parse look for surrogates).
+  if (escaped != 0 && (escaped & mask('u')) != 0) {
+    current_.unicode_escape = true;
+  }
+  const uint64_t quotes = mask('"') & ~escaped;
   // Bit k: byte k is inside a string (an opening quote is, a closing one
   // is not).
   const uint64_t in_string =
@@ -299,8 +326,13 @@ size_t ListFramer::ScanBlock(const char* p, bool* item_end, bool* too_deep) {
   if ((escapes & ~in_string) != 0) return 0;
   // '{' and '[' (0x7b, 0x5b) are the only bytes that are 0x7b with bit
   // 0x20 set; '}' and ']' likewise 0x7d.
-  const uint64_t opens = mask(0x7b, true);
-  const uint64_t closes = mask(0x7d, true);
+  const __m128i k20 = _mm_set1_epi8(0x20);
+  const __m128i f0 = _mm_or_si128(v0, k20);
+  const __m128i f1 = _mm_or_si128(v1, k20);
+  const __m128i f2 = _mm_or_si128(v2, k20);
+  const __m128i f3 = _mm_or_si128(v3, k20);
+  const uint64_t opens = Mask64(f0, f1, f2, f3, _mm_set1_epi8(0x7b));
+  const uint64_t closes = Mask64(f0, f1, f2, f3, _mm_set1_epi8(0x7d));
   // Most blocks lie deep inside an item: when even closing every bracket
   // the block closes leaves the depth at 2 or more, and opening every one
   // it opens stays within the limit, nothing in it matters but the depth
@@ -310,6 +342,12 @@ size_t ListFramer::ScanBlock(const char* p, bool* item_end, bool* too_deep) {
   // by one at most, however many there are.
   const uint64_t open_bits = opens & ~in_string;
   const uint64_t close_bits = closes & ~in_string;
+  if ((open_bits | close_bits) == 0 && depth_ >= 2) {
+    // No bracket at all (strings, mostly): the depth stays, no counting.
+    in_string_ = (in_string >> 63) & 1;
+    escaped_ = (escapes >> 63) & 1;
+    return kBlock;
+  }
   const uint64_t empty_closes = close_bits & (open_bits << 1);
   const int open_count = PopCount(open_bits & ~(empty_closes >> 1));
   const int close_count = PopCount(close_bits & ~empty_closes);
@@ -321,7 +359,7 @@ size_t ListFramer::ScanBlock(const char* p, bool* item_end, bool* too_deep) {
     return kBlock;
   }
   const uint64_t opening = quotes & in_string;
-  uint64_t events = (opens | closes | mask(',', false)) & ~in_string;
+  uint64_t events = (opens | closes | mask(',')) & ~in_string;
   uint64_t seen = 0;  // bits of the bytes already handled
   while (true) {
     if (depth_ == 1 && expect_key_) {
@@ -423,6 +461,8 @@ absl::StatusOr<size_t> ListFramer::ScanItem(const char* data, size_t i,
       if (in_string_) {
         if (escaped_) {
           escaped_ = false;
+          if (data[i] == 'u') current_.unicode_escape = true;
+          if (IsHigh(data[i])) current_.non_ascii = true;
           ++i;
           continue;
         }
@@ -431,6 +471,7 @@ absl::StatusOr<size_t> ListFramer::ScanItem(const char* data, size_t i,
           if (i == limit) break;
         }
         const char c = data[i++];
+        if (IsHigh(c)) current_.non_ascii = true;
         if (c == '\\') {
           escaped_ = true;
           if (in_top_key_) current_.check_type = true;
@@ -473,6 +514,7 @@ absl::StatusOr<size_t> ListFramer::ScanItem(const char* data, size_t i,
           if (depth_ == 1) expect_key_ = true;
           break;
         default:
+          current_.non_ascii = true;  // the only other bytes that stop
           break;
       }
     }
@@ -649,19 +691,31 @@ absl::StatusOr<api::ObjectPtr> ParseFramedItem(
           (*object)->api_version().empty() && !batch.api_version_member.empty();
     }
   }
+  // The framer bounds every item's nesting (or refuses the item).
+  api::ScannedText scanned;
+  scanned.ascii = !item.non_ascii;
+  scanned.nesting_bounded = true;
+  scanned.unicode_escape = item.unicode_escape;
   if (add_kind || add_api_version) {
-    // The members go first: "{" + members + the item's own members.
-    thread_local std::string spliced;
-    spliced.assign("{");
-    if (add_kind) spliced.append(batch.kind_member);
-    if (add_api_version) spliced.append(batch.api_version_member);
+    // The members go first: "{" + members, then the item after its '{'.
+    thread_local std::string head;
+    head.assign("{");
+    if (add_kind) head.append(batch.kind_member);
+    if (add_api_version) head.append(batch.api_version_member);
     size_t rest = 1;
     while (rest < text.size() && IsSpace(text[rest])) ++rest;
-    if (rest < text.size() && text[rest] == '}') spliced.pop_back();  // ','
-    spliced.append(text.substr(1));
-    object = api::Object::Parse(spliced, parse_options);
+    if (rest < text.size() && text[rest] == '}') head.pop_back();  // ','
+    // The members are the list's kind and apiVersion as RapidJSON wrote
+    // them: short, and scanned here.
+    for (char c : head) {
+      if (IsHigh(c)) scanned.ascii = false;
+      if (c == '\\') scanned.unicode_escape = true;
+    }
+    object =
+        api::Object::ParseScanned(head, text.substr(1), scanned, parse_options);
   } else if (!item.check_type) {
-    object = api::Object::Parse(text, parse_options);
+    object =
+        api::Object::ParseScanned(/*head=*/{}, text, scanned, parse_options);
   }
   if (!object.ok()) {
     return absl::InvalidArgumentError(

@@ -83,6 +83,11 @@ struct FramedItems {
     // A top-level key had an escape, so the flags above are unsure: parse
     // and look.
     bool check_type = false;
+    // What framing saw of the item's bytes, so that parsing need not scan
+    // them again (api::ScannedText): a byte of 0x80 or more (set also for
+    // one in the bytes just after the item), and a "\u" escape.
+    bool non_ascii = false;
+    bool unicode_escape = false;
   };
   std::string bytes;
   std::vector<Item> items;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "api/object_builder.h"
 #include "gmock/gmock.h"
@@ -375,6 +376,73 @@ TEST(ObjectTest, LoneSurrogatesBecomeReplacementCharacters) {
   // A high surrogate without its pair is a parse error in RapidJSON.
   EXPECT_THAT(ErrorOf(R"({"metadata":{"name":"\ud800"}})"),
               HasSubstr("surrogate"));
+}
+
+// ParseScanned with true facts gives exactly what Parse gives, objects
+// and errors alike: valid objects, non-ASCII ones, surrogate escapes,
+// invalid UTF-8, a NUL byte, malformed text and deep nesting.
+TEST(ObjectTest, ParseScannedMatchesParse) {
+  const std::vector<std::string> texts = {
+      R"({"kind":"Pod","metadata":{"name":"a","namespace":"x"}})",
+      "{\"metadata\":{\"name\":\"caf\xC3\xA9\",\"uid\":\"\\u00e9\"}}",
+      R"({"metadata":{"name":"a\udc00b","uid":"\ud83d\ude00"}})",
+      R"({"metadata":{"name":"\ud800"}})",
+      "{\"metadata\":{\"name\":\"\xff\"}}",
+      std::string("{\"metadata\":{}}\0x", 17),
+      std::string("{\"metadata\":{\"name\":\"a\0b\"}}", 27),
+      std::string("{\"metadata\":{},\"x\":\0}", 22),
+      R"({"metadata" {}})",
+      R"({"metadata":{}} x)",
+      R"({"metadata":{"name":7}})",
+      absl::StrCat(R"({"metadata":{},"x":)", std::string(300, '['),
+                   std::string(300, ']'), "}"),
+      absl::StrCat(R"({"metadata":{},"x":)", std::string(200, '['),
+                   std::string(200, ']'), "}"),
+  };
+  for (const std::string& text : texts) {
+    for (bool strip : {false, true}) {
+      ParseOptions options;
+      options.strip_managed_fields = strip;
+      ScannedText scanned;
+      scanned.ascii = true;
+      for (char c : text) scanned.ascii &= static_cast<unsigned char>(c) < 0x80;
+      scanned.nesting_bounded = absl::StrContains(text, "[[[[[[[[[[") == false;
+      scanned.unicode_escape = absl::StrContains(text, "\\u");
+      absl::StatusOr<ObjectPtr> want = Object::Parse(text, options);
+      absl::StatusOr<ObjectPtr> got =
+          Object::ParseScanned({}, text, scanned, options);
+      ASSERT_EQ(got.status(), want.status()) << text;
+      if (want.ok()) {
+        EXPECT_EQ((*got)->ToJson(), (*want)->ToJson()) << text;
+      }
+      // The same text cut in two anywhere.
+      for (size_t cut = 0; cut <= text.size(); cut += 7) {
+        got = Object::ParseScanned(std::string_view(text).substr(0, cut),
+                                   std::string_view(text).substr(cut), scanned,
+                                   options);
+        ASSERT_EQ(got.status(), want.status()) << cut << " " << text;
+        if (want.ok()) {
+          EXPECT_EQ((*got)->ToJson(), (*want)->ToJson());
+        }
+      }
+    }
+  }
+  // The 200-deep text parses; the 300-deep one does not.
+  EXPECT_TRUE(Object::Parse(texts[texts.size() - 1]).ok());
+  EXPECT_FALSE(Object::Parse(texts[texts.size() - 2]).ok());
+}
+
+// A NUL byte ends RapidJSON's in-situ text: ParseScanned, which does not
+// look for one first, must not take the object before it for the whole.
+TEST(ObjectTest, ParseScannedRefusesTextAfterANul) {
+  ScannedText scanned;
+  scanned.ascii = true;
+  scanned.nesting_bounded = true;
+  scanned.unicode_escape = false;
+  absl::StatusOr<ObjectPtr> obj = Object::ParseScanned(
+      {}, std::string("{\"metadata\":{}}\0{}", 18), scanned, ParseOptions());
+  ASSERT_FALSE(obj.ok());
+  EXPECT_THAT(obj.status().message(), HasSubstr("offset 15: NUL byte"));
 }
 
 TEST(ObjectTest, DuplicateLongStringsStoredOnce) {

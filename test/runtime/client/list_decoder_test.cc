@@ -428,6 +428,80 @@ TEST(ListDecoderTest, DepthErrorInsideALongItemNamesItsByte) {
   }
 }
 
+// The framer tells the parser what it saw of each item (a non-ASCII byte,
+// a "\u" escape) wherever in a block or chunk that is, so that the parse
+// validates UTF-8 and repairs lone surrogates exactly when Object::Parse
+// would; an item with neither, far enough from the next, says so.
+TEST(ListDecoderTest, FramerReportsNonAsciiAndUnicodeEscapes) {
+  struct Case {
+    std::string value;  // a JSON string value put inside the first item
+    bool non_ascii;
+    bool unicode_escape;
+  };
+  const std::vector<Case> cases = {
+      {R"("plain")", false, false},
+      {"\"caf\xC3\xA9\"", true, false},
+      {R"("\u00e9")", false, true},
+      {R"("a\udc00b")", false, true},
+      {R"("\\u")", false, false},  // an escaped backslash, then 'u'
+      {"\"\xff\"", true, false},
+      {"\"\\\xC3\xA9\"", true, false},  // an escaped non-ASCII byte
+  };
+  for (const Case& c : cases) {
+    for (int pad = 0; pad < 66; ++pad) {
+      const std::string body = absl::StrCat(
+          R"({"kind":"PodList","apiVersion":"v1","items":[{"metadata":)",
+          R"({"name":")", std::string(pad, 'p'), R"("},"x":)", c.value,
+          R"(,"y":")", std::string(65 - pad, 'q'), R"("},)",
+          R"({"metadata":{"name":"b"},"z":")", std::string(70, 'z'), R"("}]})");
+      // Whole, byte by byte, and split around the value.
+      std::vector<std::vector<std::string_view>> chunkings;
+      chunkings.push_back({body});
+      std::vector<std::string_view> bytes;
+      for (size_t i = 0; i < body.size(); ++i) {
+        bytes.push_back(std::string_view(body).substr(i, 1));
+      }
+      chunkings.push_back(bytes);
+      const size_t at = body.find(c.value);
+      for (size_t split = at - 1; split <= at + c.value.size() + 1; ++split) {
+        chunkings.push_back({std::string_view(body).substr(0, split),
+                             std::string_view(body).substr(split)});
+      }
+      for (const auto& chunks : chunkings) {
+        ListFramer framer;
+        FramedItems framed;
+        for (std::string_view chunk : chunks) {
+          ASSERT_TRUE(framer.Feed(chunk, &framed).ok()) << body;
+        }
+        ASSERT_TRUE(framer.Finish(&framed).ok()) << body;
+        ASSERT_EQ(framed.items.size(), 2u) << body;
+        EXPECT_EQ(framed.items[0].non_ascii, c.non_ascii)
+            << c.value << " " << pad << " chunks " << chunks.size();
+        EXPECT_EQ(framed.items[0].unicode_escape, c.unicode_escape)
+            << c.value << " " << pad << " chunks " << chunks.size();
+        EXPECT_FALSE(framed.items[1].non_ascii) << body;
+        EXPECT_FALSE(framed.items[1].unicode_escape) << body;
+      }
+      // And the decoded items are what Object::Parse makes of them.
+      const Decoded d = DecodeWhole(body);
+      const std::string item = absl::StrCat(
+          R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":")",
+          std::string(pad, 'p'), R"("},"x":)", c.value, R"(,"y":")",
+          std::string(65 - pad, 'q'), R"("})");
+      absl::StatusOr<api::ObjectPtr> want = api::Object::Parse(item);
+      if (want.ok()) {
+        ASSERT_TRUE(d.status.ok()) << d.status << " " << body;
+        EXPECT_EQ(d.items[0], (*want)->ToJson()) << body;
+      } else {
+        EXPECT_EQ(d.status.code(), absl::StatusCode::kInvalidArgument);
+        EXPECT_THAT(d.status.message(),
+                    HasSubstr(std::string(want.status().message())))
+            << body;
+      }
+    }
+  }
+}
+
 TEST(ListDecoderTest, SinkErrorStops) {
   int calls = 0;
   ListDecoder decoder({}, [&calls](api::ObjectPtr) {
