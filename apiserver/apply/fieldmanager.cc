@@ -809,6 +809,23 @@ absl::Status RecordUpdateManagedFields(const Value* old_object, Value* object,
   }
 
   SetBuilder builder(schema, options.scope);
+  const std::string api_version = json::StringMember(*object, "apiVersion");
+  if (old_object == nullptr && managers.empty()) {
+    // A create that names no owners: every field is added and the writer
+    // is the only manager, so its set is the object's (what Compare and
+    // the unions below would copy three times).
+    Manager m;
+    m.manager = options.field_manager;
+    m.operation = "Update";
+    m.api_version = api_version;
+    m.subresource = options.subresource;
+    m.set = builder.Build(*object);
+    DropEmpty(&m.set);
+    m.time = api::FormatRfc3339(options.now);
+    managers.push_back(std::move(m));
+    WriteManagers(std::move(managers), object, allocator);
+    return absl::OkStatus();
+  }
   const Node old_set =
       old_object == nullptr ? Node() : builder.Build(*old_object);
   const Node new_set = builder.Build(*object);
@@ -816,7 +833,6 @@ absl::Status RecordUpdateManagedFields(const Value* old_object, Value* object,
   Node changed = diff.modified;
   UnionInto(&changed, diff.added);
 
-  const std::string api_version = json::StringMember(*object, "apiVersion");
   auto is_self = [&](const Manager& m) {
     return m.Is(options.field_manager, "Update", api_version,
                 options.subresource);

@@ -88,8 +88,12 @@ void AddControllerIndexes(Storage* storage) {
   storage->AddIndex(kControllerIndex, [](const api::Object& o,
                                          std::vector<std::string>* out) {
     const std::optional<api::OwnerReferenceView> ref = o.controller_reference();
-    out->push_back(ref.has_value() ? std::string(ref->uid)
-                                   : OrphanKey(o.namespace_()));
+    if (ref.has_value()) {
+      out->emplace_back(ref->uid);
+    } else if (IsCoreKind(o, "Pod") ||
+               (o.kind() == "ReplicaSet" && o.api_version() == "apps/v1")) {
+      out->push_back(OrphanKey(o.namespace_()));
+    }
   });
   storage->AddIndex(kPodLabelIndex,
                     [](const api::Object& o, std::vector<std::string>* out) {

@@ -20,8 +20,11 @@ inline constexpr char kUidIndex[] = "uid";
 // uid -> dependents).
 inline constexpr char kOwnerIndex[] = "owner";
 // The uid of the controller owner reference, or OrphanKey(namespace) for
-// objects without one (kube's controllerUIDIndex): a ReplicaSet's pods are
-// those filed under its uid plus the orphans of its namespace.
+// Pods and ReplicaSets without one (kube's controllerUIDIndex): a
+// ReplicaSet's pods are those filed under its uid plus the orphans of its
+// namespace, and a Deployment's ReplicaSets the same. Orphans of other
+// kinds are not filed: nothing adopts them, and every Event, ConfigMap or
+// custom resource would otherwise join one entry per namespace.
 inline constexpr char kControllerIndex[] = "controller";
 // Pods by PodLabelKey(namespace, key, value) of each label: the pods a
 // selector may match are those filed under one of its requirements.

@@ -12,6 +12,7 @@
 #include "api/types/field.h"
 #include "api/types/time.h"
 #include "apiserver/kube_controllers/deployment_internal.h"
+#include "apiserver/kube_controllers/stored_objects.h"
 #include "base/status_macros.h"
 #include "base/str_cat.h"
 
@@ -102,7 +103,9 @@ absl::Status DeploymentSync::WriteStatus(const Status& st,
   if (!new_revision && old != nullptr && json::JsonDeepEqual(json, *old)) {
     return absl::OkStatus();
   }
-  api::ObjectBuilder b = d_->ToBuilder();
+  // What the status subresource reads: the status and, for a Deployment,
+  // the annotations (the revision goes with the status).
+  api::ObjectBuilder b = StatusWriteOf(*d_, /*with_annotations=*/true);
   if (new_revision) b.SetAnnotation(kRevisionAnnotation, *revision);
   KCR_RETURN_IF_ERROR(b.Set("/status", json));
   WriteOptions w;

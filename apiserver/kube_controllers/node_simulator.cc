@@ -572,7 +572,7 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
           }
         }
       }
-      api::ObjectBuilder b = pod.ToBuilder();
+      api::ObjectBuilder b = StatusWriteOf(pod);
       Allocator& a = b.allocator();
       Value st(rapidjson::kObjectType);
       st.AddMember("phase", Str("Pending", a), a);
@@ -620,7 +620,7 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
   }
   // The API server may already have defaulted the phase to Pending.
   if ((phase.empty() || phase == "Pending") && !reported) {
-    api::ObjectBuilder b = pod.ToBuilder();
+    api::ObjectBuilder b = StatusWriteOf(pod);
     Allocator& a = b.allocator();
     Value st(rapidjson::kObjectType);
     st.AddMember("phase", Str("Pending", a), a);
@@ -648,7 +648,7 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
         created + AnnotationDuration(pod, kSimRunningAfterAnnotation,
                                      options_.running_after);
     if (now < due) return due;
-    api::ObjectBuilder b = pod.ToBuilder();
+    api::ObjectBuilder b = StatusWriteOf(pod);
     Allocator& a = b.allocator();
     const std::string scheduled =
         std::string(StrOf(Member(status, "startTime")).empty()
@@ -709,7 +709,7 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
   if (now < due) return due;
   const Outcome outcome = OutcomeOf(pod);
   const bool failed = outcome.failed || outcome.exit_code != 0;
-  api::ObjectBuilder b = pod.ToBuilder();
+  api::ObjectBuilder b = StatusWriteOf(pod);
   Allocator& a = b.allocator();
   // Keep IPs, start time and the other fields; replace phase, conditions
   // and container states.
@@ -781,7 +781,7 @@ absl::Time NodeSimulator::SyncDeployment(const ResourceInfo& deployments,
   if (now < due) return due;
 
   const std::string now_text = api::FormatRfc3339(now);
-  api::ObjectBuilder b = d.ToBuilder();
+  api::ObjectBuilder b = StatusWriteOf(d, /*with_annotations=*/true);
   Allocator& a = b.allocator();
   Value st(rapidjson::kObjectType);
   st.AddMember("observedGeneration", d.generation(), a);

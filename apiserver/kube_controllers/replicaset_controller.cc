@@ -332,8 +332,9 @@ absl::Time ReplicaSetController::SyncReplicaSet(
       next = std::min(next, due);
     }
   }
-  api::ObjectBuilder b = rs.ToBuilder();
-  rapidjson::MemoryPoolAllocator<>& a = b.allocator();
+  // The status is computed first and the write built only when it
+  // changed; the write carries what the status subresource reads.
+  rapidjson::MemoryPoolAllocator<> a(1024);
   const Value* old_status = field::Object(&rs.json(), "status");
   Value status(rapidjson::kObjectType);
   if (old_status != nullptr) status.CopyFrom(*old_status, a);
@@ -345,6 +346,7 @@ absl::Time ReplicaSetController::SyncReplicaSet(
   if (old_status != nullptr && json::JsonDeepEqual(status, *old_status)) {
     return next;
   }
+  api::ObjectBuilder b = StatusWriteOf(rs, /*with_annotations=*/true);
   (void)b.Set("/status", status);
   WriteOptions w;
   w.subresource = "status";

@@ -33,6 +33,21 @@ bool IsRaceError(const absl::Status& status) {
   return e.code == 404 || e.code == 409;
 }
 
+api::ObjectBuilder StatusWriteOf(const api::Object& object,
+                                 bool with_annotations) {
+  api::ObjectBuilder b(object.api_version(), object.kind());
+  b.SetName(object.name());
+  if (!object.namespace_().empty()) b.SetNamespace(object.namespace_());
+  b.SetResourceVersion(object.resource_version());
+  if (with_annotations) {
+    const rapidjson::Value* annotations = object.Find("/metadata/annotations");
+    if (annotations != nullptr) {
+      (void)b.Set("/metadata/annotations", *annotations);
+    }
+  }
+  return b;
+}
+
 absl::Status RemoveFinalizer(Registry* registry, const ResourceInfo& resource,
                              const api::Object& object,
                              std::string_view finalizer) {

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "api/object.h"
+#include "api/object_builder.h"
 #include "apiserver/registry/registry.h"
 #include "apiserver/registry/resources.h"
 
@@ -29,6 +30,16 @@ std::vector<StoredCollection> StoredCollections(
 // True for errors a controller expects when racing other writers: the
 // object is gone (404) or changed (409).
 bool IsRaceError(const absl::Status& status);
+
+// The body of a write to `object`'s status subresource, before its status
+// is set: apiVersion, kind, and of the metadata the name, namespace and
+// resourceVersion (the write's precondition), plus the annotations when
+// `with_annotations` (the apps kinds' status writes keep the annotations
+// sent). The status subresource takes nothing else from the body (the
+// store keeps the rest of the stored object), so sending the whole object,
+// as a client does, would only be copied, checked and dropped.
+api::ObjectBuilder StatusWriteOf(const api::Object& object,
+                                 bool with_annotations = false);
 
 // `object` without finalizer `finalizer` (the list dropped when it becomes
 // empty), written with its resourceVersion as precondition.

@@ -15,6 +15,7 @@ namespace apiserver {
 namespace {
 
 using rapidjson::Value;
+using Allocator = rapidjson::MemoryPoolAllocator<>;
 
 constexpr char kNamespaceNameLabel[] = "kubernetes.io/metadata.name";
 
@@ -429,54 +430,101 @@ void SetIfAbsent(api::ObjectBuilder* b, const std::string& pointer,
   if (b->Find(pointer) == nullptr) (void)b->SetString(pointer, value);
 }
 
+namespace {
+
+// The member `key` of object `o`, or null.
+Value* MemberOf(Value& o, const char* key) {
+  auto it = o.FindMember(key);
+  return it == o.MemberEnd() ? nullptr : &it->value;
+}
+
+// Adds `key: value` to object `o` unless `key` is there.
+void StringIfAbsent(Value& o, const char* key, std::string_view value,
+                    Allocator& a) {
+  if (MemberOf(o, key) != nullptr) return;
+  o.AddMember(
+      Value(key, a),
+      Value(value.data(), static_cast<rapidjson::SizeType>(value.size()), a),
+      a);
+}
+
+// Sets `key` of object `o` to `value`, in place when present.
+void SetStringMember(Value& o, const char* key, std::string_view value,
+                     Allocator& a) {
+  Value v(value.data(), static_cast<rapidjson::SizeType>(value.size()), a);
+  if (Value* cur = MemberOf(o, key)) {
+    *cur = std::move(v);
+  } else {
+    o.AddMember(Value(key, a), std::move(v), a);
+  }
+}
+
+std::string_view StringOf(const Value* v) {
+  if (v == nullptr || !v->IsString()) return {};
+  return std::string_view(v->GetString(), v->GetStringLength());
+}
+
+}  // namespace
+
+// Works on the spec's tree in place: a pod spec is defaulted on every write
+// of a Pod, ReplicaSet and Deployment, and a JSON pointer per field walked
+// the tree from the root each time.
 void DefaultPodSpec(api::ObjectBuilder* b, const std::string& spec) {
-  const Value* s = b->Find(spec);
-  if (s == nullptr || !s->IsObject()) return;
-  SetIfAbsent(b, spec + "/restartPolicy", "Always");
-  SetIfAbsent(b, spec + "/dnsPolicy", "ClusterFirst");
-  SetIfAbsent(b, spec + "/schedulerName", "default-scheduler");
+  Value* s = &b->json();
+  for (std::string_view rest = spec; !rest.empty();) {
+    rest.remove_prefix(1);  // '/'
+    const size_t slash = rest.find('/');
+    const std::string token(rest.substr(0, slash));
+    rest = slash == std::string_view::npos ? std::string_view()
+                                           : rest.substr(slash);
+    if (!s->IsObject()) return;
+    s = MemberOf(*s, token.c_str());
+    if (s == nullptr) return;
+  }
+  if (!s->IsObject()) return;
+  Allocator& a = b->allocator();
+  StringIfAbsent(*s, "restartPolicy", "Always", a);
+  StringIfAbsent(*s, "dnsPolicy", "ClusterFirst", a);
+  StringIfAbsent(*s, "schedulerName", "default-scheduler", a);
   // Conversion: serviceAccountName, or the deprecated serviceAccount when
   // it is empty, and serviceAccount mirrors it.
-  std::string account = StringAt(*b, (spec + "/serviceAccountName").c_str());
-  if (account.empty()) {
-    account = StringAt(*b, (spec + "/serviceAccount").c_str());
-  }
+  std::string account(StringOf(MemberOf(*s, "serviceAccountName")));
+  if (account.empty())
+    account = std::string(StringOf(MemberOf(*s, "serviceAccount")));
   if (!account.empty()) {
-    (void)b->SetString(spec + "/serviceAccountName", account);
-    (void)b->SetString(spec + "/serviceAccount", account);
+    SetStringMember(*s, "serviceAccountName", account, a);
+    SetStringMember(*s, "serviceAccount", account, a);
   }
-  if (b->Find(spec + "/terminationGracePeriodSeconds") == nullptr) {
-    (void)b->SetInt(spec + "/terminationGracePeriodSeconds", 30);
+  if (MemberOf(*s, "terminationGracePeriodSeconds") == nullptr) {
+    s->AddMember("terminationGracePeriodSeconds", Value(int64_t{30}), a);
   }
-  if (b->Find(spec + "/securityContext") == nullptr) {
-    (void)b->SetJson(spec + "/securityContext", "{}");
+  if (MemberOf(*s, "securityContext") == nullptr) {
+    s->AddMember("securityContext", Value(rapidjson::kObjectType), a);
   }
-  for (const char* list : {"/containers", "/initContainers"}) {
-    const Value* cs = b->Find(spec + list);
+  for (const char* list : {"containers", "initContainers"}) {
+    Value* cs = MemberOf(*s, list);
     if (cs == nullptr || !cs->IsArray()) continue;
-    for (rapidjson::SizeType i = 0; i < cs->Size(); ++i) {
-      std::string c = Cat(spec, list, "/", i);
-      const Value* cv = b->Find(c);
-      if (cv == nullptr || !cv->IsObject()) continue;
-      SetIfAbsent(b, c + "/terminationMessagePath", "/dev/termination-log");
-      SetIfAbsent(b, c + "/terminationMessagePolicy", "File");
-      if (b->Find(c + "/imagePullPolicy") == nullptr) {
-        std::string image = StringAt(*b, (c + "/image").c_str());
-        bool latest = image.find(':') == std::string::npos ||
-                      absl::EndsWith(image, ":latest");
-        (void)b->SetString(c + "/imagePullPolicy",
-                           latest ? "Always" : "IfNotPresent");
+    for (Value& c : cs->GetArray()) {
+      if (!c.IsObject()) continue;
+      StringIfAbsent(c, "terminationMessagePath", "/dev/termination-log", a);
+      StringIfAbsent(c, "terminationMessagePolicy", "File", a);
+      if (MemberOf(c, "imagePullPolicy") == nullptr) {
+        const std::string_view image = StringOf(MemberOf(c, "image"));
+        const bool latest =
+            image.find(':') == std::string_view::npos ||
+            absl::EndsWith(absl::string_view(image.data(), image.size()),
+                           ":latest");
+        c.AddMember("imagePullPolicy",
+                    Value(latest ? "Always" : "IfNotPresent", a), a);
       }
-      if (b->Find(c + "/resources") == nullptr) {
-        (void)b->SetJson(c + "/resources", "{}");
+      if (MemberOf(c, "resources") == nullptr) {
+        c.AddMember("resources", Value(rapidjson::kObjectType), a);
       }
       // SetDefaults_ContainerPort.
-      const Value* ports = b->Find(c + "/ports");
+      Value* ports = MemberOf(c, "ports");
       if (ports != nullptr && ports->IsArray()) {
-        for (rapidjson::SizeType p = 0; p < ports->Size(); ++p) {
-          const Value* port = b->Find(Cat(c, "/ports/", p));
-          if (port == nullptr || !port->IsObject()) continue;
-          SetIfAbsent(b, Cat(c, "/ports/", p, "/protocol"), "TCP");
+        for (Value& port : ports->GetArray()) {
+          if (port.IsObject()) StringIfAbsent(port, "protocol", "TCP", a);
         }
       }
     }

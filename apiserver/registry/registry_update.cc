@@ -125,6 +125,13 @@ void CopyMetadataMember(const Value& from_root, const char* key,
                         api::ObjectBuilder* to) {
   const Value* md = Member(from_root, "metadata");
   const Value* v = md == nullptr ? nullptr : Member(*md, key);
+  // Most writes send these as stored: nothing to copy.
+  const Value* to_md = Member(to->json(), "metadata");
+  const Value* has = to_md == nullptr ? nullptr : Member(*to_md, key);
+  if (v == nullptr ? has == nullptr
+                   : has != nullptr && json::JsonDeepEqual(*v, *has)) {
+    return;
+  }
   std::string pointer = Cat("/metadata/", key);
   if (v == nullptr) {
     to->Remove(pointer);
@@ -185,13 +192,16 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(
     if (r.has_status()) CopyMember(cur, "status", &out);
     strategy.PrepareForUpdate(cur, &out);
   }
-  // Fields no update may change.
-  out.SetApiVersion(current->api_version());
-  out.SetKind(current->kind());
-  for (const char* key :
-       {"name", "namespace", "uid", "creationTimestamp", "deletionTimestamp",
-        "deletionGracePeriodSeconds", "generation"}) {
-    CopyMetadataMember(cur, key, &out);
+  // Fields no update may change. A status or finalize write starts from
+  // the stored object, which has them already.
+  if (sub != "status" && sub != "finalize") {
+    out.SetApiVersion(current->api_version());
+    out.SetKind(current->kind());
+    for (const char* key :
+         {"name", "namespace", "uid", "creationTimestamp", "deletionTimestamp",
+          "deletionGracePeriodSeconds", "generation"}) {
+      CopyMetadataMember(cur, key, &out);
+    }
   }
   out.Remove("/metadata/selfLink");
   strategy.Default(&out);

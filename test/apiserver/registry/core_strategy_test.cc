@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "api/errors/errors.h"
+#include "api/object_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/apiserver/registry_fixture.h"
@@ -21,6 +22,40 @@ class CoreStrategyTest : public RegistryFixture {
 
   ResourceInfoPtr secrets_;
 };
+
+// SetDefaults_PodSpec and SetDefaults_Container, in place: what is absent
+// is added at the end, what is set is kept, the deprecated serviceAccount
+// mirrors serviceAccountName, and entries that are not objects are left.
+TEST(DefaultPodSpecTest, FillsWhatIsAbsentAndKeepsWhatIsSet) {
+  api::ObjectBuilder b = *api::ObjectBuilder::FromJson(
+      R"({"spec":{"template":{"spec":{"serviceAccount":"robot",)"
+      R"("restartPolicy":"Never","containers":[)"
+      R"({"name":"a","image":"nginx","ports":[{"containerPort":80},7]},)"
+      R"({"name":"b","image":"nginx:1.7.9","imagePullPolicy":"Never",)"
+      R"("resources":{"limits":{"cpu":"1"}},"ports":[{"protocol":"UDP"}]},)"
+      R"("junk"],"initContainers":[{"name":"i","image":"busybox:latest"}]}}}})");
+  DefaultPodSpec(&b, "/spec/template/spec");
+  EXPECT_EQ(
+      b.ToJson(),
+      R"({"spec":{"template":{"spec":{"serviceAccount":"robot",)"
+      R"("restartPolicy":"Never","containers":[)"
+      R"({"name":"a","image":"nginx","ports":[{"containerPort":80,"protocol":"TCP"},7],)"
+      R"("terminationMessagePath":"/dev/termination-log",)"
+      R"("terminationMessagePolicy":"File","imagePullPolicy":"Always","resources":{}},)"
+      R"({"name":"b","image":"nginx:1.7.9","imagePullPolicy":"Never",)"
+      R"("resources":{"limits":{"cpu":"1"}},"ports":[{"protocol":"UDP"}],)"
+      R"("terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"},)"
+      R"("junk"],"initContainers":[{"name":"i","image":"busybox:latest",)"
+      R"("terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File",)"
+      R"("imagePullPolicy":"Always","resources":{}}],)"
+      R"("dnsPolicy":"ClusterFirst","schedulerName":"default-scheduler",)"
+      R"("serviceAccountName":"robot","terminationGracePeriodSeconds":30,)"
+      R"("securityContext":{}}}}})");
+  // No spec there, or not an object: nothing happens.
+  api::ObjectBuilder none = *api::ObjectBuilder::FromJson(R"({"spec":[]})");
+  DefaultPodSpec(&none, "/spec/template/spec");
+  EXPECT_EQ(none.ToJson(), R"({"spec":[]})");
+}
 
 TEST_F(CoreStrategyTest, SecretStringDataIsFoldedIntoDataOnCreate) {
   absl::StatusOr<WriteResult> created = registry_.Create(
