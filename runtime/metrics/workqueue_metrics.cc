@@ -64,7 +64,9 @@ class Histogram final : public workqueue::HistogramMetric {
   // not below the value; past the last, +Inf), and takes the histogram's
   // lock once for the batch.
   void ObserveBatch(absl::Span<const double> values) override {
-    std::vector<double> increments(bounds_.size() + 1, 0.0);
+    // Reused: a queue hands over a batch every 128 observations.
+    thread_local std::vector<double> increments;
+    increments.assign(bounds_.size() + 1, 0.0);
     double sum = 0;
     for (double v : values) {
       const auto bucket =
