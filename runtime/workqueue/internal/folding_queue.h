@@ -2,46 +2,48 @@
 // (runtime/workqueue/queue.h, delaying_queue.h), which state the contract.
 // Nothing outside runtime/workqueue uses this header.
 //
-// Three locks, so that neither producers nor the
-// hashing ever hold up a worker:
-//  * Add appends the key to an inbox under `inbox_mu_` (one short critical
-//    section, no hashing). Every kFoldBatch items the producer folds the
-//    inbox in if no one else is folding; at kInboxLimit it waits for the
-//    folder, which bounds the inbox.
-//  * Folding (under `index_mu_`) deduplicates: a hash index maps each key to
-//    its slot in a slab of entries (key, state, intrusive FIFO link). New and
-//    finished entries are linked into a batch that joins the FIFO in one
-//    step under `mu_`; an entry being processed is marked to be queued again
-//    on Done. The fold also reaps entries that finished since the last one;
-//    a worker that finds kFoldBatch of them waiting reaps them itself if no
-//    one is folding.
+// Two locks, so that neither producers nor the hashing ever hold up a
+// worker:
+//  * Add hashes the key outside every lock, then folds it in at once under
+//    `index_mu_`: a hash index maps each key to its slot in a slab of
+//    entries (key, state, intrusive FIFO link), so an Add that finds its
+//    item queued collapses, one that finds it being processed marks it to
+//    be queued again on Done, and a new or finished item is linked into the
+//    pending batch. The batch joins the FIFO in one step under `mu_` every
+//    kFoldBatch items, or at once when a worker sleeps; a worker that finds
+//    the FIFO empty publishes it itself if no one holds the index, and Len
+//    publishes first. The publish also reaps entries that finished since
+//    the last one; a worker that finds kFoldBatch of them waiting reaps
+//    them itself if no one holds the index.
 //  * Workers take `mu_` only: Get pops the FIFO without hashing; Done finds
 //    the slot through a per-thread note of the last Get (falling back to the
 //    index) and marks it finished. The one state both sides change, "being
-//    processed", moves by compare-and-swap, so a fold and a Done may run at
-//    once. So workers pay O(1) per item and the hashing happens in batches,
-//    on whichever thread folds.
-//  * A worker that finds the FIFO empty folds the inbox itself (and Len
-//    folds first), so every observable result is that of client-go's queue:
-//    duplicates collapse, order is kept, items added during processing are
-//    queued again on Done. With nothing to fold it yields a few times, then
-//    sleeps; a producer signals only when a worker sleeps and none is
+//    processed", moves by compare-and-swap, so an Add and a Done may run at
+//    once. So workers pay O(1) per item and never read what producers write
+//    per Add.
+//  * Every Add has acted on its item's entry by the time it returns, so Get
+//    and Done see client-go's state without looking for Adds on their way:
+//    duplicates collapse, an item added while it is processed is queued
+//    again on Done. The one thing an unpublished batch could change is the
+//    order: Done that queues its item again first publishes a batch that
+//    holds Adds made before it, so the item goes behind them, as in
+//    client-go.
+//  * A worker with nothing to do yields a few times, then sleeps; a
+//    producer publishes and signals only when a worker sleeps and none is
 //    already being woken.
-//  * Done folds first when the inbox (or a fold under way) holds adds, so an
-//    item added while it was processed is queued again behind everything
-//    added before the Done, as in client-go.
-//  * A queue with metrics takes the same path: each Add carries its time
-//    through the inbox, and the fold records adds, depth and the first-add
-//    time with the values client-go's Add records. Slots never move, so the
-//    metrics keep their per-item times in arrays indexed by slot.
+//  * A queue with metrics takes the same path: the publish records adds,
+//    depth and the first-add time of the batch's items (one clock read per
+//    batch); Get and Done record under `mu_` and hand their observations to
+//    the instruments in batches. Slots never move, so the metrics keep
+//    their per-item times in arrays indexed by slot.
 //
 // The parts, each in a header of its own: the entries and their index
 // (slot_index.h, over slab.h), the FIFO they are linked into
-// (entry_fifo.h), the filter of unfolded Adds (hash_filter.h), and, for a
-// delaying queue, the ready times of waiting items (ready_schedule.h) and
-// the interface through which it hands them over (waiting_items.h). This
-// header holds the queue that ties them together: the three locks, folding,
-// Get and Done, reaping, and the waiting items' entries.
+// (entry_fifo.h), and, for a delaying queue, the ready times of waiting
+// items (ready_schedule.h) and the interface through which it hands them
+// over (waiting_items.h). This header holds the queue that ties them
+// together: the locks, Add, Get and Done, publishing and reaping, and the
+// waiting items' entries.
 #ifndef KCR_RUNTIME_WORKQUEUE_INTERNAL_FOLDING_QUEUE_H_
 #define KCR_RUNTIME_WORKQUEUE_INTERNAL_FOLDING_QUEUE_H_
 
@@ -57,11 +59,11 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "runtime/workqueue/internal/entry_fifo.h"
-#include "runtime/workqueue/internal/hash_filter.h"
 #include "runtime/workqueue/internal/queue_metrics.h"
 #include "runtime/workqueue/internal/ready_schedule.h"
 #include "runtime/workqueue/internal/slab.h"
@@ -76,13 +78,14 @@ namespace kcr::workqueue::internal {
 inline constexpr absl::Duration kUnfinishedWorkUpdatePeriod =
     absl::Milliseconds(500);
 
-// A producer folds its inbox into the queue every kFoldBatch items when no
-// other thread is folding, and at kInboxLimit in any case.
+// Folded Adds join the FIFO in batches of kFoldBatch items (sooner when a
+// worker waits for them). A delaying queue's timer folds its own inbox of
+// AddAfters when it holds kInboxLimit of them.
 inline constexpr size_t kFoldBatch = 64;
 inline constexpr size_t kInboxLimit = 4096;
 
-// Folds and reaps fetch the index and slab lines of the item this many
-// places ahead of the one they work on.
+// Reaps fetch the index and slab lines of the item this many places ahead
+// of the one they work on.
 inline constexpr size_t kPrefetchAhead = 8;
 
 // Fields written by different threads are kept this far apart.
@@ -90,6 +93,9 @@ inline constexpr size_t kCacheLine = 64;
 
 // A worker with nothing to do yields this many times before it sleeps.
 inline constexpr int kSpinsBeforeSleep = 64;
+// An idle worker that sees folded Adds not yet published takes them after
+// yielding this many times.
+inline constexpr int kSpinsBeforeTakingPending = 16;
 
 // The work queue's implementation: Queue's and DelayingQueue's semantics,
 // documented on Interface (runtime/workqueue/queue.h). T is any copyable
@@ -101,7 +107,10 @@ class FoldingQueue final : public WaitingItems<T> {
   // `clock` must not be null; `metrics` may be (no metrics).
   FoldingQueue(const Clock* clock, MetricsProvider* metrics,
                std::string_view name)
-      : clock_(clock), id_(next_id_.fetch_add(1) + 1), index_(&slab_) {
+      : clock_(clock),
+        real_clock_(clock == Clock::Real()),
+        id_(next_id_.fetch_add(1) + 1),
+        index_(&slab_) {
     if (metrics != nullptr) {
       metrics_ = std::make_unique<QueueMetrics>(metrics, name, clock_);
       updater_ = std::thread([this] { UpdateUnfinishedWorkLoop(); });
@@ -121,18 +130,18 @@ class FoldingQueue final : public WaitingItems<T> {
   void Add(T&& item) { AddImpl(std::move(item)); }
 
   size_t Len() const {
-    // Folding changes how the items are stored, not which items are queued,
-    // so a const Len may do it.
-    Fold();
+    // Publishing changes where the queued items are kept, not which items
+    // are queued, so a const Len may do it.
+    Publish();
     PublishObservations();
     MutexLock lock(&mu_);
     return fifo_.len();
   }
 
   std::optional<T> Get() {
-    // Workers share the reaping with whoever folds, when no one is folding.
+    // Workers share the reaping with whoever publishes, when the index is
+    // free.
     if (finished_len_.load(std::memory_order_relaxed) >= kFoldBatch) TryReap();
-    bool folded_for_head = false;
     for (;;) {
       // A metered queue reads the clock outside mu_, and hands its
       // observations to the instruments outside mu_, so that neither holds
@@ -140,50 +149,43 @@ class FoldingQueue final : public WaitingItems<T> {
       const int64_t now = NowNanosIfMetered();
       std::optional<T> item;
       mu_.Lock();
-      // An Add of the item at the head that precedes this Get may still
-      // wait to be folded. In client-go it found the item queued and
-      // collapsed; folded after the Get it would mark the item to be
-      // processed again. Fold it first (once: Adds left after that fold are
-      // concurrent with this Get).
-      if (!fifo_.empty() &&
-          (folded_for_head ||
-           !UnfoldedAddMayBeOf(slab_.at(fifo_.head()).hash))) {
-        item = PopLocked(now);
-      }
-      if (ObservationsFullLocked()) {
-        PublishObservationsLocked();  // releases mu_
-      } else {
-        mu_.Unlock();
-      }
+      if (!fifo_.empty()) item = PopLocked(now);
+      UnlockAfterRecording();
       if (item.has_value()) return item;
-      if (!folded_for_head && HeadIsQueued()) {
-        Fold();
-        folded_for_head = true;
+      if (shutting_down_.load()) {
+        // Nothing can be added any more: hand out what was folded in
+        // before. Done may still queue an item.
+        Publish();
+        mu_.Lock();
+        if (!fifo_.empty()) item = PopLocked(now);
+        if (metrics_ != nullptr) {
+          PublishObservationsLocked();  // releases mu_
+        } else {
+          mu_.Unlock();
+        }
+        return item;
+      }
+      // This thread's own Adds wait in the pending batch (a single thread
+      // adding and taking, or a worker that added before it came back):
+      // nobody else is about to publish them.
+      if (last_add_.queue_id == id_ &&
+          pending_filled_.load(std::memory_order_acquire)) {
+        last_add_.queue_id = 0;
+        Publish();
         continue;
       }
-      // Nothing queued: fold what producers left in the inbox, unless a fold
-      // is under way (its batch is about to arrive).
+      if (SpinForWork()) continue;
+      // Nothing published while this worker waited: publish what producers
+      // have folded, unless one holds the index (it publishes when it sees
+      // this worker sleep).
       if (index_mu_.TryLock()) {
-        const FoldResult folded = FoldLocked();
+        const bool queued = PublishPendingLocked();
         index_mu_.Unlock();
-        if (folded.queued) continue;
-        if (folded.shutting_down) {
-          // Nothing can be added any more; Done may still queue an item.
-          mu_.Lock();
-          if (!fifo_.empty()) item = PopLocked(now);
-          if (metrics_ != nullptr) {
-            PublishObservationsLocked();  // releases mu_
-          } else {
-            mu_.Unlock();
-          }
-          return item;
-        }
+        if (queued) continue;
       }
-      if (!SpinForWork()) {
-        // An idle queue's instruments are exact.
-        PublishObservations();
-        SleepUntilWork();
-      }
+      // An idle queue's instruments are exact.
+      PublishObservations();
+      SleepUntilWork();
     }
   }
 
@@ -192,29 +194,33 @@ class FoldingQueue final : public WaitingItems<T> {
     // Only the worker that took the item calls Done for it, so the slot
     // cannot change hands before the check at the end.
     //
-    // The usual case, this thread's last Get with no Add that this Done
-    // must fold first, checks and finishes in one hold of mu_ (the clock
-    // read before it); the others fold or look the item up, then finish.
+    // The usual case, this thread's last Get and an item not added again
+    // while it was processed, checks and finishes in one hold of mu_ (the
+    // clock read before it).
     const int64_t at = NowNanosIfMetered();
     uint32_t slot = kNil;
     mu_.Lock();
     const LastGet last = last_get_;
     if (last.queue_id == id_ && IsProcessingLocked(last.slot, item)) {
       slot = last.slot;
-      if (!MustFoldBeforeDone(slot)) {
+      if (!MustPublishBeforeDoneLocked(slot)) {
         FinishLocked(slot, at);
         UnlockAfterRecording();
         return;
       }
     }
     mu_.Unlock();
+    MutexLock lock(&index_mu_);
     if (slot == kNil) {
-      MutexLock lock(&index_mu_);
       slot = index_.Find(item, HashOf(item));
       if (slot == kNil) return;  // not queued, not being processed
     }
-    if (MustFoldBeforeDone(slot)) Fold();
+    // The item was added again while it was processed, and Adds made
+    // before this Done may still wait in the pending batch: publish them
+    // first, so that the item is queued behind them, as in client-go. Adds
+    // wait for index_mu_ meanwhile, so none can come between.
     AtStep(Step::kDoneChecked);
+    PublishPendingLocked();
     const int64_t now = NowNanosIfMetered();
     mu_.Lock();
     if (IsProcessingLocked(slot, item)) FinishLocked(slot, now);
@@ -223,10 +229,13 @@ class FoldingQueue final : public WaitingItems<T> {
 
   void ShutDown() {
     {
-      MutexLock lock(&inbox_mu_);
+      // Under index_mu_, so that no Add is folded in after it is seen; and
+      // under sleep_mu_, so that no worker goes to sleep without seeing it.
+      MutexLock lock(&index_mu_);
+      MutexLock sleep_lock(&sleep_mu_);
       shutting_down_.store(true);
     }
-    inbox_cv_.SignalAll();
+    sleep_cv_.SignalAll();
     {
       MutexLock lock(&mu_);
       draining_ = false;
@@ -237,10 +246,11 @@ class FoldingQueue final : public WaitingItems<T> {
 
   void ShutDownWithDrain() {
     {
-      MutexLock lock(&inbox_mu_);
+      MutexLock lock(&index_mu_);
+      MutexLock sleep_lock(&sleep_mu_);
       shutting_down_.store(true);
     }
-    inbox_cv_.SignalAll();
+    sleep_cv_.SignalAll();
     updater_cv_.SignalAll();
     MutexLock lock(&mu_);
     draining_ = true;
@@ -255,170 +265,104 @@ class FoldingQueue final : public WaitingItems<T> {
   using Pending = ReadySchedule::Pending;
   static constexpr uint32_t kNil = kNilSlot;
 
-  // An Add waiting in the inbox, hashed by the producer.
-  struct Inboxed {
-    T item;
-    uint32_t hash;
-  };
-
   static uint32_t HashOf(const T& key) {
     return internal::HashOf<T, Hash>(key);
   }
 
-  struct FoldResult {
-    bool queued = false;         // the fold queued at least one entry
-    bool shutting_down = false;  // nothing can be added any more
-  };
-
   template <typename K>
   void AddImpl(K&& item) {
-    // Hashed here, outside every lock: the fold uses the hash, and Done
-    // asks the inbox's filter whether its item waits to be folded.
+    // Hashed outside every lock; folded in at once, so that Get and Done
+    // see its effect on the item's entry without looking for it.
     const uint32_t hash = HashOf(item);
-    bool wake = false;
-    size_t inboxed;
-    {
-      MutexLock lock(&inbox_mu_);
-      if (shutting_down_.load(std::memory_order_relaxed)) return;
-      inbox_.push_back(Inboxed{T(std::forward<K>(item)), hash});
-      inbox_filter_.Insert(hash);
-      wake = sleepers_ > signalled_;
-      if (wake) ++signalled_;
-      inboxed = inbox_.size();
-      if (inboxed == 1) inbox_filled_.store(true, std::memory_order_relaxed);
+    MutexLock lock(&index_mu_);
+    if (shutting_down_.load(std::memory_order_relaxed)) return;
+    const uint32_t slot = EntryForLocked(std::forward<K>(item), hash);
+    // A queued entry gets its first-add time when its batch is published;
+    // one being processed is not in the batch, so it gets it now.
+    int64_t added_at = 0;
+    if (metrics_ != nullptr &&
+        slab_.at(slot).state.load(std::memory_order_acquire) == kProcessing) {
+      added_at = NowNanos();
+    }
+    if (AddExistingLocked(slot, added_at, &pending_) == kNil) return;
+    ++pending_counted_;
+    if (!pending_filled_.load(std::memory_order_relaxed)) {
+      // Sequentially consistent, before sleepers_pending_ is read: see
+      // SleepUntilWork.
+      pending_filled_.store(true);
     }
     AtStep(Step::kAddInboxed);
-    if (wake) inbox_cv_.Signal();
-    if (inboxed >= kInboxLimit) {
-      Fold();
-    } else if (inboxed % kFoldBatch == 0) {
-      TryFold();
+    if (pending_.len >= kFoldBatch || sleepers_pending_.load()) {
+      PublishPendingLocked();
+    } else {
+      last_add_.queue_id = id_;
     }
   }
 
-  // Moves every inboxed item into the queue proper, with client-go's Add
-  // semantics, and reaps finished entries.
-  void Fold() const {
+  // Publishes the pending batch, under index_mu_.
+  void Publish() const {
     MutexLock lock(&index_mu_);
-    FoldLocked();
+    PublishPendingLocked();
   }
 
-  // As Fold, unless another thread is folding (it will fold these items too).
-  void TryFold() const {
-    if (!index_mu_.TryLock()) return;
-    FoldLocked();
-    index_mu_.Unlock();
-  }
-
-  FoldResult FoldLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
-    FoldResult result;
-    {
-      MutexLock lock(&inbox_mu_);
-      inbox_.swap(folding_);
-      if (!folding_.empty()) {
-        folding_filter_.CopyFrom(inbox_filter_);
-        folding_now_.store(true, std::memory_order_release);
-        inbox_filter_.Clear();
-      }
-      inbox_filled_.store(false, std::memory_order_release);
-      result.shutting_down = shutting_down_.load(std::memory_order_relaxed);
-    }
-    if (folding_.empty()) {
-      PublishLocked(Batch{});
-      return result;
-    }
-    AtStep(Step::kFoldTaken);
-    Batch batch;
-    counted_ = 0;
-    // A metered queue's Adds count from the moment they are folded in, a
-    // few microseconds after the calls (one clock read per fold, none per
-    // Add).
-    const int64_t added_at =
-        metrics_ != nullptr ? absl::ToUnixNanos(clock_->Now()) : 0;
-    // The index's lines for the items a few places ahead are fetched while
-    // this one is inserted: with a long FIFO the index is far larger than
-    // the cache, and one miss after another would set the pace.
-    const size_t n = folding_.size();
-    for (size_t i = 0; i < n && i < kPrefetchAhead; ++i) PrefetchIndex(i);
-    for (size_t i = 0; i < n; ++i) {
-      if (i + kPrefetchAhead < n) PrefetchIndex(i + kPrefetchAhead);
-      Inboxed& in = folding_[i];
-      const uint32_t slot =
-          InsertLocked(std::move(in.item), in.hash, added_at, &batch);
-      if (slot != kNil) ++counted_;
-    }
-    folding_.clear();
-    PublishLocked(batch, counted_);
-    // Release: a reader that sees it clear sees this fold's effects. The
-    // next fold sets it again only after this one releases index_mu_.
-    folding_now_.store(false, std::memory_order_release);
-    result.queued = batch.len != 0;
-    return result;
-  }
-
-  // Starts fetching the index's lines where the `i`th item of the fold
-  // under way would be found or inserted.
-  void PrefetchIndex(size_t i) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
-    index_.Prefetch(folding_[i].hash);
-  }
-
-  // Whether Done of the item in `slot` must fold the inbox first to keep
-  // client-go's order. In client-go an Add made before Done has already
-  // marked the item dirty, and every other Add made before Done has already
-  // queued its item, so Done queues the item again behind them all. Here
-  // such Adds may still sit in the inbox or in a fold under way; they matter
-  // only if one of them is of this item, or if the item is already marked
-  // dirty (Done would queue it ahead of them).
-  bool MustFoldBeforeDone(uint32_t slot) const {
-    if (!UnfoldedAddsMayExist()) return false;
-    const Entry& entry = slab_.at(slot);
-    return UnfoldedAddMayBeOf(entry.hash) ||
-           entry.state.load(std::memory_order_acquire) == kProcessingDirty;
-  }
-
-  bool UnfoldedAddsMayExist() const {
-    return inbox_filled_.load(std::memory_order_acquire) ||
-           folding_now_.load(std::memory_order_acquire);
-  }
-
-  // Whether an Add of an item with this hash may wait in the inbox or in a
-  // fold under way: false positives possible, no misses, no lock.
-  //
-  // Why nothing is missed: an Add that precedes the caller left its hash in
-  // inbox_filter_ and inbox_filled_ set, unless a fold has taken it since.
-  // A fold copies the filter to folding_filter_ and sets folding_now_
-  // (release) before it clears inbox_filter_ and inbox_filled_ (release),
-  // and clears folding_now_ (release; a later fold, holding index_mu_ after
-  // this one, sets it again only after) once its items are published. So each
-  // acquire below either still sees the Add, or sees the fold that took it and
-  // then that fold's filter, or sees that fold finished and its effects (the
-  // item marked dirty, or the Add collapsed) visible.
-  bool UnfoldedAddMayBeOf(uint32_t hash) const {
-    if (!UnfoldedAddsMayExist()) return false;
-    if (inbox_filter_.Has(hash)) return true;
-    return folding_now_.load(std::memory_order_acquire) &&
-           folding_filter_.Has(hash);
-  }
-
-  bool HeadIsQueued() const {
-    MutexLock lock(&mu_);
-    return !fifo_.empty();
+  // Joins the pending batch (and its counted Adds) to the FIFO and reaps
+  // the entries finished so far. Returns whether anything was queued.
+  bool PublishPendingLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    const Batch batch = pending_;
+    const size_t counted = pending_counted_;
+    pending_ = Batch{};
+    pending_counted_ = 0;
+    PublishLocked(batch, counted);
+    return batch.len != 0;
   }
 
   // Joins `batch` to the FIFO, counts in the metrics the `counted` Adds
   // that count (queued, or marked to be queued again), reaps the entries
-  // finished so far, and wakes a worker if anything was queued.
+  // finished so far, and wakes a worker if anything was queued. A metered
+  // queue's Adds count from this moment, which also becomes the first-add
+  // time of the batch's items that have none (one clock read per batch).
   void PublishLocked(const Batch& batch, size_t counted = 0) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    if (metrics_ != nullptr && batch.len != 0) StampLocked(batch);
     {
       MutexLock lock(&mu_);
       if (counted != 0 && metrics_ != nullptr) metrics_->Add(counted);
       if (batch.len != 0) PushLocked(batch);
+      // Cleared with the push, under mu_: a Done that sees it clear sees
+      // every Add made before it in the FIFO (MustPublishBeforeDoneLocked).
+      if (pending_filled_.load(std::memory_order_relaxed)) {
+        pending_filled_.store(false, std::memory_order_release);
+      }
       TakeFinishedLocked();
     }
     ReapLocked();
     AtStep(Step::kPublished);
     if (batch.len != 0 && sleepers_pending_.load()) WakeOneSleeper();
+  }
+
+  // Sets the first-add time of the entries of `batch` that have none to
+  // the clock's time now.
+  void StampLocked(const Batch& batch) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
+    const int64_t now = NowNanos();
+    for (uint32_t slot = batch.head;; slot = slab_.at(slot).next) {
+      Entry& entry = slab_.at(slot);
+      if (entry.added == 0) entry.added = now;
+      if (slot == batch.tail) break;
+    }
+  }
+
+  // Whether Done of the item in `slot`, being processed, must publish the
+  // pending batch first to keep client-go's order: the item was added again
+  // while it was processed (so Done queues it again), and the batch may
+  // hold Adds made before this Done, which client-go has queued already.
+  // An Add made after the item's state is read here is concurrent with
+  // this Done and may go either side of it.
+  bool MustPublishBeforeDoneLocked(uint32_t slot) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return slab_.at(slot).state.load(std::memory_order_acquire) ==
+               kProcessingDirty &&
+           pending_filled_.load(std::memory_order_acquire);
   }
 
   // Hands the entries finished so far to ReapLocked, after any already
@@ -434,36 +378,28 @@ class FoldingQueue final : public WaitingItems<T> {
     finished_len_.store(0, std::memory_order_relaxed);
   }
 
-  // Reaps the entries finished so far, unless another thread holds the
-  // index.
+  // Publishes the pending batch and reaps the entries finished so far,
+  // unless another thread holds the index.
   void TryReap() const {
     if (!index_mu_.TryLock()) return;
-    PublishLocked(Batch{});
+    PublishPendingLocked();
     index_mu_.Unlock();
   }
 
-  // client-go's Add for one item. Returns the item's slot if the Add counts
-  // (queued, or marked to be queued again), kNil if it collapsed into an
-  // entry already waiting. A newly queued slot is appended to `batch`.
-  uint32_t InsertLocked(T&& item, uint32_t hash, int64_t added_at,
-                        Batch* batch) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
-    return AddExistingLocked(EntryForLocked(std::move(item), hash), added_at,
-                             batch);
-  }
-
   // The slot of `item`'s entry, created if it has none. A new entry is
-  // kFinished: in no list, processed by no one.
-  uint32_t EntryForLocked(T&& item, uint32_t hash) const
+  // kFinished: in no list, processed by no one. The key is copied (or
+  // moved) into the slab only for a new entry.
+  template <typename K>
+  uint32_t EntryForLocked(K&& item, uint32_t hash) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
     return index_.FindOrInsert(item, hash, [&] {
       const uint32_t slot = slab_.Allocate();
       // A reused entry was last written by whoever reaped it: fetch the one
-      // that a later insert of this fold will get.
+      // that a later insert will get.
       const uint32_t later = slab_.Peek(kPrefetchAhead);
       if (later != kNil) PrefetchForWrite(&slab_.at(later));
       Entry& fresh = slab_.at(slot);
-      new (&fresh.key) T(std::move(item));
+      new (&fresh.key) T(std::forward<K>(item));
       fresh.hash = hash;
       fresh.added = 0;
       fresh.state.store(kFinished, std::memory_order_relaxed);
@@ -471,9 +407,12 @@ class FoldingQueue final : public WaitingItems<T> {
     });
   }
 
-  // client-go's Add on an entry: as InsertLocked. A metered queue passes
-  // the Add's time in `added_at` (0 otherwise), kept as the item's first-add
-  // time if the Add counts.
+  // client-go's Add on an entry. Returns the entry's slot if the Add counts
+  // (queued, or marked to be queued again), kNil if it collapsed into an
+  // entry already waiting. A newly queued slot is appended to `batch`. A
+  // metered queue passes the Add's time in `added_at` (0: the batch's
+  // publish stamps it), kept as the item's first-add time if the Add
+  // counts.
   uint32_t AddExistingLocked(uint32_t slot, int64_t added_at,
                              Batch* batch) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
@@ -517,13 +456,13 @@ class FoldingQueue final : public WaitingItems<T> {
     const uint32_t slot = fifo_.Pop(slab_);
     Entry& entry = slab_.at(slot);
     if (!fifo_.empty()) {
-      // Written by the folder: fetch it while this item is processed.
+      // Written by a producer: fetch it while this item is processed.
       __builtin_prefetch(&slab_.at(fifo_.head()), /*rw=*/1);
     }
     queued_.store(fifo_.len(), std::memory_order_relaxed);
     if (metrics_ != nullptr) {
       metrics_->Get(slot, now, entry.added);
-      // Before the entry is marked processing: from then on the folder may
+      // Before the entry is marked processing: from then on an Add may
       // record a new Add's time here (AddExistingLocked acquires the state).
       entry.added = 0;
     }
@@ -555,10 +494,13 @@ class FoldingQueue final : public WaitingItems<T> {
     if (metrics_ != nullptr) metrics_->Done(slot, now);
     --processing_;
     bool requeued = false;
+    // Read before the swap: once the entry is kFinished it is the folder's,
+    // which may reap it and give the slot to another key at once.
+    const uint32_t hash = entry.hash;
     uint8_t state = kProcessing;
     if (entry.state.compare_exchange_strong(state, kFinished,
                                             std::memory_order_acq_rel)) {
-      finished_.push_back(SlotRef{slot, entry.hash});
+      finished_.push_back(SlotRef{slot, hash});
       finished_len_.store(finished_.size(), std::memory_order_relaxed);
     } else {  // kProcessingDirty: added again meanwhile
       entry.state.store(kQueued, std::memory_order_relaxed);
@@ -585,7 +527,12 @@ class FoldingQueue final : public WaitingItems<T> {
       Entry& entry = slab_.at(ref.slot);
       if (entry.state.load(std::memory_order_acquire) != kFinished) continue;
       if (entry.ready != 0) continue;  // still waiting for its delay
-      index_.Erase(ref.slot, ref.hash);
+      // A reference may be stale: the entry was revived and finished again
+      // (a second reference follows), or reaped through an earlier reference
+      // and its slot given to another key. Either way a finished entry is
+      // due to be reaped, and the entry's own hash (the folder's to read)
+      // finds its cell; the reference's only steered the prefetch.
+      index_.Erase(ref.slot, entry.hash);
       entry.key.~T();
       entry.state.store(kFree, std::memory_order_relaxed);
       slab_.Free(ref.slot);
@@ -639,10 +586,7 @@ class FoldingQueue final : public WaitingItems<T> {
   size_t AddDueLocked(int64_t now, size_t limit) override
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_) {
     // Adds made before these items came due are ahead of them in client-go:
-    // fold them in first.
-    if (inbox_filled_.load(std::memory_order_acquire)) FoldLocked();
-    Batch batch;
-    counted_ = 0;
+    // the due items join the pending batch behind them.
     const int64_t added_at = metrics_ != nullptr ? now : 0;
     const bool shutting_down = shutting_down_.load();
     size_t due = 0;
@@ -659,9 +603,11 @@ class FoldingQueue final : public WaitingItems<T> {
         reaping_.push_back(SlotRef{p.slot, entry.hash});
         continue;
       }
-      if (AddExistingLocked(p.slot, added_at, &batch) != kNil) ++counted_;
+      if (AddExistingLocked(p.slot, added_at, &pending_) != kNil) {
+        ++pending_counted_;
+      }
     }
-    if (due != 0) PublishLocked(batch, counted_);
+    if (due != 0) PublishPendingLocked();
     return due;
   }
 
@@ -670,25 +616,35 @@ class FoldingQueue final : public WaitingItems<T> {
     return waiting_;
   }
 
-  // Yields the CPU a few times while nothing is waiting, in case work is
+  // Yields the CPU a few times while nothing is queued, in case work is
   // about to arrive: sleeping and being woken costs a futex round trip, and
   // on virtual machines waking an idle CPU costs tens of microseconds.
-  // Returns whether work (or shutdown) arrived.
+  // Returns whether work (or shutdown) arrived; false when it did not, or
+  // when the pending batch has held Adds for a while (the caller publishes
+  // it).
   bool SpinForWork() const {
+    int pending = 0;
     for (int i = 0; i < kSpinsBeforeSleep; ++i) {
-      if (inbox_filled_.load(std::memory_order_relaxed) ||
-          queued_.load(std::memory_order_relaxed) != 0 ||
+      if (queued_.load(std::memory_order_relaxed) != 0 ||
           shutting_down_.load(std::memory_order_relaxed)) {
         return true;
+      }
+      // A producer publishes its batch when it is full: take it from a
+      // busy producer only when it has waited for a while, so that workers
+      // do not take it one item at a time.
+      if (pending_filled_.load(std::memory_order_relaxed) &&
+          ++pending >= kSpinsBeforeTakingPending) {
+        return false;
       }
       std::this_thread::yield();
     }
     return false;
   }
 
-  // Blocks until the inbox or the queue may hold an item, or shutdown.
+  // Blocks until the pending batch or the FIFO may hold an item, or
+  // shutdown.
   void SleepUntilWork() {
-    MutexLock lock(&inbox_mu_);
+    MutexLock lock(&sleep_mu_);
     ++sleepers_;
     for (;;) {
       // Announced before every look for work, the first and each one after
@@ -702,11 +658,11 @@ class FoldingQueue final : public WaitingItems<T> {
       // sequentially consistent), and whoever queues publishes queued_
       // before reading sleepers_pending_, so one of the two always sees the
       // other.
-      if (!inbox_.empty() || queued_.load() != 0 ||
+      if (pending_filled_.load() || queued_.load() != 0 ||
           shutting_down_.load(std::memory_order_relaxed)) {
         break;
       }
-      inbox_cv_.Wait(&inbox_mu_);
+      sleep_cv_.Wait(&sleep_mu_);
       AtStep(Step::kSleepWoken);
       if (signalled_ > 0) --signalled_;
     }
@@ -718,18 +674,26 @@ class FoldingQueue final : public WaitingItems<T> {
   void WakeOneSleeper() const {
     bool wake = false;
     {
-      MutexLock lock(&inbox_mu_);
+      MutexLock lock(&sleep_mu_);
       wake = sleepers_ > signalled_;
       if (wake) ++signalled_;
       sleepers_pending_.store(sleepers_ > signalled_);
     }
     AtStep(Step::kBeforeSignal);
-    if (wake) inbox_cv_.Signal();
+    if (wake) sleep_cv_.Signal();
+  }
+
+  // The clock in Unix nanoseconds. The real clock is read directly, which
+  // is what its Now does, without the virtual call and the conversions
+  // through absl::Time (a metered queue reads it twice per item).
+  int64_t NowNanos() const {
+    return real_clock_ ? absl::GetCurrentTimeNanos()
+                       : absl::ToUnixNanos(clock_->Now());
   }
 
   // The clock in Unix nanoseconds for a metered queue; 0 (unread) otherwise.
   int64_t NowNanosIfMetered() const {
-    return metrics_ != nullptr ? absl::ToUnixNanos(clock_->Now()) : 0;
+    return metrics_ != nullptr ? NowNanos() : 0;
   }
 
   // Whether the metrics' batch of observations is full: the Get or Done
@@ -769,7 +733,7 @@ class FoldingQueue final : public WaitingItems<T> {
     PublishObservationsLocked();
   }
 
-  // Every kUnfinishedWorkUpdatePeriod: folds the inbox and publishes the
+  // Every kUnfinishedWorkUpdatePeriod: publishes the pending batch and the
   // workers' pending observations, so that no instrument is further behind
   // than one period even when no worker calls Get, and refreshes the
   // unfinished-work gauges.
@@ -783,7 +747,7 @@ class FoldingQueue final : public WaitingItems<T> {
         }
         if (shutting_down_.load()) return;
       }
-      Fold();
+      Publish();
       PublishObservations();
       MutexLock lock(&mu_);
       metrics_->UpdateUnfinishedWork();
@@ -798,9 +762,13 @@ class FoldingQueue final : public WaitingItems<T> {
     uint32_t slot = 0;
   };
   static inline thread_local LastGet last_get_;
+  // The queue of the last Add of each thread that left its item in the
+  // pending batch (slot unused).
+  static inline thread_local LastGet last_add_;
   static inline std::atomic<uint64_t> next_id_{0};
 
   const Clock* const clock_;
+  const bool real_clock_;
   const uint64_t id_;
 
   // Set once in the constructor; its own state is guarded by mu_.
@@ -810,45 +778,41 @@ class FoldingQueue final : public WaitingItems<T> {
   mutable Mutex publish_mu_ ABSL_ACQUIRED_AFTER(mu_);
   std::thread updater_;
 
-  // Lock order: index_mu_, then mu_, then inbox_mu_. Each side's fields
+  // Lock order: index_mu_, then mu_, then sleep_mu_. Each side's fields
   // start a cache line of their own, so that a producer's writes do not
   // evict what a worker reads on every Get, and the other way round.
 
-  // The folder's side: deduplication. The index holds every entry that is
-  // not free; the slab's allocation state is the folder's too.
+  // Producers' side: deduplication. The index holds every entry that is
+  // not free; the slab's allocation state is the producers' too.
   alignas(kCacheLine) mutable Mutex index_mu_ ABSL_ACQUIRED_BEFORE(mu_);
-  mutable std::vector<Inboxed> folding_ ABSL_GUARDED_BY(index_mu_);
-  // Adds of the current fold or due batch that count, for the metrics.
-  mutable size_t counted_ ABSL_GUARDED_BY(index_mu_) = 0;
+  // Entries folded in and not yet in the FIFO, and the Adds since the last
+  // publish that count, for the metrics.
+  mutable Batch pending_ ABSL_GUARDED_BY(index_mu_);
+  mutable size_t pending_counted_ ABSL_GUARDED_BY(index_mu_) = 0;
   mutable std::vector<SlotRef> reaping_ ABSL_GUARDED_BY(index_mu_);
-  // Entries are read by workers under mu_ once pushed; see State.
+  // Entries are read by workers under mu_ once pushed; see EntryState.
   mutable EntrySlab slab_;
   mutable SlotIndex<T, Eq> index_ ABSL_GUARDED_BY(index_mu_);
   // Waiting items: how many, and their (ready, slot) pairs.
   mutable size_t waiting_ ABSL_GUARDED_BY(index_mu_) = 0;
   mutable ReadySchedule schedule_ ABSL_GUARDED_BY(index_mu_);
 
-  // Producers' side.
-  alignas(kCacheLine) mutable Mutex inbox_mu_ ABSL_ACQUIRED_AFTER(mu_);
-  mutable CondVar inbox_cv_;  // consumers with nothing to do
-  mutable std::vector<Inboxed> inbox_ ABSL_GUARDED_BY(inbox_mu_);
-  // The hashes of the items in inbox_, and of those of the fold under way
-  // (see MustFoldBeforeDone). Written under inbox_mu_.
-  mutable HashFilter inbox_filter_;
-  mutable HashFilter folding_filter_;
-  int sleepers_ ABSL_GUARDED_BY(inbox_mu_) = 0;
+  // Sleeping workers.
+  alignas(kCacheLine) mutable Mutex sleep_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  mutable CondVar sleep_cv_;  // workers with nothing to do
+  int sleepers_ ABSL_GUARDED_BY(sleep_mu_) = 0;
   // Sleepers signalled but not yet awake: no need to signal them again.
-  mutable int signalled_ ABSL_GUARDED_BY(inbox_mu_) = 0;
-  // sleepers_ > signalled_, readable without the lock: read on every Get,
-  // written only as workers fall asleep and wake.
+  mutable int signalled_ ABSL_GUARDED_BY(sleep_mu_) = 0;
+
+  // Flags read without a lock and written rarely (not per item): producers
+  // read sleepers_pending_ on every Add, workers the others when idle.
+  // sleepers_ > signalled_: written only as workers fall asleep and wake.
   alignas(kCacheLine) mutable std::atomic<bool> sleepers_pending_{false};
-  // !inbox_.empty(), readable without the lock; written as the inbox fills
-  // and as it is folded, not on every Add, since idle workers watch it.
-  mutable std::atomic<bool> inbox_filled_{false};
-  // A fold has taken items from the inbox and not yet published them.
-  // Written under index_mu_ (set under inbox_mu_ too).
-  mutable std::atomic<bool> folding_now_{false};
-  // Written under inbox_mu_, so no Add is accepted after it is seen.
+  // The pending batch holds an Add: set by the Add that starts a batch
+  // (under index_mu_), cleared by the publish (under index_mu_ and mu_).
+  mutable std::atomic<bool> pending_filled_{false};
+  // Written under index_mu_ and sleep_mu_, so no Add is folded in, and no
+  // worker falls asleep, after it is seen.
   std::atomic<bool> shutting_down_{false};
 
   // Workers' side: the FIFO and the processing count.

@@ -33,6 +33,27 @@ enum EntryState : uint8_t {
 // One item. `key` is alive unless state == kFree and does not change until
 // the entry is reaped; `next` links the FIFO, a fold's batch or the free
 // list; `hash` is 32 bits of the key's hash, as in the index.
+//
+// Who may touch which field (the folder holds the queue's index lock, the
+// workers its FIFO lock; the two run at once):
+//  * `state` is atomic; either side reads it at any time.
+//  * `key` and `hash` are written only by the folder, when it allocates the
+//    entry or reaps it, and only the folder frees an entry, only once it
+//    is kFinished. A worker reads them only while the entry is queued in
+//    the FIFO or being processed (so it cannot be freed) — in particular
+//    Done reads the hash before the swap that makes the entry kFinished,
+//    since from that moment the folder may reap it and give its slot to
+//    another key.
+//  * `next` belongs to whoever holds the list the entry is in: the folder
+//    for a batch not yet published (and for kFinished and free entries),
+//    the workers for the FIFO (and for an entry being processed, which Done
+//    may queue again). Publishing a batch under both locks hands it over.
+//  * `ready` is the folder's alone.
+//  * `added` is the workers' while the entry is in the FIFO (Get reads and
+//    clears it before the release store of kProcessing) and the folder's
+//    otherwise: it stamps a batch before publishing it, and records an Add
+//    of an entry being processed before the compare-and-swap that marks it
+//    dirty (Done's failed swap acquires it).
 template <typename T>
 struct Entry {
   Entry() {}

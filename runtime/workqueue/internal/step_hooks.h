@@ -1,5 +1,5 @@
 // Step hooks: named points between the steps of the work queue's lock-free
-// handshakes (the inbox fold, the publish of a batch, the sleep/wake of
+// handshakes (an Add's fold, the publish of a batch, the sleep/wake of
 // workers and of the delaying queue's timer), where a test can stall the
 // thread that reaches them.
 //
@@ -20,10 +20,10 @@
 namespace kcr::workqueue::internal {
 
 enum class Step {
-  // Queue: a producer has appended to the inbox, before it wakes anyone.
+  // Queue: a producer has folded its Add into the pending batch, before it
+  // publishes or wakes anyone. DelayingQueue: AddAfter has appended to its
+  // inbox, before it wakes the timer.
   kAddInboxed,
-  // A fold has taken the inbox, before it inserts the items.
-  kFoldTaken,
   // A fold or due batch is in the FIFO, before the waker looks for sleepers.
   kPublished,
   // A waker has counted its signal, before it signals.
@@ -32,7 +32,8 @@ enum class Step {
   kSleepAnnounced,
   // A worker has woken, before it looks for work.
   kSleepWoken,
-  // Done has looked for unfolded adds, before it finishes the item.
+  // Done has found its item added again while processed, before it
+  // publishes the pending batch and queues the item behind it.
   kDoneChecked,
   // DelayingQueue: AddAfter has computed the ready time, before the inbox.
   kAddAfterTimed,

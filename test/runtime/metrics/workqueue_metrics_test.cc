@@ -1,6 +1,7 @@
 #include "runtime/metrics/workqueue_metrics.h"
 
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -55,6 +56,39 @@ TEST(PrometheusWorkqueueMetricsTest,
         HasSubstr(
             "workqueue_longest_running_processor_seconds{name=\"pods\"}"));
   }
+}
+
+// A batch lands in the buckets that one Observe per value would fill:
+// values on a bound (which belong to its bucket, `le`), between bounds,
+// below the first and above the last.
+TEST(PrometheusWorkqueueMetricsTest, ObserveBatchBucketsAsObserveDoes) {
+  prometheus::Registry registry;
+  PrometheusWorkqueueMetrics provider(registry);
+  auto one_by_one = provider.NewLatencyMetric("one");
+  auto batched = provider.NewLatencyMetric("batch");
+  std::vector<double> values = {0,   1e-9, 1e-8, 1.5e-8, 1e-7, 3e-6, 1e-3,
+                                0.5, 1,    9.99, 10,     11,   1e6};
+  for (double v : values) one_by_one->Observe(v);
+  batched->ObserveBatch(values);
+
+  const std::vector<prometheus::MetricFamily> families = registry.Collect();
+  std::vector<std::vector<uint64_t>> counts;
+  for (const auto& family : families) {
+    if (family.name != "workqueue_queue_duration_seconds") continue;
+    ASSERT_EQ(family.metric.size(), 2u);
+    for (const auto& metric : family.metric) {
+      EXPECT_EQ(metric.histogram.sample_count, values.size());
+      std::vector<uint64_t> cumulative;
+      for (const auto& bucket : metric.histogram.bucket) {
+        cumulative.push_back(bucket.cumulative_count);
+      }
+      counts.push_back(cumulative);
+    }
+  }
+  ASSERT_EQ(counts.size(), 2u);
+  EXPECT_EQ(counts[0], counts[1]);
+  // le="1e-08" holds 0, 1e-9 and 1e-8 (on the bound).
+  EXPECT_EQ(counts[0][0], 3u);
 }
 
 }  // namespace
