@@ -266,6 +266,12 @@ class Registry {
                              api::ObjectBuilder* object) const;
   absl::Status CheckNamespace(const ResourceInfo& resource, std::string_view ns,
                               std::string_view name) const;
+  // The same given the namespace object (null when absent), as a create's
+  // write checks it in its own storage hold.
+  static absl::Status CheckNamespaceObject(const ResourceInfo& resource,
+                                           std::string_view ns,
+                                           std::string_view name,
+                                           const api::ObjectPtr& namespace_);
   // After a write: keep the served resources in step with CRDs, and delete
   // the objects of a CRD that is being deleted.
   void AfterWrite(const ResourceInfo& resource,

@@ -87,7 +87,14 @@ absl::Status Registry::CheckNamespace(const ResourceInfo& r,
                                       std::string_view ns,
                                       std::string_view name) const {
   if (!r.namespaced()) return absl::OkStatus();
-  api::ObjectPtr n = storage_->Get("/namespaces", "", ns);
+  return CheckNamespaceObject(r, ns, name,
+                              storage_->Get("/namespaces", "", ns));
+}
+
+absl::Status Registry::CheckNamespaceObject(const ResourceInfo& r,
+                                            std::string_view ns,
+                                            std::string_view name,
+                                            const api::ObjectPtr& n) {
   if (n == nullptr) {
     return api::StatusError::NotFound({"", "namespaces"}, ns).ToStatus();
   }
@@ -138,10 +145,11 @@ absl::StatusOr<WriteResult> Registry::Create(const ResourceInfo& r,
   std::string name = StringAt(object, "/metadata/name");
   std::string prefix = StringAt(object, "/metadata/generateName");
   bool generated = name.empty();
-  KCR_RETURN_IF_ERROR(CheckNamespace(r, ns, name));
   // Cluster IP and node ports, given back unless the Service is stored.
   std::optional<ServiceAllocator::Allocation> allocation;
   if (IsCoreServices(r)) {
+    // A missing namespace is told before an allocation's errors.
+    KCR_RETURN_IF_ERROR(CheckNamespace(r, ns, name));
     KCR_ASSIGN_OR_RETURN(allocation, service_allocator_->Allocate(
                                          r.group_kind(), nullptr, &object));
   }
@@ -156,20 +164,34 @@ absl::StatusOr<WriteResult> Registry::Create(const ResourceInfo& r,
     }
     // The name is final: validated before the store is locked (as
     // kube-apiserver validates before it writes to etcd).
+    // Told after the namespace check (as kube-apiserver's admission runs
+    // before the store validates).
     std::vector<FieldError> errors;
     ValidateMeta(StrategyFor(r), object, &errors);
-    if (!errors.empty()) {
-      return api::StatusError::Invalid(r.group_kind(), name, errors).ToStatus();
-    }
     std::string obj_ns = r.namespaced() ? std::string(ns) : "";
+    // The namespace must exist and not be terminating when the object is
+    // stored: checked in the write's own hold, not by a lookup before it.
+    Storage::Precondition namespace_lives;
+    if (r.namespaced()) {
+      namespace_lives.collection = "/namespaces";
+      namespace_lives.name = ns;
+      namespace_lives.check = [&](const api::ObjectPtr& n) {
+        return CheckNamespaceObject(r, ns, name, n);
+      };
+    }
     // Storage runs the function once; the object is moved into the write
     // only when there is nothing in its place, so that a generated name
     // taken already can be tried again with the same object.
-    auto result =
-        RunWrite(storage_, r.StorageKey(), obj_ns, name, options.dry_run,
-                 [&](const api::ObjectPtr& cur) -> absl::StatusOr<Mutation> {
-                   return CreateLocked(r, cur, &object);
-                 });
+    auto result = RunWrite(
+        storage_, r.StorageKey(), obj_ns, name, options.dry_run,
+        [&](const api::ObjectPtr& cur) -> absl::StatusOr<Mutation> {
+          if (!errors.empty()) {
+            return api::StatusError::Invalid(r.group_kind(), name, errors)
+                .ToStatus();
+          }
+          return CreateLocked(r, cur, &object);
+        },
+        r.namespaced() ? &namespace_lives : nullptr);
     if (!result.ok()) {
       if (generated && api::IsAlreadyExists(result.status()) && attempt < 8) {
         continue;

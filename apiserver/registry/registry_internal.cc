@@ -106,8 +106,9 @@ bool IsCoreServices(const ResourceInfo& r) {
 
 absl::StatusOr<Storage::WriteResult> RunWrite(
     Storage* storage, const std::string& collection, std::string_view ns,
-    std::string_view name, bool dry_run, const Storage::UpdateFunc& fn) {
-  if (!dry_run) return storage->Write(collection, ns, name, fn);
+    std::string_view name, bool dry_run, const Storage::UpdateFunc& fn,
+    const Storage::Precondition* precondition) {
+  if (!dry_run) return storage->Write(collection, ns, name, fn, precondition);
   api::ObjectPtr preview;
   Mutation::Op op = Mutation::Op::kKeep;
   auto result = storage->Write(
@@ -124,7 +125,8 @@ absl::StatusOr<Storage::WriteResult> RunWrite(
           preview = cur;
         }
         return Mutation::Keep();
-      });
+      },
+      precondition);
   if (!result.ok()) return result.status();
   result->object = preview;
   result->op = op;

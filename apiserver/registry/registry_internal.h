@@ -60,7 +60,8 @@ bool IsCoreServices(const ResourceInfo& r);
 // Runs a write for real, or (dry run) computes it without storing.
 absl::StatusOr<Storage::WriteResult> RunWrite(
     Storage* storage, const std::string& collection, std::string_view ns,
-    std::string_view name, bool dry_run, const Storage::UpdateFunc& fn);
+    std::string_view name, bool dry_run, const Storage::UpdateFunc& fn,
+    const Storage::Precondition* precondition = nullptr);
 
 // A patched built-in object decodes as the kind's Go type: a type error is
 // kube-apiserver's 422 on the field "patch"; unknown fields are dropped.

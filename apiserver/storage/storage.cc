@@ -134,12 +134,18 @@ void Storage::Record(StoredEvent event, WatchCache** dispatch) {
 absl::StatusOr<Storage::WriteResult> Storage::Write(std::string_view collection,
                                                     std::string_view ns,
                                                     std::string_view name,
-                                                    const UpdateFunc& fn) {
+                                                    const UpdateFunc& fn,
+                                                    const Precondition* pre) {
   WatchCache* dispatch = nullptr;
   absl::StatusOr<WriteResult> result;
   bool expiry_moved = false;
   {
     MutexLock l(&mu_);
+    absl::Status checked =
+        pre == nullptr
+            ? absl::OkStatus()
+            : pre->check(GetLocked(pre->collection, Key(pre->ns, pre->name)));
+    if (!checked.ok()) return checked;
     result = WriteLocked(collection, ns, name, fn, &dispatch);
     expiry_moved = std::exchange(expiry_moved_, false);
   }
@@ -234,6 +240,11 @@ api::ObjectPtr Storage::Get(std::string_view collection, std::string_view ns,
 api::ObjectPtr Storage::GetByKey(std::string_view collection,
                                  std::string_view key) const {
   MutexLock l(&mu_);
+  return GetLocked(collection, key);
+}
+
+api::ObjectPtr Storage::GetLocked(std::string_view collection,
+                                  std::string_view key) const {
   auto c = collections_.find(ToAbsl(collection));
   if (c == collections_.end()) return nullptr;
   auto it = c->second.find(key);

@@ -158,11 +158,25 @@ class Storage {
   // The key of an object within its collection.
   static std::string Key(std::string_view ns, std::string_view name);
 
+  // A check of another object made in the write's own hold, before `fn`:
+  // what it checks still holds when the write is stored (as kube's
+  // NamespaceLifecycle admission: the namespace exists and is not
+  // terminating when an object is created in it). An error aborts the
+  // write and is returned by Write.
+  struct Precondition {
+    std::string_view collection;
+    std::string_view ns;
+    std::string_view name;
+    std::function<absl::Status(const api::ObjectPtr& object)> check;
+  };
+
   // Runs `fn` once on the current object under the lock and applies its
-  // decision, recording an event for kPut and kRemove.
+  // decision, recording an event for kPut and kRemove. With a
+  // precondition, its check runs first in the same hold.
   absl::StatusOr<WriteResult> Write(std::string_view collection,
                                     std::string_view ns, std::string_view name,
-                                    const UpdateFunc& fn);
+                                    const UpdateFunc& fn,
+                                    const Precondition* precondition = nullptr);
 
   // The object, or null.
   api::ObjectPtr Get(std::string_view collection, std::string_view ns,
@@ -266,6 +280,9 @@ class Storage {
                                           std::string_view name,
                                           const UpdateFunc& fn,
                                           WatchCache** dispatch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  api::ObjectPtr GetLocked(std::string_view collection,
+                           std::string_view key) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The message kube-apiserver's watch cache gives for a too old RV.
   absl::Status TooOld(int64_t rv) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
