@@ -120,11 +120,15 @@ BENCHMARK(BM_ListDecoder)
     ->Unit(benchmark::kMillisecond);
 
 // Framing alone: the share of the decoder that the reading thread runs.
+// range(1): 1 the AVX2 block scan (where the CPU has it), 0 the portable
+// one.
 void BM_ListFramer(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
+  const bool avx2 = state.range(1) != 0;
   const std::string& body = ListBody(n);
   for (auto _ : state) {
     ListFramer framer;
+    framer.set_avx2_block_scan(avx2);
     FramedItems batch;
     size_t items = 0;
     for (size_t i = 0; i < body.size(); i += kChunk) {
@@ -140,7 +144,10 @@ void BM_ListFramer(benchmark::State& state) {
   }
   Report(state, n, body);
 }
-BENCHMARK(BM_ListFramer)->Arg(10000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ListFramer)
+    ->Args({10000, 0})
+    ->Args({10000, 1})
+    ->Unit(benchmark::kMillisecond);
 
 // Object::Parse of the same item, whole, as the floor of any design.
 void BM_ObjectParse(benchmark::State& state) {

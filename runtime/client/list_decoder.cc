@@ -88,7 +88,7 @@ std::string Member(std::string_view name, std::string_view value) {
 }  // namespace
 
 ListFramer::ListFramer(size_t max_item_bytes)
-    : max_item_bytes_(max_item_bytes) {}
+    : max_item_bytes_(max_item_bytes), use_avx2_(Avx2BlockScanAvailable()) {}
 
 absl::Status ListFramer::Fail(absl::Status status) {
   error_ = status;
@@ -283,129 +283,57 @@ inline uint64_t Mask64(__m128i v0, __m128i v1, __m128i v2, __m128i v3,
   return bits(v0) | (bits(v1) << 16) | (bits(v2) << 32) | (bits(v3) << 48);
 }
 
-}  // namespace
-
-size_t ListFramer::ScanBlock(const char* p, bool* item_end, bool* too_deep) {
-  const __m128i v0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  const __m128i v1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16));
-  const __m128i v2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 32));
-  const __m128i v3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 48));
-  // Bit k: byte k equals c.
-  const auto mask = [&](char c) {
-    return Mask64(v0, v1, v2, v3, _mm_set1_epi8(c));
-  };
-  // Bytes past the item's end count too: a false "non-ASCII" only makes
-  // its parse validate UTF-8.
-  if (_mm_movemask_epi8(
-          _mm_or_si128(_mm_or_si128(v0, v1), _mm_or_si128(v2, v3))) != 0) {
-    current_.non_ascii = true;
+// The baseline's block (x86-64 always has SSE2).
+struct Sse2Block {
+  explicit Sse2Block(const char* p)
+      : v0(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))),
+        v1(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16))),
+        v2(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 32))),
+        v3(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 48))) {}
+  bool High() const {
+    return _mm_movemask_epi8(
+               _mm_or_si128(_mm_or_si128(v0, v1), _mm_or_si128(v2, v3))) != 0;
   }
-  // The bytes a backslash escapes and the backslashes that escape: in a
-  // run of them, every other one. One at bit 63 escapes the next block's
-  // first byte.
-  uint64_t escaped = escaped_ ? 1 : 0;
-  uint64_t escapes = 0;
-  for (uint64_t b = mask('\\') & ~escaped; b != 0;) {
-    const uint64_t bit = b & (0 - b);
-    escapes |= bit;
-    escaped |= bit << 1;
-    b &= ~(bit | bit << 1);
-  }
-  // An escaped 'u' (one in the next item's bytes would only make its
-  // parse look for surrogates).
-  if (escaped != 0 && (escaped & mask('u')) != 0) {
-    current_.unicode_escape = true;
-  }
-  const uint64_t quotes = mask('"') & ~escaped;
-  // Bit k: byte k is inside a string (an opening quote is, a closing one
-  // is not).
-  const uint64_t in_string =
-      PrefixXor(quotes) ^ (in_string_ ? ~uint64_t{0} : uint64_t{0});
-  // A backslash outside strings escapes nothing: this block's strings are
-  // not what the masks assumed.
-  if ((escapes & ~in_string) != 0) return 0;
+  uint64_t Eq(char c) const { return Mask64(v0, v1, v2, v3, _mm_set1_epi8(c)); }
   // '{' and '[' (0x7b, 0x5b) are the only bytes that are 0x7b with bit
   // 0x20 set; '}' and ']' likewise 0x7d.
-  const __m128i k20 = _mm_set1_epi8(0x20);
-  const __m128i f0 = _mm_or_si128(v0, k20);
-  const __m128i f1 = _mm_or_si128(v1, k20);
-  const __m128i f2 = _mm_or_si128(v2, k20);
-  const __m128i f3 = _mm_or_si128(v3, k20);
-  const uint64_t opens = Mask64(f0, f1, f2, f3, _mm_set1_epi8(0x7b));
-  const uint64_t closes = Mask64(f0, f1, f2, f3, _mm_set1_epi8(0x7d));
-  // Most blocks lie deep inside an item: when even closing every bracket
-  // the block closes leaves the depth at 2 or more, and opening every one
-  // it opens stays within the limit, nothing in it matters but the depth
-  // it ends at (commas and keys count only at depth 1). An empty "{}" or
-  // "[]" (managedFields are full of them) never lowers the depth: its
-  // close is left out of the bound, and its open raises the highest depth
-  // by one at most, however many there are.
-  const uint64_t open_bits = opens & ~in_string;
-  const uint64_t close_bits = closes & ~in_string;
-  if ((open_bits | close_bits) == 0 && depth_ >= 2) {
-    // No bracket at all (strings, mostly): the depth stays, no counting.
-    in_string_ = (in_string >> 63) & 1;
-    escaped_ = (escapes >> 63) & 1;
-    return kBlock;
+  void Brackets(uint64_t* opens, uint64_t* closes) const {
+    const __m128i k20 = _mm_set1_epi8(0x20);
+    const __m128i f0 = _mm_or_si128(v0, k20);
+    const __m128i f1 = _mm_or_si128(v1, k20);
+    const __m128i f2 = _mm_or_si128(v2, k20);
+    const __m128i f3 = _mm_or_si128(v3, k20);
+    *opens = Mask64(f0, f1, f2, f3, _mm_set1_epi8(0x7b));
+    *closes = Mask64(f0, f1, f2, f3, _mm_set1_epi8(0x7d));
   }
-  const uint64_t empty_closes = close_bits & (open_bits << 1);
-  const int open_count = PopCount(open_bits & ~(empty_closes >> 1));
-  const int close_count = PopCount(close_bits & ~empty_closes);
-  if (depth_ - close_count >= 2 &&
-      depth_ + open_count + (empty_closes != 0 ? 1 : 0) <= api::kMaxJsonDepth) {
-    depth_ += open_count - close_count;
-    in_string_ = (in_string >> 63) & 1;
-    escaped_ = (escapes >> 63) & 1;
-    return kBlock;
-  }
-  const uint64_t opening = quotes & in_string;
-  uint64_t events = (opens | closes | mask(',')) & ~in_string;
-  uint64_t seen = 0;  // bits of the bytes already handled
-  while (true) {
-    if (depth_ == 1 && expect_key_) {
-      // The next string at depth 1 is a top-level key, when it opens
-      // before the next structural byte.
-      const uint64_t keys = opening & ~seen;
-      if (keys != 0 &&
-          (events == 0 || (keys & (0 - keys)) < (events & (0 - events)))) {
-        const size_t k = static_cast<size_t>(__builtin_ctzll(keys));
-        expect_key_ = false;
-        in_string_ = true;
-        escaped_ = false;
-        in_top_key_ = true;
-        top_key_.clear();
-        return k + 1;
-      }
-    }
-    if (events == 0) break;
-    const size_t k = static_cast<size_t>(__builtin_ctzll(events));
-    events &= events - 1;
-    seen = (uint64_t{2} << k) - 1;  // all ones for k = 63
-    // Without a branch on the byte (brackets and commas come in no
-    // predictable order); what matters happens only at depth 0, 1 and
-    // past the limit.
-    const int opened = static_cast<int>((opens >> k) & 1);
-    depth_ += opened - static_cast<int>((closes >> k) & 1);
-    if (__builtin_expect(depth_ <= 1 || depth_ > api::kMaxJsonDepth, 0)) {
-      if (depth_ > api::kMaxJsonDepth) {
-        *too_deep = true;
-        return k + 1;
-      }
-      if (depth_ == 0) {
-        *item_end = true;
-        in_string_ = false;
-        escaped_ = false;
-        return k + 1;
-      }
-      // Depth 1 after the item's '{' or a comma (not after a close).
-      if (opened != 0 || p[k] == ',') expect_key_ = true;
-    }
-  }
-  in_string_ = (in_string >> 63) & 1;
-  escaped_ = (escapes >> 63) & 1;
-  return kBlock;
+  static uint64_t PrefixXor(uint64_t m) { return kcr::client::PrefixXor(m); }
+  static int PopCount(uint64_t m) { return kcr::client::PopCount(m); }
+
+  __m128i v0, v1, v2, v3;
+};
+
+}  // namespace
+
+#include "runtime/client/list_framer_block.inc"
+
+size_t ListFramer::ScanBlock(const char* p, bool* item_end, bool* too_deep) {
+  return ScanBlockWith<Sse2Block>(p, item_end, too_deep);
 }
 #endif  // __SSE2__
+
+bool ListFramer::Avx2BlockScanAvailable() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool available = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul") &&
+           __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
+           __builtin_cpu_supports("popcnt");
+  }();
+  return available;
+#else
+  return false;
+#endif
+}
 
 absl::Status ListFramer::TooDeep(size_t i) {
   return Error(offset_ + static_cast<int64_t>(i),
@@ -447,9 +375,12 @@ absl::StatusOr<size_t> ListFramer::ScanItem(const char* data, size_t i,
     if (!in_top_key_ && n - i >= kBlock) {
       bool item_end = false;
       bool too_deep = false;
-      const size_t used = ScanBlock(data + i, &item_end, &too_deep);
+      const size_t used = use_avx2_
+                              ? ScanBlockAvx2(data + i, &item_end, &too_deep)
+                              : ScanBlock(data + i, &item_end, &too_deep);
       if (used > 0) {
         i += used;
+        if (in_top_key_) top_key_.clear();
         if (too_deep) return TooDeep(i - 1);
         if (item_end) return EndItem(data, start, i, out);
         continue;

@@ -120,6 +120,14 @@ class ListFramer {
   // Bytes consumed so far.
   int64_t offset() const { return offset_; }
 
+  // Whether this CPU runs the AVX2 block scan (chosen at construction when
+  // it does); the portable SSE2 scan frames exactly the same way.
+  static bool Avx2BlockScanAvailable();
+  // Tests: picks the block scan (AVX2 only where available).
+  void set_avx2_block_scan(bool on) {
+    use_avx2_ = on && Avx2BlockScanAvailable();
+  }
+
  private:
   enum class State {
     kStart,       // before the list's '{'
@@ -152,8 +160,14 @@ class ListFramer {
   // key (for the byte loop to read), or 0 when a backslash outside strings
   // makes the block one for the byte loop. Framing is exactly the byte
   // loop's.
+  // The scan itself is list_framer_block.inc's, over the bit masks of
+  // `Block` (list_decoder.cc: SSE2, the baseline; list_framer_avx2.cc:
+  // AVX2 and PCLMUL, compiled apart with those instructions enabled).
   static constexpr size_t kBlock = 64;
+  template <typename Block>
+  size_t ScanBlockWith(const char* p, bool* item_end, bool* too_deep);
   size_t ScanBlock(const char* p, bool* item_end, bool* too_deep);
+  size_t ScanBlockAvx2(const char* p, bool* item_end, bool* too_deep);
   // The item ends at data[i - 1]: hands it over (or holds it).
   absl::StatusOr<size_t> EndItem(const char* data, size_t start, size_t i,
                                  FramedItems* out);
@@ -168,6 +182,7 @@ class ListFramer {
   void Release(FramedItems* out);
 
   const size_t max_item_bytes_;
+  bool use_avx2_;
   absl::Status error_;
   State state_ = State::kStart;
   int64_t offset_ = 0;  // body bytes before the current chunk

@@ -1,5 +1,7 @@
 #include "runtime/client/list_decoder.h"
 
+#include <functional>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -522,4 +524,156 @@ TEST(ListDecoderTest, ErrorsAreSticky) {
 }
 
 }  // namespace
+// What a framer made of a body, fed in the given chunks.
+struct Framing {
+  std::string status;
+  std::vector<std::string> items;  // bytes and every field, printed
+  std::string meta;
+  int64_t offset = 0;
+};
+
+Framing FrameWith(bool avx2, std::string_view body,
+                  const std::vector<size_t>& splits) {
+  ListFramer framer;
+  framer.set_avx2_block_scan(avx2);
+  FramedItems framed;
+  absl::Status status;
+  size_t from = 0;
+  for (size_t i = 0; i <= splits.size() && status.ok(); ++i) {
+    const size_t to = i < splits.size() ? splits[i] : body.size();
+    status = framer.Feed(body.substr(from, to - from), &framed);
+    from = to;
+  }
+  if (status.ok()) status = framer.Finish(&framed);
+  Framing f;
+  f.status = status.ToString();
+  for (const FramedItems::Item& item : framed.items) {
+    f.items.push_back(absl::StrCat(
+        item.index, " ", item.offset, " ", item.begin, " ", item.needs_kind,
+        item.needs_api_version, item.check_type, item.non_ascii,
+        item.unicode_escape, " ", framed.bytes.substr(item.begin, item.size)));
+  }
+  f.meta = absl::StrCat(framer.meta().kind, " ", framer.meta().api_version, " ",
+                        framed.kind_member, framed.api_version_member);
+  f.offset = framer.offset();
+  return f;
+}
+
+// A random item of the pieces that matter to the block scan: strings with
+// escapes (a run of backslashes, \u, an escaped quote), brackets, empty
+// "{}" / "[]", deep nesting, commas, non-ASCII bytes and top-level keys
+// ("kind", "apiVersion", escaped ones), at every position of a block.
+std::string RandomItem(std::mt19937* rng, int max_depth) {
+  static const std::vector<std::string> kStrings = {
+      R"("a")",       R"("\\")", R"("\"")",      R"("\\\"}]")",
+      R"("\u00e9x")", R"("{[")", "\"\xc3\xa9\"", R"("]},")",
+      R"("\\\\\\")",  R"("")",   R"("\/")",      R"("q\\u")"};
+  const auto pick = [rng](size_t n) {
+    return static_cast<size_t>((*rng)() % n);
+  };
+  std::string out = "{";
+  int members = 1 + static_cast<int>(pick(4));
+  for (int m = 0; m < members; ++m) {
+    if (m > 0) out += ",";
+    switch (pick(6)) {
+      case 0:
+        out += R"("kind":"Pod")";
+        break;
+      case 1:
+        out += R"("apiVersion":"v1")";
+        break;
+      case 2:
+        out += R"("ki\u006ed":"Pod")";
+        break;
+      default: {
+        out +=
+            absl::StrCat("\"k", pick(100), std::string(pick(70), 'p'), "\":");
+        // A value: nested arrays / objects of strings and numbers.
+        std::function<void(int)> value = [&](int depth) {
+          const size_t kind = depth >= max_depth ? pick(3) : pick(6);
+          if (kind == 0) {
+            out += kStrings[pick(kStrings.size())];
+          } else if (kind == 1) {
+            out += absl::StrCat(pick(100000));
+          } else if (kind == 2) {
+            out += absl::StrCat("\"", std::string(pick(130), 'x'), "\"");
+          } else if (kind == 3) {
+            out += pick(2) == 0 ? "{}" : "[]";
+          } else if (kind == 4) {
+            out += "[";
+            const size_t n = pick(4);
+            for (size_t i = 0; i < n; ++i) {
+              if (i > 0) out += ",";
+              value(depth + 1);
+            }
+            out += "]";
+          } else {
+            out += "{";
+            const size_t n = pick(4);
+            for (size_t i = 0; i < n; ++i) {
+              if (i > 0) out += ",";
+              out += absl::StrCat(kStrings[pick(kStrings.size())], ":");
+              value(depth + 1);
+            }
+            out += "}";
+          }
+        };
+        value(1);
+      }
+    }
+  }
+  out += "}";
+  return out;
+}
+
+TEST(ListFramerTest, Avx2BlockScanFramesAsThePortableOneDoes) {
+  if (!ListFramer::Avx2BlockScanAvailable()) {
+    GTEST_SKIP() << "this CPU has no AVX2 / PCLMULQDQ";
+  }
+  std::mt19937 rng(20261129);
+  std::vector<std::string> bodies;
+  for (const auto& [name, body] : EscapeBodies()) bodies.push_back(body);
+  for (int depth : {api::kMaxJsonDepth - 3, api::kMaxJsonDepth - 1,
+                    api::kMaxJsonDepth, api::kMaxJsonDepth + 1}) {
+    bodies.push_back(Nested(depth));
+  }
+  for (int b = 0; b < 600; ++b) {
+    std::string body = R"({"kind":"PodList","apiVersion":"v1","items":[)";
+    const int items = 1 + static_cast<int>(rng() % 6);
+    for (int i = 0; i < items; ++i) {
+      if (i > 0) body += ",";
+      body += RandomItem(&rng, b % 3 == 0 ? api::kMaxJsonDepth + 2 : 6);
+    }
+    body += R"(],"metadata":{"resourceVersion":"7"}})";
+    bodies.push_back(body);
+    // Cut short, and with a byte changed (a bracket, quote or backslash
+    // where it breaks the JSON): the same error, at the same offset.
+    bodies.push_back(body.substr(0, rng() % body.size()));
+    std::string broken = body;
+    broken[rng() % broken.size()] = "]}\"\\,{["[rng() % 7];
+    bodies.push_back(broken);
+  }
+  int compared = 0;
+  for (const std::string& body : bodies) {
+    std::vector<std::vector<size_t>> splittings = {{}};
+    for (int s = 0; s < 3 && !body.empty(); ++s) {
+      std::vector<size_t> splits;
+      for (size_t at = rng() % 97; at < body.size(); at += 1 + rng() % 97) {
+        splits.push_back(at);
+      }
+      splittings.push_back(splits);
+    }
+    for (const std::vector<size_t>& splits : splittings) {
+      const Framing portable = FrameWith(false, body, splits);
+      const Framing avx2 = FrameWith(true, body, splits);
+      ASSERT_EQ(avx2.status, portable.status) << body;
+      ASSERT_EQ(avx2.items, portable.items) << body;
+      ASSERT_EQ(avx2.meta, portable.meta) << body;
+      ASSERT_EQ(avx2.offset, portable.offset) << body;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 2000);
+}
+
 }  // namespace kcr::client
