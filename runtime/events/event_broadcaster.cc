@@ -305,36 +305,37 @@ class BroadcasterImpl : public EventBroadcaster {
     }
   }
 
+  // `event` as the object to send; null, logged, when it cannot be built.
+  static api::ObjectPtr BuildOrLog(const Event& event) {
+    absl::StatusOr<api::ObjectPtr> object = event.ToObject();
+    if (object.ok()) return *std::move(object);
+    LOG(ERROR) << "unable to build event name=" << event.name << ": "
+               << object.status();
+    return nullptr;
+  }
+
   Attempt WriteOnce(const CorrelateResult& result) {
     absl::StatusOr<api::ObjectPtr> written = absl::UnknownError("not written");
     const bool repeat = !result.patch.empty();
     if (repeat) {
-      absl::StatusOr<api::ObjectPtr> object = result.event.ToObject();
-      if (!object.ok()) {
-        LOG(ERROR) << "unable to build event name=" << result.event.name << ": "
-                   << object.status();
-        return Attempt::kFailed;
-      }
-      written = sink_->Patch(ctx_, **object, result.patch);
+      api::ObjectPtr object = BuildOrLog(result.event);
+      if (object == nullptr) return Attempt::kFailed;
+      written = sink_->Patch(ctx_, *object, result.patch);
     }
     if (!repeat || api::IsNotFound(written.status())) {
       // A new Event, or one that is gone (expired on the server): create
       // it, without the resourceVersion of the old one (a new Event has
-      // none: it is built once).
-      absl::StatusOr<api::ObjectPtr> object;
+      // none, so it is built once).
+      api::ObjectPtr object;
       if (result.event.resource_version.empty()) {
-        object = result.event.ToObject();
+        object = BuildOrLog(result.event);
       } else {
         Event fresh = result.event;
         fresh.resource_version.clear();
-        object = fresh.ToObject();
+        object = BuildOrLog(fresh);
       }
-      if (!object.ok()) {
-        LOG(ERROR) << "unable to build event name=" << result.event.name << ": "
-                   << object.status();
-        return Attempt::kFailed;
-      }
-      written = sink_->Create(ctx_, **object);
+      if (object == nullptr) return Attempt::kFailed;
+      written = sink_->Create(ctx_, *object);
     }
     if (written.ok()) {
       Event state = result.event;
