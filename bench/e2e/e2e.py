@@ -189,6 +189,17 @@ class _Post:
         self.answer = b""
 
 
+def _parse_head(head):
+    """The status and the headers (lower-cased names and values) of an
+    HTTP/1.1 answer's head, without its closing blank line."""
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip().lower()
+    return int(lines[0].split(" ", 2)[1]), headers
+
+
 def _answer_length(answer):
     """The length of the whole HTTP/1.1 answer at the start of `answer`
     (head and body), or None while it is incomplete; with its status and
@@ -196,20 +207,10 @@ def _answer_length(answer):
     head_end = answer.find(b"\r\n\r\n")
     if head_end < 0:
         return None, 0, False
-    head = answer[:head_end].decode("latin-1")
-    lines = head.split("\r\n")
-    status = int(lines[0].split(" ", 2)[1])
-    length, chunked, close = 0, False, False
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        name = name.strip().lower()
-        value = value.strip().lower()
-        if name == "content-length":
-            length = int(value)
-        elif name == "transfer-encoding":
-            chunked = "chunked" in value
-        elif name == "connection":
-            close = value == "close"
+    status, headers = _parse_head(answer[:head_end])
+    length = int(headers.get("content-length", "0"))
+    chunked = "chunked" in headers.get("transfer-encoding", "")
+    close = headers.get("connection") == "close"
     body = head_end + 4
     if not chunked:
         end = body + length
@@ -465,14 +466,12 @@ class ReadyWatcher:
                     raise RuntimeError("WATCH nginxes: closed before the answer")
                 buf += more
             head, _, buf = buf.partition(b"\r\n\r\n")
-            lines = head.decode("latin-1").split("\r\n")
-            status = int(lines[0].split(" ", 2)[1])
+            status, headers = _parse_head(head)
             with self.lock:
                 self.requests += 1
             if status != 200:
                 raise RuntimeError(f"WATCH nginxes: {status}")
-            if not any(l.lower().startswith("transfer-encoding:") and
-                       "chunked" in l.lower() for l in lines[1:]):
+            if "chunked" not in headers.get("transfer-encoding", ""):
                 raise RuntimeError("WATCH nginxes: not a chunked answer")
             # Chunked framing, decoded a recv at a time: every whole chunk
             # in the buffer at once.
