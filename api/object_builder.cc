@@ -45,6 +45,31 @@ using rapidjson::Value;
 
 namespace {
 constexpr size_t kBuilderChunk = 4096;
+
+// Whether `v` nests no deeper than kMaxJsonDepth below `depth`: the one
+// check a copy into a builder needs before Emit recurses. MakePlan checks
+// the same while it sizes an arena, which a builder's pool does not need.
+// Recursion stops at the limit.
+bool NestsWithinLimit(const Value& v, int depth) {
+  if (!v.IsObject() && !v.IsArray()) return true;
+  if (++depth > kMaxJsonDepth) return false;
+  if (v.IsObject()) {
+    for (const auto& m : v.GetObject()) {
+      if (!NestsWithinLimit(m.value, depth)) return false;
+    }
+  } else {
+    for (const Value& e : v.GetArray()) {
+      if (!NestsWithinLimit(e, depth)) return false;
+    }
+  }
+  return true;
+}
+
+absl::Status CheckDepth(const Value& v) {
+  if (NestsWithinLimit(v, 0)) return absl::OkStatus();
+  return Invalid(
+      absl::StrCat("JSON nests deeper than ", kMaxJsonDepth, " levels"));
+}
 }  // namespace
 
 ObjectBuilder::ObjectBuilder()
@@ -74,6 +99,47 @@ ObjectBuilder::ObjectBuilder(const Object& object)
     return Emit(object.json(), handler, nullptr, sink);
   };
   doc_->Populate(generator);
+}
+
+absl::StatusOr<ObjectBuilder> ObjectBuilder::ReplacingMember(
+    const Object& object, std::string_view key, const Value* replacement) {
+  if (replacement != nullptr) {
+    // Emit recurses: the replacement's depth is checked first (the
+    // object's was, when it was built).
+    if (absl::Status s = CheckDepth(*replacement); !s.ok()) return s;
+  }
+  ObjectBuilder b;
+  StringSink sink;
+  auto generator = [&](rapidjson::Document& handler) {
+    if (!handler.StartObject()) return false;
+    rapidjson::SizeType count = 0;
+    bool replaced = false;
+    for (const auto& m : object.json().GetObject()) {
+      const Value* value = &m.value;
+      if (!replaced && StringOf(m.name) == key) {
+        replaced = true;
+        value = replacement;
+        if (value == nullptr) continue;
+      }
+      if (!object_internal::EmitString(m.name, handler, sink,
+                                       /*is_key=*/true) ||
+          !Emit(*value, handler, nullptr, sink)) {
+        return false;
+      }
+      ++count;
+    }
+    if (!replaced && replacement != nullptr) {
+      if (!handler.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()),
+                       /*copy=*/true) ||
+          !Emit(*replacement, handler, nullptr, sink)) {
+        return false;
+      }
+      ++count;
+    }
+    return handler.EndObject(count);
+  };
+  b.doc_->Populate(generator);
+  return b;
 }
 
 ObjectBuilder::~ObjectBuilder() = default;
@@ -378,8 +444,7 @@ absl::Status ObjectBuilder::Set(std::string_view pointer, const Value& value) {
   Value copy;
   StringSink sink;
   rapidjson::Document tmp(pool_.get());
-  Plan plan;
-  if (absl::Status s = MakePlan(value, nullptr, &plan); !s.ok()) return s;
+  if (absl::Status s = CheckDepth(value); !s.ok()) return s;
   auto generator = [&](rapidjson::Document& handler) {
     return Emit(value, handler, nullptr, sink);
   };

@@ -34,6 +34,15 @@ class ObjectBuilder {
   explicit ObjectBuilder(const Object& object);
   // Parses any JSON object (no metadata checks until Build()).
   static absl::StatusOr<ObjectBuilder> FromJson(std::string_view json);
+  // A deep copy of `object` whose top-level member `key` is a deep copy of
+  // `replacement` instead: in the same place, last when `object` has no
+  // such member, left out when `replacement` is null. One copy of each
+  // value, where a copy of `object` followed by Set would copy the member
+  // twice (as a status write replaces the stored status). InvalidArgument
+  // when `replacement` nests too deep, as Set.
+  static absl::StatusOr<ObjectBuilder> ReplacingMember(
+      const Object& object, std::string_view key,
+      const rapidjson::Value* replacement);
 
   ObjectBuilder(ObjectBuilder&&) = default;
   ObjectBuilder& operator=(ObjectBuilder&&) = default;

@@ -21,6 +21,7 @@
 #include "apiserver/registry/scale.h"
 #include "base/status_macros.h"
 #include "base/str_cat.h"
+#include "base/string_view.h"
 
 namespace kcr {
 namespace apiserver {
@@ -176,8 +177,16 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(
 
   api::ObjectBuilder out;
   if (sub == "status") {
-    out = current->ToBuilder();
-    CopyMember(b.json(), "status", &out);
+    // The stored object with the sent status, each copied once (not the
+    // stored status too, only to be replaced).
+    absl::StatusOr<api::ObjectBuilder> replaced =
+        api::ObjectBuilder::ReplacingMember(*current, "status",
+                                            Member(b.json(), "status"));
+    if (!replaced.ok()) {
+      return api::StatusError::BadRequest(ToStd(replaced.status().message()))
+          .ToStatus();
+    }
+    out = std::move(*replaced);
     strategy.PrepareForStatusUpdate(b.json(), &out);
   } else if (sub == "finalize") {
     out = current->ToBuilder();

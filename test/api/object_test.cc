@@ -737,6 +737,50 @@ TEST(ObjectBuilderTest, SetCopiesValue) {
             R"({"metadata":{},"spec":{"x":["a-long-string-value-here",2]}})");
 }
 
+// The member replaced in place, appended, or left out; every string the
+// builder holds is its own.
+TEST(ObjectBuilderTest, ReplacingMember) {
+  ObjectPtr o =
+      MustParse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},)"
+                R"("spec":{"nodeName":"a-node-name-longer-than-inline"},)"
+                R"("status":{"phase":"Pending"},"extra":1})");
+  ASSERT_NE(o, nullptr);
+  rapidjson::Document status;
+  status.Parse(R"({"phase":"Running","message":"a-long-message-string-x"})");
+
+  absl::StatusOr<ObjectBuilder> b =
+      ObjectBuilder::ReplacingMember(*o, "status", &status);
+  ASSERT_TRUE(b.ok()) << b.status();
+  o.reset();
+  status.SetNull();
+  EXPECT_EQ(
+      b->ToJson(),
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},)"
+      R"("spec":{"nodeName":"a-node-name-longer-than-inline"},)"
+      R"("status":{"phase":"Running","message":"a-long-message-string-x"},)"
+      R"("extra":1})");
+  ASSERT_TRUE(b->Build().ok());
+
+  ObjectPtr bare = MustParse(R"({"metadata":{"name":"p"},"spec":{}})");
+  rapidjson::Document s;
+  s.Parse(R"({"phase":"Pending"})");
+  absl::StatusOr<ObjectBuilder> appended =
+      ObjectBuilder::ReplacingMember(*bare, "status", &s);
+  ASSERT_TRUE(appended.ok());
+  EXPECT_EQ(
+      appended->ToJson(),
+      R"({"metadata":{"name":"p"},"spec":{},"status":{"phase":"Pending"}})");
+  absl::StatusOr<ObjectBuilder> removed =
+      ObjectBuilder::ReplacingMember(*bare, "spec", nullptr);
+  ASSERT_TRUE(removed.ok());
+  EXPECT_EQ(removed->ToJson(), R"({"metadata":{"name":"p"}})");
+
+  rapidjson::Document deep;
+  deep.Parse((std::string(300, '[') + std::string(300, ']')).c_str());
+  ASSERT_FALSE(deep.HasParseError());
+  EXPECT_FALSE(ObjectBuilder::ReplacingMember(*bare, "status", &deep).ok());
+}
+
 }  // namespace
 }  // namespace api
 // A parse that takes the two-pass path right after another parse on the
