@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/apiserver/registry_fixture.h"
@@ -65,6 +66,33 @@ TEST_F(TimeFieldsStrategyTest, NotATimeIsRefused) {
   EXPECT_THAT(std::string(created.status().message()),
               HasSubstr("spec.renewTime: Invalid value: \"soon\""));
   EXPECT_FALSE(registry_.Get(*leases_, "default", "l").ok());
+}
+
+// Times already in the stored form are kept as sent; ones that only look
+// like it (a day the month does not have, an hour past 23)
+// still go through the full parse, as any other text.
+TEST_F(TimeFieldsStrategyTest, FormattedTimesAreKeptAndLookalikesParsed) {
+  absl::StatusOr<WriteResult> created = registry_.Create(
+      *events_, "default",
+      FromJson(R"({"metadata":{"name":"e"},"involvedObject":{},)"
+               R"("reason":"R","firstTimestamp":"2024-02-29T23:59:59Z",)"
+               R"("lastTimestamp":"2026-11-24T21:00:00.000000Z",)"
+               R"("eventTime":"2026-11-24T21:00:00.123456Z"})"));
+  ASSERT_TRUE(created.ok()) << created.status();
+  const std::string json = created->object->ToJson();
+  EXPECT_THAT(json, HasSubstr(R"("firstTimestamp":"2024-02-29T23:59:59Z")"));
+  EXPECT_THAT(json, HasSubstr(R"("lastTimestamp":"2026-11-24T21:00:00Z")"));
+  EXPECT_THAT(json, HasSubstr(R"("eventTime":"2026-11-24T21:00:00.123456Z")"));
+
+  for (const char* bad : {"2026-02-29T00:00:00Z", "2026-13-01T00:00:00Z",
+                          "2026-11-31T00:00:00Z", "2026-11-24T25:00:00Z",
+                          "2026-11-24T21:60:00Z", "2026-1a-24T21:00:00Z"}) {
+    absl::StatusOr<WriteResult> refused = registry_.Create(
+        *leases_, "default",
+        FromJson(absl::StrCat(R"({"metadata":{"name":"bad"},"spec":{)",
+                              R"("renewTime":")", bad, R"("}})")));
+    EXPECT_FALSE(refused.ok()) << bad;
+  }
 }
 
 }  // namespace
