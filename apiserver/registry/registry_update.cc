@@ -114,6 +114,10 @@ bool GenerationChanged(GenerationPolicy policy, bool has_status,
 // Copies member `key` of `from` (or removes it from `to` when absent).
 void CopyMember(const Value& from, const char* key, api::ObjectBuilder* to) {
   const Value* v = Member(from, key);
+  // An update nearly always sends the status it read: comparing costs
+  // less than a copy, and no allocation.
+  const Value* has = Member(to->json(), key);
+  if (v != nullptr && has != nullptr && json::JsonDeepEqual(*v, *has)) return;
   std::string pointer = Cat("/", key);
   if (v == nullptr) {
     to->Remove(pointer);
