@@ -86,6 +86,13 @@ inline constexpr char kMaxReplicasAnnotation[] =
 std::string PodTemplateHash(const rapidjson::Value& pod_template,
                             std::optional<int64_t> collision_count);
 
+// Whether two pod templates (null: {}) are equal but for their
+// pod-template-hash labels (a labels map with nothing else counts as
+// absent): kube's EqualIgnoreHash, how a Deployment finds its new
+// ReplicaSet.
+bool PodTemplatesEqualIgnoringHash(const rapidjson::Value* a,
+                                   const rapidjson::Value* b);
+
 class DeploymentController : public IncrementalController {
  public:
   // `registry` and `clock` must outlive the controller. Adds the

@@ -86,8 +86,63 @@ rapidjson::Document WithoutHash(const Value* pod_template) {
   return d;
 }
 
+// Whether `labels` is a map WithoutHash would leave empty, and so remove.
+bool OnlyHashLabel(const Value& labels) {
+  if (!labels.IsObject()) return false;
+  for (const auto& m : labels.GetObject()) {
+    if (field::View(m.name) != kPodTemplateHashLabel) return false;
+  }
+  return true;
+}
+
+// JsonDeepEqual of `x` and `y` without member `skip` (when an object).
+bool EqualWithout(const Value& x, const Value& y, std::string_view skip) {
+  if (!x.IsObject() || !y.IsObject()) return json::JsonDeepEqual(x, y);
+  auto counted = [&](const Value& v) {
+    size_t n = 0;
+    for (const auto& m : v.GetObject()) n += field::View(m.name) != skip;
+    return n;
+  };
+  if (counted(x) != counted(y)) return false;
+  for (const auto& m : x.GetObject()) {
+    if (field::View(m.name) == skip) continue;
+    auto it = y.FindMember(m.name);
+    if (it == y.MemberEnd() || !json::JsonDeepEqual(m.value, it->value)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The metadata of two templates, as WithoutHash would leave them.
+bool MetadataEqualIgnoreHash(const Value& x, const Value& y) {
+  if (!x.IsObject() || !y.IsObject()) return json::JsonDeepEqual(x, y);
+  const Value* x_labels = field::Member(&x, "labels");
+  const Value* y_labels = field::Member(&y, "labels");
+  const bool x_dropped = x_labels != nullptr && OnlyHashLabel(*x_labels);
+  const bool y_dropped = y_labels != nullptr && OnlyHashLabel(*y_labels);
+  if ((x_labels == nullptr || x_dropped) !=
+      (y_labels == nullptr || y_dropped)) {
+    return false;
+  }
+  if (!EqualWithout(x, y, "labels")) return false;
+  if (x_labels == nullptr || x_dropped) return true;
+  return EqualWithout(*x_labels, *y_labels, kPodTemplateHashLabel);
+}
+
+// JsonDeepEqual(WithoutHash(a), WithoutHash(b)) without the two copies: the
+// deployment controller compares its template with every ReplicaSet's on
+// each pass.
 bool EqualIgnoreHash(const Value* a, const Value* b) {
-  return json::JsonDeepEqual(WithoutHash(a), WithoutHash(b));
+  static const Value* const kEmpty = new Value(rapidjson::kObjectType);
+  const Value& x = a == nullptr ? *kEmpty : *a;
+  const Value& y = b == nullptr ? *kEmpty : *b;
+  if (!x.IsObject() || !y.IsObject()) return json::JsonDeepEqual(x, y);
+  const Value* x_meta = field::Member(&x, "metadata");
+  const Value* y_meta = field::Member(&y, "metadata");
+  if ((x_meta == nullptr) != (y_meta == nullptr)) return false;
+  if (!EqualWithout(x, y, "metadata")) return false;
+  return x_meta == nullptr || MetadataEqualIgnoreHash(*x_meta, *y_meta);
 }
 
 // The revision annotation as a number; 0 when absent or malformed.
@@ -355,6 +410,11 @@ std::string PodTemplateHash(const rapidjson::Value& pod_template,
     c = kAlphanums[static_cast<unsigned char>(c) % (sizeof(kAlphanums) - 1)];
   }
   return out;
+}
+
+bool PodTemplatesEqualIgnoringHash(const rapidjson::Value* a,
+                                   const rapidjson::Value* b) {
+  return deployment_internal::EqualIgnoreHash(a, b);
 }
 
 }  // namespace apiserver

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "api/json/json_util.h"
 #include "api/object_builder.h"
 #include "apiserver/kube_controllers/node_simulator.h"
 #include "apiserver/kube_controllers/replicaset_controller.h"
@@ -574,6 +575,64 @@ TEST(PodTemplateHashTest, StableAndIgnoresItsOwnLabel) {
   EXPECT_FALSE(h.empty());
   EXPECT_EQ(h.find_first_not_of("bcdfghjklmnpqrstvwxz2456789"),
             std::string::npos);
+}
+
+// What EqualIgnoreHash compared before it stopped copying: both templates
+// copied, the hash label removed, an emptied labels map dropped.
+rapidjson::Document CopiedWithoutHash(const rapidjson::Value* t) {
+  rapidjson::Document d;
+  if (t == nullptr) {
+    d.SetObject();
+    return d;
+  }
+  d.CopyFrom(*t, d.GetAllocator());
+  if (!d.IsObject()) return d;
+  auto meta = d.FindMember("metadata");
+  if (meta == d.MemberEnd() || !meta->value.IsObject()) return d;
+  auto labels = meta->value.FindMember("labels");
+  if (labels == meta->value.MemberEnd() || !labels->value.IsObject()) return d;
+  labels->value.RemoveMember(kPodTemplateHashLabel);
+  if (labels->value.ObjectEmpty()) meta->value.RemoveMember("labels");
+  return d;
+}
+
+TEST(PodTemplatesEqualIgnoringHashTest, AgreesWithComparingCopies) {
+  const std::vector<std::string> templates = {
+      R"({})",
+      R"([])",
+      R"("x")",
+      R"({"spec":{"containers":[{"name":"a"}]}})",
+      R"({"metadata":{},"spec":{"containers":[{"name":"a"}]}})",
+      R"({"metadata":{"labels":{}},"spec":{"containers":[{"name":"a"}]}})",
+      R"({"metadata":{"labels":{"pod-template-hash":"h1"}},"spec":{"containers":[{"name":"a"}]}})",
+      R"({"metadata":{"labels":{"pod-template-hash":"h2"}},"spec":{"containers":[{"name":"a"}]}})",
+      R"({"metadata":{"labels":{"app":"w","pod-template-hash":"h1"}},"spec":{"containers":[{"name":"a"}]}})",
+      R"({"metadata":{"labels":{"pod-template-hash":"h9","app":"w"}},"spec":{"containers":[{"name":"a"}]}})",
+      R"({"metadata":{"labels":{"app":"w"}},"spec":{"containers":[{"name":"a"}]}})",
+      R"({"metadata":{"labels":{"app":"v"}},"spec":{"containers":[{"name":"a"}]}})",
+      R"({"metadata":{"labels":{"app":"w"},"annotations":{"a":"b"}},"spec":{"containers":[{"name":"a"}]}})",
+      R"({"metadata":{"annotations":{"a":"b"},"labels":{"app":"w"}},"spec":{"containers":[{"name":"a"}]}})",
+      R"({"metadata":{"labels":"odd"},"spec":{"containers":[{"name":"a"}]}})",
+      R"({"metadata":"odd","spec":{"containers":[{"name":"a"}]}})",
+      R"({"metadata":{"labels":{"app":"w"}},"spec":{"containers":[{"name":"b"}]}})",
+      R"({"metadata":{"labels":{"app":"w"}}})",
+  };
+  std::vector<rapidjson::Document> docs(templates.size());
+  for (size_t i = 0; i < templates.size(); ++i) {
+    docs[i].Parse(templates[i].c_str());
+    ASSERT_FALSE(docs[i].HasParseError()) << templates[i];
+  }
+  for (size_t i = 0; i <= docs.size(); ++i) {
+    for (size_t j = 0; j <= docs.size(); ++j) {
+      // Index size() stands for a missing template.
+      const rapidjson::Value* a = i < docs.size() ? &docs[i] : nullptr;
+      const rapidjson::Value* b = j < docs.size() ? &docs[j] : nullptr;
+      EXPECT_EQ(PodTemplatesEqualIgnoringHash(a, b),
+                json::JsonDeepEqual(CopiedWithoutHash(a), CopiedWithoutHash(b)))
+          << (a ? templates[i] : "null") << " vs "
+          << (b ? templates[j] : "null");
+    }
+  }
 }
 
 }  // namespace
