@@ -606,37 +606,91 @@ std::string Unqualified(const std::string& name) {
   return dot == std::string::npos ? name : name.substr(dot + 1);
 }
 
+// Where a Decoder is in the document: a link to the caller's Step, so
+// that the walk allocates nothing; the strings Go's errors name are built
+// only when there is an error or an unknown field to report.
+struct Step {
+  enum class Kind { kRoot, kField, kMapKey, kIndex };
+  const Step* parent = nullptr;
+  Kind kind = Kind::kRoot;
+  // kField, kMapKey: the member's name.
+  std::string_view key;
+  // kIndex: the element's index.
+  rapidjson::SizeType index = 0;
+  // kField: the struct the field belongs to.
+  const GoType* in_struct = nullptr;
+};
+
+// The strict decoder's path: dotted member names, [i] for list elements.
+std::string PathOf(const Step& at) {
+  std::vector<const Step*> steps;
+  for (const Step* s = &at; s != nullptr; s = s->parent) steps.push_back(s);
+  std::string path;
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+    const Step& s = **it;
+    switch (s.kind) {
+      case Step::Kind::kRoot:
+        break;
+      case Step::Kind::kField:
+      case Step::Kind::kMapKey:
+        path = path.empty() ? std::string(s.key) : Cat(path, ".", s.key);
+        break;
+      case Step::Kind::kIndex:
+        path = Cat(path, "[", static_cast<int>(s.index), "]");
+        break;
+    }
+  }
+  return path;
+}
+
+// Go's error context: the innermost struct, and the dotted field names
+// from the root (no list indexes, no map keys).
+std::string GoStructOf(const Step& at) {
+  for (const Step* s = &at; s != nullptr; s = s->parent) {
+    if (s->kind == Step::Kind::kField) return Unqualified(s->in_struct->name);
+  }
+  return "";
+}
+
+std::string GoFieldOf(const Step& at) {
+  std::vector<std::string_view> keys;
+  for (const Step* s = &at; s != nullptr; s = s->parent) {
+    if (s->kind == Step::Kind::kField) keys.push_back(s->key);
+  }
+  std::string field;
+  for (auto it = keys.rbegin(); it != keys.rend(); ++it) {
+    field = field.empty() ? std::string(*it) : Cat(field, ".", *it);
+  }
+  return field;
+}
+
 class Decoder {
  public:
   Decoder(bool patch, DecodeReport* report) : patch_(patch), report_(report) {}
 
-  // `go_struct` and `go_field` are Go's error context: the innermost struct
-  // and the dotted field names from the root (no list indexes, no map
-  // keys); `path` is the strict decoder's path.
-  void Walk(const GoType& t, const Value& v, const std::string& go_struct,
-            const std::string& go_field, const std::string& path) {
+  void Walk(const GoType& t, const Value& v, const Step& at) {
     if (v.IsNull()) return;
     switch (t.kind) {
       case Kind::kString:
-        if (!v.IsString()) TypeError(JsonKind(v), go_struct, go_field, t);
+        if (!v.IsString()) TypeError(JsonKind(v), at, t);
         return;
       case Kind::kBool:
-        if (!v.IsBool()) TypeError(JsonKind(v), go_struct, go_field, t);
+        if (!v.IsBool()) TypeError(JsonKind(v), at, t);
         return;
       case Kind::kInt32:
       case Kind::kInt64:
         if (!v.IsNumber()) {
-          TypeError(JsonKind(v), go_struct, go_field, t);
+          TypeError(JsonKind(v), at, t);
         } else if (!FitsInt(v, t.kind == Kind::kInt32)) {
-          TypeError(Cat("number ", NumberText(v)), go_struct, go_field, t);
+          TypeError(Cat("number ", NumberText(v)), at, t);
         }
         return;
       case Kind::kFloat64:
-        if (!v.IsNumber()) TypeError(JsonKind(v), go_struct, go_field, t);
+        if (!v.IsNumber()) TypeError(JsonKind(v), at, t);
         return;
       case Kind::kBytes: {
         if (!v.IsString()) {
-          TypeError(JsonKind(v), go_struct, go_field, t);
+          TypeError(JsonKind(v), at, t);
           return;
         }
         int64_t bad = 0;
@@ -680,45 +734,43 @@ class Decoder {
         return;
       case Kind::kStruct: {
         if (!v.IsObject()) {
-          TypeError(JsonKind(v), go_struct, go_field, t);
+          TypeError(JsonKind(v), at, t);
           return;
         }
         if (t.open) return;
-        const std::string self = Unqualified(t.name);
         for (const auto& m : v.GetObject()) {
-          std::string key(m.name.GetString(), m.name.GetStringLength());
+          const std::string_view key(m.name.GetString(),
+                                     m.name.GetStringLength());
           if (patch_ && !key.empty() && key[0] == '$') continue;
-          std::string member_path = path.empty() ? key : Cat(path, ".", key);
+          const Step member{&at, Step::Kind::kField, key, 0, &t};
           const GoType* field = t.Field(key);
           if (field == nullptr) {
-            report_->unknown_fields.push_back(std::move(member_path));
+            report_->unknown_fields.push_back(PathOf(member));
             continue;
           }
-          Walk(*field, m.value, self,
-               go_field.empty() ? key : Cat(go_field, ".", key), member_path);
+          Walk(*field, m.value, member);
         }
         return;
       }
       case Kind::kMap:
         if (!v.IsObject()) {
-          TypeError(JsonKind(v), go_struct, go_field, t);
+          TypeError(JsonKind(v), at, t);
           return;
         }
         for (const auto& m : v.GetObject()) {
-          std::string key(m.name.GetString(), m.name.GetStringLength());
+          const std::string_view key(m.name.GetString(),
+                                     m.name.GetStringLength());
           if (patch_ && !key.empty() && key[0] == '$') continue;
-          Walk(*t.elem, m.value, go_struct, go_field,
-               path.empty() ? key : Cat(path, ".", key));
+          Walk(*t.elem, m.value, Step{&at, Step::Kind::kMapKey, key});
         }
         return;
       case Kind::kSlice:
         if (!v.IsArray()) {
-          TypeError(JsonKind(v), go_struct, go_field, t);
+          TypeError(JsonKind(v), at, t);
           return;
         }
         for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
-          Walk(*t.elem, v[i], go_struct, go_field,
-               Cat(path, "[", static_cast<int>(i), "]"));
+          Walk(*t.elem, v[i], Step{&at, Step::Kind::kIndex, {}, i});
         }
         return;
     }
@@ -733,14 +785,15 @@ class Decoder {
            n <= std::numeric_limits<int32_t>::max();
   }
 
-  void TypeError(const std::string& value, const std::string& go_struct,
-                 const std::string& go_field, const GoType& t) {
+  void TypeError(const std::string& value, const Step& at, const GoType& t) {
+    if (!report_->error.empty()) return;  // only the first is kept
+    const std::string go_struct = GoStructOf(at);
     if (go_struct.empty()) {
       Fail(Cat("json: cannot unmarshal ", value, " into Go value of type ",
                t.name));
     } else {
       Fail(Cat("json: cannot unmarshal ", value, " into Go struct field ",
-               go_struct, ".", go_field, " of type ", t.name));
+               go_struct, ".", GoFieldOf(at), " of type ", t.name));
     }
   }
 
@@ -822,7 +875,7 @@ const GoType* BuiltinKindType(std::string_view group, std::string_view kind) {
 
 DecodeReport CheckDecode(const GoType& type, const Value& value, bool patch) {
   DecodeReport report;
-  Decoder(patch, &report).Walk(type, value, "", "", "");
+  Decoder(patch, &report).Walk(type, value, Step());
   return report;
 }
 
