@@ -20,7 +20,7 @@ using object_internal::StringOf;
 using object_internal::WriteJson;
 using rapidjson::Value;
 
-// What std::make_shared adds in front of the Object (vtable and counts).
+// What std::allocate_shared adds in front of the Object (vtable and counts).
 constexpr size_t kControlBlock = 16;
 
 }  // namespace

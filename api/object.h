@@ -340,9 +340,11 @@ class Object {
   void Index();
   const rapidjson::Value* MetadataMember(std::string_view key) const;
 
-  // The tree's nodes and long strings, in one allocation of arena_size_
-  // bytes. Values hold no allocator, so nothing else is owned.
-  std::unique_ptr<char[]> arena_;
+  // The tree's nodes and long strings, arena_size_ bytes in the Object's
+  // own allocation (after its shared_ptr control block: Build allocates
+  // both at once), freed with it. Values hold no allocator, so nothing else
+  // is owned.
+  char* arena_ = nullptr;
   rapidjson::Value root_;
   const rapidjson::Value* metadata_ = nullptr;
   uint32_t arena_size_ = 0;

@@ -7,8 +7,10 @@
 // nesting too deep) takes the two-pass path, which also says where the
 // problem is. Validation lives in api/internal/object_validation.h.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,6 +46,144 @@ using object_internal::ReplaceLoneSurrogates;
 using object_internal::StringSink;
 using object_internal::Validate;
 using rapidjson::Value;
+
+// The stacks of the readers and documents that Parse runs: each parse
+// takes one and frees it at its end (RapidJSON frees a document's stack
+// after every Populate), and a stack grows past the thread cache of
+// malloc. With one malloc arena (MALLOC_ARENA_MAX=1, as kcr's processes
+// run) every such call takes the arena's lock, which the other parsing
+// threads and the cache's thread then wait for (futex wake-ups were 9 % of
+// a 150,000-pod list's CPU). So a thread keeps the few blocks it was given
+// back and hands them out again: parsing in steady state calls malloc only
+// for the objects it builds. RapidJSON's allocator concept: a static Free.
+class RetainedStackAllocator {
+ public:
+  static const bool kNeedFree = true;
+
+  void* Malloc(size_t size) {
+    if (size == 0) return nullptr;
+    Blocks& blocks = ThreadBlocks();
+    for (size_t i = 0; i < blocks.count; ++i) {
+      if (Capacity(blocks.free[i]) >= size) {
+        char* block = blocks.free[i];
+        blocks.free[i] = blocks.free[--blocks.count];
+        return block;
+      }
+    }
+    // Room to grow by RapidJSON's step (half again) without a new block.
+    const size_t capacity = std::max<size_t>(size + size / 2, 1024);
+    char* raw = static_cast<char*>(std::malloc(kHeader + capacity));
+    if (raw == nullptr) return nullptr;
+    std::memcpy(raw, &capacity, sizeof(capacity));
+    return raw + kHeader;
+  }
+  void* Realloc(void* original, size_t original_size, size_t new_size) {
+    if (original == nullptr) return Malloc(new_size);
+    if (new_size == 0) {
+      Free(original);
+      return nullptr;
+    }
+    char* block = static_cast<char*>(original);
+    if (new_size <= Capacity(block)) return block;
+    void* grown = Malloc(new_size);
+    if (grown == nullptr) return nullptr;
+    std::memcpy(grown, block, std::min(original_size, new_size));
+    Free(block);
+    return grown;
+  }
+  static void Free(void* ptr) {
+    if (ptr == nullptr) return;
+    char* block = static_cast<char*>(ptr);
+    Blocks& blocks = ThreadBlocks();
+    if (blocks.count < kKept) {
+      blocks.free[blocks.count++] = block;
+      return;
+    }
+    // Keep the larger blocks: they are the ones a parse grows into.
+    size_t smallest = 0;
+    for (size_t i = 1; i < kKept; ++i) {
+      if (Capacity(blocks.free[i]) < Capacity(blocks.free[smallest])) {
+        smallest = i;
+      }
+    }
+    if (Capacity(block) > Capacity(blocks.free[smallest])) {
+      std::swap(block, blocks.free[smallest]);
+    }
+    std::free(block - kHeader);
+  }
+
+ private:
+  // The block's capacity, before it (malloc's alignment kept).
+  static constexpr size_t kHeader = 16;
+  // A parse holds two stacks at once (the reader's and the document's).
+  static constexpr size_t kKept = 4;
+  struct Blocks {
+    char* free[kKept] = {};
+    size_t count = 0;
+    ~Blocks() {
+      for (size_t i = 0; i < count; ++i) std::free(free[i] - kHeader);
+    }
+  };
+  static Blocks& ThreadBlocks() {
+    thread_local Blocks blocks;
+    return blocks;
+  }
+  static size_t Capacity(const char* block) {
+    size_t capacity;
+    std::memcpy(&capacity, block - kHeader, sizeof(capacity));
+    return capacity;
+  }
+};
+
+// The documents Parse builds trees with (in the scratch pool, or in an
+// Object's arena), with stacks from RetainedStackAllocator.
+using ScratchDocument =
+    rapidjson::GenericDocument<rapidjson::UTF8<>,
+                               rapidjson::MemoryPoolAllocator<>,
+                               RetainedStackAllocator>;
+using ScratchReader =
+    rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>,
+                             RetainedStackAllocator>;
+
+// The allocator Build gives std::allocate_shared: it allocates the control
+// block (with the Object in it) and the Object's arena after it, in one
+// block, so that an Object costs one malloc and one free rather than two
+// (each a take of the malloc arena's lock, shared by the parsing threads
+// and the cache's) and one malloc header less. Build sets the arena's size
+// just before, on its own thread, and reads where it went just after.
+struct ArenaRequest {
+  size_t bytes = 0;
+  char* at = nullptr;
+};
+thread_local ArenaRequest arena_request;
+
+template <typename T>
+class ObjectAllocator {
+ public:
+  using value_type = T;
+  ObjectAllocator() = default;
+  template <typename U>
+  ObjectAllocator(const ObjectAllocator<U>&) {}  // NOLINT: rebinding
+
+  T* allocate(size_t n) {
+    // The arena holds rapidjson values: aligned as malloc aligns.
+    const size_t head = (n * sizeof(T) + 15) & ~size_t{15};
+    char* block =
+        static_cast<char*>(::operator new(head + arena_request.bytes));
+    arena_request.at = block + head;
+    return reinterpret_cast<T*>(block);
+  }
+  void deallocate(T* p, size_t) { ::operator delete(p); }
+
+  template <typename U>
+  bool operator==(const ObjectAllocator<U>&) const {
+    return true;
+  }
+  template <typename U>
+  bool operator!=(const ObjectAllocator<U>&) const {
+    return false;
+  }
+};
 
 // Per-thread scratch space for the first, in-situ parse.
 constexpr size_t kScratchBytes = 64 * 1024;
@@ -262,10 +402,10 @@ RAPIDJSON_FORCEINLINE void SkipWhitespace(kcr::api::PaddedInsituStream& is) {
 // has no specialization of.
 template <>
 template <>
-inline void
-GenericReader<UTF8<>, UTF8<>, CrtAllocator>::ScanCopyUnescapedString<
-    kcr::api::PaddedInsituStream, kcr::api::PaddedInsituStream>(
-    kcr::api::PaddedInsituStream& is, kcr::api::PaddedInsituStream&) {
+inline void GenericReader<UTF8<>, UTF8<>, kcr::api::RetainedStackAllocator>::
+    ScanCopyUnescapedString<kcr::api::PaddedInsituStream,
+                            kcr::api::PaddedInsituStream>(
+        kcr::api::PaddedInsituStream& is, kcr::api::PaddedInsituStream&) {
   kcr::api::ScanPlainString(is);
 }
 
@@ -275,10 +415,10 @@ namespace kcr {
 namespace api {
 namespace {
 
-// The allocator for the stacks of readers and documents: CrtAllocator has
-// no state, so one shared instance saves each of them allocating its own.
-rapidjson::CrtAllocator& StackAllocator() {
-  static rapidjson::CrtAllocator allocator;
+// The allocator for the stacks of readers and documents: it has no state,
+// so one shared instance saves each of them allocating its own.
+RetainedStackAllocator& StackAllocator() {
+  static RetainedStackAllocator allocator;
   return allocator;
 }
 
@@ -299,7 +439,7 @@ rapidjson::ParseResult ParseScratch(bool ascii, bool recursive, char* text,
   constexpr unsigned kValidate = rapidjson::kParseValidateEncodingFlag;
   constexpr unsigned kExact = rapidjson::kParseFullPrecisionFlag;
   PaddedInsituStream stream(text);
-  rapidjson::Reader reader(&StackAllocator());
+  ScratchReader reader(&StackAllocator());
   rapidjson::ParseResult result;
   if (recursive) {
     result = ascii
@@ -329,8 +469,7 @@ rapidjson::ParseResult ParseScratch(const InputShape& shape, char* text,
 // "metadata" is the root's first member of that name, as MetadataOf finds.
 class ScratchBuilder {
  public:
-  ScratchBuilder(rapidjson::Document& doc, bool strip_managed_fields,
-                 Plan* plan)
+  ScratchBuilder(ScratchDocument& doc, bool strip_managed_fields, Plan* plan)
       : doc_(doc), strip_(strip_managed_fields), plan_(plan) {}
 
   // Whether an array or object (not skipped) nests deeper than
@@ -426,7 +565,7 @@ class ScratchBuilder {
     object_internal::PlanString(std::string_view(str, len), plan_);
   }
 
-  rapidjson::Document& doc_;
+  ScratchDocument& doc_;
   const bool strip_;
   Plan* const plan_;
   int depth_ = 0;            // open arrays and objects
@@ -475,11 +614,11 @@ absl::StatusOr<ObjectPtr> Object::ParseInOnePass(std::string_view head,
   scratch.pool.Clear();
   Plan& plan = scratch.plan;
   plan.Clear();
-  rapidjson::Document doc(&scratch.pool, kDocumentStack, &StackAllocator());
+  ScratchDocument doc(&scratch.pool, kDocumentStack, &StackAllocator());
   ScratchBuilder builder(doc, options.strip_managed_fields, &plan);
   rapidjson::ParseResult result;
   size_t consumed = 0;
-  auto generator = [&](rapidjson::Document&) {
+  auto generator = [&](ScratchDocument&) {
     result = ParseScratch(ascii, recursive, text, builder, &consumed);
     return !result.IsError();
   };
@@ -510,12 +649,12 @@ absl::StatusOr<ObjectPtr> Object::ParseInTwoPasses(
   // The plan of an earlier parse views strings of the text and pool just
   // replaced: placing strings against it would read freed memory.
   scratch.plan.Clear();
-  rapidjson::Document doc(&scratch.pool, kDocumentStack, &StackAllocator());
+  ScratchDocument doc(&scratch.pool, kDocumentStack, &StackAllocator());
   // The whole tree this time (FromValue strips), through the same reader
   // instances as the one-pass parse: one set of them keeps the code small.
   ScratchBuilder builder(doc, /*strip_managed_fields=*/false, &scratch.plan);
   rapidjson::ParseResult result;
-  auto generator = [&](rapidjson::Document&) {
+  auto generator = [&](ScratchDocument&) {
     result = ParseScratch(shape, text, builder);
     return !result.IsError();
   };
@@ -562,10 +701,12 @@ absl::StatusOr<ObjectPtr> Object::Build(const Value& value, const Value* skip,
   if (arena_size > std::numeric_limits<uint32_t>::max()) {
     return Invalid("object too large: its tree needs more than 4 GiB");
   }
-  auto object = std::make_shared<Object>(PrivateTag{});
+  arena_request.bytes = arena_size;
+  auto object =
+      std::allocate_shared<Object>(ObjectAllocator<Object>(), PrivateTag{});
+  object->arena_ = arena_request.at;
   object->arena_size_ = static_cast<uint32_t>(arena_size);
-  object->arena_.reset(new char[arena_size]);
-  char* blob = object->arena_.get() + pool_bytes;
+  char* blob = object->arena_ + pool_bytes;
   for (const auto& [s, offset] : plan.offsets) {
     std::memcpy(blob + offset, s.data(), s.size());
     blob[offset + s.size()] = '\0';
@@ -575,12 +716,12 @@ absl::StatusOr<ObjectPtr> Object::Build(const Value& value, const Value* skip,
   // the arena for exactly this tree; should building ever need more, the
   // object is refused rather than kept with memory it does not account for.
   const size_t pool_capacity = pool_bytes - kPoolHeader;
-  rapidjson::MemoryPoolAllocator<> pool(object->arena_.get(), pool_bytes,
+  rapidjson::MemoryPoolAllocator<> pool(object->arena_, pool_bytes,
                                         /*chunkSize=*/1024);
-  rapidjson::Document doc(&pool, kDocumentStack, &StackAllocator());
+  ScratchDocument doc(&pool, kDocumentStack, &StackAllocator());
   StringSink sink{&plan, blob, 0};
   bool ok = false;
-  auto generator = [&](rapidjson::Document& handler) {
+  auto generator = [&](ScratchDocument& handler) {
     ok = Emit(value, handler, skip, sink);
     return ok;
   };

@@ -12,8 +12,10 @@
 //   * BM_ListEachLoopback: RestClient::ListEach over HTTP on loopback from a
 //     small server of this program's own that sends the body as one answer.
 // Results in docs/benchmarks.md ("List decoding").
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -145,6 +147,52 @@ void BM_ListFramer(benchmark::State& state) {
   Report(state, n, body);
 }
 BENCHMARK(BM_ListFramer)
+    ->Args({10000, 0})
+    ->Args({10000, 1})
+    ->Unit(benchmark::kMillisecond);
+
+// The reading thread's whole share as ReadList runs it: each 64 KiB read
+// (a memcpy here, the socket's copy there) and its framing. range(1): 0
+// reads into one buffer and frames with Feed, which copies each item into
+// the batch; 1 reads into the batch itself and frames with FeedInPlace,
+// handing a batch over at 256 KiB (its unfinished item carried over).
+void BM_ListReading(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const bool in_place = state.range(1) != 0;
+  const std::string& body = ListBody(n);
+  constexpr size_t kBatch = 256 << 10;
+  std::vector<char> read_buffer(kChunk);
+  for (auto _ : state) {
+    ListFramer framer;
+    FramedItems batch;
+    FramedItems carry;
+    size_t items = 0;
+    for (size_t i = 0; i < body.size(); i += kChunk) {
+      const size_t len = std::min(kChunk, body.size() - i);
+      absl::Status status;
+      if (in_place) {
+        const size_t from = batch.bytes.size();
+        std::memcpy(batch.bytes.Extend(len), body.data() + i, len);
+        status = framer.FeedInPlace(&batch, from);
+      } else {
+        std::memcpy(read_buffer.data(), body.data() + i, len);
+        status = framer.Feed(std::string_view(read_buffer.data(), len), &batch);
+      }
+      if (!status.ok()) state.SkipWithError("framing failed");
+      if (batch.bytes.size() + kChunk > kBatch) {
+        items += batch.items.size();
+        framer.CarryOver(&batch, &carry);
+        batch.Clear();
+        framer.CarryOver(&carry, &batch);
+      }
+    }
+    if (!framer.Finish(&batch).ok()) state.SkipWithError("finish");
+    items += batch.items.size();
+    if (items != static_cast<size_t>(n)) state.SkipWithError("items");
+  }
+  Report(state, n, body);
+}
+BENCHMARK(BM_ListReading)
     ->Args({10000, 0})
     ->Args({10000, 1})
     ->Unit(benchmark::kMillisecond);

@@ -10,6 +10,8 @@
 #   peak rss     the client process's VmHWM after all of that (50k + 100k)
 #   sync 150k    Start -> synced, 150,000 pods (INFORMER_150K=0 skips it)
 #   peak rss 150k  the client process's VmHWM once synced at 150k
+#                (each kcr round at 150k starts once the machine has taken
+#                back the memory of the runs before: settle below)
 #
 # Each figure is the median of RUNS processes per client (kcr and
 # client-node alternating); the server's own bound comes from bare_reader.
@@ -70,6 +72,26 @@ start_server() {
   cat "$WORK/server.log" >&2
 }
 
+# settle: waits (up to 30 s) until the machine has taken back the memory
+# of the runs before, so that a timed round does not pay for it: until
+# MemAvailable stops rising (less than 16 MiB over half a second) and is
+# within 256 MiB of its value before any client ran. client-node's runs
+# take 2.2 GiB; the same kcr binary was 0.1-0.7 s slower at 150k right
+# after them than alone. Prints how long it waited.
+mem_available_mib() { awk '/^MemAvailable:/ {print int($2 / 1024)}' /proc/meminfo; }
+MEM_BASELINE=$(mem_available_mib)
+settle() {
+  local start=$SECONDS prev now
+  prev=$(mem_available_mib)
+  for _ in $(seq 1 60); do
+    sleep 0.5
+    now=$(mem_available_mib)
+    if (( now - prev < 16 && now >= MEM_BASELINE - 256 )); then break; fi
+    prev=$now
+  done
+  echo "settled for $((SECONDS - start)) s: MemAvailable $now MiB (${MEM_BASELINE} MiB before the runs)" >&2
+}
+
 stop_server() {
   kill "$SERVER_PID"
   wait "$SERVER_PID" 2>/dev/null || true
@@ -126,6 +148,7 @@ if [[ ${INFORMER_150K:-1} == 1 ]]; then
   node_failed=0
   for i in $(seq 1 "$RUNS"); do
     echo "-- round $i: kcr, client-node" >&2
+    settle
     MALLOC_ARENA_MAX=$ARENAS "$BIN/kcr_informer_bench" --port="$PORT" --pods=150000 \
       --updates=0 | tee -a "$WORK/sync150k.kcr" >&2
     [[ $node_failed == 1 ]] && continue
@@ -209,6 +232,8 @@ if os.path.exists(f"{work}/sync150k.kcr"):
     k150 = load("sync150k.kcr")
     n150 = [r for r in load("sync150k.node") if "failed" not in r]
     failed = [r["failed"] for r in load("sync150k.node") if "failed" in r]
+    print("150k rounds: each of kcr's starts once the machine has taken back "
+          "the memory of the runs before (MemAvailable settled)")
     print(f"150k runs: kcr sync {', '.join(str(r['sync_ms']) for r in k150)} ms, "
           f"peak {', '.join(str(r['peak_rss_mib']) for r in k150)} MiB; client-node "
           + (f"sync {', '.join(str(r['sync_ms']) for r in n150)} ms, peak "

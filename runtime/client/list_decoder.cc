@@ -1,5 +1,6 @@
 #include "runtime/client/list_decoder.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <utility>
@@ -87,6 +88,21 @@ std::string Member(std::string_view name, std::string_view value) {
 
 }  // namespace
 
+char* FramedBytes::Extend(size_t n) {
+  if (n > capacity_ - size_) reserve(std::max(size_ + n, 2 * capacity_));
+  char* at = data_.get() + size_;
+  size_ += n;
+  return at;
+}
+
+void FramedBytes::reserve(size_t n) {
+  if (n <= capacity_) return;
+  std::unique_ptr<char[]> grown(new char[n]);
+  if (size_ > 0) std::memcpy(grown.get(), data_.get(), size_);
+  data_ = std::move(grown);
+  capacity_ = n;
+}
+
 ListFramer::ListFramer(size_t max_item_bytes)
     : max_item_bytes_(max_item_bytes), use_avx2_(Avx2BlockScanAvailable()) {}
 
@@ -105,7 +121,20 @@ absl::Status ListFramer::Error(int64_t at, std::string_view what) {
 }
 
 absl::Status ListFramer::Feed(std::string_view chunk, FramedItems* out) {
+  in_place_ = false;
   absl::Status status = Scan(chunk, out);
+  // Also after an error: the items cut out before it are handed over.
+  out->kind_member = kind_member_;
+  out->api_version_member = api_version_member_;
+  return status;
+}
+
+absl::Status ListFramer::FeedInPlace(FramedItems* out, size_t from) {
+  in_place_ = true;
+  chunk_base_ = from;
+  absl::Status status =
+      Scan(std::string_view(out->bytes.data() + from, out->bytes.size() - from),
+           out);
   // Also after an error: the items cut out before it are handed over.
   out->kind_member = kind_member_;
   out->api_version_member = api_version_member_;
@@ -118,6 +147,9 @@ absl::Status ListFramer::Scan(std::string_view chunk, FramedItems* out) {
   const size_t n = chunk.size();
   size_t i = 0;
   while (i < n) {
+    // In place, the chunk moves when held items are released into
+    // out->bytes (EndValue, when the list's kind arrives after them).
+    if (in_place_) data = out->bytes.data() + chunk_base_;
     const char c = data[i];
     const int64_t at = offset_ + static_cast<int64_t>(i);
     switch (state_) {
@@ -224,6 +256,7 @@ absl::Status ListFramer::Scan(std::string_view chunk, FramedItems* out) {
         expect_key_ = false;
         in_top_key_ = false;
         item_.clear();
+        item_start_ = chunk_base_ + i;
         state_ = State::kInItem;
         continue;  // ScanItem reads the '{'
       case State::kInItem: {
@@ -341,9 +374,19 @@ absl::Status ListFramer::TooDeep(size_t i) {
                             api::kMaxJsonDepth, " levels"));
 }
 
+void ListFramer::CarryOver(FramedItems* from, FramedItems* to) {
+  if (!in_place_ || state_ != State::kInItem || !error_.ok()) return;
+  const size_t at = to->bytes.size();
+  to->bytes.append(from->bytes.data() + item_start_,
+                   from->bytes.size() - item_start_);
+  from->bytes.Truncate(item_start_);
+  item_start_ = at;
+}
+
 absl::StatusOr<size_t> ListFramer::EndItem(const char* data, size_t start,
                                            size_t i, FramedItems* out) {
-  const size_t size = item_.size() + (i - start);
+  const size_t size =
+      in_place_ ? chunk_base_ + i - item_start_ : item_.size() + (i - start);
   if (size > max_item_bytes_) {
     return Fail(absl::ResourceExhaustedError(absl::StrCat(
         "list response: items[", current_.index, "] at offset ",
@@ -353,10 +396,18 @@ absl::StatusOr<size_t> ListFramer::EndItem(const char* data, size_t start,
                     (current_.needs_api_version && !seen_api_version_) ||
                     (current_.check_type && !(seen_kind_ && seen_api_version_));
   FramedItems* dst = hold ? &held_ : out;
-  current_.begin = dst->bytes.size();
   current_.size = size;
-  dst->bytes.append(item_);
-  dst->bytes.append(data + start, i - start);
+  if (in_place_ && !hold) {
+    current_.begin = item_start_;  // where it lies
+  } else {
+    current_.begin = dst->bytes.size();
+    if (in_place_) {
+      dst->bytes.append(out->bytes.data() + item_start_, size);
+    } else {
+      dst->bytes.append(item_);
+      dst->bytes.append(data + start, i - start);
+    }
+  }
   dst->items.push_back(current_);
   item_.clear();
   ++items_framed_;
@@ -410,8 +461,14 @@ absl::StatusOr<size_t> ListFramer::ScanItem(const char* data, size_t i,
           in_string_ = false;
           if (in_top_key_) {
             in_top_key_ = false;
-            if (top_key_ == "kind") current_.needs_kind = false;
-            if (top_key_ == "apiVersion") current_.needs_api_version = false;
+            // As string_views: lengths first, then an inline compare (a
+            // std::string against a C string calls strlen and memcmp, for
+            // every top-level key of every item).
+            const std::string_view key = top_key_;
+            if (key == std::string_view("kind")) current_.needs_kind = false;
+            if (key == std::string_view("apiVersion")) {
+              current_.needs_api_version = false;
+            }
             break;  // back to the vector scan
           }
         } else if (in_top_key_ && top_key_.size() < 16) {
@@ -450,12 +507,14 @@ absl::StatusOr<size_t> ListFramer::ScanItem(const char* data, size_t i,
       }
     }
   }
-  if (item_.size() + (n - start) > max_item_bytes_) {
+  const size_t size =
+      in_place_ ? chunk_base_ + n - item_start_ : item_.size() + (n - start);
+  if (size > max_item_bytes_) {
     return Fail(absl::ResourceExhaustedError(absl::StrCat(
         "list response: items[", current_.index, "] at offset ",
         current_.offset, " exceeds the limit of ", max_item_bytes_, " bytes")));
   }
-  item_.append(data + start, n - start);
+  if (!in_place_) item_.append(data + start, n - start);
   return n;
 }
 
@@ -572,7 +631,7 @@ absl::Status ListFramer::EndValue(FramedItems* out) {
 
 void ListFramer::Release(FramedItems* out) {
   const size_t base = out->bytes.size();
-  out->bytes.append(held_.bytes);
+  out->bytes.append(held_.bytes.view());
   for (FramedItems::Item item : held_.items) {
     item.begin += base;
     out->items.push_back(item);

@@ -48,9 +48,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -66,6 +69,66 @@ struct ListDecoderOptions {
   // The largest item (or top-level member) accepted; a bigger one is an
   // error rather than unbounded buffering.
   size_t max_item_bytes = 64 << 20;
+};
+
+// The bytes of a batch of framed items: a growable buffer that, unlike
+// std::string, leaves the bytes it grows by uninitialized, so that the
+// list reader can read the body straight into it (ListFramer::FeedInPlace)
+// without writing each byte twice. Capacity is kept by clear().
+class FramedBytes {
+ public:
+  FramedBytes() = default;
+  FramedBytes(const FramedBytes& other) { append(other.view()); }
+  FramedBytes& operator=(const FramedBytes& other) {
+    if (this != &other) {
+      clear();
+      append(other.view());
+    }
+    return *this;
+  }
+  FramedBytes(FramedBytes&& other) noexcept { swap(other); }
+  FramedBytes& operator=(FramedBytes&& other) noexcept {
+    swap(other);
+    other.clear();
+    return *this;
+  }
+
+  const char* data() const { return data_.get(); }
+  char* data() { return data_.get(); }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  size_t capacity() const { return capacity_; }
+  std::string_view view() const { return std::string_view(data(), size_); }
+  // A copy, as std::string's.
+  std::string substr(size_t pos, size_t n) const {
+    return std::string(view().substr(pos, n));
+  }
+
+  void clear() { size_ = 0; }
+  void append(std::string_view bytes) {
+    if (bytes.empty()) return;
+    std::memcpy(Extend(bytes.size()), bytes.data(), bytes.size());
+  }
+  void append(const char* bytes, size_t n) {
+    append(std::string_view(bytes, n));
+  }
+  // Grows size() by n bytes, left uninitialized, and returns where they
+  // start (valid until the next call that grows the buffer).
+  char* Extend(size_t n);
+  // Shrinks size() to n (<= size()).
+  void Truncate(size_t n) { size_ = n < size_ ? n : size_; }
+  void reserve(size_t n);
+
+ private:
+  void swap(FramedBytes& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(size_, other.size_);
+    std::swap(capacity_, other.capacity_);
+  }
+
+  std::unique_ptr<char[]> data_;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
 };
 
 // Items cut out of a list body, not yet parsed: a batch that can be handed
@@ -89,7 +152,8 @@ struct FramedItems {
     bool non_ascii = false;
     bool unicode_escape = false;
   };
-  std::string bytes;
+  // The items' bytes; framed in place, also what lies between them.
+  FramedBytes bytes;
   std::vector<Item> items;
   // The members to add, JSON with a trailing comma ("\"kind\":\"Pod\","),
   // or empty when the list has no such field.
@@ -110,6 +174,15 @@ class ListFramer {
   explicit ListFramer(size_t max_item_bytes = 64 << 20);
 
   absl::Status Feed(std::string_view chunk, FramedItems* out);
+  // Feed for a chunk that the caller appended to out->bytes (from `from`
+  // to its end), e.g. read into it: the items it completes are recorded
+  // where they lie, without a copy of their bytes. The bytes of an item it
+  // leaves unfinished stay at the tail of out->bytes: call CarryOver
+  // before feeding another batch. One framer is fed either way, not both.
+  absl::Status FeedInPlace(FramedItems* out, size_t from);
+  // In-place framing: moves the unfinished item's bytes (if any) from the
+  // tail of `from`'s bytes to the end of `to`'s, where framing goes on.
+  void CarryOver(FramedItems* from, FramedItems* to);
   // Declares the end of the body: kDataLoss when it ended early; releases
   // items held for the list's kind.
   absl::Status Finish(FramedItems* out);
@@ -205,7 +278,12 @@ class ListFramer {
   std::string api_version_member_;
 
   // The item being framed.
-  std::string item_;  // its bytes so far
+  std::string item_;  // its bytes so far (Feed)
+  // FeedInPlace: the chunk is out->bytes from chunk_base_ on, and the item
+  // being framed starts at item_start_ in it.
+  bool in_place_ = false;
+  size_t chunk_base_ = 0;
+  size_t item_start_ = 0;
   FramedItems::Item current_;
   bool expect_key_ = false;   // the next string at item depth 1 is a key
   bool in_top_key_ = false;   // inside such a key

@@ -1,5 +1,6 @@
 #include "runtime/client/list_reader.h"
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <memory>
@@ -66,7 +67,9 @@ class Pipeline {
   }
 
   void ReadLoop() {
-    std::vector<char> data(kReadBytes);
+    // The bytes of an item that a batch handed over left unfinished, on
+    // their way to the next batch.
+    FramedItems carry;
     while (true) {
       auto slot = std::make_shared<Slot>();
       {
@@ -84,14 +87,26 @@ class Pipeline {
           spare_.pop_back();
         }
       }
+      FramedBytes& bytes = slot->framed.bytes;
+      bytes.reserve(kBatchBytes);
+      framer_.CarryOver(&carry, &slot->framed);
       absl::Status status;
       bool end = false;
+      // The body is read straight into the batch and framed there, so
+      // that an item's bytes are written once, by the socket's read.
       // Reads into this batch while the body has more at hand (a read
-      // filled the buffer) and the batch is small: each hand-over wakes a
-      // thread, which costs more than the batch's framing on a busy
-      // machine; a short read (the network is behind) hands over at once.
+      // filled what it asked for) and the batch is small: each hand-over
+      // wakes a thread, which costs more than the batch's framing on a
+      // busy machine; a short read (the network is behind) hands over at
+      // once. A batch without a complete item yet (an item larger than
+      // a batch) is not handed over: it goes on growing.
       while (true) {
-        absl::StatusOr<size_t> n = body_.Read(data.data(), data.size());
+        const size_t from = bytes.size();
+        const size_t want = from < kBatchBytes
+                                ? std::min(kReadBytes, kBatchBytes - from)
+                                : kReadBytes;
+        absl::StatusOr<size_t> n = body_.Read(bytes.Extend(want), want);
+        bytes.Truncate(from + (n.ok() ? *n : 0));
         if (!n.ok()) {
           status = Broken(n.status());
           end = true;
@@ -99,16 +114,16 @@ class Pipeline {
           status = framer_.Finish(&slot->framed);
           end = true;
         } else {
-          status =
-              framer_.Feed(std::string_view(data.data(), *n), &slot->framed);
+          status = framer_.FeedInPlace(&slot->framed, from);
           end = !status.ok();
         }
-        if (end || *n < data.size() ||
-            slot->framed.bytes.size() >= kBatchBytes ||
-            stop_requested_.load(std::memory_order_relaxed)) {
+        if (end || stop_requested_.load(std::memory_order_relaxed)) break;
+        if (!slot->framed.items.empty() &&
+            (*n < want || bytes.size() >= kBatchBytes)) {
           break;
         }
       }
+      framer_.CarryOver(&slot->framed, &carry);
       Push(std::move(slot));
       if (end) {
         MutexLock lock(&mu_);

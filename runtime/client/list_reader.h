@@ -10,11 +10,15 @@
 // of one thread (docs/benchmarks.md, "List decoding"). At most 16 batches
 // not parsed yet and 64 in all (up to 256 KiB of the body each)
 // wait between the threads: a consumer slower than the network slows the
-// reading instead of growing memory. The reader gathers reads into a batch
-// while each one fills its 64 KiB buffer (more of the body is at hand), up
-// to 256 KiB, and hands a batch over at once after a shorter read: a body
+// reading instead of growing memory. The reader reads the body straight
+// into a batch's buffer and frames it there (ListFramer::FeedInPlace), so
+// that each item's bytes are written once; an item cut by the batch's end
+// moves to the next batch. It gathers reads into a batch while each one
+// fills the 64 KiB it asked for (more of the body is at hand), up to
+// 256 KiB, and hands a batch over at once after a shorter read: a body
 // that stalls just after a full read holds back at most 256 KiB of items
-// until its next read.
+// until its next read. A batch with no complete item yet (an item larger
+// than a batch) goes on growing, up to the decoder's max_item_bytes.
 #ifndef KCR_RUNTIME_CLIENT_LIST_READER_H_
 #define KCR_RUNTIME_CLIENT_LIST_READER_H_
 

@@ -626,6 +626,164 @@ std::string RandomItem(std::mt19937* rng, int max_depth) {
   return out;
 }
 
+// Bodies for comparing two ways of framing: the escape and depth-limit
+// bodies, and random lists of RandomItem, whole, cut short and with a
+// byte broken; with `kind_last`, also lists whose kind and apiVersion come
+// after their items (the framer holds the items until then).
+std::vector<std::string> FramerBodies(std::mt19937& rng, bool kind_last) {
+  std::vector<std::string> bodies;
+  for (const auto& [name, body] : EscapeBodies()) bodies.push_back(body);
+  for (int depth : {api::kMaxJsonDepth - 3, api::kMaxJsonDepth - 1,
+                    api::kMaxJsonDepth, api::kMaxJsonDepth + 1}) {
+    bodies.push_back(Nested(depth));
+  }
+  for (int b = 0; b < 600; ++b) {
+    const bool last = kind_last && b % 2 == 1;
+    std::string body = last
+                           ? "{\"items\":["
+                           : R"({"kind":"PodList","apiVersion":"v1","items":[)";
+    const int items = 1 + static_cast<int>(rng() % 6);
+    for (int i = 0; i < items; ++i) {
+      if (i > 0) body += ",";
+      body += RandomItem(&rng, b % 3 == 0 ? api::kMaxJsonDepth + 2 : 6);
+    }
+    body +=
+        last
+            ? R"(],"kind":"PodList","metadata":{"resourceVersion":"7"},"apiVersion":"v1"})"
+            : R"(],"metadata":{"resourceVersion":"7"}})";
+    bodies.push_back(body);
+    bodies.push_back(body.substr(0, rng() % body.size()));
+    std::string broken = body;
+    broken[rng() % broken.size()] = "]}\"\\,{["[rng() % 7];
+    bodies.push_back(broken);
+  }
+  return bodies;
+}
+
+// Random cut points of `body` (and none at all).
+std::vector<std::vector<size_t>> Splittings(std::mt19937& rng,
+                                            std::string_view body) {
+  std::vector<std::vector<size_t>> splittings = {{}};
+  for (int s = 0; s < 3 && !body.empty(); ++s) {
+    std::vector<size_t> splits;
+    for (size_t at = rng() % 97; at < body.size(); at += 1 + rng() % 97) {
+      splits.push_back(at);
+    }
+    splittings.push_back(splits);
+  }
+  return splittings;
+}
+
+// Framing's items without where their bytes lie in the batch.
+std::vector<std::string> WithoutBegin(const Framing& f) {
+  std::vector<std::string> out;
+  for (const std::string& item : f.items) {
+    // "index offset begin flags bytes": drop the third field.
+    const size_t a = item.find(' ');
+    const size_t b = item.find(' ', a + 1);
+    const size_t c = item.find(' ', b + 1);
+    out.push_back(item.substr(0, b) + item.substr(c));
+  }
+  return out;
+}
+
+// As ListReader frames: each chunk read into the batch's own bytes and
+// framed there (FeedInPlace); a batch handed over after `per_batch` chunks,
+// its unfinished item carried over to the next.
+Framing FrameInPlace(std::string_view body, const std::vector<size_t>& splits,
+                     size_t per_batch) {
+  ListFramer framer;
+  std::vector<FramedItems> batches(1);
+  FramedItems carry;
+  absl::Status status;
+  size_t from = 0;
+  size_t chunks = 0;
+  size_t last_fed = 0;  // the batch that Feed or Finish last wrote to
+  for (size_t i = 0; i <= splits.size() && status.ok(); ++i) {
+    const size_t to = i < splits.size() ? splits[i] : body.size();
+    last_fed = batches.size() - 1;
+    FramedItems& batch = batches.back();
+    const size_t at = batch.bytes.size();
+    batch.bytes.append(body.substr(from, to - from));
+    status = framer.FeedInPlace(&batch, at);
+    from = to;
+    if (++chunks % per_batch == 0) {
+      framer.CarryOver(&batch, &carry);
+      batches.emplace_back();
+      framer.CarryOver(&carry, &batches.back());
+    }
+  }
+  if (status.ok()) {
+    status = framer.Finish(&batches.back());
+    // Finish sets the members only when it succeeds.
+    if (status.ok()) last_fed = batches.size() - 1;
+  }
+  Framing f;
+  f.status = status.ToString();
+  for (const FramedItems& batch : batches) {
+    for (const FramedItems::Item& item : batch.items) {
+      f.items.push_back(absl::StrCat(
+          item.index, " ", item.offset, " ", item.begin, " ", item.needs_kind,
+          item.needs_api_version, item.check_type, item.non_ascii,
+          item.unicode_escape, " ", batch.bytes.substr(item.begin, item.size)));
+    }
+  }
+  f.meta = absl::StrCat(framer.meta().kind, " ", framer.meta().api_version, " ",
+                        batches[last_fed].kind_member,
+                        batches[last_fed].api_version_member);
+  f.offset = framer.offset();
+  return f;
+}
+
+TEST(ListFramerTest, InPlaceFramingFramesAsFeedDoes) {
+  std::mt19937 rng(20261130);
+  int compared = 0;
+  for (const std::string& body : FramerBodies(rng, /*kind_last=*/true)) {
+    for (const std::vector<size_t>& splits : Splittings(rng, body)) {
+      const Framing copied =
+          FrameWith(ListFramer::Avx2BlockScanAvailable(), body, splits);
+      for (size_t per_batch : {size_t{1}, size_t{3}, size_t{1} << 30}) {
+        const Framing in_place = FrameInPlace(body, splits, per_batch);
+        ASSERT_EQ(in_place.status, copied.status) << body;
+        ASSERT_EQ(WithoutBegin(in_place), WithoutBegin(copied)) << body;
+        ASSERT_EQ(in_place.meta, copied.meta) << body;
+        ASSERT_EQ(in_place.offset, copied.offset) << body;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(compared, 6000);
+}
+
+TEST(ListFramerTest, InPlaceFramingKeepsTheItemLimit) {
+  // An item that grows past the limit across batches is refused at the
+  // same byte, whichever batch holds it.
+  const std::string body = absl::StrCat(R"({"kind":"PodList","items":[{"a":")",
+                                        std::string(5000, 'x'), R"("}]})");
+  std::vector<size_t> splits;
+  for (size_t at = 100; at < body.size(); at += 100) splits.push_back(at);
+  ListFramer framer(4096);
+  std::vector<FramedItems> batches(1);
+  FramedItems carry;
+  absl::Status status;
+  size_t from = 0;
+  for (size_t to : splits) {
+    FramedItems& batch = batches.back();
+    const size_t at = batch.bytes.size();
+    batch.bytes.append(std::string_view(body).substr(from, to - from));
+    status = framer.FeedInPlace(&batch, at);
+    from = to;
+    if (!status.ok()) break;
+    framer.CarryOver(&batch, &carry);
+    batches.emplace_back();
+    framer.CarryOver(&carry, &batches.back());
+  }
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(
+      std::string(status.message()),
+      HasSubstr("items[0] at offset 27 exceeds the limit of 4096 bytes"));
+}
+
 TEST(ListFramerTest, Avx2BlockScanFramesAsThePortableOneDoes) {
   if (!ListFramer::Avx2BlockScanAvailable()) {
     GTEST_SKIP() << "this CPU has no AVX2 / PCLMULQDQ";

@@ -161,6 +161,56 @@ TEST_P(ListReaderTest, ShortReadIsHandedOverAtOnce) {
   EXPECT_EQ(r.names.size(), 1u);
 }
 
+// Items larger than a batch (256 KiB): the batch that holds one grows
+// until it is whole, and every item arrives intact and in order, however
+// the body is cut; past max_item_bytes the item is refused after the items
+// before it.
+TEST_P(ListReaderTest, ItemsLargerThanABatchArriveWhole) {
+  const std::vector<size_t> sizes = {100, 700 << 10, 50, 300 << 10, 10};
+  std::string body = R"({"kind":"ConfigMapList","apiVersion":"v1",)"
+                     R"("metadata":{"resourceVersion":"5"},"items":[)";
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (i > 0) body += ",";
+    absl::StrAppend(&body, R"({"metadata":{"name":"cm-)", i,
+                    R"(","namespace":"d"},"data":{"k":")",
+                    std::string(sizes[i], 'v'), R"("}})");
+  }
+  body += "]}";
+  for (size_t chunk : {size_t{1} << 16, size_t{977}, size_t{100000}}) {
+    FakeBody reader(body, chunk);
+    std::vector<std::string> seen;
+    ListReaderOptions options;
+    options.parse_threads = GetParam();
+    absl::StatusOr<ListMeta> meta = ReadList(
+        Context::Background(), reader, options, [&seen](api::ObjectPtr item) {
+          const rapidjson::Value* k = item->Find("/data/k");
+          seen.push_back(absl::StrCat(
+              std::string(item->name()), " ",
+              k != nullptr && k->IsString() ? k->GetStringLength() : 0));
+          return absl::OkStatus();
+        });
+    ASSERT_TRUE(meta.ok()) << meta.status();
+    ASSERT_EQ(seen.size(), sizes.size()) << chunk;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      EXPECT_EQ(seen[i], absl::StrCat("cm-", i, " ", sizes[i])) << chunk;
+    }
+
+    FakeBody limited(body, chunk);
+    seen.clear();
+    options.decoder.max_item_bytes = 200 << 10;
+    meta = ReadList(Context::Background(), limited, options,
+                    [&seen](api::ObjectPtr item) {
+                      seen.push_back(std::string(item->name()));
+                      return absl::OkStatus();
+                    });
+    EXPECT_EQ(meta.status().code(), absl::StatusCode::kResourceExhausted)
+        << chunk;
+    EXPECT_THAT(std::string(meta.status().message()),
+                HasSubstr("items[1] at offset"));
+    EXPECT_EQ(seen, std::vector<std::string>{"cm-0"}) << chunk;
+  }
+}
+
 TEST(ListReaderDoneTest, DoneContextReadsNothing) {
   FakeBody reader(Items(3), 100);
   auto [ctx, cancel] = WithCancel(Context::Background());
