@@ -8,14 +8,14 @@
 //     // op.old_value / op.new_value: null pointers for "absent".
 //   }
 //
-// The rules (kopf's `diffs.diff`): two objects are compared key by key,
-// recursively, keys in the order of the old object and then the new
-// object's own; a key only in the new one is an add, a key only in the old
-// one a remove. Anything else that differs (scalars, arrays, a type change
-// such as an object becoming a string) is one change of the whole value:
-// arrays are atomic, as in kopf. Equal values give nothing. A value that
-// is absent on one side (a null pointer passed to Compute) is an add or a
-// remove of the whole document at the empty path.
+// The rules (kopf's `diffs.diff`): equal values give nothing; a value that
+// is absent or null on the old side and not on the new one is an add, the
+// reverse a remove (kopf treats null as absent); two objects are compared
+// key by key, recursively: first the keys only the new one has (adds, in
+// its order), then those only the old one has (removes, in its order), then
+// the common ones (in the old one's order); anything else that differs
+// (scalars, arrays, a type change such as an object becoming a string) is
+// one change of the whole value: arrays are atomic, as in kopf.
 //
 // A Diff shares the two documents it was computed from (the operations
 // point into them), so it is cheap to copy and stays valid on its own.
