@@ -47,6 +47,10 @@ class Patch {
   // "children.count"); intermediate objects are made.
   Patch& SetStatus(std::string_view field, const rapidjson::Value& value);
   Patch& SetStatus(std::string_view field, std::string_view value);
+  // A string literal is a string (not the bool it would convert to).
+  Patch& SetStatus(std::string_view field, const char* value) {
+    return SetStatus(field, std::string_view(value));
+  }
   Patch& SetStatus(std::string_view field, int64_t value);
   Patch& SetStatus(std::string_view field, bool value);
   // status.<field> = null: removed by the merge.

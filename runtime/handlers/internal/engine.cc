@@ -1,0 +1,875 @@
+#include "runtime/handlers/internal/engine.h"
+
+#include <algorithm>
+#include <exception>
+#include <set>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "api/errors/errors.h"
+#include "api/json/json_util.h"
+#include "api/types/event.h"
+#include "base/str_cat.h"
+#include "base/string_view.h"
+#include "glog/logging.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+#include "runtime/handlers/context.h"
+#include "runtime/handlers/diff.h"
+
+namespace kcr::handlers::internal {
+namespace {
+
+using Kind = ResourceHandlers::Entry::Kind;
+using Entry = ResourceHandlers::Entry;
+
+// kopf's causes.TITLES.
+std::string_view Title(Reason reason) {
+  switch (reason) {
+    case Reason::kCreate:
+      return "creation";
+    case Reason::kUpdate:
+      return "updating";
+    case Reason::kDelete:
+      return "deletion";
+    case Reason::kResume:
+      return "resuming";
+  }
+  return "handling";
+}
+
+// The title of a purpose read from a record ("create" -> "creation").
+std::string PurposeTitle(std::string_view purpose) {
+  for (Reason r :
+       {Reason::kCreate, Reason::kUpdate, Reason::kDelete, Reason::kResume}) {
+    if (ReasonName(r) == purpose) return std::string(Title(r));
+  }
+  return std::string(purpose);
+}
+
+std::string Capitalized(std::string_view s) {
+  std::string out(s);
+  if (!out.empty() && out[0] >= 'a' && out[0] <= 'z') out[0] -= 'a' - 'A';
+  return out;
+}
+
+// Seconds as kopf prints them ("60.0").
+std::string Seconds(absl::Duration d) {
+  return absl::StrFormat("%.1f", absl::ToDoubleSeconds(d));
+}
+
+rapidjson::Value::StringRefType Ref(std::string_view s) {
+  return rapidjson::StringRef(s.data(),
+                              static_cast<rapidjson::SizeType>(s.size()));
+}
+
+rapidjson::Value Str(std::string_view s,
+                     rapidjson::Document::AllocatorType& a) {
+  return rapidjson::Value(s.data(), static_cast<rapidjson::SizeType>(s.size()),
+                          a);
+}
+
+rapidjson::Value& ObjectMember(rapidjson::Value& parent, std::string_view name,
+                               rapidjson::Document::AllocatorType& a) {
+  auto it = parent.FindMember(Ref(name));
+  if (it == parent.MemberEnd()) {
+    parent.AddMember(Str(name, a), rapidjson::Value(rapidjson::kObjectType), a);
+    return (parent.MemberEnd() - 1)->value;
+  }
+  if (!it->value.IsObject()) it->value.SetObject();
+  return it->value;
+}
+
+// A JSON merge patch of `src` onto `dst`, keeping nulls (both are patches).
+void MergeInto(rapidjson::Value& dst, const rapidjson::Value& src,
+               rapidjson::Document::AllocatorType& a) {
+  for (auto it = src.MemberBegin(); it != src.MemberEnd(); ++it) {
+    std::string_view name(it->name.GetString(), it->name.GetStringLength());
+    auto found = dst.FindMember(Ref(name));
+    if (it->value.IsObject() && found != dst.MemberEnd() &&
+        found->value.IsObject()) {
+      MergeInto(found->value, it->value, a);
+      continue;
+    }
+    if (found != dst.MemberEnd()) dst.RemoveMember(found);
+    dst.AddMember(Str(name, a), rapidjson::Value(it->value, a), a);
+  }
+}
+
+bool HasMembers(const rapidjson::Value& v, const char* name) {
+  auto it = v.FindMember(name);
+  return it != v.MemberEnd() &&
+         (!it->value.IsObject() || it->value.MemberCount() > 0);
+}
+
+bool FieldChanged(const rapidjson::Value* a, const rapidjson::Value* b) {
+  if ((a == nullptr) != (b == nullptr)) return true;
+  return a != nullptr && !json::JsonDeepEqual(*a, *b);
+}
+
+// What came of one run of a handler (kopf's execution.Outcome).
+struct RunResult {
+  bool final = false;
+  // An error was raised (or returned): the record's failure and message.
+  bool exception = false;
+  std::string message;
+  std::optional<absl::Duration> delay;
+  std::shared_ptr<const rapidjson::Document> value;
+  // For the runs metric: success, temporary, permanent, error, timeout,
+  // retries, ignored.
+  std::string_view outcome = "success";
+};
+
+}  // namespace
+
+std::string_view CauseName(Cause cause) {
+  switch (cause) {
+    case Cause::kGone:
+      return "gone";
+    case Cause::kFree:
+      return "free";
+    case Cause::kDelete:
+      return "delete";
+    case Cause::kCreate:
+      return "create";
+    case Cause::kResume:
+      return "resume";
+    case Cause::kNoop:
+      return "noop";
+    case Cause::kUpdate:
+      return "update";
+  }
+  return "unknown";
+}
+
+Cause DetectCause(bool exists, bool being_deleted, bool has_finalizer,
+                  bool has_last_handled, bool changed, bool initial) {
+  if (!exists) return Cause::kGone;
+  if (being_deleted && !has_finalizer) return Cause::kFree;
+  if (being_deleted) return Cause::kDelete;
+  if (!has_last_handled) return Cause::kCreate;
+  if (!changed && initial) return Cause::kResume;
+  if (!changed) return Cause::kNoop;
+  return Cause::kUpdate;
+}
+
+struct Engine::Metrics {
+  explicit Metrics(prometheus::Registry& r)
+      : runs(prometheus::BuildCounter()
+                 .Name("kcr_handler_runs_total")
+                 .Help("Runs of each handler by outcome (success, temporary, "
+                       "permanent, error, timeout, retries, ignored)")
+                 .Register(r)),
+        duration(prometheus::BuildHistogram()
+                     .Name("kcr_handler_duration_seconds")
+                     .Help("How long each run of a handler took")
+                     .Register(r)) {}
+  prometheus::Family<prometheus::Counter>& runs;
+  prometheus::Family<prometheus::Histogram>& duration;
+};
+
+// kopf's per-object logger: "[namespace/name] message" in the log, and an
+// Event (reason "Logging") for what is at the posting level or above.
+class Engine::ObjectLogger final : public Logger {
+ public:
+  ObjectLogger(api::ObjectPtr object, events::EventRecorder* recorder,
+               Level posting_level)
+      : object_(std::move(object)),
+        recorder_(recorder),
+        posting_level_(posting_level),
+        prefix_(object_->namespace_().empty()
+                    ? Cat("[", object_->name(), "] ")
+                    : Cat("[", object_->namespace_(), "/", object_->name(),
+                          "] ")) {}
+
+  void Log(Level level, std::string_view message) override {
+    switch (level) {
+      case Level::kDebug:
+        VLOG(2) << prefix_ << message;
+        break;
+      case Level::kInfo:
+        LOG(INFO) << prefix_ << message;
+        break;
+      case Level::kWarning:
+        LOG(WARNING) << prefix_ << message;
+        break;
+      case Level::kError:
+        LOG(ERROR) << prefix_ << message;
+        break;
+    }
+    if (recorder_ == nullptr || level < posting_level_) return;
+    // kopf's types are Debug/Normal/Warning/Error; Kubernetes takes only
+    // Normal and Warning.
+    recorder_->Event(*object_,
+                     level >= Level::kWarning ? api::kEventTypeWarning
+                                              : api::kEventTypeNormal,
+                     "Logging", message);
+  }
+  std::string_view prefix() const override { return prefix_; }
+
+ private:
+  const api::ObjectPtr object_;
+  events::EventRecorder* const recorder_;
+  const Level posting_level_;
+  const std::string prefix_;
+};
+
+absl::StatusOr<std::unique_ptr<Engine>> Engine::New(
+    const ResourceHandlers& handlers, ResourceInfo info,
+    EngineOptions options) {
+  if (options.client == nullptr || !options.get) {
+    return absl::InvalidArgumentError("handlers engine: no client or getter");
+  }
+  std::set<std::string> ids;
+  for (const Entry& e : handlers.entries()) {
+    if (!ids.insert(e.id).second) {
+      return absl::InvalidArgumentError(Cat("handlers of ", info.gvr.resource,
+                                            ": the id \"", e.id,
+                                            "\" is used twice"));
+    }
+  }
+  return std::unique_ptr<Engine>(
+      new Engine(handlers, std::move(info), std::move(options)));
+}
+
+Engine::Engine(const ResourceHandlers& handlers, ResourceInfo info,
+               EngineOptions options)
+    : handlers_(handlers),
+      info_(std::move(info)),
+      options_(std::move(options)),
+      clock_(options_.clock != nullptr ? options_.clock : Clock::Real()),
+      storage_(StorageOptions{options_.operator_options.prefix,
+                              options_.operator_options.progress_in_status,
+                              options_.operator_options.status_field}),
+      resource_name_(info_.gvr.group.empty()
+                         ? info_.gvr.resource
+                         : Cat(info_.gvr.resource, ".", info_.gvr.group)) {
+  if (options_.metrics != nullptr) {
+    metrics_ = std::make_unique<Metrics>(*options_.metrics);
+  }
+}
+
+Engine::~Engine() = default;
+
+bool Engine::RequiresFinalizer(const api::Object& object) const {
+  for (const Entry& e : handlers_.entries()) {
+    const bool needs = (e.kind == Kind::kDelete && !e.options.optional) ||
+                       e.kind == Kind::kDaemon;
+    if (needs && e.options.filters.Matches(object)) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<controller::Result> Engine::Reconcile(
+    const controller::Request& request, controller::ReconcileContext& ctx) {
+  return Process(request, options_.get(request), ctx.ctx());
+}
+
+bool Engine::IsStale(const api::Object& object) {
+  MutexLock lock(&mu_);
+  auto it = memory_.find(object.Key());
+  if (it == memory_.end()) return false;
+  Memory& m = it->second;
+  if (m.uid != object.uid() || m.written_version.empty()) return false;
+  const std::string_view rv = object.resource_version();
+  int64_t have = 0;
+  int64_t wrote = 0;
+  bool stale;
+  if (absl::SimpleAtoi(ToAbsl(rv), &have) &&
+      absl::SimpleAtoi(m.written_version, &wrote)) {
+    stale = have < wrote;
+  } else {
+    stale =
+        std::find(m.overwritten_versions.begin(), m.overwritten_versions.end(),
+                  rv) != m.overwritten_versions.end();
+  }
+  if (!stale) {
+    m.written_version.clear();
+    m.overwritten_versions.clear();
+  }
+  return stale;
+}
+
+void Engine::RememberWrite(const std::string& key, const std::string& uid,
+                           std::vector<std::string> from,
+                           const std::string& to) {
+  MutexLock lock(&mu_);
+  Memory& m = memory_[key];
+  if (m.uid != uid) {
+    m = Memory{};
+    m.uid = uid;
+  }
+  m.written_version = to;
+  m.overwritten_versions = std::move(from);
+}
+
+absl::StatusOr<api::ObjectPtr> Engine::ApplyPatch(
+    const Context& ctx, const api::ObjectPtr& object,
+    rapidjson::Document& patch,
+    const std::function<std::optional<std::vector<std::string>>(
+        const api::Object&)>& finalizers) {
+  const client::Resource resource =
+      info_.namespaced ? client::Resource::Namespaced(
+                             info_.gvr, std::string(object->namespace_()))
+                       : client::Resource::ClusterScoped(info_.gvr);
+  const std::string name(object->name());
+  auto& a = patch.GetAllocator();
+  api::ObjectPtr latest = object;
+  std::vector<std::string> overwritten;
+  bool wrote = false;
+
+  auto send = [&](const rapidjson::Value& body,
+                  std::string_view subresource) -> absl::Status {
+    absl::StatusOr<std::string> text = json::JsonToString(body);
+    if (!text.ok()) return text.status();
+    VLOG(4) << "handlers patch resource=" << resource_name_
+            << " key=" << object->Key() << " subresource=" << subresource
+            << " body=" << *text;
+    absl::StatusOr<api::ObjectPtr> r = options_.client->Patch(
+        ctx, resource, name, api::PatchType::kMerge, *text, {}, subresource);
+    if (!r.ok()) return r.status();
+    overwritten.emplace_back(latest->resource_version());
+    latest = *r;
+    wrote = true;
+    return absl::OkStatus();
+  };
+
+  if (info_.status_subresource && HasMembers(patch, "status")) {
+    rapidjson::Document body(rapidjson::kObjectType);
+    body.AddMember("status",
+                   rapidjson::Value(patch["status"], body.GetAllocator()),
+                   body.GetAllocator());
+    absl::Status s = send(body, "status");
+    if (api::IsNotFound(s)) return api::ObjectPtr();
+    if (!s.ok()) return s;
+    patch.RemoveMember("status");
+  }
+  std::optional<std::vector<std::string>> list;
+  if (finalizers) list = finalizers(*latest);
+  if (list) {
+    rapidjson::Value& metadata = ObjectMember(patch, "metadata", a);
+    rapidjson::Value items(rapidjson::kArrayType);
+    for (const std::string& f : *list) items.PushBack(Str(f, a), a);
+    metadata.RemoveMember("finalizers");
+    metadata.AddMember("finalizers", items, a);
+    // The list replaces the server's: only over the version it came from.
+    metadata.RemoveMember("resourceVersion");
+    metadata.AddMember("resourceVersion", Str(latest->resource_version(), a),
+                       a);
+  }
+  if (HasMembers(patch, "metadata") || HasMembers(patch, "status")) {
+    absl::Status s = send(patch, "");
+    if (api::IsNotFound(s)) return api::ObjectPtr();
+    if (!s.ok()) return s;
+  }
+  if (wrote) {
+    RememberWrite(object->Key(), std::string(object->uid()),
+                  std::move(overwritten),
+                  std::string(latest->resource_version()));
+  }
+  return latest;
+}
+
+absl::StatusOr<controller::Result> Engine::Process(
+    const controller::Request& request, const api::ObjectPtr& object,
+    const Context& ctx) {
+  const std::string key = request.ToString();
+  if (object == nullptr) {  // GONE
+    MutexLock lock(&mu_);
+    memory_.erase(key);
+    VLOG(4) << "handlers gone resource=" << resource_name_ << " key=" << key;
+    return controller::Result::Done();
+  }
+  if (IsStale(*object)) {
+    VLOG(4) << "handlers skip stale copy resource=" << resource_name_
+            << " key=" << key << " rv=" << object->resource_version();
+    return controller::Result::Done();
+  }
+  const OperatorOptions& op = options_.operator_options;
+  ObjectLogger logger(object, options_.recorder.get(), op.posting_level);
+  const absl::Time now = clock_->Now();
+  rapidjson::Document patch = NewPatch();
+  auto& a = patch.GetAllocator();
+
+  bool initial;
+  {
+    MutexLock lock(&mu_);
+    Memory& m = memory_[key];
+    if (m.uid != object->uid()) {
+      m = Memory{};
+      m.uid = std::string(object->uid());
+    }
+    initial = !m.fully_handled_once;
+  }
+
+  std::shared_ptr<const rapidjson::Document> old_essence;
+  {
+    auto last = storage_.FetchLastHandled(*object);
+    if (last.ok()) {
+      old_essence = *last;
+    } else {
+      logger.Warning(Cat("The last handled state is malformed and is reset: ",
+                         ToStd(last.status().message())));
+      storage_.ClearLastHandled(&patch);
+    }
+  }
+  std::shared_ptr<const rapidjson::Document> new_essence =
+      BuildEssence(*object, op.prefix);
+  // kopf's "not diff": null counts as absent.
+  const bool changed = old_essence != nullptr &&
+                       !Diff::Compute(old_essence, new_essence).empty();
+  const bool being_deleted = object->being_deleted();
+  const bool has_finalizer = object->HasFinalizer(storage_.finalizer());
+  const Cause cause = DetectCause(true, being_deleted, has_finalizer,
+                                  old_essence != nullptr, changed, initial);
+  VLOG(4) << "handlers cause resource=" << resource_name_ << " key=" << key
+          << " cause=" << CauseName(cause) << " initial=" << initial;
+
+  const std::string finalizer = storage_.finalizer();
+  auto with_finalizer =
+      [&](bool add) -> std::function<std::optional<std::vector<std::string>>(
+                        const api::Object&)> {
+    return [finalizer, add](const api::Object& latest)
+               -> std::optional<std::vector<std::string>> {
+      std::vector<std::string> list;
+      for (std::string_view f : latest.finalizers()) {
+        if (f != finalizer) list.emplace_back(f);
+      }
+      if (add) list.push_back(finalizer);
+      return list;
+    };
+  };
+
+  if (cause == Cause::kFree) {
+    if (HasMembers(patch, "metadata")) {
+      auto r = ApplyPatch(ctx, object, patch, nullptr);
+      if (!r.ok()) return r.status();
+    }
+    return controller::Result::Done();
+  }
+
+  // The finalizer first, as kopf: a cycle that adds or removes it does
+  // nothing else; the write's watch event starts the next one.
+  const bool requires_finalizer = RequiresFinalizer(*object);
+  if ((!being_deleted && requires_finalizer && !has_finalizer) ||
+      (!requires_finalizer && has_finalizer)) {
+    const bool add = requires_finalizer;
+    logger.Debug(add ? "Adding the finalizer, thus preventing the actual "
+                       "deletion."
+                     : "Removing the finalizer, as there are no handlers "
+                       "requiring it.");
+    auto r = ApplyPatch(ctx, object, patch, with_finalizer(add));
+    if (!r.ok()) return r.status();
+    return controller::Result::Done();
+  }
+
+  std::optional<Reason> reason;
+  switch (cause) {
+    case Cause::kCreate:
+      reason = Reason::kCreate;
+      break;
+    case Cause::kUpdate:
+      reason = Reason::kUpdate;
+      break;
+    case Cause::kDelete:
+      reason = Reason::kDelete;
+      break;
+    case Cause::kResume:
+      reason = Reason::kResume;
+      break;
+    default:
+      break;
+  }
+
+  // The handlers of the cause (kopf's ChangingRegistry.iter_handlers).
+  std::vector<const Entry*> selected;
+  const rapidjson::Value* old_root = old_essence.get();
+  const rapidjson::Value* new_root = new_essence.get();
+  if (reason) {
+    for (const Entry& e : handlers_.entries()) {
+      bool match = false;
+      switch (e.kind) {
+        case Kind::kCreate:
+          match = cause == Cause::kCreate;
+          break;
+        case Kind::kUpdate:
+          match = cause == Cause::kUpdate;
+          break;
+        case Kind::kDelete:
+          match = cause == Cause::kDelete;
+          break;
+        case Kind::kResume:
+          // Mixed into any cause of the first sight but creation (which is
+          // never initial) and deletion.
+          match = initial && cause != Cause::kDelete && cause != Cause::kCreate;
+          break;
+        case Kind::kField: {
+          if (cause != Cause::kCreate && cause != Cause::kUpdate) break;
+          const rapidjson::Value* o = FindField(old_root, e.field);
+          const rapidjson::Value* n = FindField(new_root, e.field);
+          match = (o != nullptr || n != nullptr) && FieldChanged(o, n);
+          break;
+        }
+        default:
+          break;
+      }
+      if (match && e.options.filters.Matches(*object)) selected.push_back(&e);
+    }
+  }
+
+  bool done = false;
+  bool skip = false;
+  std::vector<absl::Duration> delays;
+  if (reason && selected.empty()) {
+    skip = true;
+  } else if (reason) {
+    const std::string_view purpose = ReasonName(*reason);
+    const std::string title(Title(*reason));
+    struct HandlerState {
+      ProgressRecord record;
+      std::optional<ProgressRecord> origin;
+      bool present = false;  // on the object
+    };
+    // Every change handler's record on the object (kopf's owned handlers).
+    std::map<std::string, HandlerState> states;
+    std::set<std::string> active;
+    for (const Entry* e : selected) active.insert(e->id);
+    int superseded_success = 0, superseded_failure = 0, superseded_running = 0;
+    std::string superseded_purpose;
+    for (const Entry& e : handlers_.entries()) {
+      if (e.kind == Kind::kEvent || e.kind == Kind::kTimer ||
+          e.kind == Kind::kDaemon) {
+        continue;
+      }
+      auto fetched = storage_.FetchProgress(*object, e.id, now);
+      if (!fetched.ok()) {
+        logger.Warning(Cat("The progress of handler '", e.id,
+                           "' is malformed and is reset: ",
+                           ToStd(fetched.status().message())));
+        storage_.PurgeProgress(*object, e.id, &patch);
+        continue;
+      }
+      if (!fetched->has_value()) continue;
+      const ProgressRecord& r = **fetched;
+      if (active.count(e.id) == 0) {
+        // Left over from a cause this one supersedes, or no longer
+        // selected: dropped.
+        if (r.purpose && *r.purpose != purpose) {
+          superseded_purpose = *r.purpose;
+          if (r.success) {
+            ++superseded_success;
+          } else if (r.failure) {
+            ++superseded_failure;
+          } else {
+            ++superseded_running;
+          }
+        }
+        storage_.PurgeProgress(*object, e.id, &patch);
+        continue;
+      }
+      HandlerState st;
+      st.record = r;
+      st.origin = r;
+      st.present = true;
+      if (!st.record.started) st.record.started = now;
+      st.record.purpose = std::string(purpose);  // re-purposed if it was not
+      states[e.id] = std::move(st);
+    }
+    if (!superseded_purpose.empty()) {
+      logger.Info(Cat(Capitalized(PurposeTitle(superseded_purpose)),
+                      " is superseded by ", title, ": ", superseded_success,
+                      " succeeded; ", superseded_failure, " failed; ",
+                      superseded_running, " left to the moment."));
+    }
+    for (const Entry* e : selected) {
+      if (states.count(e->id) > 0) continue;
+      HandlerState st;
+      st.record.started = now;
+      st.record.purpose = std::string(purpose);
+      states[e->id] = std::move(st);
+    }
+
+    // kopf's asap lifecycle: of the handlers awake, the one with the
+    // fewest retries (the first registered among equals).
+    const Entry* pick = nullptr;
+    for (const Entry* e : selected) {
+      const ProgressRecord& r = states[e->id].record;
+      if (r.finished() || r.sleeping(now)) continue;
+      if (pick == nullptr || r.retries < states[pick->id].record.retries) {
+        pick = e;
+      }
+    }
+
+    std::unique_ptr<HandlerContext> hctx;
+    if (pick != nullptr) {
+      ProgressRecord& record = states[pick->id].record;
+      const absl::Time started = *record.started;
+      const absl::Duration runtime = now - started;
+      const std::string handler_name = Cat("Handler '", pick->id, "'");
+      HandlerContext::Init init;
+      init.handler_id = pick->id;
+      init.reason = *reason;
+      init.retry = record.retries;
+      init.started = started;
+      init.runtime = runtime;
+      Diff diff = Diff::Compute(old_essence, new_essence);
+      if (pick->kind == Kind::kField) {
+        init.old_value = FindField(old_root, pick->field);
+        init.new_value = FindField(new_root, pick->field);
+        init.diff = diff.Reduce(pick->field);
+      } else {
+        init.old_value = old_root;
+        init.new_value = new_root;
+        init.diff = std::move(diff);
+      }
+      const std::optional<absl::Duration>& timeout = pick->options.timeout;
+      const std::optional<int>& retries = pick->options.retries;
+      const absl::Duration backoff =
+          pick->options.backoff.value_or(op.default_backoff);
+      auto [run_ctx, cancel] =
+          timeout ? WithDeadline(ctx, started + *timeout, clock_)
+                  : WithCancel(ctx);
+      const client::Resource resource =
+          info_.namespaced ? client::Resource::Namespaced(
+                                 info_.gvr, std::string(object->namespace_()))
+                           : client::Resource::ClusterScoped(info_.gvr);
+      hctx = std::make_unique<HandlerContext>(object, resource, options_.client,
+                                              options_.recorder.get(), &logger,
+                                              run_ctx, std::move(init));
+      RunResult result;
+      const absl::Time run_start = clock_->Now();
+      // The strict checks, before calling (kopf's execute_handler_once).
+      if (timeout && runtime >= *timeout) {
+        result.final = true;
+        result.exception = true;
+        result.outcome = "timeout";
+        result.message = Cat(handler_name, " has timed out after ",
+                             Seconds(runtime), " seconds.");
+        logger.Error(result.message);
+      } else if (retries && record.retries >= *retries) {
+        result.final = true;
+        result.exception = true;
+        result.outcome = "retries";
+        result.message =
+            Cat(handler_name, " has exceeded ", record.retries, " retries.");
+        logger.Error(result.message);
+      } else {
+        logger.Debug(Cat(handler_name, " is invoked."));
+        Outcome outcome;
+        try {
+          outcome = pick->handler(*hctx);
+        } catch (const TemporaryError& e) {
+          outcome = Outcome::Temporary(e.what(), e.delay());
+        } catch (const PermanentError& e) {
+          outcome = Outcome::Permanent(e.what());
+        } catch (const std::exception& e) {
+          outcome = Outcome(absl::UnknownError(e.what()));
+        } catch (...) {
+          outcome = Outcome(absl::UnknownError("an unknown exception"));
+        }
+        const std::string& msg = outcome.message();
+        switch (outcome.kind()) {
+          case Outcome::Kind::kSuccess:
+            result.final = true;
+            if (outcome.value() != nullptr) {
+              auto doc = std::make_shared<rapidjson::Document>();
+              doc->CopyFrom(*outcome.value(), doc->GetAllocator());
+              result.value = std::move(doc);
+            }
+            logger.Info(Cat(handler_name, " succeeded."));
+            break;
+          case Outcome::Kind::kTemporary: {
+            const absl::Duration lookahead = runtime + outcome.delay();
+            if (timeout && lookahead >= *timeout) {
+              result.final = true;
+              result.exception = true;
+              result.outcome = "timeout";
+              result.message = Cat(handler_name,
+                                   " failed temporarily but will time out "
+                                   "after ",
+                                   Seconds(*timeout), " seconds: ", msg);
+            } else if (retries && record.retries + 1 >= *retries) {
+              result.final = true;
+              result.exception = true;
+              result.outcome = "retries";
+              result.message =
+                  Cat(handler_name, " failed temporarily but will exceed ",
+                      *retries, " retries: ", msg);
+            } else {
+              result.exception = true;
+              result.outcome = "temporary";
+              result.delay = outcome.delay();
+              result.message = msg;
+              logger.Error(Cat(handler_name, " failed temporarily: ", msg));
+              break;
+            }
+            logger.Error(result.message);
+            break;
+          }
+          case Outcome::Kind::kPermanent:
+            result.final = true;
+            result.exception = true;
+            result.outcome = "permanent";
+            result.message = msg;
+            logger.Error(Cat(handler_name, " failed permanently: ", msg));
+            break;
+          case Outcome::Kind::kError: {
+            const absl::Duration lookahead = runtime + backoff;
+            const bool lookahead_timeout = timeout && lookahead >= *timeout;
+            const bool lookahead_retries =
+                retries && record.retries + 1 >= *retries;
+            result.exception = true;
+            result.message = msg;
+            if (pick->options.errors == ErrorsMode::kIgnored) {
+              result.final = true;
+              result.exception = false;
+              result.message.clear();
+              result.outcome = "ignored";
+              logger.Error(Cat(handler_name,
+                               " failed with an exception and will ignore "
+                               "it: ",
+                               msg));
+            } else if (pick->options.errors == ErrorsMode::kTemporary &&
+                       lookahead_timeout) {
+              result.final = true;
+              result.outcome = "timeout";
+              result.message = Cat(
+                  handler_name,
+                  " failed with an exception and will stop now (it "
+                  "would time out in ",
+                  Seconds(*timeout), " seconds on the next attempt): ", msg);
+              logger.Error(result.message);
+            } else if (pick->options.errors == ErrorsMode::kTemporary &&
+                       lookahead_retries) {
+              result.final = true;
+              result.outcome = "retries";
+              result.message =
+                  Cat(handler_name,
+                      " failed with an exception and will stop now (it "
+                      "would exceed ",
+                      *retries, " retries on the next attempt): ", msg);
+              logger.Error(result.message);
+            } else if (pick->options.errors == ErrorsMode::kTemporary) {
+              result.outcome = "error";
+              result.delay = backoff;
+              logger.Error(Cat(handler_name,
+                               " failed with an exception and will try again "
+                               "in ",
+                               Seconds(backoff), " seconds: ", msg));
+            } else {
+              result.final = true;
+              result.outcome = "permanent";
+              logger.Error(Cat(handler_name,
+                               " failed with an exception and will stop "
+                               "now: ",
+                               msg));
+            }
+            break;
+          }
+        }
+      }
+      cancel();
+      const absl::Time finished = clock_->Now();
+      if (metrics_ != nullptr) {
+        metrics_->runs
+            .Add({{"resource", resource_name_},
+                  {"handler", pick->id},
+                  {"outcome", std::string(result.outcome)}})
+            .Increment();
+        metrics_->duration
+            .Add({{"resource", resource_name_}, {"handler", pick->id}},
+                 prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025,
+                                                         0.05, 0.1, 0.25, 0.5,
+                                                         1, 2.5, 5, 10, 30, 60})
+            .Observe(absl::ToDoubleSeconds(finished - run_start));
+      }
+      // kopf's HandlerState.with_outcome.
+      if (!record.stopped && result.final) record.stopped = finished;
+      record.delayed = result.delay
+                           ? std::optional<absl::Time>(finished + *result.delay)
+                           : std::nullopt;
+      record.success = result.final && !result.exception;
+      record.failure = result.final && result.exception;
+      record.retries += 1;
+      record.message = result.exception
+                           ? std::optional<std::string>(result.message)
+                           : std::nullopt;
+      if (result.value != nullptr) {
+        rapidjson::Value& status = ObjectMember(patch, "status", a);
+        status.RemoveMember(Ref(pick->id));
+        status.AddMember(Str(pick->id, a), rapidjson::Value(*result.value, a),
+                         a);
+      }
+    }
+
+    // Store what changed, then see whether the cause is done.
+    done = true;
+    int succeeded = 0, failed = 0;
+    for (const Entry* e : selected) {
+      const HandlerState& st = states[e->id];
+      if (!st.origin || *st.origin != st.record) {
+        storage_.StoreProgress(e->id, st.record, &patch);
+      }
+      if (st.record.success) ++succeeded;
+      if (st.record.failure) ++failed;
+      if (!st.record.finished()) {
+        done = false;
+        delays.push_back(st.record.delayed ? std::max(absl::ZeroDuration(),
+                                                      *st.record.delayed - now)
+                                           : absl::ZeroDuration());
+      }
+    }
+    if (done) {
+      logger.Info(Cat(Capitalized(title), " is processed: ", succeeded,
+                      " succeeded; ", failed, " failed."));
+      for (const Entry* e : selected) {
+        storage_.PurgeProgress(*object, e->id, &patch);
+      }
+    }
+    // The handler's own changes go with the engine's (the engine's win).
+    if (hctx != nullptr) {
+      rapidjson::Document merged(rapidjson::kObjectType);
+      const rapidjson::Document& own = hctx->patch().json();
+      for (const char* section : {"metadata", "status"}) {
+        auto it = own.FindMember(section);
+        if (it != own.MemberEnd() && it->value.IsObject()) {
+          merged.AddMember(rapidjson::StringRef(section),
+                           rapidjson::Value(it->value, merged.GetAllocator()),
+                           merged.GetAllocator());
+        }
+      }
+      MergeInto(merged, patch, merged.GetAllocator());
+      patch.Swap(merged);
+    }
+  }
+
+  std::function<std::optional<std::vector<std::string>>(const api::Object&)>
+      finalizers;
+  if (done || skip) {
+    if (cause != Cause::kDelete && (old_essence == nullptr || changed)) {
+      storage_.StoreLastHandled(*new_essence, &patch);
+    }
+    {
+      MutexLock lock(&mu_);
+      memory_[key].fully_handled_once = true;
+    }
+    if (cause == Cause::kDelete) finalizers = with_finalizer(false);
+  }
+  if (HasMembers(patch, "metadata") || HasMembers(patch, "status") ||
+      finalizers) {
+    auto r = ApplyPatch(ctx, object, patch, finalizers);
+    if (!r.ok()) return r.status();
+  }
+  if (delays.empty()) return controller::Result::Done();
+  const absl::Duration next = *std::min_element(delays.begin(), delays.end());
+  if (next > absl::ZeroDuration())
+    return controller::Result::RequeueAfter(next);
+  // Another handler is due now; the watch event of the write above wakes
+  // the object again.
+  return controller::Result::Done();
+}
+
+}  // namespace kcr::handlers::internal
