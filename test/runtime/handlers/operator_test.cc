@@ -172,6 +172,8 @@ TEST_F(OperatorTest, CreateUpdateFieldAndDeleteEndToEnd) {
   EXPECT_EQ(runs_.Count("create"), 1);
   EXPECT_EQ(runs_.Count("size:1"), 1);
   EXPECT_EQ(runs_.Count("update"), 1);
+  // The registry (a local) must outlive the Manager.
+  StopManager();
 }
 
 TEST_F(OperatorTest, AThrowingHandlerDoesNotStopTheOperator) {
@@ -193,6 +195,8 @@ TEST_F(OperatorTest, AThrowingHandlerDoesNotStopTheOperator) {
   EXPECT_EQ(runs_.Count("a"), 2);
   EXPECT_EQ(runs_.Count("b"), 2);
   EXPECT_TRUE(Eventually([&] { return HasEvent("a", "kaboom"); }));
+  // The registry (a local) must outlive the Manager.
+  StopManager();
 }
 
 TEST_F(OperatorTest, ProgressSurvivesARestartOfTheOperator) {
@@ -224,6 +228,8 @@ TEST_F(OperatorTest, ProgressSurvivesARestartOfTheOperator) {
   EXPECT_GE(absl::Now() - failed_at, absl::Milliseconds(1900));
   EXPECT_EQ(runs_.ids(),
             (std::vector<std::string>{"first", "second:0", "second:1"}));
+  // The registry (a local) must outlive the Manager.
+  StopManager();
 }
 
 TEST_F(OperatorTest, HostileAnnotationsAreResetAndReported) {
@@ -246,6 +252,8 @@ TEST_F(OperatorTest, HostileAnnotationsAreResetAndReported) {
     return HasEvent("a", "The last handled state is malformed") &&
            HasEvent("a", "The progress of handler 'create' is malformed");
   }));
+  // The registry (a local) must outlive the Manager.
+  StopManager();
 }
 
 TEST_F(OperatorTest, StartupHandlersRunFirstAndCanStopTheStart) {
@@ -282,6 +290,8 @@ TEST_F(OperatorTest, StartupHandlersRunFirstAndCanStopTheStart) {
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(s.message().find("no license"), absl::string_view::npos);
   EXPECT_FALSE((*mgr)->HasController("kcr-handlers-kopfexamples.kopf.dev"));
+  // The registry (a local) must outlive the Manager.
+  StopManager();
 }
 
 TEST_F(OperatorTest, AnUnknownResourceIsAnError) {
@@ -319,6 +329,8 @@ TEST_F(OperatorTest, ProbesAreHealthChecksAndCleanupRunsAtStop) {
   ASSERT_TRUE(Eventually([&] { return Handled("a"); }));
   StopManager();
   EXPECT_EQ(cleanups.load(), 1);
+  // The registry (a local) must outlive the Manager.
+  StopManager();
 }
 
 TEST_F(OperatorTest, EventHandlersSeeEveryWatchEvent) {
@@ -345,6 +357,8 @@ TEST_F(OperatorTest, EventHandlersSeeEveryWatchEvent) {
   ASSERT_TRUE(Eventually([&] { return has("MODIFIED:after"); }));
   ASSERT_TRUE(client_->Delete(Context::Background(), Res(), "after").ok());
   ASSERT_TRUE(Eventually([&] { return has("DELETED:after"); }));
+  // The registry (a local) must outlive the Manager.
+  StopManager();
 }
 
 }  // namespace
