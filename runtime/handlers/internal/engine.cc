@@ -26,6 +26,9 @@ namespace {
 using Kind = ResourceHandlers::Entry::Kind;
 using Entry = ResourceHandlers::Entry;
 
+// How soon to look again when a handler is due and nothing was written.
+constexpr absl::Duration kSoon = absl::Milliseconds(1);
+
 // kopf's causes.TITLES.
 std::string_view Title(Reason reason) {
   switch (reason) {
@@ -110,19 +113,6 @@ bool FieldChanged(const rapidjson::Value* a, const rapidjson::Value* b) {
   return a != nullptr && !json::JsonDeepEqual(*a, *b);
 }
 
-// What came of one run of a handler (kopf's execution.Outcome).
-struct RunResult {
-  bool final = false;
-  // An error was raised (or returned): the record's failure and message.
-  bool exception = false;
-  std::string message;
-  std::optional<absl::Duration> delay;
-  std::shared_ptr<const rapidjson::Document> value;
-  // For the runs metric: success, temporary, permanent, error, timeout,
-  // retries, ignored.
-  std::string_view outcome = "success";
-};
-
 }  // namespace
 
 std::string_view CauseName(Cause cause) {
@@ -155,6 +145,19 @@ Cause DetectCause(bool exists, bool being_deleted, bool has_finalizer,
   if (!changed) return Cause::kNoop;
   return Cause::kUpdate;
 }
+
+// What came of one run of a handler (kopf's execution.Outcome).
+struct Engine::RunResult {
+  bool final = false;
+  // An error was raised (or returned): the record's failure and message.
+  bool exception = false;
+  std::string message;
+  std::optional<absl::Duration> delay;
+  std::shared_ptr<const rapidjson::Document> value;
+  // For the runs metric: success, temporary, permanent, error, timeout,
+  // retries, ignored.
+  std::string_view outcome = "success";
+};
 
 struct Engine::Metrics {
   explicit Metrics(prometheus::Registry& r)
@@ -261,6 +264,26 @@ bool Engine::RequiresFinalizer(const api::Object& object) const {
     if (needs && e.options.filters.Matches(object)) return true;
   }
   return false;
+}
+
+void Engine::MergeHandlerPatch(const Patch& own, rapidjson::Document& patch) {
+  rapidjson::Document merged(rapidjson::kObjectType);
+  for (const char* section : {"metadata", "status"}) {
+    auto it = own.json().FindMember(section);
+    if (it != own.json().MemberEnd() && it->value.IsObject()) {
+      merged.AddMember(rapidjson::StringRef(section),
+                       rapidjson::Value(it->value, merged.GetAllocator()),
+                       merged.GetAllocator());
+    }
+  }
+  MergeInto(merged, patch, merged.GetAllocator());
+  patch.Swap(merged);
+}
+
+client::Resource Engine::ObjectResource(const api::Object& object) const {
+  return info_.namespaced ? client::Resource::Namespaced(
+                                info_.gvr, std::string(object.namespace_()))
+                          : client::Resource::ClusterScoped(info_.gvr);
 }
 
 absl::StatusOr<controller::Result> Engine::Reconcile(
@@ -371,6 +394,163 @@ absl::StatusOr<api::ObjectPtr> Engine::ApplyPatch(
                   std::string(latest->resource_version()));
   }
   return latest;
+}
+
+Engine::RunResult Engine::Execute(const Entry& e, HandlerContext& hctx,
+                                  Logger& logger, int retries_so_far,
+                                  absl::Duration runtime) {
+  const OperatorOptions& op = options_.operator_options;
+  const std::string handler_name = Cat("Handler '", e.id, "'");
+  const std::optional<absl::Duration>& timeout = e.options.timeout;
+  const std::optional<int>& retries = e.options.retries;
+  const absl::Duration backoff = e.options.backoff.value_or(op.default_backoff);
+  RunResult result;
+  const absl::Time run_start = clock_->Now();
+  // The strict checks, before calling (kopf's execute_handler_once).
+  if (timeout && runtime >= *timeout) {
+    result.final = true;
+    result.exception = true;
+    result.outcome = "timeout";
+    result.message = Cat(handler_name, " has timed out after ",
+                         Seconds(runtime), " seconds.");
+    logger.Error(result.message);
+  } else if (retries && retries_so_far >= *retries) {
+    result.final = true;
+    result.exception = true;
+    result.outcome = "retries";
+    result.message =
+        Cat(handler_name, " has exceeded ", retries_so_far, " retries.");
+    logger.Error(result.message);
+  } else {
+    logger.Debug(Cat(handler_name, " is invoked."));
+    Outcome outcome;
+    try {
+      outcome = e.handler(hctx);
+    } catch (const TemporaryError& err) {
+      outcome = Outcome::Temporary(err.what(), err.delay());
+    } catch (const PermanentError& err) {
+      outcome = Outcome::Permanent(err.what());
+    } catch (const std::exception& err) {
+      outcome = Outcome(absl::UnknownError(err.what()));
+    } catch (...) {
+      outcome = Outcome(absl::UnknownError("an unknown exception"));
+    }
+    const std::string& msg = outcome.message();
+    switch (outcome.kind()) {
+      case Outcome::Kind::kSuccess:
+        result.final = true;
+        if (outcome.value() != nullptr) {
+          auto doc = std::make_shared<rapidjson::Document>();
+          doc->CopyFrom(*outcome.value(), doc->GetAllocator());
+          result.value = std::move(doc);
+        }
+        logger.Info(Cat(handler_name, " succeeded."));
+        break;
+      case Outcome::Kind::kTemporary: {
+        const absl::Duration lookahead = runtime + outcome.delay();
+        if (timeout && lookahead >= *timeout) {
+          result.final = true;
+          result.exception = true;
+          result.outcome = "timeout";
+          result.message = Cat(handler_name,
+                               " failed temporarily but will time out "
+                               "after ",
+                               Seconds(*timeout), " seconds: ", msg);
+        } else if (retries && retries_so_far + 1 >= *retries) {
+          result.final = true;
+          result.exception = true;
+          result.outcome = "retries";
+          result.message =
+              Cat(handler_name, " failed temporarily but will exceed ",
+                  *retries, " retries: ", msg);
+        } else {
+          result.exception = true;
+          result.outcome = "temporary";
+          result.delay = outcome.delay();
+          result.message = msg;
+          logger.Error(Cat(handler_name, " failed temporarily: ", msg));
+          break;
+        }
+        logger.Error(result.message);
+        break;
+      }
+      case Outcome::Kind::kPermanent:
+        result.final = true;
+        result.exception = true;
+        result.outcome = "permanent";
+        result.message = msg;
+        logger.Error(Cat(handler_name, " failed permanently: ", msg));
+        break;
+      case Outcome::Kind::kError: {
+        const absl::Duration lookahead = runtime + backoff;
+        const bool lookahead_timeout = timeout && lookahead >= *timeout;
+        const bool lookahead_retries =
+            retries && retries_so_far + 1 >= *retries;
+        result.exception = true;
+        result.message = msg;
+        if (e.options.errors == ErrorsMode::kIgnored) {
+          result.final = true;
+          result.exception = false;
+          result.message.clear();
+          result.outcome = "ignored";
+          logger.Error(Cat(handler_name,
+                           " failed with an exception and will ignore "
+                           "it: ",
+                           msg));
+        } else if (e.options.errors == ErrorsMode::kTemporary &&
+                   lookahead_timeout) {
+          result.final = true;
+          result.outcome = "timeout";
+          result.message =
+              Cat(handler_name,
+                  " failed with an exception and will stop now (it "
+                  "would time out in ",
+                  Seconds(*timeout), " seconds on the next attempt): ", msg);
+          logger.Error(result.message);
+        } else if (e.options.errors == ErrorsMode::kTemporary &&
+                   lookahead_retries) {
+          result.final = true;
+          result.outcome = "retries";
+          result.message =
+              Cat(handler_name,
+                  " failed with an exception and will stop now (it "
+                  "would exceed ",
+                  *retries, " retries on the next attempt): ", msg);
+          logger.Error(result.message);
+        } else if (e.options.errors == ErrorsMode::kTemporary) {
+          result.outcome = "error";
+          result.delay = backoff;
+          logger.Error(Cat(handler_name,
+                           " failed with an exception and will try again "
+                           "in ",
+                           Seconds(backoff), " seconds: ", msg));
+        } else {
+          result.final = true;
+          result.outcome = "permanent";
+          logger.Error(Cat(handler_name,
+                           " failed with an exception and will stop "
+                           "now: ",
+                           msg));
+        }
+        break;
+      }
+    }
+  }
+  const absl::Time finished = clock_->Now();
+  if (metrics_ != nullptr) {
+    metrics_->runs
+        .Add({{"resource", resource_name_},
+              {"handler", e.id},
+              {"outcome", std::string(result.outcome)}})
+        .Increment();
+    metrics_->duration
+        .Add({{"resource", resource_name_}, {"handler", e.id}},
+             prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025, 0.05,
+                                                     0.1, 0.25, 0.5, 1, 2.5, 5,
+                                                     10, 30, 60})
+        .Observe(absl::ToDoubleSeconds(finished - run_start));
+  }
+  return result;
 }
 
 absl::StatusOr<controller::Result> Engine::Process(
@@ -522,6 +702,7 @@ absl::StatusOr<controller::Result> Engine::Process(
 
   bool done = false;
   bool skip = false;
+  bool ran = false;  // a handler ran in this cycle
   std::vector<absl::Duration> delays;
   if (reason && selected.empty()) {
     skip = true;
@@ -608,7 +789,6 @@ absl::StatusOr<controller::Result> Engine::Process(
       ProgressRecord& record = states[pick->id].record;
       const absl::Time started = *record.started;
       const absl::Duration runtime = now - started;
-      const std::string handler_name = Cat("Handler '", pick->id, "'");
       HandlerContext::Init init;
       init.handler_id = pick->id;
       init.reason = *reason;
@@ -626,9 +806,6 @@ absl::StatusOr<controller::Result> Engine::Process(
         init.diff = std::move(diff);
       }
       const std::optional<absl::Duration>& timeout = pick->options.timeout;
-      const std::optional<int>& retries = pick->options.retries;
-      const absl::Duration backoff =
-          pick->options.backoff.value_or(op.default_backoff);
       auto [run_ctx, cancel] =
           timeout ? WithDeadline(ctx, started + *timeout, clock_)
                   : WithCancel(ctx);
@@ -639,153 +816,11 @@ absl::StatusOr<controller::Result> Engine::Process(
       hctx = std::make_unique<HandlerContext>(object, resource, options_.client,
                                               options_.recorder.get(), &logger,
                                               run_ctx, std::move(init));
-      RunResult result;
-      const absl::Time run_start = clock_->Now();
-      // The strict checks, before calling (kopf's execute_handler_once).
-      if (timeout && runtime >= *timeout) {
-        result.final = true;
-        result.exception = true;
-        result.outcome = "timeout";
-        result.message = Cat(handler_name, " has timed out after ",
-                             Seconds(runtime), " seconds.");
-        logger.Error(result.message);
-      } else if (retries && record.retries >= *retries) {
-        result.final = true;
-        result.exception = true;
-        result.outcome = "retries";
-        result.message =
-            Cat(handler_name, " has exceeded ", record.retries, " retries.");
-        logger.Error(result.message);
-      } else {
-        logger.Debug(Cat(handler_name, " is invoked."));
-        Outcome outcome;
-        try {
-          outcome = pick->handler(*hctx);
-        } catch (const TemporaryError& e) {
-          outcome = Outcome::Temporary(e.what(), e.delay());
-        } catch (const PermanentError& e) {
-          outcome = Outcome::Permanent(e.what());
-        } catch (const std::exception& e) {
-          outcome = Outcome(absl::UnknownError(e.what()));
-        } catch (...) {
-          outcome = Outcome(absl::UnknownError("an unknown exception"));
-        }
-        const std::string& msg = outcome.message();
-        switch (outcome.kind()) {
-          case Outcome::Kind::kSuccess:
-            result.final = true;
-            if (outcome.value() != nullptr) {
-              auto doc = std::make_shared<rapidjson::Document>();
-              doc->CopyFrom(*outcome.value(), doc->GetAllocator());
-              result.value = std::move(doc);
-            }
-            logger.Info(Cat(handler_name, " succeeded."));
-            break;
-          case Outcome::Kind::kTemporary: {
-            const absl::Duration lookahead = runtime + outcome.delay();
-            if (timeout && lookahead >= *timeout) {
-              result.final = true;
-              result.exception = true;
-              result.outcome = "timeout";
-              result.message = Cat(handler_name,
-                                   " failed temporarily but will time out "
-                                   "after ",
-                                   Seconds(*timeout), " seconds: ", msg);
-            } else if (retries && record.retries + 1 >= *retries) {
-              result.final = true;
-              result.exception = true;
-              result.outcome = "retries";
-              result.message =
-                  Cat(handler_name, " failed temporarily but will exceed ",
-                      *retries, " retries: ", msg);
-            } else {
-              result.exception = true;
-              result.outcome = "temporary";
-              result.delay = outcome.delay();
-              result.message = msg;
-              logger.Error(Cat(handler_name, " failed temporarily: ", msg));
-              break;
-            }
-            logger.Error(result.message);
-            break;
-          }
-          case Outcome::Kind::kPermanent:
-            result.final = true;
-            result.exception = true;
-            result.outcome = "permanent";
-            result.message = msg;
-            logger.Error(Cat(handler_name, " failed permanently: ", msg));
-            break;
-          case Outcome::Kind::kError: {
-            const absl::Duration lookahead = runtime + backoff;
-            const bool lookahead_timeout = timeout && lookahead >= *timeout;
-            const bool lookahead_retries =
-                retries && record.retries + 1 >= *retries;
-            result.exception = true;
-            result.message = msg;
-            if (pick->options.errors == ErrorsMode::kIgnored) {
-              result.final = true;
-              result.exception = false;
-              result.message.clear();
-              result.outcome = "ignored";
-              logger.Error(Cat(handler_name,
-                               " failed with an exception and will ignore "
-                               "it: ",
-                               msg));
-            } else if (pick->options.errors == ErrorsMode::kTemporary &&
-                       lookahead_timeout) {
-              result.final = true;
-              result.outcome = "timeout";
-              result.message = Cat(
-                  handler_name,
-                  " failed with an exception and will stop now (it "
-                  "would time out in ",
-                  Seconds(*timeout), " seconds on the next attempt): ", msg);
-              logger.Error(result.message);
-            } else if (pick->options.errors == ErrorsMode::kTemporary &&
-                       lookahead_retries) {
-              result.final = true;
-              result.outcome = "retries";
-              result.message =
-                  Cat(handler_name,
-                      " failed with an exception and will stop now (it "
-                      "would exceed ",
-                      *retries, " retries on the next attempt): ", msg);
-              logger.Error(result.message);
-            } else if (pick->options.errors == ErrorsMode::kTemporary) {
-              result.outcome = "error";
-              result.delay = backoff;
-              logger.Error(Cat(handler_name,
-                               " failed with an exception and will try again "
-                               "in ",
-                               Seconds(backoff), " seconds: ", msg));
-            } else {
-              result.final = true;
-              result.outcome = "permanent";
-              logger.Error(Cat(handler_name,
-                               " failed with an exception and will stop "
-                               "now: ",
-                               msg));
-            }
-            break;
-          }
-        }
-      }
+      const RunResult result =
+          Execute(*pick, *hctx, logger, record.retries, runtime);
+      ran = true;
       cancel();
       const absl::Time finished = clock_->Now();
-      if (metrics_ != nullptr) {
-        metrics_->runs
-            .Add({{"resource", resource_name_},
-                  {"handler", pick->id},
-                  {"outcome", std::string(result.outcome)}})
-            .Increment();
-        metrics_->duration
-            .Add({{"resource", resource_name_}, {"handler", pick->id}},
-                 prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025,
-                                                         0.05, 0.1, 0.25, 0.5,
-                                                         1, 2.5, 5, 10, 30, 60})
-            .Observe(absl::ToDoubleSeconds(finished - run_start));
-      }
       // kopf's HandlerState.with_outcome.
       if (!record.stopped && result.final) record.stopped = finished;
       record.delayed = result.delay
@@ -830,20 +865,15 @@ absl::StatusOr<controller::Result> Engine::Process(
       }
     }
     // The handler's own changes go with the engine's (the engine's win).
-    if (hctx != nullptr) {
-      rapidjson::Document merged(rapidjson::kObjectType);
-      const rapidjson::Document& own = hctx->patch().json();
-      for (const char* section : {"metadata", "status"}) {
-        auto it = own.FindMember(section);
-        if (it != own.MemberEnd() && it->value.IsObject()) {
-          merged.AddMember(rapidjson::StringRef(section),
-                           rapidjson::Value(it->value, merged.GetAllocator()),
-                           merged.GetAllocator());
-        }
-      }
-      MergeInto(merged, patch, merged.GetAllocator());
-      patch.Swap(merged);
-    }
+    if (hctx != nullptr) MergeHandlerPatch(hctx->patch(), patch);
+  }
+
+  // Timers (kopf's on.timer), in this reconcile, so never beside another
+  // handler of the object; one handler per cycle, as for changes.
+  if (!being_deleted) {
+    std::optional<absl::Duration> wake = RunTimers(
+        ctx, key, object, new_essence, now, !ran, logger, patch, &ran);
+    if (wake) delays.push_back(*wake);
   }
 
   std::function<std::optional<std::vector<std::string>>(const api::Object&)>
@@ -858,18 +888,110 @@ absl::StatusOr<controller::Result> Engine::Process(
     }
     if (cause == Cause::kDelete) finalizers = with_finalizer(false);
   }
+  bool wrote = false;
   if (HasMembers(patch, "metadata") || HasMembers(patch, "status") ||
       finalizers) {
     auto r = ApplyPatch(ctx, object, patch, finalizers);
     if (!r.ok()) return r.status();
+    wrote = true;
   }
   if (delays.empty()) return controller::Result::Done();
   const absl::Duration next = *std::min_element(delays.begin(), delays.end());
-  if (next > absl::ZeroDuration())
+  if (next > absl::ZeroDuration()) {
     return controller::Result::RequeueAfter(next);
-  // Another handler is due now; the watch event of the write above wakes
-  // the object again.
-  return controller::Result::Done();
+  }
+  // Another handler is due now. The watch event of the write above wakes
+  // the object again; without a write, the engine asks to be woken.
+  return wrote ? controller::Result::Done()
+               : controller::Result::RequeueAfter(kSoon);
+}
+
+std::optional<absl::Duration> Engine::RunTimers(
+    const Context& ctx, const std::string& key, const api::ObjectPtr& object,
+    const std::shared_ptr<const rapidjson::Document>& essence, absl::Time now,
+    bool may_run, Logger& logger, rapidjson::Document& patch, bool* ran) {
+  bool any = false;
+  bool idle = false;
+  for (const Entry& e : handlers_.entries()) {
+    if (e.kind != Kind::kTimer) continue;
+    any = true;
+    idle |= e.timer.idle > absl::ZeroDuration();
+  }
+  if (!any) return std::nullopt;
+  absl::Time last_change;
+  {
+    // The idle countdown restarts whenever the essence changes.
+    size_t hash = 0;
+    if (idle) {
+      absl::StatusOr<std::string> text = json::JsonToString(*essence);
+      hash = std::hash<std::string>()(text.ok() ? *text : "");
+    }
+    MutexLock lock(&mu_);
+    Memory& m = memory_[key];
+    if (!m.essence_seen || (idle && m.essence_hash != hash)) {
+      m.essence_seen = true;
+      m.essence_hash = hash;
+      m.last_change = now;
+    }
+    last_change = m.last_change;
+  }
+  std::optional<absl::Duration> wake;
+  for (const Entry& e : handlers_.entries()) {
+    if (e.kind != Kind::kTimer || !e.options.filters.Matches(*object)) {
+      continue;
+    }
+    TimerState ts;
+    {
+      MutexLock lock(&mu_);
+      ts = memory_[key].timers[e.id];
+    }
+    if (!ts.seen) {
+      ts.seen = true;
+      ts.next = now + e.timer.initial_delay;
+    }
+    auto due = [&] {
+      return std::max(ts.next, e.timer.idle > absl::ZeroDuration()
+                                   ? last_change + e.timer.idle
+                                   : absl::InfinitePast());
+    };
+    if (may_run && !*ran && now >= due()) {
+      HandlerContext::Init init;
+      init.handler_id = e.id;
+      init.reason = Reason::kResume;
+      init.new_value = essence.get();
+      init.retry = ts.retries;
+      init.started = ts.started.value_or(now);
+      init.runtime = now - init.started;
+      const absl::Time started = init.started;
+      const absl::Duration runtime = init.runtime;
+      auto [run_ctx, cancel] =
+          e.options.timeout
+              ? WithDeadline(ctx, started + *e.options.timeout, clock_)
+              : WithCancel(ctx);
+      HandlerContext hctx(object, ObjectResource(*object), options_.client,
+                          options_.recorder.get(), &logger, run_ctx,
+                          std::move(init));
+      const RunResult result = Execute(e, hctx, logger, ts.retries, runtime);
+      cancel();
+      *ran = true;
+      const absl::Time finished = clock_->Now();
+      if (result.final) {
+        ts.retries = 0;
+        ts.started.reset();
+        ts.next = finished + e.timer.interval;
+      } else {
+        ts.retries += 1;
+        ts.started = started;
+        ts.next = finished + result.delay.value_or(e.timer.interval);
+      }
+      MergeHandlerPatch(hctx.patch(), patch);
+    }
+    const absl::Duration in = std::max(absl::ZeroDuration(), due() - now);
+    wake = wake ? std::min(*wake, in) : in;
+    MutexLock lock(&mu_);
+    memory_[key].timers[e.id] = ts;
+  }
+  return wake;
 }
 
 }  // namespace kcr::handlers::internal

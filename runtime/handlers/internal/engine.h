@@ -101,6 +101,16 @@ class Engine final : public controller::Reconciler {
 
  private:
   struct Metrics;
+  struct RunResult;
+  // A timer of an object (kept in memory only, as kopf's).
+  struct TimerState {
+    bool seen = false;
+    // When it is due (the idle time aside).
+    absl::Time next;
+    // Of the current series of failed tries.
+    int retries = 0;
+    std::optional<absl::Time> started;
+  };
   // What the engine remembers of an object between reconciles.
   struct Memory {
     std::string uid;
@@ -113,12 +123,32 @@ class Engine final : public controller::Reconciler {
     // is skipped.
     std::string written_version;
     std::vector<std::string> overwritten_versions;
+    // Timers by handler id, and when the essence last changed (for idle).
+    absl::flat_hash_map<std::string, TimerState> timers;
+    bool essence_seen = false;
+    size_t essence_hash = 0;
+    absl::Time last_change;
   };
   class ObjectLogger;
 
   Engine(const ResourceHandlers& handlers, ResourceInfo info,
          EngineOptions options);
 
+  // Runs `e` once (kopf's execute_handler_once): the strict timeout and
+  // retries checks, the call (exceptions caught), the outcome with its
+  // look-ahead checks; logs it and counts it in the metrics.
+  RunResult Execute(const ResourceHandlers::Entry& e, HandlerContext& hctx,
+                    Logger& logger, int retries_so_far, absl::Duration runtime);
+  // Runs the first due timer of `object` when `may_run` and nothing ran
+  // yet (sets *ran), merging its patch into `patch`; returns how long until
+  // the next timer is due (nullopt: no timers).
+  std::optional<absl::Duration> RunTimers(
+      const Context& ctx, const std::string& key, const api::ObjectPtr& object,
+      const std::shared_ptr<const rapidjson::Document>& essence, absl::Time now,
+      bool may_run, Logger& logger, rapidjson::Document& patch, bool* ran);
+  // `own` (a handler's patch: metadata and status only) under `patch`.
+  static void MergeHandlerPatch(const Patch& own, rapidjson::Document& patch);
+  client::Resource ObjectResource(const api::Object& object) const;
   // Whether `object` is older than the engine's last write to it.
   bool IsStale(const api::Object& object) ABSL_LOCKS_EXCLUDED(mu_);
   // Records a write from `from` to `to` (versions).

@@ -664,6 +664,92 @@ TEST_F(EngineTest, ProgressInStatusKeepsAnnotationsClean) {
   EXPECT_EQ(Json(Get("a")->Find("/status/kcr/progress/fn")), "<absent>");
 }
 
+TEST_F(EngineTest, TimerRunsAfterItsInitialDelayThenEveryInterval) {
+  int runs = 0;
+  TimerOptions options;
+  options.initial_delay = absl::Seconds(10);
+  options.interval = absl::Seconds(30);
+  handlers_.OnTimer(
+      "tick",
+      [&](HandlerContext& ctx) {
+        ++runs;
+        ctx.patch().SetStatus("ticks", int64_t{runs});
+        return Outcome::Success();
+      },
+      options);
+  NewEngine();
+  Create("a");
+  EXPECT_EQ(Step(), Result::RequeueAfter(absl::Seconds(10)));
+  EXPECT_EQ(runs, 0);
+  clock_.Advance(absl::Seconds(10));
+  EXPECT_EQ(Step(), Result::RequeueAfter(absl::Seconds(30)));
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(Json(Get("a")->Find("/status/ticks")), "1");
+  clock_.Advance(absl::Seconds(29));
+  EXPECT_EQ(Step(), Result::RequeueAfter(absl::Seconds(1)));
+  EXPECT_EQ(runs, 1);
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_EQ(Step(), Result::RequeueAfter(absl::Seconds(30)));
+  EXPECT_EQ(runs, 2);
+}
+
+TEST_F(EngineTest, TimerWaitsForTheObjectToBeIdle) {
+  int runs = 0;
+  TimerOptions options;
+  options.interval = absl::Seconds(5);
+  options.idle = absl::Seconds(20);
+  handlers_.OnTimer(
+      "idle",
+      [&](HandlerContext&) {
+        ++runs;
+        return Outcome::Success();
+      },
+      options);
+  NewEngine();
+  Create("a");
+  EXPECT_EQ(Step(), Result::RequeueAfter(absl::Seconds(20)));
+  clock_.Advance(absl::Seconds(15));
+  MergePatch("a", R"({"spec":{"x":2}})");  // a change restarts the countdown
+  EXPECT_EQ(Step(), Result::RequeueAfter(absl::Seconds(20)));
+  clock_.Advance(absl::Seconds(19));
+  Step();
+  EXPECT_EQ(runs, 0);
+  clock_.Advance(absl::Seconds(1));
+  Step();
+  EXPECT_EQ(runs, 1);
+  // Status is no change: the timer keeps its pace.
+  MergePatch("a", R"({"metadata":{"annotations":{"kcr.dev/x":"y"}}})");
+  clock_.Advance(absl::Seconds(5));
+  Step();
+  EXPECT_EQ(runs, 2);
+}
+
+TEST_F(EngineTest, TimerRetriesItsErrorsAndNeverRunsBesideAChangeHandler) {
+  std::vector<std::string> ran;
+  handlers_.OnCreate("create", [&](HandlerContext&) {
+    ran.push_back("create");
+    return Outcome::Success();
+  });
+  TimerOptions options;
+  options.interval = absl::Seconds(60);
+  handlers_.OnTimer(
+      "tick",
+      [&](HandlerContext& ctx) {
+        ran.push_back(Cat("tick:", ctx.retry()));
+        return ctx.retry() == 0 ? Outcome::Temporary("again", absl::Seconds(5))
+                                : Outcome::Success();
+      },
+      options);
+  NewEngine();
+  Create("a");
+  Step();  // the create handler: the timer waits for the next cycle
+  EXPECT_EQ(ran, (std::vector<std::string>{"create"}));
+  EXPECT_EQ(Step(), Result::RequeueAfter(absl::Seconds(5)));
+  clock_.Advance(absl::Seconds(5));
+  EXPECT_EQ(Step(), Result::RequeueAfter(absl::Seconds(60)));
+  EXPECT_EQ(ran, (std::vector<std::string>{"create", "tick:0", "tick:1"}));
+}
+
 TEST_F(EngineTest, DuplicateIdsAreRefused) {
   handlers_.OnCreate("fn", [](HandlerContext&) { return Outcome(); });
   handlers_.OnUpdate("fn", [](HandlerContext&) { return Outcome(); });
