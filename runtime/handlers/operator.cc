@@ -237,12 +237,31 @@ absl::Status AddToManager(const Registry& registry, controller::Manager& mgr) {
                            Engine::New(handlers, info, std::move(options)));
       controller::ControllerOptions copts;
       copts.max_concurrent_reconciles = op.workers;
-      KCR_RETURN_IF_ERROR(
-          controller::ControllerBuilder(mgr)
-              .For(resource)
-              .Named(ControllerName(op, info.gvr))
-              .WithOptions(std::move(copts))
-              .Complete(std::shared_ptr<Engine>(std::move(engine))));
+      std::shared_ptr<Engine> shared(std::move(engine));
+      KCR_ASSIGN_OR_RETURN(controller::Controller * c,
+                           controller::ControllerBuilder(mgr)
+                               .For(resource)
+                               .Named(ControllerName(op, info.gvr))
+                               .WithOptions(std::move(copts))
+                               .Build(shared));
+      // A daemon that returns wakes its object through the queue, so a
+      // deletion waiting for it goes on at once.
+      shared->SetEnqueue(
+          [c](const controller::Request& request) { c->queue().Add(request); });
+      bool daemons = false;
+      for (const ResourceHandlers::Entry& e : handlers.entries()) {
+        daemons |= e.kind == ResourceHandlers::Entry::Kind::kDaemon;
+      }
+      if (daemons) {
+        // The daemons stop (and are waited for) when the Manager stops.
+        KCR_RETURN_IF_ERROR(mgr.Add(std::make_unique<controller::RunnableFunc>(
+            Cat("handlers-daemons-", info.gvr.resource),
+            [shared](const Context& ctx) {
+              WaitUntilDone(ctx);
+              shared->StopDaemons();
+              return absl::OkStatus();
+            })));
+      }
     }
 
     // Event handlers: straight from the informer, no state, no retries.

@@ -1,8 +1,10 @@
 #include "runtime/handlers/internal/engine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -28,6 +30,10 @@ using Entry = ResourceHandlers::Entry;
 
 // How soon to look again when a handler is due and nothing was written.
 constexpr absl::Duration kSoon = absl::Milliseconds(1);
+
+// How often an object whose deletion waits for its daemons is looked at
+// again, should a daemon's own wake-up be missed.
+constexpr absl::Duration kDaemonPoll = absl::Seconds(1);
 
 // kopf's causes.TITLES.
 std::string_view Title(Reason reason) {
@@ -220,6 +226,236 @@ class Engine::ObjectLogger final : public Logger {
   const std::string prefix_;
 };
 
+// One daemon of one object: its thread, its stop flag and its context
+// (cancelled once the cancellation timeout after the stop has passed).
+class Engine::DaemonRun final : public DaemonContext {
+ public:
+  DaemonRun(Engine* engine, const Entry& entry, controller::Request request,
+            const api::ObjectPtr& object, std::unique_ptr<ObjectLogger> logger,
+            std::pair<Context, CancelFunc> ctx)
+      : DaemonContext(object, engine->ObjectResource(*object),
+                      engine->options_.client, engine->options_.recorder.get(),
+                      logger.get(), ctx.first),
+        engine_(engine),
+        entry_(entry),
+        request_(std::move(request)),
+        uid_(object->uid()),
+        logger_(std::move(logger)),
+        cancel_(std::move(ctx.second)) {}
+
+  ~DaemonRun() override {
+    Join();
+    cancel_();
+  }
+
+  void Start() {
+    thread_ = std::thread([this] { Run(); });
+  }
+  void RequestStop() ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    if (stop_) return;
+    stop_ = true;
+    cv_.SignalAll();
+    cancel_timer_ = engine_->clock_->AfterFunc(
+        entry_.daemon_options.cancellation_timeout, cancel_);
+  }
+  void Join() {
+    if (thread_.joinable()) thread_.join();
+  }
+  bool exited() const { return exited_.load(); }
+  const std::string& uid() const { return uid_; }
+
+  bool stopped() const override ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    return stop_;
+  }
+  bool WaitForStop(absl::Duration d) override ABSL_LOCKS_EXCLUDED(mu_) {
+    const Clock* clock = engine_->clock_;
+    const absl::Time deadline = clock->Now() + d;
+    MutexLock lock(&mu_);
+    while (!stop_ && clock->Now() < deadline) {
+      clock->WaitUntil(&mu_, &cv_, deadline);
+    }
+    return stop_;
+  }
+  api::ObjectPtr body_latest() const override {
+    return engine_->options_.get(request_);
+  }
+  absl::Status ApplyPatch() override {
+    if (patch().empty()) return absl::OkStatus();
+    rapidjson::Document doc(rapidjson::kObjectType);
+    MergeHandlerPatch(patch(), doc);
+    patch() = Patch();
+    api::ObjectPtr latest = body_latest();
+    if (latest == nullptr) latest = body_ptr();
+    return engine_->ApplyPatch(ctx(), latest, doc, nullptr).status();
+  }
+
+ private:
+  // kopf's daemon: after the initial delay, call it; a daemon that
+  // returns (or fails for good) is done; one that fails is called again
+  // after its delay or the backoff; a stop ends it.
+  void Run() {
+    const DaemonOptions& options = entry_.daemon_options;
+    const std::string name = Cat("Daemon '", entry_.id, "'");
+    if (options.initial_delay <= absl::ZeroDuration() ||
+        !WaitForStop(options.initial_delay)) {
+      while (true) {
+        Outcome outcome;
+        try {
+          outcome = entry_.daemon(*this);
+        } catch (const TemporaryError& err) {
+          outcome = Outcome::Temporary(err.what(), err.delay());
+        } catch (const PermanentError& err) {
+          outcome = Outcome::Permanent(err.what());
+        } catch (const std::exception& err) {
+          outcome = Outcome(absl::UnknownError(err.what()));
+        } catch (...) {
+          outcome = Outcome(absl::UnknownError("an unknown exception"));
+        }
+        absl::Status applied = ApplyPatch();
+        if (!applied.ok()) {
+          logger_->Warning(
+              Cat(name, " could not patch: ", ToStd(applied.message())));
+        }
+        if (stopped()) {
+          logger_->Debug(Cat(name, " has exited on request."));
+          break;
+        }
+        if (outcome.kind() == Outcome::Kind::kSuccess) {
+          logger_->Info(Cat(name,
+                            " has exited on its own. It will not be "
+                            "retried."));
+          break;
+        }
+        if (outcome.kind() == Outcome::Kind::kPermanent) {
+          logger_->Error(Cat(name, " failed permanently: ", outcome.message(),
+                             ". It will not be retried."));
+          break;
+        }
+        const absl::Duration delay = outcome.kind() == Outcome::Kind::kTemporary
+                                         ? outcome.delay()
+                                         : options.backoff;
+        logger_->Error(Cat(name, " failed and will be restarted in ",
+                           Seconds(delay), " seconds: ", outcome.message()));
+        if (WaitForStop(delay)) break;
+      }
+    }
+    exited_.store(true);
+    engine_->Enqueue(request_);
+  }
+
+  Engine* const engine_;
+  const Entry& entry_;
+  const controller::Request request_;
+  const std::string uid_;
+  const std::unique_ptr<ObjectLogger> logger_;
+  const CancelFunc cancel_;
+  std::thread thread_;
+  std::atomic<bool> exited_{false};
+
+  mutable Mutex mu_;
+  CondVar cv_;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::unique_ptr<Timer> cancel_timer_ ABSL_GUARDED_BY(mu_);
+};
+
+void Engine::SetEnqueue(
+    std::function<void(const controller::Request&)> enqueue) {
+  MutexLock lock(&enqueue_mu_);
+  enqueue_ = std::move(enqueue);
+}
+
+void Engine::Enqueue(const controller::Request& request) {
+  MutexLock lock(&enqueue_mu_);
+  if (enqueue_) enqueue_(request);
+}
+
+namespace {
+
+// "<key>\n<handler id>" names a daemon; "<key>\n" all of an object's.
+std::string DaemonKey(const std::string& key, const std::string& id) {
+  return Cat(key, "\n", id);
+}
+
+bool IsDaemonOf(const std::string& daemon_key, const std::string& key) {
+  return daemon_key.size() > key.size() &&
+         daemon_key.compare(0, key.size(), key) == 0 &&
+         daemon_key[key.size()] == '\n';
+}
+
+}  // namespace
+
+void Engine::SpawnDaemons(const std::string& key,
+                          const api::ObjectPtr& object) {
+  MutexLock lock(&mu_);
+  for (auto it = stopping_.begin(); it != stopping_.end();) {
+    if ((*it)->exited()) {
+      (*it)->Join();
+      it = stopping_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (daemons_stopped_) return;
+  for (const Entry& e : handlers_.entries()) {
+    if (e.kind != Kind::kDaemon) continue;
+    const std::string dkey = DaemonKey(key, e.id);
+    const bool match = e.options.filters.Matches(*object);
+    auto it = daemons_.find(dkey);
+    if (it != daemons_.end()) {
+      // Running, or returned for good (not restarted) for this object.
+      if (it->second->uid() == object->uid() && match) continue;
+      it->second->RequestStop();
+      stopping_.push_back(it->second);
+      daemons_.erase(it);
+    }
+    if (!match) continue;
+    auto run = std::make_shared<DaemonRun>(
+        this, e, controller::Request::For(*object), object,
+        std::make_unique<ObjectLogger>(object, options_.recorder.get(),
+                                       options_.operator_options.posting_level),
+        WithCancel(Context::Background()));
+    daemons_[dkey] = run;
+    run->Start();
+  }
+}
+
+int Engine::StopObjectDaemons(const std::string& key) {
+  MutexLock lock(&mu_);
+  int running = 0;
+  for (auto& [dkey, run] : daemons_) {
+    if (!IsDaemonOf(dkey, key)) continue;
+    run->RequestStop();
+    running += run->exited() ? 0 : 1;
+  }
+  return running;
+}
+
+int Engine::RunningDaemons(const std::string& key) {
+  MutexLock lock(&mu_);
+  int running = 0;
+  for (auto& [dkey, run] : daemons_) {
+    if (IsDaemonOf(dkey, key) && !run->exited()) ++running;
+  }
+  return running;
+}
+
+void Engine::StopDaemons() {
+  SetEnqueue(nullptr);
+  std::vector<std::shared_ptr<DaemonRun>> all;
+  {
+    MutexLock lock(&mu_);
+    daemons_stopped_ = true;
+    for (auto& [dkey, run] : daemons_) all.push_back(run);
+    daemons_.clear();
+    for (auto& run : stopping_) all.push_back(run);
+    stopping_.clear();
+  }
+  for (auto& run : all) run->RequestStop();
+  for (auto& run : all) run->Join();
+}
+
 absl::StatusOr<std::unique_ptr<Engine>> Engine::New(
     const ResourceHandlers& handlers, ResourceInfo info,
     EngineOptions options) {
@@ -255,7 +491,7 @@ Engine::Engine(const ResourceHandlers& handlers, ResourceInfo info,
   }
 }
 
-Engine::~Engine() = default;
+Engine::~Engine() { StopDaemons(); }
 
 bool Engine::RequiresFinalizer(const api::Object& object) const {
   for (const Entry& e : handlers_.entries()) {
@@ -560,6 +796,15 @@ absl::StatusOr<controller::Result> Engine::Process(
   if (object == nullptr) {  // GONE
     MutexLock lock(&mu_);
     memory_.erase(key);
+    for (auto it = daemons_.begin(); it != daemons_.end();) {
+      if (IsDaemonOf(it->first, key)) {
+        it->second->RequestStop();
+        stopping_.push_back(it->second);
+        daemons_.erase(it++);
+      } else {
+        ++it;
+      }
+    }
     VLOG(4) << "handlers gone resource=" << resource_name_ << " key=" << key;
     return controller::Result::Done();
   }
@@ -624,6 +869,7 @@ absl::StatusOr<controller::Result> Engine::Process(
   };
 
   if (cause == Cause::kFree) {
+    StopObjectDaemons(key);
     if (HasMembers(patch, "metadata")) {
       auto r = ApplyPatch(ctx, object, patch, nullptr);
       if (!r.ok()) return r.status();
@@ -644,6 +890,16 @@ absl::StatusOr<controller::Result> Engine::Process(
     auto r = ApplyPatch(ctx, object, patch, with_finalizer(add));
     if (!r.ok()) return r.status();
     return controller::Result::Done();
+  }
+
+  // Daemons (kopf's on.daemon) start once the finalizer holds the object,
+  // and are asked to stop when its deletion starts; the finalizer stays
+  // until they have returned.
+  int daemons_running = 0;
+  if (being_deleted) {
+    daemons_running = StopObjectDaemons(key);
+  } else {
+    SpawnDaemons(key, object);
   }
 
   std::optional<Reason> reason;
@@ -886,7 +1142,14 @@ absl::StatusOr<controller::Result> Engine::Process(
       MutexLock lock(&mu_);
       memory_[key].fully_handled_once = true;
     }
-    if (cause == Cause::kDelete) finalizers = with_finalizer(false);
+    if (cause == Cause::kDelete && daemons_running == 0) {
+      finalizers = with_finalizer(false);
+    } else if (cause == Cause::kDelete) {
+      logger.Debug(Cat("Waiting for ", daemons_running,
+                       " daemon(s) to stop before releasing the object."));
+      // A daemon that returns wakes the object; this is the fallback.
+      delays.push_back(kDaemonPoll);
+    }
   }
   bool wrote = false;
   if (HasMembers(patch, "metadata") || HasMembers(patch, "status") ||

@@ -99,6 +99,17 @@ class Engine final : public controller::Reconciler {
   // delete handler, or a daemon, whose filters match).
   bool RequiresFinalizer(const api::Object& object) const;
 
+  // How a daemon that returned wakes its object (so that the finalizer it
+  // held can go): the controller's queue. Null: the engine polls.
+  void SetEnqueue(std::function<void(const controller::Request&)> enqueue)
+      ABSL_LOCKS_EXCLUDED(enqueue_mu_);
+  // Asks every daemon to stop, cancels their contexts after their
+  // cancellation timeouts, and waits for them to return; no daemon starts
+  // afterwards. For the operator's stop (and the destructor).
+  void StopDaemons() ABSL_LOCKS_EXCLUDED(mu_, enqueue_mu_);
+  // Daemons of `key` that have not returned (for tests).
+  int RunningDaemons(const std::string& key) ABSL_LOCKS_EXCLUDED(mu_);
+
  private:
   struct Metrics;
   struct RunResult;
@@ -130,6 +141,7 @@ class Engine final : public controller::Reconciler {
     absl::Time last_change;
   };
   class ObjectLogger;
+  class DaemonRun;
 
   Engine(const ResourceHandlers& handlers, ResourceInfo info,
          EngineOptions options);
@@ -149,6 +161,14 @@ class Engine final : public controller::Reconciler {
   // `own` (a handler's patch: metadata and status only) under `patch`.
   static void MergeHandlerPatch(const Patch& own, rapidjson::Document& patch);
   client::Resource ObjectResource(const api::Object& object) const;
+  // Starts the daemons `object` should have and stops those whose filters
+  // no longer match; reaps the threads of daemons that returned.
+  void SpawnDaemons(const std::string& key, const api::ObjectPtr& object)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Asks the daemons of `key` to stop; returns how many have not returned.
+  int StopObjectDaemons(const std::string& key) ABSL_LOCKS_EXCLUDED(mu_);
+  void Enqueue(const controller::Request& request)
+      ABSL_LOCKS_EXCLUDED(enqueue_mu_);
   // Whether `object` is older than the engine's last write to it.
   bool IsStale(const api::Object& object) ABSL_LOCKS_EXCLUDED(mu_);
   // Records a write from `from` to `to` (versions).
@@ -176,6 +196,17 @@ class Engine final : public controller::Reconciler {
 
   Mutex mu_;
   absl::flat_hash_map<std::string, Memory> memory_ ABSL_GUARDED_BY(mu_);
+  // Daemons by "<key>\n<handler id>", running or returned and not reaped.
+  absl::flat_hash_map<std::string, std::shared_ptr<DaemonRun>> daemons_
+      ABSL_GUARDED_BY(mu_);
+  // Asked to stop (the object went away or the operator stops), not yet
+  // joined.
+  std::vector<std::shared_ptr<DaemonRun>> stopping_ ABSL_GUARDED_BY(mu_);
+  bool daemons_stopped_ ABSL_GUARDED_BY(mu_) = false;
+
+  Mutex enqueue_mu_;
+  std::function<void(const controller::Request&)> enqueue_
+      ABSL_GUARDED_BY(enqueue_mu_);
 };
 
 }  // namespace kcr::handlers::internal

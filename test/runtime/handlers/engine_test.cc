@@ -3,10 +3,13 @@
 // a test says exactly when the engine looks and what time it is.
 #include "runtime/handlers/internal/engine.h"
 
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "api/errors/errors.h"
 #include "api/json/json_util.h"
@@ -748,6 +751,119 @@ TEST_F(EngineTest, TimerRetriesItsErrorsAndNeverRunsBesideAChangeHandler) {
   clock_.Advance(absl::Seconds(5));
   EXPECT_EQ(Step(), Result::RequeueAfter(absl::Seconds(60)));
   EXPECT_EQ(ran, (std::vector<std::string>{"create", "tick:0", "tick:1"}));
+}
+
+// Polls `pred` (a daemon's thread runs on real time) for up to 10 s.
+bool Eventually(const std::function<bool()>& pred) {
+  for (int i = 0; i < 1000 && !pred(); ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return pred();
+}
+
+TEST_F(EngineTest, DaemonRunsUntilTheDeletionAndHoldsTheFinalizer) {
+  std::atomic<int> started{0}, stopped{0};
+  handlers_.OnDaemon("watcher", [&](DaemonContext& ctx) {
+    ++started;
+    ctx.patch().SetStatus("watcher", "running");
+    EXPECT_TRUE(ctx.ApplyPatch().ok());
+    while (!ctx.WaitForStop(absl::Hours(1))) {
+    }
+    ++stopped;
+    return Outcome::Success();
+  });
+  NewEngine();
+  std::atomic<int> woken{0};
+  engine_->SetEnqueue([&](const controller::Request& r) {
+    EXPECT_EQ(r.name, "a");
+    ++woken;
+  });
+  Create("a");
+  Step();  // the finalizer first
+  EXPECT_TRUE(Get("a")->HasFinalizer("kcr.dev/handlers"));
+  EXPECT_EQ(started.load(), 0);
+  Step();
+  ASSERT_TRUE(Eventually([&] { return started.load() == 1; }));
+  ASSERT_TRUE(Eventually([&] {
+    return Json(Get("a")->Find("/status/watcher")) == "\"running\"";
+  }));
+  Step();  // already running: not a second one
+  EXPECT_EQ(engine_->RunningDaemons("default/a"), 1);
+
+  ASSERT_TRUE(client_->Delete(Context::Background(), Res(), "a").ok());
+  Step();  // asks it to stop; the finalizer stays until it has
+  ASSERT_TRUE(Eventually([&] { return woken.load() == 1; }));
+  EXPECT_EQ(stopped.load(), 1);
+  EXPECT_EQ(started.load(), 1);
+  EXPECT_EQ(engine_->RunningDaemons("default/a"), 0);
+  Step();
+  EXPECT_EQ(Get("a"), nullptr);
+}
+
+TEST_F(EngineTest, ADaemonThatIgnoresTheStopIsCancelledAfterItsTimeout) {
+  std::atomic<bool> returned{false};
+  DaemonOptions options;
+  options.cancellation_timeout = absl::Seconds(30);
+  handlers_.OnDaemon(
+      "stubborn",
+      [&](DaemonContext& ctx) {
+        WaitUntilDone(ctx.ctx());  // never looks at stopped()
+        returned = true;
+        return Outcome::Success();
+      },
+      options);
+  NewEngine();
+  Create("a");
+  Step();
+  Step();
+  ASSERT_TRUE(client_->Delete(Context::Background(), Res(), "a").ok());
+  EXPECT_EQ(Step(), Result::RequeueAfter(absl::Seconds(1)));
+  clock_.Advance(absl::Seconds(29));
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_FALSE(returned.load());
+  EXPECT_NE(Get("a"), nullptr);  // still held
+  clock_.Advance(absl::Seconds(1));
+  ASSERT_TRUE(Eventually([&] { return returned.load(); }));
+  ASSERT_TRUE(
+      Eventually([&] { return engine_->RunningDaemons("default/a") == 0; }));
+  Step();
+  EXPECT_EQ(Get("a"), nullptr);
+}
+
+TEST_F(EngineTest, AFailedDaemonIsRestartedAfterItsBackoff) {
+  std::atomic<int> calls{0};
+  DaemonOptions options;
+  options.backoff = absl::Seconds(5);
+  options.initial_delay = absl::Seconds(2);
+  handlers_.OnDaemon(
+      "flaky",
+      [&](DaemonContext& ctx) -> Outcome {
+        if (++calls == 1) throw std::runtime_error("lost the connection");
+        while (!ctx.WaitForStop(absl::Hours(1))) {
+        }
+        return Outcome::Success();
+      },
+      options);
+  NewEngine();
+  Create("a");
+  Step();
+  Step();
+  clock_.BlockUntilWaiters(1);  // the initial delay
+  EXPECT_EQ(calls.load(), 0);
+  clock_.Advance(absl::Seconds(2));
+  ASSERT_TRUE(Eventually([&] { return calls.load() == 1; }));
+  clock_.BlockUntilWaiters(1);  // the backoff
+  clock_.Advance(absl::Seconds(5));
+  ASSERT_TRUE(Eventually([&] { return calls.load() == 2; }));
+  EXPECT_TRUE(Eventually([&] {
+    return recorder_->Has("Warning",
+                          "Daemon 'flaky' failed and will be "
+                          "restarted in 5.0 seconds");
+  }));
+  // The operator stops: the daemon is asked to, and waited for.
+  engine_->StopDaemons();
+  EXPECT_EQ(engine_->RunningDaemons("default/a"), 0);
+  EXPECT_EQ(calls.load(), 2);
 }
 
 TEST_F(EngineTest, DuplicateIdsAreRefused) {

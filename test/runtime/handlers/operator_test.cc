@@ -333,6 +333,29 @@ TEST_F(OperatorTest, ProbesAreHealthChecksAndCleanupRunsAtStop) {
   StopManager();
 }
 
+TEST_F(OperatorTest, DaemonsStopOnDeletionAndWithTheOperator) {
+  std::atomic<int> running{0};
+  Registry registry;
+  registry.For(kGvr).OnDaemon("worker", [&](DaemonContext& ctx) {
+    ++running;
+    while (!ctx.WaitForStop(absl::Seconds(10))) {
+    }
+    --running;
+    return Outcome::Success();
+  });
+  Start(registry);
+  Create("a");
+  Create("b");
+  ASSERT_TRUE(Eventually([&] { return running.load() == 2; }));
+  ASSERT_TRUE(client_->Delete(Context::Background(), Res(), "a").ok());
+  // Released as soon as its daemon returned (woken by it, not a poll).
+  ASSERT_TRUE(Eventually([&] { return Get("a") == nullptr; }));
+  EXPECT_EQ(running.load(), 1);
+  StopManager();
+  EXPECT_EQ(running.load(), 0);
+  EXPECT_NE(Get("b"), nullptr);
+}
+
 TEST_F(OperatorTest, EventHandlersSeeEveryWatchEvent) {
   Create("before");
   Registry registry;
