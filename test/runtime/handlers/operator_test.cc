@@ -15,6 +15,7 @@
 #include "base/mutex.h"
 #include "base/str_cat.h"
 #include "gtest/gtest.h"
+#include "prometheus/registry.h"
 #include "runtime/controller/manager.h"
 #include "runtime/handlers/registry.h"
 #include "runtime/metrics/http_endpoint.h"
@@ -195,6 +196,20 @@ TEST_F(OperatorTest, AThrowingHandlerDoesNotStopTheOperator) {
   EXPECT_EQ(runs_.Count("a"), 2);
   EXPECT_EQ(runs_.Count("b"), 2);
   EXPECT_TRUE(Eventually([&] { return HasEvent("a", "kaboom"); }));
+  // Counted in the Manager's registry.
+  double errors = 0, successes = 0;
+  for (const auto& family : mgr_->GetMetricsRegistry().Collect()) {
+    if (family.name != "kcr_handler_runs_total") continue;
+    for (const auto& m : family.metric) {
+      for (const auto& l : m.label) {
+        if (l.name != "outcome") continue;
+        if (l.value == "error") errors += m.counter.value;
+        if (l.value == "success") successes += m.counter.value;
+      }
+    }
+  }
+  EXPECT_EQ(errors, 2);
+  EXPECT_EQ(successes, 2);
   // The registry (a local) must outlive the Manager.
   StopManager();
 }
@@ -354,6 +369,32 @@ TEST_F(OperatorTest, DaemonsStopOnDeletionAndWithTheOperator) {
   StopManager();
   EXPECT_EQ(running.load(), 0);
   EXPECT_NE(Get("b"), nullptr);
+}
+
+TEST_F(OperatorTest, RunOperatorLogsInAndRunsUntilTheContextEnds) {
+  Registry registry;
+  std::atomic<int> logins{0};
+  registry.OnLogin("local",
+                   [&](ActivityContext& ctx) -> absl::StatusOr<client::Config> {
+                     EXPECT_EQ(ctx.client(), nullptr);
+                     ++logins;
+                     return config_;
+                   });
+  registry.For(kGvr).OnCreate("create", [this](HandlerContext&) {
+    runs_.Add("create");
+    return Outcome::Success();
+  });
+  auto [ctx, cancel] = WithCancel(Context::Background());
+  absl::Status status;
+  std::thread run(
+      [&, ctx = ctx] { status = RunOperator(registry, RunOptions{}, ctx); });
+  Create("a");
+  EXPECT_TRUE(Eventually([&] { return Handled("a"); }));
+  cancel();
+  run.join();
+  EXPECT_TRUE(status.ok()) << status;
+  EXPECT_EQ(logins.load(), 1);
+  EXPECT_EQ(runs_.Count("create"), 1);
 }
 
 TEST_F(OperatorTest, EventHandlersSeeEveryWatchEvent) {
