@@ -368,10 +368,16 @@ std::optional<absl::Duration> ContainerSleep(const Value& container) {
       argv.push_back(StrOf(&arg));
     }
   }
-  // sh -c 'script' (or -ec, -xc: flags that end in c).
-  if (argv.size() >= 3 && IsShell(argv[0]) && argv[1].size() >= 2 &&
-      argv[1][0] == '-' && argv[1].back() == 'c') {
-    return ScriptSleep(argv[2]);
+  // sh -c 'script', with other flags before or with it (`-x -c`, `-ec`):
+  // the script is the first word after the flags.
+  if (!argv.empty() && IsShell(argv[0])) {
+    bool dash_c = false;
+    size_t i = 1;
+    for (; i < argv.size() && argv[i].size() >= 2 && argv[i][0] == '-'; ++i) {
+      dash_c |=
+          argv[i][1] != '-' && argv[i].find('c') != std::string_view::npos;
+    }
+    if (dash_c && i < argv.size()) return ScriptSleep(argv[i]);
   }
   if (argv.size() < 2) return std::nullopt;
   return SleepWords({argv[argv.size() - 2], argv.back()});

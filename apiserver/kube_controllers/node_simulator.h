@@ -107,7 +107,8 @@ inline constexpr char kSimMessageAnnotation[] = "kcr.io/sim-message";
 
 // How long `container` (a pod's spec.containers[i]) runs before it exits
 // on its own: N seconds when its command line (command, then args) is a
-// shell (`sh`, `bash`, `ash`, by name or path) given `-c` and a script
+// shell (`sh`, `bash`, `ash`, `dash`, by name or path) given `-c` (alone or
+// among other flags: `-x -c`, `-ec`) and a script
 // whose last command (after the last `;`, `&&`, `||` or newline) is
 // `sleep N`, or when the command line itself ends with `sleep N`; N a
 // non-negative integer. nullopt for anything else (a server, `sleep

@@ -515,6 +515,10 @@ TEST(ContainerSleepTest, ReadsTheSleepThatEndsAScriptOrACommandLine) {
             absl::Seconds(5));
   EXPECT_EQ(SleepOf(R"({"command":["bash","-ec","set -x\nsleep 7;\n"]})"),
             absl::Seconds(7));
+  // kopf's walkthrough: sh -x -c, the script in args, one command a line.
+  EXPECT_EQ(SleepOf(R"({"command":["sh","-x","-c"],
+                        "args":["echo \"I'm so very useful!\"\nsleep 60\n"]})"),
+            absl::Seconds(60));
   EXPECT_EQ(SleepOf(R"({"command":["sh","-c","exec sleep 3"]})"),
             absl::Seconds(3));
   EXPECT_EQ(SleepOf(R"({"command":["sh","-c","sleep 0"]})"),
@@ -543,6 +547,8 @@ TEST(ContainerSleepTest, AnythingElseRunsAsBefore) {
   EXPECT_EQ(SleepOf(R"({"command":["sleep","-3"]})"), std::nullopt);
   EXPECT_EQ(SleepOf(R"({"command":["sleep","1m"]})"), std::nullopt);
   EXPECT_EQ(SleepOf(R"({"command":["sh","-c"]})"), std::nullopt);
+  EXPECT_EQ(SleepOf(R"({"command":["sh","-x","sleep 5"]})"), std::nullopt)
+      << "no -c: a script file";
   EXPECT_EQ(SleepOf(R"({"command":["sh","-c",5]})"), std::nullopt);
   EXPECT_EQ(SleepOf(R"({"command":["sleep","99999999999"]})"), std::nullopt);
 }
