@@ -4,12 +4,12 @@
 #include <utility>
 #include <vector>
 
-#include "base/str_cat.h"
 #include "api/errors/errors.h"
 #include "api/object.h"
 #include "api/types/owner_reference.h"
 #include "api/types/pod.h"
 #include "base/status_macros.h"
+#include "base/str_cat.h"
 #include "controllers/simpledeployment/simpledeployment_types.h"
 #include "rapidjson/document.h"
 #include "runtime/client/typed_client.h"
@@ -26,10 +26,10 @@ rapidjson::Document ChildrenJson(const std::vector<std::string>& uids) {
   auto& a = d.GetAllocator();
   rapidjson::Value list(rapidjson::kArrayType);
   for (const std::string& uid : uids) {
-    list.PushBack(rapidjson::Value(uid.data(),
-                                   static_cast<rapidjson::SizeType>(uid.size()),
-                                   a),
-                  a);
+    list.PushBack(
+        rapidjson::Value(uid.data(),
+                         static_cast<rapidjson::SizeType>(uid.size()), a),
+        a);
   }
   d.AddMember("children", list, a);
   return d;
@@ -47,8 +47,8 @@ absl::StatusOr<api::ObjectPtr> CreatePod(HandlerContext& ctx,
                        BuildPod(ctx.body(), sleepytime, o.pod));
   KCR_ASSIGN_OR_RETURN(api::ObjectPtr created,
                        ctx.client().Create(ctx.ctx(), PodsOf(ctx), *pod));
-  ctx.logger().Info(Cat("created pod ", created->name(),
-                                 " sleepytime=", sleepytime));
+  ctx.logger().Info(
+      Cat("created pod ", created->name(), " sleepytime=", sleepytime));
   return created;
 }
 
@@ -91,15 +91,17 @@ Outcome SleepytimeFn(HandlerContext& ctx, const SimpleDeploymentOptions& o) {
   if (ctx.reason() == handlers::Reason::kCreate) return Outcome::Success();
   absl::StatusOr<int64_t> before = ParseSleepytime(ctx.old_value());
   absl::StatusOr<int64_t> after = ParseSleepytime(ctx.new_value());
-  if (!after.ok()) return Outcome::Permanent(std::string(after.status().message()));
+  if (!after.ok())
+    return Outcome::Permanent(std::string(after.status().message()));
   if (before.ok() && *before == *after) {
     // "120" became 120: the same pod would run.
     ctx.logger().Info(Cat("sleepytime still ", *after, " seconds"));
     return Outcome::Success();
   }
-  ctx.logger().Info(Cat(
-      "sleepytime ", before.ok() ? std::to_string(*before) : std::string("invalid"), " -> ",
-      *after, ": replacing the pod"));
+  ctx.logger().Info(
+      Cat("sleepytime ",
+          before.ok() ? std::to_string(*before) : std::string("invalid"),
+          " -> ", *after, ": replacing the pod"));
   // Delete first, then create: a retry after a failure half-way deletes
   // what an earlier try made and makes one pod again.
   KCR_RETURN_IF_ERROR(DeletePods(ctx));
@@ -128,8 +130,7 @@ void RegisterSimpleDeploymentHandlers(handlers::Registry& registry,
       [options](HandlerContext& ctx) { return CreateFn(ctx, options); }, h);
   sd.OnField(
       kSleepytimeHandlerId, kSleepytimeField,
-      [options](HandlerContext& ctx) { return SleepytimeFn(ctx, options); },
-      h);
+      [options](HandlerContext& ctx) { return SleepytimeFn(ctx, options); }, h);
   sd.OnDelete(kDeleteHandlerId, DeleteFn, h);
 }
 

@@ -3,16 +3,15 @@
 #include <map>
 
 #include "absl/status/status.h"
-#include "base/str_cat.h"
 #include "api/types/pod.h"
 #include "base/status_macros.h"
+#include "base/str_cat.h"
 #include "runtime/controller/controllerutil/owner.h"
 
 namespace kcr::simpledeployment {
 
 std::string PodScript(int64_t sleepytime) {
-  return Cat("echo \"I'm so very useful!\"\nsleep ", sleepytime,
-                      "\n");
+  return Cat("echo \"I'm so very useful!\"\nsleep ", sleepytime, "\n");
 }
 
 absl::StatusOr<api::ObjectPtr> BuildPod(const api::Object& owner,
@@ -23,8 +22,8 @@ absl::StatusOr<api::ObjectPtr> BuildPod(const api::Object& owner,
         Cat("sleepytime ", sleepytime, " is negative"));
   }
   if (owner.namespace_().empty() || owner.uid().empty()) {
-    return absl::InvalidArgumentError(Cat(
-        "SimpleDeployment ", owner.Key(), " has no namespace or uid"));
+    return absl::InvalidArgumentError(
+        Cat("SimpleDeployment ", owner.Key(), " has no namespace or uid"));
   }
   api::PodContainer c;
   c.name = kContainerName;

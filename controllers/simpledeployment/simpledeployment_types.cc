@@ -48,10 +48,10 @@ absl::StatusOr<int64_t> SimpleDeployment::SleepytimeSeconds() const {
   if (spec.sleepytime->is_int) {
     v.SetInt64(spec.sleepytime->int_value);
   } else {
-    v.SetString(spec.sleepytime->str_value.data(),
-                static_cast<rapidjson::SizeType>(
-                    spec.sleepytime->str_value.size()),
-                v.GetAllocator());
+    v.SetString(
+        spec.sleepytime->str_value.data(),
+        static_cast<rapidjson::SizeType>(spec.sleepytime->str_value.size()),
+        v.GetAllocator());
   }
   return ParseSleepytime(&v);
 }
@@ -88,7 +88,8 @@ absl::StatusOr<int64_t> ParseSleepytime(const rapidjson::Value* value) {
   }
   if (value->IsInt64()) return value->GetInt64();
   // 120.0 is the integer 120 to the schema, as to Go's JSON decoding.
-  if (value->IsNumber() && value->GetDouble() == std::floor(value->GetDouble())) {
+  if (value->IsNumber() &&
+      value->GetDouble() == std::floor(value->GetDouble())) {
     return static_cast<int64_t>(value->GetDouble());
   }
   if (value->IsString()) {

@@ -52,7 +52,8 @@ struct SimpleDeployment : api::crd::CustomResource<SimpleDeployment> {
 
   // Reads a SimpleDeployment; a field of the wrong JSON type is
   // InvalidArgument naming it.
-  static absl::StatusOr<SimpleDeployment> FromJson(const rapidjson::Value& json);
+  static absl::StatusOr<SimpleDeployment> FromJson(
+      const rapidjson::Value& json);
 
   // The object as JSON: FromJson(ToJson()) == *this.
   rapidjson::Document ToJson() const;

@@ -68,15 +68,13 @@ TEST(SimpleDeploymentPodTest, SleepytimeAndImage) {
   ASSERT_TRUE(pod.ok()) << pod.status();
   EXPECT_EQ(At(**pod, "/spec/containers/0/image"),
             R"("registry.local/busybox:1.36")");
-  EXPECT_THAT(At(**pod, "/spec/containers/0/args/0"),
-              HasSubstr("sleep 0\\n"));
+  EXPECT_THAT(At(**pod, "/spec/containers/0/args/0"), HasSubstr("sleep 0\\n"));
   EXPECT_EQ(PodScript(45), "echo \"I'm so very useful!\"\nsleep 45\n");
 }
 
 TEST(SimpleDeploymentPodTest, TheOwnerLabelIsOursEvenIfTheOwnerHasOne) {
   absl::StatusOr<api::ObjectPtr> pod = BuildPod(
-      *Owner(R"({"simpledeployment.example.org/uid":"forged","tier":"x"})"),
-      5);
+      *Owner(R"({"simpledeployment.example.org/uid":"forged","tier":"x"})"), 5);
   ASSERT_TRUE(pod.ok()) << pod.status();
   EXPECT_EQ(At(**pod, "/metadata/labels"),
             R"({"simpledeployment.example.org/uid":)"

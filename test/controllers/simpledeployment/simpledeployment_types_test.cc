@@ -37,11 +37,16 @@ TEST_F(SimpleDeploymentTest, SleepytimeIsANumberOrAStringOfDigits) {
   EXPECT_EQ(t.SleepytimeSeconds().value_or(-1), 120);
   EXPECT_THAT(t.Validate(), IsEmpty());
 
-  EXPECT_EQ(Parse(R"({"spec": {"sleepytime": 30}})").SleepytimeSeconds().value_or(-1),
-            30);
-  EXPECT_EQ(Parse(R"({"spec": {"sleepytime": "0"}})").SleepytimeSeconds().value_or(-1),
+  EXPECT_EQ(
+      Parse(R"({"spec": {"sleepytime": 30}})").SleepytimeSeconds().value_or(-1),
+      30);
+  EXPECT_EQ(Parse(R"({"spec": {"sleepytime": "0"}})")
+                .SleepytimeSeconds()
+                .value_or(-1),
             0);
-  EXPECT_EQ(Parse(R"({"spec": {"sleepytime": "007"}})").SleepytimeSeconds().value_or(-1),
+  EXPECT_EQ(Parse(R"({"spec": {"sleepytime": "007"}})")
+                .SleepytimeSeconds()
+                .value_or(-1),
             7);
   // The tutorial's default: no sleepytime (or no spec) sleeps 0.
   EXPECT_EQ(Parse(R"({"spec": {}})").SleepytimeSeconds().value_or(-1), 0);
