@@ -52,17 +52,26 @@ absl::StatusOr<api::ObjectPtr> CreatePod(HandlerContext& ctx,
   return created;
 }
 
-// Deletes every pod this SimpleDeployment controls (found by its uid
-// label, checked by its owner reference).
-absl::Status DeletePods(HandlerContext& ctx) {
+// The pods this SimpleDeployment controls and that are not being deleted
+// (found by its uid label, checked by their owner reference).
+absl::StatusOr<std::vector<api::ObjectPtr>> OwnPods(HandlerContext& ctx) {
   client::ListOptions list;
   list.label_selector = Cat(kOwnerUidLabel, "=", ctx.uid());
   KCR_ASSIGN_OR_RETURN(client::ObjectList pods,
                        ctx.client().List(ctx.ctx(), PodsOf(ctx), list));
-  for (const api::ObjectPtr& pod : pods.items) {
-    if (!api::IsControlledBy(*pod, ctx.body()) || pod->being_deleted()) {
-      continue;
+  std::vector<api::ObjectPtr> out;
+  for (api::ObjectPtr& pod : pods.items) {
+    if (api::IsControlledBy(*pod, ctx.body()) && !pod->being_deleted()) {
+      out.push_back(std::move(pod));
     }
+  }
+  return out;
+}
+
+// Deletes every pod of OwnPods.
+absl::Status DeletePods(HandlerContext& ctx) {
+  KCR_ASSIGN_OR_RETURN(std::vector<api::ObjectPtr> pods, OwnPods(ctx));
+  for (const api::ObjectPtr& pod : pods) {
     client::DeleteOptions del;
     // Not a pod of the same name made since the list.
     del.preconditions.uid = std::string(pod->uid());
@@ -81,6 +90,16 @@ Outcome CreateFn(HandlerContext& ctx, const SimpleDeploymentOptions& o) {
   absl::StatusOr<int64_t> sleepytime = sd->SleepytimeSeconds();
   if (!sleepytime.ok()) {
     return Outcome::Permanent(std::string(sleepytime.status().message()));
+  }
+  // A try whose pod was made but whose success was not recorded (the
+  // operator stopped, the status write failed) is not repeated: that pod
+  // is the child.
+  KCR_ASSIGN_OR_RETURN(std::vector<api::ObjectPtr> made, OwnPods(ctx));
+  if (!made.empty()) {
+    std::vector<std::string> uids;
+    for (const api::ObjectPtr& pod : made) uids.emplace_back(pod->uid());
+    ctx.logger().Info(Cat("pod ", made.front()->name(), " exists already"));
+    return Outcome(ChildrenJson(uids));
   }
   KCR_ASSIGN_OR_RETURN(api::ObjectPtr pod, CreatePod(ctx, *sleepytime, o));
   return Outcome(ChildrenJson({std::string(pod->uid())}));

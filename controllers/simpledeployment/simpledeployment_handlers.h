@@ -5,7 +5,9 @@
 //                  echo, then sleep spec.sleepytime seconds; see
 //                  simpledeployment_pod.h) and returns {"children":
 //                  [<pod uid>]}, which the engine keeps under
-//                  status.create_fn (the Children printer column).
+//                  status.create_fn (the Children printer column). A
+//                  retry finds the pod an earlier try made (its owner's
+//                  uid label) and makes no second one.
 //   sleepytime_fn  on a change of spec.sleepytime (not on create: create_fn
 //                  made the pod): deletes the SimpleDeployment's pods and
 //                  makes a new one; returns the new children, and writes

@@ -57,8 +57,9 @@ TEST_F(KubectlSimpleDeploymentTest, TheSampleShowsItsChildren) {
     r = kubectl_->Run({"get", name});
     ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
     auto rows = WithoutColumn(KubectlHarness::Columns(r.out), 3);
-    EXPECT_THAT(rows, ElementsAre(ElementsAre("NAME", "SLEEPYTIME", "CHILDREN"),
-                                  ElementsAre("example-01", "120", "[\"u-1\"]")))
+    EXPECT_THAT(rows,
+                ElementsAre(ElementsAre("NAME", "SLEEPYTIME", "CHILDREN"),
+                            ElementsAre("example-01", "120", "[\"u-1\"]")))
         << name << ": " << r.out;
   }
   r = kubectl_->Run({"get", "sd", "-l", "app=simple-app", "-o", "name"});
@@ -67,9 +68,9 @@ TEST_F(KubectlSimpleDeploymentTest, TheSampleShowsItsChildren) {
 }
 
 TEST_F(KubectlSimpleDeploymentTest, ThePodSleepsItsSecondsThenCompletes) {
-  KubectlResult r = kubectl_->Run({"run", "nap", "--image=busybox",
-                                   "--restart=Never", "--command", "--", "sh",
-                                   "-c", "echo \"I'm so very useful!\"; sleep 2"});
+  KubectlResult r = kubectl_->Run(
+      {"run", "nap", "--image=busybox", "--restart=Never", "--command", "--",
+       "sh", "-c", "echo \"I'm so very useful!\"; sleep 2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = kubectl_->Run({"wait", "--for=jsonpath={.status.phase}=Running",
                      "pod/nap", "--timeout=20s"});
