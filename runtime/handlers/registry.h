@@ -38,7 +38,8 @@
 //    and the last handled state are stored on the object (annotations under
 //    OperatorOptions::prefix, or its status), so a restarted operator
 //    neither repeats a handler that succeeded nor loses a pending retry.
-//  - Handlers that return a value have it stored under status.<handler id>.
+//  - Handlers that return a value (change handlers, timers and daemons, as
+//    kopf's results delivery) have it stored under status.<handler id>.
 #ifndef KCR_RUNTIME_HANDLERS_REGISTRY_H_
 #define KCR_RUNTIME_HANDLERS_REGISTRY_H_
 

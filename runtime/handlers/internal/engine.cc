@@ -62,6 +62,8 @@ std::string_view Title(Reason reason) {
       return "deletion";
     case Reason::kResume:
       return "resuming";
+    case Reason::kTimer:
+      return "timer";
   }
   return "handling";
 }
@@ -122,6 +124,16 @@ void MergeInto(rapidjson::Value& dst, const rapidjson::Value& src,
     if (found != dst.MemberEnd()) dst.RemoveMember(found);
     dst.AddMember(Str(name, a), rapidjson::Value(it->value, a), a);
   }
+}
+
+// kopf's deliver_results: a handler's returned value goes under
+// status.<handler id> of `patch` (the id is one key, dots and all).
+void DeliverResult(std::string_view id, const rapidjson::Value& value,
+                   rapidjson::Value& patch,
+                   rapidjson::Document::AllocatorType& a) {
+  rapidjson::Value& status = ObjectMember(patch, "status", a);
+  status.RemoveMember(Ref(id));
+  status.AddMember(Str(id, a), rapidjson::Value(value, a), a);
 }
 
 bool HasMembers(const rapidjson::Value& v, const char* name) {
@@ -328,6 +340,12 @@ class Engine::DaemonRun final : public DaemonContext {
           outcome = Outcome(absl::UnknownError(err.what()));
         } catch (...) {
           outcome = Outcome(absl::UnknownError("an unknown exception"));
+        }
+        // kopf's daemons deliver results as every handler does.
+        if (outcome.kind() == Outcome::Kind::kSuccess &&
+            outcome.value() != nullptr) {
+          rapidjson::Document& own = patch().json();
+          DeliverResult(entry_.id, *outcome.value(), own, own.GetAllocator());
         }
         absl::Status applied = ApplyPatch();
         if (!applied.ok()) {
@@ -977,9 +995,7 @@ Engine::ChangeCycle Engine::RunChangeHandlers(
                          ? std::optional<std::string>(result.message)
                          : std::nullopt;
     if (result.value != nullptr) {
-      rapidjson::Value& status = ObjectMember(patch, "status", a);
-      status.RemoveMember(Ref(pick->id));
-      status.AddMember(Str(pick->id, a), rapidjson::Value(*result.value, a), a);
+      DeliverResult(pick->id, *result.value, patch, a);
     }
   }
 
@@ -1243,7 +1259,7 @@ std::optional<absl::Duration> Engine::RunTimers(
     if (may_run && !*ran && now >= due()) {
       HandlerContext::Init init;
       init.handler_id = e.id;
-      init.reason = Reason::kResume;
+      init.reason = Reason::kTimer;
       init.new_value = essence.get();
       init.retry = ts.retries;
       init.started = ts.started.value_or(now);
@@ -1269,6 +1285,10 @@ std::optional<absl::Duration> Engine::RunTimers(
         ts.retries += 1;
         ts.started = started;
         ts.next = finished + result.delay.value_or(e.timer.interval);
+      }
+      // Results are delivered on every run, as kopf's timers do.
+      if (result.value != nullptr) {
+        DeliverResult(e.id, *result.value, patch, patch.GetAllocator());
       }
       MergeHandlerPatch(hctx.patch(), patch);
     }
