@@ -29,11 +29,12 @@ using internal::ResourceInfo;
 // The resource's scope and status subresource, from the server's
 // discovery document of its group version.
 absl::StatusOr<ResourceInfo> Discover(client::RestClient& client,
-                                      const api::GroupVersionResource& gvr) {
+                                      const api::GroupVersionResource& gvr,
+                                      const Context& ctx) {
   const std::string path = gvr.group.empty()
                                ? Cat("/api/", gvr.version)
                                : Cat("/apis/", gvr.group, "/", gvr.version);
-  absl::StatusOr<std::string> body = client.GetRaw(Context::Background(), path);
+  absl::StatusOr<std::string> body = client.GetRaw(ctx, path);
   if (!body.ok()) {
     return absl::Status(body.status().code(),
                         Cat("discovery of ", gvr.resource, " at ", path, ": ",
@@ -71,10 +72,12 @@ absl::StatusOr<ResourceInfo> Discover(client::RestClient& client,
 // Runs `fn` until it succeeds, as kopf runs activities: a temporary error
 // after its delay, any other error after the backoff, up to the retries;
 // a permanent error (or the retries exhausted) fails for good.
+// `ctx` ends the retries (its error is returned) and is the handler's.
 absl::Status RunActivity(const Registry::Activities::Activity& activity,
                          client::RestClient* client, const Clock* clock,
                          const Context& ctx) {
   for (int retry = 0;; ++retry) {
+    if (ctx.done()) return ctx.Err();
     if (activity.options.retries && retry >= *activity.options.retries) {
       return absl::DeadlineExceededError(
           Cat("activity '", activity.id, "' has exceeded ", retry, " retries"));
@@ -186,7 +189,8 @@ std::string ControllerName(const OperatorOptions& op,
 
 }  // namespace
 
-absl::Status AddToManager(const Registry& registry, controller::Manager& mgr) {
+absl::Status AddToManager(const Registry& registry, controller::Manager& mgr,
+                          const Context& ctx) {
   const OperatorOptions& op = registry.options();
   client::RestClient* client = mgr.GetClient();
   const Clock* clock = mgr.clock() != nullptr ? mgr.clock() : Clock::Real();
@@ -194,13 +198,13 @@ absl::Status AddToManager(const Registry& registry, controller::Manager& mgr) {
   // Everything that can fail without side effects first.
   std::vector<ResourceInfo> infos;
   for (const auto& [key, handlers] : registry.resources()) {
-    KCR_ASSIGN_OR_RETURN(ResourceInfo info, Discover(*client, handlers.gvr()));
+    KCR_ASSIGN_OR_RETURN(ResourceInfo info,
+                         Discover(*client, handlers.gvr(), ctx));
     infos.push_back(std::move(info));
   }
 
   for (const auto& activity : registry.activities().startup) {
-    absl::Status s =
-        RunActivity(activity, client, clock, Context::Background());
+    absl::Status s = RunActivity(activity, client, clock, ctx);
     if (!s.ok()) {
       return absl::Status(s.code(), Cat("startup handler '", activity.id,
                                         "': ", ToStd(s.message())));
@@ -350,7 +354,7 @@ absl::Status RunOperator(const Registry& registry, const RunOptions& options,
   }
   KCR_ASSIGN_OR_RETURN(std::unique_ptr<controller::Manager> mgr,
                        controller::Manager::New(*config, options.manager));
-  KCR_RETURN_IF_ERROR(AddToManager(registry, *mgr));
+  KCR_RETURN_IF_ERROR(AddToManager(registry, *mgr, ctx));
   return mgr->Start(ctx);
 }
 

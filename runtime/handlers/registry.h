@@ -262,8 +262,14 @@ class Registry {
 // its informers yet), then adds a controller per resource, the probes, and
 // a Runnable that runs the cleanup handlers when the Manager stops. The
 // registry must outlive the Manager. Errors: a startup handler that failed
-// for good, a duplicate handler id, a resource the server does not serve.
-absl::Status AddToManager(const Registry& registry, controller::Manager& mgr);
+// for good, a duplicate handler id, a resource the server does not serve,
+// and `ctx`'s error (kCancelled, kDeadlineExceeded) when it ends first.
+// `ctx` bounds the discovery and the startup handlers' retries (a startup
+// handler that never succeeds cannot hold a stopping process), and is the
+// startup handlers' ActivityContext::ctx(); pass the one the Manager will
+// be started with.
+absl::Status AddToManager(const Registry& registry, controller::Manager& mgr,
+                          const Context& ctx = Context::Background());
 
 struct RunOptions {
   // The connection; unset: the login handlers', else the runtime's default
@@ -273,8 +279,8 @@ struct RunOptions {
 };
 
 // `kopf run`: logs in, makes a Manager, AddToManager (which runs the
-// startup handlers), runs until `ctx` ends (the cleanup handlers run as
-// the Manager stops), and returns Start's status.
+// startup handlers, bounded by `ctx`), runs until `ctx` ends (the cleanup
+// handlers run as the Manager stops), and returns Start's status.
 absl::Status RunOperator(const Registry& registry, const RunOptions& options,
                          const Context& ctx);
 

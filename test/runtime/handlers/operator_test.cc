@@ -309,6 +309,57 @@ TEST_F(OperatorTest, StartupHandlersRunFirstAndCanStopTheStart) {
   StopManager();
 }
 
+TEST_F(OperatorTest, AStartupHandlerThatNeverSucceedsStopsWithTheContext) {
+  std::atomic<int> tries{0};
+  Registry registry;
+  registry.OnStartup("forever", [&](ActivityContext&) {
+    ++tries;
+    return Outcome::Temporary("never", absl::Hours(1));
+  });
+  registry.For(kGvr).OnCreate("create",
+                              [](HandlerContext&) { return Outcome(); });
+  auto mgr = controller::Manager::New(config_);
+  ASSERT_TRUE(mgr.ok());
+  auto [ctx, cancel] = WithCancel(Context::Background());
+  absl::Status status;
+  std::thread add(
+      [&, ctx = ctx] { status = AddToManager(registry, **mgr, ctx); });
+  EXPECT_TRUE(Eventually([&] { return tries.load() == 1; }));
+  const absl::Time cancelled = absl::Now();
+  cancel();
+  add.join();
+  EXPECT_LT(absl::Now() - cancelled, absl::Seconds(5));  // not the hour
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+  EXPECT_NE(status.message().find("forever"), absl::string_view::npos);
+  EXPECT_EQ(tries.load(), 1);
+  EXPECT_FALSE((*mgr)->HasController("kcr-handlers-kopfexamples.kopf.dev"));
+}
+
+TEST_F(OperatorTest, StartupHandlersGetTheContext) {
+  std::atomic<bool> entered{false}, saw_cancel{false};
+  Registry registry;
+  registry.OnStartup("wait", [&](ActivityContext& actx) -> Outcome {
+    entered = true;
+    // Up to 20 s for the cancellation, which the test sends at once.
+    for (int i = 0; i < 2000 && !actx.ctx().done(); ++i) {
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    saw_cancel = actx.ctx().done();
+    return actx.ctx().Err();
+  });
+  auto mgr = controller::Manager::New(config_);
+  ASSERT_TRUE(mgr.ok());
+  auto [ctx, cancel] = WithCancel(Context::Background());
+  absl::Status status;
+  std::thread add(
+      [&, ctx = ctx] { status = AddToManager(registry, **mgr, ctx); });
+  EXPECT_TRUE(Eventually([&] { return entered.load(); }));
+  cancel();
+  add.join();
+  EXPECT_TRUE(saw_cancel.load());
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+}
+
 TEST_F(OperatorTest, AnUnknownResourceIsAnError) {
   Registry registry;
   registry.For({"kopf.dev", "v1", "nothings"})
