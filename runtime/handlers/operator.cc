@@ -1,4 +1,5 @@
 // AddToManager and RunOperator: the handlers on a controller::Manager.
+#include <atomic>
 #include <exception>
 #include <memory>
 #include <string>
@@ -144,41 +145,57 @@ class EventLogger final : public Logger {
   const std::string prefix_;
 };
 
-// Runs the cleanup handlers once the Manager stops.
-class CleanupRunnable final : public controller::Runnable {
+// The cleanup handlers, run at most once (kopf runs them once as the
+// operator exits): by the Runnable when the Manager stops, or, when the
+// Manager stopped before its Runnables started, by RunOperator after Start
+// returned.
+class Cleanup {
  public:
-  CleanupRunnable(const Registry& registry, client::RestClient* client,
-                  const Clock* clock, absl::Duration timeout)
+  Cleanup(const Registry& registry, client::RestClient* client,
+          const Clock* clock, absl::Duration timeout)
       : registry_(registry),
         client_(client),
         clock_(clock),
         timeout_(timeout) {}
 
-  absl::Status Start(const Context& ctx) override {
-    WaitUntilDone(ctx);
-    // The Manager's context has ended; the cleanup gets a context of its
-    // own, bounded by the graceful shutdown timeout.
+  // Runs every cleanup handler unless they ran (or run) already. The
+  // operator's context has ended by now: they get a context of their own,
+  // bounded by the graceful shutdown timeout.
+  void RunOnce() {
+    if (claimed_.exchange(true)) return;
     auto [cleanup_ctx, cancel] =
         WithTimeout(Context::Background(), timeout_, clock_);
-    absl::Status first;
     for (const auto& activity : registry_.activities().cleanup) {
       absl::Status s = RunActivity(activity, client_, clock_, cleanup_ctx);
-      if (!s.ok()) {
-        LOG(ERROR) << "cleanup handler " << activity.id << ": " << s;
-        if (first.ok()) first = s;
-      }
+      if (!s.ok()) LOG(ERROR) << "cleanup handler " << activity.id << ": " << s;
     }
     cancel();
-    return absl::OkStatus();
   }
-  bool NeedLeaderElection() const override { return false; }
-  std::string name() const override { return "handlers-cleanup"; }
 
  private:
   const Registry& registry_;
   client::RestClient* const client_;
   const Clock* const clock_;
   const absl::Duration timeout_;
+  std::atomic<bool> claimed_{false};
+};
+
+// Runs the cleanup handlers once the Manager stops.
+class CleanupRunnable final : public controller::Runnable {
+ public:
+  explicit CleanupRunnable(std::shared_ptr<Cleanup> cleanup)
+      : cleanup_(std::move(cleanup)) {}
+
+  absl::Status Start(const Context& ctx) override {
+    WaitUntilDone(ctx);
+    cleanup_->RunOnce();
+    return absl::OkStatus();
+  }
+  bool NeedLeaderElection() const override { return false; }
+  std::string name() const override { return "handlers-cleanup"; }
+
+ private:
+  const std::shared_ptr<Cleanup> cleanup_;
 };
 
 std::string ControllerName(const OperatorOptions& op,
@@ -187,10 +204,10 @@ std::string ControllerName(const OperatorOptions& op,
                            : Cat(op.name, "-", gvr.resource, ".", gvr.group);
 }
 
-}  // namespace
-
-absl::Status AddToManager(const Registry& registry, controller::Manager& mgr,
-                          const Context& ctx) {
+// AddToManager; `cleanup` (may be null) gets the cleanup handlers' runner
+// when there are any.
+absl::Status Add(const Registry& registry, controller::Manager& mgr,
+                 const Context& ctx, std::shared_ptr<Cleanup>* cleanup) {
   const OperatorOptions& op = registry.options();
   client::RestClient* client = mgr.GetClient();
   const Clock* clock = mgr.clock() != nullptr ? mgr.clock() : Clock::Real();
@@ -324,10 +341,19 @@ absl::Status AddToManager(const Registry& registry, controller::Manager& mgr,
   }
 
   if (!registry.activities().cleanup.empty()) {
-    KCR_RETURN_IF_ERROR(mgr.Add(std::make_unique<CleanupRunnable>(
-        registry, client, clock, mgr.options().graceful_shutdown_timeout)));
+    auto runner = std::make_shared<Cleanup>(
+        registry, client, clock, mgr.options().graceful_shutdown_timeout);
+    KCR_RETURN_IF_ERROR(mgr.Add(std::make_unique<CleanupRunnable>(runner)));
+    if (cleanup != nullptr) *cleanup = std::move(runner);
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status AddToManager(const Registry& registry, controller::Manager& mgr,
+                          const Context& ctx) {
+  return Add(registry, mgr, ctx, nullptr);
 }
 
 absl::Status RunOperator(const Registry& registry, const RunOptions& options,
@@ -354,8 +380,14 @@ absl::Status RunOperator(const Registry& registry, const RunOptions& options,
   }
   KCR_ASSIGN_OR_RETURN(std::unique_ptr<controller::Manager> mgr,
                        controller::Manager::New(*config, options.manager));
-  KCR_RETURN_IF_ERROR(AddToManager(registry, *mgr, ctx));
-  return mgr->Start(ctx);
+  std::shared_ptr<Cleanup> cleanup;
+  KCR_RETURN_IF_ERROR(Add(registry, *mgr, ctx, &cleanup));
+  absl::Status status = mgr->Start(ctx);
+  // Start returns once every Runnable that started has returned. When the
+  // Manager stopped before starting them (the caches never synced), the
+  // cleanup Runnable never ran: the cleanup handlers run here instead.
+  if (cleanup != nullptr) cleanup->RunOnce();
+  return status;
 }
 
 }  // namespace kcr::handlers

@@ -279,8 +279,12 @@ struct RunOptions {
 };
 
 // `kopf run`: logs in, makes a Manager, AddToManager (which runs the
-// startup handlers, bounded by `ctx`), runs until `ctx` ends (the cleanup
-// handlers run as the Manager stops), and returns Start's status.
+// startup handlers, bounded by `ctx`), runs until `ctx` ends or the
+// Manager fails, and returns Start's status. Once the startup handlers all
+// succeeded, the cleanup handlers run exactly once when it stops, also
+// when it stops before the caches synced (AddToManager alone runs them
+// only from a Runnable, which then never starts). When a startup handler
+// fails or `ctx` ends during startup, they do not run (kopf's too).
 absl::Status RunOperator(const Registry& registry, const RunOptions& options,
                          const Context& ctx);
 

@@ -448,6 +448,53 @@ TEST_F(OperatorTest, RunOperatorLogsInAndRunsUntilTheContextEnds) {
   EXPECT_EQ(runs_.Count("create"), 1);
 }
 
+TEST_F(OperatorTest, RunOperatorRunsTheCleanupOnceHoweverItStops) {
+  std::atomic<int> cleanups{0};
+  auto bye = [&](ActivityContext&) {
+    ++cleanups;
+    return Outcome::Success();
+  };
+  RunOptions options;
+  options.config = config_;
+
+  // A run that stops as usual: the cleanup Runnable runs them, once.
+  Registry registry;
+  registry.OnCleanup("bye", bye);
+  registry.For(kGvr).OnCreate("create", [this](HandlerContext&) {
+    runs_.Add("create");
+    return Outcome::Success();
+  });
+  {
+    auto [ctx, cancel] = WithCancel(Context::Background());
+    absl::Status status;
+    std::thread run(
+        [&, ctx = ctx] { status = RunOperator(registry, options, ctx); });
+    Create("a");
+    EXPECT_TRUE(Eventually([&] { return Handled("a"); }));
+    cancel();
+    run.join();
+    EXPECT_TRUE(status.ok()) << status;
+    EXPECT_EQ(cleanups.load(), 1);
+  }
+
+  // A stop before the caches synced (the server fails every request from
+  // the end of the startup on): no Runnable starts, the cleanup runs still.
+  auto [ctx, cancel] = WithCancel(Context::Background());
+  Registry early;
+  early.OnStartup("break", [this, stop = cancel](ActivityContext&) {
+    apiserver::FaultOptions faults;
+    faults.error_fraction = 1;
+    server_->faults()->set_options(faults);
+    stop();
+    return Outcome::Success();
+  });
+  early.OnCleanup("bye", bye);
+  early.For(kGvr).OnCreate("create", [](HandlerContext&) { return Outcome(); });
+  absl::Status status = RunOperator(early, options, ctx);
+  EXPECT_TRUE(status.ok()) << status;
+  EXPECT_EQ(cleanups.load(), 2);
+}
+
 TEST_F(OperatorTest, EventHandlersSeeEveryWatchEvent) {
   Create("before");
   Registry registry;
