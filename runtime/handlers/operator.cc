@@ -124,6 +124,15 @@ absl::Status RunActivity(const Registry::Activities::Activity& activity,
   }
 }
 
+// A probe's value as compact JSON (one line); text that is not JSON as it
+// is.
+std::string CompactJson(std::string text) {
+  rapidjson::Document doc;
+  if (!json::ParseJson(text, &doc).ok()) return text;
+  absl::StatusOr<std::string> compact = json::JsonToString(doc);
+  return compact.ok() ? *std::move(compact) : text;
+}
+
 // A logger for event handlers: the object's prefix, no Events.
 class EventLogger final : public Logger {
  public:
@@ -325,18 +334,21 @@ absl::Status Add(const Registry& registry, controller::Manager& mgr,
   for (const auto& probe : registry.activities().probes) {
     auto fn = probe.fn;
     std::string id = probe.id;
-    KCR_RETURN_IF_ERROR(
-        mgr.AddHealthzCheck(probe.id, [fn, id, client]() -> absl::Status {
+    // Each probe's value is shown in /healthz?verbose ("[+]id ok: value")
+    // and on /healthz/<id>, as kopf's liveness endpoint shows it.
+    KCR_RETURN_IF_ERROR(mgr.healthz_checks().AddWithDetail(
+        probe.id, [fn, id, client]() -> absl::StatusOr<std::string> {
           ActivityContext actx(client, Context::Background(), 0);
+          absl::StatusOr<std::string> r;
           try {
-            absl::StatusOr<std::string> r = fn(actx);
-            if (!r.ok()) return r.status();
+            r = fn(actx);
           } catch (const std::exception& e) {
             return absl::UnknownError(Cat("probe '", id, "': ", e.what()));
           } catch (...) {
             return absl::UnknownError(Cat("probe '", id, "' threw"));
           }
-          return absl::OkStatus();
+          if (!r.ok()) return r.status();
+          return CompactJson(*std::move(r));
         }));
   }
 

@@ -375,7 +375,7 @@ TEST_F(OperatorTest, ProbesAreHealthChecksAndCleanupRunsAtStop) {
   Registry registry;
   registry.OnProbe("db", [&](ActivityContext&) -> absl::StatusOr<std::string> {
     if (!healthy) return absl::UnavailableError("db down");
-    return std::string("42");
+    return std::string("{\"rows\": 42}\n");
   });
   registry.OnCleanup("bye", [&](ActivityContext&) {
     ++cleanups;
@@ -387,6 +387,15 @@ TEST_F(OperatorTest, ProbesAreHealthChecksAndCleanupRunsAtStop) {
   metrics::HttpGet get;
   get.path = "/healthz/db";
   EXPECT_EQ(mgr_->healthz_checks().Answer(get, "db").status, 200);
+  // The probe's value is shown, as kopf's liveness endpoint shows it.
+  EXPECT_EQ(mgr_->healthz_checks().Answer(get, "db").body, R"({"rows":42})");
+  metrics::HttpGet verbose;
+  verbose.path = "/healthz";
+  verbose.query = "verbose";
+  EXPECT_NE(mgr_->healthz_checks()
+                .Answer(verbose, "")
+                .body.find("[+]db ok: {\"rows\":42}\n"),
+            std::string::npos);
   healthy = false;
   EXPECT_EQ(mgr_->healthz_checks().Answer(get, "db").status, 500);
   EXPECT_EQ(cleanups.load(), 0);
