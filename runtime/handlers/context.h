@@ -258,6 +258,10 @@ class DaemonContext : public ObjectContext {
   // Sends what patch() holds now and clears it (a daemon runs for long;
   // its patch is also sent when it returns).
   virtual absl::Status ApplyPatch() = 0;
+  // How many times the daemon has been restarted after a failure (0 on
+  // its first run), kopf's `retry`; in memory, so 0 again after the
+  // operator restarts.
+  virtual int retry() const = 0;
 
  protected:
   using ObjectContext::ObjectContext;

@@ -309,6 +309,7 @@ class Engine::DaemonRun final : public DaemonContext {
   api::ObjectPtr body_latest() const override {
     return engine_->options_.get(request_);
   }
+  int retry() const override { return retry_.load(); }
   absl::Status ApplyPatch() override {
     if (patch().empty()) return absl::OkStatus();
     rapidjson::Document doc(rapidjson::kObjectType);
@@ -373,6 +374,7 @@ class Engine::DaemonRun final : public DaemonContext {
         logger_->Error(Cat(name, " failed and will be restarted in ",
                            Seconds(delay), " seconds: ", outcome.message()));
         if (WaitForStop(delay)) break;
+        retry_.fetch_add(1);
       }
     }
     exited_.store(true);
@@ -387,6 +389,8 @@ class Engine::DaemonRun final : public DaemonContext {
   const CancelFunc cancel_;
   std::thread thread_;
   std::atomic<bool> exited_{false};
+  // Restarts after failures; the daemon may read it from any thread.
+  std::atomic<int> retry_{0};
 
   mutable Mutex mu_;
   CondVar cv_;

@@ -17,6 +17,7 @@
 #include "api/json/yaml_to_json.h"
 #include "api/object.h"
 #include "base/context.h"
+#include "base/mutex.h"
 #include "base/str_cat.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
@@ -894,6 +895,46 @@ TEST_F(EngineTest, AFailedDaemonIsRestartedAfterItsBackoff) {
   engine_->StopDaemons();
   EXPECT_EQ(engine_->RunningDaemons("default/a"), 0);
   EXPECT_EQ(calls.load(), 2);
+}
+
+TEST_F(EngineTest, ADaemonsRetryCountsItsRestartsAfterFailures) {
+  Mutex mu;
+  std::vector<int> retries;
+  DaemonOptions options;
+  options.backoff = absl::Seconds(5);
+  handlers_.OnDaemon(
+      "flaky",
+      [&](DaemonContext& ctx) -> Outcome {
+        int n;
+        {
+          MutexLock lock(&mu);
+          retries.push_back(ctx.retry());
+          n = static_cast<int>(retries.size());
+        }
+        if (n == 1) throw std::runtime_error("lost the connection");
+        if (n == 2) return Outcome::Temporary("busy", absl::Seconds(2));
+        while (!ctx.WaitForStop(absl::Hours(1))) {
+        }
+        return Outcome::Success();
+      },
+      options);
+  NewEngine();
+  Create("a");
+  Step();
+  Step();
+  auto seen = [&] {
+    MutexLock lock(&mu);
+    return retries;
+  };
+  clock_.BlockUntilWaiters(1);  // the backoff
+  EXPECT_EQ(seen(), std::vector<int>{0});
+  clock_.Advance(absl::Seconds(5));
+  ASSERT_TRUE(Eventually([&] { return seen().size() == 2; }));
+  clock_.BlockUntilWaiters(1);  // the temporary error's delay
+  clock_.Advance(absl::Seconds(2));
+  ASSERT_TRUE(Eventually([&] { return seen().size() == 3; }));
+  EXPECT_EQ(seen(), (std::vector<int>{0, 1, 2}));
+  engine_->StopDaemons();
 }
 
 TEST_F(EngineTest, ADaemonsResultGoesUnderItsId) {
