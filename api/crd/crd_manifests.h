@@ -15,6 +15,8 @@ extern const char kNginxCrdYaml[];
 extern const char kCopyratorRuleCrdYaml[];
 // manifests/crds/loadtest.yaml
 extern const char kLoadTestCrdYaml[];
+// manifests/crds/simpledeployment.yaml
+extern const char kSimpleDeploymentCrdYaml[];
 
 }  // namespace crd
 }  // namespace api

@@ -6,8 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "api/object_builder.h"
 #include "api/types/event.h"
 #include "api/types/time.h"
@@ -268,6 +270,77 @@ Value ContainerStatuses(const api::Object& pod, const char* list, Stage stage,
   return out;
 }
 
+// The last element of a path: "/bin/sh" -> "sh".
+std::string_view BaseName(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+bool IsShell(std::string_view arg0) {
+  const std::string_view base = BaseName(arg0);
+  return base == "sh" || base == "bash" || base == "ash" || base == "dash";
+}
+
+// N when `words` are `sleep N` (or `exec sleep N`), N a non-negative
+// integer.
+std::optional<absl::Duration> SleepWords(std::vector<std::string_view> words) {
+  if (!words.empty() && words.front() == "exec") words.erase(words.begin());
+  if (words.size() != 2 || BaseName(words[0]) != "sleep") return std::nullopt;
+  const std::string_view n = words[1];
+  // Digits only: `sleep 1.5`, `sleep 1m` and `sleep infinity` are not
+  // whole seconds; nine digits are 31 years.
+  if (n.empty() || n.size() > 9 ||
+      !std::all_of(n.begin(), n.end(),
+                   [](char ch) { return ch >= '0' && ch <= '9'; })) {
+    return std::nullopt;
+  }
+  int64_t seconds = 0;
+  for (char ch : n) seconds = seconds * 10 + (ch - '0');
+  return absl::Seconds(seconds);
+}
+
+// The sleep at the end of a shell script: its last command, after the
+// last `;`, `&&`, `||` or newline (a trailing `;` and blanks ignored).
+std::optional<absl::Duration> ScriptSleep(std::string_view script) {
+  while (!script.empty() &&
+         (script.back() == ';' || absl::ascii_isspace(script.back()))) {
+    script.remove_suffix(1);
+  }
+  size_t cut = 0;
+  for (const std::string_view sep : {";", "\n", "&&", "||"}) {
+    const size_t at = script.rfind(sep);
+    if (at != std::string_view::npos) cut = std::max(cut, at + sep.size());
+  }
+  std::vector<std::string_view> words;
+  std::string_view rest = script.substr(cut);
+  while (!rest.empty()) {
+    const size_t end = rest.find_first_of(" \t");
+    if (end != 0) words.push_back(rest.substr(0, end));
+    if (end == std::string_view::npos) break;
+    rest.remove_prefix(end + 1);
+  }
+  return SleepWords(std::move(words));
+}
+
+// A duration as Go prints it ("10s", "1m20s", "5m0s").
+std::string GoDuration(absl::Duration d) {
+  std::string out = absl::FormatDuration(d);
+  if (!out.empty() && (out.back() == 'm' || out.back() == 'h')) out += "0s";
+  return out;
+}
+
+// A container status's restartCount (0 when absent).
+int64_t RestartCount(const Value& status) {
+  const Value* v = Member(&status, "restartCount");
+  return v != nullptr && v->IsInt64() ? v->GetInt64() : 0;
+}
+
+// Replaces (or adds) member `key` of object `o`.
+void Put(Value& o, const char* key, Value v, Allocator& a) {
+  o.RemoveMember(key);
+  o.AddMember(Str(key, a), v, a);
+}
+
 // The ReplicaSet name a Deployment controller would use: name-<hash>.
 std::string ReplicaSetName(const api::Object& d) {
   static const char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
@@ -284,6 +357,42 @@ std::string ReplicaSetName(const api::Object& d) {
 }
 
 }  // namespace
+
+std::optional<absl::Duration> ContainerSleep(const Value& container) {
+  std::vector<std::string_view> argv;
+  for (const char* part : {"command", "args"}) {
+    const Value* list = Member(&container, part);
+    if (list == nullptr || !list->IsArray()) continue;
+    for (const auto& arg : list->GetArray()) {
+      if (!arg.IsString()) return std::nullopt;
+      argv.push_back(StrOf(&arg));
+    }
+  }
+  // sh -c 'script', with other flags before or with it (`-x -c`, `-ec`):
+  // the script is the first word after the flags.
+  if (!argv.empty() && IsShell(argv[0])) {
+    bool dash_c = false;
+    size_t i = 1;
+    for (; i < argv.size() && argv[i].size() >= 2 && argv[i][0] == '-'; ++i) {
+      dash_c |=
+          argv[i][1] != '-' && argv[i].find('c') != std::string_view::npos;
+    }
+    if (dash_c && i < argv.size()) return ScriptSleep(argv[i]);
+  }
+  if (argv.size() < 2) return std::nullopt;
+  return SleepWords({argv[argv.size() - 2], argv.back()});
+}
+
+absl::Duration CrashLoopBackOff(int64_t restarts, absl::Duration ran) {
+  // flowcontrol.Backoff forgets a container whose exits are further apart
+  // than twice the cap; the first restart finds no entry.
+  constexpr absl::Duration kInitial = absl::Seconds(10);
+  constexpr absl::Duration kCap = absl::Minutes(5);
+  if (restarts <= 0 || ran > 2 * kCap) return absl::ZeroDuration();
+  absl::Duration d = kInitial;
+  for (int64_t i = 1; i < restarts && d < kCap; ++i) d *= 2;
+  return std::min(d, kCap);
+}
 
 NodeSimulator::NodeSimulator(Registry* registry, const Clock* clock,
                              NodeSimulatorOptions options)
@@ -690,10 +799,22 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
     return after(s);
   }
 
-  // 3. Finish (restartPolicy Never / OnFailure).
+  // 3. Finish (restartPolicy Never / OnFailure), or restart the containers
+  // that sleep (Always).
+  if (phase != "Running") return absl::InfiniteFuture();
   const std::string_view policy = StrOf(Member(spec, "restartPolicy"));
-  if (phase != "Running" || (policy != "Never" && policy != "OnFailure")) {
-    return absl::InfiniteFuture();
+  if (policy != "Never" && policy != "OnFailure") {
+    return RestartSleepers(pods, pod, now);
+  }
+  // The pod finishes with its last container: a sleeping one after its
+  // sleep, any other after complete_after.
+  absl::Duration run_for = absl::ZeroDuration();
+  if (const Value* containers = Member(spec, "containers");
+      containers != nullptr && containers->IsArray()) {
+    for (const auto& c : containers->GetArray()) {
+      run_for = std::max(run_for,
+                         ContainerSleep(c).value_or(options_.complete_after));
+    }
   }
   std::string started(now_text);
   const Value* statuses = Member(status, "containerStatuses");
@@ -703,9 +824,9 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
       started = std::string(StrOf(Member(running, "startedAt")));
     }
   }
-  const absl::Time due = api::ParseTime(started).value_or(now) +
-                         AnnotationDuration(pod, kSimCompleteAfterAnnotation,
-                                            options_.complete_after);
+  const absl::Time due =
+      api::ParseTime(started).value_or(now) +
+      AnnotationDuration(pod, kSimCompleteAfterAnnotation, run_for);
   if (now < due) return due;
   const Outcome outcome = OutcomeOf(pod);
   const bool failed = outcome.failed || outcome.exit_code != 0;
@@ -749,6 +870,158 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
   VLOG(2) << "node simulator: pod finished pod=" << pod.Key()
           << " phase=" << (failed ? "Failed" : "Succeeded");
   return after(write_status(std::move(b)));
+}
+
+absl::Time NodeSimulator::RestartSleepers(const ResourceInfo& pods,
+                                          const api::Object& pod,
+                                          absl::Time now) {
+  const Value* containers = Member(Member(&pod.json(), "spec"), "containers");
+  const Value* status = Member(&pod.json(), "status");
+  const Value* statuses = Member(status, "containerStatuses");
+  if (containers == nullptr || !containers->IsArray() || statuses == nullptr ||
+      !statuses->IsArray()) {
+    return absl::InfiniteFuture();
+  }
+  const auto sleep_of = [&](std::string_view name) {
+    for (const auto& c : containers->GetArray()) {
+      if (StrOf(Member(&c, "name")) == name) return ContainerSleep(c);
+    }
+    return std::optional<absl::Duration>();
+  };
+  // Most pods run servers: nothing to copy for them.
+  if (std::none_of(containers->Begin(), containers->End(), [](const Value& c) {
+        return ContainerSleep(c).has_value();
+      })) {
+    return absl::InfiniteFuture();
+  }
+  const std::string now_text = api::FormatRfc3339(now);
+  api::ObjectBuilder b = StatusWriteOf(pod);
+  Allocator& a = b.allocator();
+  Value st(*status, a);
+  Value& list = st.FindMember("containerStatuses")->value;
+  absl::Time next = absl::InfiniteFuture();
+  bool changed = false;
+  std::vector<std::string> unready;
+  const auto run = [&](Value& s, int64_t restarts) {
+    Value running(rapidjson::kObjectType);
+    running.AddMember("startedAt", Str(now_text, a), a);
+    Value state(rapidjson::kObjectType);
+    state.AddMember("running", running, a);
+    Put(s, "state", std::move(state), a);
+    Put(s, "restartCount", Value(restarts), a);
+    Put(s, "ready", Value(true), a);
+    Put(s, "started", Value(true), a);
+    Put(s, "containerID",
+        Str(ContainerId(pod, Cat(StrOf(Member(&s, "name")), "#", restarts)), a),
+        a);
+  };
+  for (auto& s : list.GetArray()) {
+    if (!s.IsObject()) continue;
+    const std::string name(StrOf(Member(&s, "name")));
+    const std::optional<absl::Duration> sleep = sleep_of(name);
+    const Value* state = Member(&s, "state");
+    const int64_t restarts = RestartCount(s);
+    if (!sleep.has_value()) {
+      // Not ours to move; its readiness still counts for the pod's.
+    } else if (const Value* running = Member(state, "running")) {
+      const std::string started(StrOf(Member(running, "startedAt")));
+      const absl::Time started_at = api::ParseTime(started).value_or(now);
+      const absl::Time due = started_at + *sleep;
+      if (now < due) {
+        next = std::min(next, due);
+      } else {
+        // It exits 0; kubelet keeps the exit as the last state.
+        Value exited(rapidjson::kObjectType);
+        exited.AddMember("exitCode", 0, a);
+        exited.AddMember("reason", Str("Completed", a), a);
+        exited.AddMember("startedAt", Str(started, a), a);
+        exited.AddMember("finishedAt", Str(now_text, a), a);
+        exited.AddMember("containerID",
+                         Str(StrOf(Member(&s, "containerID")), a), a);
+        Value last(rapidjson::kObjectType);
+        last.AddMember("terminated", exited, a);
+        Put(s, "lastState", std::move(last), a);
+        const absl::Duration wait =
+            CrashLoopBackOff(restarts, now - started_at);
+        if (wait == absl::ZeroDuration()) {
+          run(s, restarts + 1);
+          next = std::min(next, now + *sleep);
+        } else {
+          Value waiting(rapidjson::kObjectType);
+          waiting.AddMember("reason", Str("CrashLoopBackOff", a), a);
+          waiting.AddMember("message",
+                            Str(Cat("back-off ", GoDuration(wait),
+                                    " restarting failed container=", name,
+                                    " pod=", pod.name(), "_", pod.namespace_(),
+                                    "(", pod.uid(), ")"),
+                                a),
+                            a);
+          Value state(rapidjson::kObjectType);
+          state.AddMember("waiting", waiting, a);
+          Put(s, "state", std::move(state), a);
+          Put(s, "ready", Value(false), a);
+          Put(s, "started", Value(false), a);
+          next = std::min(next, now + wait);
+        }
+        changed = true;
+      }
+    } else if (StrOf(Member(Member(state, "waiting"), "reason")) ==
+               "CrashLoopBackOff") {
+      const Value* exited = Member(Member(&s, "lastState"), "terminated");
+      const absl::Time finished =
+          TimeOf(Member(exited, "finishedAt")).value_or(now);
+      const absl::Time started =
+          TimeOf(Member(exited, "startedAt")).value_or(finished);
+      const absl::Time due =
+          finished + CrashLoopBackOff(restarts, finished - started);
+      if (now < due) {
+        next = std::min(next, due);
+      } else {
+        run(s, restarts + 1);
+        next = std::min(next, now + *sleep);
+        changed = true;
+      }
+    }
+    const Value* ready = Member(&s, "ready");
+    if (ready == nullptr || !ready->IsBool() || !ready->GetBool()) {
+      unready.push_back(name);
+    }
+  }
+  if (!changed) return next;
+  // Ready and ContainersReady follow the containers, as kubelet's status
+  // manager sets them.
+  if (auto conditions = st.FindMember("conditions");
+      conditions != st.MemberEnd() && conditions->value.IsArray()) {
+    for (auto& c : conditions->value.GetArray()) {
+      const std::string_view type = StrOf(Member(&c, "type"));
+      if (type != "Ready" && type != "ContainersReady") continue;
+      const bool was = StrOf(Member(&c, "status")) == "True";
+      const bool is = unready.empty();
+      if (was == is) continue;
+      Value fresh =
+          PodCondition(type == "Ready" ? "Ready" : "ContainersReady", is,
+                       now_text, is ? nullptr : "ContainersNotReady", a);
+      if (!is) {
+        fresh.AddMember("message",
+                        Str(Cat("containers with unready status: [",
+                                absl::StrJoin(unready, " "), "]"),
+                            a),
+                        a);
+      }
+      c = fresh;
+    }
+  }
+  (void)b.Set("/status", st);
+  WriteOptions w;
+  w.subresource = "status";
+  const absl::Status s =
+      registry()
+          ->Update(pods, pod.namespace_(), pod.name(), std::move(b), w)
+          .status();
+  if (s.ok() || IsRaceError(s)) return absl::InfiniteFuture();
+  LOG(WARNING) << "node simulator: status update failed pod=" << pod.Key()
+               << ": " << s;
+  return now + kRetry;
 }
 
 absl::Time NodeSimulator::SyncDeployment(const ResourceInfo& deployments,

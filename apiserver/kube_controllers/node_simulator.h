@@ -27,6 +27,20 @@
 //                              termination message)
 // A malformed annotation falls back to the default (and is logged).
 //
+// Containers that sleep (ContainerSleep below: a shell script whose last
+// command is `sleep N`, or a command line that ends with `sleep N`) run for
+// N seconds after they start, then exit 0 (reason Completed), as the real
+// ones would:
+//   - restartPolicy Never or OnFailure: the pod finishes when its last
+//     container does (a container that does not sleep runs
+//     `complete_after`), unless kcr.io/sim-complete-after says otherwise;
+//   - restartPolicy Always: the container restarts as kubelet restarts it:
+//     at once the first time, then after kubelet's crash-loop back-off
+//     (10s, doubling, at most 5m; at once again when the container ran for
+//     longer than twice that cap), waiting in CrashLoopBackOff meanwhile
+//     (not ready); each restart adds one to restartCount and keeps the
+//     exit in lastState.terminated.
+//
 // Deployments: `deployment_ready_after` after the simulator first sees a
 // generation, status gets observedGeneration, replicas, updatedReplicas,
 // readyReplicas and availableReplicas equal to spec.replicas (default 1;
@@ -46,16 +60,19 @@
 // runs, Pulling, Pulled, Created and Started for each init container and
 // container, with involvedObject.fieldPath spec.containers{name}.
 //
-// Simplified next to a kubelet: no container restarts (an OnFailure pod that
-// fails stays Failed), no probes, no graceful termination, no node
-// heartbeats or leases.
+// Simplified next to a kubelet: no restarts of failed containers (an
+// OnFailure pod that fails stays Failed), the containers of a Never or
+// OnFailure pod all terminate together (when the last one is due), no
+// probes, no graceful termination, no node heartbeats or leases.
 //
 // Incremental (incremental_controller.h): the keys are pods ("ns/name"),
 // deployments ("deployment:ns/name") and the node ("node:"). A pod's write
 // queues the pod; a pod's sync moves it one stage and, when the next stage
 // is due later (Running after running_after, completion after
-// complete_after), asks for another pass then, so a pod that is done (Running
-// forever, finished) costs nothing until it is written again. A deployment's
+// complete_after or its sleep, a sleeping container's exit or restart),
+// asks for another pass then, so a pod that is done (Running forever,
+// finished) costs nothing until it is written again: the work set is the
+// timer queue, and a due time wakes only its own pod. A deployment's
 // write queues it, and its sync asks for a pass when it is due to be ready;
 // its first-seen time is forgotten on its deletion event. The node is
 // ensured on the first pass, on a full resync and when it is deleted; any
@@ -67,6 +84,7 @@
 #define KCR_APISERVER_KUBE_CONTROLLERS_NODE_SIMULATOR_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -75,6 +93,7 @@
 #include "apiserver/kube_controllers/incremental_controller.h"
 #include "apiserver/registry/registry.h"
 #include "base/clock.h"
+#include "rapidjson/document.h"
 
 namespace kcr {
 namespace apiserver {
@@ -85,6 +104,21 @@ inline constexpr char kSimCompleteAfterAnnotation[] =
 inline constexpr char kSimOutcomeAnnotation[] = "kcr.io/sim-outcome";
 inline constexpr char kSimExitCodeAnnotation[] = "kcr.io/sim-exit-code";
 inline constexpr char kSimMessageAnnotation[] = "kcr.io/sim-message";
+
+// How long `container` (a pod's spec.containers[i]) runs before it exits
+// on its own: N seconds when its command line (command, then args) is a
+// shell (`sh`, `bash`, `ash`, `dash`, by name or path) given `-c` (alone or
+// among other flags: `-x -c`, `-ec`) and a script
+// whose last command (after the last `;`, `&&`, `||` or newline) is
+// `sleep N`, or when the command line itself ends with `sleep N`; N a
+// non-negative integer. nullopt for anything else (a server, `sleep
+// infinity`, `sleep 1.5`).
+std::optional<absl::Duration> ContainerSleep(const rapidjson::Value& container);
+
+// kubelet's crash-loop back-off before restart number `restarts` + 1 of a
+// container that ran for `ran` (flowcontrol.Backoff with 10s initial and
+// 5m cap): none for the first restart or after a run longer than 10m.
+absl::Duration CrashLoopBackOff(int64_t restarts, absl::Duration ran);
 
 struct NodeSimulatorOptions {
   std::string node_name = "kcr-node";
@@ -129,6 +163,10 @@ class NodeSimulator : public IncrementalController {
   // object again.
   absl::Time SyncPod(const ResourceInfo& pods, const std::string& key,
                      const api::ObjectPtr& pod, absl::Time now);
+  // A Running pod with restartPolicy Always: exits and restarts its
+  // sleeping containers that are due.
+  absl::Time RestartSleepers(const ResourceInfo& pods, const api::Object& pod,
+                             absl::Time now);
   absl::Time SyncDeployment(const ResourceInfo& deployments,
                             const api::ObjectPtr& d, absl::Time now);
   std::string NextPodIp();

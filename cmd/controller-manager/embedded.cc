@@ -110,7 +110,7 @@ absl::Status EmbeddedCluster::InstallCrds(const Context& ctx,
   std::vector<std::string> names;
   for (const char* yaml :
        {api::crd::kNginxCrdYaml, api::crd::kCopyratorRuleCrdYaml,
-        api::crd::kLoadTestCrdYaml}) {
+        api::crd::kLoadTestCrdYaml, api::crd::kSimpleDeploymentCrdYaml}) {
     KCR_ASSIGN_OR_RETURN(std::vector<api::ObjectPtr> objects,
                          ParseManifest(yaml));
     for (const api::ObjectPtr& crd : objects) {

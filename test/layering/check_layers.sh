@@ -4,7 +4,7 @@
 #
 #   base -> api -> runtime/workqueue, runtime/client -> runtime/metrics
 #     -> runtime/cache -> runtime/controller (with runtime/leaderelection,
-#     runtime/events) -> controllers -> cmd
+#     runtime/events) -> runtime/handlers -> controllers -> cmd
 #   apiserver stands on api and base only; inside it, internal -> storage
 #     -> apply -> registry -> printers, kube_controllers -> endpoints -> top.
 #
@@ -103,6 +103,11 @@ check runtime/events/... runtime/cache/... runtime/client/... api/... base/...
 check runtime/controller/... runtime/leaderelection/... runtime/events/... \
   runtime/metrics/... runtime/cache/... runtime/client/... runtime/workqueue/... \
   api/... base/...
+# kopf's handler model stands on the controller runtime and what is below
+# it; controllers/ and cmd/ may use it.
+check runtime/handlers/... runtime/controller/... runtime/leaderelection/... \
+  runtime/events/... runtime/metrics/... runtime/cache/... runtime/client/... \
+  runtime/workqueue/... api/... base/...
 check apiserver/... api/... base/...
 # Inside apiserver/, bottom up: internal < storage < apply < registry <
 # printers, kube_controllers < endpoints < the server's face at the top.

@@ -21,6 +21,7 @@
 #include "controllers/copyrator/copyrator_types.h"
 #include "controllers/loadtest/loadtest_types.h"
 #include "controllers/nginx/nginx_types.h"
+#include "controllers/simpledeployment/simpledeployment_types.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
@@ -67,7 +68,8 @@ struct Crd {
 class CrdManifestTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* name : {"nginx", "copyrator_rule", "loadtest"}) {
+    for (const char* name :
+         {"nginx", "copyrator_rule", "loadtest", "simpledeployment"}) {
       Crd crd;
       crd.file = std::string("manifests/crds/") + name + ".yaml";
       crd.doc = LoadYaml(crd.file);
@@ -114,6 +116,12 @@ TEST_F(CrdManifestTest, NamesScopeAndVersions) {
        "loadtests",
        "loadtest",
        {"lt", "ld"}},
+      {"SimpleDeployment",
+       "simpledeployments.example.org",
+       "example.org",
+       "simpledeployments",
+       "simpledeployment",
+       {"simdep", "sd"}},
   };
   for (const Want& w : wants) {
     const rapidjson::Document& d = *ForKind(w.kind).doc;
@@ -163,6 +171,11 @@ TEST_F(CrdManifestTest, PrinterColumns) {
               ElementsAre("State string .status.state",
                           "Children string .status.children",
                           "Age date .metadata.creationTimestamp"));
+  // The create handler's result is kept under its id, as kopf keeps it.
+  EXPECT_THAT(Columns(*ForKind("SimpleDeployment").doc),
+              ElementsAre("Sleepytime string .spec.sleepytime",
+                          "Children string .status.create_fn.children",
+                          "Age date .metadata.creationTimestamp"));
 }
 
 // Structural schema rule: every node states a type, unless it is
@@ -203,12 +216,17 @@ TEST_F(CrdManifestTest, RestMapperLearnsEachCrd) {
             GroupVersionKind("flant.com", "v1", "CopyratorRule"));
   EXPECT_EQ(mapper->Resolve("ld")->resource.resource, "loadtests");
   EXPECT_TRUE(mapper->Resolve("lt")->HasSubresource("status"));
+  EXPECT_EQ(mapper->Resolve("simdep")->kind,
+            GroupVersionKind("example.org", "v1", "SimpleDeployment"));
+  EXPECT_EQ(mapper->Resolve("sd")->resource.resource, "simpledeployments");
+  EXPECT_TRUE(mapper->Resolve("sd")->HasSubresource("status"));
 }
 
 TEST_F(CrdManifestTest, KustomizationListsTheCrds) {
   auto k = LoadYaml("manifests/crds/kustomization.yaml");
   EXPECT_EQ(Str(At(*k, "/resources")),
-            R"(["nginx.yaml","copyrator_rule.yaml","loadtest.yaml"])");
+            R"(["nginx.yaml","copyrator_rule.yaml","loadtest.yaml",)"
+            R"("simpledeployment.yaml"])");
 }
 
 std::unique_ptr<rapidjson::Document> AdmitSample(const Crd& crd,
@@ -235,6 +253,36 @@ TEST_F(CrdManifestTest, SamplesAreAcceptedAndDefaulted) {
             R"({"apiVersion":"flant.com/v1","kind":"CopyratorRule",)"
             R"("metadata":{"name":"main-rule"},"ruleType":"configmap",)"
             R"("selector":{"copyrator":"true"},"namespace":"default"})");
+}
+
+TEST_F(CrdManifestTest, SimpleDeploymentTakesSleepytimeAsANumberOrDigits) {
+  // The tutorial's sample writes the number as a string; it is kept so.
+  auto sd = AdmitSample(ForKind("SimpleDeployment"),
+                        "manifests/samples/simpledeployment.yaml");
+  EXPECT_EQ(Str(At(*sd, "/spec")), R"({"sleepytime":"120"})");
+  EXPECT_EQ(Str(At(*sd, "/metadata/labels")), R"({"app":"simple-app"})");
+  EXPECT_EQ(Str(At(*sd, "/metadata/name")), R"("example-01")");
+  const Crd& crd = ForKind("SimpleDeployment");
+  for (const char* spec : {"{sleepytime: 30}", "{sleepytime: '0'}", "{}"}) {
+    auto doc = json::YamlToJson(
+        std::string("apiVersion: example.org/v1\nkind: SimpleDeployment\n"
+                    "metadata: {name: s}\nspec: ") +
+        spec + "\n");
+    ASSERT_TRUE(doc.ok());
+    EXPECT_THAT(
+        ToStrings(crd.schema->Admit(doc->get(), (*doc)->GetAllocator())),
+        IsEmpty())
+        << spec;
+  }
+  // Whatever the handlers write under status is kept.
+  auto doc = json::YamlToJson(
+      "apiVersion: example.org/v1\nkind: SimpleDeployment\n"
+      "metadata: {name: s}\nstatus: {create_fn: {children: [u1]}, "
+      "other: {x: 1}}\n");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_THAT(crd.schema->Admit(doc->get(), (*doc)->GetAllocator()), IsEmpty());
+  EXPECT_EQ(Str(At(**doc, "/status")),
+            R"({"create_fn":{"children":["u1"]},"other":{"x":1}})");
 }
 
 TEST_F(CrdManifestTest, MinimalLoadTestGetsTestDefaults) {
@@ -284,7 +332,7 @@ TEST_F(CrdManifestTest, InvalidExamplesAreRejected) {
     EXPECT_THAT(errors, ElementsAreArray(want)) << path;
     ++checked;
   }
-  EXPECT_GE(checked, 12);
+  EXPECT_GE(checked, 15);
 }
 
 // What the C++ types say about a document: FromJson's error, or the
@@ -303,6 +351,9 @@ absl::StatusOr<std::pair<std::vector<std::string>, std::string>> TypedByKind(
   std::string kind = At(json, "/kind").GetString();
   if (kind == "Nginx") return Typed<nginx::Nginx>(json);
   if (kind == "CopyratorRule") return Typed<copyrator::CopyratorRule>(json);
+  if (kind == "SimpleDeployment") {
+    return Typed<simpledeployment::SimpleDeployment>(json);
+  }
   return Typed<loadtest::LoadTest>(json);
 }
 
@@ -312,7 +363,8 @@ absl::StatusOr<std::pair<std::vector<std::string>, std::string>> TypedByKind(
 // validate with the compiled-in copy of these files, so this also checks
 // that what kubectl installs is what the controllers were built with.
 TEST_F(CrdManifestTest, TypesAgreeWithSchemas) {
-  for (const char* name : {"nginx", "copyrator_rule", "loadtest"}) {
+  for (const char* name :
+       {"nginx", "copyrator_rule", "loadtest", "simpledeployment"}) {
     std::string path = std::string("manifests/samples/") + name + ".yaml";
     auto doc = LoadYaml(path);
     auto typed = TypedByKind(*doc);

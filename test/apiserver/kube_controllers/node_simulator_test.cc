@@ -1,14 +1,17 @@
 #include "apiserver/kube_controllers/node_simulator.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/time/time.h"
 #include "api/object_builder.h"
+#include "api/types/time.h"
 #include "apiserver/kube_controllers/controller_runner.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "rapidjson/document.h"
 #include "test/apiserver/controller_test_util.h"
 
 namespace kcr::apiserver {
@@ -492,6 +495,256 @@ TEST(NodeSimulatorRunnerTest, RunsPodsInTheBackground) {
   }
   runner.Stop();
   EXPECT_EQ(phase, "Running");
+}
+
+// The sleep of a container whose command line is `json` ("command" and
+// "args" members).
+std::optional<absl::Duration> SleepOf(const std::string& json) {
+  rapidjson::Document d;
+  d.Parse(json.c_str());
+  return ContainerSleep(d);
+}
+
+TEST(ContainerSleepTest, ReadsTheSleepThatEndsAScriptOrACommandLine) {
+  // The tutorial's pod, and the ways a script is usually written.
+  EXPECT_EQ(SleepOf(R"({"command":["sh","-c",
+                        "echo \"I'm so very useful!\"; sleep 120"]})"),
+            absl::Seconds(120));
+  EXPECT_EQ(SleepOf(R"({"command":["/bin/sh","-c"],
+                        "args":["echo hi && sleep 5"]})"),
+            absl::Seconds(5));
+  EXPECT_EQ(SleepOf(R"({"command":["bash","-ec","set -x\nsleep 7;\n"]})"),
+            absl::Seconds(7));
+  // kopf's walkthrough: sh -x -c, the script in args, one command a line.
+  EXPECT_EQ(SleepOf(R"({"command":["sh","-x","-c"],
+                        "args":["echo \"I'm so very useful!\"\nsleep 60\n"]})"),
+            absl::Seconds(60));
+  EXPECT_EQ(SleepOf(R"({"command":["sh","-c","exec sleep 3"]})"),
+            absl::Seconds(3));
+  EXPECT_EQ(SleepOf(R"({"command":["sh","-c","sleep 0"]})"),
+            absl::ZeroDuration());
+  // A plain command line that ends with `sleep N`.
+  EXPECT_EQ(SleepOf(R"({"command":["sleep"],"args":["30"]})"),
+            absl::Seconds(30));
+  EXPECT_EQ(SleepOf(R"({"command":["/bin/sleep","9"]})"), absl::Seconds(9));
+  EXPECT_EQ(SleepOf(R"({"args":["sleep","4"]})"), absl::Seconds(4));
+}
+
+TEST(ContainerSleepTest, AnythingElseRunsAsBefore) {
+  EXPECT_EQ(SleepOf(R"({})"), std::nullopt) << "the image's entrypoint";
+  EXPECT_EQ(SleepOf(R"({"command":["nginx","-g","daemon off;"]})"),
+            std::nullopt);
+  EXPECT_EQ(SleepOf(R"({"command":["sh","-c","sleep 5; echo done"]})"),
+            std::nullopt)
+      << "the sleep is not the last command";
+  EXPECT_EQ(SleepOf(R"({"command":["sh","-c","echo sleep 5"]})"), std::nullopt)
+      << "an echo of the word";
+  EXPECT_EQ(SleepOf(R"({"command":["sh","-c","echo \"x; sleep 5\""]})"),
+            std::nullopt)
+      << "a quoted sleep";
+  EXPECT_EQ(SleepOf(R"({"command":["sleep","infinity"]})"), std::nullopt);
+  EXPECT_EQ(SleepOf(R"({"command":["sleep","1.5"]})"), std::nullopt);
+  EXPECT_EQ(SleepOf(R"({"command":["sleep","-3"]})"), std::nullopt);
+  EXPECT_EQ(SleepOf(R"({"command":["sleep","1m"]})"), std::nullopt);
+  EXPECT_EQ(SleepOf(R"({"command":["sh","-c"]})"), std::nullopt);
+  EXPECT_EQ(SleepOf(R"({"command":["sh","-x","sleep 5"]})"), std::nullopt)
+      << "no -c: a script file";
+  EXPECT_EQ(SleepOf(R"({"command":["sh","-c",5]})"), std::nullopt);
+  EXPECT_EQ(SleepOf(R"({"command":["sleep","99999999999"]})"), std::nullopt);
+}
+
+TEST(CrashLoopBackOffTest, DoublesFromTenSecondsUpToFiveMinutes) {
+  const absl::Duration ran = absl::Seconds(30);
+  EXPECT_EQ(CrashLoopBackOff(0, ran), absl::ZeroDuration());
+  EXPECT_EQ(CrashLoopBackOff(1, ran), absl::Seconds(10));
+  EXPECT_EQ(CrashLoopBackOff(2, ran), absl::Seconds(20));
+  EXPECT_EQ(CrashLoopBackOff(3, ran), absl::Seconds(40));
+  EXPECT_EQ(CrashLoopBackOff(5, ran), absl::Seconds(160));
+  EXPECT_EQ(CrashLoopBackOff(6, ran), absl::Minutes(5));
+  EXPECT_EQ(CrashLoopBackOff(1000, ran), absl::Minutes(5));
+  // A container that ran for longer than twice the cap starts afresh.
+  EXPECT_EQ(CrashLoopBackOff(4, absl::Minutes(11)), absl::ZeroDuration());
+}
+
+class SleepingPodTest : public NodeSimulatorTest {
+ protected:
+  // A busybox pod that echoes, then sleeps `seconds`, as the
+  // SimpleDeployment operator makes them.
+  void CreateSleeper(const std::string& name, const std::string& policy,
+                     int seconds, const std::string& annotations = "{}") {
+    Create(Pods(), "default",
+           R"({"metadata":{"name":")" + name + R"(","annotations":)" +
+               annotations + R"(},"spec":{"restartPolicy":")" + policy +
+               R"(","containers":[{"name":"main","image":"busybox",
+                 "command":["sh","-c","echo \"I'm so very useful!\"; sleep )" +
+               std::to_string(seconds) + R"("]}]}})");
+  }
+  // Moves `name` to Running; returns when it started.
+  absl::Time Start(const std::string& name) {
+    Settle();
+    clock_.Advance(absl::Seconds(1));
+    Settle();
+    EXPECT_EQ(At(*Pod(name), "/status/phase"), "Running");
+    return clock_.Now();
+  }
+};
+
+TEST_F(SleepingPodTest, NeverPodSucceedsWhenItsSleepEnds) {
+  CreateSleeper("sd", "Never", 120);
+  const absl::Time started = Start("sd");
+  EXPECT_EQ(sim_.Sync(), started + absl::Seconds(120));
+  clock_.Advance(absl::Seconds(119));
+  Settle();
+  api::ObjectPtr p = Pod("sd");
+  EXPECT_EQ(At(*p, "/status/phase"), "Running");
+  EXPECT_EQ(PodCondition(*p, "Ready"), "True");
+  clock_.Advance(absl::Seconds(1));
+  Settle();
+  p = Pod("sd");
+  EXPECT_EQ(At(*p, "/status/phase"), "Succeeded");
+  EXPECT_EQ(PodCondition(*p, "Ready"), "False PodCompleted");
+  EXPECT_EQ(PodCondition(*p, "ContainersReady"), "False PodCompleted");
+  EXPECT_EQ(PodCondition(*p, "Initialized"), "True");
+  EXPECT_EQ(PodCondition(*p, "PodScheduled"), "True");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/state/terminated/exitCode"),
+            "0");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/state/terminated/reason"),
+            "Completed");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/state/terminated/startedAt"),
+            api::FormatRfc3339(started));
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/state/terminated/finishedAt"),
+            api::FormatRfc3339(started + absl::Seconds(120)));
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/ready"), "false");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/started"), "false");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/restartCount"), "0");
+}
+
+TEST_F(SleepingPodTest, OnFailurePodSucceedsAndSleepZeroEndsAtOnce) {
+  CreateSleeper("zero", "OnFailure", 0);
+  Settle();
+  clock_.Advance(absl::Seconds(1));
+  Settle();
+  api::ObjectPtr p = Pod("zero");
+  EXPECT_EQ(At(*p, "/status/phase"), "Succeeded");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/state/terminated/startedAt"),
+            api::FormatRfc3339(clock_.Now()))
+      << "it ran, for no time";
+}
+
+TEST_F(SleepingPodTest, TheLastContainerDecidesAndTheAnnotationWins) {
+  // A sleeping container beside one that runs complete_after (2s): the pod
+  // ends with the longer.
+  Create(Pods(), "default", R"({"metadata":{"name":"two"},
+      "spec":{"restartPolicy":"Never","containers":[
+        {"name":"a","image":"busybox","command":["sleep","1"]},
+        {"name":"b","image":"busybox","command":["sh","-c","sleep 10"]},
+        {"name":"c","image":"nginx"}]}})");
+  CreateSleeper("told", "Never", 120, R"({"kcr.io/sim-complete-after":"3s"})");
+  Settle();
+  clock_.Advance(absl::Seconds(1));
+  Settle();
+  clock_.Advance(absl::Seconds(9));
+  Settle();
+  EXPECT_EQ(At(*Pod("two"), "/status/phase"), "Running");
+  EXPECT_EQ(At(*Pod("told"), "/status/phase"), "Succeeded");
+  clock_.Advance(absl::Seconds(1));
+  Settle();
+  EXPECT_EQ(At(*Pod("two"), "/status/phase"), "Succeeded");
+}
+
+TEST_F(SleepingPodTest, AlwaysPodRestartsItsContainerAsKubeletDoes) {
+  CreateSleeper("loop", "Always", 30);
+  const absl::Time t0 = Start("loop");
+  const std::string id0 =
+      At(*Pod("loop"), "/status/containerStatuses/0/containerID");
+  EXPECT_EQ(sim_.Sync(), t0 + absl::Seconds(30));
+
+  // The first exit restarts it at once.
+  clock_.Advance(absl::Seconds(30));
+  Settle();
+  api::ObjectPtr p = Pod("loop");
+  const absl::Time t1 = clock_.Now();
+  EXPECT_EQ(At(*p, "/status/phase"), "Running");
+  EXPECT_EQ(PodCondition(*p, "Ready"), "True");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/restartCount"), "1");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/ready"), "true");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/state/running/startedAt"),
+            api::FormatRfc3339(t1));
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/lastState/terminated/exitCode"),
+            "0");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/lastState/terminated/reason"),
+            "Completed");
+  EXPECT_EQ(
+      At(*p, "/status/containerStatuses/0/lastState/terminated/startedAt"),
+      api::FormatRfc3339(t0));
+  EXPECT_EQ(
+      At(*p, "/status/containerStatuses/0/lastState/terminated/finishedAt"),
+      api::FormatRfc3339(t1));
+  EXPECT_EQ(
+      At(*p, "/status/containerStatuses/0/lastState/terminated/containerID"),
+      id0);
+  EXPECT_NE(At(*p, "/status/containerStatuses/0/containerID"), id0)
+      << "a new container";
+  EXPECT_EQ(sim_.Sync(), t1 + absl::Seconds(30));
+
+  // The second waits 10s in CrashLoopBackOff, not ready.
+  clock_.Advance(absl::Seconds(30));
+  Settle();
+  p = Pod("loop");
+  EXPECT_EQ(At(*p, "/status/phase"), "Running");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/state/waiting/reason"),
+            "CrashLoopBackOff");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/state/waiting/message"),
+            "back-off 10s restarting failed container=main pod=loop_default(" +
+                std::string(p->uid()) + ")");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/ready"), "false");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/restartCount"), "1");
+  EXPECT_EQ(PodCondition(*p, "Ready"), "False ContainersNotReady");
+  EXPECT_EQ(PodCondition(*p, "ContainersReady"), "False ContainersNotReady");
+  EXPECT_EQ(sim_.Sync(), clock_.Now() + absl::Seconds(10));
+  clock_.Advance(absl::Seconds(9));
+  Settle();
+  EXPECT_EQ(At(*Pod("loop"), "/status/containerStatuses/0/restartCount"), "1");
+  clock_.Advance(absl::Seconds(1));
+  Settle();
+  p = Pod("loop");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/restartCount"), "2");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/state/running/startedAt"),
+            api::FormatRfc3339(clock_.Now()));
+  EXPECT_EQ(PodCondition(*p, "Ready"), "True");
+  EXPECT_EQ(PodCondition(*p, "ContainersReady"), "True");
+
+  // Then 20s.
+  clock_.Advance(absl::Seconds(30));
+  Settle();
+  EXPECT_EQ(sim_.Sync(), clock_.Now() + absl::Seconds(20));
+  clock_.Advance(absl::Seconds(20));
+  Settle();
+  EXPECT_EQ(At(*Pod("loop"), "/status/containerStatuses/0/restartCount"), "3");
+}
+
+TEST_F(SleepingPodTest, ASleepWakesOnlyItsOwnPod) {
+  RunPods(20);
+  CreateSleeper("sd", "Never", 60);
+  Start("sd");
+  CreateSleeper("loop", "Always", 40);
+  Start("loop");
+  const uint64_t before = sim_.keys_synced();
+  // Nothing is due before the first sleep ends (40s after "loop" started,
+  // 41s after "sd" did): a pass looks at nothing.
+  clock_.Advance(absl::Seconds(39));
+  Settle();
+  EXPECT_EQ(sim_.keys_synced(), before);
+  // "loop" exits and restarts: its due pass and its write's pass.
+  clock_.Advance(absl::Seconds(1));
+  Settle();
+  EXPECT_EQ(sim_.keys_synced(), before + 2);
+  EXPECT_EQ(At(*Pod("loop"), "/status/containerStatuses/0/restartCount"), "1");
+  // "sd" finishes: the same two passes, and none for the other pods.
+  clock_.Advance(absl::Seconds(19));
+  Settle();
+  EXPECT_EQ(At(*Pod("sd"), "/status/phase"), "Succeeded");
+  EXPECT_EQ(sim_.keys_synced(), before + 4);
 }
 
 }  // namespace

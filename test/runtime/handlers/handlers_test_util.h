@@ -1,0 +1,86 @@
+// What the handlers' tests share: a CRD for kopf's KopfExample (status
+// subresource, any spec), and an EventRecorder that keeps what it is given.
+#ifndef KCR_TEST_RUNTIME_HANDLERS_HANDLERS_TEST_UTIL_H_
+#define KCR_TEST_RUNTIME_HANDLERS_HANDLERS_TEST_UTIL_H_
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/types/event.h"
+#include "base/mutex.h"
+#include "runtime/events/event_recorder.h"
+
+namespace kcr::testing {
+
+inline constexpr char kKopfExampleCrdYaml[] = R"(
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: kopfexamples.kopf.dev
+spec:
+  group: kopf.dev
+  scope: Namespaced
+  names:
+    plural: kopfexamples
+    singular: kopfexample
+    kind: KopfExample
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      subresources:
+        status: {}
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              x-kubernetes-preserve-unknown-fields: true
+            status:
+              type: object
+              x-kubernetes-preserve-unknown-fields: true
+)";
+
+struct RecordedEvent {
+  std::string name;  // the object's
+  std::string type;
+  std::string reason;
+  std::string message;
+};
+
+class RecordingEventRecorder final : public events::EventRecorder {
+ public:
+  void Record(const api::ObjectReference& ref,
+              const std::map<std::string, std::string>& annotations,
+              std::string_view type, std::string_view reason,
+              std::string_view message) override {
+    MutexLock lock(&mu_);
+    events_.push_back({ref.name, std::string(type), std::string(reason),
+                       std::string(message)});
+  }
+  std::vector<RecordedEvent> events() const {
+    MutexLock lock(&mu_);
+    return events_;
+  }
+  // Whether an event of `type` has a message containing `text`.
+  bool Has(std::string_view type, std::string_view text) const {
+    MutexLock lock(&mu_);
+    for (const RecordedEvent& e : events_) {
+      if (e.type == type && e.message.find(text) != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  mutable Mutex mu_;
+  std::vector<RecordedEvent> events_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace kcr::testing
+
+#endif  // KCR_TEST_RUNTIME_HANDLERS_HANDLERS_TEST_UTIL_H_
