@@ -2,7 +2,9 @@
 // an unknown controller and a missing or broken kubeconfig are one line
 // and exit code 2; --embedded starts an API server that kubectl can use
 // with the printed kubeconfig, runs the pods controller (kcr_pods on
-// /metrics follows a pod made with kubectl) and stops on SIGINT with 0.
+// /metrics follows a pod made with kubectl) and the simpledeployment one
+// (the sample's children), and stops on SIGINT with 0;
+// --controllers=simpledeployment runs that one alone.
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -61,6 +63,9 @@ TEST(ControllerManagerTest, HelpListsItsFlags) {
         "--event-ttl"}) {
     EXPECT_THAT(text, HasSubstr(flag)) << flag;
   }
+  // Every controller is named in --controllers' help.
+  EXPECT_THAT(text, HasSubstr("copyrator, loadtest, nginx, pods, "
+                              "simpledeployment."));
   // gflags' own flags are not the manager's.
   EXPECT_THAT(text, ::testing::Not(HasSubstr("--flagfile")));
 }
@@ -89,6 +94,11 @@ TEST(ControllerManagerTest, BadFlagsExitTwo) {
   ProcessResult r = RunProcess({kBinary, "--controllers=pods,nope"}, {});
   ExpectOneLineExit2(r, "--controllers");
   EXPECT_THAT(r.err, HasSubstr("\"nope\""));
+  r = RunProcess({kBinary, "--controllers=simpledeployment,simpledeploy"}, {});
+  ExpectOneLineExit2(r, "--controllers=simpledeployment,simpledeploy");
+  EXPECT_THAT(r.err, HasSubstr("\"simpledeploy\""));
+  EXPECT_THAT(r.err, HasSubstr("known: copyrator, loadtest, nginx, pods, "
+                               "simpledeployment)"));
 }
 
 TEST(ControllerManagerTest, MissingOrBrokenKubeconfigIsOneLine) {
@@ -245,9 +255,69 @@ TEST_F(EmbeddedTest, ServesKubectlAndMetricsAndStopsOnSigint) {
       absl::Seconds(30)))
       << ReadFile(err_);
 
+  // The SimpleDeployment sample, handled: its pod's uid in CHILDREN.
+  EXPECT_THAT(out, HasSubstr(" get sd,pods\n"));
+  std::string sd;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        sd = Kubectl({"get", "sd", "example-01"}).out;
+        return absl::StrContains(sd, "CHILDREN") &&
+               absl::StrContains(sd, "[\"");
+      },
+      absl::Seconds(60)))
+      << sd << ReadFile(err_);
+
   EXPECT_EQ(Signal(SIGINT), 0) << ReadFile(err_);
   // The kubeconfig of a stopped server is removed.
   EXPECT_EQ(access(kubeconfig_.c_str(), F_OK), -1);
+}
+
+// --controllers=simpledeployment runs that controller alone: the sample's
+// pod is made and Running on the simulated node (it sleeps 120 s), with
+// the pod's uid as the SimpleDeployment's children; the Nginx sample is
+// left alone.
+TEST_F(EmbeddedTest, RunsTheSimpleDeploymentControllerAlone) {
+  Start({"--embedded", "--controllers=simpledeployment", "--workers=2",
+         "--metrics-bind-address=0", "--health-probe-bind-address=0"});
+  if (HasFatalFailure()) return;
+  ASSERT_TRUE(WaitFor(
+      [&] { return absl::StrContains(ReadFile(out_), "Ctrl-C stops."); },
+      absl::Seconds(60)))
+      << ReadFile(out_) << ReadFile(err_);
+  kubeconfig_ = LineAfter(ReadFile(out_), "kubeconfig: ");
+  ASSERT_FALSE(kubeconfig_.empty());
+  EXPECT_THAT(ReadFile(err_), HasSubstr("controllers=simpledeployment "));
+
+  std::string child;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        child = Kubectl({"get", "sd", "example-01", "-o",
+                         "jsonpath={.status.create_fn.children[0]}"})
+                    .out;
+        return !child.empty();
+      },
+      absl::Seconds(60)))
+      << ReadFile(err_);
+  std::string pods;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        pods = Kubectl({"get", "pods", "-n", "default", "-o",
+                        "jsonpath={range .items[*]}{.metadata.uid} "
+                        "{.status.phase}{\"\\n\"}{end}"})
+                   .out;
+        return absl::StrContains(pods, child + " Running");
+      },
+      absl::Seconds(60)))
+      << pods;
+  EXPECT_TRUE(WaitFor([&] {
+    return absl::StrContains(ReadFile(err_),
+                             "[default/example-01] Handler 'create_fn' "
+                             "succeeded.");
+  })) << ReadFile(err_);
+  // No other controller runs: the Nginx sample gets no Deployment.
+  EXPECT_EQ(Kubectl({"get", "deployments", "-A", "-o", "name"}).out, "");
+
+  EXPECT_EQ(Signal(SIGTERM), 0) << ReadFile(err_);
 }
 
 }  // namespace
