@@ -35,6 +35,22 @@ constexpr absl::Duration kSoon = absl::Milliseconds(1);
 // again, should a daemon's own wake-up be missed.
 constexpr absl::Duration kDaemonPoll = absl::Seconds(1);
 
+// The reason change handlers are told, for the causes that run them.
+std::optional<Reason> ReasonOf(Cause cause) {
+  switch (cause) {
+    case Cause::kCreate:
+      return Reason::kCreate;
+    case Cause::kUpdate:
+      return Reason::kUpdate;
+    case Cause::kDelete:
+      return Reason::kDelete;
+    case Cause::kResume:
+      return Reason::kResume;
+    default:
+      return std::nullopt;
+  }
+}
+
 // kopf's causes.TITLES.
 std::string_view Title(Reason reason) {
   switch (reason) {
@@ -789,6 +805,214 @@ Engine::RunResult Engine::Execute(const Entry& e, HandlerContext& hctx,
   return result;
 }
 
+std::vector<const Engine::Entry*> Engine::SelectHandlers(
+    Cause cause, bool initial, const rapidjson::Value* old_root,
+    const rapidjson::Value* new_root, const api::Object& object) const {
+  std::vector<const Entry*> selected;
+  for (const Entry& e : handlers_.entries()) {
+    bool match = false;
+    switch (e.kind) {
+      case Kind::kCreate:
+        match = cause == Cause::kCreate;
+        break;
+      case Kind::kUpdate:
+        match = cause == Cause::kUpdate;
+        break;
+      case Kind::kDelete:
+        match = cause == Cause::kDelete;
+        break;
+      case Kind::kResume:
+        // Mixed into any cause of the first sight but creation (which is
+        // never initial) and deletion.
+        match = initial && cause != Cause::kDelete && cause != Cause::kCreate;
+        break;
+      case Kind::kField: {
+        if (cause != Cause::kCreate && cause != Cause::kUpdate) break;
+        const rapidjson::Value* o = FindField(old_root, e.field);
+        const rapidjson::Value* n = FindField(new_root, e.field);
+        match = (o != nullptr || n != nullptr) && FieldChanged(o, n);
+        break;
+      }
+      default:
+        break;
+    }
+    if (match && e.options.filters.Matches(object)) selected.push_back(&e);
+  }
+  return selected;
+}
+
+Engine::ChangeCycle Engine::RunChangeHandlers(
+    const Context& ctx, const api::ObjectPtr& object, Reason reason,
+    const std::vector<const Entry*>& selected,
+    const std::shared_ptr<const rapidjson::Document>& old_essence,
+    const std::shared_ptr<const rapidjson::Document>& new_essence,
+    absl::Time now, Logger& logger, rapidjson::Document& patch) {
+  ChangeCycle cycle;
+  auto& a = patch.GetAllocator();
+  const rapidjson::Value* old_root = old_essence.get();
+  const rapidjson::Value* new_root = new_essence.get();
+  const std::string_view purpose = ReasonName(reason);
+  const std::string title(Title(reason));
+  struct HandlerState {
+    ProgressRecord record;
+    std::optional<ProgressRecord> origin;
+    bool present = false;  // on the object
+  };
+  // Every change handler's record on the object (kopf's owned handlers).
+  std::map<std::string, HandlerState> states;
+  std::set<std::string> active;
+  for (const Entry* e : selected) active.insert(e->id);
+  int superseded_success = 0, superseded_failure = 0, superseded_running = 0;
+  std::string superseded_purpose;
+  for (const Entry& e : handlers_.entries()) {
+    if (e.kind == Kind::kEvent || e.kind == Kind::kTimer ||
+        e.kind == Kind::kDaemon) {
+      continue;
+    }
+    auto fetched = storage_.FetchProgress(*object, e.id, now);
+    if (!fetched.ok()) {
+      logger.Warning(Cat(
+          "The progress of handler '", e.id,
+          "' is malformed and is reset: ", ToStd(fetched.status().message())));
+      storage_.PurgeProgress(*object, e.id, &patch);
+      continue;
+    }
+    if (!fetched->has_value()) continue;
+    const ProgressRecord& r = **fetched;
+    if (active.count(e.id) == 0) {
+      // Left over from a cause this one supersedes, or no longer
+      // selected: dropped.
+      if (r.purpose && *r.purpose != purpose) {
+        superseded_purpose = *r.purpose;
+        if (r.success) {
+          ++superseded_success;
+        } else if (r.failure) {
+          ++superseded_failure;
+        } else {
+          ++superseded_running;
+        }
+      }
+      storage_.PurgeProgress(*object, e.id, &patch);
+      continue;
+    }
+    HandlerState st;
+    st.record = r;
+    st.origin = r;
+    st.present = true;
+    if (!st.record.started) st.record.started = now;
+    st.record.purpose = std::string(purpose);  // re-purposed if it was not
+    states[e.id] = std::move(st);
+  }
+  if (!superseded_purpose.empty()) {
+    logger.Info(Cat(Capitalized(PurposeTitle(superseded_purpose)),
+                    " is superseded by ", title, ": ", superseded_success,
+                    " succeeded; ", superseded_failure, " failed; ",
+                    superseded_running, " left to the moment."));
+  }
+  for (const Entry* e : selected) {
+    if (states.count(e->id) > 0) continue;
+    HandlerState st;
+    st.record.started = now;
+    st.record.purpose = std::string(purpose);
+    states[e->id] = std::move(st);
+  }
+
+  // kopf's asap lifecycle: of the handlers awake, the one with the
+  // fewest retries (the first registered among equals).
+  const Entry* pick = nullptr;
+  for (const Entry* e : selected) {
+    const ProgressRecord& r = states[e->id].record;
+    if (r.finished() || r.sleeping(now)) continue;
+    if (pick == nullptr || r.retries < states[pick->id].record.retries) {
+      pick = e;
+    }
+  }
+
+  std::unique_ptr<HandlerContext> hctx;
+  if (pick != nullptr) {
+    ProgressRecord& record = states[pick->id].record;
+    const absl::Time started = *record.started;
+    const absl::Duration runtime = now - started;
+    HandlerContext::Init init;
+    init.handler_id = pick->id;
+    init.reason = reason;
+    init.retry = record.retries;
+    init.started = started;
+    init.runtime = runtime;
+    Diff diff = Diff::Compute(old_essence, new_essence);
+    if (pick->kind == Kind::kField) {
+      init.old_value = FindField(old_root, pick->field);
+      init.new_value = FindField(new_root, pick->field);
+      init.diff = diff.Reduce(pick->field);
+    } else {
+      init.old_value = old_root;
+      init.new_value = new_root;
+      init.diff = std::move(diff);
+    }
+    const std::optional<absl::Duration>& timeout = pick->options.timeout;
+    auto [run_ctx, cancel] = timeout
+                                 ? WithDeadline(ctx, started + *timeout, clock_)
+                                 : WithCancel(ctx);
+    const client::Resource resource =
+        info_.namespaced ? client::Resource::Namespaced(
+                               info_.gvr, std::string(object->namespace_()))
+                         : client::Resource::ClusterScoped(info_.gvr);
+    hctx = std::make_unique<HandlerContext>(object, resource, options_.client,
+                                            options_.recorder.get(), &logger,
+                                            run_ctx, std::move(init));
+    const RunResult result =
+        Execute(*pick, *hctx, logger, record.retries, runtime);
+    cycle.ran = true;
+    cancel();
+    const absl::Time finished = clock_->Now();
+    // kopf's HandlerState.with_outcome.
+    if (!record.stopped && result.final) record.stopped = finished;
+    record.delayed = result.delay
+                         ? std::optional<absl::Time>(finished + *result.delay)
+                         : std::nullopt;
+    record.success = result.final && !result.exception;
+    record.failure = result.final && result.exception;
+    record.retries += 1;
+    record.message = result.exception
+                         ? std::optional<std::string>(result.message)
+                         : std::nullopt;
+    if (result.value != nullptr) {
+      rapidjson::Value& status = ObjectMember(patch, "status", a);
+      status.RemoveMember(Ref(pick->id));
+      status.AddMember(Str(pick->id, a), rapidjson::Value(*result.value, a), a);
+    }
+  }
+
+  // Store what changed, then see whether the cause is done.
+  cycle.done = true;
+  int succeeded = 0, failed = 0;
+  for (const Entry* e : selected) {
+    const HandlerState& st = states[e->id];
+    if (!st.origin || *st.origin != st.record) {
+      storage_.StoreProgress(e->id, st.record, &patch);
+    }
+    if (st.record.success) ++succeeded;
+    if (st.record.failure) ++failed;
+    if (!st.record.finished()) {
+      cycle.done = false;
+      cycle.delays.push_back(
+          st.record.delayed
+              ? std::max(absl::ZeroDuration(), *st.record.delayed - now)
+              : absl::ZeroDuration());
+    }
+  }
+  if (cycle.done) {
+    logger.Info(Cat(Capitalized(title), " is processed: ", succeeded,
+                    " succeeded; ", failed, " failed."));
+    for (const Entry* e : selected) {
+      storage_.PurgeProgress(*object, e->id, &patch);
+    }
+  }
+  // The handler's own changes go with the engine's (the engine's win).
+  if (hctx != nullptr) MergeHandlerPatch(hctx->patch(), patch);
+  return cycle;
+}
+
 absl::StatusOr<controller::Result> Engine::Process(
     const controller::Request& request, const api::ObjectPtr& object,
     const Context& ctx) {
@@ -817,7 +1041,6 @@ absl::StatusOr<controller::Result> Engine::Process(
   ObjectLogger logger(object, options_.recorder.get(), op.posting_level);
   const absl::Time now = clock_->Now();
   rapidjson::Document patch = NewPatch();
-  auto& a = patch.GetAllocator();
 
   bool initial;
   {
@@ -902,59 +1125,12 @@ absl::StatusOr<controller::Result> Engine::Process(
     SpawnDaemons(key, object);
   }
 
-  std::optional<Reason> reason;
-  switch (cause) {
-    case Cause::kCreate:
-      reason = Reason::kCreate;
-      break;
-    case Cause::kUpdate:
-      reason = Reason::kUpdate;
-      break;
-    case Cause::kDelete:
-      reason = Reason::kDelete;
-      break;
-    case Cause::kResume:
-      reason = Reason::kResume;
-      break;
-    default:
-      break;
-  }
-
-  // The handlers of the cause (kopf's ChangingRegistry.iter_handlers).
-  std::vector<const Entry*> selected;
+  const std::optional<Reason> reason = ReasonOf(cause);
   const rapidjson::Value* old_root = old_essence.get();
   const rapidjson::Value* new_root = new_essence.get();
-  if (reason) {
-    for (const Entry& e : handlers_.entries()) {
-      bool match = false;
-      switch (e.kind) {
-        case Kind::kCreate:
-          match = cause == Cause::kCreate;
-          break;
-        case Kind::kUpdate:
-          match = cause == Cause::kUpdate;
-          break;
-        case Kind::kDelete:
-          match = cause == Cause::kDelete;
-          break;
-        case Kind::kResume:
-          // Mixed into any cause of the first sight but creation (which is
-          // never initial) and deletion.
-          match = initial && cause != Cause::kDelete && cause != Cause::kCreate;
-          break;
-        case Kind::kField: {
-          if (cause != Cause::kCreate && cause != Cause::kUpdate) break;
-          const rapidjson::Value* o = FindField(old_root, e.field);
-          const rapidjson::Value* n = FindField(new_root, e.field);
-          match = (o != nullptr || n != nullptr) && FieldChanged(o, n);
-          break;
-        }
-        default:
-          break;
-      }
-      if (match && e.options.filters.Matches(*object)) selected.push_back(&e);
-    }
-  }
+  const std::vector<const Entry*> selected =
+      reason ? SelectHandlers(cause, initial, old_root, new_root, *object)
+             : std::vector<const Entry*>();
 
   bool done = false;
   bool skip = false;
@@ -963,165 +1139,12 @@ absl::StatusOr<controller::Result> Engine::Process(
   if (reason && selected.empty()) {
     skip = true;
   } else if (reason) {
-    const std::string_view purpose = ReasonName(*reason);
-    const std::string title(Title(*reason));
-    struct HandlerState {
-      ProgressRecord record;
-      std::optional<ProgressRecord> origin;
-      bool present = false;  // on the object
-    };
-    // Every change handler's record on the object (kopf's owned handlers).
-    std::map<std::string, HandlerState> states;
-    std::set<std::string> active;
-    for (const Entry* e : selected) active.insert(e->id);
-    int superseded_success = 0, superseded_failure = 0, superseded_running = 0;
-    std::string superseded_purpose;
-    for (const Entry& e : handlers_.entries()) {
-      if (e.kind == Kind::kEvent || e.kind == Kind::kTimer ||
-          e.kind == Kind::kDaemon) {
-        continue;
-      }
-      auto fetched = storage_.FetchProgress(*object, e.id, now);
-      if (!fetched.ok()) {
-        logger.Warning(Cat("The progress of handler '", e.id,
-                           "' is malformed and is reset: ",
-                           ToStd(fetched.status().message())));
-        storage_.PurgeProgress(*object, e.id, &patch);
-        continue;
-      }
-      if (!fetched->has_value()) continue;
-      const ProgressRecord& r = **fetched;
-      if (active.count(e.id) == 0) {
-        // Left over from a cause this one supersedes, or no longer
-        // selected: dropped.
-        if (r.purpose && *r.purpose != purpose) {
-          superseded_purpose = *r.purpose;
-          if (r.success) {
-            ++superseded_success;
-          } else if (r.failure) {
-            ++superseded_failure;
-          } else {
-            ++superseded_running;
-          }
-        }
-        storage_.PurgeProgress(*object, e.id, &patch);
-        continue;
-      }
-      HandlerState st;
-      st.record = r;
-      st.origin = r;
-      st.present = true;
-      if (!st.record.started) st.record.started = now;
-      st.record.purpose = std::string(purpose);  // re-purposed if it was not
-      states[e.id] = std::move(st);
-    }
-    if (!superseded_purpose.empty()) {
-      logger.Info(Cat(Capitalized(PurposeTitle(superseded_purpose)),
-                      " is superseded by ", title, ": ", superseded_success,
-                      " succeeded; ", superseded_failure, " failed; ",
-                      superseded_running, " left to the moment."));
-    }
-    for (const Entry* e : selected) {
-      if (states.count(e->id) > 0) continue;
-      HandlerState st;
-      st.record.started = now;
-      st.record.purpose = std::string(purpose);
-      states[e->id] = std::move(st);
-    }
-
-    // kopf's asap lifecycle: of the handlers awake, the one with the
-    // fewest retries (the first registered among equals).
-    const Entry* pick = nullptr;
-    for (const Entry* e : selected) {
-      const ProgressRecord& r = states[e->id].record;
-      if (r.finished() || r.sleeping(now)) continue;
-      if (pick == nullptr || r.retries < states[pick->id].record.retries) {
-        pick = e;
-      }
-    }
-
-    std::unique_ptr<HandlerContext> hctx;
-    if (pick != nullptr) {
-      ProgressRecord& record = states[pick->id].record;
-      const absl::Time started = *record.started;
-      const absl::Duration runtime = now - started;
-      HandlerContext::Init init;
-      init.handler_id = pick->id;
-      init.reason = *reason;
-      init.retry = record.retries;
-      init.started = started;
-      init.runtime = runtime;
-      Diff diff = Diff::Compute(old_essence, new_essence);
-      if (pick->kind == Kind::kField) {
-        init.old_value = FindField(old_root, pick->field);
-        init.new_value = FindField(new_root, pick->field);
-        init.diff = diff.Reduce(pick->field);
-      } else {
-        init.old_value = old_root;
-        init.new_value = new_root;
-        init.diff = std::move(diff);
-      }
-      const std::optional<absl::Duration>& timeout = pick->options.timeout;
-      auto [run_ctx, cancel] =
-          timeout ? WithDeadline(ctx, started + *timeout, clock_)
-                  : WithCancel(ctx);
-      const client::Resource resource =
-          info_.namespaced ? client::Resource::Namespaced(
-                                 info_.gvr, std::string(object->namespace_()))
-                           : client::Resource::ClusterScoped(info_.gvr);
-      hctx = std::make_unique<HandlerContext>(object, resource, options_.client,
-                                              options_.recorder.get(), &logger,
-                                              run_ctx, std::move(init));
-      const RunResult result =
-          Execute(*pick, *hctx, logger, record.retries, runtime);
-      ran = true;
-      cancel();
-      const absl::Time finished = clock_->Now();
-      // kopf's HandlerState.with_outcome.
-      if (!record.stopped && result.final) record.stopped = finished;
-      record.delayed = result.delay
-                           ? std::optional<absl::Time>(finished + *result.delay)
-                           : std::nullopt;
-      record.success = result.final && !result.exception;
-      record.failure = result.final && result.exception;
-      record.retries += 1;
-      record.message = result.exception
-                           ? std::optional<std::string>(result.message)
-                           : std::nullopt;
-      if (result.value != nullptr) {
-        rapidjson::Value& status = ObjectMember(patch, "status", a);
-        status.RemoveMember(Ref(pick->id));
-        status.AddMember(Str(pick->id, a), rapidjson::Value(*result.value, a),
-                         a);
-      }
-    }
-
-    // Store what changed, then see whether the cause is done.
-    done = true;
-    int succeeded = 0, failed = 0;
-    for (const Entry* e : selected) {
-      const HandlerState& st = states[e->id];
-      if (!st.origin || *st.origin != st.record) {
-        storage_.StoreProgress(e->id, st.record, &patch);
-      }
-      if (st.record.success) ++succeeded;
-      if (st.record.failure) ++failed;
-      if (!st.record.finished()) {
-        done = false;
-        delays.push_back(st.record.delayed ? std::max(absl::ZeroDuration(),
-                                                      *st.record.delayed - now)
-                                           : absl::ZeroDuration());
-      }
-    }
-    if (done) {
-      logger.Info(Cat(Capitalized(title), " is processed: ", succeeded,
-                      " succeeded; ", failed, " failed."));
-      for (const Entry* e : selected) {
-        storage_.PurgeProgress(*object, e->id, &patch);
-      }
-    }
-    // The handler's own changes go with the engine's (the engine's win).
-    if (hctx != nullptr) MergeHandlerPatch(hctx->patch(), patch);
+    ChangeCycle cycle =
+        RunChangeHandlers(ctx, object, *reason, selected, old_essence,
+                          new_essence, now, logger, patch);
+    done = cycle.done;
+    ran = cycle.ran;
+    delays = std::move(cycle.delays);
   }
 
   // Timers (kopf's on.timer), in this reconcile, so never beside another

@@ -146,6 +146,35 @@ class Engine final : public controller::Reconciler {
   Engine(const ResourceHandlers& handlers, ResourceInfo info,
          EngineOptions options);
 
+  using Entry = ResourceHandlers::Entry;
+  // The change handlers of `cause` for `object` (kopf's
+  // ChangingRegistry.iter_handlers): by kind, resume handlers mixed into
+  // the first sight, field handlers when their field changed, filters.
+  std::vector<const Entry*> SelectHandlers(Cause cause, bool initial,
+                                           const rapidjson::Value* old_root,
+                                           const rapidjson::Value* new_root,
+                                           const api::Object& object) const;
+  // What a cycle of change handlers came to.
+  struct ChangeCycle {
+    // Every handler of the cause finished (the state was stored, the
+    // progress purged).
+    bool done = false;
+    // A handler ran.
+    bool ran = false;
+    // Until each unfinished handler is due (zero: now).
+    std::vector<absl::Duration> delays;
+  };
+  // kopf's process_changing_cause for `selected` (not empty): loads their
+  // progress (a malformed record reset), drops the records of handlers
+  // not selected, runs the due one with the fewest retries (kopf's asap),
+  // stores the records that changed and the result, and when all are
+  // finished purges them; all of it into `patch`.
+  ChangeCycle RunChangeHandlers(
+      const Context& ctx, const api::ObjectPtr& object, Reason reason,
+      const std::vector<const Entry*>& selected,
+      const std::shared_ptr<const rapidjson::Document>& old_essence,
+      const std::shared_ptr<const rapidjson::Document>& new_essence,
+      absl::Time now, Logger& logger, rapidjson::Document& patch);
   // Runs `e` once (kopf's execute_handler_once): the strict timeout and
   // retries checks, the call (exceptions caught), the outcome with its
   // look-ahead checks; logs it and counts it in the metrics.
