@@ -320,5 +320,41 @@ TEST_F(EmbeddedTest, RunsTheSimpleDeploymentControllerAlone) {
   EXPECT_EQ(Signal(SIGTERM), 0) << ReadFile(err_);
 }
 
+// --namespace holds for the handlers too: a SimpleDeployment in that
+// namespace is handled, the sample in default is not.
+TEST_F(EmbeddedTest, TheSimpleDeploymentControllerWatchesOnlyNamespace) {
+  Start({"--embedded", "--controllers=simpledeployment", "--namespace=other",
+         "--metrics-bind-address=0", "--health-probe-bind-address=0"});
+  if (HasFatalFailure()) return;
+  ASSERT_TRUE(WaitFor(
+      [&] { return absl::StrContains(ReadFile(out_), "Ctrl-C stops."); },
+      absl::Seconds(60)))
+      << ReadFile(out_) << ReadFile(err_);
+  kubeconfig_ = LineAfter(ReadFile(out_), "kubeconfig: ");
+  ASSERT_FALSE(kubeconfig_.empty());
+  ProcessResult ns = Kubectl({"create", "namespace", "other"});
+  ASSERT_EQ(ns.exit_code, 0) << ns.err;
+  std::ofstream(::testing::TempDir() + "/other-sd.yaml")
+      << "apiVersion: example.org/v1\nkind: SimpleDeployment\n"
+         "metadata: {name: in-other, namespace: other}\n"
+         "spec: {sleepytime: 60}\n";
+  ProcessResult apply =
+      Kubectl({"apply", "-f", ::testing::TempDir() + "/other-sd.yaml"});
+  ASSERT_EQ(apply.exit_code, 0) << apply.err;
+
+  auto children = [&](const std::string& namespace_, const std::string& name) {
+    return Kubectl({"get", "sd", name, "-n", namespace_, "-o",
+                    "jsonpath={.status.create_fn.children[0]}"})
+        .out;
+  };
+  EXPECT_TRUE(WaitFor([&] { return !children("other", "in-other").empty(); },
+                      absl::Seconds(60)))
+      << ReadFile(err_);
+  EXPECT_EQ(children("default", "example-01"), "");
+  EXPECT_EQ(Kubectl({"get", "pods", "-n", "default", "-o", "name"}).out, "");
+
+  EXPECT_EQ(Signal(SIGTERM), 0) << ReadFile(err_);
+}
+
 }  // namespace
 }  // namespace kcr
