@@ -235,6 +235,8 @@ std::string_view ReasonName(Reason reason) {
       return "delete";
     case Reason::kResume:
       return "resume";
+    case Reason::kTimer:
+      return "timer";
   }
   return "unknown";
 }

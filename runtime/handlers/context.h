@@ -153,9 +153,10 @@ class ObjectContext {
   Patch patch_;
 };
 
-// Why change handlers run (kopf's causes).
-enum class Reason { kCreate, kUpdate, kDelete, kResume };
-// "create", "update", "delete", "resume".
+// Why a handler runs: kopf's causes of change handlers, and kTimer for a
+// timer's run (kopf gives timers no cause of change).
+enum class Reason { kCreate, kUpdate, kDelete, kResume, kTimer };
+// "create", "update", "delete", "resume", "timer".
 std::string_view ReasonName(Reason reason);
 
 // What create, update, delete, resume and field handlers get, and timers.
@@ -163,13 +164,15 @@ class HandlerContext : public ObjectContext {
  public:
   // The handler's id ("create_fn", or the one it was registered with).
   const std::string& handler_id() const { return handler_id_; }
+  // The cause it runs for; kTimer for a timer.
   Reason reason() const { return reason_; }
 
   // For object handlers: the last handled state of the object (its
   // essence: everything but status and most metadata, kopf's) and the
   // current one; old_value() is null on create, new_value() on delete
   // points at the last state seen. For field handlers: the field's old and
-  // new values (null when absent).
+  // new values (null when absent). For timers: null, and the current
+  // essence (diff() is empty).
   const rapidjson::Value* old_value() const { return old_value_; }
   const rapidjson::Value* new_value() const { return new_value_; }
   // Against the last handled state (not the previous watch event); for a
@@ -255,6 +258,10 @@ class DaemonContext : public ObjectContext {
   // Sends what patch() holds now and clears it (a daemon runs for long;
   // its patch is also sent when it returns).
   virtual absl::Status ApplyPatch() = 0;
+  // How many times the daemon has been restarted after a failure (0 on
+  // its first run), kopf's `retry`; in memory, so 0 again after the
+  // operator restarts.
+  virtual int retry() const = 0;
 
  protected:
   using ObjectContext::ObjectContext;

@@ -1,4 +1,5 @@
 // AddToManager and RunOperator: the handlers on a controller::Manager.
+#include <atomic>
 #include <exception>
 #include <memory>
 #include <string>
@@ -29,11 +30,12 @@ using internal::ResourceInfo;
 // The resource's scope and status subresource, from the server's
 // discovery document of its group version.
 absl::StatusOr<ResourceInfo> Discover(client::RestClient& client,
-                                      const api::GroupVersionResource& gvr) {
+                                      const api::GroupVersionResource& gvr,
+                                      const Context& ctx) {
   const std::string path = gvr.group.empty()
                                ? Cat("/api/", gvr.version)
                                : Cat("/apis/", gvr.group, "/", gvr.version);
-  absl::StatusOr<std::string> body = client.GetRaw(Context::Background(), path);
+  absl::StatusOr<std::string> body = client.GetRaw(ctx, path);
   if (!body.ok()) {
     return absl::Status(body.status().code(),
                         Cat("discovery of ", gvr.resource, " at ", path, ": ",
@@ -71,10 +73,12 @@ absl::StatusOr<ResourceInfo> Discover(client::RestClient& client,
 // Runs `fn` until it succeeds, as kopf runs activities: a temporary error
 // after its delay, any other error after the backoff, up to the retries;
 // a permanent error (or the retries exhausted) fails for good.
+// `ctx` ends the retries (its error is returned) and is the handler's.
 absl::Status RunActivity(const Registry::Activities::Activity& activity,
                          client::RestClient* client, const Clock* clock,
                          const Context& ctx) {
   for (int retry = 0;; ++retry) {
+    if (ctx.done()) return ctx.Err();
     if (activity.options.retries && retry >= *activity.options.retries) {
       return absl::DeadlineExceededError(
           Cat("activity '", activity.id, "' has exceeded ", retry, " retries"));
@@ -120,6 +124,15 @@ absl::Status RunActivity(const Registry::Activities::Activity& activity,
   }
 }
 
+// A probe's value as compact JSON (one line); text that is not JSON as it
+// is.
+std::string CompactJson(std::string text) {
+  rapidjson::Document doc;
+  if (!json::ParseJson(text, &doc).ok()) return text;
+  absl::StatusOr<std::string> compact = json::JsonToString(doc);
+  return compact.ok() ? *std::move(compact) : text;
+}
+
 // A logger for event handlers: the object's prefix, no Events.
 class EventLogger final : public Logger {
  public:
@@ -141,41 +154,57 @@ class EventLogger final : public Logger {
   const std::string prefix_;
 };
 
-// Runs the cleanup handlers once the Manager stops.
-class CleanupRunnable final : public controller::Runnable {
+// The cleanup handlers, run at most once (kopf runs them once as the
+// operator exits): by the Runnable when the Manager stops, or, when the
+// Manager stopped before its Runnables started, by RunOperator after Start
+// returned.
+class Cleanup {
  public:
-  CleanupRunnable(const Registry& registry, client::RestClient* client,
-                  const Clock* clock, absl::Duration timeout)
+  Cleanup(const Registry& registry, client::RestClient* client,
+          const Clock* clock, absl::Duration timeout)
       : registry_(registry),
         client_(client),
         clock_(clock),
         timeout_(timeout) {}
 
-  absl::Status Start(const Context& ctx) override {
-    WaitUntilDone(ctx);
-    // The Manager's context has ended; the cleanup gets a context of its
-    // own, bounded by the graceful shutdown timeout.
+  // Runs every cleanup handler unless they ran (or run) already. The
+  // operator's context has ended by now: they get a context of their own,
+  // bounded by the graceful shutdown timeout.
+  void RunOnce() {
+    if (claimed_.exchange(true)) return;
     auto [cleanup_ctx, cancel] =
         WithTimeout(Context::Background(), timeout_, clock_);
-    absl::Status first;
     for (const auto& activity : registry_.activities().cleanup) {
       absl::Status s = RunActivity(activity, client_, clock_, cleanup_ctx);
-      if (!s.ok()) {
-        LOG(ERROR) << "cleanup handler " << activity.id << ": " << s;
-        if (first.ok()) first = s;
-      }
+      if (!s.ok()) LOG(ERROR) << "cleanup handler " << activity.id << ": " << s;
     }
     cancel();
-    return absl::OkStatus();
   }
-  bool NeedLeaderElection() const override { return false; }
-  std::string name() const override { return "handlers-cleanup"; }
 
  private:
   const Registry& registry_;
   client::RestClient* const client_;
   const Clock* const clock_;
   const absl::Duration timeout_;
+  std::atomic<bool> claimed_{false};
+};
+
+// Runs the cleanup handlers once the Manager stops.
+class CleanupRunnable final : public controller::Runnable {
+ public:
+  explicit CleanupRunnable(std::shared_ptr<Cleanup> cleanup)
+      : cleanup_(std::move(cleanup)) {}
+
+  absl::Status Start(const Context& ctx) override {
+    WaitUntilDone(ctx);
+    cleanup_->RunOnce();
+    return absl::OkStatus();
+  }
+  bool NeedLeaderElection() const override { return false; }
+  std::string name() const override { return "handlers-cleanup"; }
+
+ private:
+  const std::shared_ptr<Cleanup> cleanup_;
 };
 
 std::string ControllerName(const OperatorOptions& op,
@@ -184,9 +213,10 @@ std::string ControllerName(const OperatorOptions& op,
                            : Cat(op.name, "-", gvr.resource, ".", gvr.group);
 }
 
-}  // namespace
-
-absl::Status AddToManager(const Registry& registry, controller::Manager& mgr) {
+// AddToManager; `cleanup` (may be null) gets the cleanup handlers' runner
+// when there are any.
+absl::Status Add(const Registry& registry, controller::Manager& mgr,
+                 const Context& ctx, std::shared_ptr<Cleanup>* cleanup) {
   const OperatorOptions& op = registry.options();
   client::RestClient* client = mgr.GetClient();
   const Clock* clock = mgr.clock() != nullptr ? mgr.clock() : Clock::Real();
@@ -194,13 +224,13 @@ absl::Status AddToManager(const Registry& registry, controller::Manager& mgr) {
   // Everything that can fail without side effects first.
   std::vector<ResourceInfo> infos;
   for (const auto& [key, handlers] : registry.resources()) {
-    KCR_ASSIGN_OR_RETURN(ResourceInfo info, Discover(*client, handlers.gvr()));
+    KCR_ASSIGN_OR_RETURN(ResourceInfo info,
+                         Discover(*client, handlers.gvr(), ctx));
     infos.push_back(std::move(info));
   }
 
   for (const auto& activity : registry.activities().startup) {
-    absl::Status s =
-        RunActivity(activity, client, clock, Context::Background());
+    absl::Status s = RunActivity(activity, client, clock, ctx);
     if (!s.ok()) {
       return absl::Status(s.code(), Cat("startup handler '", activity.id,
                                         "': ", ToStd(s.message())));
@@ -304,26 +334,38 @@ absl::Status AddToManager(const Registry& registry, controller::Manager& mgr) {
   for (const auto& probe : registry.activities().probes) {
     auto fn = probe.fn;
     std::string id = probe.id;
-    KCR_RETURN_IF_ERROR(
-        mgr.AddHealthzCheck(probe.id, [fn, id, client]() -> absl::Status {
+    // Each probe's value is shown in /healthz?verbose ("[+]id ok: value")
+    // and on /healthz/<id>, as kopf's liveness endpoint shows it.
+    KCR_RETURN_IF_ERROR(mgr.healthz_checks().AddWithDetail(
+        probe.id, [fn, id, client]() -> absl::StatusOr<std::string> {
           ActivityContext actx(client, Context::Background(), 0);
+          absl::StatusOr<std::string> r;
           try {
-            absl::StatusOr<std::string> r = fn(actx);
-            if (!r.ok()) return r.status();
+            r = fn(actx);
           } catch (const std::exception& e) {
             return absl::UnknownError(Cat("probe '", id, "': ", e.what()));
           } catch (...) {
             return absl::UnknownError(Cat("probe '", id, "' threw"));
           }
-          return absl::OkStatus();
+          if (!r.ok()) return r.status();
+          return CompactJson(*std::move(r));
         }));
   }
 
   if (!registry.activities().cleanup.empty()) {
-    KCR_RETURN_IF_ERROR(mgr.Add(std::make_unique<CleanupRunnable>(
-        registry, client, clock, mgr.options().graceful_shutdown_timeout)));
+    auto runner = std::make_shared<Cleanup>(
+        registry, client, clock, mgr.options().graceful_shutdown_timeout);
+    KCR_RETURN_IF_ERROR(mgr.Add(std::make_unique<CleanupRunnable>(runner)));
+    if (cleanup != nullptr) *cleanup = std::move(runner);
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status AddToManager(const Registry& registry, controller::Manager& mgr,
+                          const Context& ctx) {
+  return Add(registry, mgr, ctx, nullptr);
 }
 
 absl::Status RunOperator(const Registry& registry, const RunOptions& options,
@@ -350,8 +392,14 @@ absl::Status RunOperator(const Registry& registry, const RunOptions& options,
   }
   KCR_ASSIGN_OR_RETURN(std::unique_ptr<controller::Manager> mgr,
                        controller::Manager::New(*config, options.manager));
-  KCR_RETURN_IF_ERROR(AddToManager(registry, *mgr));
-  return mgr->Start(ctx);
+  std::shared_ptr<Cleanup> cleanup;
+  KCR_RETURN_IF_ERROR(Add(registry, *mgr, ctx, &cleanup));
+  absl::Status status = mgr->Start(ctx);
+  // Start returns once every Runnable that started has returned. When the
+  // Manager stopped before starting them (the caches never synced), the
+  // cleanup Runnable never ran: the cleanup handlers run here instead.
+  if (cleanup != nullptr) cleanup->RunOnce();
+  return status;
 }
 
 }  // namespace kcr::handlers

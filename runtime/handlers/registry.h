@@ -38,7 +38,8 @@
 //    and the last handled state are stored on the object (annotations under
 //    OperatorOptions::prefix, or its status), so a restarted operator
 //    neither repeats a handler that succeeded nor loses a pending retry.
-//  - Handlers that return a value have it stored under status.<handler id>.
+//  - Handlers that return a value (change handlers, timers and daemons, as
+//    kopf's results delivery) have it stored under status.<handler id>.
 #ifndef KCR_RUNTIME_HANDLERS_REGISTRY_H_
 #define KCR_RUNTIME_HANDLERS_REGISTRY_H_
 
@@ -261,8 +262,14 @@ class Registry {
 // its informers yet), then adds a controller per resource, the probes, and
 // a Runnable that runs the cleanup handlers when the Manager stops. The
 // registry must outlive the Manager. Errors: a startup handler that failed
-// for good, a duplicate handler id, a resource the server does not serve.
-absl::Status AddToManager(const Registry& registry, controller::Manager& mgr);
+// for good, a duplicate handler id, a resource the server does not serve,
+// and `ctx`'s error (kCancelled, kDeadlineExceeded) when it ends first.
+// `ctx` bounds the discovery and the startup handlers' retries (a startup
+// handler that never succeeds cannot hold a stopping process), and is the
+// startup handlers' ActivityContext::ctx(); pass the one the Manager will
+// be started with.
+absl::Status AddToManager(const Registry& registry, controller::Manager& mgr,
+                          const Context& ctx = Context::Background());
 
 struct RunOptions {
   // The connection; unset: the login handlers', else the runtime's default
@@ -272,8 +279,12 @@ struct RunOptions {
 };
 
 // `kopf run`: logs in, makes a Manager, AddToManager (which runs the
-// startup handlers), runs until `ctx` ends (the cleanup handlers run as
-// the Manager stops), and returns Start's status.
+// startup handlers, bounded by `ctx`), runs until `ctx` ends or the
+// Manager fails, and returns Start's status. Once the startup handlers all
+// succeeded, the cleanup handlers run exactly once when it stops, also
+// when it stops before the caches synced (AddToManager alone runs them
+// only from a Runnable, which then never starts). When a startup handler
+// fails or `ctx` ends during startup, they do not run (kopf's too).
 absl::Status RunOperator(const Registry& registry, const RunOptions& options,
                          const Context& ctx);
 

@@ -27,9 +27,27 @@ std::set<std::string> Excluded(const std::string& query) {
   return out;
 }
 
+// `detail` on one line: line breaks as spaces.
+std::string OneLine(std::string detail) {
+  for (char& c : detail) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return detail;
+}
+
 }  // namespace
 
 absl::Status HealthChecks::Add(const std::string& name, Check check) {
+  return AddWithDetail(
+      name, [check = std::move(check)]() -> absl::StatusOr<std::string> {
+        absl::Status s = check();
+        if (!s.ok()) return s;
+        return std::string();
+      });
+}
+
+absl::Status HealthChecks::AddWithDetail(const std::string& name,
+                                         DetailedCheck check) {
   if (name.empty() || absl::StrContains(name, '/')) {
     return absl::InvalidArgumentError(absl::StrCat(
         "health check name \"", name, "\" must be non-empty and hold no '/'"));
@@ -49,7 +67,7 @@ void HealthChecks::ServeOn(HttpEndpoint& endpoint, const std::string& path) {
 
 HttpReply HealthChecks::Answer(const HttpGet& get,
                                const std::string& name) const {
-  std::map<std::string, Check> checks;
+  std::map<std::string, DetailedCheck> checks;
   {
     MutexLock lock(&mu_);
     checks = checks_;
@@ -60,10 +78,13 @@ HttpReply HealthChecks::Answer(const HttpGet& get,
       return {404, kText, "404 page not found\n"};
     }
     if (it != checks.end()) {
-      if (absl::Status s = it->second(); !s.ok()) {
+      absl::StatusOr<std::string> r = it->second();
+      if (!r.ok()) {
         return {500, kText,
-                absl::StrCat("internal server error: ", s.message(), "\n")};
+                absl::StrCat("internal server error: ", r.status().message(),
+                             "\n")};
       }
+      if (!r->empty()) return {200, kText, OneLine(*r)};
     }
     return {200, kText, "ok"};
   }
@@ -76,13 +97,15 @@ HttpReply HealthChecks::Answer(const HttpGet& get,
       absl::StrAppend(&lines, "[+]", check_name, " excluded: ok\n");
       continue;
     }
-    if (absl::Status s = check(); !s.ok()) {
+    if (absl::StatusOr<std::string> r = check(); !r.ok()) {
       VLOG(1) << "healthz check failed checker=" << check_name
-              << " error=" << s;
+              << " error=" << r.status();
       absl::StrAppend(&lines, "[-]", check_name, " failed: reason withheld\n");
       failed = true;
-    } else {
+    } else if (r->empty()) {
       absl::StrAppend(&lines, "[+]", check_name, " ok\n");
+    } else {
+      absl::StrAppend(&lines, "[+]", check_name, " ok: ", OneLine(*r), "\n");
     }
   }
   if (!failed && !get.HasQueryParam("verbose")) return {200, kText, "ok"};

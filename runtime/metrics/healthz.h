@@ -12,6 +12,11 @@
 //   GET /healthz/<name>      that check alone: 200 "ok", or 500 with its
 //                            error; 404 for an unknown name
 //
+// A check added with a detail (AddWithDetail) answers with a line of text
+// when it passes, shown as "[+]name ok: <detail>" in the verbose listing
+// and as the body of its own path (kopf's liveness endpoint shows each
+// probe's value so). Checks without one answer as above.
+//
 // With no checks, a "ping" check that always passes answers. The overall
 // answer withholds reasons (the endpoint is public); a failing check's
 // error is logged at V(1) and shown only on its own path.
@@ -25,6 +30,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "base/mutex.h"
 #include "runtime/metrics/http_endpoint.h"
 
@@ -33,10 +39,15 @@ namespace kcr::metrics {
 class HealthChecks {
  public:
   using Check = std::function<absl::Status()>;
+  // A check that says something when it passes: its value, or its error.
+  using DetailedCheck = std::function<absl::StatusOr<std::string>()>;
 
   // Adds (or replaces) the check `name`. A name must be non-empty and
   // hold no '/': kInvalidArgument otherwise.
   absl::Status Add(const std::string& name, Check check);
+  // The same, for a check with a detail. Line breaks in the detail are
+  // shown as spaces; an empty detail is shown as a plain "ok".
+  absl::Status AddWithDetail(const std::string& name, DetailedCheck check);
 
   // Serves these checks at `path` (e.g. "/healthz") and `path`/<name> on
   // `endpoint`, before it starts. The checks must outlive the endpoint.
@@ -47,7 +58,7 @@ class HealthChecks {
 
  private:
   mutable Mutex mu_;
-  std::map<std::string, Check> checks_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, DetailedCheck> checks_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kcr::metrics

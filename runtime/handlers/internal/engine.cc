@@ -62,6 +62,8 @@ std::string_view Title(Reason reason) {
       return "deletion";
     case Reason::kResume:
       return "resuming";
+    case Reason::kTimer:
+      return "timer";
   }
   return "handling";
 }
@@ -122,6 +124,16 @@ void MergeInto(rapidjson::Value& dst, const rapidjson::Value& src,
     if (found != dst.MemberEnd()) dst.RemoveMember(found);
     dst.AddMember(Str(name, a), rapidjson::Value(it->value, a), a);
   }
+}
+
+// kopf's deliver_results: a handler's returned value goes under
+// status.<handler id> of `patch` (the id is one key, dots and all).
+void DeliverResult(std::string_view id, const rapidjson::Value& value,
+                   rapidjson::Value& patch,
+                   rapidjson::Document::AllocatorType& a) {
+  rapidjson::Value& status = ObjectMember(patch, "status", a);
+  status.RemoveMember(Ref(id));
+  status.AddMember(Str(id, a), rapidjson::Value(value, a), a);
 }
 
 bool HasMembers(const rapidjson::Value& v, const char* name) {
@@ -297,6 +309,7 @@ class Engine::DaemonRun final : public DaemonContext {
   api::ObjectPtr body_latest() const override {
     return engine_->options_.get(request_);
   }
+  int retry() const override { return retry_.load(); }
   absl::Status ApplyPatch() override {
     if (patch().empty()) return absl::OkStatus();
     rapidjson::Document doc(rapidjson::kObjectType);
@@ -329,6 +342,12 @@ class Engine::DaemonRun final : public DaemonContext {
         } catch (...) {
           outcome = Outcome(absl::UnknownError("an unknown exception"));
         }
+        // kopf's daemons deliver results as every handler does.
+        if (outcome.kind() == Outcome::Kind::kSuccess &&
+            outcome.value() != nullptr) {
+          rapidjson::Document& own = patch().json();
+          DeliverResult(entry_.id, *outcome.value(), own, own.GetAllocator());
+        }
         absl::Status applied = ApplyPatch();
         if (!applied.ok()) {
           logger_->Warning(
@@ -355,6 +374,7 @@ class Engine::DaemonRun final : public DaemonContext {
         logger_->Error(Cat(name, " failed and will be restarted in ",
                            Seconds(delay), " seconds: ", outcome.message()));
         if (WaitForStop(delay)) break;
+        retry_.fetch_add(1);
       }
     }
     exited_.store(true);
@@ -369,6 +389,8 @@ class Engine::DaemonRun final : public DaemonContext {
   const CancelFunc cancel_;
   std::thread thread_;
   std::atomic<bool> exited_{false};
+  // Restarts after failures; the daemon may read it from any thread.
+  std::atomic<int> retry_{0};
 
   mutable Mutex mu_;
   CondVar cv_;
@@ -977,9 +999,7 @@ Engine::ChangeCycle Engine::RunChangeHandlers(
                          ? std::optional<std::string>(result.message)
                          : std::nullopt;
     if (result.value != nullptr) {
-      rapidjson::Value& status = ObjectMember(patch, "status", a);
-      status.RemoveMember(Ref(pick->id));
-      status.AddMember(Str(pick->id, a), rapidjson::Value(*result.value, a), a);
+      DeliverResult(pick->id, *result.value, patch, a);
     }
   }
 
@@ -1243,7 +1263,7 @@ std::optional<absl::Duration> Engine::RunTimers(
     if (may_run && !*ran && now >= due()) {
       HandlerContext::Init init;
       init.handler_id = e.id;
-      init.reason = Reason::kResume;
+      init.reason = Reason::kTimer;
       init.new_value = essence.get();
       init.retry = ts.retries;
       init.started = ts.started.value_or(now);
@@ -1269,6 +1289,10 @@ std::optional<absl::Duration> Engine::RunTimers(
         ts.retries += 1;
         ts.started = started;
         ts.next = finished + result.delay.value_or(e.timer.interval);
+      }
+      // Results are delivered on every run, as kopf's timers do.
+      if (result.value != nullptr) {
+        DeliverResult(e.id, *result.value, patch, patch.GetAllocator());
       }
       MergeHandlerPatch(hctx.patch(), patch);
     }

@@ -1,6 +1,8 @@
 // The SimpleDeployment operator on runtime/handlers, against the
 // in-process local API server with its simulated node and garbage
 // collector, on the real clock.
+#include "controllers/simpledeployment/simpledeployment_handlers.h"
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -11,7 +13,6 @@
 #include "api/object.h"
 #include "base/context.h"
 #include "base/str_cat.h"
-#include "controllers/simpledeployment/simpledeployment_handlers.h"
 #include "controllers/simpledeployment/simpledeployment_pod.h"
 #include "gtest/gtest.h"
 #include "runtime/handlers/registry.h"
@@ -152,8 +153,7 @@ TEST_F(SimpleDeploymentHandlersTest, CreateUpdateAndDeleteAsTheTutorial) {
   EXPECT_EQ(PodsOf(*sd).size(), 1u);
 
   // delete_fn runs, the finalizer goes, the pod goes with its owner.
-  ASSERT_TRUE(
-      client_->Delete(Context::Background(), Sds(), "example-01").ok());
+  ASSERT_TRUE(client_->Delete(Context::Background(), Sds(), "example-01").ok());
   EXPECT_TRUE(Eventually([&] { return Sd("example-01") == nullptr; }));
   EXPECT_TRUE(Eventually([&] { return PodsOf(*sd).empty(); }));
 }

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "api/json/yaml_to_json.h"
 #include "api/object.h"
 #include "base/context.h"
+#include "base/mutex.h"
 #include "base/str_cat.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
@@ -753,6 +755,35 @@ TEST_F(EngineTest, TimerRetriesItsErrorsAndNeverRunsBesideAChangeHandler) {
   EXPECT_EQ(ran, (std::vector<std::string>{"create", "tick:0", "tick:1"}));
 }
 
+TEST_F(EngineTest, TimerResultsGoUnderItsIdAndItsReasonIsTimer) {
+  std::vector<Reason> reasons;
+  TimerOptions options;
+  options.interval = absl::Seconds(10);
+  handlers_.OnTimer(
+      "ping",
+      [&](HandlerContext& ctx) -> Outcome {
+        reasons.push_back(ctx.reason());
+        if (reasons.size() == 2) {
+          return Outcome::Temporary("flaky", absl::Seconds(1));
+        }
+        return Outcome::Value(Cat(R"({"run":)", reasons.size(), "}"));
+      },
+      options);
+  NewEngine();
+  Create("a");
+  EXPECT_EQ(Step(), Result::RequeueAfter(absl::Seconds(10)));
+  EXPECT_EQ(Json(Get("a")->Find("/status/ping")), R"({"run":1})");
+  clock_.Advance(absl::Seconds(10));
+  EXPECT_EQ(Step(), Result::RequeueAfter(absl::Seconds(1)));
+  // A failure delivers nothing: the last result stays.
+  EXPECT_EQ(Json(Get("a")->Find("/status/ping")), R"({"run":1})");
+  clock_.Advance(absl::Seconds(1));
+  Step();
+  EXPECT_EQ(Json(Get("a")->Find("/status/ping")), R"({"run":3})");
+  EXPECT_EQ(reasons, std::vector<Reason>(3, Reason::kTimer));
+  EXPECT_EQ(ReasonName(Reason::kTimer), "timer");
+}
+
 // Polls `pred` (a daemon's thread runs on real time) for up to 10 s.
 bool Eventually(const std::function<bool()>& pred) {
   for (int i = 0; i < 1000 && !pred(); ++i) {
@@ -863,6 +894,73 @@ TEST_F(EngineTest, AFailedDaemonIsRestartedAfterItsBackoff) {
   // The operator stops: the daemon is asked to, and waited for.
   engine_->StopDaemons();
   EXPECT_EQ(engine_->RunningDaemons("default/a"), 0);
+  EXPECT_EQ(calls.load(), 2);
+}
+
+TEST_F(EngineTest, ADaemonsRetryCountsItsRestartsAfterFailures) {
+  Mutex mu;
+  std::vector<int> retries;
+  DaemonOptions options;
+  options.backoff = absl::Seconds(5);
+  handlers_.OnDaemon(
+      "flaky",
+      [&](DaemonContext& ctx) -> Outcome {
+        int n;
+        {
+          MutexLock lock(&mu);
+          retries.push_back(ctx.retry());
+          n = static_cast<int>(retries.size());
+        }
+        if (n == 1) throw std::runtime_error("lost the connection");
+        if (n == 2) return Outcome::Temporary("busy", absl::Seconds(2));
+        while (!ctx.WaitForStop(absl::Hours(1))) {
+        }
+        return Outcome::Success();
+      },
+      options);
+  NewEngine();
+  Create("a");
+  Step();
+  Step();
+  auto seen = [&] {
+    MutexLock lock(&mu);
+    return retries;
+  };
+  clock_.BlockUntilWaiters(1);  // the backoff
+  EXPECT_EQ(seen(), std::vector<int>{0});
+  clock_.Advance(absl::Seconds(5));
+  ASSERT_TRUE(Eventually([&] { return seen().size() == 2; }));
+  clock_.BlockUntilWaiters(1);  // the temporary error's delay
+  clock_.Advance(absl::Seconds(2));
+  ASSERT_TRUE(Eventually([&] { return seen().size() == 3; }));
+  EXPECT_EQ(seen(), (std::vector<int>{0, 1, 2}));
+  engine_->StopDaemons();
+}
+
+TEST_F(EngineTest, ADaemonsResultGoesUnderItsId) {
+  std::atomic<int> calls{0};
+  DaemonOptions options;
+  options.backoff = absl::Seconds(3);
+  handlers_.OnDaemon(
+      "once",
+      [&](DaemonContext&) -> Outcome {
+        if (++calls == 1) throw std::runtime_error("not yet");
+        return Outcome::Value(R"({"done":true})");
+      },
+      options);
+  NewEngine();
+  Create("a");
+  Step();  // the finalizer
+  Step();
+  clock_.BlockUntilWaiters(1);  // the backoff after the failure
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_EQ(Json(Get("a")->Find("/status/once")), "<absent>");
+  clock_.Advance(absl::Seconds(3));
+  ASSERT_TRUE(Eventually([&] {
+    return Json(Get("a")->Find("/status/once")) == R"({"done":true})";
+  }));
+  ASSERT_TRUE(
+      Eventually([&] { return engine_->RunningDaemons("default/a") == 0; }));
   EXPECT_EQ(calls.load(), 2);
 }
 

@@ -309,6 +309,57 @@ TEST_F(OperatorTest, StartupHandlersRunFirstAndCanStopTheStart) {
   StopManager();
 }
 
+TEST_F(OperatorTest, AStartupHandlerThatNeverSucceedsStopsWithTheContext) {
+  std::atomic<int> tries{0};
+  Registry registry;
+  registry.OnStartup("forever", [&](ActivityContext&) {
+    ++tries;
+    return Outcome::Temporary("never", absl::Hours(1));
+  });
+  registry.For(kGvr).OnCreate("create",
+                              [](HandlerContext&) { return Outcome(); });
+  auto mgr = controller::Manager::New(config_);
+  ASSERT_TRUE(mgr.ok());
+  auto [ctx, cancel] = WithCancel(Context::Background());
+  absl::Status status;
+  std::thread add(
+      [&, ctx = ctx] { status = AddToManager(registry, **mgr, ctx); });
+  EXPECT_TRUE(Eventually([&] { return tries.load() == 1; }));
+  const absl::Time cancelled = absl::Now();
+  cancel();
+  add.join();
+  EXPECT_LT(absl::Now() - cancelled, absl::Seconds(5));  // not the hour
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+  EXPECT_NE(status.message().find("forever"), absl::string_view::npos);
+  EXPECT_EQ(tries.load(), 1);
+  EXPECT_FALSE((*mgr)->HasController("kcr-handlers-kopfexamples.kopf.dev"));
+}
+
+TEST_F(OperatorTest, StartupHandlersGetTheContext) {
+  std::atomic<bool> entered{false}, saw_cancel{false};
+  Registry registry;
+  registry.OnStartup("wait", [&](ActivityContext& actx) -> Outcome {
+    entered = true;
+    // Up to 20 s for the cancellation, which the test sends at once.
+    for (int i = 0; i < 2000 && !actx.ctx().done(); ++i) {
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    saw_cancel = actx.ctx().done();
+    return actx.ctx().Err();
+  });
+  auto mgr = controller::Manager::New(config_);
+  ASSERT_TRUE(mgr.ok());
+  auto [ctx, cancel] = WithCancel(Context::Background());
+  absl::Status status;
+  std::thread add(
+      [&, ctx = ctx] { status = AddToManager(registry, **mgr, ctx); });
+  EXPECT_TRUE(Eventually([&] { return entered.load(); }));
+  cancel();
+  add.join();
+  EXPECT_TRUE(saw_cancel.load());
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+}
+
 TEST_F(OperatorTest, AnUnknownResourceIsAnError) {
   Registry registry;
   registry.For({"kopf.dev", "v1", "nothings"})
@@ -324,7 +375,7 @@ TEST_F(OperatorTest, ProbesAreHealthChecksAndCleanupRunsAtStop) {
   Registry registry;
   registry.OnProbe("db", [&](ActivityContext&) -> absl::StatusOr<std::string> {
     if (!healthy) return absl::UnavailableError("db down");
-    return std::string("42");
+    return std::string("{\"rows\": 42}\n");
   });
   registry.OnCleanup("bye", [&](ActivityContext&) {
     ++cleanups;
@@ -336,6 +387,15 @@ TEST_F(OperatorTest, ProbesAreHealthChecksAndCleanupRunsAtStop) {
   metrics::HttpGet get;
   get.path = "/healthz/db";
   EXPECT_EQ(mgr_->healthz_checks().Answer(get, "db").status, 200);
+  // The probe's value is shown, as kopf's liveness endpoint shows it.
+  EXPECT_EQ(mgr_->healthz_checks().Answer(get, "db").body, R"({"rows":42})");
+  metrics::HttpGet verbose;
+  verbose.path = "/healthz";
+  verbose.query = "verbose";
+  EXPECT_NE(mgr_->healthz_checks()
+                .Answer(verbose, "")
+                .body.find("[+]db ok: {\"rows\":42}\n"),
+            std::string::npos);
   healthy = false;
   EXPECT_EQ(mgr_->healthz_checks().Answer(get, "db").status, 500);
   EXPECT_EQ(cleanups.load(), 0);
@@ -395,6 +455,53 @@ TEST_F(OperatorTest, RunOperatorLogsInAndRunsUntilTheContextEnds) {
   EXPECT_TRUE(status.ok()) << status;
   EXPECT_EQ(logins.load(), 1);
   EXPECT_EQ(runs_.Count("create"), 1);
+}
+
+TEST_F(OperatorTest, RunOperatorRunsTheCleanupOnceHoweverItStops) {
+  std::atomic<int> cleanups{0};
+  auto bye = [&](ActivityContext&) {
+    ++cleanups;
+    return Outcome::Success();
+  };
+  RunOptions options;
+  options.config = config_;
+
+  // A run that stops as usual: the cleanup Runnable runs them, once.
+  Registry registry;
+  registry.OnCleanup("bye", bye);
+  registry.For(kGvr).OnCreate("create", [this](HandlerContext&) {
+    runs_.Add("create");
+    return Outcome::Success();
+  });
+  {
+    auto [ctx, cancel] = WithCancel(Context::Background());
+    absl::Status status;
+    std::thread run(
+        [&, ctx = ctx] { status = RunOperator(registry, options, ctx); });
+    Create("a");
+    EXPECT_TRUE(Eventually([&] { return Handled("a"); }));
+    cancel();
+    run.join();
+    EXPECT_TRUE(status.ok()) << status;
+    EXPECT_EQ(cleanups.load(), 1);
+  }
+
+  // A stop before the caches synced (the server fails every request from
+  // the end of the startup on): no Runnable starts, the cleanup runs still.
+  auto [ctx, cancel] = WithCancel(Context::Background());
+  Registry early;
+  early.OnStartup("break", [this, stop = cancel](ActivityContext&) {
+    apiserver::FaultOptions faults;
+    faults.error_fraction = 1;
+    server_->faults()->set_options(faults);
+    stop();
+    return Outcome::Success();
+  });
+  early.OnCleanup("bye", bye);
+  early.For(kGvr).OnCreate("create", [](HandlerContext&) { return Outcome(); });
+  absl::Status status = RunOperator(early, options, ctx);
+  EXPECT_TRUE(status.ok()) << status;
+  EXPECT_EQ(cleanups.load(), 2);
 }
 
 TEST_F(OperatorTest, EventHandlersSeeEveryWatchEvent) {

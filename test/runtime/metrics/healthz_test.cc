@@ -53,6 +53,45 @@ TEST(HealthChecksTest, FailureListsEveryCheckAndWithholdsReasons) {
   EXPECT_EQ(r.body, "ok");
 }
 
+TEST(HealthChecksTest, ADetailIsShownInTheVerboseListAndOnItsOwnPath) {
+  HealthChecks checks;
+  std::atomic<bool> up{true};
+  ASSERT_TRUE(checks
+                  .AddWithDetail("db",
+                                 [&]() -> absl::StatusOr<std::string> {
+                                   if (!up) return absl::UnavailableError("x");
+                                   return std::string("{\"rows\":\n42}");
+                                 })
+                  .ok());
+  ASSERT_TRUE(checks.Add("ping", [] { return absl::OkStatus(); }).ok());
+  ASSERT_TRUE(checks
+                  .AddWithDetail("quiet",
+                                 []() -> absl::StatusOr<std::string> {
+                                   return std::string();
+                                 })
+                  .ok());
+  HttpReply r = checks.Answer(Aggregate(), "");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "ok");
+  r = checks.Answer(Aggregate("verbose"), "");
+  EXPECT_EQ(r.body,
+            "[+]db ok: {\"rows\": 42}\n[+]ping ok\n[+]quiet ok\n"
+            "healthz check passed\n");
+  r = checks.Answer(Aggregate(), "db");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "{\"rows\": 42}");
+  EXPECT_EQ(checks.Answer(Aggregate(), "quiet").body, "ok");
+  up = false;
+  r = checks.Answer(Aggregate("verbose"), "");
+  EXPECT_EQ(r.status, 500);
+  EXPECT_EQ(r.body,
+            "[-]db failed: reason withheld\n[+]ping ok\n[+]quiet ok\n"
+            "healthz check failed\n");
+  EXPECT_EQ(checks.Answer(Aggregate(), "db").status, 500);
+  EXPECT_EQ(checks.AddWithDetail("a/b", nullptr).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(HealthChecksTest, ExcludeSkipsAndWarnsAboutUnknownNames) {
   HealthChecks checks;
   ASSERT_TRUE(checks.Add("bad", [] { return absl::InternalError("x"); }).ok());
