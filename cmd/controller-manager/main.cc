@@ -120,6 +120,9 @@ struct ControllerFlags {
   // controllers call into them until the Manager is destroyed, so main
   // owns them and keeps them past it.
   std::vector<std::unique_ptr<kcr::handlers::Registry>>* registries = nullptr;
+  // Ends at SIGINT/SIGTERM: bounds what a controller does as it is added
+  // (the handlers' discovery and startup handlers).
+  kcr::Context ctx;
 };
 
 // Each controller: how to add it to a Manager.
@@ -158,7 +161,7 @@ std::map<std::string, AddFunc> KnownControllers() {
          auto& registry = flags.registries->emplace_back(
              std::make_unique<kcr::handlers::Registry>(options));
          kcr::simpledeployment::RegisterSimpleDeploymentHandlers(*registry);
-         return kcr::handlers::AddToManager(*registry, mgr);
+         return kcr::handlers::AddToManager(*registry, mgr, flags.ctx);
        }},
   };
 }
@@ -352,7 +355,8 @@ int main(int argc, char** argv) {
   const ControllerFlags controller_flags{.workers = FLAGS_workers,
                                          .namespace_ = FLAGS_namespace,
                                          .loadtest_image = FLAGS_loadtest_image,
-                                         .registries = &registries};
+                                         .registries = &registries,
+                                         .ctx = ctx};
   for (const std::string& name : *selected) {
     if (absl::Status s = known.at(name)(**mgr, controller_flags); !s.ok()) {
       return Fail(absl::StrCat("adding controller ", name, ": ", s.message()),
