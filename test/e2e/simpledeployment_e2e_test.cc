@@ -2,10 +2,10 @@
 // runtime/handlers) as users run it: the real controller-manager against a
 // local API server process, driven with kubectl. A SimpleDeployment gets
 // its busybox pod, whose uid `kubectl get sd` shows as CHILDREN; the
-// simulated node runs the pod for spec.sleepytime seconds, then it
-// Succeeds; a new sleepytime replaces the pod; a delete waits for the
-// delete handler behind the operator's finalizer; a manager restarted
-// between create and update does not create again.
+// simulated node runs the pod for spec.sleepytime seconds (its container's
+// startedAt to finishedAt), then it Succeeds; a new sleepytime replaces the
+// pod; a delete waits for the delete handler behind the operator's finalizer; a
+// manager restarted between create and update does not create again.
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/e2e/manager_fixture.h"
@@ -146,10 +147,29 @@ TEST_F(SimpleDeploymentE2eTest, ThePodRunsItsSleepytimeAndAChangeReplacesIt) {
   EXPECT_THAT(
       Jsonpath({"pod", pod}, "{.spec.containers[0].args[*]}").value_or(""),
       HasSubstr("sleep 4"));
-  EXPECT_TRUE(WaitForJsonpath({"pod", pod}, "{.status.phase}", "Running"))
-      << last_jsonpath_;
+  // Its container ran for the sleep: Running from startedAt, Completed at
+  // finishedAt (read from its final state, so a slow poll that never saw
+  // it Running does not matter).
   EXPECT_TRUE(WaitForJsonpath({"pod", pod}, "{.status.phase}", "Succeeded"))
       << last_jsonpath_;
+  const std::string terminated =
+      Jsonpath({"pod", pod},
+               "{.status.containerStatuses[0].state.terminated.reason} "
+               "{.status.containerStatuses[0].state.terminated.startedAt} "
+               "{.status.containerStatuses[0].state.terminated.finishedAt}")
+          .value_or("");
+  std::vector<std::string> words = absl::StrSplit(terminated, ' ');
+  ASSERT_EQ(words.size(), 3u) << terminated;
+  EXPECT_EQ(words[0], "Completed");
+  absl::Time started, finished;
+  std::string error;
+  ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, words[1], &started, &error))
+      << error;
+  ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, words[2], &finished, &error))
+      << error;
+  // Whole seconds on the wire.
+  EXPECT_GE(finished - started, absl::Seconds(3)) << terminated;
+  EXPECT_LE(finished - started, absl::Seconds(6)) << terminated;
 
   // kopf's Event for the handler, and the handler metric.
   EXPECT_TRUE(WaitFor([&] {
