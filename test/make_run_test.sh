@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make run` as a user runs it: it builds and starts the controller manager
 # on its embedded API server, kubectl works with the kubeconfig it prints
-# and finds the samples, and Ctrl-C (SIGINT to the whole foreground
+# and finds the samples (the SimpleDeployment's pod running, its uid in
+# CHILDREN), and Ctrl-C (SIGINT to the whole foreground
 # process group, as a terminal sends it) stops it cleanly.
 #
 #   test/make_run_test.sh [bazel flags...]   e.g. --config=werror
@@ -58,6 +59,20 @@ samples_installed() {
 }
 wait_for 60 samples_installed ||
   fail "the samples are not there: $(cat "$dir/kubectl.out")"
+# The SimpleDeployment sample is handled: CHILDREN holds its pod's uid, and
+# that pod runs (it sleeps 120 s) on the simulated node.
+sd_pod_running() {
+  kubectl get sd example-01 >"$dir/kubectl.out" 2>&1 &&
+    grep -q 'CHILDREN' "$dir/kubectl.out" &&
+    uid=$(kubectl get sd example-01 -o 'jsonpath={.status.create_fn.children[0]}') &&
+    [ -n "$uid" ] &&
+    kubectl get pods -n default -o \
+      'jsonpath={range .items[*]}{.metadata.uid} {.status.phase}{"\n"}{end}' \
+      >>"$dir/kubectl.out" 2>&1 &&
+    grep -q "^$uid Running$" "$dir/kubectl.out"
+}
+wait_for 60 sd_pod_running ||
+  fail "the SimpleDeployment's pod is not running: $(cat "$dir/kubectl.out")"
 
 kill -INT -- "-$pgid"
 gone() { ! kill -0 -- "-$pgid" 2>/dev/null; }

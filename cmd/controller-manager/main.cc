@@ -37,12 +37,14 @@
 #include "controllers/loadtest/loadtest_controller.h"
 #include "controllers/nginx/nginx_controller.h"
 #include "controllers/pods/pods_controller.h"
+#include "controllers/simpledeployment/simpledeployment_handlers.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
 #include "runtime/client/options.h"
 #include "runtime/client/rest_client.h"
 #include "runtime/client/rest_config.h"
 #include "runtime/controller/manager.h"
+#include "runtime/handlers/registry.h"
 
 DEFINE_string(kubeconfig, "",
               "Path to a kubeconfig file. Default: $KUBECONFIG, else "
@@ -54,10 +56,11 @@ DEFINE_string(namespace, "",
               "Watch only this namespace; empty for all (env NAMESPACE).");
 DEFINE_string(controllers, "*",
               "Comma-separated controllers to run; '*' for all. Known: "
-              "copyrator, loadtest, nginx, pods.");
+              "copyrator, loadtest, nginx, pods, simpledeployment.");
 DEFINE_int32(workers, 1,
              "Concurrent reconciles per controller with a work queue (the "
-             "pods controller has none: it reports events in order).");
+             "pods controller has none: it reports events in order); for "
+             "simpledeployment, objects handled at once.");
 DEFINE_bool(leader_elect, false,
             "Run the controllers only while holding the leader-election "
             "Lease, for running several replicas.");
@@ -107,10 +110,19 @@ constexpr char kProgram[] = "controller-manager";
 
 using kcr::controller::Manager;
 
-// What the flags say to every controller.
+// What the flags say to every controller, and where a controller keeps
+// what must outlive the Manager.
 struct ControllerFlags {
   int workers = 1;
+  std::string namespace_;
   std::string loadtest_image;
+  // The handler registries of the handler-model controllers: their
+  // controllers call into them until the Manager is destroyed, so main
+  // owns them and keeps them past it.
+  std::vector<std::unique_ptr<kcr::handlers::Registry>>* registries = nullptr;
+  // Ends at SIGINT/SIGTERM: bounds what a controller does as it is added
+  // (the handlers' discovery and startup handlers).
+  kcr::Context ctx;
 };
 
 // Each controller: how to add it to a Manager.
@@ -139,6 +151,17 @@ std::map<std::string, AddFunc> KnownControllers() {
       {"pods",
        [](Manager& mgr, const ControllerFlags&) {
          return kcr::pods::AddPodsController(mgr, kcr::pods::PodsOptions{});
+       }},
+      {"simpledeployment",
+       [](Manager& mgr, const ControllerFlags& flags) {
+         kcr::handlers::OperatorOptions options;
+         options.name = "simpledeployment";
+         options.workers = flags.workers;
+         options.namespace_ = flags.namespace_;
+         auto& registry = flags.registries->emplace_back(
+             std::make_unique<kcr::handlers::Registry>(options));
+         kcr::simpledeployment::RegisterSimpleDeploymentHandlers(*registry);
+         return kcr::handlers::AddToManager(*registry, mgr, flags.ctx);
        }},
   };
 }
@@ -316,10 +339,24 @@ int main(int argc, char** argv) {
   options.leader_election_namespace = FLAGS_leader_election_namespace.empty()
                                           ? config.namespace_
                                           : FLAGS_leader_election_namespace;
+  // Declared before the Manager, so destroyed after it.
+  std::vector<std::unique_ptr<kcr::handlers::Registry>> registries;
   auto mgr = Manager::New(config, options);
   if (!mgr.ok()) return Fail(mgr.status().message(), 1);
-  const ControllerFlags controller_flags{
-      .workers = FLAGS_workers, .loadtest_image = FLAGS_loadtest_image};
+  // The handler-model controllers ask discovery for their resource as
+  // they are added: the embedded server gets its CRDs first.
+  if (cluster != nullptr) {
+    if (absl::Status s = cluster->InstallCrds(ctx, *(*mgr)->GetClient(),
+                                              *(*mgr)->GetRESTMapper());
+        !s.ok()) {
+      return Fail(s.message(), 1);
+    }
+  }
+  const ControllerFlags controller_flags{.workers = FLAGS_workers,
+                                         .namespace_ = FLAGS_namespace,
+                                         .loadtest_image = FLAGS_loadtest_image,
+                                         .registries = &registries,
+                                         .ctx = ctx};
   for (const std::string& name : *selected) {
     if (absl::Status s = known.at(name)(**mgr, controller_flags); !s.ok()) {
       return Fail(absl::StrCat("adding controller ", name, ": ", s.message()),
@@ -339,11 +376,6 @@ int main(int argc, char** argv) {
   }
 
   if (cluster != nullptr) {
-    if (absl::Status s = cluster->InstallCrds(ctx, *(*mgr)->GetClient(),
-                                              *(*mgr)->GetRESTMapper());
-        !s.ok()) {
-      return Fail(s.message(), 1);
-    }
     if (absl::Status s = cluster->InstallSamples(ctx, *(*mgr)->GetClient(),
                                                  *(*mgr)->GetRESTMapper());
         !s.ok()) {
@@ -357,6 +389,7 @@ int main(int argc, char** argv) {
               << "  " << kubectl << " get nginxes,deployments,pods\n"
               << "  " << kubectl << " get loadtests -w\n"
               << "  " << kubectl << " get configmaps -A -l copyrator\n"
+              << "  " << kubectl << " get sd,pods\n"
               << "Ctrl-C stops." << std::endl;
   }
 

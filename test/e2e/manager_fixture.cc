@@ -108,14 +108,16 @@ void ManagerFixture::StartServerWithCrds(const std::string& name,
   integration::KubectlResult r =
       kubectl_->Run({"apply", "-f", absl::StrCat(kCrdDir, "/nginx.yaml"), "-f",
                      absl::StrCat(kCrdDir, "/copyrator_rule.yaml"), "-f",
-                     absl::StrCat(kCrdDir, "/loadtest.yaml")});
+                     absl::StrCat(kCrdDir, "/loadtest.yaml"), "-f",
+                     absl::StrCat(kCrdDir, "/simpledeployment.yaml")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_NO_FATAL_FAILURE(WaitForCrdsEstablished());
 }
 
 void ManagerFixture::WaitForCrdsEstablished() {
-  for (const char* crd : {"nginxes.example.org", "copyrators.flant.com",
-                          "loadtests.example.org"}) {
+  for (const char* crd :
+       {"nginxes.example.org", "copyrators.flant.com", "loadtests.example.org",
+        "simpledeployments.example.org"}) {
     ASSERT_TRUE(WaitForJsonpath(
         {"crd", crd}, "{.status.conditions[?(@.type==\"Established\")].status}",
         "True"))

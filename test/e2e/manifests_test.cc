@@ -310,8 +310,9 @@ std::set<std::string> JsonStrings(absl::string_view list) {
 
 // What the controllers call, read from the server's request log while
 // the manager (every controller, with --leader-elect) works through the
-// samples and a Secret rule, an Nginx spec change, a source change and
-// the deletion of a LoadTest and a rule, is all allowed by the
+// samples and a Secret rule, an Nginx spec change, a source change, a
+// SimpleDeployment's sleepytime change, and the deletion of a LoadTest, a
+// rule and a SimpleDeployment, is all allowed by the
 // ClusterRole, or by the Role in kcr-system. (The local server stores
 // RBAC but does not enforce it: this is what stands between a new call
 // in a controller and Forbidden in a real cluster.)
@@ -382,6 +383,7 @@ namespace: default
   EXPECT_TRUE(logged("created copy kind=Secret")) << mgr->Log();
   EXPECT_TRUE(logged("state=executing->finished")) << mgr->Log();
   EXPECT_TRUE(logged("created deployment=my-nginx-deploy")) << mgr->Log();
+  EXPECT_TRUE(logged("Handler 'create_fn' succeeded.")) << mgr->Log();
   // A spec change (the Deployment updated), a source change (copies
   // updated), then the LoadTest and the rule deleted (their finalizers:
   // pods deleted, copies listed and deleted).
@@ -395,14 +397,28 @@ namespace: default
   Kubectl({"patch", "configmap", "copyrator-demo", "--type=merge", "-p",
            R"({"data":{"greeting":"changed"}})"});
   EXPECT_TRUE(logged("updated copy kind=ConfigMap")) << mgr->Log();
+  // The SimpleDeployment's handlers: a new sleepytime replaces the pod.
+  kubectl_requests.insert(
+      "GET /apis/example.org/v1/namespaces/default/simpledeployments/"
+      "example-01");
+  Kubectl({"patch", "sd", "example-01", "--type=merge", "-p",
+           R"({"spec":{"sleepytime":"60"}})"});
+  EXPECT_TRUE(logged("Handler 'sleepytime_fn' succeeded.")) << mgr->Log();
   kubectl_requests.insert(
       "DELETE /apis/example.org/v1/namespaces/default/loadtests/hello-load");
   kubectl_requests.insert(
       "DELETE /apis/flant.com/v1/namespaces/default/copyrators/main-rule");
+  kubectl_requests.insert(
+      "DELETE /apis/example.org/v1/namespaces/default/simpledeployments/"
+      "example-01");
   Kubectl({"delete", "loadtest", "hello-load", "--wait=false"});
   Kubectl({"delete", "copyrators", "main-rule", "--wait=false"});
+  Kubectl({"delete", "sd", "example-01", "--wait=false"});
   EXPECT_TRUE(logged("pods gone, finalizer removed")) << mgr->Log();
   EXPECT_TRUE(logged("copies removed, finalizer released")) << mgr->Log();
+  EXPECT_TRUE(logged("Handler 'delete_fn' succeeded.")) << mgr->Log();
+  // And its finalizer removed.
+  EXPECT_TRUE(WaitForGone({"sd", "example-01"})) << mgr->Log();
   // A clean stop releases the Lease (an update) too.
   EXPECT_EQ(mgr->Stop(), std::optional<int>(0));
 
@@ -439,10 +455,14 @@ namespace: default
   }
   EXPECT_GT(requests, 20) << "the request log is not what this test reads";
   EXPECT_THAT(
-      seen, ::testing::IsSupersetOf(
-                {"watch /pods", "create /pods", "create /events",
-                 "update coordination.k8s.io/leases",
-                 "update example.org/loadtests/status", "create /configmaps"}));
+      seen,
+      ::testing::IsSupersetOf(
+          {"watch /pods", "create /pods", "create /events",
+           "update coordination.k8s.io/leases",
+           "update example.org/loadtests/status", "create /configmaps",
+           "watch example.org/simpledeployments",
+           "patch example.org/simpledeployments",
+           "patch example.org/simpledeployments/status", "delete /pods"}));
   EXPECT_THAT(denied, IsEmpty())
       << "calls the ClusterRole (manifests/rbac/cluster_role.yaml) does "
          "not allow; add them there and to docs/deploy.md";

@@ -2,7 +2,9 @@
 // an unknown controller and a missing or broken kubeconfig are one line
 // and exit code 2; --embedded starts an API server that kubectl can use
 // with the printed kubeconfig, runs the pods controller (kcr_pods on
-// /metrics follows a pod made with kubectl) and stops on SIGINT with 0.
+// /metrics follows a pod made with kubectl) and the simpledeployment one
+// (the sample's children), and stops on SIGINT with 0;
+// --controllers=simpledeployment runs that one alone.
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -61,6 +63,9 @@ TEST(ControllerManagerTest, HelpListsItsFlags) {
         "--event-ttl"}) {
     EXPECT_THAT(text, HasSubstr(flag)) << flag;
   }
+  // Every controller is named in --controllers' help.
+  EXPECT_THAT(text, HasSubstr("copyrator, loadtest, nginx, pods, "
+                              "simpledeployment."));
   // gflags' own flags are not the manager's.
   EXPECT_THAT(text, ::testing::Not(HasSubstr("--flagfile")));
 }
@@ -89,6 +94,11 @@ TEST(ControllerManagerTest, BadFlagsExitTwo) {
   ProcessResult r = RunProcess({kBinary, "--controllers=pods,nope"}, {});
   ExpectOneLineExit2(r, "--controllers");
   EXPECT_THAT(r.err, HasSubstr("\"nope\""));
+  r = RunProcess({kBinary, "--controllers=simpledeployment,simpledeploy"}, {});
+  ExpectOneLineExit2(r, "--controllers=simpledeployment,simpledeploy");
+  EXPECT_THAT(r.err, HasSubstr("\"simpledeploy\""));
+  EXPECT_THAT(r.err, HasSubstr("known: copyrator, loadtest, nginx, pods, "
+                               "simpledeployment)"));
 }
 
 TEST(ControllerManagerTest, MissingOrBrokenKubeconfigIsOneLine) {
@@ -245,9 +255,105 @@ TEST_F(EmbeddedTest, ServesKubectlAndMetricsAndStopsOnSigint) {
       absl::Seconds(30)))
       << ReadFile(err_);
 
+  // The SimpleDeployment sample, handled: its pod's uid in CHILDREN.
+  EXPECT_THAT(out, HasSubstr(" get sd,pods\n"));
+  std::string sd;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        sd = Kubectl({"get", "sd", "example-01"}).out;
+        return absl::StrContains(sd, "CHILDREN") &&
+               absl::StrContains(sd, "[\"");
+      },
+      absl::Seconds(60)))
+      << sd << ReadFile(err_);
+
   EXPECT_EQ(Signal(SIGINT), 0) << ReadFile(err_);
   // The kubeconfig of a stopped server is removed.
   EXPECT_EQ(access(kubeconfig_.c_str(), F_OK), -1);
+}
+
+// --controllers=simpledeployment runs that controller alone: the sample's
+// pod is made and Running on the simulated node (it sleeps 120 s), with
+// the pod's uid as the SimpleDeployment's children; the Nginx sample is
+// left alone.
+TEST_F(EmbeddedTest, RunsTheSimpleDeploymentControllerAlone) {
+  Start({"--embedded", "--controllers=simpledeployment", "--workers=2",
+         "--metrics-bind-address=0", "--health-probe-bind-address=0"});
+  if (HasFatalFailure()) return;
+  ASSERT_TRUE(WaitFor(
+      [&] { return absl::StrContains(ReadFile(out_), "Ctrl-C stops."); },
+      absl::Seconds(60)))
+      << ReadFile(out_) << ReadFile(err_);
+  kubeconfig_ = LineAfter(ReadFile(out_), "kubeconfig: ");
+  ASSERT_FALSE(kubeconfig_.empty());
+  EXPECT_THAT(ReadFile(err_), HasSubstr("controllers=simpledeployment "));
+
+  std::string child;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        child = Kubectl({"get", "sd", "example-01", "-o",
+                         "jsonpath={.status.create_fn.children[0]}"})
+                    .out;
+        return !child.empty();
+      },
+      absl::Seconds(60)))
+      << ReadFile(err_);
+  std::string pods;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        pods = Kubectl({"get", "pods", "-n", "default", "-o",
+                        "jsonpath={range .items[*]}{.metadata.uid} "
+                        "{.status.phase}{\"\\n\"}{end}"})
+                   .out;
+        return absl::StrContains(pods, child + " Running");
+      },
+      absl::Seconds(60)))
+      << pods;
+  EXPECT_TRUE(WaitFor([&] {
+    return absl::StrContains(ReadFile(err_),
+                             "[default/example-01] Handler 'create_fn' "
+                             "succeeded.");
+  })) << ReadFile(err_);
+  // No other controller runs: the Nginx sample gets no Deployment.
+  EXPECT_EQ(Kubectl({"get", "deployments", "-A", "-o", "name"}).out, "");
+
+  EXPECT_EQ(Signal(SIGTERM), 0) << ReadFile(err_);
+}
+
+// --namespace holds for the handlers too: a SimpleDeployment in that
+// namespace is handled, the sample in default is not.
+TEST_F(EmbeddedTest, TheSimpleDeploymentControllerWatchesOnlyNamespace) {
+  Start({"--embedded", "--controllers=simpledeployment", "--namespace=other",
+         "--metrics-bind-address=0", "--health-probe-bind-address=0"});
+  if (HasFatalFailure()) return;
+  ASSERT_TRUE(WaitFor(
+      [&] { return absl::StrContains(ReadFile(out_), "Ctrl-C stops."); },
+      absl::Seconds(60)))
+      << ReadFile(out_) << ReadFile(err_);
+  kubeconfig_ = LineAfter(ReadFile(out_), "kubeconfig: ");
+  ASSERT_FALSE(kubeconfig_.empty());
+  ProcessResult ns = Kubectl({"create", "namespace", "other"});
+  ASSERT_EQ(ns.exit_code, 0) << ns.err;
+  std::ofstream(::testing::TempDir() + "/other-sd.yaml")
+      << "apiVersion: example.org/v1\nkind: SimpleDeployment\n"
+         "metadata: {name: in-other, namespace: other}\n"
+         "spec: {sleepytime: 60}\n";
+  ProcessResult apply =
+      Kubectl({"apply", "-f", ::testing::TempDir() + "/other-sd.yaml"});
+  ASSERT_EQ(apply.exit_code, 0) << apply.err;
+
+  auto children = [&](const std::string& namespace_, const std::string& name) {
+    return Kubectl({"get", "sd", name, "-n", namespace_, "-o",
+                    "jsonpath={.status.create_fn.children[0]}"})
+        .out;
+  };
+  EXPECT_TRUE(WaitFor([&] { return !children("other", "in-other").empty(); },
+                      absl::Seconds(60)))
+      << ReadFile(err_);
+  EXPECT_EQ(children("default", "example-01"), "");
+  EXPECT_EQ(Kubectl({"get", "pods", "-n", "default", "-o", "name"}).out, "");
+
+  EXPECT_EQ(Signal(SIGTERM), 0) << ReadFile(err_);
 }
 
 }  // namespace
