@@ -1,7 +1,9 @@
 // AddToManager and RunOperator: the handlers on a controller::Manager.
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -213,6 +215,183 @@ std::string ControllerName(const OperatorOptions& op,
                            : Cat(op.name, "-", gvr.resource, ".", gvr.group);
 }
 
+// The handlers' ids must be unique per resource with change handlers (the
+// engine's check, made before anything has started).
+absl::Status ValidateRegistry(const Registry& registry) {
+  for (const auto& [key, handlers] : registry.resources()) {
+    std::set<std::string> ids;
+    for (const ResourceHandlers::Entry& e : handlers.entries()) {
+      if (e.kind == ResourceHandlers::Entry::Kind::kEvent) continue;
+      if (!ids.insert(e.id).second) {
+        return absl::InvalidArgumentError(
+            Cat("handlers of ", handlers.gvr().resource, ": the id \"", e.id,
+                "\" is used twice"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Adds the controller (when there are change handlers), the daemons'
+// stopper and the event handlers of one served resource. Before or after
+// the Manager started: Manager::Add starts what is added after Start at
+// once, the leader's Runnables only while leading.
+absl::Status AddResource(const ResourceHandlers& handlers,
+                         const ResourceInfo& info, const OperatorOptions& op,
+                         controller::Manager& mgr,
+                         std::shared_ptr<events::EventRecorder> recorder) {
+  client::RestClient* client = mgr.GetClient();
+  const Clock* clock = mgr.clock() != nullptr ? mgr.clock() : Clock::Real();
+  const client::Resource resource =
+      info.namespaced ? client::Resource::Namespaced(info.gvr, op.namespace_)
+                      : client::Resource::ClusterScoped(info.gvr);
+  cache::SharedIndexInformer* informer =
+      mgr.GetInformerFactory()->InformerFor(resource);
+  // kopf touches the objects only for change handlers: a resource with
+  // event handlers alone gets no controller (and no state written).
+  bool changes = false;
+  for (const ResourceHandlers::Entry& e : handlers.entries()) {
+    changes |= e.kind != ResourceHandlers::Entry::Kind::kEvent;
+  }
+  if (changes) {
+    internal::EngineOptions options;
+    options.operator_options = op;
+    options.clock = clock;
+    options.client = client;
+    options.recorder = recorder;
+    options.get = [informer](const controller::Request& request) {
+      return informer->GetIndexer()->GetByKey(request.ToString());
+    };
+    options.metrics = &mgr.GetMetricsRegistry();
+    KCR_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine,
+                         Engine::New(handlers, info, std::move(options)));
+    controller::ControllerOptions copts;
+    copts.max_concurrent_reconciles = op.workers;
+    std::shared_ptr<Engine> shared(std::move(engine));
+    KCR_ASSIGN_OR_RETURN(controller::Controller * c,
+                         controller::ControllerBuilder(mgr)
+                             .For(resource)
+                             .Named(ControllerName(op, info.gvr))
+                             .WithOptions(std::move(copts))
+                             .Build(shared));
+    // A daemon that returns wakes its object through the queue, so a
+    // deletion waiting for it goes on at once.
+    shared->SetEnqueue(
+        [c](const controller::Request& request) { c->queue().Add(request); });
+    bool daemons = false;
+    for (const ResourceHandlers::Entry& e : handlers.entries()) {
+      daemons |= e.kind == ResourceHandlers::Entry::Kind::kDaemon;
+    }
+    if (daemons) {
+      // The daemons stop (and are waited for) when the Manager stops.
+      KCR_RETURN_IF_ERROR(mgr.Add(std::make_unique<controller::RunnableFunc>(
+          Cat("handlers-daemons-", info.gvr.resource),
+          [shared](const Context& ctx) {
+            WaitUntilDone(ctx);
+            shared->StopDaemons();
+            return absl::OkStatus();
+          })));
+    }
+  }
+
+  // Event handlers: straight from the informer, no state, no retries.
+  for (const ResourceHandlers::Entry& e : handlers.entries()) {
+    if (e.kind != ResourceHandlers::Entry::Kind::kEvent) continue;
+    auto funcs = std::make_shared<cache::ResourceEventHandlerFuncs>();
+    auto deliver = [&e, client, recorder, resource](
+                       const api::ObjectPtr& object, std::string type) {
+      if (object == nullptr || !e.options.filters.Matches(*object)) return;
+      EventLogger logger(*object);
+      EventContext ectx(object,
+                        resource.InNamespace(std::string(object->namespace_())),
+                        client, recorder.get(), &logger, Context::Background(),
+                        std::move(type));
+      try {
+        e.event_handler(ectx);
+      } catch (const std::exception& ex) {
+        LOG(ERROR) << logger.prefix() << "Handler '" << e.id
+                   << "' failed with an exception: " << ex.what();
+      } catch (...) {
+        LOG(ERROR) << logger.prefix() << "Handler '" << e.id
+                   << "' failed with an unknown exception";
+      }
+    };
+    funcs->add_func = [deliver](const api::ObjectPtr& o, bool initial) {
+      deliver(o, initial ? "" : "ADDED");
+    };
+    funcs->update_func = [deliver](const api::ObjectPtr&,
+                                   const api::ObjectPtr& o) {
+      deliver(o, "MODIFIED");
+    };
+    funcs->delete_func = [deliver](const api::ObjectPtr& o, bool) {
+      deliver(o, "DELETED");
+    };
+    auto registration = informer->AddEventHandler(funcs);
+    if (!registration.ok()) return registration.status();
+  }
+  return absl::OkStatus();
+}
+
+// "plural.group" (the plural alone for the core group), as kubectl names a
+// resource.
+std::string ResourceName(const api::GroupVersionResource& gvr) {
+  return gvr.group.empty() ? gvr.resource : Cat(gvr.resource, ".", gvr.group);
+}
+
+// Discovery's first retry, and the longest wait between two.
+constexpr absl::Duration kDiscoveryBackoff = absl::Seconds(1);
+constexpr absl::Duration kMaxDiscoveryBackoff = absl::Seconds(30);
+
+// Waits for a resource that discovery did not find (its CRD not installed
+// yet, the server unreachable), as the reconcilers retry their list: asks
+// again with backoff (1 s doubling to 30 s, on the Manager's clock) until
+// it is served, then adds its controller and returns. Returns OK when the
+// Manager stops first. Needs no leader election: the controller it adds
+// does, and the Manager gates that.
+class WaitForResourceRunnable final : public controller::Runnable {
+ public:
+  WaitForResourceRunnable(const ResourceHandlers& handlers,
+                          const OperatorOptions& op, controller::Manager& mgr,
+                          std::shared_ptr<events::EventRecorder> recorder)
+      : handlers_(handlers),
+        op_(op),
+        mgr_(mgr),
+        recorder_(std::move(recorder)) {}
+
+  absl::Status Start(const Context& ctx) override {
+    const Clock* clock = mgr_.clock() != nullptr ? mgr_.clock() : Clock::Real();
+    absl::Duration delay = kDiscoveryBackoff;
+    for (;;) {
+      if (!clock->Sleep(ctx, delay).ok() || ctx.done()) return absl::OkStatus();
+      absl::StatusOr<ResourceInfo> info =
+          Discover(*mgr_.GetClient(), handlers_.gvr(), ctx);
+      if (ctx.done()) return absl::OkStatus();
+      if (info.ok()) {
+        LOG(INFO) << "handlers: resource=" << ResourceName(handlers_.gvr())
+                  << " is served now; adding its controller";
+        absl::Status added =
+            AddResource(handlers_, *info, op_, mgr_, recorder_);
+        // Stopping meanwhile is no failure.
+        if (!added.ok() && ctx.done()) return absl::OkStatus();
+        return added;
+      }
+      VLOG(2) << "handlers: still waiting resource="
+              << ResourceName(handlers_.gvr()) << " error=" << info.status();
+      delay = std::min(delay * 2, kMaxDiscoveryBackoff);
+    }
+  }
+  bool NeedLeaderElection() const override { return false; }
+  std::string name() const override {
+    return Cat("handlers-wait-", ResourceName(handlers_.gvr()));
+  }
+
+ private:
+  const ResourceHandlers& handlers_;
+  const OperatorOptions& op_;
+  controller::Manager& mgr_;
+  const std::shared_ptr<events::EventRecorder> recorder_;
+};
+
 // AddToManager; `cleanup` (may be null) gets the cleanup handlers' runner
 // when there are any.
 absl::Status Add(const Registry& registry, controller::Manager& mgr,
@@ -221,12 +400,14 @@ absl::Status Add(const Registry& registry, controller::Manager& mgr,
   client::RestClient* client = mgr.GetClient();
   const Clock* clock = mgr.clock() != nullptr ? mgr.clock() : Clock::Real();
 
-  // Everything that can fail without side effects first.
-  std::vector<ResourceInfo> infos;
+  // Everything that can fail without side effects first. A resource that
+  // is not served yet is waited for (after the startup handlers), not an
+  // error.
+  KCR_RETURN_IF_ERROR(ValidateRegistry(registry));
+  std::vector<absl::StatusOr<ResourceInfo>> infos;
   for (const auto& [key, handlers] : registry.resources()) {
-    KCR_ASSIGN_OR_RETURN(ResourceInfo info,
-                         Discover(*client, handlers.gvr(), ctx));
-    infos.push_back(std::move(info));
+    infos.push_back(Discover(*client, handlers.gvr(), ctx));
+    if (ctx.done()) return ctx.Err();
   }
 
   for (const auto& activity : registry.activities().startup) {
@@ -241,94 +422,18 @@ absl::Status Add(const Registry& registry, controller::Manager& mgr,
       mgr.GetEventRecorderFor(op.name);
   size_t i = 0;
   for (const auto& [key, handlers] : registry.resources()) {
-    const ResourceInfo& info = infos[i++];
-    const client::Resource resource =
-        info.namespaced ? client::Resource::Namespaced(info.gvr, op.namespace_)
-                        : client::Resource::ClusterScoped(info.gvr);
-    cache::SharedIndexInformer* informer =
-        mgr.GetInformerFactory()->InformerFor(resource);
-    // kopf touches the objects only for change handlers: a resource with
-    // event handlers alone gets no controller (and no state written).
-    bool changes = false;
-    for (const ResourceHandlers::Entry& e : handlers.entries()) {
-      changes |= e.kind != ResourceHandlers::Entry::Kind::kEvent;
+    const absl::StatusOr<ResourceInfo>& info = infos[i++];
+    if (info.ok()) {
+      KCR_RETURN_IF_ERROR(AddResource(handlers, *info, op, mgr, recorder));
+      continue;
     }
-    if (changes) {
-      internal::EngineOptions options;
-      options.operator_options = op;
-      options.clock = clock;
-      options.client = client;
-      options.recorder = recorder;
-      options.get = [informer](const controller::Request& request) {
-        return informer->GetIndexer()->GetByKey(request.ToString());
-      };
-      options.metrics = &mgr.GetMetricsRegistry();
-      KCR_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine,
-                           Engine::New(handlers, info, std::move(options)));
-      controller::ControllerOptions copts;
-      copts.max_concurrent_reconciles = op.workers;
-      std::shared_ptr<Engine> shared(std::move(engine));
-      KCR_ASSIGN_OR_RETURN(controller::Controller * c,
-                           controller::ControllerBuilder(mgr)
-                               .For(resource)
-                               .Named(ControllerName(op, info.gvr))
-                               .WithOptions(std::move(copts))
-                               .Build(shared));
-      // A daemon that returns wakes its object through the queue, so a
-      // deletion waiting for it goes on at once.
-      shared->SetEnqueue(
-          [c](const controller::Request& request) { c->queue().Add(request); });
-      bool daemons = false;
-      for (const ResourceHandlers::Entry& e : handlers.entries()) {
-        daemons |= e.kind == ResourceHandlers::Entry::Kind::kDaemon;
-      }
-      if (daemons) {
-        // The daemons stop (and are waited for) when the Manager stops.
-        KCR_RETURN_IF_ERROR(mgr.Add(std::make_unique<controller::RunnableFunc>(
-            Cat("handlers-daemons-", info.gvr.resource),
-            [shared](const Context& ctx) {
-              WaitUntilDone(ctx);
-              shared->StopDaemons();
-              return absl::OkStatus();
-            })));
-      }
-    }
-
-    // Event handlers: straight from the informer, no state, no retries.
-    for (const ResourceHandlers::Entry& e : handlers.entries()) {
-      if (e.kind != ResourceHandlers::Entry::Kind::kEvent) continue;
-      auto funcs = std::make_shared<cache::ResourceEventHandlerFuncs>();
-      auto deliver = [&e, client, recorder, resource](
-                         const api::ObjectPtr& object, std::string type) {
-        if (object == nullptr || !e.options.filters.Matches(*object)) return;
-        EventLogger logger(*object);
-        EventContext ectx(
-            object, resource.InNamespace(std::string(object->namespace_())),
-            client, recorder.get(), &logger, Context::Background(),
-            std::move(type));
-        try {
-          e.event_handler(ectx);
-        } catch (const std::exception& ex) {
-          LOG(ERROR) << logger.prefix() << "Handler '" << e.id
-                     << "' failed with an exception: " << ex.what();
-        } catch (...) {
-          LOG(ERROR) << logger.prefix() << "Handler '" << e.id
-                     << "' failed with an unknown exception";
-        }
-      };
-      funcs->add_func = [deliver](const api::ObjectPtr& o, bool initial) {
-        deliver(o, initial ? "" : "ADDED");
-      };
-      funcs->update_func = [deliver](const api::ObjectPtr&,
-                                     const api::ObjectPtr& o) {
-        deliver(o, "MODIFIED");
-      };
-      funcs->delete_func = [deliver](const api::ObjectPtr& o, bool) {
-        deliver(o, "DELETED");
-      };
-      auto registration = informer->AddEventHandler(funcs);
-      if (!registration.ok()) return registration.status();
-    }
+    auto waiter =
+        std::make_unique<WaitForResourceRunnable>(handlers, op, mgr, recorder);
+    LOG(WARNING) << "handlers: resource " << ResourceName(handlers.gvr())
+                 << " is not available yet; its controller starts once "
+                    "discovery finds it (retrying with backoff): "
+                 << info.status().message();
+    KCR_RETURN_IF_ERROR(mgr.Add(std::move(waiter)));
   }
 
   for (const auto& probe : registry.activities().probes) {

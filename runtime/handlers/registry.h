@@ -260,10 +260,14 @@ class Registry {
 
 // Runs the startup handlers (before returning: the Manager has not started
 // its informers yet), then adds a controller per resource, the probes, and
-// a Runnable that runs the cleanup handlers when the Manager stops. The
-// registry must outlive the Manager. Errors: a startup handler that failed
-// for good, a duplicate handler id, a resource the server does not serve,
-// and `ctx`'s error (kCancelled, kDeadlineExceeded) when it ends first.
+// a Runnable that runs the cleanup handlers when the Manager stops. A
+// resource that discovery does not find (its CRD not installed yet, the
+// server unreachable) is no error: it is logged once, and a Runnable asks
+// again with backoff (1 s doubling to 30 s, on the Manager's clock) until
+// it is served, then adds its controller, or returns when the Manager
+// stops. The registry must outlive the Manager. Errors: a startup handler
+// that failed for good, a duplicate handler id, and `ctx`'s error
+// (kCancelled, kDeadlineExceeded) when it ends first.
 // `ctx` bounds the discovery and the startup handlers' retries (a startup
 // handler that never succeeds cannot hold a stopping process), and is the
 // startup handlers' ActivityContext::ctx(); pass the one the Manager will

@@ -4,7 +4,9 @@
 // with the printed kubeconfig, runs the pods controller (kcr_pods on
 // /metrics follows a pod made with kubectl) and the simpledeployment one
 // (the sample's children), and stops on SIGINT with 0;
-// --controllers=simpledeployment runs that one alone.
+// --controllers=simpledeployment runs that one alone; started against a
+// server without the SimpleDeployment CRD it keeps running (ready) and
+// handles a SimpleDeployment once the CRD is applied.
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -41,6 +43,8 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
 constexpr char kBinary[] = "cmd/controller-manager/controller-manager";
+constexpr char kServerBinary[] = "cmd/local-apiserver/local-apiserver";
+constexpr char kSimpleDeploymentCrd[] = "manifests/crds/simpledeployment.yaml";
 
 void ExpectOneLineExit2(const ProcessResult& r, const std::string& label) {
   EXPECT_EQ(r.exit_code, 2) << label << ": " << r.err;
@@ -142,9 +146,11 @@ std::string LineAfter(const std::string& text, const std::string& prefix) {
 class EmbeddedTest : public ::testing::Test {
  protected:
   void TearDown() override {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
+    for (pid_t pid : {pid_, server_pid_}) {
+      if (pid > 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+      }
     }
   }
 
@@ -152,20 +158,25 @@ class EmbeddedTest : public ::testing::Test {
   void Start(const std::vector<std::string>& args) {
     out_ = ::testing::TempDir() + "/cm.out";
     err_ = ::testing::TempDir() + "/cm.err";
-    std::vector<std::string> argv = {kBinary};
+    Spawn(kBinary, args, out_, err_, &pid_);
+  }
+
+  // Starts `binary` with stdout and stderr to the files `out` and `err`.
+  void Spawn(const char* binary, const std::vector<std::string>& args,
+             const std::string& out, const std::string& err, pid_t* pid) {
+    std::vector<std::string> argv = {binary};
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<char*> cargv;
     for (std::string& a : argv) cargv.push_back(a.data());
     cargv.push_back(nullptr);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out_.c_str(),
+    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err_.c_str(),
+    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ASSERT_EQ(
-        posix_spawn(&pid_, kBinary, &actions, nullptr, cargv.data(), environ),
-        0);
+        posix_spawn(pid, binary, &actions, nullptr, cargv.data(), environ), 0);
     posix_spawn_file_actions_destroy(&actions);
   }
 
@@ -193,6 +204,7 @@ class EmbeddedTest : public ::testing::Test {
   }
 
   pid_t pid_ = -1;
+  pid_t server_pid_ = -1;  // the local API server, when started
   std::string out_, err_, kubeconfig_;
 };
 
@@ -352,6 +364,81 @@ TEST_F(EmbeddedTest, TheSimpleDeploymentControllerWatchesOnlyNamespace) {
       << ReadFile(err_);
   EXPECT_EQ(children("default", "example-01"), "");
   EXPECT_EQ(Kubectl({"get", "pods", "-n", "default", "-o", "name"}).out, "");
+
+  EXPECT_EQ(Signal(SIGTERM), 0) << ReadFile(err_);
+}
+
+// Against a server without the SimpleDeployment CRD the manager does not
+// exit: it is ready, waits for the resource, and handles a SimpleDeployment
+// once the CRD is applied (as the reconcilers wait for theirs).
+TEST_F(EmbeddedTest, WaitsForTheSimpleDeploymentCrd) {
+  const std::string dir = ::testing::TempDir();
+  kubeconfig_ = dir + "/server-kubeconfig";
+  Spawn(kServerBinary, {"--port=0", "--kubeconfig-out=" + kubeconfig_},
+        dir + "/server.out", dir + "/server.err", &server_pid_);
+  if (HasFatalFailure()) return;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return Kubectl({"get", "ns"}).exit_code == 0;
+      },
+      absl::Seconds(60)))
+      << ReadFile(dir + "/server.err");
+
+  Start({"--kubeconfig=" + kubeconfig_, "--controllers=simpledeployment",
+         "--metrics-bind-address=0",
+         "--health-probe-bind-address=127.0.0.1:0"});
+  if (HasFatalFailure()) return;
+  int probe_port = 0;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return absl::SimpleAtoi(
+            absl::StripSuffix(
+                absl::StripPrefix(LineAfter(ReadFile(out_), "health probes: "),
+                                  "http://127.0.0.1:"),
+                "/healthz, /readyz"),
+            &probe_port);
+      },
+      absl::Seconds(60)))
+      << ReadFile(out_) << ReadFile(err_);
+  EXPECT_TRUE(
+      WaitFor([&] { return HttpGet(probe_port, "/readyz").has_value(); },
+              absl::Seconds(60)))
+      << ReadFile(err_);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return absl::StrContains(ReadFile(err_),
+                                 "simpledeployments.example.org is not "
+                                 "available yet");
+      },
+      absl::Seconds(30)))
+      << ReadFile(err_);
+  // Still running a while later.
+  absl::SleepFor(absl::Seconds(2));
+  int status = 0;
+  ASSERT_EQ(waitpid(pid_, &status, WNOHANG), 0) << ReadFile(err_);
+  EXPECT_TRUE(HttpGet(probe_port, "/readyz").has_value());
+
+  ProcessResult crd = Kubectl({"apply", "-f", kSimpleDeploymentCrd});
+  ASSERT_EQ(crd.exit_code, 0) << crd.err;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::ofstream(dir + "/late-sd.yaml")
+            << "apiVersion: example.org/v1\nkind: SimpleDeployment\n"
+               "metadata: {name: late, namespace: default}\n"
+               "spec: {sleepytime: 60}\n";
+        return Kubectl({"apply", "-f", dir + "/late-sd.yaml"}).exit_code == 0;
+      },
+      absl::Seconds(60)));
+  std::string child;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        child = Kubectl({"get", "sd", "late", "-o",
+                         "jsonpath={.status.create_fn.children[0]}"})
+                    .out;
+        return !child.empty();
+      },
+      absl::Seconds(90)))
+      << ReadFile(err_);
 
   EXPECT_EQ(Signal(SIGTERM), 0) << ReadFile(err_);
 }

@@ -1,5 +1,6 @@
 // The handlers on a controller::Manager against the in-process local API
-// server, end to end, on the real clock (short delays).
+// server, end to end, on the real clock (short delays; the waits for a
+// resource not served yet on a fake clock).
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -7,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -20,6 +22,7 @@
 #include "runtime/handlers/registry.h"
 #include "runtime/metrics/http_endpoint.h"
 #include "test/controllers/manager_test_fixture.h"
+#include "test/fakes/fake_clock.h"
 #include "test/runtime/handlers/handlers_test_util.h"
 
 namespace kcr::handlers {
@@ -72,6 +75,20 @@ class OperatorTest : public testing::ManagerTestFixture {
     ASSERT_NO_FATAL_FAILURE(StartManager([&registry](controller::Manager& m) {
       return AddToManager(registry, m);
     }));
+  }
+
+  // As Start, with the Manager (and so the handlers) on `clock`.
+  void StartManagerOn(const Clock* clock, const Registry& registry) {
+    controller::ManagerOptions options;
+    options.clock = clock;
+    auto mgr = controller::Manager::New(config_, options);
+    ASSERT_TRUE(mgr.ok()) << mgr.status();
+    mgr_ = *std::move(mgr);
+    absl::Status added = AddToManager(registry, *mgr_);
+    ASSERT_TRUE(added.ok()) << added;
+    auto [ctx, cancel] = WithCancel(Context::Background());
+    cancel_ = cancel;
+    run_ = std::thread([this, ctx = ctx] { run_status_ = mgr_->Start(ctx); });
   }
 
   client::Resource Res() const {
@@ -360,13 +377,68 @@ TEST_F(OperatorTest, StartupHandlersGetTheContext) {
   EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
 }
 
-TEST_F(OperatorTest, AnUnknownResourceIsAnError) {
+// A resource the server does not serve yet (its CRD not installed) is
+// waited for, as the reconcilers wait: AddToManager succeeds, and the
+// controller starts once discovery finds the resource.
+TEST_F(OperatorTest, AResourceServedOnlyLaterIsWaitedFor) {
+  const api::GroupVersionResource later{"kopf.dev", "v1", "laterexamples"};
+  Registry registry;
+  registry.For(later).OnCreate("create", [this](HandlerContext&) {
+    runs_.Add("create");
+    return Outcome::Success();
+  });
+  testing::FakeClock clock;
+  StartManagerOn(&clock, registry);
+  ASSERT_TRUE(Eventually([&] { return mgr_->IsLeader(); }));
+  EXPECT_FALSE(mgr_->HasController("kcr-handlers-laterexamples.kopf.dev"));
+  // The Manager runs (and stays ready) without it.
+  clock.Advance(absl::Seconds(5));
+  ASSERT_NO_FATAL_FAILURE(InstallCrd(absl::StrReplaceAll(
+      testing::kKopfExampleCrdYaml,
+      {{"kopfexample", "laterexample"}, {"KopfExample", "LaterExample"}})));
+  auto obj = api::Object::Parse(
+      R"({"apiVersion":"kopf.dev/v1","kind":"LaterExample",)"
+      R"("metadata":{"name":"a","namespace":"default"},"spec":{}})");
+  ASSERT_TRUE(obj.ok()) << obj.status();
+  const client::Resource res = client::Resource::Namespaced(later, "default");
+  ASSERT_TRUE(client_->Create(Context::Background(), res, **obj).ok());
+  // The backoff (at most 30 s) passes on the fake clock.
+  ASSERT_TRUE(Eventually([&] {
+    clock.Advance(absl::Seconds(1));
+    return runs_.Count("create") == 1;
+  }));
+  EXPECT_TRUE(mgr_->HasController("kcr-handlers-laterexamples.kopf.dev"));
+  ASSERT_TRUE(Eventually([&] {
+    auto o = client_->Get(Context::Background(), res, "a");
+    return o.ok() &&
+           (*o)->Annotation("kcr.dev/last-handled-configuration").has_value();
+  }));
+  EXPECT_EQ(runs_.Count("create"), 1);
+  StopManager();
+}
+
+TEST_F(OperatorTest, AManagerStoppedWhileWaitingForAResourceStopsPromptly) {
   Registry registry;
   registry.For({"kopf.dev", "v1", "nothings"})
       .OnCreate("create", [](HandlerContext&) { return Outcome(); });
+  testing::FakeClock clock;
+  StartManagerOn(&clock, registry);
+  ASSERT_TRUE(Eventually([&] { return mgr_->IsLeader(); }));
+  clock.Advance(absl::Seconds(3));  // a retry or two, then a longer sleep
+  const absl::Time start = absl::Now();
+  StopManager();  // expects OK from Start
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+TEST_F(OperatorTest, ADuplicateHandlerIdFailsAtOnceEvenForAMissingResource) {
+  Registry registry;
+  registry.For({"kopf.dev", "v1", "nothings"})
+      .OnCreate("same", [](HandlerContext&) { return Outcome(); })
+      .OnUpdate("same", [](HandlerContext&) { return Outcome(); });
   auto mgr = controller::Manager::New(config_);
   ASSERT_TRUE(mgr.ok());
-  EXPECT_EQ(AddToManager(registry, **mgr).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(AddToManager(registry, **mgr).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(OperatorTest, ProbesAreHealthChecksAndCleanupRunsAtStop) {
