@@ -33,7 +33,7 @@ namespace {
 
 using controller::Result;
 
-const api::GroupVersionResource kGvr{"kopf.dev", "v1", "kopfexamples"};
+const api::GroupVersionResource kGvr = testing::kKopfExampleGvr;
 
 class EngineTest : public testing::ApiServerFixture {
  protected:
@@ -75,10 +75,7 @@ class EngineTest : public testing::ApiServerFixture {
 
   void Create(const std::string& name, std::string_view spec = R"({"x":1})",
               std::string_view metadata_extra = "") {
-    auto obj = api::Object::Parse(
-        Cat(R"({"apiVersion":"kopf.dev/v1","kind":"KopfExample",)",
-            R"("metadata":{"name":")", name, R"(","namespace":"default")",
-            metadata_extra, R"(},"spec":)", spec, "}"));
+    auto obj = testing::KopfExample(name, spec, metadata_extra);
     ASSERT_TRUE(obj.ok()) << obj.status();
     auto created = client_->Create(Context::Background(), Res(), **obj);
     ASSERT_TRUE(created.ok()) << created.status();

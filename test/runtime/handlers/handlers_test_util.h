@@ -1,5 +1,6 @@
 // What the handlers' tests share: a CRD for kopf's KopfExample (status
-// subresource, any spec), and an EventRecorder that keeps what it is given.
+// subresource, any spec), a KopfExample built from its parts, and an
+// EventRecorder that keeps what it is given.
 #ifndef KCR_TEST_RUNTIME_HANDLERS_HANDLERS_TEST_UTIL_H_
 #define KCR_TEST_RUNTIME_HANDLERS_HANDLERS_TEST_UTIL_H_
 
@@ -8,11 +9,29 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "api/meta/group_version.h"
+#include "api/object.h"
 #include "api/types/event.h"
 #include "base/mutex.h"
+#include "base/str_cat.h"
 #include "runtime/events/event_recorder.h"
 
 namespace kcr::testing {
+
+inline const api::GroupVersionResource kKopfExampleGvr{"kopf.dev", "v1",
+                                                       "kopfexamples"};
+
+// A KopfExample `name` in "default" with `spec`, and `metadata_extra`
+// (",\"labels\":{...}" and the like) added to its metadata.
+inline absl::StatusOr<api::ObjectPtr> KopfExample(
+    const std::string& name, std::string_view spec = R"({"x":1})",
+    std::string_view metadata_extra = "") {
+  return api::Object::Parse(
+      Cat(R"({"apiVersion":"kopf.dev/v1","kind":"KopfExample",)",
+          R"("metadata":{"name":")", name, R"(","namespace":"default")",
+          metadata_extra, R"(},"spec":)", spec, "}"));
+}
 
 inline constexpr char kKopfExampleCrdYaml[] = R"(
 apiVersion: apiextensions.k8s.io/v1

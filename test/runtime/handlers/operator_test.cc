@@ -28,7 +28,7 @@
 namespace kcr::handlers {
 namespace {
 
-const api::GroupVersionResource kGvr{"kopf.dev", "v1", "kopfexamples"};
+const api::GroupVersionResource kGvr = testing::kKopfExampleGvr;
 
 // Polls `pred` until it holds or 20 s pass.
 bool Eventually(const std::function<bool()>& pred) {
@@ -97,10 +97,7 @@ class OperatorTest : public testing::ManagerTestFixture {
 
   void Create(const std::string& name, std::string_view spec = R"({"x":1})",
               std::string_view metadata_extra = "") {
-    auto obj = api::Object::Parse(
-        Cat(R"({"apiVersion":"kopf.dev/v1","kind":"KopfExample",)",
-            R"("metadata":{"name":")", name, R"(","namespace":"default")",
-            metadata_extra, R"(},"spec":)", spec, "}"));
+    auto obj = testing::KopfExample(name, spec, metadata_extra);
     ASSERT_TRUE(obj.ok()) << obj.status();
     auto created = client_->Create(Context::Background(), Res(), **obj);
     ASSERT_TRUE(created.ok()) << created.status();

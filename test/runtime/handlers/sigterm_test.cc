@@ -22,7 +22,7 @@
 namespace kcr::handlers {
 namespace {
 
-const api::GroupVersionResource kGvr{"kopf.dev", "v1", "kopfexamples"};
+const api::GroupVersionResource kGvr = testing::kKopfExampleGvr;
 
 class SigtermTest : public testing::ManagerTestFixture {};
 
@@ -55,9 +55,7 @@ TEST_F(SigtermTest, CleanupHandlersRunOnSigtermBeforeTheOperatorReturns) {
     returned = true;
   });
 
-  auto obj = api::Object::Parse(
-      R"({"apiVersion":"kopf.dev/v1","kind":"KopfExample",)"
-      R"("metadata":{"name":"a","namespace":"default"},"spec":{"x":1}})");
+  auto obj = testing::KopfExample("a");
   ASSERT_TRUE(obj.ok()) << obj.status();
   ASSERT_TRUE(client_
                   ->Create(Context::Background(),
