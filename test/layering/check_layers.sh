@@ -140,6 +140,42 @@ else
   echo "ok   nothing outside test/ and bench/ depends on test/"
 fi
 
+# The public surface (docs/using-kcr.md): another workspace sees exactly the
+# umbrella targets of the root package and the system-library wrappers;
+# each umbrella covers every library of its folders, so nothing a user
+# needs is left private.
+public_expected="//:apiserver //:runtime"
+if ! public=$($BAZEL query --noshow_progress --output=label \
+    'attr(visibility, "//visibility:public", kind(rule, //...)) - //third_party/...' \
+    2>"$errors"); then
+  cat "$errors" >&2
+  echo "FAIL the public targets: bazel query failed"
+  failures=$((failures + 1))
+elif [[ "$(echo $public | tr ' ' '\n' | sort | tr '\n' ' ')" != "$public_expected " ]]; then
+  echo "FAIL the public targets are not exactly $public_expected:"
+  echo "$public" | sed 's/^/  /'
+  failures=$((failures + 1))
+else
+  echo "ok   the public targets are $public_expected"
+fi
+cover() {
+  local umbrella=$1 folders=$2 left
+  if ! left=$($BAZEL query --noshow_progress --output=label \
+      "kind(cc_library, $folders) - deps($umbrella)" 2>"$errors"); then
+    cat "$errors" >&2
+    echo "FAIL $umbrella: bazel query failed"
+    failures=$((failures + 1))
+  elif [[ -n "$left" ]]; then
+    echo "FAIL $umbrella leaves out libraries of $folders:"
+    echo "$left" | sed 's/^/  /'
+    failures=$((failures + 1))
+  else
+    echo "ok   $umbrella covers $folders"
+  fi
+}
+cover //:runtime "//base/... + //api/... + //runtime/..."
+cover //:apiserver "//apiserver/..."
+
 if ((failures > 0)); then
   echo "$failures layer rule(s) broken"
   exit 1
