@@ -30,8 +30,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "base/context.h"
+#include "base/flags.h"
 #include "base/signal_handler.h"
-#include "cmd/common/flags.h"
 #include "cmd/controller-manager/embedded.h"
 #include "controllers/copyrator/copyrator_controller.h"
 #include "controllers/loadtest/loadtest_controller.h"
@@ -221,7 +221,7 @@ std::string HttpUrl(const std::string& address) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const kcr::cmd::ProgramInfo program{
+  const kcr::ProgramInfo program{
       .name = kProgram,
       .usage = "controller-manager [flags]",
       .about =
@@ -231,7 +231,7 @@ int main(int argc, char** argv) {
           "on SIGINT/SIGTERM.",
       .flag_files = {"cmd/controller-manager/main.cc"}};
   if (std::vector<std::string> args =
-          kcr::cmd::ParseFlagsOrExit(program, argc, argv);
+          kcr::ParseFlagsOrExit(program, argc, argv);
       !args.empty()) {
     return Fail(absl::StrCat("unexpected argument \"", args[0],
                              "\" (it takes flags only)"));
