@@ -44,6 +44,7 @@
 #include "runtime/client/rest_client.h"
 #include "runtime/client/rest_config.h"
 #include "runtime/controller/manager.h"
+#include "runtime/envtest/environment.h"
 #include "runtime/handlers/registry.h"
 
 DEFINE_string(kubeconfig, "",
@@ -302,11 +303,12 @@ int main(int argc, char** argv) {
   const kcr::Context ctx = kcr::SetupSignalHandler();
 
   // The embedded API server, when asked for; it outlives the Manager.
-  std::unique_ptr<kcr::cmd::EmbeddedCluster> cluster;
+  std::unique_ptr<kcr::envtest::Environment> cluster;
   kcr::client::Config config;
   kcr::client::LoadingRules rules;
   if (FLAGS_embedded) {
-    auto started = kcr::cmd::EmbeddedCluster::Start(event_ttl);
+    auto started = kcr::envtest::Environment::Start(
+        {.crds = kcr::cmd::EmbeddedCrds(), .event_ttl = event_ttl});
     if (!started.ok()) return Fail(started.status().message(), 1);
     cluster = *std::move(started);
     rules.explicit_path = cluster->kubeconfig();
@@ -343,12 +345,9 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<kcr::handlers::Registry>> registries;
   auto mgr = Manager::New(config, options);
   if (!mgr.ok()) return Fail(mgr.status().message(), 1);
-  // The handler-model controllers ask discovery for their resource as
-  // they are added: the embedded server gets its CRDs first.
+  // The Manager maps the embedded server's custom resources by kind.
   if (cluster != nullptr) {
-    if (absl::Status s = cluster->InstallCrds(ctx, *(*mgr)->GetClient(),
-                                              *(*mgr)->GetRESTMapper());
-        !s.ok()) {
+    if (absl::Status s = cluster->MapCrds(*(*mgr)->GetRESTMapper()); !s.ok()) {
       return Fail(s.message(), 1);
     }
   }
@@ -376,8 +375,7 @@ int main(int argc, char** argv) {
   }
 
   if (cluster != nullptr) {
-    if (absl::Status s = cluster->InstallSamples(ctx, *(*mgr)->GetClient(),
-                                                 *(*mgr)->GetRESTMapper());
+    if (absl::Status s = cluster->CreateObjects(kcr::cmd::EmbeddedSamples());
         !s.ok()) {
       return Fail(s.message(), 1);
     }
