@@ -188,18 +188,17 @@ absl::Status Environment::InstallCrds(const std::vector<Manifest>& crds) {
     KCR_ASSIGN_OR_RETURN(std::vector<api::ObjectPtr> objects,
                          ParseManifest(manifest));
     for (const api::ObjectPtr& crd : objects) {
-      const std::string what =
-          absl::StrCat(manifest.path, ": ", ToAbsl(crd->kind()), " ",
-                       ToAbsl(crd->name()));
+      const std::string what = absl::StrCat(
+          manifest.path, ": ", ToAbsl(crd->kind()), " ", ToAbsl(crd->name()));
       if (crd->kind() != "CustomResourceDefinition") {
         return absl::InvalidArgumentError(
             absl::StrCat(what, ": not a CustomResourceDefinition"));
       }
       auto created = client_->Create(ctx, CrdResource(), *crd);
       if (!created.ok() && !api::IsAlreadyExists(created.status())) {
-        return absl::Status(
-            created.status().code(),
-            absl::StrCat("installing ", what, ": ", created.status().message()));
+        return absl::Status(created.status().code(),
+                            absl::StrCat("installing ", what, ": ",
+                                         created.status().message()));
       }
       if (absl::Status s = mapper_->AddFromCRD(crd->json()); !s.ok()) {
         return absl::Status(s.code(), absl::StrCat(what, ": ", s.message()));

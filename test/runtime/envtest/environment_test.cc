@@ -78,11 +78,10 @@ TEST(ReadManifestsTest, ReadsFilesAndDirectoriesInNameOrder) {
 
   auto manifests = ReadManifests({dir + "/one.yaml", dir + "/crd"});
   ASSERT_TRUE(manifests.ok()) << manifests.status();
-  EXPECT_THAT(*manifests,
-              ElementsAre(Field(&Manifest::text, "one"),
-                          Field(&Manifest::text, "a"),
-                          Field(&Manifest::text, "b"),
-                          Field(&Manifest::text, "c")));
+  EXPECT_THAT(
+      *manifests,
+      ElementsAre(Field(&Manifest::text, "one"), Field(&Manifest::text, "a"),
+                  Field(&Manifest::text, "b"), Field(&Manifest::text, "c")));
   EXPECT_EQ((*manifests)[1].path, dir + "/crd/a.json");
 }
 
@@ -127,8 +126,7 @@ TEST(EnvironmentTest, InstallsCrdsThenObjectsAndServesThem) {
 kind: Widget
 metadata: {name: small, namespace: default}
 spec: {size: 9}
-)"}})
-                  .ok());
+)"}}).ok());
   widget = (*env)->client().Get(Context::Background(), kWidgets, "small");
   ASSERT_TRUE(widget.ok()) << widget.status();
   EXPECT_EQ((*widget)->Find("/spec/size")->GetInt(), 2);
@@ -163,9 +161,8 @@ TEST(EnvironmentTest, BadManifestsAreErrorsNamingTheFile) {
 
   s = (*env)->InstallCrds({{"not-a-crd.yaml", kWidget}});
   EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
-  EXPECT_THAT(s.message(),
-              HasSubstr("not-a-crd.yaml: Widget small: not a "
-                        "CustomResourceDefinition"));
+  EXPECT_THAT(s.message(), HasSubstr("not-a-crd.yaml: Widget small: not a "
+                                     "CustomResourceDefinition"));
 
   // A kind nothing serves (its CRD was never installed).
   s = (*env)->CreateObjects({{"widget.yaml", kWidget}});
