@@ -102,11 +102,12 @@ std::string ChannelMessage(const WebSocketProtocol& p, int channel,
                            std::string_view data) {
   if (p.encoding == Encoding::kBase64) {
     return WebSocketFrame(
-        1, Cat(std::string(1, static_cast<char>('0' + channel)),
-               absl::Base64Escape(absl::string_view(data.data(), data.size()))));
+        1,
+        Cat(std::string(1, static_cast<char>('0' + channel)),
+            absl::Base64Escape(absl::string_view(data.data(), data.size()))));
   }
-  return WebSocketFrame(
-      2, Cat(std::string(1, static_cast<char>(channel)), data));
+  return WebSocketFrame(2,
+                        Cat(std::string(1, static_cast<char>(channel)), data));
 }
 
 // Reads and drops what the client sends until it closes or `wait` passes,
@@ -145,10 +146,10 @@ void ServeWebSocket(const HttpRequest& req, HttpExchange* ex,
                 "v4.base64.channel.k8s.io v3.channel.k8s.io "
                 "v2.channel.k8s.io channel.k8s.io base64.channel.k8s.io]")));
   }
-  std::string out = Cat(
-      "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
-      "Connection: Upgrade\r\nSec-WebSocket-Accept: ",
-      WebSocketAccept(req.Header("sec-websocket-key")), "\r\n");
+  std::string out =
+      Cat("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+          "Connection: Upgrade\r\nSec-WebSocket-Accept: ",
+          WebSocketAccept(req.Header("sec-websocket-key")), "\r\n");
   if (!protocol.name.empty()) {
     CatAppend(&out, "Sec-WebSocket-Protocol: ", protocol.name, "\r\n");
   }
@@ -274,9 +275,9 @@ int ExpectedExecStreams(const HttpRequest& req, const std::string& protocol) {
   if (QueryTrue(req, "stdin")) ++n;
   if (QueryTrue(req, "stdout")) ++n;
   if (QueryTrue(req, "stderr") && !tty) ++n;
-  if (tty && (protocol == "v3.channel.k8s.io" ||
-              protocol == "v4.channel.k8s.io" ||
-              protocol == "v5.channel.k8s.io")) {
+  if (tty &&
+      (protocol == "v3.channel.k8s.io" || protocol == "v4.channel.k8s.io" ||
+       protocol == "v5.channel.k8s.io")) {
     ++n;
   }
   return n;
@@ -294,9 +295,9 @@ void ServeSpdy(const HttpRequest& req, HttpExchange* ex,
   if (portforward) {
     protocol = "portforward.k8s.io";
   } else {
-    for (const char* p : {"v5.channel.k8s.io", "v4.channel.k8s.io",
-                          "v3.channel.k8s.io", "v2.channel.k8s.io",
-                          "channel.k8s.io"}) {
+    for (const char* p :
+         {"v5.channel.k8s.io", "v4.channel.k8s.io", "v3.channel.k8s.io",
+          "v2.channel.k8s.io", "channel.k8s.io"}) {
       if (std::find(offered.begin(), offered.end(), p) != offered.end()) {
         protocol = p;
         break;
@@ -324,8 +325,8 @@ void ServeSpdy(const HttpRequest& req, HttpExchange* ex,
   head += "\r\n";
   if (!ex->WriteRaw(head)) return;
 
-  const bool status_errors = protocol == "v4.channel.k8s.io" ||
-                             protocol == "v5.channel.k8s.io";
+  const bool status_errors =
+      protocol == "v4.channel.k8s.io" || protocol == "v5.channel.k8s.io";
   const int expected = portforward ? 0 : ExpectedExecStreams(req, protocol);
   std::vector<uint32_t> streams;
   bool answered = false;
@@ -335,9 +336,9 @@ void ServeSpdy(const HttpRequest& req, HttpExchange* ex,
   // lasts until the client leaves.
   absl::Time deadline = absl::Now() + kClientWait;
   while (portforward || absl::Now() < deadline) {
-    const int n = ex->ReadRaw(buf, sizeof(buf),
-                              portforward ? absl::Seconds(1)
-                                          : deadline - absl::Now());
+    const int n =
+        ex->ReadRaw(buf, sizeof(buf),
+                    portforward ? absl::Seconds(1) : deadline - absl::Now());
     if (n < 0) return;
     if (n == 0) {
       if (ex->Cancelled()) return;
@@ -350,11 +351,10 @@ void ServeSpdy(const HttpRequest& req, HttpExchange* ex,
     in.append(buf, static_cast<size_t>(n));
     std::string out;
     while (in.size() >= 8) {
-      const size_t length = (static_cast<size_t>(
-                                 static_cast<unsigned char>(in[5])) << 16) |
-                            (static_cast<size_t>(
-                                 static_cast<unsigned char>(in[6])) << 8) |
-                            static_cast<size_t>(static_cast<unsigned char>(in[7]));
+      const size_t length =
+          (static_cast<size_t>(static_cast<unsigned char>(in[5])) << 16) |
+          (static_cast<size_t>(static_cast<unsigned char>(in[6])) << 8) |
+          static_cast<size_t>(static_cast<unsigned char>(in[7]));
       if (in.size() < 8 + length) break;
       const std::string_view frame(in.data(), 8 + length);
       const bool control = (static_cast<unsigned char>(frame[0]) & 0x80) != 0;
@@ -382,8 +382,8 @@ void ServeSpdy(const HttpRequest& req, HttpExchange* ex,
         static_cast<int>(streams.size()) >= expected) {
       // The error stream carries the outcome; every stream then ends, so
       // the client's copies of stdout and stderr finish.
-      out += SpdyWriter::Data(streams[0], true,
-                              status_errors ? InternalErrorStatus(error) : error);
+      out += SpdyWriter::Data(
+          streams[0], true, status_errors ? InternalErrorStatus(error) : error);
       for (size_t i = 1; i < streams.size(); ++i) {
         out += SpdyWriter::Data(streams[i], true, "");
       }
@@ -412,8 +412,8 @@ std::string WebSocketAccept(std::string_view key) {
   unsigned char digest[SHA_DIGEST_LENGTH];
   SHA1(reinterpret_cast<const unsigned char*>(input.data()), input.size(),
        digest);
-  return absl::Base64Escape(absl::string_view(
-      reinterpret_cast<const char*>(digest), sizeof(digest)));
+  return absl::Base64Escape(
+      absl::string_view(reinterpret_cast<const char*>(digest), sizeof(digest)));
 }
 
 std::string WebSocketFrame(int opcode, std::string_view payload) {
@@ -450,8 +450,8 @@ void ServePodStream(Registry* registry, const ResourceInfo& pods,
   std::string container;
   std::vector<int> ports;
   if (subresource == "portforward") {
-    for (absl::string_view v : absl::StrSplit(req.Query("ports"), ',',
-                                              absl::SkipWhitespace())) {
+    for (absl::string_view v :
+         absl::StrSplit(req.Query("ports"), ',', absl::SkipWhitespace())) {
       int port = 0;
       if (!absl::SimpleAtoi(v, &port) || port <= 0 || port > 65535) {
         return SendApiError(
@@ -466,8 +466,7 @@ void ServePodStream(Registry* registry, const ResourceInfo& pods,
     if (!resolved.ok()) return SendError(ex, resolved.status());
     container = *resolved;
   }
-  const std::string node(
-      field::String(Member(p.json(), "spec"), "nodeName"));
+  const std::string node(field::String(Member(p.json(), "spec"), "nodeName"));
   if (node.empty()) {
     return SendApiError(
         ex, api::StatusError::BadRequest(
@@ -477,8 +476,8 @@ void ServePodStream(Registry* registry, const ResourceInfo& pods,
       Cat("the simulated node \"", node, "\" runs no containers");
   std::string error;
   if (subresource == "exec") {
-    error = Cat("cannot exec in container \"", container, "\" of pod \"",
-                name, "\": ", reason);
+    error = Cat("cannot exec in container \"", container, "\" of pod \"", name,
+                "\": ", reason);
   } else if (subresource == "attach") {
     error = Cat("cannot attach to container \"", container, "\" of pod \"",
                 name, "\": ", reason);
@@ -513,8 +512,8 @@ void ServePodStream(Registry* registry, const ResourceInfo& pods,
     }
     return ServeSpdy(req, ex, subresource, error, Cat(ns, "/", name));
   }
-  return SendApiError(
-      ex, api::StatusError::BadRequest("Upgrade request required"));
+  return SendApiError(ex,
+                      api::StatusError::BadRequest("Upgrade request required"));
 }
 
 }  // namespace apiserver

@@ -55,8 +55,8 @@ class KubectlExecTest : public KubectlApiServerFixture,
 };
 
 TEST_P(KubectlExecTest, ExecReportsThatTheNodeRunsNoContainers) {
-  KubectlResult r = kubectl_->Run({"exec", "web", "--", "ls", "/"}, "",
-                                  absl::Seconds(20));
+  KubectlResult r =
+      kubectl_->Run({"exec", "web", "--", "ls", "/"}, "", absl::Seconds(20));
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_THAT(r.err, HasSubstr("error: Internal error occurred: cannot exec "
                                "in container \"web\" of pod \"web\": "));
@@ -112,10 +112,10 @@ TEST_P(KubectlExecTest, TheRequestIsCheckedBeforeTheUpgrade) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("pods \"nothere\" not found"));
   // Not an upgrade: kube-apiserver (the kubelet behind it) wants one.
-  r = kubectl_->Run({"create", "--raw",
-                     "/api/v1/namespaces/default/pods/web/exec?command=ls",
-                     "-f", "-"},
-                    "{}");
+  r = kubectl_->Run(
+      {"create", "--raw", "/api/v1/namespaces/default/pods/web/exec?command=ls",
+       "-f", "-"},
+      "{}");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("Upgrade request required"));
 }
