@@ -156,18 +156,40 @@ TEST_P(KubectlExplainTest, DescriptionsOfACrdCreatedLater) {
   EXPECT_NE(Explain("widgets").exit_code, 0);
 }
 
-// Built-in kinds: the fields and types of the server's Go types.
+// Built-in kinds: kube's field types (the Go types' names), required
+// fields and descriptions.
 TEST_P(KubectlExplainTest, BuiltinKinds) {
   KubectlResult r = Explain("pod.spec.containers");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, ContainsRegex("KIND: +Pod"));
-  EXPECT_THAT(r.out, ContainsRegex("FIELD: +containers <\\[\\]Object>"));
+  EXPECT_THAT(r.out, ContainsRegex("FIELD: +containers <\\[\\]Container>"));
+  EXPECT_THAT(r.out, HasSubstr("List of containers belonging to the pod."));
   EXPECT_THAT(r.out, ContainsRegex("image\t<string>"));
-  EXPECT_THAT(r.out, ContainsRegex("ports\t<\\[\\]Object>"));
+  EXPECT_THAT(r.out, ContainsRegex("name\t<string> -required-"));
+  EXPECT_THAT(r.out, ContainsRegex("ports\t<\\[\\]ContainerPort>"));
+  EXPECT_THAT(r.out, ContainsRegex("resources\t<ResourceRequirements>"));
+  EXPECT_THAT(r.out, HasSubstr("Container image name."));
   KubectlResult d = Explain("deployments.spec.replicas");
   ASSERT_EQ(d.exit_code, 0) << d.err;
   EXPECT_THAT(d.out, ContainsRegex("GROUP: +apps"));
   EXPECT_THAT(d.out, ContainsRegex("FIELD: +replicas <integer>"));
+  EXPECT_THAT(d.out, HasSubstr("Number of desired pods."));
+  KubectlResult spec = Explain("deployment.spec");
+  ASSERT_EQ(spec.exit_code, 0) << spec.err;
+  EXPECT_THAT(spec.out, ContainsRegex("FIELD: +spec <DeploymentSpec>"));
+  EXPECT_THAT(spec.out,
+              HasSubstr("DeploymentSpec is the specification of the desired"));
+  EXPECT_THAT(spec.out, ContainsRegex("selector\t<LabelSelector> -required-"));
+  EXPECT_THAT(spec.out, ContainsRegex("strategy\t<DeploymentStrategy>"));
+  EXPECT_THAT(spec.out,
+              ContainsRegex("template\t<PodTemplateSpec> -required-"));
+  KubectlResult cm = Explain("configmap");
+  ASSERT_EQ(cm.exit_code, 0) << cm.err;
+  EXPECT_THAT(cm.out, ContainsRegex("KIND: +ConfigMap"));
+  EXPECT_THAT(cm.out, HasSubstr("ConfigMap holds configuration data for pods"));
+  EXPECT_THAT(cm.out, ContainsRegex("data\t<map\\[string\\]string>"));
+  EXPECT_THAT(cm.out, ContainsRegex("immutable\t<boolean>"));
+  EXPECT_THAT(cm.out, ContainsRegex("metadata\t<ObjectMeta>"));
 }
 
 // With OpenAPI served, apply of a custom resource still validates on the
