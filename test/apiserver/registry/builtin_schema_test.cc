@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "api/json/json_util.h"
+#include "apiserver/registry/resources.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
@@ -134,6 +135,29 @@ TEST(BuiltinSchemaTest, TablesCoverEveryResourceOfKubernetes133) {
       BuiltinDefinition("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"),
       nullptr);
   EXPECT_EQ(BuiltinDefinition("io.k8s.api.core.v1.Nothing"), nullptr);
+}
+
+// What the server serves is what 1.33 has under the same name: group,
+// version, plural, kind and scope.
+TEST(BuiltinSchemaTest, ServedResourcesAgreeWithKubernetes133) {
+  ResourceRegistry registry;
+  int served = 0;
+  for (const ResourceInfoPtr& r : registry.All()) {
+    if (r->custom) continue;
+    ++served;
+    const BuiltinResource* kube = nullptr;
+    for (const BuiltinResource& b : BuiltinResources()) {
+      if (b.group == r->group() && b.version == r->version() &&
+          b.plural == r->resource()) {
+        kube = &b;
+      }
+    }
+    ASSERT_NE(kube, nullptr) << r->group() << "/" << r->resource();
+    EXPECT_EQ(kube->kind, r->kind()) << r->resource();
+    EXPECT_EQ(kube->namespaced, r->namespaced()) << r->resource();
+    EXPECT_EQ(BuiltinKindType(r->group(), r->version(), r->kind()), kube->type);
+  }
+  EXPECT_GT(served, 14);
 }
 
 // The messages of Go's encoding/json: the innermost struct, the field path
