@@ -1,7 +1,8 @@
-// `kubectl explain` of the custom resources, with the kubectl the
-// dispatcher on the PATH picks for the server's /version (an old and a new
-// minor): it reads the OpenAPI v3 documents built from the CRDs, so the
-// CRDs' fields, types and descriptions are printed. Serving OpenAPI must
+// `kubectl explain` of the custom resources and the built-in kinds, with
+// the kubectl the dispatcher on the PATH picks for the server's /version
+// (an old and a new minor): it reads the OpenAPI v3 documents built from
+// the CRDs and from the generated built-in types, so their fields, types
+// and descriptions are printed. Serving OpenAPI must
 // not change what apply does with custom resources (server-side field
 // validation, JSON merge patches).
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "apiserver/api_server.h"
+#include "apiserver/registry/resources.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/integration/kubectl_apiserver_fixture.h"
@@ -190,6 +192,23 @@ TEST_P(KubectlExplainTest, BuiltinKinds) {
   EXPECT_THAT(cm.out, ContainsRegex("data\t<map\\[string\\]string>"));
   EXPECT_THAT(cm.out, ContainsRegex("immutable\t<boolean>"));
   EXPECT_THAT(cm.out, ContainsRegex("metadata\t<ObjectMeta>"));
+}
+
+// Every built-in resource served has kube's description of its kind.
+TEST_P(KubectlExplainTest, EveryServedBuiltinKindHasItsDescription) {
+  apiserver::ResourceRegistry registry;
+  for (const apiserver::ResourceInfoPtr& r : registry.All()) {
+    if (r->custom) continue;
+    const std::string name =
+        r->group().empty() ? r->resource() : r->resource() + "." + r->group();
+    KubectlResult e = Explain(name);
+    ASSERT_EQ(e.exit_code, 0) << name << ": " << e.err;
+    EXPECT_THAT(e.out, ContainsRegex("KIND: +" + r->kind())) << name;
+    const size_t at = e.out.find("DESCRIPTION:\n");
+    ASSERT_NE(at, std::string::npos) << name;
+    EXPECT_THAT(e.out.substr(at), Not(HasSubstr("<empty>"))) << name;
+    EXPECT_THAT(e.out, ContainsRegex("metadata\t<ObjectMeta>")) << name;
+  }
 }
 
 // With OpenAPI served, apply of a custom resource still validates on the
