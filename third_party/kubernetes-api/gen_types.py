@@ -112,7 +112,6 @@ class Tables:
         self.models = doc["models"]
         self.types = []  # [kind, go name, elem, fields, openapi name, desc]
         self.index = {}  # key -> type index
-        self.fields = []  # [json, type, required, description]
         self.quantity = {f: False for f in QUANTITY_FIELDS}
         self.openapi = {}
         self.go_names = {}
