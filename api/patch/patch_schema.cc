@@ -121,6 +121,57 @@ std::vector<KindEntry>* BuildTables() {
     kinds->push_back({"rbac.authorization.k8s.io", kind, WithMetadata()});
   }
   kinds->push_back({"autoscaling", "Scale", WithMetadata()});
+
+  // The workloads: a pod template and conditions merged by type.
+  const auto workload = [&](const char* template_path) {
+    PatchSchema w = WithMetadata();
+    w.Mount(absl::StrCat(template_path, ".metadata"), ObjectMetaSchema());
+    w.Mount(absl::StrCat(template_path, ".spec"), pod_spec);
+    w.Add("status.conditions", ByKey("type"));
+    return w;
+  };
+  kinds->push_back({"", "ReplicationController", workload("spec.template")});
+  kinds->push_back({"", "PodTemplate", workload("template")});
+  kinds->push_back({"apps", "StatefulSet", workload("spec.template")});
+  kinds->push_back({"apps", "DaemonSet", workload("spec.template")});
+  kinds->push_back({"batch", "Job", workload("spec.template")});
+  kinds->push_back(
+      {"batch", "CronJob", workload("spec.jobTemplate.spec.template")});
+  for (const auto& [group, kind] :
+       std::vector<std::pair<const char*, const char*>>{
+           {"", "PersistentVolumeClaim"},
+           {"autoscaling", "HorizontalPodAutoscaler"},
+           {"policy", "PodDisruptionBudget"},
+           {"apiregistration.k8s.io", "APIService"}}) {
+    PatchSchema c = WithMetadata();
+    c.Add("status.conditions", ByKey("type"));
+    kinds->push_back({group, kind, std::move(c)});
+  }
+  for (const char* kind :
+       {"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"}) {
+    PatchSchema w = WithMetadata();
+    w.Add("webhooks", ByKey("name"));
+    kinds->push_back({"admissionregistration.k8s.io", kind, std::move(w)});
+  }
+  // No patch tags beyond metadata's: lists are atomic.
+  for (const auto& [group, kind] :
+       std::vector<std::pair<const char*, const char*>>{
+           {"", "PersistentVolume"},
+           {"", "LimitRange"},
+           {"", "ResourceQuota"},
+           {"apps", "ControllerRevision"},
+           {"networking.k8s.io", "Ingress"},
+           {"networking.k8s.io", "IngressClass"},
+           {"networking.k8s.io", "NetworkPolicy"},
+           {"storage.k8s.io", "StorageClass"},
+           {"storage.k8s.io", "CSIDriver"},
+           {"storage.k8s.io", "VolumeAttachment"},
+           {"scheduling.k8s.io", "PriorityClass"},
+           {"admissionregistration.k8s.io", "ValidatingAdmissionPolicy"},
+           {"admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"},
+           {"certificates.k8s.io", "CertificateSigningRequest"}}) {
+    kinds->push_back({group, kind, WithMetadata()});
+  }
   kinds->push_back(
       {"apiextensions.k8s.io", "CustomResourceDefinition", WithMetadata()});
   return kinds;

@@ -69,7 +69,9 @@ class PatchSchema {
 // The table of a built-in kind served by the local API server (Pod,
 // Deployment, ConfigMap, Secret, Service, ServiceAccount, Namespace, Node,
 // Event, Lease, Role, ClusterRole, RoleBinding, ClusterRoleBinding,
-// CustomResourceDefinition, Scale), or nullptr for any other kind.
+// CustomResourceDefinition, Scale, and the workload, policy, autoscaling,
+// networking, storage, scheduling, admission, apiregistration and
+// certificates kinds), or nullptr for any other kind.
 // `group` is the API group ("" for the core group, "apps", ...). The
 // returned table lives for the whole program.
 const PatchSchema* BuiltinPatchSchema(std::string_view group,

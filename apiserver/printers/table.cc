@@ -18,6 +18,7 @@
 #include "apiserver/printers/custom_columns.h"
 #include "apiserver/printers/printers.h"
 #include "apiserver/printers/rbac_printers.h"
+#include "apiserver/printers/workload_printers.h"
 #include "base/string_view.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
@@ -56,8 +57,9 @@ enum class Kind {
   kLease,
   kRoleBinding,
   kNode,
-  kDefault,  // rest.NewDefaultTableConvertor: Name, Created At
-  kGeneric,  // Name, Age
+  kKindPrinter,  // workload_printers.h
+  kDefault,      // rest.NewDefaultTableConvertor: Name, Created At
+  kGeneric,      // Name, Age
   kCustom,
 };
 
@@ -103,6 +105,7 @@ struct TablePrinter::Impl {
   std::string api_version;
   std::string object_kind;
   const Clock* clock = nullptr;
+  const printers::KindPrinter* printer = nullptr;  // for kKindPrinter
 
   Cells CellsFor(const Value& object, absl::Time now,
                  std::vector<RowCondition>* conditions) const {
@@ -131,6 +134,8 @@ struct TablePrinter::Impl {
         return printers::RoleBindingCells(object, now);
       case Kind::kNode:
         return printers::NodeCells(object, now);
+      case Kind::kKindPrinter:
+        return printer->cells(object, now);
       case Kind::kDefault: {
         std::optional<absl::Time> t =
             TimeMember(Metadata(object), "creationTimestamp");
@@ -396,6 +401,11 @@ TablePrinter TablePrinter::ForResource(std::string_view group_in,
     set(Kind::kDefault, "apiextensions.k8s.io/v1", "CustomResourceDefinition");
     c = {NameColumn(),
          Column("Created At", "date", kCreationTimestampDescription)};
+  } else if (const printers::KindPrinter* p =
+                 printers::FindKindPrinter(ToStd(group), ToStd(resource))) {
+    set(Kind::kKindPrinter, p->api_version, p->kind);
+    impl->printer = p;
+    c = p->columns();
   } else {
     set(Kind::kGeneric, "", "");
     c = {NameColumn(), AgeColumn()};

@@ -2,6 +2,7 @@
 // resourceVersion semantics, selectors) and GetScale.
 #include "apiserver/registry/registry.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -9,6 +10,7 @@
 #include "api/errors/errors.h"
 #include "api/types/time.h"
 #include "apiserver/internal/object_fields.h"
+#include "apiserver/registry/builtin_conversion.h"
 #include "apiserver/registry/scale.h"
 #include "apiserver/storage/continue_token.h"
 #include "base/status_macros.h"
@@ -53,7 +55,19 @@ std::string Registry::Now() const { return apiserver::Now(options_.clock); }
 
 api::ObjectPtr Registry::AtVersion(const api::ObjectPtr& object,
                                    const ResourceInfo& resource) {
-  if (object == nullptr || !resource.custom) return object;
+  if (object == nullptr) return object;
+  if (!resource.custom) {
+    if (!ConvertsBuiltin(resource) ||
+        object->api_version() == resource.api_version()) {
+      return object;
+    }
+    api::ObjectBuilder b = object->ToBuilder();
+    auto stored = api::ParseGroupVersion(object->api_version());
+    if (!stored.ok()) return object;
+    ConvertBuiltin(resource, stored->version, resource.version(), &b);
+    auto built = b.Build();
+    return built.ok() ? *built : object;
+  }
   // Compared in pieces: a list calls this for every item, and the stored
   // version is nearly always the one served.
   const std::string_view have = object->api_version();
@@ -107,6 +121,74 @@ absl::Status Registry::Bootstrap() {
     b.SetName(name);
     b.SetLabel("kubernetes.io/metadata.name", name);
     KCR_RETURN_IF_ERROR(Create(*ns, "", std::move(b)).status());
+  }
+  // The priority classes every cluster has.
+  if (ResourceInfoPtr pc =
+          resources_->Lookup("scheduling.k8s.io", "v1", "priorityclasses")) {
+    for (const auto& [name, value] :
+         {std::pair<const char*, int64_t>{"system-cluster-critical",
+                                          2000000000},
+          {"system-node-critical", 2000001000}}) {
+      if (storage_->Get(pc->StorageKey(), "", name) != nullptr) continue;
+      api::ObjectBuilder b("scheduling.k8s.io/v1", "PriorityClass");
+      b.SetName(name);
+      (void)b.SetInt("/value", value);
+      (void)b.SetString("/description",
+                        "Used for system critical pods that must not be moved "
+                        "from their current node.");
+      KCR_RETURN_IF_ERROR(Create(*pc, "", std::move(b)).status());
+    }
+  }
+  return BootstrapAPIServices();
+}
+
+// kube-aggregator's autoregistration: one local APIService per served
+// built-in group-version, with kube's priorities.
+absl::Status Registry::BootstrapAPIServices() {
+  ResourceInfoPtr api_services =
+      resources_->Lookup("apiregistration.k8s.io", "v1", "apiservices");
+  if (api_services == nullptr) return absl::OkStatus();
+  static const std::map<std::string, int> kGroupPriority = {
+      {"", 18000},
+      {"apiregistration.k8s.io", 18000},
+      {"apps", 17800},
+      {"events.k8s.io", 17750},
+      {"authentication.k8s.io", 17700},
+      {"authorization.k8s.io", 17600},
+      {"autoscaling", 17500},
+      {"batch", 17400},
+      {"certificates.k8s.io", 17300},
+      {"networking.k8s.io", 17200},
+      {"policy", 17100},
+      {"rbac.authorization.k8s.io", 17000},
+      {"storage.k8s.io", 16800},
+      {"admissionregistration.k8s.io", 16700},
+      {"apiextensions.k8s.io", 16700},
+      {"scheduling.k8s.io", 16600},
+      {"coordination.k8s.io", 16500},
+      {"discovery.k8s.io", 16200}};
+  std::vector<std::pair<std::string, std::string>> served = {{"", "v1"}};
+  for (const auto& [group, versions] : resources_->Groups()) {
+    for (const std::string& v : versions) served.push_back({group, v});
+  }
+  for (const auto& [group, version] : served) {
+    auto priority = kGroupPriority.find(group);
+    if (priority == kGroupPriority.end()) continue;  // custom groups
+    const std::string name = Cat(version, ".", group);
+    if (storage_->Get(api_services->StorageKey(), "", name) != nullptr) {
+      continue;
+    }
+    api::ObjectBuilder b("apiregistration.k8s.io/v1", "APIService");
+    b.SetName(name);
+    b.SetLabel("kube-aggregator.kubernetes.io/automanaged", "onstart");
+    if (!group.empty()) (void)b.SetString("/spec/group", group);
+    (void)b.SetString("/spec/version", version);
+    (void)b.SetInt("/spec/groupPriorityMinimum", priority->second);
+    (void)b.SetInt("/spec/versionPriority",
+                   group == "autoscaling" && version == "v2" ? 30
+                   : group.empty()                           ? 1
+                                                             : 15);
+    KCR_RETURN_IF_ERROR(Create(*api_services, "", std::move(b)).status());
   }
   return absl::OkStatus();
 }

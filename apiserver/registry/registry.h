@@ -171,7 +171,8 @@ class Registry {
   ResourceRegistry* resources() const { return resources_; }
 
   // Creates the namespaces every cluster has (default, kube-system,
-  // kube-public, kube-node-lease).
+  // kube-public, kube-node-lease), the system priority classes and the
+  // local APIServices of the built-in group-versions.
   absl::Status Bootstrap();
 
   absl::StatusOr<api::ObjectPtr> Get(const ResourceInfo& resource,
@@ -262,6 +263,8 @@ class Registry {
       const ResourceInfo& resource, const api::ObjectPtr& current,
       api::ObjectBuilder* object) const;
   // Fields of a new object that do not depend on the live state.
+  // The APIService objects of the served built-in group-versions.
+  absl::Status BootstrapAPIServices();
   absl::Status PrepareCreate(const ResourceInfo& resource, std::string_view ns,
                              api::ObjectBuilder* object) const;
   absl::Status CheckNamespace(const ResourceInfo& resource, std::string_view ns,

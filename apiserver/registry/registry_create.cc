@@ -9,6 +9,7 @@
 #include "api/errors/errors.h"
 #include "apiserver/internal/names.h"
 #include "apiserver/internal/object_fields.h"
+#include "apiserver/registry/builtin_conversion.h"
 #include "apiserver/registry/core_strategy.h"
 #include "apiserver/registry/managed_fields.h"
 #include "apiserver/registry/registry.h"
@@ -35,6 +36,9 @@ using registry_internal::ValidateMeta;
 absl::Status Registry::PrepareCreate(const ResourceInfo& r, std::string_view ns,
                                      api::ObjectBuilder* b) const {
   KCR_RETURN_IF_ERROR(CheckTypeMeta(r, *b, r.api_version()));
+  if (ConvertsBuiltin(r)) {
+    ConvertBuiltin(r, r.version(), r.storage_version, b);
+  }
   b->SetApiVersion(api::GroupVersion(r.group(), r.storage_version).ToString());
   b->SetKind(r.kind());
   if (b->Find("/metadata") == nullptr || !b->Find("/metadata")->IsObject()) {

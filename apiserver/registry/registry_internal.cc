@@ -12,6 +12,7 @@
 #include "apiserver/registry/object_meta_validation.h"
 #include "apiserver/registry/rbac_strategy.h"
 #include "apiserver/registry/time_fields_strategy.h"
+#include "apiserver/registry/workload_strategy.h"
 #include "base/status_macros.h"
 #include "base/str_cat.h"
 
@@ -31,6 +32,7 @@ const Strategy& StrategyFor(const ResourceInfo& r) {
   if (r.group() == "apps" && r.resource() == "replicasets") {
     return ReplicaSetStrategy();
   }
+  if (const Strategy* s = WorkloadStrategyFor(r); s != nullptr) return *s;
   if (r.group() == "coordination.k8s.io" && r.resource() == "leases") {
     return LeaseStrategy();
   }

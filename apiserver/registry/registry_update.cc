@@ -14,6 +14,7 @@
 #include "api/object_builder.h"
 #include "api/patch/json_patch.h"
 #include "apiserver/internal/object_fields.h"
+#include "apiserver/registry/builtin_conversion.h"
 #include "apiserver/registry/core_strategy.h"
 #include "apiserver/registry/managed_fields.h"
 #include "apiserver/registry/registry.h"
@@ -149,7 +150,11 @@ void CopyMetadataMember(const Value& from_root, const char* key,
 
 absl::StatusOr<Mutation> Registry::UpdateLocked(
     const ResourceInfo& r, const api::ObjectPtr& current, api::ObjectBuilder b,
-    const std::string& sub, bool is_patch, const WriteManager* manager) const {
+    const std::string& sub_in, bool is_patch,
+    const WriteManager* manager) const {
+  // A CertificateSigningRequest's approval is a write to its status
+  // (conditions), as kube's approval strategy keeps the rest.
+  const std::string sub = sub_in == "approval" ? "status" : sub_in;
   std::string name = StringAt(b, "/metadata/name");
   rapidjson::Document applied_fields;
   if (manager != nullptr && manager->apply) {
@@ -164,6 +169,10 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(
   const Strategy& strategy = StrategyFor(r);
   // Type meta: any served version of the resource is accepted.
   KCR_RETURN_IF_ERROR(CheckTypeMeta(r, b, current->api_version()));
+  if (ConvertsBuiltin(r) &&
+      StringAt(b, "/apiVersion") != current->api_version()) {
+    ConvertBuiltin(r, r.version(), r.storage_version, &b);
+  }
   // Optimistic concurrency.
   std::string rv = StringAt(b, "/metadata/resourceVersion");
   if (rv.empty() || rv == "0") {

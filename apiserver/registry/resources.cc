@@ -23,10 +23,11 @@ const std::vector<std::string>& AllVerbs() {
 
 ResourceInfo Builtin(std::string group, std::string resource, std::string kind,
                      std::string singular, std::vector<std::string> short_names,
-                     bool namespaced, std::vector<std::string> subresources) {
+                     bool namespaced, std::vector<std::string> subresources,
+                     std::string version = "v1") {
   ResourceInfo r;
-  r.mapping.resource = {group, "v1", resource};
-  r.mapping.kind = {group, "v1", kind};
+  r.mapping.resource = {group, version, resource};
+  r.mapping.kind = {group, version, kind};
   r.mapping.singular = std::move(singular);
   r.mapping.short_names = std::move(short_names);
   r.mapping.list_kind = kind + "List";
@@ -34,16 +35,28 @@ ResourceInfo Builtin(std::string group, std::string resource, std::string kind,
                                : api::ResourceScope::kCluster;
   r.mapping.subresources = std::move(subresources);
   r.verbs = AllVerbs();
-  r.storage_version = "v1";
+  r.storage_version = std::move(version);
   return r;
 }
 
-// Discovery order of the built-in groups (as kube-apiserver lists them).
+// Discovery order of the built-in groups (as kube-apiserver lists them,
+// except that apps stays first, ahead of apiregistration.k8s.io, as this
+// server has always listed it).
 int GroupRank(const std::string& group) {
   static const char* const kOrder[] = {"",
                                        "apps",
+                                       "apiregistration.k8s.io",
+                                       "events.k8s.io",
                                        "authorization.k8s.io",
+                                       "autoscaling",
+                                       "batch",
+                                       "certificates.k8s.io",
+                                       "networking.k8s.io",
+                                       "policy",
                                        "rbac.authorization.k8s.io",
+                                       "storage.k8s.io",
+                                       "admissionregistration.k8s.io",
+                                       "scheduling.k8s.io",
                                        "coordination.k8s.io",
                                        "apiextensions.k8s.io"};
   for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i) {
@@ -219,6 +232,121 @@ ResourceRegistry::ResourceRegistry() {
     r.categories = {"api-extensions"};
     r.generation = GenerationPolicy::kSpec;
     r.allow_unconditional_update = false;
+    AddLocked(std::move(r));
+  }
+  AddWorkloadAndClusterKindsLocked();
+}
+
+// The kinds operators' manifests carry besides the ones above: stored and
+// served as kube-apiserver 1.33 serves them (names, scope, subresources,
+// categories); their controllers are not simulated.
+void ResourceRegistry::AddWorkloadAndClusterKindsLocked() {
+  const auto with = [](ResourceInfo r, std::vector<std::string> categories,
+                       GenerationPolicy generation) {
+    r.categories = std::move(categories);
+    r.generation = generation;
+    return r;
+  };
+  const GenerationPolicy kSpec = GenerationPolicy::kSpec;
+  const GenerationPolicy kNone = GenerationPolicy::kNone;
+  {
+    ResourceInfo r = with(
+        Builtin("", "replicationcontrollers", "ReplicationController",
+                "replicationcontroller", {"rc"}, true, {"scale", "status"}),
+        {"all"}, kSpec);
+    r.scale = {"/spec/replicas", "/status/replicas", ""};
+    r.field_labels = {"status.replicas"};
+    AddLocked(std::move(r));
+  }
+  {
+    ResourceInfo r = Builtin("", "persistentvolumes", "PersistentVolume",
+                             "persistentvolume", {"pv"}, false, {"status"});
+    r.field_labels = {"name"};
+    AddLocked(std::move(r));
+  }
+  AddLocked(Builtin("", "persistentvolumeclaims", "PersistentVolumeClaim",
+                    "persistentvolumeclaim", {"pvc"}, true, {"status"}));
+  AddLocked(
+      Builtin("", "podtemplates", "PodTemplate", "podtemplate", {}, true, {}));
+  AddLocked(Builtin("", "limitranges", "LimitRange", "limitrange", {"limits"},
+                    true, {}));
+  AddLocked(Builtin("", "resourcequotas", "ResourceQuota", "resourcequota",
+                    {"quota"}, true, {"status"}));
+  {
+    ResourceInfo r =
+        with(Builtin("apps", "statefulsets", "StatefulSet", "statefulset",
+                     {"sts"}, true, {"scale", "status"}),
+             {"all"}, kSpec);
+    r.scale = {"/spec/replicas", "/status/replicas", ""};
+    AddLocked(std::move(r));
+  }
+  AddLocked(with(Builtin("apps", "daemonsets", "DaemonSet", "daemonset", {"ds"},
+                         true, {"status"}),
+                 {"all"}, kSpec));
+  AddLocked(Builtin("apps", "controllerrevisions", "ControllerRevision",
+                    "controllerrevision", {}, true, {}));
+  AddLocked(with(Builtin("batch", "jobs", "Job", "job", {}, true, {"status"}),
+                 {"all"}, kSpec));
+  AddLocked(with(Builtin("batch", "cronjobs", "CronJob", "cronjob", {"cj"},
+                         true, {"status"}),
+                 {"all"}, kSpec));
+  // autoscaling/v2 and v1 share one collection, stored at v2 as kube
+  // stores it; v1 reads and writes convert (hpa_conversion.h).
+  for (const char* version : {"v2", "v1"}) {
+    ResourceInfo r =
+        with(Builtin("autoscaling", "horizontalpodautoscalers",
+                     "HorizontalPodAutoscaler", "horizontalpodautoscaler",
+                     {"hpa"}, true, {"status"}, version),
+             {"all"}, kNone);
+    r.storage_version = "v2";
+    AddLocked(std::move(r));
+  }
+  AddLocked(
+      with(Builtin("policy", "poddisruptionbudgets", "PodDisruptionBudget",
+                   "poddisruptionbudget", {"pdb"}, true, {"status"}),
+           {}, kSpec));
+  AddLocked(Builtin("networking.k8s.io", "ingresses", "Ingress", "ingress",
+                    {"ing"}, true, {"status"}));
+  AddLocked(Builtin("networking.k8s.io", "ingressclasses", "IngressClass",
+                    "ingressclass", {}, false, {}));
+  AddLocked(
+      with(Builtin("networking.k8s.io", "networkpolicies", "NetworkPolicy",
+                   "networkpolicy", {"netpol"}, true, {}),
+           {}, kSpec));
+  AddLocked(Builtin("storage.k8s.io", "storageclasses", "StorageClass",
+                    "storageclass", {"sc"}, false, {}));
+  AddLocked(Builtin("storage.k8s.io", "csidrivers", "CSIDriver", "csidriver",
+                    {}, false, {}));
+  AddLocked(Builtin("storage.k8s.io", "volumeattachments", "VolumeAttachment",
+                    "volumeattachment", {}, false, {"status"}));
+  AddLocked(Builtin("scheduling.k8s.io", "priorityclasses", "PriorityClass",
+                    "priorityclass", {"pc"}, false, {}));
+  const std::string kAdmission = "admissionregistration.k8s.io";
+  AddLocked(with(Builtin(kAdmission, "validatingwebhookconfigurations",
+                         "ValidatingWebhookConfiguration",
+                         "validatingwebhookconfiguration", {}, false, {}),
+                 {"api-extensions"}, kSpec));
+  AddLocked(with(Builtin(kAdmission, "mutatingwebhookconfigurations",
+                         "MutatingWebhookConfiguration",
+                         "mutatingwebhookconfiguration", {}, false, {}),
+                 {"api-extensions"}, kSpec));
+  AddLocked(with(Builtin(kAdmission, "validatingadmissionpolicies",
+                         "ValidatingAdmissionPolicy",
+                         "validatingadmissionpolicy", {}, false, {"status"}),
+                 {"api-extensions"}, kSpec));
+  AddLocked(with(Builtin(kAdmission, "validatingadmissionpolicybindings",
+                         "ValidatingAdmissionPolicyBinding",
+                         "validatingadmissionpolicybinding", {}, false, {}),
+                 {"api-extensions"}, kSpec));
+  AddLocked(with(Builtin("apiregistration.k8s.io", "apiservices", "APIService",
+                         "apiservice", {}, false, {"status"}),
+                 {"api-extensions"}, kNone));
+  {
+    ResourceInfo r =
+        Builtin("certificates.k8s.io", "certificatesigningrequests",
+                "CertificateSigningRequest", "certificatesigningrequest",
+                {"csr"}, false, {"approval", "status"});
+    r.field_labels = {"spec.signerName"};
     AddLocked(std::move(r));
   }
 }

@@ -104,7 +104,9 @@ class ResourceRegistry {
   // rbac.authorization.k8s.io/v1
   // roles, rolebindings, clusterroles and clusterrolebindings;
   // coordination.k8s.io/v1 leases;
-  // apiextensions.k8s.io/v1 customresourcedefinitions.
+  // apiextensions.k8s.io/v1 customresourcedefinitions; and the workload,
+  // policy, networking, storage, scheduling, admission, apiregistration and
+  // certificates kinds of AddWorkloadAndClusterKindsLocked (resources.cc).
   ResourceRegistry();
   ResourceRegistry(const ResourceRegistry&) = delete;
   ResourceRegistry& operator=(const ResourceRegistry&) = delete;
@@ -140,6 +142,7 @@ class ResourceRegistry {
 
  private:
   void AddLocked(ResourceInfo info) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AddWorkloadAndClusterKindsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable Mutex mu_;
   std::map<api::GroupVersionResource, ResourceInfoPtr> by_gvr_

@@ -33,7 +33,17 @@ absl::StatusOr<api::ObjectPtr> ScaleOf(const ResourceInfo& r,
                      ? status_replicas->GetInt64()
                      : 0);
   std::string selector;
-  if (!r.custom) {
+  if (!r.custom && r.group().empty()) {
+    // A ReplicationController selects by a plain label map.
+    const Value* sel = o->Find("/spec/selector");
+    if (sel != nullptr && sel->IsObject()) {
+      api::LabelMap set;
+      for (const auto& m : sel->GetObject()) {
+        if (m.value.IsString()) set[m.name.GetString()] = m.value.GetString();
+      }
+      selector = api::LabelSelector::SelectorFromSet(set).ToString();
+    }
+  } else if (!r.custom) {
     const Value* sel = o->Find("/spec/selector");
     if (sel != nullptr) {
       auto s = api::LabelSelector::FromLabelSelector(*sel);
