@@ -87,11 +87,10 @@ std::string AccessModes(const Value* modes) {
        {"ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"}) {
     for (const Value& m : modes->GetArray()) {
       if (!m.IsString() || Str(m) != mode) continue;
-      out.push_back(mode == std::string_view("ReadWriteOnce")  ? "RWO"
-                    : mode == std::string_view("ReadOnlyMany") ? "ROX"
-                    : mode == std::string_view("ReadWriteMany")
-                        ? "RWX"
-                        : "RWOP");
+      out.push_back(mode == std::string_view("ReadWriteOnce")   ? "RWO"
+                    : mode == std::string_view("ReadOnlyMany")  ? "ROX"
+                    : mode == std::string_view("ReadWriteMany") ? "RWX"
+                                                                : "RWOP");
       break;
     }
   }
@@ -199,7 +198,7 @@ Cells PersistentVolumeCells(const Value& pv, absl::Time now) {
   std::string claim_text;
   if (claim != nullptr) {
     claim_text = Cat(field::String(claim, "namespace"), "/",
-                              field::String(claim, "name"));
+                     field::String(claim, "name"));
   }
   std::string phase = S(field::String(status, "phase"));
   if (Terminating(pv)) phase = "Terminating";
@@ -234,7 +233,7 @@ Cells StatefulSetCells(const Value& set, absl::Time now) {
       ContainerCells(field::Array(PodSpecOf(spec), "containers"));
   return {NameOf(set),
           Cat(Int(status, "readyReplicas"), "/",
-                       field::Int64(spec, "replicas").value_or(1)),
+              field::Int64(spec, "replicas").value_or(1)),
           AgeOf(set, now), names, images};
 }
 
@@ -305,13 +304,13 @@ Cells ControllerRevisionCells(const Value& cr, absl::Time now) {
     for (const Value& o : owners->GetArray()) {
       if (!field::Bool(&o, "controller")) continue;
       std::string_view api_version = field::String(&o, "apiVersion");
-      std::string group(api_version.substr(
-          0, api_version.find('/') == std::string_view::npos
-                 ? 0
-                 : api_version.find('/')));
-      controller = Cat(absl::AsciiStrToLower(S(field::String(&o, "kind"))),
-                                group.empty() ? "" : ".", group, "/",
-                                field::String(&o, "name"));
+      std::string group(
+          api_version.substr(0, api_version.find('/') == std::string_view::npos
+                                    ? 0
+                                    : api_version.find('/')));
+      controller =
+          Cat(absl::AsciiStrToLower(S(field::String(&o, "kind"))),
+              group.empty() ? "" : ".", group, "/", field::String(&o, "name"));
     }
   }
   return {NameOf(cr), controller, Int(&cr, "revision"), AgeOf(cr, now)};
@@ -325,18 +324,16 @@ bool HasCondition(const Value* status, std::string_view type) {
 }
 
 std::vector<ColumnDefinition> JobColumns() {
-  return {NameColumn(),
-          Column("Status", "string", "Status of the job."),
-          Column("Completions", "string",
-                 "The completion status of the job."),
-          Column("Duration", "string",
-                 "Time required to complete the job."),
-          AgeColumn(),
-          Column("Containers", "string", kContainersDescription, 1),
-          Column("Images", "string", kImagesDescription, 1),
-          Column("Selector", "string",
-                 "A label query over pods that should match the pod count.",
-                 1)};
+  return {
+      NameColumn(),
+      Column("Status", "string", "Status of the job."),
+      Column("Completions", "string", "The completion status of the job."),
+      Column("Duration", "string", "Time required to complete the job."),
+      AgeColumn(),
+      Column("Containers", "string", kContainersDescription, 1),
+      Column("Images", "string", kImagesDescription, 1),
+      Column("Selector", "string",
+             "A label query over pods that should match the pod count.", 1)};
 }
 
 Cells JobCells(const Value& job, absl::Time now) {
@@ -362,8 +359,7 @@ Cells JobCells(const Value& job, absl::Time now) {
     completions = Cat(succeeded, "/", *c);
   } else {
     const int64_t parallelism = field::Int64(spec, "parallelism").value_or(0);
-    completions = parallelism > 1 ? Cat(succeeded, "/1 of ",
-                                                 parallelism)
+    completions = parallelism > 1 ? Cat(succeeded, "/1 of ", parallelism)
                                   : Cat(succeeded, "/1");
   }
   std::string duration;
@@ -374,41 +370,45 @@ Cells JobCells(const Value& job, absl::Time now) {
   }
   auto [names, images] =
       ContainerCells(field::Array(PodSpecOf(spec), "containers"));
-  return {NameOf(job), state, completions, duration, AgeOf(job, now), names,
-          images, FormatLabelSelector(field::Member(spec, "selector"))};
+  return {
+      NameOf(job),     state,
+      completions,     duration,
+      AgeOf(job, now), names,
+      images,          FormatLabelSelector(field::Member(spec, "selector"))};
 }
 
 std::vector<ColumnDefinition> CronJobColumns() {
-  return {NameColumn(),
-          Column("Schedule", "string",
-                 "The schedule in Cron format, see "
-                 "https://en.wikipedia.org/wiki/Cron."),
-          Column("Timezone", "string",
-                 "The time zone name for the given schedule, see "
-                 "https://en.wikipedia.org/wiki/List_of_tz_database_time_"
-                 "zones."),
-          Column("Suspend", "boolean",
-                 "This flag tells the controller to suspend subsequent "
-                 "executions, it does not apply to already started "
-                 "executions.  Defaults to false."),
-          Column("Active", "integer", "A list of pointers to currently "
-                                      "running jobs."),
-          Column("Last Schedule", "string",
-                 "Information when was the last time the job was "
-                 "successfully scheduled."),
-          AgeColumn(),
-          Column("Containers", "string", kContainersDescription, 1),
-          Column("Images", "string", kImagesDescription, 1),
-          Column("Selector", "string",
-                 "A label query over pods that should match the pod count.",
-                 1)};
+  return {
+      NameColumn(),
+      Column("Schedule", "string",
+             "The schedule in Cron format, see "
+             "https://en.wikipedia.org/wiki/Cron."),
+      Column("Timezone", "string",
+             "The time zone name for the given schedule, see "
+             "https://en.wikipedia.org/wiki/List_of_tz_database_time_"
+             "zones."),
+      Column("Suspend", "boolean",
+             "This flag tells the controller to suspend subsequent "
+             "executions, it does not apply to already started "
+             "executions.  Defaults to false."),
+      Column("Active", "integer",
+             "A list of pointers to currently "
+             "running jobs."),
+      Column("Last Schedule", "string",
+             "Information when was the last time the job was "
+             "successfully scheduled."),
+      AgeColumn(),
+      Column("Containers", "string", kContainersDescription, 1),
+      Column("Images", "string", kImagesDescription, 1),
+      Column("Selector", "string",
+             "A label query over pods that should match the pod count.", 1)};
 }
 
 Cells CronJobCells(const Value& cj, absl::Time now) {
   const Value* spec = field::Object(&cj, "spec");
   const Value* status = field::Object(&cj, "status");
-  const Value* job_spec = field::Object(field::Object(spec, "jobTemplate"),
-                                        "spec");
+  const Value* job_spec =
+      field::Object(field::Object(spec, "jobTemplate"), "spec");
   const Value* suspend = field::Member(spec, "suspend");
   std::string suspended = "<unset>";
   if (suspend != nullptr && suspend->IsBool()) {
@@ -472,8 +472,7 @@ std::string HpaTargets(const Value* spec, const Value* status) {
                       : type == "Object"            ? "object"
                                                     : "external";
     const Value* target = field::Object(field::Object(&m, key), "target");
-    const Value* cur_value =
-        field::Object(field::Object(cur, key), "current");
+    const Value* cur_value = field::Object(field::Object(cur, key), "current");
     if (type == "Resource" || type == "ContainerResource") {
       std::string_view name = field::String(field::Object(&m, key), "name");
       if (std::optional<int64_t> u =
@@ -486,19 +485,18 @@ std::string HpaTargets(const Value* spec, const Value* status) {
         list.push_back(Cat(name, ": ", now_text, "/", *u, "%"));
         continue;
       }
-      std::string now_text = Or(field::String(cur_value, "averageValue"),
-                                "<unknown>");
+      std::string now_text =
+          Or(field::String(cur_value, "averageValue"), "<unknown>");
       list.push_back(Cat(name, ": ", now_text, "/",
-                                  field::String(target, "averageValue")));
+                         field::String(target, "averageValue")));
       continue;
     }
     std::string target_text = S(field::String(target, "averageValue"));
     if (target_text.empty()) target_text = S(field::String(target, "value"));
     std::string now_text = S(field::String(cur_value, "averageValue"));
     if (now_text.empty()) now_text = S(field::String(cur_value, "value"));
-    list.push_back(
-        Cat(now_text.empty() ? "<unknown>" : now_text, "/",
-                     target_text.empty() ? "<unknown>" : target_text));
+    list.push_back(Cat(now_text.empty() ? "<unknown>" : now_text, "/",
+                       target_text.empty() ? "<unknown>" : target_text));
   }
   constexpr size_t kMax = 2;
   if (list.size() > kMax) {
@@ -515,8 +513,7 @@ Cells HorizontalPodAutoscalerCells(const Value& hpa, absl::Time now) {
   const Value* ref = field::Object(spec, "scaleTargetRef");
   std::optional<int64_t> min = field::Int64(spec, "minReplicas");
   return {NameOf(hpa),
-          Cat(field::String(ref, "kind"), "/",
-                       field::String(ref, "name")),
+          Cat(field::String(ref, "kind"), "/", field::String(ref, "name")),
           HpaTargets(spec, status),
           min.has_value() ? Cat(*min) : std::string("<unset>"),
           Int(spec, "maxReplicas"),
@@ -553,10 +550,10 @@ Cells PodDisruptionBudgetCells(const Value& pdb, absl::Time now) {
 
 std::vector<ColumnDefinition> IngressColumns() {
   return {NameColumn(),
-          Column("Class", "string",
-                 "The name of the IngressClass resource."),
-          Column("Hosts", "string", "Hosts that incoming requests are matched "
-                                    "against before the ingress rule"),
+          Column("Class", "string", "The name of the IngressClass resource."),
+          Column("Hosts", "string",
+                 "Hosts that incoming requests are matched "
+                 "against before the ingress rule"),
           Column("Address", "string",
                  "Address is a list containing ingress points for the "
                  "load-balancer"),
@@ -613,9 +610,8 @@ Cells IngressClassCells(const Value& ic, absl::Time now) {
   std::string params_text = "<none>";
   if (params != nullptr) {
     std::string_view group = field::String(params, "apiGroup");
-    params_text = Cat(field::String(params, "kind"),
-                               group.empty() ? "" : ".", group, "/",
-                               field::String(params, "name"));
+    params_text = Cat(field::String(params, "kind"), group.empty() ? "" : ".",
+                      group, "/", field::String(params, "name"));
   }
   return {NameOf(ic), S(field::String(spec, "controller")), params_text,
           AgeOf(ic, now)};
@@ -657,8 +653,8 @@ std::vector<ColumnDefinition> StorageClassColumns() {
 Cells StorageClassCells(const Value& sc, absl::Time now) {
   std::string name = NameOf(sc);
   const Value* annotations = field::Object(Metadata(sc), "annotations");
-  if (field::String(annotations, "storageclass.kubernetes.io/is-default-class") ==
-          "true" ||
+  if (field::String(annotations,
+                    "storageclass.kubernetes.io/is-default-class") == "true" ||
       field::String(annotations,
                     "storageclass.beta.kubernetes.io/is-default-class") ==
           "true") {
@@ -677,8 +673,7 @@ std::vector<ColumnDefinition> VolumeAttachmentColumns() {
           Column("Attacher", "string",
                  "Attacher indicates the name of the volume driver that MUST "
                  "handle this request."),
-          Column("PV", "string",
-                 "Name of the persistent volume to attach."),
+          Column("PV", "string", "Name of the persistent volume to attach."),
           Column("Node", "string",
                  "The node that the volume should be attached to."),
           Column("Attached", "boolean",
@@ -697,17 +692,17 @@ std::vector<ColumnDefinition> VolumeAttachmentColumns() {
 Cells VolumeAttachmentCells(const Value& va, absl::Time now) {
   const Value* spec = field::Object(&va, "spec");
   const Value* status = field::Object(&va, "status");
-  return {NameOf(va),
-          S(field::String(spec, "attacher")),
-          S(field::String(field::Object(spec, "source"),
-                          "persistentVolumeName")),
-          S(field::String(spec, "nodeName")),
-          field::Bool(status, "attached"),
-          Or(field::String(field::Object(status, "attachError"), "message"),
-             "<none>"),
-          Or(field::String(field::Object(status, "detachError"), "message"),
-             "<none>"),
-          AgeOf(va, now)};
+  return {
+      NameOf(va),
+      S(field::String(spec, "attacher")),
+      S(field::String(field::Object(spec, "source"), "persistentVolumeName")),
+      S(field::String(spec, "nodeName")),
+      field::Bool(status, "attached"),
+      Or(field::String(field::Object(status, "attachError"), "message"),
+         "<none>"),
+      Or(field::String(field::Object(status, "detachError"), "message"),
+         "<none>"),
+      AgeOf(va, now)};
 }
 
 std::vector<ColumnDefinition> PriorityClassColumns() {
@@ -752,8 +747,7 @@ std::vector<ColumnDefinition> APIServiceColumns() {
           Column("Service", "string",
                  "The reference to the service that hosts this API "
                  "endpoint."),
-          Column("Available", "string",
-                 "Whether this service is available."),
+          Column("Available", "string", "Whether this service is available."),
           AgeColumn()};
 }
 
@@ -762,7 +756,7 @@ Cells APIServiceCells(const Value& a, absl::Time now) {
   std::string service_text = "Local";
   if (service != nullptr) {
     service_text = Cat(field::String(service, "namespace"), "/",
-                                field::String(service, "name"));
+                       field::String(service, "name"));
   }
   std::string available = "Unknown";
   if (const Value* conditions =
@@ -770,25 +764,24 @@ Cells APIServiceCells(const Value& a, absl::Time now) {
     for (const Value& c : conditions->GetArray()) {
       if (field::String(&c, "type") != "Available") continue;
       std::string_view status = field::String(&c, "status");
-      available = status == "True" ? "True"
-                                   : Cat(status, " (",
-                                                  field::String(&c, "reason"),
-                                                  ")");
+      available = status == "True"
+                      ? "True"
+                      : Cat(status, " (", field::String(&c, "reason"), ")");
     }
   }
   return {NameOf(a), service_text, available, AgeOf(a, now)};
 }
 
 std::vector<ColumnDefinition> CertificateSigningRequestColumns() {
-  return {NameColumn(), AgeColumn(),
+  return {NameColumn(),
+          AgeColumn(),
           Column("SignerName", "string",
                  "Name of the signer that should issue this certificate"),
           Column("Requestor", "string",
                  "Name of the user that created this request"),
           Column("RequestedDuration", "string",
                  "The requested duration of the issued certificate"),
-          Column("Condition", "string",
-                 "The current state of the request")};
+          Column("Condition", "string", "The current state of the request")};
 }
 
 Cells CertificateSigningRequestCells(const Value& csr, absl::Time now) {
@@ -820,8 +813,8 @@ const KindPrinter kPrinters[] = {
      ReplicationControllerColumns, ReplicationControllerCells},
     {"", "persistentvolumeclaims", "v1", "PersistentVolumeClaim",
      PersistentVolumeClaimColumns, PersistentVolumeClaimCells},
-    {"", "persistentvolumes", "v1", "PersistentVolume",
-     PersistentVolumeColumns, PersistentVolumeCells},
+    {"", "persistentvolumes", "v1", "PersistentVolume", PersistentVolumeColumns,
+     PersistentVolumeCells},
     {"apps", "statefulsets", "apps/v1", "StatefulSet", StatefulSetColumns,
      StatefulSetCells},
     {"apps", "daemonsets", "apps/v1", "DaemonSet", DaemonSetColumns,
@@ -829,8 +822,7 @@ const KindPrinter kPrinters[] = {
     {"apps", "controllerrevisions", "apps/v1", "ControllerRevision",
      ControllerRevisionColumns, ControllerRevisionCells},
     {"batch", "jobs", "batch/v1", "Job", JobColumns, JobCells},
-    {"batch", "cronjobs", "batch/v1", "CronJob", CronJobColumns,
-     CronJobCells},
+    {"batch", "cronjobs", "batch/v1", "CronJob", CronJobColumns, CronJobCells},
     {"autoscaling", "horizontalpodautoscalers", "", "HorizontalPodAutoscaler",
      HorizontalPodAutoscalerColumns, HorizontalPodAutoscalerCells},
     {"policy", "poddisruptionbudgets", "policy/v1", "PodDisruptionBudget",

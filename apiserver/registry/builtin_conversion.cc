@@ -27,9 +27,8 @@ bool IsCpu(const Value& metric, const char* value_key) {
   const Value* type = rapidjson::Pointer("/type").Get(metric);
   const Value* name = rapidjson::Pointer("/resource/name").Get(metric);
   return type != nullptr && type->IsString() &&
-         std::string_view(type->GetString()) == "Resource" &&
-         name != nullptr && name->IsString() &&
-         std::string_view(name->GetString()) == "cpu" &&
+         std::string_view(type->GetString()) == "Resource" && name != nullptr &&
+         name->IsString() && std::string_view(name->GetString()) == "cpu" &&
          rapidjson::Pointer(value_key).Get(metric) != nullptr;
 }
 
@@ -122,10 +121,9 @@ void HpaToV1(api::ObjectBuilder* b) {
     MemberToAnnotation(b, "/spec/behavior", kBehaviorAnnotation);
   }
   if (b->Find("/status") != nullptr) {
-    ListToV1(b, "/status/currentMetrics",
-             "/resource/current/averageUtilization",
-             "/status/currentCPUUtilizationPercentage",
-             kCurrentMetricsAnnotation);
+    ListToV1(
+        b, "/status/currentMetrics", "/resource/current/averageUtilization",
+        "/status/currentCPUUtilizationPercentage", kCurrentMetricsAnnotation);
     MemberToAnnotation(b, "/status/conditions", kConditionsAnnotation);
     if (b->Find("/status/currentReplicas") == nullptr) {
       (void)b->SetInt("/status/currentReplicas", 0);
@@ -166,7 +164,8 @@ bool ConvertsBuiltin(const ResourceInfo& r) {
 void ConvertBuiltin(const ResourceInfo& r, std::string_view from,
                     std::string_view to, api::ObjectBuilder* b) {
   if (from == to) return;
-  if (r.group() == "autoscaling" && r.resource() == "horizontalpodautoscalers") {
+  if (r.group() == "autoscaling" &&
+      r.resource() == "horizontalpodautoscalers") {
     if (from == "v2" && to == "v1") HpaToV1(b);
     if (from == "v1" && to == "v2") HpaToV2(b);
     RemoveEmptyAnnotations(b);

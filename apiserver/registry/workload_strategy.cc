@@ -71,7 +71,8 @@ class KindStrategy : public Strategy {
   }
   void PrepareForCreate(const ResourceInfo&, api::ObjectBuilder* b,
                         const std::string&) const override {
-    if (initial_status_ != nullptr) (void)b->SetJson("/status", initial_status_);
+    if (initial_status_ != nullptr)
+      (void)b->SetJson("/status", initial_status_);
   }
   void Validate(const ResourceInfo&, api::ObjectBuilder* b,
                 std::vector<FieldError>* errors) const override {
@@ -292,8 +293,8 @@ void JobUpdate(const Value& live, const Value& job,
   Immutable(live, job, "/spec/selector", "spec.selector", errors);
   Immutable(live, job, "/spec/completionMode", "spec.completionMode", errors);
   const Value* suspend = rapidjson::Pointer("/spec/suspend").Get(job);
-  const bool suspended = suspend != nullptr && suspend->IsBool() &&
-                         suspend->GetBool();
+  const bool suspended =
+      suspend != nullptr && suspend->IsBool() && suspend->GetBool();
   // A suspended Job's template may change (kube lets a queue set
   // scheduling directives before it starts).
   if (!suspended) {
@@ -319,8 +320,8 @@ void ValidateCertificateSigningRequest(const Value& csr,
                                        std::vector<FieldError>* errors) {
   const Value* spec = rapidjson::Pointer("/spec").Get(csr);
   for (const char* key : {"request", "signerName"}) {
-    const Value* v = spec != nullptr && spec->IsObject() ? Member(*spec, key)
-                                                         : nullptr;
+    const Value* v =
+        spec != nullptr && spec->IsObject() ? Member(*spec, key) : nullptr;
     if (v == nullptr || !v->IsString() || v->GetStringLength() == 0) {
       errors->push_back(FieldErr(FieldError::Type::kRequired,
                                  std::string("spec.") + key, "", ""));
@@ -358,8 +359,8 @@ class JobStrategyImpl : public KindStrategy {
                         const std::string& now) const override {
     KindStrategy::PrepareForCreate(r, b, now);
     const Value* manual = b->Find("/spec/manualSelector");
-    if (!HasSpec(*b) || (manual != nullptr && manual->IsBool() &&
-                         manual->GetBool())) {
+    if (!HasSpec(*b) ||
+        (manual != nullptr && manual->IsBool() && manual->GetBool())) {
       return;
     }
     const std::string uid = StringAt(*b, "/metadata/uid");
@@ -391,13 +392,12 @@ class JobStrategyImpl : public KindStrategy {
 // local ones.
 class APIServiceStrategyImpl : public KindStrategy {
  public:
-  APIServiceStrategyImpl()
-      : KindStrategy("{}", nullptr, ValidateAPIService) {}
+  APIServiceStrategyImpl() : KindStrategy("{}", nullptr, ValidateAPIService) {}
 
   // The core group's APIService is "v1.": the name rule is
   // ValidateAPIService's (version "." group), not a DNS subdomain.
-  void ValidateName(std::string_view,
-                    std::vector<FieldError>*) const override {}
+  void ValidateName(std::string_view, std::vector<FieldError>*) const override {
+  }
 
   void PrepareForCreate(const ResourceInfo& r, api::ObjectBuilder* b,
                         const std::string& now) const override {
@@ -417,24 +417,22 @@ class APIServiceStrategyImpl : public KindStrategy {
 }  // namespace
 
 const Strategy* WorkloadStrategyFor(const ResourceInfo& r) {
-  static const auto* const stateful_set =
-      new KindStrategy(R"({"replicas":0,"availableReplicas":0})",
-                       DefaultStatefulSet, ValidateStatefulSet,
-                       StatefulSetUpdate);
-  static const auto* const daemon_set = new KindStrategy(
-      R"({"currentNumberScheduled":0,"numberMisscheduled":0,)"
-      R"("desiredNumberScheduled":0,"numberReady":0})",
-      DefaultDaemonSet, ValidateDaemonSet, StatefulSetUpdate);
+  static const auto* const stateful_set = new KindStrategy(
+      R"({"replicas":0,"availableReplicas":0})", DefaultStatefulSet,
+      ValidateStatefulSet, StatefulSetUpdate);
+  static const auto* const daemon_set =
+      new KindStrategy(R"({"currentNumberScheduled":0,"numberMisscheduled":0,)"
+                       R"("desiredNumberScheduled":0,"numberReady":0})",
+                       DefaultDaemonSet, ValidateDaemonSet, StatefulSetUpdate);
   static const auto* const replication_controller =
       new KindStrategy(R"({"replicas":0})", DefaultReplicationController,
                        ValidateReplicationController);
   static const auto* const job = new JobStrategyImpl();
   static const auto* const cron_job =
       new KindStrategy("{}", DefaultCronJob, ValidateCronJob);
-  static const auto* const hpa =
-      new KindStrategy(R"({"desiredReplicas":0})",
-                       DefaultHorizontalPodAutoscaler,
-                       ValidateHorizontalPodAutoscaler);
+  static const auto* const hpa = new KindStrategy(
+      R"({"desiredReplicas":0})", DefaultHorizontalPodAutoscaler,
+      ValidateHorizontalPodAutoscaler);
   static const auto* const pdb = new KindStrategy(
       R"({"disruptionsAllowed":0,"currentHealthy":0,"desiredHealthy":0,)"
       R"("expectedPods":0})",

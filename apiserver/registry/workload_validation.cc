@@ -54,8 +54,8 @@ void NonNegative(const Value* spec, const std::string& path, const char* key,
                  std::vector<FieldError>* errors) {
   const Value* v = Get(spec, key);
   if (v != nullptr && v->IsInt64() && v->GetInt64() < 0) {
-    errors->push_back(FieldErr(FieldError::Type::kInvalid,
-                               Cat(path, ".", key), NumberText(*v),
+    errors->push_back(FieldErr(FieldError::Type::kInvalid, Cat(path, ".", key),
+                               NumberText(*v),
                                "must be greater than or equal to 0"));
   }
 }
@@ -70,8 +70,9 @@ void OneOf(const Value* v, const std::string& field,
   }
   std::vector<std::string> quoted;
   for (const char* a : allowed) quoted.push_back(Quote(a));
-  errors->push_back(FieldErr(FieldError::Type::kNotSupported, field, Quote(s),
-                             "supported values: " + absl::StrJoin(quoted, ", ")));
+  errors->push_back(
+      FieldErr(FieldError::Type::kNotSupported, field, Quote(s),
+               "supported values: " + absl::StrJoin(quoted, ", ")));
 }
 
 // A metav1.LabelSelector at `field` that must select something and match
@@ -79,8 +80,7 @@ void OneOf(const Value* v, const std::string& field,
 // ValidatePodTemplateSpecFor*). `kind` words the empty-selector message.
 void SelectorMatchesTemplate(const Value* selector, const Value* tmpl,
                              const std::string& field,
-                             const std::string& template_path,
-                             const char* kind,
+                             const std::string& template_path, const char* kind,
                              std::vector<FieldError>* errors) {
   if (selector == nullptr) {
     errors->push_back(FieldErr(FieldError::Type::kRequired, field, "", ""));
@@ -107,10 +107,9 @@ void SelectorMatchesTemplate(const Value* selector, const Value* tmpl,
   }
   const Value* labels = Get(Get(tmpl, "metadata"), "labels");
   if (!parsed->Matches(labels)) {
-    errors->push_back(FieldErr(FieldError::Type::kInvalid,
-                               template_path + ".metadata.labels",
-                               GoStringMap(labels),
-                               "`selector` does not match template `labels`"));
+    errors->push_back(FieldErr(
+        FieldError::Type::kInvalid, template_path + ".metadata.labels",
+        GoStringMap(labels), "`selector` does not match template `labels`"));
   }
 }
 
@@ -193,8 +192,7 @@ bool CronIntOrName(std::string_view expr, const CronBounds& b, int* out,
   return CronInt(expr, out, error);
 }
 
-bool CronRange(std::string_view expr, const CronBounds& b,
-               std::string* error) {
+bool CronRange(std::string_view expr, const CronBounds& b, std::string* error) {
   const std::vector<std::string> range_and_step =
       absl::StrSplit(std::string(expr), '/');
   const std::vector<std::string> low_and_high =
@@ -254,10 +252,9 @@ bool GoDuration(std::string_view s) {
     if (n == 0 || (n == 1 && dot)) return false;
     s.remove_prefix(n);
     bool unit = false;
-    for (std::string_view u : {"ns", "us", "\xC2\xB5s", "\xCE\xBCs", "ms", "s",
-                               "m", "h"}) {
-      if (s.substr(0, u.size()) == u &&
-          !(u == "m" && s.substr(0, 2) == "ms")) {
+    for (std::string_view u :
+         {"ns", "us", "\xC2\xB5s", "\xCE\xBCs", "ms", "s", "m", "h"}) {
+      if (s.substr(0, u.size()) == u && !(u == "m" && s.substr(0, 2) == "ms")) {
         s.remove_prefix(u.size());
         unit = true;
         break;
@@ -309,9 +306,10 @@ void ValidateAccessModes(const Value* spec, const std::string& path,
     return;
   }
   for (const auto& m : modes->GetArray()) {
-    OneOf(&m, path + ".accessModes", {"ReadOnlyMany", "ReadWriteMany",
-                                      "ReadWriteOnce", "ReadWriteOncePod"},
-          errors);
+    OneOf(
+        &m, path + ".accessModes",
+        {"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"},
+        errors);
   }
 }
 
@@ -367,9 +365,10 @@ void ValidateReplicationController(const Value& rc,
       const Value* have =
           labels != nullptr ? Get(labels, m.name.GetString()) : nullptr;
       if (have == nullptr || Str(have) != Str(&m.value)) {
-        errors->push_back(FieldErr(
-            FieldError::Type::kInvalid, "spec.template.metadata.labels",
-            GoStringMap(labels), "`selector` does not match template `labels`"));
+        errors->push_back(
+            FieldErr(FieldError::Type::kInvalid,
+                     "spec.template.metadata.labels", GoStringMap(labels),
+                     "`selector` does not match template `labels`"));
         break;
       }
     }
@@ -399,18 +398,17 @@ void ValidateJobSpec(const Value* spec, const std::string& path,
   }
   const Value* deadline = Get(spec, "activeDeadlineSeconds");
   if (deadline != nullptr && deadline->IsInt64() && deadline->GetInt64() <= 0) {
-    errors->push_back(FieldErr(FieldError::Type::kInvalid,
-                               path + ".activeDeadlineSeconds",
-                               NumberText(*deadline),
-                               "must be greater than 0"));
+    errors->push_back(
+        FieldErr(FieldError::Type::kInvalid, path + ".activeDeadlineSeconds",
+                 NumberText(*deadline), "must be greater than 0"));
   }
   OneOf(Get(spec, "completionMode"), path + ".completionMode",
         {"NonIndexed", "Indexed"}, errors);
   if (Str(Get(spec, "completionMode")) == "Indexed" &&
       Get(spec, "completions") == nullptr) {
-    errors->push_back(FieldErr(
-        FieldError::Type::kRequired, path + ".completions", "",
-        "when completion mode is Indexed"));
+    errors->push_back(FieldErr(FieldError::Type::kRequired,
+                               path + ".completions", "",
+                               "when completion mode is Indexed"));
   }
   const Value* tmpl = Get(spec, "template");
   if (check_selector) {
@@ -503,9 +501,10 @@ void ValidatePodDisruptionBudget(const Value& pdb,
   const Value* min_available = Get(spec, "minAvailable");
   const Value* max_unavailable = Get(spec, "maxUnavailable");
   if (min_available != nullptr && max_unavailable != nullptr) {
-    errors->push_back(FieldErr(
-        FieldError::Type::kInvalid, "spec", "policy.PodDisruptionBudgetSpec{...}",
-        "minAvailable and maxUnavailable cannot be both set"));
+    errors->push_back(
+        FieldErr(FieldError::Type::kInvalid, "spec",
+                 "policy.PodDisruptionBudgetSpec{...}",
+                 "minAvailable and maxUnavailable cannot be both set"));
   }
   ValidateIntOrPercent(min_available, "spec.minAvailable", errors);
   ValidateIntOrPercent(max_unavailable, "spec.maxUnavailable", errors);
@@ -575,12 +574,28 @@ void ValidatePersistentVolume(const Value& pv,
     errors->push_back(
         FieldErr(FieldError::Type::kRequired, "spec.capacity", "", ""));
   }
-  static const char* const kSources[] = {
-      "hostPath", "nfs",    "local",    "csi",       "iscsi",
-      "fc",       "rbd",    "cephfs",   "cinder",    "flexVolume",
-      "azureFile", "azureDisk", "gcePersistentDisk", "awsElasticBlockStore",
-      "glusterfs", "flocker", "vsphereVolume", "quobyte", "portworxVolume",
-      "scaleIO",  "storageos", "photonPersistentDisk"};
+  static const char* const kSources[] = {"hostPath",
+                                         "nfs",
+                                         "local",
+                                         "csi",
+                                         "iscsi",
+                                         "fc",
+                                         "rbd",
+                                         "cephfs",
+                                         "cinder",
+                                         "flexVolume",
+                                         "azureFile",
+                                         "azureDisk",
+                                         "gcePersistentDisk",
+                                         "awsElasticBlockStore",
+                                         "glusterfs",
+                                         "flocker",
+                                         "vsphereVolume",
+                                         "quobyte",
+                                         "portworxVolume",
+                                         "scaleIO",
+                                         "storageos",
+                                         "photonPersistentDisk"};
   int sources = 0;
   for (const char* s : kSources) sources += Get(spec, s) != nullptr ? 1 : 0;
   if (sources == 0) {
@@ -602,8 +617,7 @@ void ValidateIngress(const Value& ingress, std::vector<FieldError>* errors) {
     const Value* paths = Get(Get(&(*rules)[i], "http"), "paths");
     if (paths == nullptr || !paths->IsArray()) continue;
     for (rapidjson::SizeType j = 0; j < paths->Size(); ++j) {
-      const std::string at =
-          Cat("spec.rules[", i, "].http.paths[", j, "]");
+      const std::string at = Cat("spec.rules[", i, "].http.paths[", j, "]");
       const Value& p = (*paths)[j];
       const Value* type = Get(&p, "pathType");
       if (type == nullptr) {
@@ -611,9 +625,8 @@ void ValidateIngress(const Value& ingress, std::vector<FieldError>* errors) {
                                    at + ".pathType", "",
                                    "pathType must be specified"));
       } else {
-        OneOf(type, at + ".pathType", {"Exact", "ImplementationSpecific",
-                                       "Prefix"},
-              errors);
+        OneOf(type, at + ".pathType",
+              {"Exact", "ImplementationSpecific", "Prefix"}, errors);
       }
       const Value* backend = Get(&p, "backend");
       if (Get(backend, "service") == nullptr &&
@@ -628,12 +641,12 @@ void ValidateIngress(const Value& ingress, std::vector<FieldError>* errors) {
 void ValidatePriorityClass(const Value& pc, std::vector<FieldError>* errors) {
   std::string_view name = Str(Get(Get(&pc, "metadata"), "name"));
   const Value* value = Get(&pc, "value");
-  const bool system = name == "system-node-critical" ||
-                      name == "system-cluster-critical";
+  const bool system =
+      name == "system-node-critical" || name == "system-cluster-critical";
   if (!system && name.substr(0, 7) == "system-") {
-    errors->push_back(FieldErr(
-        FieldError::Type::kForbidden, "metadata.name", "",
-        "priority class names with 'system-' prefix are reserved"));
+    errors->push_back(
+        FieldErr(FieldError::Type::kForbidden, "metadata.name", "",
+                 "priority class names with 'system-' prefix are reserved"));
   }
   if (!system && value != nullptr && value->IsInt64() &&
       value->GetInt64() > 1000000000) {

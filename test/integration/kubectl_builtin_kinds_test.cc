@@ -67,7 +67,8 @@ spec:
 apiVersion: v1
 kind: PodTemplate
 metadata: {name: tmpl}
-template:)" + Template("tmpl") +
+template:)" +
+         Template("tmpl") +
          R"(
 ---
 apiVersion: v1
@@ -261,13 +262,32 @@ TEST_F(KubectlBuiltinKindsTest, OneManifestOfEveryKindAppliesAndLists) {
   EXPECT_THAT(r.out, HasSubstr("statefulset.apps/db created"));
   EXPECT_THAT(r.out, HasSubstr("certificatesigningrequest.certificates.k8s.io/"
                                "me created"));
-  for (const char* kind :
-       {"rc", "pv", "pvc", "podtemplates", "limits", "quota", "sts", "ds",
-        "controllerrevisions", "jobs", "cj", "hpa", "pdb", "ing",
-        "ingressclasses", "netpol", "sc", "csidrivers", "volumeattachments",
-        "pc", "validatingwebhookconfigurations",
-        "mutatingwebhookconfigurations", "validatingadmissionpolicies",
-        "validatingadmissionpolicybindings", "apiservices", "csr"}) {
+  for (const char* kind : {"rc",
+                           "pv",
+                           "pvc",
+                           "podtemplates",
+                           "limits",
+                           "quota",
+                           "sts",
+                           "ds",
+                           "controllerrevisions",
+                           "jobs",
+                           "cj",
+                           "hpa",
+                           "pdb",
+                           "ing",
+                           "ingressclasses",
+                           "netpol",
+                           "sc",
+                           "csidrivers",
+                           "volumeattachments",
+                           "pc",
+                           "validatingwebhookconfigurations",
+                           "mutatingwebhookconfigurations",
+                           "validatingadmissionpolicies",
+                           "validatingadmissionpolicybindings",
+                           "apiservices",
+                           "csr"}) {
     KubectlResult got = kubectl_->Run({"get", kind});
     EXPECT_EQ(got.exit_code, 0) << kind << ": " << got.err;
     EXPECT_GE(KubectlHarness::Columns(got.out).size(), 2u)
@@ -281,71 +301,69 @@ TEST_F(KubectlBuiltinKindsTest, OneManifestOfEveryKindAppliesAndLists) {
   for (const char* name :
        {"replicationcontroller/rc", "statefulset.apps/db",
         "daemonset.apps/agent", "job.batch/pi", "cronjob.batch/nightly",
-        "horizontalpodautoscaler.autoscaling/web", "ingress.networking.k8s.io/web",
-        "persistentvolumeclaim/data"}) {
+        "horizontalpodautoscaler.autoscaling/web",
+        "ingress.networking.k8s.io/web", "persistentvolumeclaim/data"}) {
     EXPECT_THAT(r.out, HasSubstr(std::string(name) + " unchanged"));
   }
 
   EXPECT_THAT(Get({"sts"}, 2), ElementsAre(ElementsAre("NAME", "READY"),
                                            ElementsAre("db", "0/3")));
-  EXPECT_THAT(Get({"ds"}, 7),
-              ElementsAre(ElementsAre("NAME", "DESIRED", "CURRENT", "READY",
-                                      "UP-TO-DATE", "AVAILABLE",
-                                      "NODE SELECTOR"),
-                          ElementsAre("agent", "0", "0", "0", "0", "0",
-                                      "<none>")));
-  EXPECT_THAT(Get({"rc", "-o", "wide"}, 4),
-              ElementsAre(ElementsAre("NAME", "DESIRED", "CURRENT", "READY",
-                                      "CONTAINERS", "IMAGES", "SELECTOR"),
-                          ElementsAre("rc", "2", "0", "0", "c", "busybox",
-                                      "app=rc")));
+  EXPECT_THAT(
+      Get({"ds"}, 7),
+      ElementsAre(ElementsAre("NAME", "DESIRED", "CURRENT", "READY",
+                              "UP-TO-DATE", "AVAILABLE", "NODE SELECTOR"),
+                  ElementsAre("agent", "0", "0", "0", "0", "0", "<none>")));
+  EXPECT_THAT(
+      Get({"rc", "-o", "wide"}, 4),
+      ElementsAre(ElementsAre("NAME", "DESIRED", "CURRENT", "READY",
+                              "CONTAINERS", "IMAGES", "SELECTOR"),
+                  ElementsAre("rc", "2", "0", "0", "c", "busybox", "app=rc")));
   // A Job that has not started has an empty duration (the harness splits
   // cells at runs of spaces, so the empty cell disappears).
-  EXPECT_THAT(Get({"jobs"}, 4),
-              ElementsAre(ElementsAre("NAME", "STATUS", "COMPLETIONS",
-                                      "DURATION"),
-                          ElementsAre("pi", "Running", "0/1", testing::_)));
+  EXPECT_THAT(
+      Get({"jobs"}, 4),
+      ElementsAre(ElementsAre("NAME", "STATUS", "COMPLETIONS", "DURATION"),
+                  ElementsAre("pi", "Running", "0/1", testing::_)));
   EXPECT_THAT(Get({"cj"}, 6),
-              ElementsAre(ElementsAre("NAME", "SCHEDULE", "TIMEZONE",
-                                      "SUSPEND", "ACTIVE", "LAST SCHEDULE"),
-                          ElementsAre("nightly", "0 3 * * *", "<none>",
-                                      "False", "0", "<none>")));
+              ElementsAre(ElementsAre("NAME", "SCHEDULE", "TIMEZONE", "SUSPEND",
+                                      "ACTIVE", "LAST SCHEDULE"),
+                          ElementsAre("nightly", "0 3 * * *", "<none>", "False",
+                                      "0", "<none>")));
   EXPECT_THAT(Get({"hpa"}, 6),
-              ElementsAre(ElementsAre("NAME", "REFERENCE", "TARGETS",
-                                      "MINPODS", "MAXPODS", "REPLICAS"),
+              ElementsAre(ElementsAre("NAME", "REFERENCE", "TARGETS", "MINPODS",
+                                      "MAXPODS", "REPLICAS"),
                           ElementsAre("web", "Deployment/web",
                                       "cpu: <unknown>/80%", "2", "5", "0")));
   EXPECT_THAT(Get({"pdb"}, 4),
               ElementsAre(ElementsAre("NAME", "MIN AVAILABLE",
-                                      "MAX UNAVAILABLE",
-                                      "ALLOWED DISRUPTIONS"),
+                                      "MAX UNAVAILABLE", "ALLOWED DISRUPTIONS"),
                           ElementsAre("db", "2", "N/A", "0")));
   // Empty cells (no address, no volume yet) vanish from the split rows.
-  EXPECT_THAT(Get({"ing"}, 5),
-              ElementsAre(ElementsAre("NAME", "CLASS", "HOSTS", "ADDRESS",
-                                      "PORTS"),
-                          ElementsAre("web", "nginx", "web.example.com", "80",
-                                      testing::_)));
-  EXPECT_THAT(Get({"pvc"}, 7),
-              ElementsAre(ElementsAre("NAME", "STATUS", "VOLUME", "CAPACITY",
-                                      "ACCESS MODES", "STORAGECLASS",
-                                      "VOLUMEATTRIBUTESCLASS"),
-                          ElementsAre("data", "Pending", "<unset>",
-                                      testing::_)));
-  EXPECT_THAT(Get({"pc"}, 3),
-              ElementsAre(ElementsAre("NAME", "VALUE", "GLOBAL-DEFAULT",
-                                      "PREEMPTIONPOLICY"),
-                          ElementsAre("high", "1000", "false",
-                                      "PreemptLowerPriority"),
-                          ElementsAre("system-cluster-critical", "2000000000",
-                                      "false", "PreemptLowerPriority"),
-                          ElementsAre("system-node-critical", "2000001000",
-                                      "false", "PreemptLowerPriority")));
-  EXPECT_THAT(Get({"apiservices", "v1.apps", "v1alpha1.example.com"}, 3),
-              ElementsAre(ElementsAre("NAME", "SERVICE", "AVAILABLE"),
-                          ElementsAre("v1.apps", "Local", "True"),
-                          ElementsAre("v1alpha1.example.com", "Local",
-                                      "True")));
+  EXPECT_THAT(
+      Get({"ing"}, 5),
+      ElementsAre(
+          ElementsAre("NAME", "CLASS", "HOSTS", "ADDRESS", "PORTS"),
+          ElementsAre("web", "nginx", "web.example.com", "80", testing::_)));
+  EXPECT_THAT(
+      Get({"pvc"}, 7),
+      ElementsAre(
+          ElementsAre("NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS MODES",
+                      "STORAGECLASS", "VOLUMEATTRIBUTESCLASS"),
+          ElementsAre("data", "Pending", "<unset>", testing::_)));
+  EXPECT_THAT(
+      Get({"pc"}, 3),
+      ElementsAre(
+          ElementsAre("NAME", "VALUE", "GLOBAL-DEFAULT", "PREEMPTIONPOLICY"),
+          ElementsAre("high", "1000", "false", "PreemptLowerPriority"),
+          ElementsAre("system-cluster-critical", "2000000000", "false",
+                      "PreemptLowerPriority"),
+          ElementsAre("system-node-critical", "2000001000", "false",
+                      "PreemptLowerPriority")));
+  EXPECT_THAT(
+      Get({"apiservices", "v1.apps", "v1alpha1.example.com"}, 3),
+      ElementsAre(ElementsAre("NAME", "SERVICE", "AVAILABLE"),
+                  ElementsAre("v1.apps", "Local", "True"),
+                  ElementsAre("v1alpha1.example.com", "Local", "True")));
 
   // The category "all" now takes in the workloads.
   r = kubectl_->Run({"get", "all", "-o", "name"});
@@ -373,20 +391,21 @@ TEST_F(KubectlBuiltinKindsTest, PatchScaleAndDelete) {
   EXPECT_THAT(r.out, HasSubstr(R"("selector":"app=rc")"));
 
   // Strategic merge, merge and JSON patches.
-  r = kubectl_->Run({"patch", "cj", "nightly", "-p",
-                     R"({"spec":{"suspend":true}})"});
+  r = kubectl_->Run(
+      {"patch", "cj", "nightly", "-p", R"({"spec":{"suspend":true}})"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = kubectl_->Run({"patch", "hpa", "web", "--type=merge", "-p",
                      R"({"spec":{"maxReplicas":9}})"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = kubectl_->Run({"patch", "pdb", "db", "--type=json", "-p",
-                     R"([{"op":"replace","path":"/spec/minAvailable","value":"50%"}])"});
+  r = kubectl_->Run(
+      {"patch", "pdb", "db", "--type=json", "-p",
+       R"([{"op":"replace","path":"/spec/minAvailable","value":"50%"}])"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(Get({"cj", "nightly"}, 6),
-              ElementsAre(ElementsAre("NAME", "SCHEDULE", "TIMEZONE",
-                                      "SUSPEND", "ACTIVE", "LAST SCHEDULE"),
-                          ElementsAre("nightly", "0 3 * * *", "<none>",
-                                      "True", "0", "<none>")));
+              ElementsAre(ElementsAre("NAME", "SCHEDULE", "TIMEZONE", "SUSPEND",
+                                      "ACTIVE", "LAST SCHEDULE"),
+                          ElementsAre("nightly", "0 3 * * *", "<none>", "True",
+                                      "0", "<none>")));
   // The same object at autoscaling/v1.
   r = kubectl_->Run({"get", "--raw",
                      "/apis/autoscaling/v1/namespaces/default/"
@@ -394,8 +413,8 @@ TEST_F(KubectlBuiltinKindsTest, PatchScaleAndDelete) {
   EXPECT_THAT(r.out, HasSubstr(R"("apiVersion":"autoscaling/v1")"));
   EXPECT_THAT(r.out, HasSubstr(R"("maxReplicas":9)"));
   EXPECT_THAT(r.out, HasSubstr(R"("targetCPUUtilizationPercentage":80)"));
-  r = kubectl_->Run({"get", "pdb", "db", "-o",
-                     "jsonpath={.spec.minAvailable}"});
+  r = kubectl_->Run(
+      {"get", "pdb", "db", "-o", "jsonpath={.spec.minAvailable}"});
   EXPECT_EQ(r.out, "50%");
 
   // A status write through the subresource.
@@ -404,14 +423,14 @@ TEST_F(KubectlBuiltinKindsTest, PatchScaleAndDelete) {
                      R"({"status":{"succeeded":1,"conditions":[)"
                      R"({"type":"Complete","status":"True"}]}})"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(Get({"job", "pi"}, 4),
-              ElementsAre(ElementsAre("NAME", "STATUS", "COMPLETIONS",
-                                      "DURATION"),
-                          ElementsAre("pi", "Complete", "1/1", testing::_)));
+  EXPECT_THAT(
+      Get({"job", "pi"}, 4),
+      ElementsAre(ElementsAre("NAME", "STATUS", "COMPLETIONS", "DURATION"),
+                  ElementsAre("pi", "Complete", "1/1", testing::_)));
 
-  for (const char* what : {"sts/db", "ds/agent", "job/pi", "cj/nightly",
-                           "hpa/web", "pdb/db", "pvc/data", "pv/pv",
-                           "ing/web", "pc/high", "csr/me"}) {
+  for (const char* what :
+       {"sts/db", "ds/agent", "job/pi", "cj/nightly", "hpa/web", "pdb/db",
+        "pvc/data", "pv/pv", "ing/web", "pc/high", "csr/me"}) {
     r = kubectl_->Run({"delete", what});
     EXPECT_EQ(r.exit_code, 0) << what << ": " << r.err;
   }
@@ -495,7 +514,8 @@ spec:
   minReplicas: 0
   maxReplicas: 3
 )",
-       "spec.minReplicas: Invalid value: 0: must be greater than or equal to 1"},
+       "spec.minReplicas: Invalid value: 0: must be greater than or equal to "
+       "1"},
       {R"(apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata: {name: bad}
@@ -505,7 +525,8 @@ spec:
       paths:
       - {path: /, backend: {service: {name: web, port: {number: 80}}}}
 )",
-       "spec.rules[0].http.paths[0].pathType: Required value: pathType must be specified"},
+       "spec.rules[0].http.paths[0].pathType: Required value: pathType must be "
+       "specified"},
   };
   for (const Case& c : cases) {
     KubectlResult r = kubectl_->Run({"create", "-f", "-"}, c.yaml);
@@ -519,8 +540,8 @@ spec:
 
 TEST_F(KubectlBuiltinKindsTest, ClusterInfoDumpCompletes) {
   ASSERT_EQ(Apply(EveryKindManifest()).exit_code, 0);
-  KubectlResult r = kubectl_->Run({"cluster-info", "dump", "--namespaces",
-                                   "default,kube-system"});
+  KubectlResult r = kubectl_->Run(
+      {"cluster-info", "dump", "--namespaces", "default,kube-system"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("\"kind\": \"ReplicationControllerList\""));
   EXPECT_THAT(r.out, HasSubstr("\"kind\": \"DaemonSetList\""));

@@ -21,8 +21,8 @@ namespace {
 using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using ::testing::EndsWith;
+using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 
@@ -72,14 +72,14 @@ TEST_F(WorkloadStrategyTest, StatefulSetDefaultsAndSelectorRules) {
   EXPECT_THAT(json, HasSubstr(R"("podManagementPolicy":"OrderedReady")"));
   EXPECT_THAT(json, HasSubstr(R"("updateStrategy":{"type":"RollingUpdate",)"
                               R"("rollingUpdate":{"partition":0}})"));
-  EXPECT_THAT(json, HasSubstr(R"("status":{"replicas":0,"availableReplicas":0})"));
+  EXPECT_THAT(json,
+              HasSubstr(R"("status":{"replicas":0,"availableReplicas":0})"));
   EXPECT_EQ(created->object->generation(), 1);
 
-  auto bad = Create(
-      "apps", "v1", "statefulsets",
-      absl::StrCat(R"({"metadata":{"name":"x"},"spec":{)",
-                   R"("selector":{"matchLabels":{"app":"db"}},)",
-                   Template(R"({"app":"web"})"), "}}"));
+  auto bad = Create("apps", "v1", "statefulsets",
+                    absl::StrCat(R"({"metadata":{"name":"x"},"spec":{)",
+                                 R"("selector":{"matchLabels":{"app":"db"}},)",
+                                 Template(R"({"app":"web"})"), "}}"));
   EXPECT_THAT(Causes(bad.status()),
               ElementsAre(HasSubstr("spec.template.metadata.labels|"
                                     "FieldValueInvalid|Invalid value: "
@@ -116,28 +116,27 @@ TEST_F(WorkloadStrategyTest, ReplicationControllerSelectorFromTemplate) {
   EXPECT_THAT(json, HasSubstr(R"("selector":{"app":"rc"})"));
   EXPECT_THAT(json, HasSubstr(R"("labels":{"app":"rc"})"));
 
-  auto bad = Create(
-      "", "v1", "replicationcontrollers",
-      absl::StrCat(R"({"metadata":{"name":"rc2"},"spec":{)",
-                   R"("selector":{"app":"other"},)", Template(R"({"app":"rc"})"),
-                   "}}"));
+  auto bad = Create("", "v1", "replicationcontrollers",
+                    absl::StrCat(R"({"metadata":{"name":"rc2"},"spec":{)",
+                                 R"("selector":{"app":"other"},)",
+                                 Template(R"({"app":"rc"})"), "}}"));
   EXPECT_THAT(Causes(bad.status()),
               ElementsAre(HasSubstr("spec.template.metadata.labels|"
                                     "FieldValueInvalid")));
 }
 
 TEST_F(WorkloadStrategyTest, JobSelectorIsGeneratedAndTemplateImmutable) {
-  auto created = Create(
-      "batch", "v1", "jobs",
-      absl::StrCat(R"({"metadata":{"name":"pi"},"spec":{)",
-                   Template("{}", R"("restartPolicy":"Never",)"), "}}"));
+  auto created =
+      Create("batch", "v1", "jobs",
+             absl::StrCat(R"({"metadata":{"name":"pi"},"spec":{)",
+                          Template("{}", R"("restartPolicy":"Never",)"), "}}"));
   ASSERT_TRUE(created.ok()) << created.status();
   const std::string uid(created->object->uid());
   const std::string json = created->object->ToJson();
-  EXPECT_THAT(json, HasSubstr(absl::StrCat(
-                        R"("selector":{"matchLabels":{)"
-                        R"("batch.kubernetes.io/controller-uid":")",
-                        uid, R"("}})")));
+  EXPECT_THAT(
+      json, HasSubstr(absl::StrCat(R"("selector":{"matchLabels":{)"
+                                   R"("batch.kubernetes.io/controller-uid":")",
+                                   uid, R"("}})")));
   EXPECT_THAT(json, HasSubstr(R"("job-name":"pi")"));
   EXPECT_THAT(json, HasSubstr(R"("completions":1,"parallelism":1,)"
                               R"("backoffLimit":6,)"
@@ -146,10 +145,9 @@ TEST_F(WorkloadStrategyTest, JobSelectorIsGeneratedAndTemplateImmutable) {
 
   // kube refuses a template change of a running Job.
   api::ObjectBuilder changed = created->object->ToBuilder();
-  ASSERT_TRUE(changed
-                  .SetString("/spec/template/spec/containers/0/image",
-                             "busybox:2")
-                  .ok());
+  ASSERT_TRUE(
+      changed.SetString("/spec/template/spec/containers/0/image", "busybox:2")
+          .ok());
   ResourceInfoPtr jobs = Resource("batch", "v1", "jobs");
   auto updated = registry_.Update(*jobs, "default", "pi", std::move(changed));
   EXPECT_THAT(Causes(updated.status()),
@@ -159,10 +157,9 @@ TEST_F(WorkloadStrategyTest, JobSelectorIsGeneratedAndTemplateImmutable) {
                                 EndsWith("}: field is immutable"))));
 
   // Pods that restart Always are not a Job's.
-  auto always =
-      Create("batch", "v1", "jobs",
-             absl::StrCat(R"({"metadata":{"name":"p2"},"spec":{)",
-                          Template("{}"), "}}"));
+  auto always = Create("batch", "v1", "jobs",
+                       absl::StrCat(R"({"metadata":{"name":"p2"},"spec":{)",
+                                    Template("{}"), "}}"));
   EXPECT_THAT(Causes(always.status()),
               ElementsAre("spec.template.spec.restartPolicy|"
                           "FieldValueNotSupported|Unsupported value: "
@@ -172,13 +169,13 @@ TEST_F(WorkloadStrategyTest, JobSelectorIsGeneratedAndTemplateImmutable) {
 
 TEST_F(WorkloadStrategyTest, CronJobScheduleThatDoesNotParseIs422) {
   const auto cron = [](const std::string& name, const std::string& schedule) {
-    return absl::StrCat(R"({"metadata":{"name":")", name,
-                        R"("},"spec":{"schedule":")", schedule,
-                        R"(","jobTemplate":{"spec":{)",
-                        Template("{}", R"("restartPolicy":"OnFailure",)"),
-                        "}}}}");
+    return absl::StrCat(
+        R"({"metadata":{"name":")", name, R"("},"spec":{"schedule":")",
+        schedule, R"(","jobTemplate":{"spec":{)",
+        Template("{}", R"("restartPolicy":"OnFailure",)"), "}}}}");
   };
-  auto ok = Create("batch", "v1", "cronjobs", cron("hourly", "*/5 1-3 * * mon-fri"));
+  auto ok =
+      Create("batch", "v1", "cronjobs", cron("hourly", "*/5 1-3 * * mon-fri"));
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_THAT(ok->object->ToJson(),
               HasSubstr(R"("concurrencyPolicy":"Allow","suspend":false,)"
@@ -270,7 +267,8 @@ TEST_F(WorkloadStrategyTest, HorizontalPodAutoscalerAtBothVersions) {
   EXPECT_THAT(created->object->ToJson(),
               HasSubstr(R"("targetCPUUtilizationPercentage":60)"));
 
-  ResourceInfoPtr v2 = Resource("autoscaling", "v2", "horizontalpodautoscalers");
+  ResourceInfoPtr v2 =
+      Resource("autoscaling", "v2", "horizontalpodautoscalers");
   auto read = registry_.Get(*v2, "default", "web");
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ((*read)->api_version(), "autoscaling/v2");
@@ -281,18 +279,18 @@ TEST_F(WorkloadStrategyTest, HorizontalPodAutoscalerAtBothVersions) {
   EXPECT_THAT((*read)->ToJson(), HasSubstr(R"("minReplicas":1)"));
 
   // A v2 object with a metric v1 cannot show keeps it through v1.
-  auto memory = Create(
-      "autoscaling", "v2", "horizontalpodautoscalers",
-      R"({"metadata":{"name":"mem"},"spec":{"scaleTargetRef":)"
-      R"({"kind":"Deployment","name":"web"},"maxReplicas":3,"metrics":[)"
-      R"({"type":"Resource","resource":{"name":"memory","target":)"
-      R"({"type":"AverageValue","averageValue":"1Gi"}}}]}})");
+  auto memory =
+      Create("autoscaling", "v2", "horizontalpodautoscalers",
+             R"({"metadata":{"name":"mem"},"spec":{"scaleTargetRef":)"
+             R"({"kind":"Deployment","name":"web"},"maxReplicas":3,"metrics":[)"
+             R"({"type":"Resource","resource":{"name":"memory","target":)"
+             R"({"type":"AverageValue","averageValue":"1Gi"}}}]}})");
   ASSERT_TRUE(memory.ok()) << memory.status();
-  ResourceInfoPtr v1 = Resource("autoscaling", "v1", "horizontalpodautoscalers");
+  ResourceInfoPtr v1 =
+      Resource("autoscaling", "v1", "horizontalpodautoscalers");
   auto as_v1 = registry_.Get(*v1, "default", "mem");
   ASSERT_TRUE(as_v1.ok());
-  EXPECT_THAT((*as_v1)->ToJson(),
-              Not(HasSubstr(R"("metrics")")));
+  EXPECT_THAT((*as_v1)->ToJson(), Not(HasSubstr(R"("metrics")")));
   auto again = registry_.Update(*v1, "default", "mem", (*as_v1)->ToBuilder());
   ASSERT_TRUE(again.ok()) << again.status();
   auto back = registry_.Get(*v2, "default", "mem");
@@ -335,10 +333,10 @@ TEST_F(WorkloadStrategyTest, ClusterStartsWithPriorityClassesAndAPIServices) {
 }
 
 TEST_F(WorkloadStrategyTest, CertificateSigningRequestApprovalWritesStatus) {
-  auto created = Create(
-      "certificates.k8s.io", "v1", "certificatesigningrequests",
-      R"({"metadata":{"name":"csr"},"spec":{"request":"LS0t",)"
-      R"("signerName":"example.com/signer","usages":["client auth"]}})");
+  auto created =
+      Create("certificates.k8s.io", "v1", "certificatesigningrequests",
+             R"({"metadata":{"name":"csr"},"spec":{"request":"LS0t",)"
+             R"("signerName":"example.com/signer","usages":["client auth"]}})");
   ASSERT_TRUE(created.ok()) << created.status();
   ResourceInfoPtr csrs =
       Resource("certificates.k8s.io", "v1", "certificatesigningrequests");
@@ -349,15 +347,14 @@ TEST_F(WorkloadStrategyTest, CertificateSigningRequestApprovalWritesStatus) {
   ASSERT_TRUE(b.SetString("/spec/signerName", "changed/too").ok());
   WriteOptions approval;
   approval.subresource = "approval";
-  auto approved =
-      registry_.Update(*csrs, "", "csr", std::move(b), approval);
+  auto approved = registry_.Update(*csrs, "", "csr", std::move(b), approval);
   ASSERT_TRUE(approved.ok()) << approved.status();
   EXPECT_THAT(approved->object->ToJson(), HasSubstr(R"("type":"Approved")"));
   EXPECT_THAT(approved->object->ToJson(),
               HasSubstr(R"("signerName":"example.com/signer")"));
-  auto missing = Create("certificates.k8s.io", "v1",
-                        "certificatesigningrequests",
-                        R"({"metadata":{"name":"m"},"spec":{}})");
+  auto missing =
+      Create("certificates.k8s.io", "v1", "certificatesigningrequests",
+             R"({"metadata":{"name":"m"},"spec":{}})");
   EXPECT_THAT(Causes(missing.status()),
               ElementsAre("spec.request|FieldValueRequired|Required value",
                           "spec.signerName|FieldValueRequired|Required "
