@@ -64,7 +64,7 @@ int RunCreate(Model model, int argc, char** argv) {
       program, static_cast<int>(renamed_argv.size()), renamed_argv.data());
   if (!args.empty()) {
     return UsageError(command, absl::StrCat("unexpected argument \"", args[0],
-                                       "\" (it takes flags only)"));
+                                            "\" (it takes flags only)"));
   }
   if (FLAGS_group.empty()) return UsageError(command, "--group is required");
   if (FLAGS_api_version.empty()) {

@@ -42,7 +42,7 @@ int RunInit(int argc, char** argv) {
       kcr::ParseFlagsOrExit(program, argc, argv);
   if (!args.empty()) {
     return UsageError(command, absl::StrCat("unexpected argument \"", args[0],
-                                       "\" (it takes flags only)"));
+                                            "\" (it takes flags only)"));
   }
   if (FLAGS_repo.empty()) return UsageError(command, "--repo is required");
   if (FLAGS_domain.empty()) return UsageError(command, "--domain is required");

@@ -67,8 +67,8 @@ int main(int argc, char** argv) {
   }
   if (command == "create") {
     if (argc < 3 || argv[2][0] == '-') {
-      if (argc >= 3 && (std::string(argv[2]) == "-h" ||
-                        std::string(argv[2]) == "--help")) {
+      if (argc >= 3 &&
+          (std::string(argv[2]) == "-h" || std::string(argv[2]) == "--help")) {
         std::cout << "Add a kind to the project.\n\nUsage:\n"
                      "  kcr create api [flags]\n"
                      "  kcr create handlers [flags]\n";
@@ -84,8 +84,8 @@ int main(int argc, char** argv) {
     }
     if (what == "handlers") {
       argv[2] = const_cast<char*>("kcr create handlers");
-      return kcr::scaffold::RunCreate(kcr::scaffold::Model::kHandlers,
-                                      argc - 2, argv + 2);
+      return kcr::scaffold::RunCreate(kcr::scaffold::Model::kHandlers, argc - 2,
+                                      argv + 2);
     }
     return BadUsage("unknown command \"create " + what +
                     "\" (known: create api, create handlers)");

@@ -231,8 +231,8 @@ absl::StatusOr<Tree> BuildTree(const Project& p) {
   const Vars vars = ProjectVars(p);
   for (const std::string& prefix :
        {std::string("init/common/"), absl::StrCat("init/", p.build, "/")}) {
-    if (absl::Status s = RenderUnder(prefix, vars, &tree.files,
-                                     &tree.init_paths);
+    if (absl::Status s =
+            RenderUnder(prefix, vars, &tree.files, &tree.init_paths);
         !s.ok()) {
       return s;
     }
@@ -257,8 +257,8 @@ absl::StatusOr<Tree> BuildTree(const Project& p) {
       absl::StatusOr<std::string> updated =
           InsertAtMarker(tree.files[ins.file], ins.marker, ins.fragment);
       if (!updated.ok()) {
-        return absl::InternalError(absl::StrCat(
-            "template of ", ins.file, ": ", updated.status().message()));
+        return absl::InternalError(absl::StrCat("template of ", ins.file, ": ",
+                                                updated.status().message()));
       }
       tree.files[ins.file] = *std::move(updated);
     }
@@ -326,8 +326,8 @@ void PlanFile(const fs::path& root, const std::string& path,
 absl::StatusOr<Report> Apply(const fs::path& root, Plan plan) {
   if (!plan.conflicts.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "refusing to overwrite ", absl::StrJoin(plan.conflicts, ", "),
-        " in ", root.string(),
+        "refusing to overwrite ", absl::StrJoin(plan.conflicts, ", "), " in ",
+        root.string(),
         ": changed since kcr wrote it (nothing was written; --force "
         "overwrites)"));
   }
@@ -390,8 +390,9 @@ absl::Status ValidateVersion(absl::string_view version) {
   absl::string_view s = version;
   bool ok = absl::ConsumePrefix(&s, "v") && number(&s);
   if (ok && !s.empty()) {
-    ok = (absl::ConsumePrefix(&s, "alpha") || absl::ConsumePrefix(&s, "beta")) &&
-         number(&s) && s.empty();
+    ok =
+        (absl::ConsumePrefix(&s, "alpha") || absl::ConsumePrefix(&s, "beta")) &&
+        number(&s) && s.empty();
   }
   if (!ok) {
     return absl::InvalidArgumentError(
@@ -483,15 +484,15 @@ absl::StatusOr<std::string> InsertAtMarker(absl::string_view content,
                                            absl::string_view fragment) {
   const size_t at = content.find(marker);
   if (at == absl::string_view::npos) {
-    return absl::NotFoundError(
-        absl::StrCat("no marker \"", marker, "\""));
+    return absl::NotFoundError(absl::StrCat("no marker \"", marker, "\""));
   }
   const size_t line_start = content.rfind('\n', at);
-  const size_t begin = line_start == absl::string_view::npos ? 0 : line_start + 1;
+  const size_t begin =
+      line_start == absl::string_view::npos ? 0 : line_start + 1;
   const std::string indent(content.substr(begin, at - begin));
   std::string block;
-  for (absl::string_view line : absl::StrSplit(
-           absl::StripSuffix(fragment, "\n"), '\n')) {
+  for (absl::string_view line :
+       absl::StrSplit(absl::StripSuffix(fragment, "\n"), '\n')) {
     absl::StrAppend(&block, line.empty() ? "" : indent, line, "\n");
   }
   if (absl::StrContains(content, block)) return std::string(content);
@@ -506,12 +507,12 @@ std::string FormatProject(const Project& p) {
       "build: ", p.build, "\n", "kcrPath: ", p.kcr_path, "\n",
       "resources:", p.resources.empty() ? " []" : "", "\n");
   for (const Resource& r : p.resources) {
-    absl::StrAppend(&out, "- group: ", r.group, "\n", "  version: ", r.version,
-                    "\n", "  kind: ", r.kind, "\n",
-                    "  namespaced: ", r.namespaced ? "true" : "false", "\n",
-                    "  model: ",
-                    r.model == Model::kHandlers ? "handlers" : "reconciler",
-                    "\n");
+    absl::StrAppend(
+        &out, "- group: ", r.group, "\n", "  version: ", r.version, "\n",
+        "  kind: ", r.kind, "\n",
+        "  namespaced: ", r.namespaced ? "true" : "false", "\n",
+        "  model: ", r.model == Model::kHandlers ? "handlers" : "reconciler",
+        "\n");
   }
   return out;
 }
@@ -533,23 +534,30 @@ absl::StatusOr<Project> ParseProject(absl::string_view text) {
           absl::StrCat("PROJECT:", line_no, ": expected key: value"));
     }
     const absl::string_view key = body.substr(0, colon);
-    const std::string value(
-        absl::StripAsciiWhitespace(body.substr(colon + 1)));
+    const std::string value(absl::StripAsciiWhitespace(body.substr(colon + 1)));
     if (nested && current != nullptr) {
-      if (key == "group") current->group = value;
-      else if (key == "version") current->version = value;
-      else if (key == "kind") current->kind = value;
-      else if (key == "namespaced") current->namespaced = value != "false";
+      if (key == "group")
+        current->group = value;
+      else if (key == "version")
+        current->version = value;
+      else if (key == "kind")
+        current->kind = value;
+      else if (key == "namespaced")
+        current->namespaced = value != "false";
       else if (key == "model")
         current->model =
             value == "handlers" ? Model::kHandlers : Model::kReconciler;
       continue;
     }
     current = nullptr;
-    if (key == "projectName") p.name = value;
-    else if (key == "domain") p.domain = value;
-    else if (key == "build") p.build = value;
-    else if (key == "kcrPath") p.kcr_path = value;
+    if (key == "projectName")
+      p.name = value;
+    else if (key == "domain")
+      p.domain = value;
+    else if (key == "build")
+      p.build = value;
+    else if (key == "kcrPath")
+      p.kcr_path = value;
   }
   if (p.name.empty() || p.domain.empty() || p.build.empty()) {
     return absl::InvalidArgumentError(
@@ -615,9 +623,9 @@ absl::StatusOr<Report> Create(const CreateOptions& options) {
   const fs::path root = fs::absolute(options.repo).lexically_normal();
   std::optional<std::string> text = ReadFile(root / kProjectFile);
   if (!text) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "no PROJECT file in ", root.string(),
-        ": run kcr init there first (or pass --repo)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("no PROJECT file in ", root.string(),
+                     ": run kcr init there first (or pass --repo)"));
   }
   absl::StatusOr<Project> parsed = ParseProject(*text);
   if (!parsed.ok()) return parsed.status();
@@ -628,22 +636,21 @@ absl::StatusOr<Report> Create(const CreateOptions& options) {
     const Resource& r = p.resources[i];
     if (r.kind == want.kind && r.group == want.group) {
       if (r.model != want.model) {
-        return absl::AlreadyExistsError(absl::StrCat(
-            "kind ", want.kind, " of group ", want.group,
-            " was created with `kcr create ", ModelName(r.model),
-            "`; a kind has one model"));
+        return absl::AlreadyExistsError(
+            absl::StrCat("kind ", want.kind, " of group ", want.group,
+                         " was created with `kcr create ", ModelName(r.model),
+                         "`; a kind has one model"));
       }
       if (r.version != want.version) {
         return absl::AlreadyExistsError(absl::StrCat(
-            "kind ", want.kind, " of group ", want.group,
-            " exists at version ", r.version,
-            "; kcr scaffolds one version per kind"));
+            "kind ", want.kind, " of group ", want.group, " exists at version ",
+            r.version, "; kcr scaffolds one version per kind"));
       }
       index = i;
     } else if (SnakeCase(r.kind) == SnakeCase(want.kind)) {
-      return absl::AlreadyExistsError(absl::StrCat(
-          "kind ", want.kind, " would share controllers/", SnakeCase(r.kind),
-          "/ with kind ", r.kind));
+      return absl::AlreadyExistsError(
+          absl::StrCat("kind ", want.kind, " would share controllers/",
+                       SnakeCase(r.kind), "/ with kind ", r.kind));
     }
   }
   if (index == p.resources.size()) {
@@ -686,9 +693,9 @@ absl::StatusOr<Report> Create(const CreateOptions& options) {
           ins.file, " has no line with the marker \"", ins.marker,
           "\": put it back where kcr should add these lines, or add them "
           "by hand: ",
-          absl::StrJoin(absl::StrSplit(absl::StripSuffix(ins.fragment, "\n"),
-                                       '\n'),
-                        " / ")));
+          absl::StrJoin(
+              absl::StrSplit(absl::StripSuffix(ins.fragment, "\n"), '\n'),
+              " / ")));
     }
     edited[ins.file] = *std::move(updated);
   }

@@ -20,11 +20,11 @@
 
 #include <map>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace kcr::scaffold {
 
@@ -53,10 +53,10 @@ struct Project {
 };
 
 // Name checks: OK, or InvalidArgument with one line saying what is wrong.
-absl::Status ValidateKind(absl::string_view kind);        // CamelCase
-absl::Status ValidateGroup(absl::string_view group);      // DNS subdomain
-absl::Status ValidateDomain(absl::string_view domain);    // DNS subdomain
-absl::Status ValidateVersion(absl::string_view version);  // v1, v1beta1
+absl::Status ValidateKind(absl::string_view kind);         // CamelCase
+absl::Status ValidateGroup(absl::string_view group);       // DNS subdomain
+absl::Status ValidateDomain(absl::string_view domain);     // DNS subdomain
+absl::Status ValidateVersion(absl::string_view version);   // v1, v1beta1
 absl::Status ValidateProjectName(absl::string_view name);  // DNS label
 absl::Status ValidateBuild(absl::string_view build);       // bazel, cmake
 
@@ -67,8 +67,8 @@ std::string Plural(absl::string_view kind);
 
 // {{Name}} replaced by vars.at("Name"); InvalidArgument naming a
 // placeholder that `vars` lacks.
-absl::StatusOr<std::string> Render(absl::string_view text,
-                                   const std::map<std::string, std::string>& vars);
+absl::StatusOr<std::string> Render(
+    absl::string_view text, const std::map<std::string, std::string>& vars);
 
 // Inserts `fragment` (lines without indentation) above the line holding
 // `marker`, each line indented as the marker's line. Unchanged when the
@@ -82,7 +82,7 @@ std::string FormatProject(const Project& project);
 absl::StatusOr<Project> ParseProject(absl::string_view text);
 
 struct InitOptions {
-  std::string repo;          // the project folder (made if missing)
+  std::string repo;  // the project folder (made if missing)
   std::string domain;
   std::string build = "bazel";
   std::string kcr_path;      // "": PROJECT's, else the built-from path
