@@ -10,7 +10,9 @@
 #
 # The whole suite (no targets given) also runs test/make_run_test.sh, with
 # the same flags: `make run` started, used with kubectl and stopped with
-# Ctrl-C, counted as one more test.
+# Ctrl-C, counted as one more test; and each of test/scaffold's proofs
+# that projects made by cmd/kcr build and pass their own tests, one test
+# each.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,11 +33,13 @@ rc=${PIPESTATUS[0]}
 passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")
 failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|INCOMPLETE|FLAKY)' "$log")
 if [ "$has_target" -eq 0 ]; then
-  if test/make_run_test.sh "${flags[@]}"; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-  fi
+  for script in test/make_run_test.sh test/scaffold/bazel_project_test.sh; do
+    if "$script" "${flags[@]}"; then
+      passed=$((passed + 1))
+    else
+      failed=$((failed + 1))
+    fi
+  done
 fi
 # A build failure outside any test (or a Bazel error) still fails the run.
 if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
