@@ -33,7 +33,8 @@ rc=${PIPESTATUS[0]}
 passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")
 failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|INCOMPLETE|FLAKY)' "$log")
 if [ "$has_target" -eq 0 ]; then
-  for script in test/make_run_test.sh test/scaffold/bazel_project_test.sh; do
+  for script in test/make_run_test.sh test/scaffold/bazel_project_test.sh \
+    test/scaffold/cmake_project_test.sh; do
     if "$script" "${flags[@]}"; then
       passed=$((passed + 1))
     else
