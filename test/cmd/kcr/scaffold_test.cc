@@ -183,6 +183,7 @@ const std::vector<std::string> kCommonFiles = {
     "PROJECT",
     "README.md",
     ".gitignore",
+    ".dockerignore",
     "Makefile",
     "Dockerfile",
     "cmd/manager/main.cc",
