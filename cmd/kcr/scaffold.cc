@@ -403,11 +403,12 @@ absl::Status ValidateVersion(absl::string_view version) {
 }
 
 absl::Status ValidateProjectName(absl::string_view name) {
-  if (!IsDnsLabel(name)) {
+  // It also names the project's C++ namespace: a letter first.
+  if (!IsDnsLabel(name) || !absl::ascii_isalpha(name[0])) {
     return absl::InvalidArgumentError(absl::StrCat(
         "invalid project name \"", name,
-        "\": must be a DNS label, lower-case letters, digits and '-' (name "
-        "the folder so, or pass --project-name)"));
+        "\": must be a DNS label starting with a letter, lower-case letters, "
+        "digits and '-' (name the folder so, or pass --project-name)"));
   }
   return absl::OkStatus();
 }

@@ -111,6 +111,7 @@ TEST(NamesTest, ProjectNamesAndBuilds) {
   EXPECT_TRUE(ValidateProjectName("guestbook-operator").ok());
   EXPECT_FALSE(ValidateProjectName("Guestbook").ok());
   EXPECT_FALSE(ValidateProjectName("guest_book").ok());
+  EXPECT_FALSE(ValidateProjectName("1guestbook").ok());
   EXPECT_TRUE(ValidateBuild("bazel").ok());
   EXPECT_TRUE(ValidateBuild("cmake").ok());
   EXPECT_FALSE(ValidateBuild("make").ok());
