@@ -6,7 +6,8 @@
 #      handlers (MemCached, cluster-scoped, handlers) into a temporary
 #      folder;
 #   2. the project's `make test` passes (a nested bazel in the project's
-#      own workspace, on kcr's shared disk cache; shut down at the end);
+#      own workspace, on kcr's shared disk cache; its server and output
+#      base removed at the end);
 #   3. its `make run` serves the samples on the embedded API server with
 #      their status written (kubectl), and stops on SIGINT;
 #   4. re-running kcr changes nothing; a file changed by hand makes it

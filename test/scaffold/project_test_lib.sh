@@ -13,8 +13,11 @@ start=$SECONDS
 
 cleanup() {
   if [ -n "$pgid" ]; then kill -KILL -- "-$pgid" 2>/dev/null; fi
+  # The nested bazel's server and output base (each run's folder is new,
+  # so its output base would be left behind); the disk cache keeps the
+  # actions for the next run.
   if [ "$build" = bazel ] && [ -f "$project/WORKSPACE" ]; then
-    (cd "$project" && bazel shutdown 2>/dev/null)
+    (cd "$project" && bazel clean --expunge >/dev/null 2>&1)
   fi
   rm -rf "$dir"
 }
