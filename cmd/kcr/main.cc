@@ -90,6 +90,7 @@ int main(int argc, char** argv) {
     return BadUsage("unknown command \"create " + what +
                     "\" (known: create api, create handlers)");
   }
+  if (command[0] == '-') return BadUsage("unknown flag: " + command);
   return BadUsage("unknown command \"" + command +
                   "\" (known: init, create api, create handlers)");
 }

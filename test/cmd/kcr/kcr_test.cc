@@ -75,6 +75,9 @@ TEST(KcrTest, EachCommandListsItsOwnFlags) {
 TEST(KcrTest, BadUsageIsOneLineAndExit2) {
   const std::string repo = TempDir("bad");
   ExpectOneLineExit2(Kcr({"bogus"}), "unknown command");
+  ProcessResult flag = Kcr({"--bogus"});
+  ExpectOneLineExit2(flag, "unknown flag");
+  EXPECT_THAT(flag.err, HasSubstr("unknown flag: --bogus"));
   ExpectOneLineExit2(Kcr({"create"}), "create without what");
   ExpectOneLineExit2(Kcr({"create", "webhook"}), "unknown create");
   ExpectOneLineExit2(Kcr({"init", "--bogus"}), "unknown flag");
