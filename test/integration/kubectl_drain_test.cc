@@ -41,12 +41,12 @@ TEST_P(KubectlDrainTest, CordonsTheNodeAndDeletesItsPods) {
   KubectlResult r = kubectl_->Run(
       {"create", "deployment", "web", "--image=nginx", "--replicas=2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = RunUntil({"get", "pods", "-o", "name", "--field-selector",
-                "status.phase=Running"},
-               [](const KubectlResult& r) {
-                 return r.exit_code == 0 && r.out.find("pod/web-") !=
-                                                 r.out.rfind("pod/web-");
-               });
+  r = RunUntil(
+      {"get", "pods", "-o", "name", "--field-selector", "status.phase=Running"},
+      [](const KubectlResult& r) {
+        return r.exit_code == 0 &&
+               r.out.find("pod/web-") != r.out.rfind("pod/web-");
+      });
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string before = r.out;
 
@@ -66,11 +66,12 @@ TEST_P(KubectlDrainTest, CordonsTheNodeAndDeletesItsPods) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (absl::string_view line : absl::StrSplit(before, '\n')) {
     if (line.empty()) continue;
-    EXPECT_THAT(r.out, Not(HasSubstr(std::string(line.substr(line.find('/') + 1)))));
+    EXPECT_THAT(r.out,
+                Not(HasSubstr(std::string(line.substr(line.find('/') + 1)))));
   }
   EXPECT_THAT(r.out, Not(HasSubstr("Running")));
-  r = kubectl_->Run({"get", "node", "kcr-node", "-o",
-                     "jsonpath={.spec.unschedulable}"});
+  r = kubectl_->Run(
+      {"get", "node", "kcr-node", "-o", "jsonpath={.spec.unschedulable}"});
   EXPECT_EQ(r.out, "true");
 }
 
