@@ -25,6 +25,7 @@ packages=(
   libyaml-cpp-dev
   prometheus-cpp-dev
   libre2-dev
+  zlib1g-dev
   python3-kubernetes
 )
 

@@ -57,12 +57,24 @@ void GroupJson(Writer& w, const std::string& name,
   w.EndObject();
 }
 
+// The kind a pod's connect subresource takes (its options), else "".
+std::string ConnectKind(const std::string& sub) {
+  if (sub == "exec") return "PodExecOptions";
+  if (sub == "attach") return "PodAttachOptions";
+  if (sub == "portforward") return "PodPortForwardOptions";
+  return "";
+}
+
 const std::vector<std::string>& SubresourceVerbs(const std::string& sub) {
   static const auto* finalize = new std::vector<std::string>{"update"};
   static const auto* log = new std::vector<std::string>{"get"};
+  static const auto* connect = new std::vector<std::string>{"create", "get"};
   static const auto* other =
       new std::vector<std::string>{"get", "patch", "update"};
   if (sub == "log") return *log;
+  if (sub == "exec" || sub == "attach" || sub == "portforward") {
+    return *connect;
+  }
   return sub == "finalize" ? *finalize : *other;
 }
 
@@ -169,6 +181,8 @@ std::optional<std::string> ApiResourceListJson(
         KV(w, "group", "autoscaling");
         KV(w, "version", "v1");
         KV(w, "kind", "Scale");
+      } else if (!ConnectKind(sub).empty()) {
+        KV(w, "kind", ConnectKind(sub));
       } else {
         KV(w, "kind", r->kind());
       }
@@ -235,6 +249,8 @@ std::string AggregatedDiscoveryJson(const ResourceRegistry& resources,
             KV(w, "subresource", sub);
             if (sub == "scale") {
               ResponseKind(w, "autoscaling", "v1", "Scale");
+            } else if (!ConnectKind(sub).empty()) {
+              ResponseKind(w, group, v, ConnectKind(sub));
             } else {
               ResponseKind(w, group, v, r->kind());
             }

@@ -19,6 +19,7 @@
 #include "apiserver/endpoints/discovery.h"
 #include "apiserver/endpoints/negotiation.h"
 #include "apiserver/endpoints/pod_log.h"
+#include "apiserver/endpoints/pod_stream.h"
 #include "apiserver/endpoints/protobuf.h"
 #include "apiserver/endpoints/request_options.h"
 #include "apiserver/endpoints/response_writers.h"
@@ -467,6 +468,9 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
 
   if (sub == "log") {
     return ServePodLog(registry_, r, ns, name, req, ex, options_.clock);
+  }
+  if (sub == "exec" || sub == "attach" || sub == "portforward") {
+    return ServePodStream(registry_, r, ns, name, sub, req, ex);
   }
   if (r.group() == kAuthorizationGroup) {
     if (req.method != "POST" || !name.empty()) {

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstring>
@@ -135,12 +136,21 @@ struct HttpServer::Impl {
 
 namespace {
 
+// Whether a stream holds bytes read from the socket but not yet handed
+// out: TLS decrypts whole records, so poll() on the socket cannot see them.
+bool Pending(tcp::socket&) { return false; }
+bool Pending(beast::ssl_stream<tcp::socket&>& stream) {
+  return SSL_pending(stream.native_handle()) > 0;
+}
+
 template <class Stream>
 class Exchange : public HttpExchange {
  public:
-  Exchange(Stream* stream, HttpServer::Connection* conn, bool keep_alive,
-           unsigned version, std::atomic<bool>* stopping)
+  Exchange(Stream* stream, beast::flat_buffer* buffer,
+           HttpServer::Connection* conn, bool keep_alive, unsigned version,
+           std::atomic<bool>* stopping)
       : stream_(stream),
+        buffer_(buffer),
         conn_(conn),
         keep_alive_(keep_alive),
         version_(version),
@@ -195,6 +205,48 @@ class Exchange : public HttpExchange {
   bool WriteRaw(std::string_view bytes) override {
     raw_ = true;
     return Write(bytes);
+  }
+
+  int ReadRaw(char* out, size_t n, absl::Duration timeout) override {
+    if (!raw_ || broken_ || n == 0) return -1;
+    if (buffer_->size() > 0) {
+      const size_t taken =
+          net::buffer_copy(net::buffer(out, n), buffer_->data());
+      buffer_->consume(taken);
+      return static_cast<int>(taken);
+    }
+    // Wait in slices, so that a stopping server is noticed within one.
+    const absl::Time deadline = absl::Now() + timeout;
+    while (true) {
+      if (conn_->cancelled.load() || stopping_->load()) return -1;
+      const absl::Duration left = deadline - absl::Now();
+      if (left <= absl::ZeroDuration()) return 0;
+      if (Pending(*stream_)) {
+        beast::error_code ec;
+        const size_t got = stream_->read_some(net::buffer(out, n), ec);
+        if (ec || got == 0) {
+          broken_ = true;
+          return -1;
+        }
+        return static_cast<int>(got);
+      }
+      struct pollfd p;
+      p.fd = fd_for_poll_;
+      p.events = POLLIN;
+      p.revents = 0;
+      const int ms = static_cast<int>(
+          std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 100));
+      const int ready = poll(&p, 1, ms);
+      if (ready < 0) return -1;
+      if (ready == 0) continue;
+      beast::error_code ec;
+      const size_t got = stream_->read_some(net::buffer(out, n), ec);
+      if (ec || got == 0) {
+        broken_ = true;
+        return -1;
+      }
+      return static_cast<int>(got);
+    }
   }
 
   bool StartStream(int status, const std::string& content_type,
@@ -252,6 +304,8 @@ class Exchange : public HttpExchange {
   }
 
   Stream* const stream_;
+  // What the connection read past the current request.
+  beast::flat_buffer* const buffer_;
   HttpServer::Connection* const conn_;
   const bool keep_alive_;
   const unsigned version_;
@@ -383,8 +437,8 @@ void ServeRequests(Stream& stream, HttpServer::Connection* conn, int fd,
     r.body = std::move(req.body());
     r.remote_address = remote;
     r.client_cert_cn = client_cert_cn;
-    Exchange<Stream> exchange(&stream, conn, req.keep_alive(), req.version(),
-                              stopping);
+    Exchange<Stream> exchange(&stream, &buffer, conn, req.keep_alive(),
+                              req.version(), stopping);
     exchange.set_fd(fd);
     handler(r, &exchange);
     if (!exchange.responded()) {

@@ -48,6 +48,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "apiserver/endpoints/request_limits.h"
 #include "base/mutex.h"
 
@@ -105,6 +106,17 @@ class HttpExchange {
   virtual bool WriteRaw(std::string_view bytes) {
     static_cast<void>(bytes);
     return false;
+  }
+  // After WriteRaw (a protocol upgrade: 101 Switching Protocols), reads
+  // what the client sends on the connection: up to `n` bytes into `out`,
+  // first those already read past the request. Waits at most `timeout`.
+  // Returns the count, 0 when nothing came in time, -1 when the client
+  // closed, the connection broke or the server is stopping.
+  virtual int ReadRaw(char* out, size_t n, absl::Duration timeout) {
+    static_cast<void>(out);
+    static_cast<void>(n);
+    static_cast<void>(timeout);
+    return -1;
   }
   // True once the server is stopping or dropping this connection, or the
   // peer has closed it. Streaming handlers check it whenever they wake.

@@ -82,37 +82,6 @@ bool Terminated(const api::Object& pod, std::string_view container) {
                        "terminated") != nullptr;
 }
 
-// pod.LogLocation's validateContainer: the container the request means.
-absl::StatusOr<std::string> ResolveContainer(const api::Object& pod,
-                                             const std::string& container) {
-  if (!container.empty()) {
-    if (ContainerSpec(pod, container) == nullptr) {
-      return api::StatusError::BadRequest(Cat("container ", container,
-                                              " is not valid for pod ",
-                                              pod.name()))
-          .ToStatus();
-    }
-    return container;
-  }
-  const Value* containers =
-      field::Array(Member(pod.json(), "spec"), "containers");
-  switch (containers != nullptr ? containers->Size() : 0) {
-    case 0:
-      return api::StatusError::BadRequest(
-                 Cat("a container name must be specified for pod ", pod.name()))
-          .ToStatus();
-    case 1:
-      return std::string(field::String(&(*containers)[0], "name"));
-    default:
-      // Go's %s of a []string: [a b c].
-      return api::StatusError::BadRequest(
-                 Cat("a container name must be specified for pod ", pod.name(),
-                     ", choose one of: [",
-                     absl::StrJoin(ContainerNames(pod), " "), "]"))
-          .ToStatus();
-  }
-}
-
 // The kubelet's validateContainerLogStatus: why there is no log to read.
 absl::Status CheckLogStatus(const api::Object& pod,
                             const std::string& container, bool previous) {
@@ -227,6 +196,36 @@ void AppendLines(std::string_view text, absl::Time time,
 }
 
 }  // namespace
+
+absl::StatusOr<std::string> ResolveContainer(const api::Object& pod,
+                                             const std::string& container) {
+  if (!container.empty()) {
+    if (ContainerSpec(pod, container) == nullptr) {
+      return api::StatusError::BadRequest(Cat("container ", container,
+                                              " is not valid for pod ",
+                                              pod.name()))
+          .ToStatus();
+    }
+    return container;
+  }
+  const Value* containers =
+      field::Array(Member(pod.json(), "spec"), "containers");
+  switch (containers != nullptr ? containers->Size() : 0) {
+    case 0:
+      return api::StatusError::BadRequest(
+                 Cat("a container name must be specified for pod ", pod.name()))
+          .ToStatus();
+    case 1:
+      return std::string(field::String(&(*containers)[0], "name"));
+    default:
+      // Go's %s of a []string: [a b c].
+      return api::StatusError::BadRequest(
+                 Cat("a container name must be specified for pod ", pod.name(),
+                     ", choose one of: [",
+                     absl::StrJoin(ContainerNames(pod), " "), "]"))
+          .ToStatus();
+  }
+}
 
 std::vector<LogLine> SimulatedContainerLog(const api::Object& pod,
                                            std::string_view container) {

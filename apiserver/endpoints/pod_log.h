@@ -38,6 +38,12 @@
 namespace kcr {
 namespace apiserver {
 
+// kube's validateContainer for pods/log, exec, attach: the container a
+// request names (it must be one of the pod's), or the pod's only one; a
+// 400 BadRequest otherwise.
+absl::StatusOr<std::string> ResolveContainer(const api::Object& pod,
+                                             const std::string& container);
+
 // Literal log text for every container of a pod (one line per line).
 inline constexpr char kSimLogAnnotation[] = "kcr.io/sim-log";
 

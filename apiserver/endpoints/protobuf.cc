@@ -39,6 +39,7 @@ absl::StatusOr<std::string> KubernetesProtobufToJson(std::string_view body) {
   Reader r(body.substr(4));
   std::string api_version, kind;
   std::string_view raw;
+  bool has_raw = false;
   while (!r.done()) {
     uint64_t tag;
     if (!r.Varint(&tag)) return Malformed();
@@ -56,13 +57,16 @@ absl::StatusOr<std::string> KubernetesProtobufToJson(std::string_view body) {
       if (d.HasMember("kind")) kind = d["kind"].GetString();
     } else if (wire == 2 && num == 2) {
       if (!r.Bytes(&raw)) return Malformed();
+      has_raw = true;
     } else if (!r.Skip(wire)) {
       return Malformed();
     }
   }
   // A body cut short can still end on a field boundary; kubectl always sends
-  // both the type and the object.
-  if (kind.empty() || raw.empty()) {
+  // both the type and the object. The object may be empty: an empty message
+  // is valid protobuf, every field at its default (kubectl drain deletes
+  // with an empty DeleteOptions).
+  if (kind.empty() || !has_raw) {
     return absl::InvalidArgumentError(
         "malformed protobuf body: no kind or no object in the envelope");
   }

@@ -33,12 +33,13 @@ using Value = rapidjson::Value;
 
 }  // namespace
 
-DeploymentSync::DeploymentSync(Registry* registry,
+DeploymentSync::DeploymentSync(Registry* registry, EventRecorder* events,
                                const ResourceInfo& deployments,
                                const ResourceInfo& replicasets,
                                const ResourceInfo& pods, api::ObjectPtr d,
                                absl::Time now)
     : registry_(registry),
+      events_(events),
       deployments_(deployments),
       replicasets_(replicasets),
       pods_(pods),
@@ -187,7 +188,8 @@ std::optional<std::string_view> AppsController(const api::Object& o,
 DeploymentController::DeploymentController(Registry* registry,
                                            const Clock* clock,
                                            IncrementalControllerOptions options)
-    : IncrementalController(registry, clock, options) {
+    : IncrementalController(registry, clock, options),
+      events_(registry, "deployment-controller") {
   AddControllerIndexes(registry->storage());
 }
 
@@ -284,7 +286,7 @@ absl::Time DeploymentController::SyncKey(const std::string& key,
                           OrphanKey(d->namespace_()))) {
     candidates.push_back(std::move(orphan));
   }
-  deployment_internal::DeploymentSync sync(registry(), *deployments,
+  deployment_internal::DeploymentSync sync(registry(), &events_, *deployments,
                                            *replicasets, *pods, d, now);
   return sync.Run(candidates);
 }

@@ -62,6 +62,7 @@
 
 #include "absl/time/time.h"
 #include "api/object.h"
+#include "apiserver/kube_controllers/event_recorder.h"
 #include "apiserver/kube_controllers/incremental_controller.h"
 #include "apiserver/registry/registry.h"
 #include "base/clock.h"
@@ -119,6 +120,9 @@ class DeploymentController : public IncrementalController {
   void EnqueueForReplicaSet(const api::Object& rs);
   // Queues the Recreate Deployment of a deleted pod's ReplicaSet.
   void EnqueueForDeletedPod(const api::Object& pod);
+
+  // ScalingReplicaSet on the Deployment.
+  EventRecorder events_;
 };
 
 }  // namespace apiserver

@@ -345,6 +345,12 @@ absl::StatusOr<api::ObjectPtr> DeploymentSync::GetNew(bool create) {
     rs = created->object;
     VLOG(2) << "deployment controller: created rs=" << rs->Key()
             << " replicas=" << new_replicas;
+    if (new_replicas > 0) {
+      events_->Record(*d_, "apps/v1", "Deployment", false, "ScalingReplicaSet",
+                      Cat("Scaled up replica set ", rs->name(), " from 0 to ",
+                          new_replicas),
+                      now_);
+    }
   }
   Replace(rs);
   std::sort(rss_.begin(), rss_.end(), CreatedBefore);

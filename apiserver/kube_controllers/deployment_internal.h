@@ -23,6 +23,7 @@
 #include "api/object_builder.h"
 #include "api/selector/label_selector.h"
 #include "apiserver/kube_controllers/deployment_controller.h"
+#include "apiserver/kube_controllers/event_recorder.h"
 #include "apiserver/registry/registry.h"
 #include "apiserver/registry/resources.h"
 #include "rapidjson/document.h"
@@ -129,7 +130,9 @@ rapidjson::Value StatusJson(const Status& s, Allocator& a);
 // One pass over one Deployment: kube's syncDeployment and what it calls.
 class DeploymentSync {
  public:
-  DeploymentSync(Registry* registry, const ResourceInfo& deployments,
+  // `events` records ScalingReplicaSet on the Deployment.
+  DeploymentSync(Registry* registry, EventRecorder* events,
+                 const ResourceInfo& deployments,
                  const ResourceInfo& replicasets, const ResourceInfo& pods,
                  api::ObjectPtr d, absl::Time now);
 
@@ -262,6 +265,7 @@ class DeploymentSync {
   // --- State ---
 
   Registry* const registry_;
+  EventRecorder* const events_;
   const ResourceInfo& deployments_;
   const ResourceInfo& replicasets_;
   const ResourceInfo& pods_;

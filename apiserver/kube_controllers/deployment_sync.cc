@@ -13,6 +13,7 @@
 
 #include "apiserver/kube_controllers/deployment_internal.h"
 #include "base/status_macros.h"
+#include "base/str_cat.h"
 #include "glog/logging.h"
 
 namespace kcr {
@@ -58,6 +59,11 @@ absl::StatusOr<bool> DeploymentSync::ScaleReplicaSet(const api::ObjectPtr& rs,
   if (resize) {
     VLOG(2) << "deployment controller: scaled rs=" << rs->Key() << " from "
             << SpecReplicas(*rs) << " to " << size;
+    events_->Record(*d_, "apps/v1", "Deployment", false, "ScalingReplicaSet",
+                    Cat("Scaled ", size > SpecReplicas(*rs) ? "up" : "down",
+                        " replica set ", rs->name(), " to ", size, " from ",
+                        SpecReplicas(*rs)),
+                    now_);
   }
   Replace(w.object);
   return resize;

@@ -130,7 +130,8 @@ void SetCount(Value* status, const char* key, int64_t v, bool omit_zero,
 ReplicaSetController::ReplicaSetController(Registry* registry,
                                            const Clock* clock,
                                            IncrementalControllerOptions options)
-    : IncrementalController(registry, clock, options) {
+    : IncrementalController(registry, clock, options),
+      events_(registry, "replicaset-controller") {
   AddControllerIndexes(registry->storage());
 }
 
@@ -282,16 +283,22 @@ absl::Time ReplicaSetController::SyncReplicaSet(
               << pod.status();
           break;
         }
-        absl::Status s =
-            registry()->Create(pods, rs.namespace_(), std::move(*pod)).status();
-        if (!s.ok()) {
+        absl::StatusOr<WriteResult> created =
+            registry()->Create(pods, rs.namespace_(), std::move(*pod));
+        if (!created.ok()) {
           // A terminating namespace (403) or a template the server rejects.
-          LOG_EVERY_N(WARNING, 100) << "replicaset controller: creating a pod "
-                                       "for rs="
-                                    << rs.Key() << " failed: " << s;
+          LOG_EVERY_N(WARNING, 100)
+              << "replicaset controller: creating a pod "
+                 "for rs="
+              << rs.Key() << " failed: " << created.status();
+          events_.Record(rs, "apps/v1", "ReplicaSet", true, "FailedCreate",
+                         Cat("Error creating: ", created.status().message()),
+                         now);
           retry = now + absl::Seconds(1);
           break;
         }
+        events_.Record(rs, "apps/v1", "ReplicaSet", false, "SuccessfulCreate",
+                       Cat("Created pod: ", created->object->name()), now);
       }
       VLOG(2) << "replicaset controller: created pods rs=" << rs.Key()
               << " count=" << want;
@@ -305,7 +312,10 @@ absl::Time ReplicaSetController::SyncReplicaSet(
         absl::Status s = registry()
                              ->Delete(pods, pod->namespace_(), pod->name(), o)
                              .status();
-        if (!s.ok() && !IsRaceError(s)) {
+        if (s.ok()) {
+          events_.Record(rs, "apps/v1", "ReplicaSet", false, "SuccessfulDelete",
+                         Cat("Deleted pod: ", pod->name()), now);
+        } else if (!IsRaceError(s)) {
           LOG(WARNING) << "replicaset controller: deleting pod=" << pod->Key()
                        << " failed: " << s;
         }

@@ -37,6 +37,7 @@
 
 #include "absl/time/time.h"
 #include "api/object.h"
+#include "apiserver/kube_controllers/event_recorder.h"
 #include "apiserver/kube_controllers/incremental_controller.h"
 #include "apiserver/registry/registry.h"
 #include "base/clock.h"
@@ -70,6 +71,9 @@ class ReplicaSetController : public IncrementalController {
   // Queues the ReplicaSet a pod's controller reference names, or those of
   // its namespace that select an orphan.
   void EnqueueForPod(const api::Object& pod);
+
+  // SuccessfulCreate, SuccessfulDelete and FailedCreate on the ReplicaSet.
+  EventRecorder events_;
 };
 
 }  // namespace apiserver

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/json_pointer.h"
 #include "api/object_builder.h"
+#include "apiserver/internal/names.h"
 #include "apiserver/internal/object_fields.h"
 #include "apiserver/registry/builtin_validation.h"
 #include "apiserver/registry/object_meta_validation.h"
@@ -90,9 +91,85 @@ class PodStrategyImpl : public Strategy {
       (void)b->SetString("/spec/serviceAccount", "default");
     }
     AddDefaultTolerations(b);
+    AddDefaultPriority(b);
+    MountServiceAccountToken(b);
   }
 
  private:
+  // The Priority admission plugin with no PriorityClass marked
+  // globalDefault: priority 0 and preemptionPolicy PreemptLowerPriority;
+  // the two built-in system classes by name.
+  static void AddDefaultPriority(api::ObjectBuilder* b) {
+    if (b->Find("/spec/priority") == nullptr) {
+      const std::string cls = StringAt(*b, "/spec/priorityClassName");
+      int64_t priority = 0;
+      if (cls == "system-node-critical") priority = 2000001000;
+      if (cls == "system-cluster-critical") priority = 2000000000;
+      (void)b->SetInt("/spec/priority", priority);
+    }
+    if (b->Find("/spec/preemptionPolicy") == nullptr) {
+      (void)b->SetString("/spec/preemptionPolicy", "PreemptLowerPriority");
+    }
+  }
+
+  // The ServiceAccount admission plugin's token volume: a projected
+  // kube-api-access-<random> volume (a bound token, the cluster's CA, the
+  // namespace) mounted read-only at the service account path in every
+  // container, unless the pod opts out or a container mounts that path.
+  static void MountServiceAccountToken(api::ObjectBuilder* b) {
+    static constexpr std::string_view kMountPath =
+        "/var/run/secrets/kubernetes.io/serviceaccount";
+    const Value* automount = b->Find("/spec/automountServiceAccountToken");
+    if (automount != nullptr && automount->IsBool() && !automount->GetBool()) {
+      return;
+    }
+    for (const char* list : {"initContainers", "containers"}) {
+      const Value* containers = b->Find(Cat("/spec/", list));
+      if (containers == nullptr || !containers->IsArray()) continue;
+      for (const auto& c : containers->GetArray()) {
+        const Value* mounts = Member(c, "volumeMounts");
+        if (mounts == nullptr || !mounts->IsArray()) continue;
+        for (const auto& m : mounts->GetArray()) {
+          const Value* path = Member(m, "mountPath");
+          if (path != nullptr && path->IsString() &&
+              std::string_view(path->GetString()) == kMountPath) {
+            return;
+          }
+        }
+      }
+    }
+    const std::string name = GenerateName("kube-api-access-");
+    const Value* volumes = b->Find("/spec/volumes");
+    if (volumes == nullptr || !volumes->IsArray()) {
+      (void)b->SetJson("/spec/volumes", "[]");
+    }
+    (void)b->SetJson(
+        Cat("/spec/volumes/", b->Find("/spec/volumes")->Size()),
+        Cat(R"({"name":")", name,
+            R"(","projected":{"sources":[{"serviceAccountToken":)"
+            R"({"expirationSeconds":3607,"path":"token"}},)"
+            R"({"configMap":{"name":"kube-root-ca.crt","items":)"
+            R"([{"key":"ca.crt","path":"ca.crt"}]}},)"
+            R"({"downwardAPI":{"items":[{"path":"namespace","fieldRef":)"
+            R"({"apiVersion":"v1","fieldPath":"metadata.namespace"}}]}}],)"
+            R"("defaultMode":420}})"));
+    for (const char* list : {"initContainers", "containers"}) {
+      const Value* containers = b->Find(Cat("/spec/", list));
+      if (containers == nullptr || !containers->IsArray()) continue;
+      for (rapidjson::SizeType i = 0; i < containers->Size(); ++i) {
+        const std::string at = Cat("/spec/", list, "/", i, "/volumeMounts");
+        const Value* mounts = b->Find(at);
+        if (mounts == nullptr || !mounts->IsArray()) {
+          (void)b->SetJson(at, "[]");
+        }
+        (void)b->SetJson(
+            Cat(at, "/", b->Find(at)->Size()),
+            Cat(R"({"name":")", name, R"(","readOnly":true,"mountPath":")",
+                kMountPath, R"("})"));
+      }
+    }
+  }
+
   // The DefaultTolerationSeconds admission plugin: a pod that does not
   // tolerate the not-ready and unreachable NoExecute taints gets
   // tolerations of them for 300 s.

@@ -120,7 +120,8 @@ ResourceRegistry::ResourceRegistry() {
   }
   {
     ResourceInfo r =
-        Builtin("", "pods", "Pod", "pod", {"po"}, true, {"log", "status"});
+        Builtin("", "pods", "Pod", "pod", {"po"}, true,
+                {"attach", "exec", "log", "portforward", "status"});
     r.categories = {"all"};
     r.return_deleted_object = true;
     r.field_labels = {"spec.nodeName",      "spec.restartPolicy",

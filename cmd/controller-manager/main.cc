@@ -30,8 +30,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "base/context.h"
+#include "base/flags.h"
 #include "base/signal_handler.h"
-#include "cmd/common/flags.h"
 #include "cmd/controller-manager/embedded.h"
 #include "controllers/copyrator/copyrator_controller.h"
 #include "controllers/loadtest/loadtest_controller.h"
@@ -44,6 +44,7 @@
 #include "runtime/client/rest_client.h"
 #include "runtime/client/rest_config.h"
 #include "runtime/controller/manager.h"
+#include "runtime/envtest/environment.h"
 #include "runtime/handlers/registry.h"
 
 DEFINE_string(kubeconfig, "",
@@ -221,7 +222,7 @@ std::string HttpUrl(const std::string& address) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const kcr::cmd::ProgramInfo program{
+  const kcr::ProgramInfo program{
       .name = kProgram,
       .usage = "controller-manager [flags]",
       .about =
@@ -231,7 +232,7 @@ int main(int argc, char** argv) {
           "on SIGINT/SIGTERM.",
       .flag_files = {"cmd/controller-manager/main.cc"}};
   if (std::vector<std::string> args =
-          kcr::cmd::ParseFlagsOrExit(program, argc, argv);
+          kcr::ParseFlagsOrExit(program, argc, argv);
       !args.empty()) {
     return Fail(absl::StrCat("unexpected argument \"", args[0],
                              "\" (it takes flags only)"));
@@ -302,11 +303,12 @@ int main(int argc, char** argv) {
   const kcr::Context ctx = kcr::SetupSignalHandler();
 
   // The embedded API server, when asked for; it outlives the Manager.
-  std::unique_ptr<kcr::cmd::EmbeddedCluster> cluster;
+  std::unique_ptr<kcr::envtest::Environment> cluster;
   kcr::client::Config config;
   kcr::client::LoadingRules rules;
   if (FLAGS_embedded) {
-    auto started = kcr::cmd::EmbeddedCluster::Start(event_ttl);
+    auto started = kcr::envtest::Environment::Start(
+        {.crds = kcr::cmd::EmbeddedCrds(), .event_ttl = event_ttl});
     if (!started.ok()) return Fail(started.status().message(), 1);
     cluster = *std::move(started);
     rules.explicit_path = cluster->kubeconfig();
@@ -343,12 +345,9 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<kcr::handlers::Registry>> registries;
   auto mgr = Manager::New(config, options);
   if (!mgr.ok()) return Fail(mgr.status().message(), 1);
-  // The handler-model controllers ask discovery for their resource as
-  // they are added: the embedded server gets its CRDs first.
+  // The Manager maps the embedded server's custom resources by kind.
   if (cluster != nullptr) {
-    if (absl::Status s = cluster->InstallCrds(ctx, *(*mgr)->GetClient(),
-                                              *(*mgr)->GetRESTMapper());
-        !s.ok()) {
+    if (absl::Status s = cluster->MapCrds(*(*mgr)->GetRESTMapper()); !s.ok()) {
       return Fail(s.message(), 1);
     }
   }
@@ -376,8 +375,7 @@ int main(int argc, char** argv) {
   }
 
   if (cluster != nullptr) {
-    if (absl::Status s = cluster->InstallSamples(ctx, *(*mgr)->GetClient(),
-                                                 *(*mgr)->GetRESTMapper());
+    if (absl::Status s = cluster->CreateObjects(kcr::cmd::EmbeddedSamples());
         !s.ok()) {
       return Fail(s.message(), 1);
     }

@@ -18,7 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "cmd/common/flags.h"
+#include "base/flags.h"
 #include "cmd/loadtest-runner/runner.h"
 #include "gflags/gflags.h"
 
@@ -76,7 +76,7 @@ bool ApplyEnvFallbacks() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const kcr::cmd::ProgramInfo program{
+  const kcr::ProgramInfo program{
       .name = kProgram,
       .usage = "loadtest-runner --service-name=HOST [flags]",
       .about =
@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
           "$LOADTEST_<FLAG> (e.g. LOADTEST_SERVICE_NAME).",
       .flag_files = {"cmd/loadtest-runner/main.cc"}};
   if (std::vector<std::string> args =
-          kcr::cmd::ParseFlagsOrExit(program, argc, argv);
+          kcr::ParseFlagsOrExit(program, argc, argv);
       !args.empty()) {
     std::cerr << kProgram << ": unexpected argument \"" << args[0]
               << "\" (it takes flags only)\n";

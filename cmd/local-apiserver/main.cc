@@ -20,7 +20,7 @@
 #include "absl/time/time.h"
 #include "apiserver/api_server.h"
 #include "apiserver/serving_certs.h"
-#include "cmd/common/flags.h"
+#include "base/flags.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
 
@@ -114,7 +114,7 @@ DEFINE_string(sim_node_name, "kcr-node",
               "Simulated node: the node pods are scheduled to.");
 
 int main(int argc, char** argv) {
-  const kcr::cmd::ProgramInfo program{
+  const kcr::ProgramInfo program{
       .name = "local-apiserver",
       .usage = "local-apiserver [flags]",
       .about =
@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
           "SIGTERM/SIGINT.",
       .flag_files = {"cmd/local-apiserver/main.cc"}};
   if (std::vector<std::string> args =
-          kcr::cmd::ParseFlagsOrExit(program, argc, argv);
+          kcr::ParseFlagsOrExit(program, argc, argv);
       !args.empty()) {
     std::cerr << "local-apiserver: unexpected argument \"" << args[0]
               << "\" (it takes flags only)\n";

@@ -201,6 +201,47 @@ TEST_F(ClusterFurnitureTest, PodDefaults) {
   EXPECT_EQ(t[1]["tolerationSeconds"].GetInt(), 300);
 }
 
+// The Priority and ServiceAccount admission plugins: priority 0 and
+// PreemptLowerPriority without a default PriorityClass, the system classes
+// by name, and the projected token volume mounted in every container.
+TEST_F(ClusterFurnitureTest, PodPriorityAndTokenVolume) {
+  TestResponse p = client_->Post(
+      "/api/v1/namespaces/default/pods",
+      R"({"metadata":{"name":"p"},"spec":{"initContainers":[{"name":"i","image":"busybox"}],"containers":[{"name":"c","image":"nginx","volumeMounts":[{"name":"data","mountPath":"/data"}]}],"volumes":[{"name":"data","emptyDir":{}}]}})");
+  ASSERT_EQ(p.status, 201) << p.body;
+  EXPECT_EQ(p.Int("/spec/priority"), 0);
+  EXPECT_EQ(p.Str("/spec/preemptionPolicy"), "PreemptLowerPriority");
+  const std::string volume = p.Str("/spec/volumes/1/name");
+  EXPECT_EQ(volume.substr(0, 16), "kube-api-access-");
+  EXPECT_EQ(volume.size(), 21u);
+  EXPECT_EQ(p.Int("/spec/volumes/1/projected/defaultMode"), 420);
+  EXPECT_EQ(p.Int("/spec/volumes/1/projected/sources/0/serviceAccountToken/"
+                  "expirationSeconds"),
+            3607);
+  EXPECT_EQ(p.Str("/spec/volumes/1/projected/sources/1/configMap/name"),
+            "kube-root-ca.crt");
+  EXPECT_EQ(p.Str("/spec/volumes/1/projected/sources/2/downwardAPI/items/0/"
+                  "fieldRef/fieldPath"),
+            "metadata.namespace");
+  const std::string path = "/var/run/secrets/kubernetes.io/serviceaccount";
+  EXPECT_EQ(p.Str("/spec/initContainers/0/volumeMounts/0/name"), volume);
+  EXPECT_EQ(p.Str("/spec/initContainers/0/volumeMounts/0/mountPath"), path);
+  EXPECT_EQ(p.Str("/spec/containers/0/volumeMounts/0/name"), "data");
+  EXPECT_EQ(p.Str("/spec/containers/0/volumeMounts/1/name"), volume);
+  EXPECT_EQ(p.Str("/spec/containers/0/volumeMounts/1/mountPath"), path);
+  EXPECT_TRUE(p.Json()["spec"]["containers"][0]["volumeMounts"][1]["readOnly"]
+                  .GetBool());
+
+  // Opting out, and a system class (kube allows those in kube-system).
+  p = client_->Post(
+      "/api/v1/namespaces/kube-system/pods",
+      R"({"metadata":{"name":"q"},"spec":{"automountServiceAccountToken":false,"priorityClassName":"system-node-critical","containers":[{"name":"c","image":"nginx"}]}})");
+  ASSERT_EQ(p.status, 201) << p.body;
+  EXPECT_EQ(p.Int("/spec/priority"), 2000001000);
+  EXPECT_FALSE(p.Json()["spec"].HasMember("volumes")) << p.body;
+  EXPECT_FALSE(p.Json()["spec"]["containers"][0].HasMember("volumeMounts"));
+}
+
 TEST_F(ClusterFurnitureTest, EndpointsFollowReadyPods) {
   ASSERT_EQ(CreateService(R"({"metadata":{"name":"web","labels":{"tier":"f"}},
       "spec":{"selector":{"app":"web"},"ports":[{"name":"http","port":80,"targetPort":"http"}]}})")

@@ -263,6 +263,48 @@ except ApiException as e:
   EXPECT_THAT(out, HasSubstr("expired 410 True"));
 }
 
+TEST_F(PythonClientTest, ExecAndPortForwardReportThatNoContainersRun) {
+  std::string out = Run(R"(
+import json, time
+from kubernetes.stream import stream, portforward
+v1.create_namespaced_pod("default", client.V1Pod(
+    metadata=client.V1ObjectMeta(name="web"),
+    spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="nginx")])))
+for _ in range(100):
+    if v1.read_namespaced_pod("web", "default").status.phase == "Running":
+        break
+    time.sleep(0.1)
+ws = stream(v1.connect_get_namespaced_pod_exec, "web", "default",
+            command=["ls"], stdout=True, stderr=True, stdin=False, tty=False,
+            _preload_content=False)
+ws.run_forever(timeout=10)
+status = json.loads(ws.read_channel(3))
+print("exec", status["status"], status["reason"], status["code"])
+print("exec message", status["details"]["causes"][0]["message"])
+pf = portforward(v1.connect_get_namespaced_pod_portforward, "web", "default",
+                 ports="80,443")
+for _ in range(100):
+    if pf.error(80) and pf.error(443):
+        break
+    time.sleep(0.1)
+print("pf 80", pf.error(80))
+print("pf 443", pf.error(443))
+try:
+    stream(v1.connect_get_namespaced_pod_exec, "gone", "default",
+           command=["ls"], stdout=True)
+except ApiException as e:
+    print("missing pod", "Not Found" in str(e))
+)");
+  EXPECT_THAT(out, HasSubstr("exec Failure InternalError 500"));
+  EXPECT_THAT(out, HasSubstr("exec message cannot exec in container \"c\" of "
+                             "pod \"web\": the simulated node \"kcr-node\" "
+                             "runs no containers"));
+  EXPECT_THAT(out,
+              HasSubstr("pf 80 error forwarding port 80 to pod web, uid "));
+  EXPECT_THAT(out, HasSubstr("pf 443 error forwarding port 443 to pod web"));
+  EXPECT_THAT(out, HasSubstr("missing pod True"));
+}
+
 }  // namespace
 }  // namespace apiserver
 }  // namespace kcr

@@ -7,6 +7,7 @@
 #     runtime/events) -> runtime/handlers -> controllers -> cmd
 #   apiserver stands on api and base only; inside it, internal -> storage
 #     -> apply -> registry -> printers, kube_controllers -> endpoints -> top.
+#   runtime/envtest stands on apiserver and runtime/client (and below).
 #
 # Each rule below names a package pattern and every pattern its rules may
 # reach, directly or not (third_party and manifests, which is data, are
@@ -109,6 +110,9 @@ check runtime/handlers/... runtime/controller/... runtime/leaderelection/... \
   runtime/events/... runtime/metrics/... runtime/cache/... runtime/client/... \
   runtime/workqueue/... api/... base/...
 check apiserver/... api/... base/...
+# envtest runs the local API server for controllers' tests: it stands on
+# apiserver/ and the client, and nothing in runtime/ but tests uses it.
+check runtime/envtest/... apiserver/... runtime/client/... api/... base/...
 # Inside apiserver/, bottom up: internal < storage < apply < registry <
 # printers, kube_controllers < endpoints < the server's face at the top.
 # kube_controllers and endpoints do not see each other.
@@ -144,7 +148,7 @@ fi
 # umbrella targets of the root package and the system-library wrappers;
 # each umbrella covers every library of its folders, so nothing a user
 # needs is left private.
-public_expected="//:apiserver //:runtime"
+public_expected="//:apiserver //:envtest //:runtime"
 if ! public=$($BAZEL query --noshow_progress --output=label \
     'attr(visibility, "//visibility:public", kind(rule, //...)) - //third_party/...' \
     2>"$errors"); then
@@ -173,7 +177,8 @@ cover() {
     echo "ok   $umbrella covers $folders"
   fi
 }
-cover //:runtime "//base/... + //api/... + //runtime/..."
+cover //:runtime "//base/... + //api/... + //runtime/... - //runtime/envtest/..."
+cover //:envtest "//runtime/envtest/..."
 cover //:apiserver "//apiserver/..."
 
 if ((failures > 0)); then

@@ -352,6 +352,25 @@ TEST(ProtobufTest, TruncatedOrMistypedInputIsMalformed) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// What kubectl 1.32 and 1.33 `drain` (and a client-go Delete with
+// metav1.DeleteOptions{} over protobuf) send: the envelope with an empty
+// object, empty contentEncoding and contentType (31 bytes, from -v=9).
+TEST(ProtobufTest, AnEmptyObjectIsTheDefaults) {
+  const std::string kDrainDelete(
+      "k8s\0"
+      "\x0a\x13\x0a\x02v1\x12\x0d"
+      "DeleteOptions"
+      "\x12\x00\x1a\x00\x22\x00",
+      31);
+  auto json = KubernetesProtobufToJson(kDrainDelete);
+  ASSERT_TRUE(json.ok()) << json.status();
+  EXPECT_EQ(*json, R"({"apiVersion":"v1","kind":"DeleteOptions"})");
+  // Without the object field at all it is still malformed (a body cut
+  // right after the type).
+  auto cut = KubernetesProtobufToJson(kDrainDelete.substr(0, 25));
+  EXPECT_EQ(cut.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(ProtobufTest, MalformedInputNeverCrashes) {
   EXPECT_FALSE(KubernetesProtobufToJson("").ok());
   EXPECT_FALSE(KubernetesProtobufToJson("not protobuf").ok());

@@ -333,6 +333,31 @@ TEST_F(DeploymentControllerTest, ScalesTheReplicaSet) {
   StepUntil([&] { return RolledOut("web") && LivePods() == 1; });
 }
 
+// kube's deployment controller records every scale of a ReplicaSet on the
+// Deployment, as ScalingReplicaSet from "deployment-controller".
+TEST_F(DeploymentControllerTest, RecordsScalingReplicaSetEvents) {
+  api::ObjectPtr d = CreateDeployment("web", 2);
+  StepUntil([&] { return RolledOut("web"); });
+  Edit("web", "/spec/replicas", "3");
+  StepUntil([&] { return RolledOut("web"); });
+  Edit("web", "/spec/replicas", "1");
+  StepUntil([&] { return RolledOut("web") && LivePods() == 1; });
+  const std::string rs(ReplicaSetsOf(*Deployment("web"))[0]->name());
+  std::vector<std::string> messages;
+  for (const api::ObjectPtr& e : storage_.Snapshot("/events")) {
+    if (At(*e, "/involvedObject/kind") != "Deployment") continue;
+    EXPECT_EQ(At(*e, "/involvedObject/uid"), d->uid());
+    EXPECT_EQ(At(*e, "/source/component"), "deployment-controller");
+    EXPECT_EQ(At(*e, "/reason"), "ScalingReplicaSet");
+    messages.push_back(At(*e, "/message"));
+  }
+  std::sort(messages.begin(), messages.end());
+  EXPECT_EQ(messages, (std::vector<std::string>{
+                          "Scaled down replica set " + rs + " to 1 from 3",
+                          "Scaled up replica set " + rs + " from 0 to 2",
+                          "Scaled up replica set " + rs + " to 3 from 2"}));
+}
+
 TEST_F(DeploymentControllerTest, PausedDoesNotRollOut) {
   CreateDeployment("web", 2);
   StepUntil([&] { return RolledOut("web"); });

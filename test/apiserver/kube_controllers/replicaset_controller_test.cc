@@ -6,6 +6,7 @@
 #include "absl/time/time.h"
 #include "api/object_builder.h"
 #include "apiserver/kube_controllers/node_simulator.h"
+#include "base/str_cat.h"
 #include "gtest/gtest.h"
 #include "test/apiserver/controller_test_util.h"
 
@@ -95,6 +96,44 @@ TEST_F(ReplicaSetControllerTest, CreatesPodsFromTheTemplate) {
   EXPECT_EQ(Int(*rs, "/status/fullyLabeledReplicas"), 3);
   EXPECT_EQ(Int(*rs, "/status/readyReplicas"), 0);
   EXPECT_EQ(Int(*rs, "/status/observedGeneration"), 1);
+}
+
+// kube's replicaset controller records SuccessfulCreate and SuccessfulDelete
+// on the ReplicaSet, one per pod, from "replicaset-controller".
+TEST_F(ReplicaSetControllerTest, RecordsAnEventPerPodCreatedOrDeleted) {
+  api::ObjectPtr rs = CreateReplicaSet("web", 2);
+  rc_.Sync();
+  Scale("web", 1);
+  Settle();
+  std::vector<std::string> messages;
+  for (const api::ObjectPtr& e : storage_.Snapshot("/events")) {
+    if (e->Find("/involvedObject/name") == nullptr ||
+        std::string_view(e->Find("/involvedObject/name")->GetString()) !=
+            "web") {
+      continue;
+    }
+    EXPECT_EQ(std::string_view(e->Find("/involvedObject/kind")->GetString()),
+              "ReplicaSet");
+    EXPECT_EQ(std::string_view(e->Find("/involvedObject/uid")->GetString()),
+              rs->uid());
+    EXPECT_EQ(std::string_view(e->Find("/source/component")->GetString()),
+              "replicaset-controller");
+    EXPECT_EQ(std::string_view(e->Find("/type")->GetString()), "Normal");
+    EXPECT_EQ(e->name().substr(0, 4), "web.");
+    messages.push_back(Cat(e->Find("/reason")->GetString(), ": ",
+                           e->Find("/message")->GetString()));
+  }
+  std::vector<api::ObjectPtr> left = PodsOf(*rs);
+  ASSERT_EQ(left.size(), 1u);
+  ASSERT_EQ(messages.size(), 3u);
+  int created = 0, deleted = 0;
+  for (const std::string& m : messages) {
+    if (m.rfind("SuccessfulCreate: Created pod: web-", 0) == 0) ++created;
+    if (m.rfind("SuccessfulDelete: Deleted pod: web-", 0) == 0) ++deleted;
+    EXPECT_NE(m, Cat("SuccessfulDelete: Deleted pod: ", left[0]->name()));
+  }
+  EXPECT_EQ(created, 2);
+  EXPECT_EQ(deleted, 1);
 }
 
 TEST_F(ReplicaSetControllerTest, ReportsReadyAndAvailableAfterMinReady) {

@@ -1,21 +1,22 @@
-// Command-line flags for kcr's programs, read the way kubectl and
+// Command-line flags for programs built on kcr, read the way kubectl and
 // kube-controller-manager read theirs: `--help` (or -h) prints the
 // program's own flags, one per line with type and default, and exits 0; a
 // flag that does not exist, a bad value or a missing value is one line on
 // stderr ("<program>: unknown flag: --bogus (see <program> --help)") and
 // exit code 2.
 //
-// Flags are gflags DEFINE_*s (in cmd/ only). Both `--name=value` and
+// Flags are gflags DEFINE_*s, in the program's main file. Both `--name=value`
+// and
 // `--name value` are accepted, `--flag`/`--noflag` for booleans, and both
 // dashes and underscores in names (`--cert-dir` is `--cert_dir`), as
 // Kubernetes spells its flags with dashes. `--` ends the flags.
-#ifndef KCR_CMD_COMMON_FLAGS_H_
-#define KCR_CMD_COMMON_FLAGS_H_
+#ifndef KCR_BASE_FLAGS_H_
+#define KCR_BASE_FLAGS_H_
 
 #include <string>
 #include <vector>
 
-namespace kcr::cmd {
+namespace kcr {
 
 struct ProgramInfo {
   std::string name;   // "local-apiserver"
@@ -34,6 +35,6 @@ std::vector<std::string> ParseFlagsOrExit(const ProgramInfo& program, int argc,
 // The --help text (exposed for tests).
 std::string HelpText(const ProgramInfo& program);
 
-}  // namespace kcr::cmd
+}  // namespace kcr
 
-#endif  // KCR_CMD_COMMON_FLAGS_H_
+#endif  // KCR_BASE_FLAGS_H_

@@ -1,4 +1,4 @@
-#include "cmd/common/flags.h"
+#include "base/flags.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -11,7 +11,7 @@
 #include "absl/strings/str_replace.h"
 #include "gflags/gflags.h"
 
-namespace kcr::cmd {
+namespace kcr {
 namespace {
 
 [[noreturn]] void Fail(const ProgramInfo& program, const std::string& why) {
@@ -141,4 +141,4 @@ std::vector<std::string> ParseFlagsOrExit(const ProgramInfo& program, int argc,
   return args;
 }
 
-}  // namespace kcr::cmd
+}  // namespace kcr
