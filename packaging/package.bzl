@@ -226,7 +226,8 @@ def _cmake_targets(lib):
         ("shared", lib.shared.basename, 'IMPORTED_SONAME "%s"\n  ' % _soname(lib.name)),
         ("static", lib.static.basename, ""),
     ]:
-        deps = ["kcr::%s_%s" % (b.target, kind) for b in lib.below] + lib.link_flags
+        # The libraries below, the nearest first, as a static link needs.
+        deps = ["kcr::%s_%s" % (b.target, kind) for b in reversed(lib.below)] + lib.link_flags
         lines.append("""add_library({t}_{kind} {KIND} IMPORTED)
 set_target_properties({t}_{kind} PROPERTIES
   IMPORTED_LOCATION "${{_kcr_prefix}}/lib/{file}"

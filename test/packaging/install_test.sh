@@ -9,7 +9,8 @@
 #     fails that check);
 #   - a CMake project with find_package(kcr) and target_link_libraries(app
 #     kcr::runtime) only, linked shared and (KCR_USE_STATIC_LIBS) static,
-#     and a pkg-config build of the same program, each run;
+#     and a pkg-config build of the same program, each run, and a CMake
+#     program on kcr::envtest that starts the embedded API server;
 #   - `make uninstall` leaves the prefix empty.
 #
 #   test/packaging/install_test.sh [bazel flags...]   e.g. --config=werror
@@ -42,9 +43,9 @@ make install PREFIX="$prefix" DESTDIR="$stage" INSTALL_BAZEL_FLAGS="$*" \
 }
 
 step "layout"
-libs=(kcr_runtime kcr_apiserver)
+libs=(kcr_runtime kcr_apiserver kcr_envtest)
 expected=(lib/cmake/kcr/kcrConfig.cmake lib/cmake/kcr/kcrConfigVersion.cmake
-  lib/pkgconfig/kcr.pc lib/pkgconfig/kcr-apiserver.pc
+  lib/pkgconfig/kcr.pc lib/pkgconfig/kcr-apiserver.pc lib/pkgconfig/kcr-envtest.pc
   share/kcr/install_manifest.txt)
 for l in "${libs[@]}"; do
   expected+=("lib/lib$l.a" "lib/lib$l.so.0.1.0")
@@ -68,12 +69,15 @@ others=$(cd "$root" && find . \( -type f -o -type l \) -printf '%P\n' |
 internal=$(cd "$root/include/kcr" && find . -path '*/internal/*' -printf '%P\n')
 [ -z "$internal" ] || fail "internal headers installed: $internal"
 for h in runtime/controller/manager.h runtime/workqueue/queue.h api/object.h \
-  apiserver/api_server.h base/status_macros.h; do
+  apiserver/api_server.h base/status_macros.h base/flags.h \
+  runtime/envtest/environment.h; do
   [ -f "$root/include/kcr/$h" ] || fail "include/kcr/$h is missing"
 done
-ldd "$root/lib/libkcr_apiserver.so" >"$dir/ldd" 2>&1 || fail "ldd: $(cat "$dir/ldd")"
-grep -q "libkcr_runtime.so.0 => $root/lib/" "$dir/ldd" && ! grep -q 'not found' "$dir/ldd" ||
-  fail "libkcr_apiserver.so does not resolve its libraries: $(cat "$dir/ldd")"
+ldd "$root/lib/libkcr_envtest.so" >"$dir/ldd" 2>&1 || fail "ldd: $(cat "$dir/ldd")"
+grep -q "libkcr_runtime.so.0 => $root/lib/" "$dir/ldd" &&
+  grep -q "libkcr_apiserver.so.0 => $root/lib/" "$dir/ldd" &&
+  ! grep -q 'not found' "$dir/ldd" ||
+  fail "libkcr_envtest.so does not resolve its libraries: $(cat "$dir/ldd")"
 
 # Every kcr object of each umbrella's closure is in its archive exactly
 # once (a member name clash would drop one): count the PIC compile actions
@@ -85,6 +89,7 @@ objects() {
 declare -A closures=(
   [kcr_runtime]="deps(//:runtime)"
   [kcr_apiserver]="deps(//:apiserver) except deps(//:runtime)"
+  [kcr_envtest]="deps(//:envtest) except deps(//:apiserver) except deps(//:runtime)"
 )
 for l in "${libs[@]}"; do
   closure=${closures[$l]}
@@ -99,7 +104,8 @@ dups=$(for l in "${libs[@]}"; do ar t "$root/lib/lib$l.a"; done | sort | uniq -d
 pc() { PKG_CONFIG_PATH="$root/lib/pkgconfig" pkg-config "$@"; }
 [ "$(pc --variable=prefix kcr)" = "$prefix" ] ||
   fail "kcr.pc says prefix=$(pc --variable=prefix kcr), not $prefix"
-pc --exists 'kcr = 0.1.0' 'kcr-apiserver = 0.1.0' || fail "pkg-config: no kcr 0.1.0"
+pc --exists 'kcr = 0.1.0' 'kcr-apiserver = 0.1.0' 'kcr-envtest = 0.1.0' ||
+  fail "pkg-config: no kcr 0.1.0"
 # The staged tree stands in for PREFIX from here on.
 pcflags() { pc --define-variable=prefix="$root" "$@"; }
 
@@ -107,7 +113,7 @@ step "every header on its own"
 # The include directory is the check's argument; the flags are the .pc
 # files' defines.
 # shellcheck disable=SC2046
-test/packaging/check_headers.sh "$root/include/kcr" $(pcflags --cflags-only-other kcr-apiserver) \
+test/packaging/check_headers.sh "$root/include/kcr" $(pcflags --cflags-only-other kcr-envtest) \
   >"$dir/headers.log" 2>&1 || {
   grep -A5 '^FAIL' "$dir/headers.log" | head -n 40
   fail "installed headers do not compile on their own"
@@ -117,7 +123,7 @@ tail -n 1 "$dir/headers.log"
 cp -r "$root/include/kcr" "$dir/planted"
 printf '#include "runtime/handlers/internal/state.h"\n' >"$dir/planted/runtime/planted.h"
 # shellcheck disable=SC2046
-if test/packaging/check_headers.sh "$dir/planted" $(pcflags --cflags-only-other kcr-apiserver) \
+if test/packaging/check_headers.sh "$dir/planted" $(pcflags --cflags-only-other kcr-envtest) \
   >"$dir/planted.log" 2>&1; then
   fail "a header including an internal one passed the header check"
 fi
@@ -198,6 +204,54 @@ g++ -std=c++17 -o "$dir/pc-app" "$dir/app/main.cc" $(pcflags --cflags --libs kcr
 }
 out=$(LD_LIBRARY_PATH="$root/lib" "$dir/pc-app" 2>&1) || fail "the pkg-config consumer failed: $out"
 [ "$out" = "$want_out" ] || fail "the pkg-config consumer printed '$out'"
+
+step "CMake consumer of kcr::envtest"
+# Starts the embedded API server and lists its namespaces.
+mkdir -p "$dir/envtest-app"
+cat >"$dir/envtest-app/main.cc" <<'EOF'
+#include <iostream>
+
+#include "base/context.h"
+#include "runtime/client/options.h"
+#include "runtime/envtest/environment.h"
+
+int main() {
+  auto env = kcr::envtest::Environment::Start();
+  if (!env.ok()) {
+    std::cerr << env.status() << "\n";
+    return 1;
+  }
+  auto namespaces = (*env)->client().List(
+      kcr::Context::Background(),
+      kcr::client::Resource::ClusterScoped({"", "v1", "namespaces"}));
+  if (!namespaces.ok()) {
+    std::cerr << namespaces.status() << "\n";
+    return 1;
+  }
+  for (const auto& ns : namespaces->items) std::cout << ns->name() << "\n";
+  (*env)->Stop();
+  return 0;
+}
+EOF
+cat >"$dir/envtest-app/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.16)
+project(envtest_app CXX)
+find_package(kcr 0.1 CONFIG REQUIRED)
+add_executable(app main.cc)
+target_link_libraries(app kcr::envtest)
+EOF
+cmake -S "$dir/envtest-app" -B "$dir/cmake-envtest" -DCMAKE_PREFIX_PATH="$root" \
+  >"$dir/cmake-envtest.log" 2>&1 &&
+  cmake --build "$dir/cmake-envtest" -j 2 >>"$dir/cmake-envtest.log" 2>&1 || {
+  tail -n 30 "$dir/cmake-envtest.log"
+  fail "the kcr::envtest consumer did not build"
+}
+out=$(timeout 60 "$dir/cmake-envtest/app" 2>"$dir/envtest-app.err") || {
+  tail -n 20 "$dir/envtest-app.err"
+  fail "the kcr::envtest consumer failed: $out"
+}
+grep -qx default <<<"$out" && grep -qx kube-system <<<"$out" ||
+  fail "the kcr::envtest consumer listed '$out', not default and kube-system"
 
 step "make uninstall"
 make uninstall PREFIX="$prefix" DESTDIR="$stage" >"$dir/uninstall.log" 2>&1 ||
