@@ -148,9 +148,15 @@ def _package_library_impl(ctx):
     ))
     link.add_all(["-o", shared])
     link.add("-Wl,-soname," + _soname(ctx.attr.library_name))
+    # The build's own --linkopt flags (a sanitizer's, say).
+    linkopts = ctx.fragments.cpp.linkopts
+    link.add_all(linkopts)
+
     # Every symbol resolves against the libraries named here: proof that
-    # the link flags written for consumers are complete.
-    link.add("-Wl,-z,defs")
+    # the link flags written for consumers are complete. Not under a
+    # sanitizer, whose runtime only an executable links.
+    if not [o for o in linkopts if o.startswith("-fsanitize")]:
+        link.add("-Wl,-z,defs")
     link.add_all(["-Wl,--whole-archive", static, "-Wl,--no-whole-archive"])
     below_files = []
     for b in below:
