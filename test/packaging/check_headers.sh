@@ -54,9 +54,11 @@ check_one() {
     # The installed headers it reached (relative paths; system ones are
     # absolute).
     sed -e 's/^header://' -e 's/\\$//' "$deps" | tr ' ' '\n' |
-      grep -v -e '^$' -e '^/' -e '^-$' | sed 's|^\./||' | sort -u >"$entry.deps.tmp"
-    xargs -a "$entry.deps.tmp" -d '\n' sha256sum >"$entry.sum.tmp" &&
-      mv "$entry.deps.tmp" "$entry.deps" && mv "$entry.sum.tmp" "$entry.sum"
+      grep -v -e '^$' -e '^/' -e '^-$' | sed 's|^\./||' | sort -u >"$entry.deps.$$"
+    # Written aside and renamed, as another check may run at once.
+    xargs -a "$entry.deps.$$" -d '\n' sha256sum >"$entry.sum.$$" &&
+      mv "$entry.deps.$$" "$entry.deps" && mv "$entry.sum.$$" "$entry.sum"
+    rm -f "$entry.deps.$$" "$entry.sum.$$"
     echo compiled
   else
     printf 'FAIL %s\n%s\n' "$h" "$(head -n 5 <<<"$out" | sed 's/^/    /')"
