@@ -293,8 +293,9 @@ elseif(PACKAGE_FIND_VERSION_MAJOR STREQUAL "{major}" AND PACKAGE_FIND_VERSION_MI
 else()
   set(PACKAGE_VERSION_COMPATIBLE FALSE)
 endif()
-# Built for 64-bit x86 Linux: a 32-bit project cannot use it.
-if(NOT CMAKE_SIZEOF_VOID_P STREQUAL "8")
+# Built for 64-bit x86 Linux: a 32-bit project cannot use it (a project
+# without a language enabled does not say).
+if(CMAKE_SIZEOF_VOID_P AND NOT CMAKE_SIZEOF_VOID_P STREQUAL "8")
   set(PACKAGE_VERSION "${{PACKAGE_VERSION}} (64bit)")
   set(PACKAGE_VERSION_UNSUITABLE TRUE)
 endif()

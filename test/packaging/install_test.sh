@@ -205,6 +205,26 @@ g++ -std=c++17 -o "$dir/pc-app" "$dir/app/main.cc" $(pcflags --cflags --libs kcr
 out=$(LD_LIBRARY_PATH="$root/lib" "$dir/pc-app" 2>&1) || fail "the pkg-config consumer failed: $out"
 [ "$out" = "$want_out" ] || fail "the pkg-config consumer printed '$out'"
 
+step "kcrConfigVersion.cmake"
+# The same major.minor is accepted, another or a newer one is not.
+mkdir -p "$dir/version"
+cat >"$dir/version/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.16)
+project(version NONE)
+find_package(kcr ${WANT} CONFIG REQUIRED)
+EOF
+for want in 0.1 0.1.0 "0.1.0;EXACT" 0.2 0.1.1 1.0; do
+  if cmake -S "$dir/version" -B "$dir/version/build" -DCMAKE_PREFIX_PATH="$root" \
+    -DWANT="$want" >/dev/null 2>&1; then
+    found=yes
+  else
+    found=no
+  fi
+  case "$want" in 0.1 | 0.1.0 | "0.1.0;EXACT") expect=yes ;; *) expect=no ;; esac
+  [ "$found" = "$expect" ] || fail "find_package(kcr $want) found kcr: $found"
+  rm -rf "$dir/version/build"
+done
+
 step "CMake consumer of kcr::envtest"
 # Starts the embedded API server and lists its namespaces.
 mkdir -p "$dir/envtest-app"
