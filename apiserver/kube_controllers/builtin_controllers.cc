@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
+#include "apiserver/kube_controllers/control_plane_leases.h"
 #include "glog/logging.h"
 
 namespace kcr {
@@ -47,6 +48,11 @@ BuiltinControllers::BuiltinControllers(Registry* registry,
   }
   if (options.endpoints) {
     controllers_.push_back(std::make_unique<EndpointsController>(registry));
+  }
+  if (options.control_plane_leases) {
+    controllers_.push_back(std::make_unique<ControlPlaneLeases>(
+        registry, options.clock,
+        ControlPlaneLeasesOptions{.host = options.node.node_name}));
   }
   if (options.node_simulator) {
     controllers_.push_back(std::make_unique<NodeSimulator>(

@@ -52,6 +52,9 @@ struct BuiltinControllersOptions {
   KubernetesServiceOptions kubernetes_service_options;
   // Endpoints and EndpointSlices of Services (endpoints_controller.h).
   bool endpoints = true;
+  // The kubelets' node Leases and the control plane's Leases in
+  // kube-system (control_plane_leases.h).
+  bool control_plane_leases = true;
   // How long the namespace controller leaves a Terminating namespace's
   // contents alone (kube-controller-manager's 5 s).
   absl::Duration namespace_deletion_grace_period =

@@ -176,7 +176,15 @@ std::string UnschedulableReason(const api::Object& pod,
 }
 
 // What a container status reports, by stage.
-enum class Stage { kCreating, kRunning, kTerminated };
+// kInitializing: waiting for the init containers (reason PodInitializing);
+// kInitRunning: the first init container runs, the others wait.
+enum class Stage {
+  kCreating,
+  kInitializing,
+  kInitRunning,
+  kRunning,
+  kTerminated
+};
 
 struct Outcome {
   bool failed = false;
@@ -222,6 +230,7 @@ Value ContainerStatuses(const api::Object& pod, const char* list, Stage stage,
   Value out(rapidjson::kArrayType);
   const Value* containers = Member(Member(&pod.json(), "spec"), list);
   if (containers == nullptr || !containers->IsArray()) return out;
+  bool first = true;
   for (const auto& c : containers->GetArray()) {
     const std::string_view name = StrOf(Member(&c, "name"));
     const std::string_view image = StrOf(Member(&c, "image"));
@@ -229,9 +238,19 @@ Value ContainerStatuses(const api::Object& pod, const char* list, Stage stage,
     s.AddMember("name", Str(name, a), a);
     Value state(rapidjson::kObjectType);
     Value detail(rapidjson::kObjectType);
-    switch (stage) {
+    Stage this_stage = stage;
+    if (stage == Stage::kInitRunning) {
+      this_stage = first ? Stage::kRunning : Stage::kInitializing;
+    }
+    first = false;
+    switch (this_stage) {
       case Stage::kCreating:
         detail.AddMember("reason", Str("ContainerCreating", a), a);
+        state.AddMember("waiting", detail, a);
+        break;
+      case Stage::kInitializing:
+      case Stage::kInitRunning:
+        detail.AddMember("reason", Str("PodInitializing", a), a);
         state.AddMember("waiting", detail, a);
         break;
       case Stage::kRunning:
@@ -257,14 +276,15 @@ Value ContainerStatuses(const api::Object& pod, const char* list, Stage stage,
     }
     s.AddMember("state", state, a);
     s.AddMember("lastState", Value(rapidjson::kObjectType), a);
+    // An init container is never ready while it runs (kubelet).
     s.AddMember("ready", stage == Stage::kRunning, a);
     s.AddMember("restartCount", 0, a);
     s.AddMember("image", Str(image, a), a);
     s.AddMember("imageID", Str("", a), a);
-    if (stage != Stage::kCreating) {
+    if (this_stage == Stage::kRunning || this_stage == Stage::kTerminated) {
       s.AddMember("containerID", Str(ContainerId(pod, name), a), a);
     }
-    s.AddMember("started", stage == Stage::kRunning, a);
+    s.AddMember("started", this_stage == Stage::kRunning, a);
     out.PushBack(s, a);
   }
   return out;
@@ -734,16 +754,43 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
     Value st(rapidjson::kObjectType);
     st.AddMember("phase", Str("Pending", a), a);
     Value conditions(rapidjson::kArrayType);
+    // With init containers the first one runs until the pod runs: kubectl
+    // shows Init:0/N, the containers wait in PodInitializing.
+    const Value* init = Member(spec, "initContainers");
+    const bool has_init = init != nullptr && init->IsArray() && !init->Empty();
+    if (has_init) {
+      std::vector<std::string> names;
+      for (const auto& c : init->GetArray()) {
+        names.emplace_back(StrOf(Member(&c, "name")));
+      }
+      Value initialized =
+          PodCondition("Initialized", false, now_text, nullptr, a);
+      initialized.AddMember("reason", Str("ContainersNotInitialized", a), a);
+      initialized.AddMember("message",
+                            Str(Cat("containers with incomplete status: [",
+                                    absl::StrJoin(names, " "), "]"),
+                                a),
+                            a);
+      conditions.PushBack(initialized, a);
+    }
     conditions.PushBack(
         PodCondition("PodScheduled", true, now_text, nullptr, a), a);
     st.AddMember("conditions", conditions, a);
     st.AddMember("hostIP", Str(options_.host_ip, a), a);
     st.AddMember("hostIPs", IpList(options_.host_ip, a), a);
     st.AddMember("startTime", Str(now_text, a), a);
-    st.AddMember("containerStatuses",
-                 ContainerStatuses(pod, "containers", Stage::kCreating, "",
-                                   now_text, none, a),
-                 a);
+    if (has_init) {
+      st.AddMember("initContainerStatuses",
+                   ContainerStatuses(pod, "initContainers", Stage::kInitRunning,
+                                     now_text, now_text, none, a),
+                   a);
+    }
+    st.AddMember(
+        "containerStatuses",
+        ContainerStatuses(pod, "containers",
+                          has_init ? Stage::kInitializing : Stage::kCreating,
+                          "", now_text, none, a),
+        a);
     st.AddMember("qosClass", Str("BestEffort", a), a);
     (void)b.Set("/status", st);
     return after(write_status(std::move(b)));
@@ -753,9 +800,19 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
   const absl::Time created =
       TimeOf(Member(&pod.metadata(), "creationTimestamp")).value_or(now);
   if (phase == "Pending") {
-    const absl::Time due =
-        created + AnnotationDuration(pod, kSimRunningAfterAnnotation,
-                                     options_.running_after);
+    // Init containers that sleep run that long, one after the other,
+    // before the pod runs.
+    absl::Duration init_sleep = absl::ZeroDuration();
+    if (const Value* init = Member(spec, "initContainers");
+        init != nullptr && init->IsArray()) {
+      for (const auto& c : init->GetArray()) {
+        init_sleep += ContainerSleep(c).value_or(absl::ZeroDuration());
+      }
+    }
+    const absl::Time due = created +
+                           AnnotationDuration(pod, kSimRunningAfterAnnotation,
+                                              options_.running_after) +
+                           init_sleep;
     if (now < due) return due;
     api::ObjectBuilder b = StatusWriteOf(pod);
     Allocator& a = b.allocator();

@@ -26,9 +26,12 @@ constexpr char kCms[] = "/api/v1/namespaces/default/configmaps";
 
 class ListWatchTest : public ::testing::Test {
  protected:
+  // The tests compare resourceVersions with those of their own writes, so
+  // nothing else writes: no simulated node and no Lease renewals.
   void SetUp() override {
     ApiServerOptions options;
     options.controllers.node_simulator = false;
+    options.controllers.control_plane_leases = false;
     Start(options);
   }
   void Start(ApiServerOptions options) {
@@ -308,6 +311,7 @@ TEST_F(ListWatchTest, WatchTimeoutAndBookmarksFollowTheServersClock) {
   testing::FakeClock clock;
   ApiServerOptions options;
   options.controllers.node_simulator = false;
+  options.controllers.control_plane_leases = false;
   options.clock = &clock;
   options.bookmark_interval = absl::Seconds(60);
   Start(options);

@@ -270,7 +270,7 @@ TEST_F(LocalApiServerTest, SimulatedNodeRunsPodsByDefault) {
           "garbage-collector,namespace-controller,deployment-controller,"
           "replicaset-controller,serviceaccount-controller,"
           "root-ca-cert-publisher,kubernetes-service,endpoints-controller,"
-          "node-simulator\n"));
+          "control-plane-leases,node-simulator\n"));
   // The simulated node registers its Node object as it starts, beside the
   // server.
   EXPECT_TRUE(WaitFor(
@@ -292,12 +292,14 @@ TEST_F(LocalApiServerTest, SimulatedNodeRunsPodsByDefault) {
 // from a pause long enough for a simulated node to have acted.
 TEST_F(LocalApiServerTest, SimulatedNodeSwitchedOff) {
   Start({"--simulate-node=false", "--sim-running-after-ms=100"});
-  EXPECT_THAT(ReadFile(dir_ + "/apiserver.log"),
-              HasSubstr(std::string(kControllersLine) +
-                        "garbage-collector,namespace-controller,"
-                        "deployment-controller,replicaset-controller,"
-                        "serviceaccount-controller,root-ca-cert-publisher,"
-                        "kubernetes-service,endpoints-controller\n"));
+  EXPECT_THAT(
+      ReadFile(dir_ + "/apiserver.log"),
+      HasSubstr(
+          std::string(kControllersLine) +
+          "garbage-collector,namespace-controller,"
+          "deployment-controller,replicaset-controller,"
+          "serviceaccount-controller,root-ca-cert-publisher,"
+          "kubernetes-service,endpoints-controller,control-plane-leases\n"));
   EXPECT_EQ(client_->Get("/api/v1/nodes/kcr-node").status, 404);
   ASSERT_EQ(
       client_
@@ -318,7 +320,7 @@ TEST_F(LocalApiServerTest, DeploymentControllerSwitchedOff) {
                         "garbage-collector,namespace-controller,"
                         "serviceaccount-controller,root-ca-cert-publisher,"
                         "kubernetes-service,endpoints-controller,"
-                        "node-simulator\n"));
+                        "control-plane-leases,node-simulator\n"));
 }
 
 }  // namespace

@@ -115,8 +115,12 @@ TEST_F(NodeSimulatorTest, AlwaysPodsRunAndKeepRunning) {
   EXPECT_EQ(At(*p, "/status/phase"), "Pending");
   EXPECT_EQ(PodCondition(*p, "PodScheduled"), "True");
   EXPECT_EQ(At(*p, "/status/hostIP"), "10.0.0.1");
+  // The init container runs first (kubectl: Init:0/1); the containers wait.
   EXPECT_EQ(At(*p, "/status/containerStatuses/0/state/waiting/reason"),
-            "ContainerCreating");
+            "PodInitializing");
+  EXPECT_NE(At(*p, "/status/initContainerStatuses/0/state/running/startedAt"),
+            "<absent>");
+  EXPECT_EQ(PodCondition(*p, "Initialized"), "False ContainersNotInitialized");
   // Due 500ms after creation.
   EXPECT_EQ(sim_.Sync(), t0 + absl::Milliseconds(500));
   EXPECT_EQ(At(*Pod("web"), "/status/phase"), "Pending");
@@ -162,6 +166,43 @@ std::vector<std::string> EventLines(Registry* registry) {
                   At(*e, "/message"));
   }
   return out;
+}
+
+// Init containers run one after the other before the pod runs, a sleeping
+// one for its sleep; until then the first shows running and the rest wait,
+// as kubectl's Init:0/N reads them.
+TEST_F(NodeSimulatorTest, InitContainersRunBeforeThePod) {
+  Create(Pods(), "default", R"({"metadata":{"name":"web"},"spec":{
+      "initContainers":[
+        {"name":"wait","image":"busybox","command":["sh","-c","sleep 3"]},
+        {"name":"migrate","image":"busybox"}],
+      "containers":[{"name":"app","image":"nginx"}]}})");
+  const absl::Time t0 = clock_.Now();
+  sim_.Sync();  // scheduled
+  sim_.Sync();  // initializing
+  api::ObjectPtr p = Pod("web");
+  EXPECT_EQ(At(*p, "/status/phase"), "Pending");
+  EXPECT_EQ(PodCondition(*p, "Initialized"), "False ContainersNotInitialized");
+  EXPECT_EQ(At(*p, "/status/initContainerStatuses/0/name"), "wait");
+  EXPECT_NE(At(*p, "/status/initContainerStatuses/0/state/running/startedAt"),
+            "<absent>");
+  EXPECT_EQ(At(*p, "/status/initContainerStatuses/0/ready"), "false");
+  EXPECT_EQ(At(*p, "/status/initContainerStatuses/1/state/waiting/reason"),
+            "PodInitializing");
+  EXPECT_EQ(At(*p, "/status/containerStatuses/0/state/waiting/reason"),
+            "PodInitializing");
+  // Running after 500 ms plus the init container's 3 s.
+  EXPECT_EQ(sim_.Sync(), t0 + absl::Milliseconds(3500));
+  clock_.Advance(absl::Seconds(2));
+  sim_.Sync();
+  EXPECT_EQ(At(*Pod("web"), "/status/phase"), "Pending");
+  clock_.Advance(absl::Seconds(2));
+  sim_.Sync();
+  p = Pod("web");
+  EXPECT_EQ(At(*p, "/status/phase"), "Running");
+  EXPECT_EQ(PodCondition(*p, "Initialized"), "True");
+  EXPECT_EQ(At(*p, "/status/initContainerStatuses/1/state/terminated/reason"),
+            "Completed");
 }
 
 TEST_F(NodeSimulatorTest, RecordsSchedulerAndKubeletEvents) {
