@@ -7,6 +7,7 @@
 #include "api/json/json_util.h"
 #include "api/types/field.h"
 #include "apiserver/registry/builtin_schema.h"
+#include "base/str_cat.h"
 
 namespace kcr {
 namespace apiserver {
@@ -16,11 +17,17 @@ using rapidjson::Value;
 using Allocator = rapidjson::Document::AllocatorType;
 using api::field::Str;
 
-// Nesting bound for Go types written inline (the built-in types nest a
-// dozen levels at most; a cycle would stop here).
-constexpr int kMaxGoTypeDepth = 32;
+constexpr char kRefPrefix[] = "#/components/schemas/";
 
-Value GoTypeSchema(const GoType& t, int depth, Allocator& a) {
+Value Ref(std::string_view name, Allocator& a) {
+  Value ref(rapidjson::kObjectType);
+  ref.AddMember("$ref", Str(Cat(kRefPrefix, name), a), a);
+  return ref;
+}
+
+// The schema of a value of type `t`: structs and the apimachinery types
+// with their own definitions by reference, as kube-openapi writes them.
+Value GoTypeSchema(const GoType& t, Allocator& a) {
   Value s(rapidjson::kObjectType);
   auto type = [&](const char* name, const char* format = nullptr) {
     s.AddMember("type", rapidjson::StringRef(name), a);
@@ -48,47 +55,70 @@ Value GoTypeSchema(const GoType& t, int depth, Allocator& a) {
       type("string", "byte");
       break;
     case Kind::kQuantity:
-      type("string");
-      break;
+      return Ref(kQuantityDefinition, a);
     case Kind::kIntOrString:
-      type("string", "int-or-string");
-      break;
+      return Ref(kIntOrStringDefinition, a);
     case Kind::kTime:
-      type("string", "date-time");
-      break;
+      return Ref(
+          t.name == "v1.MicroTime" ? kMicroTimeDefinition : kTimeDefinition, a);
     case Kind::kAny:
       type("object");
       break;
-    case Kind::kStruct: {
+    case Kind::kStruct:
+      if (t.openapi_name[0] != '\0') return Ref(t.openapi_name, a);
       type("object");
-      if (t.open || t.fields.empty() || depth >= kMaxGoTypeDepth) break;
-      Value props(rapidjson::kObjectType);
-      for (const auto& [name, field] : t.fields) {
-        props.AddMember(Str(name, a), GoTypeSchema(*field, depth + 1, a), a);
-      }
-      s.AddMember("properties", std::move(props), a);
       break;
-    }
     case Kind::kMap:
       type("object");
-      if (t.elem != nullptr && depth < kMaxGoTypeDepth) {
-        s.AddMember("additionalProperties", GoTypeSchema(*t.elem, depth + 1, a),
-                    a);
+      if (t.elem != nullptr) {
+        s.AddMember("additionalProperties", GoTypeSchema(*t.elem, a), a);
       }
       break;
     case Kind::kSlice:
       type("array");
-      if (t.elem != nullptr && depth < kMaxGoTypeDepth) {
-        s.AddMember("items", GoTypeSchema(*t.elem, depth + 1, a), a);
-      } else {
-        s.AddMember("items", Value(rapidjson::kObjectType), a);
-      }
+      s.AddMember("items",
+                  t.elem != nullptr ? GoTypeSchema(*t.elem, a)
+                                    : Value(rapidjson::kObjectType),
+                  a);
       break;
   }
   return s;
 }
 
+// A member's schema with its description: a reference is wrapped in allOf
+// (a $ref cannot have siblings in OpenAPI 3.0).
+Value FieldSchema(const GoField& f, Allocator& a) {
+  Value s = GoTypeSchema(*f.type, a);
+  if (s.HasMember("$ref")) {
+    Value all_of(rapidjson::kArrayType);
+    all_of.PushBack(std::move(s), a);
+    s = Value(rapidjson::kObjectType);
+    s.AddMember("allOf", std::move(all_of), a);
+  }
+  if (f.description[0] != '\0') {
+    s.AddMember("description", rapidjson::StringRef(f.description), a);
+  }
+  return s;
+}
+
 }  // namespace
+
+Value GoStructSchema(const GoType& t, Allocator& a) {
+  Value s(rapidjson::kObjectType);
+  if (t.description[0] != '\0') {
+    s.AddMember("description", rapidjson::StringRef(t.description), a);
+  }
+  s.AddMember("type", "object", a);
+  Value required(rapidjson::kArrayType);
+  Value props(rapidjson::kObjectType);
+  for (const GoField& f : t.fields) {
+    if (f.required) required.PushBack(Str(f.name, a), a);
+    props.AddMember(Str(f.name, a), FieldSchema(f, a), a);
+  }
+  if (!required.Empty()) s.AddMember("required", std::move(required), a);
+  if (!props.ObjectEmpty()) s.AddMember("properties", std::move(props), a);
+  return s;
+}
 
 std::vector<OpenApiKind> CustomResourceKinds(const rapidjson::Value& crd) {
   std::vector<OpenApiKind> out;
@@ -153,10 +183,11 @@ std::vector<OpenApiKind> BuiltinKinds(const ResourceRegistry& resources) {
     k.has_status = r->has_status();
     k.has_scale = r->has_scale();
     k.builtin = true;
-    if (const GoType* t = BuiltinKindType(k.group, k.kind); t != nullptr) {
+    if (const GoType* t = BuiltinKindType(k.group, k.version, k.kind);
+        t != nullptr) {
       auto doc = std::make_shared<rapidjson::Document>();
       doc->SetObject();
-      Value schema = GoTypeSchema(*t, 0, doc->GetAllocator());
+      Value schema = GoStructSchema(*t, doc->GetAllocator());
       static_cast<Value&>(*doc).Swap(schema);
       k.schema = doc.get();
       k.owned_schema = std::move(doc);

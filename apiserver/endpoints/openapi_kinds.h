@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "apiserver/registry/builtin_schema.h"
 #include "apiserver/registry/resources.h"
 #include "rapidjson/document.h"
 
@@ -41,10 +42,29 @@ struct OpenApiKind {
 std::vector<OpenApiKind> CustomResourceKinds(const rapidjson::Value& crd);
 
 // The built-in resources of `resources`, each with the schema of its Go
-// type (builtin_schema.h) when the server has one: field names and types,
-// no descriptions; struct types are written inline (explain shows them as
-// <Object>), except ObjectMeta.
+// type (builtin_schema.h): kube's descriptions, field types and required
+// fields, other structs by reference to their kube-openapi definitions
+// (GoStructSchema of BuiltinDefinition), as kube-apiserver's documents
+// have them.
 std::vector<OpenApiKind> BuiltinKinds(const ResourceRegistry& resources);
+
+// The OpenAPI v3 schema of a built-in Go struct: its description, its
+// required members and its properties; the schemas of other structs are
+// references to "#/components/schemas/<openapi_name>". Strings are not
+// copied: they live as long as the program.
+rapidjson::Value GoStructSchema(const GoType& type,
+                                rapidjson::Document::AllocatorType& a);
+
+// The apimachinery definitions the built-in schemas refer to besides the
+// structs (openapi_schemas.cc has them).
+inline constexpr char kQuantityDefinition[] =
+    "io.k8s.apimachinery.pkg.api.resource.Quantity";
+inline constexpr char kIntOrStringDefinition[] =
+    "io.k8s.apimachinery.pkg.util.intstr.IntOrString";
+inline constexpr char kTimeDefinition[] =
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Time";
+inline constexpr char kMicroTimeDefinition[] =
+    "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime";
 
 }  // namespace apiserver
 }  // namespace kcr

@@ -10,6 +10,7 @@
 #include "api/json/json_util.h"
 #include "api/types/field.h"
 #include "apiserver/endpoints/negotiation.h"
+#include "apiserver/registry/builtin_schema.h"
 #include "base/str_cat.h"
 #include "glog/logging.h"
 #include "rapidjson/stringbuffer.h"
@@ -91,6 +92,20 @@ constexpr char kCommonSchemas[] = R"json({
   "description": "Time is a wrapper around time.Time which supports correct marshaling to YAML and JSON, in RFC 3339 form.",
   "type": "string",
   "format": "date-time"
+},
+"io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime": {
+  "description": "MicroTime is version of Time with microsecond level precision.",
+  "type": "string",
+  "format": "date-time"
+},
+"io.k8s.apimachinery.pkg.api.resource.Quantity": {
+  "description": "Quantity is a fixed-point representation of a number. It provides convenient marshaling/unmarshaling in JSON and YAML, in addition to String() and AsInt64() accessors.",
+  "type": "string"
+},
+"io.k8s.apimachinery.pkg.util.intstr.IntOrString": {
+  "description": "IntOrString is a type that can hold an int32 or a string.  When used in JSON or YAML marshalling and unmarshalling, it produces or consumes the inner type.  This allows you to have, for example, a JSON field that can accept a name or number.",
+  "type": "string",
+  "format": "int-or-string"
 },
 "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1": {
   "description": "FieldsV1 stores a set of fields in a data structure like a Trie, in JSON format.",
@@ -383,10 +398,15 @@ void AddReferencedCommonSchemas(const Value& paths, Value* schemas,
     std::string name = std::move(pending.back());
     pending.pop_back();
     if (schemas->HasMember(name.c_str())) continue;
-    auto it = common.FindMember(name.c_str());
-    if (it == common.MemberEnd()) continue;
     Value copy;
-    copy.CopyFrom(it->value, a);
+    auto it = common.FindMember(name.c_str());
+    if (it != common.MemberEnd()) {
+      copy.CopyFrom(it->value, a);
+    } else if (const GoType* t = BuiltinDefinition(name); t != nullptr) {
+      copy = GoStructSchema(*t, a);
+    } else {
+      continue;
+    }
     CollectRefs(copy, &pending);
     schemas->AddMember(Str(name, a), std::move(copy), a);
   }

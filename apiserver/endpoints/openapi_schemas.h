@@ -51,8 +51,9 @@ rapidjson::Value KindSchema(const OpenApiKind& api, Allocator& a);
 // The schema of the kind's list.
 rapidjson::Value ListSchema(const OpenApiKind& api, Allocator& a);
 
-// Adds to `schemas` every apimachinery schema that something in `paths` or
-// `schemas` refers to, and what those refer to.
+// Adds to `schemas` every apimachinery or built-in struct schema
+// (GoStructSchema) that something in `paths` or `schemas` refers to, and
+// what those refer to.
 void AddReferencedCommonSchemas(const rapidjson::Value& paths,
                                 rapidjson::Value* schemas, Allocator& a);
 

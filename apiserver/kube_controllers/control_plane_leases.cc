@@ -63,8 +63,8 @@ bool ControlPlaneLeases::Wants(const StoredEvent& event) const {
 
 absl::Time ControlPlaneLeases::Sync() {
   ResourceRegistry* resources = registry_->resources();
-  ResourceInfoPtr leases = resources->Lookup("coordination.k8s.io", "v1",
-                                             "leases");
+  ResourceInfoPtr leases =
+      resources->Lookup("coordination.k8s.io", "v1", "leases");
   ResourceInfoPtr nodes = resources->Lookup("", "v1", "nodes");
   if (leases == nullptr) return absl::InfiniteFuture();
   const absl::Time now = clock_->Now();
@@ -105,15 +105,11 @@ absl::Time ControlPlaneLeases::Sync() {
   return next;
 }
 
-absl::Time ControlPlaneLeases::Keep(const ResourceInfo& leases,
-                                    const std::string& ns,
-                                    const std::string& name,
-                                    const std::string& holder,
-                                    int duration_seconds,
-                                    absl::Duration interval,
-                                    const std::string& labels_json,
-                                    const std::string& owner_json, bool leader,
-                                    absl::Time now) {
+absl::Time ControlPlaneLeases::Keep(
+    const ResourceInfo& leases, const std::string& ns, const std::string& name,
+    const std::string& holder, int duration_seconds, absl::Duration interval,
+    const std::string& labels_json, const std::string& owner_json, bool leader,
+    absl::Time now) {
   const std::string key = Cat(ns, "/", name);
   api::ObjectPtr live =
       registry_->storage()->Get(leases.StorageKey(), ns, name);
@@ -121,7 +117,8 @@ absl::Time ControlPlaneLeases::Keep(const ResourceInfo& leases,
   const bool as_it_should_be =
       live != nullptr && !live->being_deleted() &&
       SpecString(*live, "/spec/holderIdentity") == holder &&
-      (owner_json.empty() || live->Find("/metadata/ownerReferences") != nullptr);
+      (owner_json.empty() ||
+       live->Find("/metadata/ownerReferences") != nullptr);
   if (as_it_should_be && it != renewed_.end() && now < it->second + interval) {
     return it->second + interval;
   }
@@ -166,7 +163,8 @@ absl::Time ControlPlaneLeases::Keep(const ResourceInfo& leases,
     }
     (void)b.SetInt("/spec/leaseDurationSeconds", duration_seconds);
     (void)b.SetString("/spec/renewTime", time);
-    if (!owner_json.empty() && live->Find("/metadata/ownerReferences") == nullptr) {
+    if (!owner_json.empty() &&
+        live->Find("/metadata/ownerReferences") == nullptr) {
       (void)b.SetJson("/metadata/ownerReferences", owner_json);
     }
     s = registry_->Update(leases, ns, name, std::move(b)).status();

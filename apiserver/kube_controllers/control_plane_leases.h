@@ -54,8 +54,8 @@ class ControlPlaneLeases : public SyncedController {
   absl::Time Keep(const ResourceInfo& leases, const std::string& ns,
                   const std::string& name, const std::string& holder,
                   int duration_seconds, absl::Duration interval,
-                  const std::string& labels_json,
-                  const std::string& owner_json, bool leader, absl::Time now);
+                  const std::string& labels_json, const std::string& owner_json,
+                  bool leader, absl::Time now);
 
   Registry* const registry_;
   const Clock* const clock_;

@@ -15,8 +15,11 @@
 #include "api/types/time.h"
 #include "apiserver/kube_controllers/stored_objects.h"
 #include "base/str_cat.h"
+#include "base/string_view.h"
 #include "glog/logging.h"
 #include "rapidjson/document.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
 
 namespace kcr {
 namespace apiserver {
@@ -110,69 +113,6 @@ Value IpList(const std::string& ip, Allocator& a) {
   entry.AddMember("ip", Str(ip, a), a);
   list.PushBack(entry, a);
   return list;
-}
-
-// Whether toleration `t` tolerates taint `taint` (v1 Toleration.
-// ToleratesTaint): an empty effect matches every effect, an empty key with
-// operator Exists every key, operator Exists any value, Equal (the default)
-// an equal value.
-bool Tolerates(const Value& t, const Value& taint) {
-  const std::string_view effect = StrOf(Member(&t, "effect"));
-  if (!effect.empty() && effect != StrOf(Member(&taint, "effect"))) {
-    return false;
-  }
-  const std::string_view key = StrOf(Member(&t, "key"));
-  const std::string_view op = StrOf(Member(&t, "operator"));
-  if (!key.empty() && key != StrOf(Member(&taint, "key"))) return false;
-  if (op == "Exists") return true;
-  if (!op.empty() && op != "Equal") return false;
-  if (key.empty()) return false;  // an empty key needs Exists
-  return StrOf(Member(&t, "value")) == StrOf(Member(&taint, "value"));
-}
-
-// Why the scheduler would not put `pod` on `node` (the message of
-// PodScheduled=False, Unschedulable, as kube-scheduler words it for a
-// one-node cluster), or "" when it fits: a cordoned node
-// (spec.unschedulable) unless the pod tolerates
-// node.kubernetes.io/unschedulable, and NoSchedule / NoExecute taints the
-// pod does not tolerate.
-std::string UnschedulableReason(const api::Object& pod,
-                                const api::Object& node) {
-  const Value* tolerations = pod.Find("/spec/tolerations");
-  auto tolerated = [&](const Value& taint) {
-    if (tolerations == nullptr || !tolerations->IsArray()) return false;
-    for (const auto& t : tolerations->GetArray()) {
-      if (t.IsObject() && Tolerates(t, taint)) return true;
-    }
-    return false;
-  };
-  const Value* unschedulable = node.Find("/spec/unschedulable");
-  if (unschedulable != nullptr && unschedulable->IsBool() &&
-      unschedulable->GetBool()) {
-    rapidjson::Document taint;
-    taint.Parse(R"({"key":"node.kubernetes.io/unschedulable",)"
-                R"("effect":"NoSchedule"})");
-    if (!tolerated(taint)) {
-      return "0/1 nodes are available: 1 node(s) were unschedulable. "
-             "preemption: 0/1 nodes are available: 1 Preemption is not "
-             "helpful for scheduling.";
-    }
-  }
-  const Value* taints = node.Find("/spec/taints");
-  if (taints != nullptr && taints->IsArray()) {
-    for (const auto& taint : taints->GetArray()) {
-      if (!taint.IsObject()) continue;
-      const std::string_view effect = StrOf(Member(&taint, "effect"));
-      if (effect != "NoSchedule" && effect != "NoExecute") continue;
-      if (tolerated(taint)) continue;
-      const std::string_view value = StrOf(Member(&taint, "value"));
-      return Cat("0/1 nodes are available: 1 node(s) had untolerated taint {",
-                 StrOf(Member(&taint, "key")), value.empty() ? "" : ": ", value,
-                 "}. preemption: 0/1 nodes are available: 1 Preemption is "
-                 "not helpful for scheduling.");
-    }
-  }
-  return "";
 }
 
 // What a container status reports, by stage.
@@ -421,15 +361,13 @@ NodeSimulator::NodeSimulator(Registry* registry, const Clock* clock,
 
 bool NodeSimulator::Wants(const StoredEvent& event) const {
   if (event.collection == kNodesKey) {
-    if (event.object == nullptr || event.object->name() != options_.node_name) {
-      return false;
-    }
     return (options_.register_node && event.type == EventType::kDeleted) ||
            (options_.simulate_pods && !unschedulable_.empty());
   }
+  // A pod's deletion frees what it used on its node.
+  if (event.collection == kPodsKey) return options_.simulate_pods;
   if (event.type == EventType::kDeleted) return false;
-  return (options_.simulate_pods && event.collection == kPodsKey) ||
-         (options_.simulate_deployments && event.collection == kDeploymentsKey);
+  return options_.simulate_deployments && event.collection == kDeploymentsKey;
 }
 
 void NodeSimulator::OnEvent(const StoredEvent& event) {
@@ -438,6 +376,7 @@ void NodeSimulator::OnEvent(const StoredEvent& event) {
   if (event.collection == kPodsKey) {
     if (!options_.simulate_pods) return;
     const std::string key = Storage::Key(o.namespace_(), o.name());
+    Account(key, deleted ? nullptr : &o);
     if (deleted) {
       unschedulable_.erase(key);
     } else {
@@ -451,12 +390,77 @@ void NodeSimulator::OnEvent(const StoredEvent& event) {
     } else {
       Enqueue(Cat(kDeploymentPrefix, key));
     }
-  } else if (event.collection == kNodesKey && o.name() == options_.node_name) {
+  } else if (event.collection == kNodesKey) {
     if (deleted && options_.register_node) Enqueue(kNodeKey);
-    // Cordoned, uncordoned, tainted or gone: the pods it refused are
-    // looked at again.
+    // A node added, cordoned, uncordoned, tainted, relabelled or gone: the
+    // pods no node took are looked at again.
     for (const std::string& key : unschedulable_) Enqueue(key);
   }
+}
+
+void NodeSimulator::Account(const std::string& key, const api::Object* pod) {
+  std::string node;
+  Resources requests;
+  if (pod != nullptr) {
+    const std::string_view phase =
+        StrOf(Member(Member(&pod->json(), "status"), "phase"));
+    node = std::string(StrOf(Member(Member(&pod->json(), "spec"), "nodeName")));
+    if (phase == "Succeeded" || phase == "Failed") node.clear();
+    if (!node.empty()) requests = PodRequests(*pod);
+  }
+  auto it = placed_.find(key);
+  const bool freed =
+      it != placed_.end() && (node.empty() || it->second.first != node);
+  if (it != placed_.end()) {
+    used_[it->second.first] -= it->second.second;
+    placed_.erase(it);
+  }
+  if (!node.empty()) Place(key, node, requests);
+  // Room on a node: the pods no node took may fit now.
+  if (freed) {
+    for (const std::string& k : unschedulable_) Enqueue(k);
+  }
+}
+
+void NodeSimulator::Place(const std::string& key, const std::string& node,
+                          const Resources& requests) {
+  auto it = placed_.find(key);
+  if (it != placed_.end()) used_[it->second.first] -= it->second.second;
+  placed_[key] = {node, requests};
+  used_[node] += requests;
+}
+
+std::string NodeSimulator::NodeName(int index) const {
+  return index == 0 ? options_.node_name
+                    : Cat(options_.node_name, "-", index + 1);
+}
+
+std::string NodeSimulator::HostIp(int index) const {
+  const size_t dot = options_.host_ip.rfind('.');
+  int last = 0;
+  if (index == 0 || dot == std::string::npos ||
+      !absl::SimpleAtoi(options_.host_ip.substr(dot + 1), &last)) {
+    return options_.host_ip;
+  }
+  return Cat(options_.host_ip.substr(0, dot + 1), last + index);
+}
+
+std::string NodeSimulator::HostIpOf(std::string_view name) const {
+  if (ResourceInfoPtr nodes =
+          registry()->resources()->Lookup("", "v1", "nodes")) {
+    if (api::ObjectPtr node =
+            registry()->storage()->Get(nodes->StorageKey(), "", name)) {
+      const Value* addresses = node->Find("/status/addresses");
+      if (addresses != nullptr && addresses->IsArray()) {
+        for (const auto& a : addresses->GetArray()) {
+          if (StrOf(Member(&a, "type")) == "InternalIP") {
+            return std::string(StrOf(Member(&a, "address")));
+          }
+        }
+      }
+    }
+  }
+  return options_.host_ip;
 }
 
 void NodeSimulator::EnqueueAll() {
@@ -486,7 +490,9 @@ absl::Time NodeSimulator::SyncKey(const std::string& key, absl::Time now) {
   ResourceRegistry* resources = registry()->resources();
   if (key == kNodeKey) {
     if (ResourceInfoPtr nodes = resources->Lookup("", "v1", "nodes")) {
-      EnsureNode(*nodes, now);
+      for (int i = 0; i < std::max(options_.nodes, 1); ++i) {
+        EnsureNode(*nodes, i, now);
+      }
     }
     return absl::InfiniteFuture();
   }
@@ -515,18 +521,35 @@ std::string NodeSimulator::NextPodIp() {
   return Cat("10.244.", n / 254, ".", n % 254 + 1);
 }
 
-void NodeSimulator::EnsureNode(const ResourceInfo& nodes, absl::Time now) {
-  if (registry()->storage()->Get(nodes.StorageKey(), "", options_.node_name) !=
-      nullptr) {
+void NodeSimulator::EnsureNode(const ResourceInfo& nodes, int index,
+                               absl::Time now) {
+  const std::string name = NodeName(index);
+  const std::string host_ip = HostIp(index);
+  if (registry()->storage()->Get(nodes.StorageKey(), "", name) != nullptr) {
     return;
   }
   const std::string at = api::FormatRfc3339(now);
+  std::string labels;
+  for (const auto& [k, v] : options_.node_labels) {
+    if (k == "kubernetes.io/hostname" || k == "kubernetes.io/os" ||
+        k == "kubernetes.io/arch" || k == "type") {
+      continue;
+    }
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    w.String(k.data(), static_cast<rapidjson::SizeType>(k.size()));
+    CatAppend(&labels, ",", buf.GetString(), ":");
+    buf.Clear();
+    w.Reset(buf);
+    w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+    labels += buf.GetString();
+  }
   const std::string json =
-      Cat(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")",
-          options_.node_name, R"(","labels":{"kubernetes.io/hostname":")",
-          options_.node_name,
+      Cat(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")", name,
+          R"(","labels":{"kubernetes.io/hostname":")", name,
           R"(","kubernetes.io/os":"linux","kubernetes.io/arch":"amd64",)"
-          R"("type":"kcr-simulated"}}})");
+          R"("type":"kcr-simulated")",
+          labels, "}}}");
   absl::StatusOr<api::ObjectBuilder> b = api::ObjectBuilder::FromJson(json);
   if (!b.ok()) return;
   absl::StatusOr<WriteResult> created =
@@ -546,35 +569,36 @@ void NodeSimulator::EnsureNode(const ResourceInfo& nodes, absl::Time now) {
                at, R"(","reason":")", reason, R"(","message":")", message,
                R"("})");
   };
-  const std::string status = Cat(
-      R"({"capacity":{"cpu":"32","memory":"256Gi","pods":"1000000"},)",
-      R"("allocatable":{"cpu":"32","memory":"256Gi","pods":"1000000"},)",
-      R"("conditions":[)",
-      condition("MemoryPressure", "False", "KubeletHasSufficientMemory",
-                "kubelet has sufficient memory available"),
-      ",",
-      condition("DiskPressure", "False", "KubeletHasNoDiskPressure",
-                "kubelet has no disk pressure"),
-      ",",
-      condition("PIDPressure", "False", "KubeletHasSufficientPID",
-                "kubelet has sufficient PID available"),
-      ",",
-      condition("Ready", "True", "KubeletReady",
-                "kubelet is posting ready status"),
-      R"(],"addresses":[{"type":"InternalIP","address":")", options_.host_ip,
-      R"("},{"type":"Hostname","address":")", options_.node_name,
-      R"("}],"nodeInfo":{"machineID":"","systemUUID":"","bootID":"",)",
-      R"("kernelVersion":"","osImage":"kcr simulated node",)",
-      R"("containerRuntimeVersion":"kcr://simulated","kubeletVersion":")",
-      options_.kubelet_version,
-      R"(","kubeProxyVersion":"","operatingSystem":"linux",)",
-      R"("architecture":"amd64"}})");
+  const std::string resources =
+      Cat(R"({"cpu":")", options_.node_cpu, R"(","memory":")",
+          options_.node_memory, R"(","pods":")", options_.node_pods, R"("})");
+  const std::string status =
+      Cat(R"({"capacity":)", resources, R"(,"allocatable":)", resources, ",",
+          R"("conditions":[)",
+          condition("MemoryPressure", "False", "KubeletHasSufficientMemory",
+                    "kubelet has sufficient memory available"),
+          ",",
+          condition("DiskPressure", "False", "KubeletHasNoDiskPressure",
+                    "kubelet has no disk pressure"),
+          ",",
+          condition("PIDPressure", "False", "KubeletHasSufficientPID",
+                    "kubelet has sufficient PID available"),
+          ",",
+          condition("Ready", "True", "KubeletReady",
+                    "kubelet is posting ready status"),
+          R"(],"addresses":[{"type":"InternalIP","address":")", host_ip,
+          R"("},{"type":"Hostname","address":")", name,
+          R"("}],"nodeInfo":{"machineID":"","systemUUID":"","bootID":"",)",
+          R"("kernelVersion":"","osImage":"kcr simulated node",)",
+          R"("containerRuntimeVersion":"kcr://simulated","kubeletVersion":")",
+          options_.kubelet_version,
+          R"(","kubeProxyVersion":"","operatingSystem":"linux",)",
+          R"("architecture":"amd64"}})");
   if (!u.SetJson("/status", status).ok()) return;
   WriteOptions w;
   w.subresource = "status";
-  absl::Status s = registry()
-                       ->Update(nodes, "", options_.node_name, std::move(u), w)
-                       .status();
+  absl::Status s =
+      registry()->Update(nodes, "", name, std::move(u), w).status();
   if (!s.ok() && !IsRaceError(s)) {
     LOG(WARNING) << "node simulator: node status failed: " << s;
   }
@@ -602,13 +626,16 @@ void NodeSimulator::RecordPodEvent(const api::Object& pod, Reporter reporter,
       warning ? api::kEventTypeWarning : api::kEventTypeNormal);
   api::ObjectBuilder& b = e.object();
   if (reporter == Reporter::kKubelet) {
-    // The kubelet's legacy recorder: source, first/last timestamps, count.
-    e.SetSource("kubelet", options_.node_name)
+    // The kubelet's legacy recorder: source, first/last timestamps, count;
+    // the host is the pod's node.
+    std::string host(StrOf(Member(Member(&pod.json(), "spec"), "nodeName")));
+    if (host.empty()) host = options_.node_name;
+    e.SetSource("kubelet", host)
         .SetFirstTimestamp(now)
         .SetLastTimestamp(now)
         .SetCount(1);
     (void)b.SetString("/reportingComponent", "kubelet");
-    (void)b.SetString("/reportingInstance", options_.node_name);
+    (void)b.SetString("/reportingInstance", host);
   } else {
     // kube-scheduler records through events.k8s.io/v1: eventTime, action
     // and the reporting controller, no source or count.
@@ -683,11 +710,20 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
   // leaves it, until the node or the pod changes.
   if (StrOf(Member(spec, "nodeName")).empty()) {
     std::string why;
+    // With no Node objects at all (register_node off), pods go to the
+    // first node's name, as kwok's.
+    std::string target = NodeName(0);
     if (ResourceInfoPtr nodes =
             registry()->resources()->Lookup("", "v1", "nodes")) {
-      if (api::ObjectPtr node = registry()->storage()->Get(
-              nodes->StorageKey(), "", options_.node_name)) {
-        why = UnschedulableReason(pod, *node);
+      const std::vector<api::ObjectPtr> all =
+          registry()->storage()->Snapshot(nodes->StorageKey());
+      if (!all.empty()) {
+        Placement p = Schedule(pod, all, [this](std::string_view node) {
+          auto it = used_.find(ToAbsl(node));
+          return it == used_.end() ? Resources{} : it->second;
+        });
+        why = std::move(p.message);
+        target = std::move(p.node);
       }
     }
     if (!why.empty()) {
@@ -721,14 +757,17 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
       return after(s);
     }
     api::ObjectBuilder b = pod.ToBuilder();
-    (void)b.SetString("/spec/nodeName", options_.node_name);
+    (void)b.SetString("/spec/nodeName", target);
     absl::StatusOr<WriteResult> bound =
         registry()->Update(pods, pod.namespace_(), pod.name(), std::move(b));
     if (bound.ok()) {
+      // Counted now, before its event, so that the next pod of this pass
+      // sees the room it takes.
+      Place(key, target, PodRequests(pod));
       RecordPodEvent(*bound->object, Reporter::kScheduler, "", false,
                      "Scheduled", "Binding",
                      Cat("Successfully assigned ", pod.namespace_(), "/",
-                         pod.name(), " to ", options_.node_name),
+                         pod.name(), " to ", target),
                      now);
     } else if (!IsRaceError(bound.status())) {
       LOG(WARNING) << "node simulator: binding failed pod=" << pod.Key() << ": "
@@ -776,8 +815,9 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
     conditions.PushBack(
         PodCondition("PodScheduled", true, now_text, nullptr, a), a);
     st.AddMember("conditions", conditions, a);
-    st.AddMember("hostIP", Str(options_.host_ip, a), a);
-    st.AddMember("hostIPs", IpList(options_.host_ip, a), a);
+    const std::string host_ip = HostIpOf(StrOf(Member(spec, "nodeName")));
+    st.AddMember("hostIP", Str(host_ip, a), a);
+    st.AddMember("hostIPs", IpList(host_ip, a), a);
     st.AddMember("startTime", Str(now_text, a), a);
     if (has_init) {
       st.AddMember("initContainerStatuses",
@@ -832,8 +872,9 @@ absl::Time NodeSimulator::SyncPod(const ResourceInfo& pods,
     conditions.PushBack(
         PodCondition("PodScheduled", true, scheduled, nullptr, a), a);
     st.AddMember("conditions", conditions, a);
-    st.AddMember("hostIP", Str(options_.host_ip, a), a);
-    st.AddMember("hostIPs", IpList(options_.host_ip, a), a);
+    const std::string host_ip = HostIpOf(StrOf(Member(spec, "nodeName")));
+    st.AddMember("hostIP", Str(host_ip, a), a);
+    st.AddMember("hostIPs", IpList(host_ip, a), a);
     st.AddMember("podIP", Str(ip, a), a);
     st.AddMember("podIPs", IpList(ip, a), a);
     st.AddMember("startTime", Str(scheduled, a), a);

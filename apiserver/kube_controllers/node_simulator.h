@@ -84,13 +84,16 @@
 #define KCR_APISERVER_KUBE_CONTROLLERS_NODE_SIMULATOR_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
 #include "apiserver/kube_controllers/incremental_controller.h"
+#include "apiserver/kube_controllers/scheduler.h"
 #include "apiserver/registry/registry.h"
 #include "base/clock.h"
 #include "rapidjson/document.h"
@@ -121,8 +124,17 @@ std::optional<absl::Duration> ContainerSleep(const rapidjson::Value& container);
 absl::Duration CrashLoopBackOff(int64_t restarts, absl::Duration ran);
 
 struct NodeSimulatorOptions {
+  // The first node's name and address; with `nodes` > 1 the others are
+  // <node_name>-2, -3, ... at the following addresses (10.0.0.2, ...).
   std::string node_name = "kcr-node";
   std::string host_ip = "10.0.0.1";
+  int nodes = 1;
+  // Each node's capacity (= allocatable), as resource quantities.
+  std::string node_cpu = "32";
+  std::string node_memory = "256Gi";
+  std::string node_pods = "1000000";
+  // Labels every node gets beside kubernetes.io/hostname, os and arch.
+  std::map<std::string, std::string> node_labels;
   absl::Duration running_after = absl::Milliseconds(500);
   absl::Duration complete_after = absl::Seconds(2);
   absl::Duration deployment_ready_after = absl::Milliseconds(500);
@@ -183,7 +195,18 @@ class NodeSimulator : public IncrementalController {
   // Created, Started.
   void RecordContainerStarts(const api::Object& pod, const char* list,
                              absl::Time now);
-  void EnsureNode(const ResourceInfo& nodes, absl::Time now);
+  void EnsureNode(const ResourceInfo& nodes, int index, absl::Time now);
+  std::string NodeName(int index) const;
+  std::string HostIp(int index) const;
+  // The InternalIP of the Node named `name` (the first node's address when
+  // it has none, or is not one of ours).
+  std::string HostIpOf(std::string_view name) const;
+  // What the pods on each node request, kept per event: the scheduler's
+  // view of what is free. `placed_`: the node and requests of every pod on
+  // a node that has not finished.
+  void Account(const std::string& key, const api::Object* pod);
+  void Place(const std::string& key, const std::string& node,
+             const Resources& requests);
 
   const NodeSimulatorOptions options_;
   uint32_t next_ip_ = 0;
@@ -197,9 +220,11 @@ class NodeSimulator : public IncrementalController {
     absl::Time at;
   };
   std::unordered_map<std::string, Seen> deployments_seen_;
-  // Keys of the pods the node refused (PodScheduled False): a write of the
-  // node queues them.
+  // Keys of the pods no node took (PodScheduled False): a write of a node,
+  // or a pod leaving one, queues them.
   absl::flat_hash_set<std::string> unschedulable_;
+  absl::flat_hash_map<std::string, std::pair<std::string, Resources>> placed_;
+  absl::flat_hash_map<std::string, Resources> used_;
 };
 
 }  // namespace apiserver

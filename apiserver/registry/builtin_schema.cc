@@ -2,11 +2,12 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <initializer_list>
 #include <limits>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "apiserver/registry/builtin_types.h"
 #include "base/str_cat.h"
 
 namespace kcr {
@@ -15,514 +16,70 @@ namespace {
 
 using rapidjson::Value;
 using Kind = GoType::Kind;
-using Fields = std::initializer_list<std::pair<const char*, const GoType*>>;
 
-// Types live for the whole program: the tables point into each other.
-const GoType* Scalar(Kind kind, const char* name) {
-  auto* t = new GoType();
-  t->kind = kind;
-  t->name = name;
-  return t;
-}
+// The GoTypes of builtin_types.h's rows, built once and kept for the
+// whole program: the types point into each other.
+struct Tables {
+  std::vector<GoType> types;
+  std::vector<BuiltinResource> resources;
+  absl::flat_hash_map<std::string, const GoType*> by_openapi_name;
+};
 
-const GoType* String() {
-  static const GoType* const t = Scalar(Kind::kString, "string");
-  return t;
-}
-const GoType* Bool() {
-  static const GoType* const t = Scalar(Kind::kBool, "bool");
-  return t;
-}
-const GoType* Int32() {
-  static const GoType* const t = Scalar(Kind::kInt32, "int32");
-  return t;
-}
-const GoType* Int64() {
-  static const GoType* const t = Scalar(Kind::kInt64, "int64");
-  return t;
-}
-const GoType* Bytes() {
-  static const GoType* const t = Scalar(Kind::kBytes, "[]uint8");
-  return t;
-}
-const GoType* Quantity() {
-  static const GoType* const t = Scalar(Kind::kQuantity, "resource.Quantity");
-  return t;
-}
-const GoType* IntOrString() {
-  static const GoType* const t =
-      Scalar(Kind::kIntOrString, "intstr.IntOrString");
-  return t;
-}
-const GoType* Time() {
-  static const GoType* const t = Scalar(Kind::kTime, "v1.Time");
-  return t;
-}
-const GoType* MicroTime() {
-  static const GoType* const t = Scalar(Kind::kTime, "v1.MicroTime");
-  return t;
-}
-const GoType* Any() {
-  static const GoType* const t = Scalar(Kind::kAny, "runtime.RawExtension");
-  return t;
+const Tables& GeneratedTables() {
+  static const Tables* const tables = [] {
+    namespace bt = builtin_types;
+    auto* t = new Tables();
+    t->types.resize(bt::kNumTypes);
+    for (int i = 0; i < bt::kNumTypes; ++i) {
+      const bt::TypeRow& row = bt::kTypes[i];
+      GoType& type = t->types[i];
+      type.kind = row.kind;
+      type.name = row.name;
+      type.openapi_name = row.openapi_name;
+      type.description = row.description;
+      if (row.elem >= 0) type.elem = &t->types[row.elem];
+      type.fields.reserve(row.num_fields);
+      for (int f = row.first_field; f < row.first_field + row.num_fields; ++f) {
+        const bt::FieldRow& field = bt::kFields[f];
+        type.fields.push_back(GoField{field.json_name, &t->types[field.type],
+                                      field.required, field.description});
+      }
+      if (row.openapi_name[0] != '\0') {
+        t->by_openapi_name.emplace(row.openapi_name, &type);
+      }
+    }
+    t->resources.reserve(bt::kNumResources);
+    for (int i = 0; i < bt::kNumResources; ++i) {
+      const bt::ResourceRow& row = bt::kResources[i];
+      t->resources.push_back(BuiltinResource{row.group, row.version, row.plural,
+                                             row.kind, row.namespaced,
+                                             &t->types[row.type]});
+    }
+    return t;
+  }();
+  return *tables;
 }
 
-// `name` is package-qualified as reflect prints it: "v1.PodSpec".
-const GoType* Struct(const char* name, Fields fields) {
-  auto* t = new GoType();
-  t->kind = Kind::kStruct;
-  t->name = name;
-  for (const auto& [json_name, type] : fields) {
-    t->fields.emplace_back(json_name, type);
+// Orders versions as kube prefers them: GA over beta over alpha, then the
+// higher major, then the higher minor ("v2" > "v1" > "v1beta2" >
+// "v1beta1" > "v1alpha1").
+int VersionPriority(std::string_view version) {
+  int major = 0, minor = 0, level = 3;
+  size_t i = 1;
+  while (i < version.size() && absl::ascii_isdigit(version[i])) {
+    major = major * 10 + (version[i++] - '0');
   }
-  return t;
-}
-
-// A struct whose members are not listed: checked to be an object only.
-const GoType* Open(const char* name) {
-  auto* t = new GoType();
-  t->kind = Kind::kStruct;
-  t->name = name;
-  t->open = true;
-  return t;
-}
-
-const GoType* Map(const GoType* elem) {
-  auto* t = new GoType();
-  t->kind = Kind::kMap;
-  t->name = Cat("map[string]", elem->name);
-  t->elem = elem;
-  return t;
-}
-
-const GoType* Slice(const GoType* elem) {
-  auto* t = new GoType();
-  t->kind = Kind::kSlice;
-  t->name = Cat("[]", elem->name);
-  t->elem = elem;
-  return t;
-}
-
-const GoType* StringMap() {
-  static const GoType* const t = Map(String());
-  return t;
-}
-const GoType* Strings() {
-  static const GoType* const t = Slice(String());
-  return t;
-}
-
-// k8s.io/apimachinery/pkg/apis/meta/v1 ObjectMeta.
-const GoType* ObjectMeta() {
-  static const GoType* const t = [] {
-    const GoType* owner =
-        Struct("v1.OwnerReference", {{"apiVersion", String()},
-                                     {"kind", String()},
-                                     {"name", String()},
-                                     {"uid", String()},
-                                     {"controller", Bool()},
-                                     {"blockOwnerDeletion", Bool()}});
-    const GoType* managed =
-        Struct("v1.ManagedFieldsEntry", {{"manager", String()},
-                                         {"operation", String()},
-                                         {"apiVersion", String()},
-                                         {"time", Time()},
-                                         {"fieldsType", String()},
-                                         {"fieldsV1", Any()},
-                                         {"subresource", String()}});
-    return Struct("v1.ObjectMeta", {{"name", String()},
-                                    {"generateName", String()},
-                                    {"namespace", String()},
-                                    {"selfLink", String()},
-                                    {"uid", String()},
-                                    {"resourceVersion", String()},
-                                    {"generation", Int64()},
-                                    {"creationTimestamp", Time()},
-                                    {"deletionTimestamp", Time()},
-                                    {"deletionGracePeriodSeconds", Int64()},
-                                    {"labels", StringMap()},
-                                    {"annotations", StringMap()},
-                                    {"ownerReferences", Slice(owner)},
-                                    {"finalizers", Strings()},
-                                    {"managedFields", Slice(managed)}});
-  }();
-  return t;
-}
-
-const GoType* LocalObjectReference() {
-  static const GoType* const t =
-      Struct("v1.LocalObjectReference", {{"name", String()}});
-  return t;
-}
-
-const GoType* ObjectReference() {
-  static const GoType* const t =
-      Struct("v1.ObjectReference", {{"kind", String()},
-                                    {"namespace", String()},
-                                    {"name", String()},
-                                    {"uid", String()},
-                                    {"apiVersion", String()},
-                                    {"resourceVersion", String()},
-                                    {"fieldPath", String()}});
-  return t;
-}
-
-const GoType* LabelSelector() {
-  static const GoType* const t = [] {
-    const GoType* requirement = Struct(
-        "v1.LabelSelectorRequirement",
-        {{"key", String()}, {"operator", String()}, {"values", Strings()}});
-    return Struct("v1.LabelSelector",
-                  {{"matchLabels", StringMap()},
-                   {"matchExpressions", Slice(requirement)}});
-  }();
-  return t;
-}
-
-// k8s.io/api/core/v1 Container (1.32).
-const GoType* Container() {
-  static const GoType* const t = [] {
-    const GoType* port = Struct("v1.ContainerPort", {{"name", String()},
-                                                     {"hostPort", Int32()},
-                                                     {"containerPort", Int32()},
-                                                     {"protocol", String()},
-                                                     {"hostIP", String()}});
-    const GoType* env =
-        Struct("v1.EnvVar", {{"name", String()},
-                             {"value", String()},
-                             {"valueFrom", Open("v1.EnvVarSource")}});
-    const GoType* resources =
-        Struct("v1.ResourceRequirements",
-               {{"limits", Map(Quantity())},
-                {"requests", Map(Quantity())},
-                {"claims", Slice(Open("v1.ResourceClaim"))}});
-    const GoType* mount =
-        Struct("v1.VolumeMount", {{"name", String()},
-                                  {"readOnly", Bool()},
-                                  {"recursiveReadOnly", String()},
-                                  {"mountPath", String()},
-                                  {"subPath", String()},
-                                  {"mountPropagation", String()},
-                                  {"subPathExpr", String()}});
-    return Struct("v1.Container",
-                  {{"name", String()},
-                   {"image", String()},
-                   {"command", Strings()},
-                   {"args", Strings()},
-                   {"workingDir", String()},
-                   {"ports", Slice(port)},
-                   {"envFrom", Slice(Open("v1.EnvFromSource"))},
-                   {"env", Slice(env)},
-                   {"resources", resources},
-                   {"resizePolicy", Slice(Open("v1.ContainerResizePolicy"))},
-                   {"restartPolicy", String()},
-                   {"volumeMounts", Slice(mount)},
-                   {"volumeDevices", Slice(Open("v1.VolumeDevice"))},
-                   {"livenessProbe", Open("v1.Probe")},
-                   {"readinessProbe", Open("v1.Probe")},
-                   {"startupProbe", Open("v1.Probe")},
-                   {"lifecycle", Open("v1.Lifecycle")},
-                   {"terminationMessagePath", String()},
-                   {"terminationMessagePolicy", String()},
-                   {"imagePullPolicy", String()},
-                   {"securityContext", Open("v1.SecurityContext")},
-                   {"stdin", Bool()},
-                   {"stdinOnce", Bool()},
-                   {"tty", Bool()}});
-  }();
-  return t;
-}
-
-// k8s.io/api/core/v1 PodSpec (1.32).
-const GoType* PodSpec() {
-  static const GoType* const t = [] {
-    const GoType* toleration =
-        Struct("v1.Toleration", {{"key", String()},
-                                 {"operator", String()},
-                                 {"value", String()},
-                                 {"effect", String()},
-                                 {"tolerationSeconds", Int64()}});
-    const GoType* host_alias =
-        Struct("v1.HostAlias", {{"ip", String()}, {"hostnames", Strings()}});
-    const GoType* readiness_gate =
-        Struct("v1.PodReadinessGate", {{"conditionType", String()}});
-    const GoType* scheduling_gate =
-        Struct("v1.PodSchedulingGate", {{"name", String()}});
-    return Struct(
-        "v1.PodSpec",
-        {{"volumes", Slice(Open("v1.Volume"))},
-         {"initContainers", Slice(Container())},
-         {"containers", Slice(Container())},
-         {"ephemeralContainers", Slice(Open("v1.EphemeralContainer"))},
-         {"restartPolicy", String()},
-         {"terminationGracePeriodSeconds", Int64()},
-         {"activeDeadlineSeconds", Int64()},
-         {"dnsPolicy", String()},
-         {"nodeSelector", StringMap()},
-         {"serviceAccountName", String()},
-         {"serviceAccount", String()},
-         {"automountServiceAccountToken", Bool()},
-         {"nodeName", String()},
-         {"hostNetwork", Bool()},
-         {"hostPID", Bool()},
-         {"hostIPC", Bool()},
-         {"shareProcessNamespace", Bool()},
-         {"securityContext", Open("v1.PodSecurityContext")},
-         {"imagePullSecrets", Slice(LocalObjectReference())},
-         {"hostname", String()},
-         {"subdomain", String()},
-         {"affinity", Open("v1.Affinity")},
-         {"schedulerName", String()},
-         {"tolerations", Slice(toleration)},
-         {"hostAliases", Slice(host_alias)},
-         {"priorityClassName", String()},
-         {"priority", Int32()},
-         {"dnsConfig", Open("v1.PodDNSConfig")},
-         {"readinessGates", Slice(readiness_gate)},
-         {"runtimeClassName", String()},
-         {"enableServiceLinks", Bool()},
-         {"preemptionPolicy", String()},
-         {"overhead", Map(Quantity())},
-         {"topologySpreadConstraints",
-          Slice(Open("v1.TopologySpreadConstraint"))},
-         {"setHostnameAsFQDN", Bool()},
-         {"os", Open("v1.PodOS")},
-         {"hostUsers", Bool()},
-         {"schedulingGates", Slice(scheduling_gate)},
-         {"resourceClaims", Slice(Open("v1.PodResourceClaim"))},
-         {"resources", Open("v1.ResourceRequirements")}});
-  }();
-  return t;
-}
-
-const GoType* Pod() {
-  static const GoType* const t =
-      Struct("v1.Pod", {{"apiVersion", String()},
-                        {"kind", String()},
-                        {"metadata", ObjectMeta()},
-                        {"spec", PodSpec()},
-                        {"status", Open("v1.PodStatus")}});
-  return t;
-}
-
-const GoType* PodTemplateSpec() {
-  static const GoType* const t = Struct(
-      "v1.PodTemplateSpec", {{"metadata", ObjectMeta()}, {"spec", PodSpec()}});
-  return t;
-}
-
-const GoType* ReplicaSet() {
-  static const GoType* const t = Struct(
-      "v1.ReplicaSet",
-      {{"apiVersion", String()},
-       {"kind", String()},
-       {"metadata", ObjectMeta()},
-       {"spec", Struct("v1.ReplicaSetSpec", {{"replicas", Int32()},
-                                             {"minReadySeconds", Int32()},
-                                             {"selector", LabelSelector()},
-                                             {"template", PodTemplateSpec()}})},
-       {"status", Open("v1.ReplicaSetStatus")}});
-  return t;
-}
-
-const GoType* Deployment() {
-  static const GoType* const t = [] {
-    const GoType* template_spec = PodTemplateSpec();
-    const GoType* rolling = Struct(
-        "v1.RollingUpdateDeployment",
-        {{"maxUnavailable", IntOrString()}, {"maxSurge", IntOrString()}});
-    const GoType* strategy =
-        Struct("v1.DeploymentStrategy",
-               {{"type", String()}, {"rollingUpdate", rolling}});
-    const GoType* spec =
-        Struct("v1.DeploymentSpec", {{"replicas", Int32()},
-                                     {"selector", LabelSelector()},
-                                     {"template", template_spec},
-                                     {"strategy", strategy},
-                                     {"minReadySeconds", Int32()},
-                                     {"revisionHistoryLimit", Int32()},
-                                     {"paused", Bool()},
-                                     {"progressDeadlineSeconds", Int32()}});
-    return Struct("v1.Deployment", {{"apiVersion", String()},
-                                    {"kind", String()},
-                                    {"metadata", ObjectMeta()},
-                                    {"spec", spec},
-                                    {"status", Open("v1.DeploymentStatus")}});
-  }();
-  return t;
-}
-
-const GoType* ConfigMap() {
-  static const GoType* const t =
-      Struct("v1.ConfigMap", {{"apiVersion", String()},
-                              {"kind", String()},
-                              {"metadata", ObjectMeta()},
-                              {"immutable", Bool()},
-                              {"data", StringMap()},
-                              {"binaryData", Map(Bytes())}});
-  return t;
-}
-
-const GoType* Secret() {
-  static const GoType* const t =
-      Struct("v1.Secret", {{"apiVersion", String()},
-                           {"kind", String()},
-                           {"metadata", ObjectMeta()},
-                           {"immutable", Bool()},
-                           {"data", Map(Bytes())},
-                           {"stringData", StringMap()},
-                           {"type", String()}});
-  return t;
-}
-
-const GoType* Service() {
-  static const GoType* const t = [] {
-    const GoType* port =
-        Struct("v1.ServicePort", {{"name", String()},
-                                  {"protocol", String()},
-                                  {"appProtocol", String()},
-                                  {"port", Int32()},
-                                  {"targetPort", IntOrString()},
-                                  {"nodePort", Int32()}});
-    const GoType* spec =
-        Struct("v1.ServiceSpec",
-               {{"ports", Slice(port)},
-                {"selector", StringMap()},
-                {"clusterIP", String()},
-                {"clusterIPs", Strings()},
-                {"type", String()},
-                {"externalIPs", Strings()},
-                {"sessionAffinity", String()},
-                {"loadBalancerIP", String()},
-                {"loadBalancerSourceRanges", Strings()},
-                {"externalName", String()},
-                {"externalTrafficPolicy", String()},
-                {"healthCheckNodePort", Int32()},
-                {"publishNotReadyAddresses", Bool()},
-                {"sessionAffinityConfig", Open("v1.SessionAffinityConfig")},
-                {"ipFamilies", Strings()},
-                {"ipFamilyPolicy", String()},
-                {"allocateLoadBalancerNodePorts", Bool()},
-                {"loadBalancerClass", String()},
-                {"internalTrafficPolicy", String()},
-                {"trafficDistribution", String()}});
-    return Struct("v1.Service", {{"apiVersion", String()},
-                                 {"kind", String()},
-                                 {"metadata", ObjectMeta()},
-                                 {"spec", spec},
-                                 {"status", Open("v1.ServiceStatus")}});
-  }();
-  return t;
-}
-
-const GoType* Namespace() {
-  static const GoType* const t =
-      Struct("v1.Namespace",
-             {{"apiVersion", String()},
-              {"kind", String()},
-              {"metadata", ObjectMeta()},
-              {"spec", Struct("v1.NamespaceSpec", {{"finalizers", Strings()}})},
-              {"status", Open("v1.NamespaceStatus")}});
-  return t;
-}
-
-const GoType* ServiceAccount() {
-  static const GoType* const t = Struct(
-      "v1.ServiceAccount", {{"apiVersion", String()},
-                            {"kind", String()},
-                            {"metadata", ObjectMeta()},
-                            {"secrets", Slice(ObjectReference())},
-                            {"imagePullSecrets", Slice(LocalObjectReference())},
-                            {"automountServiceAccountToken", Bool()}});
-  return t;
-}
-
-const GoType* Event() {
-  static const GoType* const t =
-      Struct("v1.Event",
-             {{"apiVersion", String()},
-              {"kind", String()},
-              {"metadata", ObjectMeta()},
-              {"involvedObject", ObjectReference()},
-              {"reason", String()},
-              {"message", String()},
-              {"source", Struct("v1.EventSource",
-                                {{"component", String()}, {"host", String()}})},
-              {"firstTimestamp", Time()},
-              {"lastTimestamp", Time()},
-              {"count", Int32()},
-              {"type", String()},
-              {"eventTime", MicroTime()},
-              {"series",
-               Struct("v1.EventSeries",
-                      {{"count", Int32()}, {"lastObservedTime", MicroTime()}})},
-              {"action", String()},
-              {"related", ObjectReference()},
-              {"reportingComponent", String()},
-              {"reportingInstance", String()}});
-  return t;
-}
-
-const GoType* Lease() {
-  static const GoType* const t = Struct(
-      "v1.Lease",
-      {{"apiVersion", String()},
-       {"kind", String()},
-       {"metadata", ObjectMeta()},
-       {"spec", Struct("v1.LeaseSpec", {{"holderIdentity", String()},
-                                        {"leaseDurationSeconds", Int32()},
-                                        {"acquireTime", MicroTime()},
-                                        {"renewTime", MicroTime()},
-                                        {"leaseTransitions", Int32()},
-                                        {"strategy", String()},
-                                        {"preferredHolder", String()}})}});
-  return t;
-}
-
-const GoType* PolicyRules() {
-  static const GoType* const t =
-      Slice(Struct("v1.PolicyRule", {{"verbs", Strings()},
-                                     {"apiGroups", Strings()},
-                                     {"resources", Strings()},
-                                     {"resourceNames", Strings()},
-                                     {"nonResourceURLs", Strings()}}));
-  return t;
-}
-
-const GoType* Role() {
-  static const GoType* const t = Struct("v1.Role", {{"apiVersion", String()},
-                                                    {"kind", String()},
-                                                    {"metadata", ObjectMeta()},
-                                                    {"rules", PolicyRules()}});
-  return t;
-}
-
-const GoType* ClusterRole() {
-  static const GoType* const t =
-      Struct("v1.ClusterRole",
-             {{"apiVersion", String()},
-              {"kind", String()},
-              {"metadata", ObjectMeta()},
-              {"rules", PolicyRules()},
-              {"aggregationRule",
-               Struct("v1.AggregationRule",
-                      {{"clusterRoleSelectors", Slice(LabelSelector())}})}});
-  return t;
-}
-
-const GoType* RoleBinding(const char* name) {
-  return Struct(
-      name,
-      {{"apiVersion", String()},
-       {"kind", String()},
-       {"metadata", ObjectMeta()},
-       {"subjects", Slice(Struct("v1.Subject", {{"kind", String()},
-                                                {"apiGroup", String()},
-                                                {"name", String()},
-                                                {"namespace", String()}}))},
-       {"roleRef", Struct("v1.RoleRef", {{"apiGroup", String()},
-                                         {"kind", String()},
-                                         {"name", String()}})}});
+  if (version.substr(i, 4) == "beta") {
+    level = 2;
+    i += 4;
+  } else if (version.substr(i, 5) == "alpha") {
+    level = 1;
+    i += 5;
+  }
+  while (i < version.size() && absl::ascii_isdigit(version[i])) {
+    minor = minor * 10 + (version[i++] - '0');
+  }
+  return level * 1000000 + major * 1000 + minor;
 }
 
 // ---- Decoding ----
@@ -737,7 +294,6 @@ class Decoder {
           TypeError(JsonKind(v), at, t);
           return;
         }
-        if (t.open) return;
         for (const auto& m : v.GetObject()) {
           const std::string_view key(m.name.GetString(),
                                      m.name.GetStringLength());
@@ -809,7 +365,7 @@ class Decoder {
 void Drop(const GoType& t, Value* v) {
   switch (t.kind) {
     case Kind::kStruct:
-      if (!v->IsObject() || t.open) return;
+      if (!v->IsObject()) return;
       for (auto it = v->MemberBegin(); it != v->MemberEnd();) {
         const GoType* field = t.Field(
             std::string_view(it->name.GetString(), it->name.GetStringLength()));
@@ -841,36 +397,42 @@ bool IsBase64Char(char c) {
 }  // namespace
 
 const GoType* GoType::Field(std::string_view json_name) const {
-  for (const auto& [name, type] : fields) {
-    if (name == json_name) return type;
+  for (const GoField& f : fields) {
+    if (f.name == json_name) return f.type;
+  }
+  return nullptr;
+}
+
+const std::vector<BuiltinResource>& BuiltinResources() {
+  return GeneratedTables().resources;
+}
+
+const GoType* BuiltinKindType(std::string_view group, std::string_view version,
+                              std::string_view kind) {
+  for (const BuiltinResource& r : BuiltinResources()) {
+    if (r.group == group && r.version == version && r.kind == kind) {
+      return r.type;
+    }
   }
   return nullptr;
 }
 
 const GoType* BuiltinKindType(std::string_view group, std::string_view kind) {
-  if (group.empty()) {
-    if (kind == "ConfigMap") return ConfigMap();
-    if (kind == "Secret") return Secret();
-    if (kind == "Pod") return Pod();
-    if (kind == "Service") return Service();
-    if (kind == "Namespace") return Namespace();
-    if (kind == "ServiceAccount") return ServiceAccount();
-    if (kind == "Event") return Event();
-    return nullptr;
+  const BuiltinResource* best = nullptr;
+  for (const BuiltinResource& r : BuiltinResources()) {
+    if (r.group != group || r.kind != kind) continue;
+    if (best == nullptr ||
+        VersionPriority(r.version) > VersionPriority(best->version)) {
+      best = &r;
+    }
   }
-  if (group == "apps" && kind == "Deployment") return Deployment();
-  if (group == "apps" && kind == "ReplicaSet") return ReplicaSet();
-  if (group == "coordination.k8s.io" && kind == "Lease") return Lease();
-  if (group == "rbac.authorization.k8s.io") {
-    if (kind == "Role") return Role();
-    if (kind == "ClusterRole") return ClusterRole();
-    static const GoType* const role_binding = RoleBinding("v1.RoleBinding");
-    static const GoType* const cluster_role_binding =
-        RoleBinding("v1.ClusterRoleBinding");
-    if (kind == "RoleBinding") return role_binding;
-    if (kind == "ClusterRoleBinding") return cluster_role_binding;
-  }
-  return nullptr;
+  return best == nullptr ? nullptr : best->type;
+}
+
+const GoType* BuiltinDefinition(std::string_view openapi_name) {
+  const auto& by_name = GeneratedTables().by_openapi_name;
+  auto it = by_name.find(std::string(openapi_name));
+  return it == by_name.end() ? nullptr : it->second;
 }
 
 DecodeReport CheckDecode(const GoType& type, const Value& value, bool patch) {

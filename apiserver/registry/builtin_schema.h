@@ -1,21 +1,18 @@
-// The Go types of the built-in kinds the local API server serves, as far as
-// kube-apiserver's decoder sees them: kube-apiserver decodes a request body
-// into the kind's Go struct (k8s.io/api) before anything else, so a value
-// of the wrong JSON type is a 400 BadRequest with Go's decoder message
-// ("json: cannot unmarshal number into Go struct field ConfigMap.data of
-// type string"), a Secret's data value that is not base64 is one too
-// ("illegal base64 data at input byte 3"), and a member the struct does not
-// have is an unknown field: a 400 under fieldValidation=Strict, a Warning
-// under Warn, and in every case dropped, never stored.
+// The Go types of the built-in kinds, as far as kube-apiserver's decoder
+// sees them: kube-apiserver decodes a request body into the kind's Go
+// struct (k8s.io/api) before anything else, so a value of the wrong JSON
+// type is a 400 BadRequest with Go's decoder message ("json: cannot
+// unmarshal number into Go struct field ConfigMap.data of type string"), a
+// Secret's data value that is not base64 is one too ("illegal base64 data
+// at input byte 3"), and a member the struct does not have is an unknown
+// field: a 400 under fieldValidation=Strict, a Warning under Warn, and in
+// every case dropped, never stored.
 //
-// The tables describe ConfigMap, Secret, Pod, Service, Namespace,
-// ServiceAccount, Event (core/v1), Deployment, ReplicaSet (apps/v1), Lease
-// (coordination.k8s.io/v1), Role, ClusterRole, RoleBinding and
-// ClusterRoleBinding (rbac.authorization.k8s.io/v1). Every member of their
-// object meta, of the specs and of a container is listed; the nested structs
-// that controllers rarely write (probes, affinity, security contexts, volume
-// sources, every status) are checked to be objects, and their members are taken
-// as they come (see docs/local-apiserver.md).
+// The types are every model of Kubernetes 1.33's OpenAPI document, with
+// every member of every struct and its description, generated at build
+// time from the description vendored in third_party/kubernetes-api
+// (builtin_types.h): every kind of every resource 1.33 serves has its type
+// here, whether or not this server serves it yet.
 //
 // Tables are built once and immutable; every function is thread-safe.
 #ifndef KCR_APISERVER_REGISTRY_BUILTIN_SCHEMA_H_
@@ -23,13 +20,25 @@
 
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "rapidjson/document.h"
 
 namespace kcr {
 namespace apiserver {
+
+struct GoType;
+
+// A member of a Go struct.
+struct GoField {
+  // The JSON name.
+  std::string name;
+  const GoType* type = nullptr;
+  // Required in the OpenAPI schema (the Go field has no omitempty).
+  bool required = false;
+  // kube's description of the field; never null.
+  const char* description = "";
+};
 
 // One Go type a JSON value decodes into.
 struct GoType {
@@ -58,18 +67,43 @@ struct GoType {
   // reflect.Type.String(): "string", "int32", "v1.PodSpec",
   // "map[string]string", "[]v1.Container".
   std::string name;
-  // Structs: the unqualified name ("PodSpec") and the members by JSON name.
-  // An open struct's members are not listed: any member is kept.
-  bool open = false;
-  std::vector<std::pair<std::string, const GoType*>> fields;
+  // Structs: the members in kube's order.
+  std::vector<GoField> fields;
+  // Structs: the kube-openapi definition name
+  // ("io.k8s.api.core.v1.PodSpec") and kube's description; never null.
+  const char* openapi_name = "";
+  const char* description = "";
   // Maps and slices: the element type.
   const GoType* elem = nullptr;
 
   const GoType* Field(std::string_view json_name) const;
 };
 
-// The Go type of a served built-in kind (`group` "" for core), or nullptr.
+// A resource of Kubernetes 1.33 with the Go type of its kind.
+struct BuiltinResource {
+  std::string group;  // "" for core
+  std::string version;
+  std::string plural;
+  std::string kind;
+  bool namespaced = false;
+  const GoType* type = nullptr;
+};
+
+// Every resource of Kubernetes 1.33 (subresources aside), each version
+// of each group, sorted by group (core first), version and plural.
+const std::vector<BuiltinResource>& BuiltinResources();
+
+// The Go type of a built-in kind of `group` ("" for core) and `version`,
+// or nullptr.
+const GoType* BuiltinKindType(std::string_view group, std::string_view version,
+                              std::string_view kind);
+
+// The same for the version kube prefers when a group has the kind in
+// several (the newest GA one, else the newest beta, else alpha).
 const GoType* BuiltinKindType(std::string_view group, std::string_view kind);
+
+// The Go struct of a kube-openapi definition name, or nullptr.
+const GoType* BuiltinDefinition(std::string_view openapi_name);
 
 // What decoding a JSON value into a type finds.
 struct DecodeReport {

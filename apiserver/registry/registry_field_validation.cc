@@ -60,7 +60,7 @@ namespace registry_internal {
 
 absl::Status DecodePatched(const ResourceInfo& r, rapidjson::Value* patched) {
   const GoType* type =
-      r.custom ? nullptr : BuiltinKindType(r.group(), r.kind());
+      r.custom ? nullptr : BuiltinKindType(r.group(), r.version(), r.kind());
   if (type == nullptr) return absl::OkStatus();
   DecodeReport report = CheckDecode(*type, *patched);
   if (!report.error.empty()) {
@@ -77,7 +77,7 @@ absl::Status DecodePatched(const ResourceInfo& r, rapidjson::Value* patched) {
 
 void DropBuiltinUnknownFields(const ResourceInfo& r, api::ObjectBuilder* b) {
   const GoType* type =
-      r.custom ? nullptr : BuiltinKindType(r.group(), r.kind());
+      r.custom ? nullptr : BuiltinKindType(r.group(), r.version(), r.kind());
   if (type != nullptr) DropUnknownFields(*type, &b->json());
 }
 
@@ -97,7 +97,7 @@ absl::Status Registry::CheckFields(const ResourceInfo& r,
   if (!object.IsObject()) return absl::OkStatus();
   std::vector<std::string> unknown;
   if (!r.custom) {
-    const GoType* type = BuiltinKindType(r.group(), r.kind());
+    const GoType* type = BuiltinKindType(r.group(), r.version(), r.kind());
     if (type == nullptr) return absl::OkStatus();
     DecodeReport report = CheckDecode(*type, object, patch);
     // A patch decodes once applied (DecodePatched).

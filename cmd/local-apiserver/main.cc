@@ -13,12 +13,14 @@
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "apiserver/api_server.h"
+#include "apiserver/kube_controllers/scheduler.h"
 #include "apiserver/serving_certs.h"
 #include "base/flags.h"
 #include "gflags/gflags.h"
@@ -111,7 +113,18 @@ DEFINE_int32(sim_deployment_ready_after_ms, 500,
              "deployment's status catches up with its spec this long after a "
              "change.");
 DEFINE_string(sim_node_name, "kcr-node",
-              "Simulated node: the node pods are scheduled to.");
+              "Simulated node: the first node's name; with --nodes above 1 "
+              "the others are <name>-2, <name>-3, ...");
+DEFINE_int32(nodes, 1,
+             "Simulated nodes in the cluster; pods are scheduled among them "
+             "by their requests, node selectors, affinity and tolerations.");
+DEFINE_string(node_cpu, "32", "Each simulated node's cpu (a quantity).");
+DEFINE_string(node_memory, "256Gi",
+              "Each simulated node's memory (a quantity).");
+DEFINE_int32(node_pods, 1000000, "Pods each simulated node takes.");
+DEFINE_string(node_labels, "",
+              "Labels of every simulated node beside kubernetes.io/hostname, "
+              "os and arch: key=value,key=value.");
 
 int main(int argc, char** argv) {
   const kcr::ProgramInfo program{
@@ -238,6 +251,40 @@ int main(int argc, char** argv) {
   options.controllers.replicaset_controller = FLAGS_deployment_controller;
   options.controllers.node_simulator = FLAGS_simulate_node;
   options.controllers.node.node_name = FLAGS_sim_node_name;
+  if (FLAGS_nodes < 1) {
+    std::cerr << "local-apiserver: invalid --nodes " << FLAGS_nodes
+              << " (at least 1)\n";
+    return 2;
+  }
+  options.controllers.node.nodes = FLAGS_nodes;
+  for (const auto& [flag, value, milli] :
+       {std::tuple<const char*, std::string, bool>{"cpu", FLAGS_node_cpu, true},
+        {"memory", FLAGS_node_memory, false}}) {
+    if (!kcr::apiserver::ParseQuantity(value, milli).has_value()) {
+      std::cerr << "local-apiserver: invalid --node-" << flag << " \"" << value
+                << "\" (a quantity such as 4, 500m, 8Gi)\n";
+      return 2;
+    }
+  }
+  if (FLAGS_node_pods < 1) {
+    std::cerr << "local-apiserver: invalid --node-pods " << FLAGS_node_pods
+              << " (at least 1)\n";
+    return 2;
+  }
+  options.controllers.node.node_cpu = FLAGS_node_cpu;
+  options.controllers.node.node_memory = FLAGS_node_memory;
+  options.controllers.node.node_pods = std::to_string(FLAGS_node_pods);
+  for (absl::string_view pair :
+       absl::StrSplit(FLAGS_node_labels, ',', absl::SkipEmpty())) {
+    const size_t eq = pair.find('=');
+    if (eq == absl::string_view::npos || eq == 0) {
+      std::cerr << "local-apiserver: invalid --node-labels entry \"" << pair
+                << "\" (key=value)\n";
+      return 2;
+    }
+    options.controllers.node.node_labels[std::string(pair.substr(0, eq))] =
+        std::string(pair.substr(eq + 1));
+  }
   options.controllers.node.running_after =
       absl::Milliseconds(FLAGS_sim_running_after_ms);
   options.controllers.node.complete_after =

@@ -1,7 +1,8 @@
-// `kubectl explain` of the custom resources, with the kubectl the
-// dispatcher on the PATH picks for the server's /version (an old and a new
-// minor): it reads the OpenAPI v3 documents built from the CRDs, so the
-// CRDs' fields, types and descriptions are printed. Serving OpenAPI must
+// `kubectl explain` of the custom resources and the built-in kinds, with
+// the kubectl the dispatcher on the PATH picks for the server's /version
+// (an old and a new minor): it reads the OpenAPI v3 documents built from
+// the CRDs and from the generated built-in types, so their fields, types
+// and descriptions are printed. Serving OpenAPI must
 // not change what apply does with custom resources (server-side field
 // validation, JSON merge patches).
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "apiserver/api_server.h"
+#include "apiserver/registry/resources.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/integration/kubectl_apiserver_fixture.h"
@@ -156,18 +158,57 @@ TEST_P(KubectlExplainTest, DescriptionsOfACrdCreatedLater) {
   EXPECT_NE(Explain("widgets").exit_code, 0);
 }
 
-// Built-in kinds: the fields and types of the server's Go types.
+// Built-in kinds: kube's field types (the Go types' names), required
+// fields and descriptions.
 TEST_P(KubectlExplainTest, BuiltinKinds) {
   KubectlResult r = Explain("pod.spec.containers");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, ContainsRegex("KIND: +Pod"));
-  EXPECT_THAT(r.out, ContainsRegex("FIELD: +containers <\\[\\]Object>"));
+  EXPECT_THAT(r.out, ContainsRegex("FIELD: +containers <\\[\\]Container>"));
+  EXPECT_THAT(r.out, HasSubstr("List of containers belonging to the pod."));
   EXPECT_THAT(r.out, ContainsRegex("image\t<string>"));
-  EXPECT_THAT(r.out, ContainsRegex("ports\t<\\[\\]Object>"));
+  EXPECT_THAT(r.out, ContainsRegex("name\t<string> -required-"));
+  EXPECT_THAT(r.out, ContainsRegex("ports\t<\\[\\]ContainerPort>"));
+  EXPECT_THAT(r.out, ContainsRegex("resources\t<ResourceRequirements>"));
+  EXPECT_THAT(r.out, HasSubstr("Container image name."));
   KubectlResult d = Explain("deployments.spec.replicas");
   ASSERT_EQ(d.exit_code, 0) << d.err;
   EXPECT_THAT(d.out, ContainsRegex("GROUP: +apps"));
   EXPECT_THAT(d.out, ContainsRegex("FIELD: +replicas <integer>"));
+  EXPECT_THAT(d.out, HasSubstr("Number of desired pods."));
+  KubectlResult spec = Explain("deployment.spec");
+  ASSERT_EQ(spec.exit_code, 0) << spec.err;
+  EXPECT_THAT(spec.out, ContainsRegex("FIELD: +spec <DeploymentSpec>"));
+  EXPECT_THAT(spec.out,
+              HasSubstr("DeploymentSpec is the specification of the desired"));
+  EXPECT_THAT(spec.out, ContainsRegex("selector\t<LabelSelector> -required-"));
+  EXPECT_THAT(spec.out, ContainsRegex("strategy\t<DeploymentStrategy>"));
+  EXPECT_THAT(spec.out,
+              ContainsRegex("template\t<PodTemplateSpec> -required-"));
+  KubectlResult cm = Explain("configmap");
+  ASSERT_EQ(cm.exit_code, 0) << cm.err;
+  EXPECT_THAT(cm.out, ContainsRegex("KIND: +ConfigMap"));
+  EXPECT_THAT(cm.out, HasSubstr("ConfigMap holds configuration data for pods"));
+  EXPECT_THAT(cm.out, ContainsRegex("data\t<map\\[string\\]string>"));
+  EXPECT_THAT(cm.out, ContainsRegex("immutable\t<boolean>"));
+  EXPECT_THAT(cm.out, ContainsRegex("metadata\t<ObjectMeta>"));
+}
+
+// Every built-in resource served has kube's description of its kind.
+TEST_P(KubectlExplainTest, EveryServedBuiltinKindHasItsDescription) {
+  apiserver::ResourceRegistry registry;
+  for (const apiserver::ResourceInfoPtr& r : registry.All()) {
+    if (r->custom) continue;
+    const std::string name =
+        r->group().empty() ? r->resource() : r->resource() + "." + r->group();
+    KubectlResult e = Explain(name);
+    ASSERT_EQ(e.exit_code, 0) << name << ": " << e.err;
+    EXPECT_THAT(e.out, ContainsRegex("KIND: +" + r->kind())) << name;
+    const size_t at = e.out.find("DESCRIPTION:\n");
+    ASSERT_NE(at, std::string::npos) << name;
+    EXPECT_THAT(e.out.substr(at), Not(HasSubstr("<empty>"))) << name;
+    EXPECT_THAT(e.out, ContainsRegex("metadata\t<ObjectMeta>")) << name;
+  }
 }
 
 // With OpenAPI served, apply of a custom resource still validates on the

@@ -81,7 +81,8 @@ const rapidjson::Value* At(const rapidjson::Value& root, const char* pointer) {
 void Refs(const rapidjson::Value& v, std::vector<std::string>* out) {
   if (v.IsObject()) {
     for (auto it = v.MemberBegin(); it != v.MemberEnd(); ++it) {
-      if (std::string(it->name.GetString()) == "$ref") {
+      // A property may be named $ref (JSONSchemaProps has one).
+      if (std::string(it->name.GetString()) == "$ref" && it->value.IsString()) {
         out->push_back(it->value.GetString());
       } else {
         Refs(it->value, out);
@@ -310,12 +311,11 @@ TEST(OpenApiBuiltinTest, GoTypesOfTheBuiltinKinds) {
   EXPECT_EQ(pod->plural, "pods");
   EXPECT_TRUE(pod->has_status);
   ASSERT_NE(pod->schema, nullptr);
-  EXPECT_EQ(std::string(At(*pod->schema,
-                           "/properties/spec/properties/"
-                           "containers/items/properties/image/"
-                           "type")
-                            ->GetString()),
-            "string");
+  // Other structs by reference to their definitions, as kube writes them.
+  ASSERT_NE(At(*pod->schema, "/properties/spec/allOf/0/$ref"), nullptr);
+  EXPECT_EQ(std::string(
+                At(*pod->schema, "/properties/spec/allOf/0/$ref")->GetString()),
+            "#/components/schemas/io.k8s.api.core.v1.PodSpec");
 
   auto docs = BuildOpenApiV3Documents(kinds);
   ASSERT_EQ(docs.count("api/v1"), 1u);
@@ -352,6 +352,29 @@ TEST(OpenApiBuiltinTest, GoTypesOfTheBuiltinKinds) {
   EXPECT_THAT(docs["apis/apps/v1"],
               HasSubstr(R"("operationId":"readAppsV1NamespacedDeployment")"));
   EXPECT_THAT(docs["apis/apps/v1"], HasSubstr("io.k8s.api.apps.v1.Deployment"));
+  // The definitions referred to, with kube's field types, required fields
+  // and descriptions.
+  const rapidjson::Value* container =
+      At(core, "/components/schemas/io.k8s.api.core.v1.Container");
+  ASSERT_NE(container, nullptr);
+  EXPECT_EQ(std::string(At(*container, "/properties/image/type")->GetString()),
+            "string");
+  EXPECT_THAT(At(*container, "/properties/image/description")->GetString(),
+              HasSubstr("Container image name."));
+  EXPECT_EQ(std::string(At(*container, "/required/0")->GetString()), "name");
+  rapidjson::Document apps = Parse(docs["apis/apps/v1"]);
+  EXPECT_EQ(std::string(At(apps,
+                           "/components/schemas/io.k8s.api.apps.v1."
+                           "DeploymentSpec/properties/replicas/format")
+                            ->GetString()),
+            "int32");
+  EXPECT_EQ(std::string(At(apps,
+                           "/components/schemas/io.k8s.api.core.v1."
+                           "ResourceRequirements/properties/limits/"
+                           "additionalProperties/$ref")
+                            ->GetString()),
+            "#/components/schemas/io.k8s.apimachinery.pkg.api.resource."
+            "Quantity");
 }
 
 TEST(OpenApiHashTest, UpperCaseHexSha512) {

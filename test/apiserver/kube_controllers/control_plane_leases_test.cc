@@ -89,10 +89,9 @@ TEST_F(ControlPlaneLeasesTest, PutsBackWhatIsDeletedOrTaken) {
   ASSERT_TRUE(registry_.Delete(Leases(), "kube-node-lease", "n1", {}).ok());
   api::ObjectBuilder b = Lease("kube-system", "kube-scheduler")->ToBuilder();
   ASSERT_TRUE(b.SetString("/spec/holderIdentity", "someone-else").ok());
-  ASSERT_TRUE(registry_
-                  .Update(Leases(), "kube-system", "kube-scheduler",
-                          std::move(b))
-                  .ok());
+  ASSERT_TRUE(
+      registry_.Update(Leases(), "kube-system", "kube-scheduler", std::move(b))
+          .ok());
   // At once, not at the next renewal.
   leases_.Sync();
   EXPECT_EQ(At(Lease("kube-node-lease", "n1"), "/spec/holderIdentity"), "n1");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -381,8 +382,9 @@ TEST_F(NodeSimulatorTest, WantsPodAndDeploymentWrites) {
   e.object = CreatePod("web");
   e.collection = "/pods";
   EXPECT_TRUE(sim_.Wants(e));
+  // A pod's deletion frees the room it took on its node.
   e.type = EventType::kDeleted;
-  EXPECT_FALSE(sim_.Wants(e));
+  EXPECT_TRUE(sim_.Wants(e));
   e.type = EventType::kModified;
   e.collection = "apps/deployments";
   EXPECT_TRUE(sim_.Wants(e));
@@ -786,6 +788,132 @@ TEST_F(SleepingPodTest, ASleepWakesOnlyItsOwnPod) {
   Settle();
   EXPECT_EQ(At(*Pod("sd"), "/status/phase"), "Succeeded");
   EXPECT_EQ(sim_.keys_synced(), before + 4);
+}
+
+// Several nodes: each registered with its own address and the given
+// capacity and labels; pods spread by least allocation, honour their
+// selectors and requests, and one that fits nowhere gets kube-scheduler's
+// FailedScheduling message until room appears.
+class MultiNodeTest : public ControllerTest {
+ protected:
+  static NodeSimulatorOptions ThreeNodes() {
+    NodeSimulatorOptions o;
+    o.incremental.pass_budget = absl::InfiniteDuration();
+    o.nodes = 3;
+    o.node_cpu = "2";
+    o.node_memory = "4Gi";
+    o.node_pods = "110";
+    o.node_labels = {{"topology.kubernetes.io/zone", "z1"}};
+    return o;
+  }
+  api::ObjectPtr CreatePod(const std::string& name, const std::string& spec) {
+    return Create(
+        Pods(), "default",
+        "{\"metadata\":{\"name\":\"" + name + "\"},\"spec\":" + spec + "}");
+  }
+  std::string NodeOf(const std::string& pod) {
+    return At(*Get(Pods(), "default", pod), "/spec/nodeName");
+  }
+  void Settle() {
+    for (int i = 0; i < 10; ++i) {
+      const uint64_t before = sim_.keys_synced();
+      sim_.Sync();
+      if (sim_.keys_synced() == before) return;
+    }
+    FAIL() << "the node simulator does not settle";
+  }
+
+  NodeSimulator sim_{&registry_, &clock_, ThreeNodes()};
+};
+
+TEST_F(MultiNodeTest, RegistersEveryNode) {
+  sim_.Sync();
+  const ResourceInfo& nodes = Resource("", "v1", "nodes");
+  int i = 1;
+  for (const char* name : {"kcr-node", "kcr-node-2", "kcr-node-3"}) {
+    api::ObjectPtr n = Get(nodes, "", name);
+    ASSERT_NE(n, nullptr) << name;
+    EXPECT_EQ(At(*n, "/status/addresses/0/address"),
+              "10.0.0." + std::to_string(i++));
+    EXPECT_EQ(At(*n, "/status/allocatable/cpu"), "2");
+    EXPECT_EQ(At(*n, "/status/allocatable/pods"), "110");
+    EXPECT_EQ(n->Label("topology.kubernetes.io/zone"), "z1");
+    EXPECT_EQ(n->Label("kubernetes.io/hostname"), name);
+  }
+}
+
+TEST_F(MultiNodeTest, SpreadsFitsAndExplainsWhatDoesNotFit) {
+  const std::string one_cpu =
+      R"({"containers":[{"name":"c","image":"nginx",)"
+      R"("resources":{"requests":{"cpu":"1500m","memory":"1Gi"}}}]})";
+  for (const char* p : {"a", "b", "c"}) CreatePod(p, one_cpu);
+  Settle();
+  std::set<std::string> used = {NodeOf("a"), NodeOf("b"), NodeOf("c")};
+  EXPECT_EQ(used.size(), 3u) << "one per node, least allocated first";
+  EXPECT_EQ(At(*Get(Pods(), "default", "b"), "/status/hostIP"),
+            "10.0.0." + std::string(NodeOf("b") == "kcr-node"     ? "1"
+                                    : NodeOf("b") == "kcr-node-2" ? "2"
+                                                                  : "3"));
+
+  // No node has 1.5 cores left.
+  CreatePod("d", one_cpu);
+  Settle();
+  api::ObjectPtr d = Get(Pods(), "default", "d");
+  EXPECT_EQ(At(*d, "/spec/nodeName"), "<absent>");
+  EXPECT_EQ(At(*d, "/status/conditions/0/message"),
+            "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 "
+            "nodes are available: 3 No preemption victims found for incoming "
+            "pod.");
+
+  // A selector no node matches, beside a node too full.
+  CreatePod(
+      "e",
+      R"({"nodeSelector":{"disk":"ssd"},"containers":[{"name":"c","image":"nginx"}]})");
+  Settle();
+  EXPECT_EQ(At(*Get(Pods(), "default", "e"), "/status/conditions/0/message"),
+            "0/3 nodes are available: 3 node(s) didn't match Pod's node "
+            "affinity/selector. preemption: 0/3 nodes are available: 3 "
+            "Preemption is not helpful for scheduling.");
+
+  // Room appears when a pod goes: the waiting one is placed there.
+  const std::string freed = NodeOf("a");
+  ASSERT_TRUE(registry_.Delete(Pods(), "default", "a", {}).ok());
+  Settle();
+  EXPECT_EQ(NodeOf("d"), freed);
+}
+
+TEST_F(MultiNodeTest, NodeAffinityAndTaintsChooseTheNode) {
+  sim_.Sync();
+  const ResourceInfo& nodes = Resource("", "v1", "nodes");
+  for (const char* name : {"kcr-node", "kcr-node-3"}) {
+    api::ObjectBuilder b = Get(nodes, "", name)->ToBuilder();
+    ASSERT_TRUE(
+        b.SetJson(
+             "/spec/taints",
+             R"([{"key":"dedicated","value":"gpu","effect":"NoSchedule"}])")
+            .ok());
+    ASSERT_TRUE(registry_.Update(nodes, "", name, std::move(b)).ok());
+  }
+  CreatePod("plain", R"({"containers":[{"name":"c","image":"nginx"}]})");
+  CreatePod(
+      "pinned",
+      R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchFields":[{"key":"metadata.name","operator":"In","values":["kcr-node-3"]}]}]}}},
+      "tolerations":[{"key":"dedicated","operator":"Equal","value":"gpu","effect":"NoSchedule"}],
+      "containers":[{"name":"c","image":"nginx"}]})");
+  CreatePod(
+      "stuck",
+      R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"kubernetes.io/hostname","operator":"NotIn","values":["kcr-node-2"]}]}]}}},
+      "containers":[{"name":"c","image":"nginx"}]})");
+  Settle();
+  EXPECT_EQ(NodeOf("plain"), "kcr-node-2");
+  EXPECT_EQ(NodeOf("pinned"), "kcr-node-3");
+  EXPECT_EQ(NodeOf("stuck"), "<absent>");
+  EXPECT_EQ(
+      At(*Get(Pods(), "default", "stuck"), "/status/conditions/0/message"),
+      "0/3 nodes are available: 1 node(s) didn't match Pod's node "
+      "affinity/selector, 2 node(s) had untolerated taint {dedicated: gpu}. "
+      "preemption: 0/3 nodes are available: 3 Preemption is not helpful for "
+      "scheduling.");
 }
 
 }  // namespace

@@ -8,8 +8,12 @@
 // times and asks for the due ones to be added, all under the lock that
 // guards the waiting items (the queue's index lock; FoldingQueue implements
 // it).
-#ifndef KCR_RUNTIME_WORKQUEUE_INTERNAL_WAITING_ITEMS_H_
-#define KCR_RUNTIME_WORKQUEUE_INTERNAL_WAITING_ITEMS_H_
+//
+// Not an API: an implementation detail of the public queue templates
+// (queue.h, delaying_queue.h), which include it, and installed with them
+// for that reason only.
+#ifndef KCR_RUNTIME_WORKQUEUE_WAITING_ITEMS_H_
+#define KCR_RUNTIME_WORKQUEUE_WAITING_ITEMS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -62,4 +66,4 @@ class WaitingItems {
 
 }  // namespace kcr::workqueue::internal
 
-#endif  // KCR_RUNTIME_WORKQUEUE_INTERNAL_WAITING_ITEMS_H_
+#endif  // KCR_RUNTIME_WORKQUEUE_WAITING_ITEMS_H_

@@ -2,8 +2,12 @@
 // recently used one when full, as the groupcache LRU client-go's event
 // correlator keeps its state in. Not thread-safe: the correlator's owner
 // serialises access.
-#ifndef KCR_RUNTIME_EVENTS_INTERNAL_LRU_CACHE_H_
-#define KCR_RUNTIME_EVENTS_INTERNAL_LRU_CACHE_H_
+//
+// Not an API: an implementation detail of EventCorrelator
+// (event_correlator.h), which includes it, and installed with it for that
+// reason only.
+#ifndef KCR_RUNTIME_EVENTS_LRU_CACHE_H_
+#define KCR_RUNTIME_EVENTS_LRU_CACHE_H_
 
 #include <cstddef>
 #include <list>
@@ -55,4 +59,4 @@ class LruCache {
 
 }  // namespace kcr::events::internal
 
-#endif  // KCR_RUNTIME_EVENTS_INTERNAL_LRU_CACHE_H_
+#endif  // KCR_RUNTIME_EVENTS_LRU_CACHE_H_

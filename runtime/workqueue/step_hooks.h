@@ -10,8 +10,12 @@
 // scheduler of a loaded machine could produce is tried thousands of times a
 // second. Without the define, AtStep is an empty inline function and the
 // queue carries no trace of the hooks.
-#ifndef KCR_RUNTIME_WORKQUEUE_INTERNAL_STEP_HOOKS_H_
-#define KCR_RUNTIME_WORKQUEUE_INTERNAL_STEP_HOOKS_H_
+//
+// Not an API: an implementation detail of the public queue templates
+// (queue.h, delaying_queue.h), which include it, and installed with them
+// for that reason only.
+#ifndef KCR_RUNTIME_WORKQUEUE_STEP_HOOKS_H_
+#define KCR_RUNTIME_WORKQUEUE_STEP_HOOKS_H_
 
 #ifdef KCR_WORKQUEUE_STEP_HOOKS
 #include <atomic>
@@ -61,4 +65,4 @@ inline void AtStep(Step) {}
 
 }  // namespace kcr::workqueue::internal
 
-#endif  // KCR_RUNTIME_WORKQUEUE_INTERNAL_STEP_HOOKS_H_
+#endif  // KCR_RUNTIME_WORKQUEUE_STEP_HOOKS_H_

@@ -1,17 +1,21 @@
 // The work queue's items and their index: each item has one Entry in a
-// Slab (internal/slab.h), whatever lists it is in, and a hash set of slot
+// Slab (slab.h), whatever lists it is in, and a hash set of slot
 // numbers finds an item's entry by key. FoldingQueue
-// (internal/folding_queue.h) deduplicates through the index and links
+// (folding_queue.h) deduplicates through the index and links
 // entries into its FIFO; a delaying queue's waiting items are entries too.
-#ifndef KCR_RUNTIME_WORKQUEUE_INTERNAL_SLOT_INDEX_H_
-#define KCR_RUNTIME_WORKQUEUE_INTERNAL_SLOT_INDEX_H_
+//
+// Not an API: an implementation detail of the public queue templates
+// (queue.h, delaying_queue.h), which include it, and installed with them
+// for that reason only.
+#ifndef KCR_RUNTIME_WORKQUEUE_SLOT_INDEX_H_
+#define KCR_RUNTIME_WORKQUEUE_SLOT_INDEX_H_
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 
-#include "runtime/workqueue/internal/slab.h"
+#include "runtime/workqueue/slab.h"
 
 namespace kcr::workqueue::internal {
 
@@ -193,4 +197,4 @@ class SlotIndex {
 
 }  // namespace kcr::workqueue::internal
 
-#endif  // KCR_RUNTIME_WORKQUEUE_INTERNAL_SLOT_INDEX_H_
+#endif  // KCR_RUNTIME_WORKQUEUE_SLOT_INDEX_H_

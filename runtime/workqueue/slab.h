@@ -3,8 +3,12 @@
 // waiting for a delay included) here and indexes them by slot, so that a
 // hash index stores 8 bytes per item and an item can be linked into lists
 // without allocating.
-#ifndef KCR_RUNTIME_WORKQUEUE_INTERNAL_SLAB_H_
-#define KCR_RUNTIME_WORKQUEUE_INTERNAL_SLAB_H_
+//
+// Not an API: an implementation detail of the public queue templates
+// (queue.h, delaying_queue.h), which include it, and installed with them
+// for that reason only.
+#ifndef KCR_RUNTIME_WORKQUEUE_SLAB_H_
+#define KCR_RUNTIME_WORKQUEUE_SLAB_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -89,4 +93,4 @@ class Slab {
 
 }  // namespace kcr::workqueue::internal
 
-#endif  // KCR_RUNTIME_WORKQUEUE_INTERNAL_SLAB_H_
+#endif  // KCR_RUNTIME_WORKQUEUE_SLAB_H_

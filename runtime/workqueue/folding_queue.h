@@ -44,8 +44,12 @@
 // over (waiting_items.h). This header holds the queue that ties them
 // together: the locks, Add, Get and Done, publishing and reaping, and the
 // waiting items' entries.
-#ifndef KCR_RUNTIME_WORKQUEUE_INTERNAL_FOLDING_QUEUE_H_
-#define KCR_RUNTIME_WORKQUEUE_INTERNAL_FOLDING_QUEUE_H_
+//
+// Not an API: an implementation detail of the public queue templates
+// (queue.h, delaying_queue.h), which include it, and installed with them
+// for that reason only.
+#ifndef KCR_RUNTIME_WORKQUEUE_FOLDING_QUEUE_H_
+#define KCR_RUNTIME_WORKQUEUE_FOLDING_QUEUE_H_
 
 #include <atomic>
 #include <cstddef>
@@ -63,14 +67,14 @@
 #include "absl/time/time.h"
 #include "base/clock.h"
 #include "base/mutex.h"
-#include "runtime/workqueue/internal/entry_fifo.h"
-#include "runtime/workqueue/internal/queue_metrics.h"
-#include "runtime/workqueue/internal/ready_schedule.h"
-#include "runtime/workqueue/internal/slab.h"
-#include "runtime/workqueue/internal/slot_index.h"
-#include "runtime/workqueue/internal/step_hooks.h"
-#include "runtime/workqueue/internal/waiting_items.h"
+#include "runtime/workqueue/entry_fifo.h"
 #include "runtime/workqueue/metrics.h"
+#include "runtime/workqueue/queue_metrics.h"
+#include "runtime/workqueue/ready_schedule.h"
+#include "runtime/workqueue/slab.h"
+#include "runtime/workqueue/slot_index.h"
+#include "runtime/workqueue/step_hooks.h"
+#include "runtime/workqueue/waiting_items.h"
 
 namespace kcr::workqueue::internal {
 
@@ -831,4 +835,4 @@ class FoldingQueue final : public WaitingItems<T> {
 
 }  // namespace kcr::workqueue::internal
 
-#endif  // KCR_RUNTIME_WORKQUEUE_INTERNAL_FOLDING_QUEUE_H_
+#endif  // KCR_RUNTIME_WORKQUEUE_FOLDING_QUEUE_H_

@@ -12,8 +12,12 @@
 // reaches the instruments when it is full, when a worker finds no work, on
 // Len, and on the updater's 500 ms tick, so the instruments are never more
 // than one tick behind, and an idle queue's are exact.
-#ifndef KCR_RUNTIME_WORKQUEUE_INTERNAL_QUEUE_METRICS_H_
-#define KCR_RUNTIME_WORKQUEUE_INTERNAL_QUEUE_METRICS_H_
+//
+// Not an API: an implementation detail of the public queue templates
+// (queue.h, delaying_queue.h), which include it, and installed with them
+// for that reason only.
+#ifndef KCR_RUNTIME_WORKQUEUE_QUEUE_METRICS_H_
+#define KCR_RUNTIME_WORKQUEUE_QUEUE_METRICS_H_
 
 #include <algorithm>
 #include <array>
@@ -188,4 +192,4 @@ class QueueMetrics {
 
 }  // namespace kcr::workqueue::internal
 
-#endif  // KCR_RUNTIME_WORKQUEUE_INTERNAL_QUEUE_METRICS_H_
+#endif  // KCR_RUNTIME_WORKQUEUE_QUEUE_METRICS_H_

@@ -1,9 +1,13 @@
 // ReadySchedule: the ready times of the items a delaying queue keeps
 // waiting, earliest first. The queue stores a waiting item in its own
-// index (internal/slot_index.h) with the ready time in its entry; the
+// index (slot_index.h) with the ready time in its entry; the
 // schedule holds (ready time, slot) pairs to find the next one due.
-#ifndef KCR_RUNTIME_WORKQUEUE_INTERNAL_READY_SCHEDULE_H_
-#define KCR_RUNTIME_WORKQUEUE_INTERNAL_READY_SCHEDULE_H_
+//
+// Not an API: an implementation detail of the public queue templates
+// (queue.h, delaying_queue.h), which include it, and installed with them
+// for that reason only.
+#ifndef KCR_RUNTIME_WORKQUEUE_READY_SCHEDULE_H_
+#define KCR_RUNTIME_WORKQUEUE_READY_SCHEDULE_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -71,4 +75,4 @@ class ReadySchedule {
 
 }  // namespace kcr::workqueue::internal
 
-#endif  // KCR_RUNTIME_WORKQUEUE_INTERNAL_READY_SCHEDULE_H_
+#endif  // KCR_RUNTIME_WORKQUEUE_READY_SCHEDULE_H_

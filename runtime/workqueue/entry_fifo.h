@@ -1,14 +1,18 @@
 // EntryFifo: the work queue's FIFO of queued items, a list of slab entries
-// (internal/slot_index.h) linked through their `next` slot. A fold links
+// (slot_index.h) linked through their `next` slot. A fold links
 // the entries it queues into a Batch off the FIFO's lock, and the batch
 // joins the FIFO in one step; Get pops the head without hashing.
-#ifndef KCR_RUNTIME_WORKQUEUE_INTERNAL_ENTRY_FIFO_H_
-#define KCR_RUNTIME_WORKQUEUE_INTERNAL_ENTRY_FIFO_H_
+//
+// Not an API: an implementation detail of the public queue templates
+// (queue.h, delaying_queue.h), which include it, and installed with them
+// for that reason only.
+#ifndef KCR_RUNTIME_WORKQUEUE_ENTRY_FIFO_H_
+#define KCR_RUNTIME_WORKQUEUE_ENTRY_FIFO_H_
 
 #include <cstddef>
 #include <cstdint>
 
-#include "runtime/workqueue/internal/slab.h"
+#include "runtime/workqueue/slab.h"
 
 namespace kcr::workqueue::internal {
 
@@ -70,4 +74,4 @@ class EntryFifo {
 
 }  // namespace kcr::workqueue::internal
 
-#endif  // KCR_RUNTIME_WORKQUEUE_INTERNAL_ENTRY_FIFO_H_
+#endif  // KCR_RUNTIME_WORKQUEUE_ENTRY_FIFO_H_
