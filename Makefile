@@ -7,7 +7,7 @@
 BAZEL ?= bazel
 CLANG_FORMAT ?= clang-format-14
 
-.PHONY: deps run test bench bench-informer bench-e2e bench-e2e-soak tsan asan clang werror fuzz soak format format-check layers clean
+.PHONY: deps run test install uninstall bench bench-informer bench-e2e bench-e2e-soak tsan asan clang werror fuzz soak format format-check layers clean
 
 FUZZ_SECONDS ?= 60
 # Extra flags for `make test`, e.g. TEST_FLAGS=--config=werror (as CI does).
@@ -33,6 +33,22 @@ run: deps
 
 test: deps
 	@./test/run_all.sh $(TEST_FLAGS)
+
+# kcr as a library for CMake and pkg-config users (docs/using-kcr.md):
+# headers under PREFIX/include/kcr, static and shared libraries, the CMake
+# package and the .pc files. DESTDIR stages the files for a package.
+# INSTALL_BAZEL_FLAGS is what the libraries are built with (empty: the
+# fastbuild objects `make test` already has).
+PREFIX ?= /usr/local
+DESTDIR ?=
+INSTALL_BAZEL_FLAGS ?= -c opt
+install: deps
+	@./packaging/install.sh install "$(PREFIX)" "$(DESTDIR)" $(INSTALL_BAZEL_FLAGS)
+
+# Removes exactly what `make install` with the same PREFIX and DESTDIR put
+# there (the list it kept in PREFIX/share/kcr).
+uninstall:
+	@./packaging/install.sh uninstall "$(PREFIX)" "$(DESTDIR)"
 
 bench: deps
 	$(BAZEL) run -c opt //bench:workqueue_benchmark -- --benchmark_report_aggregates_only=true

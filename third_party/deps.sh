@@ -11,6 +11,7 @@ packages=(
   libclang-rt-14-dev
   clang-format-14
   pkg-config
+  cmake
   libcpprest-dev
   libboost-dev
   libssl-dev

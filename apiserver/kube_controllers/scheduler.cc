@@ -87,7 +87,8 @@ bool Requirement(const Value& r, std::optional<std::string_view> value) {
 bool Term(const Value& term, const api::Object& node) {
   const Value* exprs = At(&term, "matchExpressions");
   const Value* fields = At(&term, "matchFields");
-  const bool has_exprs = exprs != nullptr && exprs->IsArray() && !exprs->Empty();
+  const bool has_exprs =
+      exprs != nullptr && exprs->IsArray() && !exprs->Empty();
   const bool has_fields =
       fields != nullptr && fields->IsArray() && !fields->Empty();
   if (!has_exprs && !has_fields) return false;
@@ -109,8 +110,8 @@ bool MatchesAffinity(const api::Object& pod, const api::Object& node) {
   const Value* selector = pod.Find("/spec/nodeSelector");
   if (selector != nullptr && selector->IsObject()) {
     for (const auto& m : selector->GetObject()) {
-      if (node.Label(std::string_view(m.name.GetString(),
-                                      m.name.GetStringLength())) != Str(&m.value)) {
+      if (node.Label(std::string_view(
+              m.name.GetString(), m.name.GetStringLength())) != Str(&m.value)) {
         return false;
       }
     }
@@ -210,20 +211,32 @@ std::optional<int64_t> ParseQuantity(std::string_view q, bool milli) {
   if (!suffix.empty() && (suffix[0] == 'e' || suffix[0] == 'E') &&
       suffix.size() > 1) {
     int exp = 0;
-    if (!absl::SimpleAtoi(ToAbsl(suffix.substr(1)), &exp) || exp > 30 || exp < -30) {
+    if (!absl::SimpleAtoi(ToAbsl(suffix.substr(1)), &exp) || exp > 30 ||
+        exp < -30) {
       return std::nullopt;
     }
     exponent_scale = std::pow(10.0L, exp);
     suffix = {};
   }
   double value = 0;
-  if (number.empty() || !absl::SimpleAtod(ToAbsl(number), &value)) return std::nullopt;
+  if (number.empty() || !absl::SimpleAtod(ToAbsl(number), &value))
+    return std::nullopt;
   static const std::map<std::string_view, long double> kSuffixes = {
-      {"", 1},       {"n", 1e-9},   {"u", 1e-6},   {"m", 1e-3},
-      {"k", 1e3},    {"M", 1e6},    {"G", 1e9},    {"T", 1e12},
-      {"P", 1e15},   {"E", 1e18},   {"Ki", 1024.0L},
-      {"Mi", 1048576.0L},           {"Gi", 1073741824.0L},
-      {"Ti", 1099511627776.0L},     {"Pi", 1125899906842624.0L},
+      {"", 1},
+      {"n", 1e-9},
+      {"u", 1e-6},
+      {"m", 1e-3},
+      {"k", 1e3},
+      {"M", 1e6},
+      {"G", 1e9},
+      {"T", 1e12},
+      {"P", 1e15},
+      {"E", 1e18},
+      {"Ki", 1024.0L},
+      {"Mi", 1048576.0L},
+      {"Gi", 1073741824.0L},
+      {"Ti", 1099511627776.0L},
+      {"Pi", 1125899906842624.0L},
       {"Ei", 1152921504606846976.0L}};
   auto it = kSuffixes.find(suffix);
   if (it == kSuffixes.end()) return std::nullopt;
@@ -278,14 +291,13 @@ Placement Schedule(const api::Object& pod,
     const Resources have = NodeAllocatable(*node);
     const Resources want = PodRequests(pod);
     auto share = [](int64_t used, int64_t want, int64_t have) {
-      return have <= 0 ? 0.0
-                       : static_cast<double>(used + want) /
-                             static_cast<double>(have);
+      return have <= 0
+                 ? 0.0
+                 : static_cast<double>(used + want) / static_cast<double>(have);
     };
-    const double score =
-        (share(u.cpu_milli, want.cpu_milli, have.cpu_milli) +
-         share(u.memory, want.memory, have.memory)) /
-        2;
+    const double score = (share(u.cpu_milli, want.cpu_milli, have.cpu_milli) +
+                          share(u.memory, want.memory, have.memory)) /
+                         2;
     const std::string_view name = node->name();
     if (out.node.empty() || score < best_score ||
         (score == best_score &&
@@ -301,8 +313,7 @@ Placement Schedule(const api::Object& pod,
     if (!node->being_deleted()) ++n;
   }
   if (n == 0) {
-    out.message =
-        "no nodes available to schedule pods";
+    out.message = "no nodes available to schedule pods";
     return out;
   }
   std::string why;
@@ -318,9 +329,8 @@ Placement Schedule(const api::Object& pod,
     CatAppend(&preemption, preemption.empty() ? "" : ", ", n - for_resources,
               " Preemption is not helpful for scheduling.");
   }
-  out.message = Cat("0/", n, " nodes are available: ", why,
-                    ". preemption: 0/", n, " nodes are available: ",
-                    preemption);
+  out.message = Cat("0/", n, " nodes are available: ", why, ". preemption: 0/",
+                    n, " nodes are available: ", preemption);
   return out;
 }
 

@@ -28,7 +28,7 @@
 #include "absl/time/time.h"
 #include "base/clock.h"
 #include "runtime/events/event.h"
-#include "runtime/events/internal/lru_cache.h"
+#include "runtime/events/lru_cache.h"
 
 namespace kcr::events {
 

@@ -9,7 +9,7 @@
 // and wakes the timer thread if the item is due before the timer would wake
 // anyway; the timer thread does the rest, off the caller's path. It folds the
 // inbox into the queue itself, through the queue's WaitingItems interface
-// (internal/waiting_items.h): a waiting item has an entry in the queue's
+// (waiting_items.h): a waiting item has an entry in the queue's
 // index, with its ready time beside it, so a due item joins the queue's FIFO
 // without being hashed or copied again, and an item both waiting and queued
 // is stored once.
@@ -32,10 +32,10 @@
 #include "absl/time/time.h"
 #include "base/clock.h"
 #include "base/mutex.h"
-#include "runtime/workqueue/internal/folding_queue.h"
-#include "runtime/workqueue/internal/waiting_items.h"
+#include "runtime/workqueue/folding_queue.h"
 #include "runtime/workqueue/metrics.h"
 #include "runtime/workqueue/queue.h"
+#include "runtime/workqueue/waiting_items.h"
 
 namespace kcr::workqueue {
 

@@ -12,7 +12,7 @@
 // Interface is the seam (DelayingInterface and RateLimitingInterface extend
 // it); Queue is its one implementation. How Queue does it, so that neither
 // producers nor hashing hold up a worker, is described in
-// internal/folding_queue.h; nothing here depends on it.
+// folding_queue.h; nothing here depends on it.
 #ifndef KCR_RUNTIME_WORKQUEUE_QUEUE_H_
 #define KCR_RUNTIME_WORKQUEUE_QUEUE_H_
 
@@ -24,7 +24,7 @@
 
 #include "absl/hash/hash.h"
 #include "base/clock.h"
-#include "runtime/workqueue/internal/folding_queue.h"
+#include "runtime/workqueue/folding_queue.h"
 #include "runtime/workqueue/metrics.h"
 
 namespace kcr::workqueue {

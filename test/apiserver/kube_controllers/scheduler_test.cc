@@ -39,7 +39,8 @@ TEST(PodRequestsTest, SumsContainersAndTakesTheLargestInitContainer) {
 TEST(ScheduleTest, NoNodesIsKubesMessage) {
   auto pod = api::Object::Parse(R"({"metadata":{"name":"p"},"spec":{}})");
   ASSERT_TRUE(pod.ok());
-  Placement p = Schedule(**pod, {}, [](std::string_view) { return Resources{}; });
+  Placement p =
+      Schedule(**pod, {}, [](std::string_view) { return Resources{}; });
   EXPECT_EQ(p.node, "");
   EXPECT_EQ(p.message, "no nodes available to schedule pods");
 }

@@ -1,7 +1,7 @@
-// SlotIndex (runtime/workqueue/internal/slot_index.h) against a map, with
+// SlotIndex (runtime/workqueue/slot_index.h) against a map, with
 // few distinct hashes so that runs of colliding cells form, wrap around the
 // table and are broken up by erases (backward-shift deletion).
-#include "runtime/workqueue/internal/slot_index.h"
+#include "runtime/workqueue/slot_index.h"
 
 #include <cstdint>
 #include <map>
@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "runtime/workqueue/internal/slab.h"
+#include "runtime/workqueue/slab.h"
 
 namespace kcr::workqueue::internal {
 namespace {

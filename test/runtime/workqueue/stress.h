@@ -1,5 +1,5 @@
 // Stress-test machinery for the work queues: random stalls at the queue's
-// step hooks (runtime/workqueue/internal/step_hooks.h) and threads that keep
+// step hooks (runtime/workqueue/step_hooks.h) and threads that keep
 // every core busy, so that a test sees the interleavings of a loaded
 // machine. Tests that use it compile the queue with KCR_WORKQUEUE_STEP_HOOKS.
 #ifndef KCR_TEST_RUNTIME_WORKQUEUE_STRESS_H_
@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/workqueue/internal/step_hooks.h"
+#include "runtime/workqueue/step_hooks.h"
 
 #ifndef KCR_WORKQUEUE_STEP_HOOKS
 #error "stress tests compile the queue with KCR_WORKQUEUE_STEP_HOOKS"
