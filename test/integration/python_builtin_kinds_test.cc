@@ -133,7 +133,8 @@ print("left", len(apps.list_namespaced_stateful_set("default").items))
   EXPECT_THAT(out, HasSubstr("ds RollingUpdate 0\n"));
   EXPECT_THAT(out, HasSubstr("rc {'app': 'rc'} 1\n"));
   EXPECT_THAT(out, HasSubstr("rc-scale 3 app=rc\n"));
-  EXPECT_THAT(out, HasSubstr("job 6 1 ['batch.kubernetes.io/controller-uid']\n"));
+  EXPECT_THAT(out,
+              HasSubstr("job 6 1 ['batch.kubernetes.io/controller-uid']\n"));
   EXPECT_THAT(out, HasSubstr("cj Allow 3\n"));
   EXPECT_THAT(out, HasSubstr("cj-suspend True\n"));
   EXPECT_THAT(out, HasSubstr("invalid 422 spec.schedule Invalid value: \"61 "
