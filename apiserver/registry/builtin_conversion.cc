@@ -1,6 +1,8 @@
 #include "apiserver/registry/builtin_conversion.h"
 
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "api/json/json_util.h"
 #include "api/meta/group_version.h"
@@ -155,22 +157,69 @@ void HpaToV2(api::ObjectBuilder* b) {
   }
 }
 
+// Renames members of `b` from the first of each pair to the second (or
+// back).
+void Rename(api::ObjectBuilder* b,
+            std::initializer_list<std::pair<const char*, const char*>> names,
+            bool reverse) {
+  Value& o = b->json();
+  if (!o.IsObject()) return;
+  for (const auto& [core, events] : names) {
+    const char* from = reverse ? events : core;
+    const char* to = reverse ? core : events;
+    auto it = o.FindMember(from);
+    if (it == o.MemberEnd()) continue;
+    Value v(std::move(it->value));
+    o.RemoveMember(it);
+    o.RemoveMember(to);
+    o.AddMember(Value(to, b->allocator()), std::move(v), b->allocator());
+  }
+}
+
+// core/v1 Event member, events.k8s.io/v1 Event member.
+constexpr std::initializer_list<std::pair<const char*, const char*>>
+    kEventNames = {{"involvedObject", "regarding"},
+                   {"message", "note"},
+                   {"source", "deprecatedSource"},
+                   {"firstTimestamp", "deprecatedFirstTimestamp"},
+                   {"lastTimestamp", "deprecatedLastTimestamp"},
+                   {"count", "deprecatedCount"},
+                   {"reportingComponent", "reportingController"}};
+
+bool IsHpa(const ResourceInfo& r) {
+  return r.group() == "autoscaling" &&
+         r.resource() == "horizontalpodautoscalers";
+}
+
+bool IsEvents(const ResourceInfo& r) {
+  return r.stored_in_core_group && r.resource() == "events";
+}
+
 }  // namespace
 
 bool ConvertsBuiltin(const ResourceInfo& r) {
-  return !r.custom && r.version() != r.storage_version;
+  return !r.custom &&
+         (r.stored_in_core_group || r.version() != r.storage_version);
 }
 
-void ConvertBuiltin(const ResourceInfo& r, std::string_view from,
-                    std::string_view to, api::ObjectBuilder* b) {
-  if (from == to) return;
-  if (r.group() == "autoscaling" &&
-      r.resource() == "horizontalpodautoscalers") {
-    if (from == "v2" && to == "v1") HpaToV1(b);
-    if (from == "v1" && to == "v2") HpaToV2(b);
+void ConvertBuiltinToStorage(const ResourceInfo& r, api::ObjectBuilder* b) {
+  if (IsHpa(r) && r.version() == "v1" && r.storage_version == "v2") {
+    HpaToV2(b);
     RemoveEmptyAnnotations(b);
+  } else if (IsEvents(r)) {
+    Rename(b, kEventNames, /*reverse=*/true);
   }
-  b->SetApiVersion(api::GroupVersion(r.group(), std::string(to)).ToString());
+  b->SetApiVersion(r.storage_api_version());
+}
+
+void ConvertBuiltinFromStorage(const ResourceInfo& r, api::ObjectBuilder* b) {
+  if (IsHpa(r) && r.version() == "v1" && r.storage_version == "v2") {
+    HpaToV1(b);
+    RemoveEmptyAnnotations(b);
+  } else if (IsEvents(r)) {
+    Rename(b, kEventNames, /*reverse=*/false);
+  }
+  b->SetApiVersion(r.api_version());
 }
 
 }  // namespace apiserver

@@ -3,7 +3,10 @@
 // collection stored at v2, as kube-apiserver stores them. v1 shows the CPU
 // utilization target and current value as its own fields; what v1 cannot
 // say (other metrics, behavior) rides in annotations, as kube's conversion
-// keeps it, so a v1 read-modify-write loses nothing.
+// keeps it, so a v1 read-modify-write loses nothing. events.k8s.io/v1
+// Events are the core v1 Events under other names (regarding for
+// involvedObject, note for message, deprecated* for the series fields the
+// core Event keeps).
 //
 // Stateless; thread-safe.
 #ifndef KCR_APISERVER_REGISTRY_BUILTIN_CONVERSION_H_
@@ -17,14 +20,18 @@
 namespace kcr {
 namespace apiserver {
 
-// True when objects of `resource` are stored at another version than the
-// one it serves (and so convert on the way in and out).
+// True when objects of `resource` are stored at another group or version
+// than the one it serves (and so convert on the way in and out).
 bool ConvertsBuiltin(const ResourceInfo& resource);
 
-// Converts `object` of `resource`'s kind from `from` ("v2") to `to` ("v1")
-// and sets its apiVersion. Nothing for a pair it does not know.
-void ConvertBuiltin(const ResourceInfo& resource, std::string_view from,
-                    std::string_view to, api::ObjectBuilder* object);
+// Converts `object`, as sent to `resource`, to the stored form and sets
+// its apiVersion to the stored one.
+void ConvertBuiltinToStorage(const ResourceInfo& resource,
+                             api::ObjectBuilder* object);
+// Converts a stored `object` to what `resource` serves and sets its
+// apiVersion.
+void ConvertBuiltinFromStorage(const ResourceInfo& resource,
+                               api::ObjectBuilder* object);
 
 }  // namespace apiserver
 }  // namespace kcr

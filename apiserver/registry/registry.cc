@@ -62,9 +62,7 @@ api::ObjectPtr Registry::AtVersion(const api::ObjectPtr& object,
       return object;
     }
     api::ObjectBuilder b = object->ToBuilder();
-    auto stored = api::ParseGroupVersion(object->api_version());
-    if (!stored.ok()) return object;
-    ConvertBuiltin(resource, stored->version, resource.version(), &b);
+    ConvertBuiltinFromStorage(resource, &b);
     auto built = b.Build();
     return built.ok() ? *built : object;
   }

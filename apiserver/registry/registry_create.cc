@@ -36,10 +36,8 @@ using registry_internal::ValidateMeta;
 absl::Status Registry::PrepareCreate(const ResourceInfo& r, std::string_view ns,
                                      api::ObjectBuilder* b) const {
   KCR_RETURN_IF_ERROR(CheckTypeMeta(r, *b, r.api_version()));
-  if (ConvertsBuiltin(r)) {
-    ConvertBuiltin(r, r.version(), r.storage_version, b);
-  }
-  b->SetApiVersion(api::GroupVersion(r.group(), r.storage_version).ToString());
+  if (ConvertsBuiltin(r)) ConvertBuiltinToStorage(r, b);
+  b->SetApiVersion(r.storage_api_version());
   b->SetKind(r.kind());
   if (b->Find("/metadata") == nullptr || !b->Find("/metadata")->IsObject()) {
     (void)b->SetJson("/metadata", "{}");

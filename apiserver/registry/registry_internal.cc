@@ -44,6 +44,10 @@ const Strategy& StrategyFor(const ResourceInfo& r) {
       return ClusterRoleBindingStrategy();
     }
   }
+  // events.k8s.io/v1 Events are core Events by the time a strategy runs.
+  if (r.stored_in_core_group && r.resource() == "events") {
+    return EventStrategy();
+  }
   if (!r.group().empty()) return DefaultStrategy();
   if (r.resource() == "events") return EventStrategy();
   if (r.resource() == "namespaces") return NamespaceStrategy();

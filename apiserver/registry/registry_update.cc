@@ -171,7 +171,7 @@ absl::StatusOr<Mutation> Registry::UpdateLocked(
   KCR_RETURN_IF_ERROR(CheckTypeMeta(r, b, current->api_version()));
   if (ConvertsBuiltin(r) &&
       StringAt(b, "/apiVersion") != current->api_version()) {
-    ConvertBuiltin(r, r.version(), r.storage_version, &b);
+    ConvertBuiltinToStorage(r, &b);
   }
   // Optimistic concurrency.
   std::string rv = StringAt(b, "/metadata/resourceVersion");

@@ -341,6 +341,13 @@ void ResourceRegistry::AddWorkloadAndClusterKindsLocked() {
   AddLocked(with(Builtin("apiregistration.k8s.io", "apiservices", "APIService",
                          "apiservice", {}, false, {"status"}),
                  {"api-extensions"}, kNone));
+  // The core Events, served as events.k8s.io/v1 too.
+  {
+    ResourceInfo r =
+        Builtin("events.k8s.io", "events", "Event", "event", {"ev"}, true, {});
+    r.stored_in_core_group = true;
+    AddLocked(std::move(r));
+  }
   {
     ResourceInfo r =
         Builtin("certificates.k8s.io", "certificatesigningrequests",

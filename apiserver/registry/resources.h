@@ -87,8 +87,19 @@ struct ResourceInfo {
   api::GroupKind group_kind() const { return {group(), kind()}; }
   // The apiVersion objects of this resource carry ("apps/v1", "v1").
   std::string api_version() const { return mapping.kind.ApiVersion(); }
+  // Objects are stored as the core group's (events.k8s.io/v1 Events are
+  // core v1 Events, converted on the way in and out).
+  bool stored_in_core_group = false;
   // The collection all versions share: "<group>/<resource>".
-  std::string StorageKey() const { return group() + "/" + resource(); }
+  std::string StorageKey() const {
+    return (stored_in_core_group ? "" : group()) + "/" + resource();
+  }
+  // The apiVersion of stored objects ("v1", "autoscaling/v2").
+  std::string storage_api_version() const {
+    return stored_in_core_group || group().empty()
+               ? storage_version
+               : group() + "/" + storage_version;
+  }
   // True when field selectors may use `label`.
   bool SupportsFieldLabel(std::string_view label) const;
 };
@@ -105,8 +116,9 @@ class ResourceRegistry {
   // roles, rolebindings, clusterroles and clusterrolebindings;
   // coordination.k8s.io/v1 leases;
   // apiextensions.k8s.io/v1 customresourcedefinitions; and the workload,
-  // policy, networking, storage, scheduling, admission, apiregistration and
-  // certificates kinds of AddWorkloadAndClusterKindsLocked (resources.cc).
+  // policy, networking, storage, scheduling, admission, apiregistration,
+  // certificates and events.k8s.io kinds of
+  // AddWorkloadAndClusterKindsLocked (resources.cc).
   ResourceRegistry();
   ResourceRegistry(const ResourceRegistry&) = delete;
   ResourceRegistry& operator=(const ResourceRegistry&) = delete;

@@ -538,6 +538,26 @@ spec:
   EXPECT_EQ(kubectl_->Run({"get", "sts,ds,jobs,cj,pdb"}).exit_code, 0);
 }
 
+TEST_F(KubectlBuiltinKindsTest, EventsServedAtEventsK8sIo) {
+  KubectlResult r = kubectl_->Run({"create", "-f", "-"}, R"(apiVersion: v1
+kind: Event
+metadata: {name: started}
+involvedObject: {kind: Pod, name: web, namespace: default}
+reason: Started
+message: container started
+type: Normal
+)");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = kubectl_->Run({"get", "events.v1.events.k8s.io", "started", "-o",
+                     "jsonpath={.apiVersion} {.regarding.name} {.note}"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "events.k8s.io/v1 web container started");
+  // kubectl get events still shows the core columns.
+  r = kubectl_->Run({"get", "events"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("container started"));
+}
+
 TEST_F(KubectlBuiltinKindsTest, ClusterInfoDumpCompletes) {
   ASSERT_EQ(Apply(EveryKindManifest()).exit_code, 0);
   KubectlResult r = kubectl_->Run(

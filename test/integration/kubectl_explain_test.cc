@@ -201,7 +201,14 @@ TEST_P(KubectlExplainTest, EveryServedBuiltinKindHasItsDescription) {
     if (r->custom) continue;
     const std::string name =
         r->group().empty() ? r->resource() : r->resource() + "." + r->group();
-    KubectlResult e = Explain(name);
+    // kubectl reads "events.events.k8s.io" as core events and a field
+    // path: a plural the core group has too is named by --api-version.
+    const bool core_too =
+        !r->group().empty() && registry.Lookup("", "v1", r->resource());
+    KubectlResult e = core_too
+                          ? kubectl_->Run({"explain", r->resource(),
+                                           "--api-version", r->api_version()})
+                          : Explain(name);
     ASSERT_EQ(e.exit_code, 0) << name << ": " << e.err;
     EXPECT_THAT(e.out, ContainsRegex("KIND: +" + r->kind())) << name;
     const size_t at = e.out.find("DESCRIPTION:\n");

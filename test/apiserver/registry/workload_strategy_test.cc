@@ -361,5 +361,41 @@ TEST_F(WorkloadStrategyTest, CertificateSigningRequestApprovalWritesStatus) {
                           "value"));
 }
 
+TEST_F(WorkloadStrategyTest, EventsK8sIoEventsAreTheCoreEvents) {
+  auto created = Create(
+      "events.k8s.io", "v1", "events",
+      R"({"metadata":{"name":"e1"},"eventTime":"2026-11-29T08:00:00.000000Z",)"
+      R"("reportingController":"example.com/ctl","reportingInstance":"i",)"
+      R"("action":"Scale","reason":"Scaled","type":"Normal",)"
+      R"("regarding":{"kind":"Deployment","name":"web"},"note":"scaled"})");
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ(created->object->api_version(), "events.k8s.io/v1");
+  EXPECT_THAT(created->object->ToJson(), HasSubstr(R"("note":"scaled")"));
+
+  ResourceInfoPtr core = Resource("", "v1", "events");
+  auto as_core = registry_.Get(*core, "default", "e1");
+  ASSERT_TRUE(as_core.ok()) << as_core.status();
+  EXPECT_EQ((*as_core)->api_version(), "v1");
+  EXPECT_THAT((*as_core)->ToJson(), HasSubstr(R"("message":"scaled")"));
+  EXPECT_THAT((*as_core)->ToJson(),
+              HasSubstr(R"("involvedObject":{"kind":"Deployment")"));
+  EXPECT_THAT((*as_core)->ToJson(),
+              HasSubstr(R"("reportingComponent":"example.com/ctl")"));
+
+  auto from_core = registry_.Create(
+      *core, "default",
+      FromJson(R"({"metadata":{"name":"e2"},"involvedObject":{"kind":"Pod",)"
+               R"("name":"p"},"reason":"Started","message":"hi","count":3,)"
+               R"("type":"Normal"})"));
+  ASSERT_TRUE(from_core.ok()) << from_core.status();
+  ResourceInfoPtr events = Resource("events.k8s.io", "v1", "events");
+  auto list = registry_.List(*events, "default", ListOptions());
+  ASSERT_TRUE(list.ok()) << list.status();
+  ASSERT_EQ(list->items.size(), 2u);
+  EXPECT_EQ(list->items[1]->api_version(), "events.k8s.io/v1");
+  EXPECT_THAT(list->items[1]->ToJson(), HasSubstr(R"("deprecatedCount":3)"));
+  EXPECT_THAT(list->items[1]->ToJson(), HasSubstr(R"("note":"hi")"));
+}
+
 }  // namespace
 }  // namespace kcr::apiserver
