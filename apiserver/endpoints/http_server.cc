@@ -221,24 +221,18 @@ class Exchange : public HttpExchange {
       if (conn_->cancelled.load() || stopping_->load()) return -1;
       const absl::Duration left = deadline - absl::Now();
       if (left <= absl::ZeroDuration()) return 0;
-      if (Pending(*stream_)) {
-        beast::error_code ec;
-        const size_t got = stream_->read_some(net::buffer(out, n), ec);
-        if (ec || got == 0) {
-          broken_ = true;
-          return -1;
-        }
-        return static_cast<int>(got);
+      // TLS may hold decrypted bytes the socket no longer shows.
+      if (!Pending(*stream_)) {
+        struct pollfd p;
+        p.fd = fd_for_poll_;
+        p.events = POLLIN;
+        p.revents = 0;
+        const int ms = static_cast<int>(
+            std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 100));
+        const int ready = poll(&p, 1, ms);
+        if (ready < 0) return -1;
+        if (ready == 0) continue;
       }
-      struct pollfd p;
-      p.fd = fd_for_poll_;
-      p.events = POLLIN;
-      p.revents = 0;
-      const int ms = static_cast<int>(
-          std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 100));
-      const int ready = poll(&p, 1, ms);
-      if (ready < 0) return -1;
-      if (ready == 0) continue;
       beast::error_code ec;
       const size_t got = stream_->read_some(net::buffer(out, n), ec);
       if (ec || got == 0) {
