@@ -151,5 +151,91 @@ TEST_F(KubectlExecWithoutNodeTest, APodWithoutANodeHasNoHost) {
   EXPECT_THAT(r.err, HasSubstr("pod is not running. Current status=Pending"));
 }
 
+// What a client sends after an upgrade is untrusted: SPDY frames cut short,
+// a frame that claims 16 MB and never comes, bytes that are no frame at
+// all, and WebSocket bytes after the error. Each connection ends (the
+// server answered 101 first) without a crash, and the server goes on
+// serving.
+class PodStreamHostileInputTest : public KubectlApiServerFixture {
+ protected:
+  // Opens a connection, sends `request` then `after`, and returns what the
+  // server wrote until it closed the connection (at most 10 s).
+  std::string Exchange(const std::string& request, const std::string& after) {
+    const std::string url = server_->url();
+    int port = 0;
+    EXPECT_TRUE(absl::SimpleAtoi(url.substr(url.rfind(':') + 1), &port));
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    EXPECT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    const std::string all = request + after;
+    EXPECT_EQ(write(fd, all.data(), all.size()),
+              static_cast<ssize_t>(all.size()));
+    shutdown(fd, SHUT_WR);
+    timeval tv{10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    std::string got;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof(buf))) > 0) got.append(buf, n);
+    close(fd);
+    return got;
+  }
+
+  std::string Upgrade(const std::string& path, const std::string& headers) {
+    return "POST /api/v1/namespaces/default/pods/web/" + path +
+           " HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n" + headers +
+           "Content-Length: 0\r\n\r\n";
+  }
+};
+
+TEST_F(PodStreamHostileInputTest, BadFramesEndTheConnectionOnly) {
+  KubectlResult r = kubectl_->Run({"run", "web", "--image=nginx"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunUntil({"get", "pod", "web", "-o", "jsonpath={.spec.nodeName}"},
+               [](const KubectlResult& r) { return !r.out.empty(); });
+  ASSERT_FALSE(r.out.empty());
+
+  const std::string spdy =
+      Upgrade("exec?command=ls&stdout=true",
+              "Upgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: "
+              "v4.channel.k8s.io\r\n");
+  const std::string cases[] = {
+      // A SYN_STREAM header cut in the middle.
+      std::string("\x80\x03\x00\x01\x00\x00", 6),
+      // A control frame that claims 16 MB and ends after 3 bytes.
+      std::string("\x80\x03\x00\x01\x00\xff\xff\xff"
+                  "abc",
+                  11),
+      // A SYN_STREAM shorter than its stream id.
+      std::string("\x80\x03\x00\x01\x00\x00\x00\x02\x00\x01", 10),
+      // Not SPDY at all, with invalid UTF-8.
+      std::string("\xff\xfe\xfd GET / HTTP/1.1\r\n\r\n", 22),
+  };
+  for (const std::string& bytes : cases) {
+    const std::string got = Exchange(spdy, bytes);
+    EXPECT_EQ(got.rfind("HTTP/1.1 101 Switching Protocols\r\n", 0), 0u) << got;
+  }
+  // WebSocket: the error and the close frame come whatever the client
+  // sends after the handshake.
+  const std::string ws = Upgrade(
+      "exec?command=ls&stdout=true",
+      "Upgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+      "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: "
+      "v4.channel.k8s.io\r\n");
+  std::string got = Exchange(ws, std::string("\x82\xff\x00\x01", 4));
+  EXPECT_EQ(got.rfind("HTTP/1.1 101 Switching Protocols\r\n", 0), 0u) << got;
+  EXPECT_THAT(got, HasSubstr("runs no containers"));
+  EXPECT_THAT(got, HasSubstr(std::string("\x88\x02\x03\xe8", 4)));
+
+  // The server still serves.
+  r = kubectl_->Run({"get", "pod", "web", "-o", "name"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "pod/web\n");
+}
+
 }  // namespace
 }  // namespace kcr::integration

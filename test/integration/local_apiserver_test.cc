@@ -148,6 +148,11 @@ TEST_F(LocalApiServerTest, BadFlagsAreOneLineAndExitCodeTwo) {
                                              {"--secure=maybe"},
                                              {"--event-ttl=soon"},
                                              {"--event-ttl=-1h"},
+                                             {"--nodes=0"},
+                                             {"--node-cpu=lots"},
+                                             {"--node-memory=1Qi"},
+                                             {"--node-pods=0"},
+                                             {"--node-labels=no-value"},
                                              {"extra-argument"}}) {
     std::vector<std::string> argv = {kBinary};
     argv.insert(argv.end(), args.begin(), args.end());
