@@ -131,8 +131,8 @@ class CelSubsetParser {
   static constexpr int kMaxDepth = 100;
 
   absl::Status Syntax(std::string_view what) const {
-    return Invalid(absl::StrCat("CEL parse error: Syntax error: ",
-                                ToAbsl(what), " at offset ", pos_));
+    return Invalid(absl::StrCat("CEL parse error: Syntax error: ", ToAbsl(what),
+                                " at offset ", pos_));
   }
 
   void SkipSpace() {
@@ -214,8 +214,8 @@ class CelSubsetParser {
         if (std::string_view(token) == "in") {
           SkipSpace();
           if (text_.substr(pos_, 2) == "in" &&
-              (pos_ + 2 >= text_.size() || !(IsIdentStart(text_[pos_ + 2]) ||
-                                              IsDigit(text_[pos_ + 2])))) {
+              (pos_ + 2 >= text_.size() ||
+               !(IsIdentStart(text_[pos_ + 2]) || IsDigit(text_[pos_ + 2])))) {
             pos_ += 2;
             function = fn;
             break;
@@ -561,7 +561,8 @@ absl::StatusOr<absl::uint128> HexBound(const Node& n, std::string_view name) {
   }
   const std::string& s = n.name;
   if (s.compare(0, 2, "0x") != 0) {
-    return Invalid(absl::StrCat(nm, " must have '0x' prefix, got ", GoQuote(s)));
+    return Invalid(
+        absl::StrCat(nm, " must have '0x' prefix, got ", GoQuote(s)));
   }
   std::string_view hex = std::string_view(s).substr(2);
   if (hex.empty()) {
@@ -620,9 +621,8 @@ struct Requirement {
 // kube's walkExpr and parseShardRangeCall.
 absl::Status Walk(const Node& n, std::vector<Requirement>* out) {
   if (n.kind != Kind::kCall) {
-    return Invalid(absl::StrCat(
-        "unexpected expression kind ", KindText(n.kind),
-        "; expected shardRange() call or || operator"));
+    return Invalid(absl::StrCat("unexpected expression kind ", KindText(n.kind),
+                                "; expected shardRange() call or || operator"));
   }
   if (n.name == "_||_") {
     if (absl::Status s = Walk(*n.args[0], out); !s.ok()) return s;
@@ -633,14 +633,15 @@ absl::Status Walk(const Node& n, std::vector<Requirement>* out) {
                                 "; only shardRange() and || are allowed"));
   }
   if (n.args.size() != 3) {
-    return Invalid(absl::StrCat("shardRange() requires exactly 3 arguments, "
-                                "got ",
-                                n.args.size()));
+    return Invalid(
+        absl::StrCat("shardRange() requires exactly 3 arguments, "
+                     "got ",
+                     n.args.size()));
   }
   auto path = FieldPath(*n.args[0]);
   if (!path.ok()) {
-    return Invalid(absl::StrCat("shardRange() first argument: ",
-                                path.status().message()));
+    return Invalid(
+        absl::StrCat("shardRange() first argument: ", path.status().message()));
   }
   if (*path != "object.metadata.uid" && *path != "object.metadata.namespace") {
     return Invalid(absl::StrCat("unsupported field path ", GoQuote(*path),
@@ -716,10 +717,10 @@ absl::StatusOr<ShardSelector> ShardSelector::Parse(std::string_view selector) {
   if (absl::Status s = Walk(**root, &reqs); !s.ok()) return s;
   for (size_t i = 1; i < reqs.size(); ++i) {
     if (reqs[i].field != reqs[0].field) {
-      return Invalid(absl::StrCat("all shard ranges must use the same field, "
-                                  "got ",
-                                  GoQuote(reqs[0].field), " and ",
-                                  GoQuote(reqs[i].field)));
+      return Invalid(absl::StrCat(
+          "all shard ranges must use the same field, "
+          "got ",
+          GoQuote(reqs[0].field), " and ", GoQuote(reqs[i].field)));
     }
   }
   ShardSelector out;
@@ -759,8 +760,8 @@ bool ShardSelector::Matches(const rapidjson::Value& object) const {
       auto f = meta->value.FindMember(field_ == ShardField::kUid ? "uid"
                                                                  : "namespace");
       if (f != meta->value.MemberEnd() && f->value.IsString()) {
-        value = std::string_view(f->value.GetString(),
-                                 f->value.GetStringLength());
+        value =
+            std::string_view(f->value.GetString(), f->value.GetStringLength());
       }
     }
   }

@@ -45,8 +45,7 @@ TEST(ShardSelectorParseTest, ValidForms) {
   auto s = ShardSelector::Parse(Range("object.metadata.uid", kLow, kMid));
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->field(), ShardField::kUid);
-  EXPECT_THAT(s->ranges(),
-              ElementsAre(ShardRange{0, absl::uint128(1) << 63}));
+  EXPECT_THAT(s->ranges(), ElementsAre(ShardRange{0, absl::uint128(1) << 63}));
   EXPECT_EQ(s->ToString(),
             "shardRange(object.metadata.uid, '0x0000000000000000', "
             "'0x8000000000000000')");
@@ -67,9 +66,9 @@ TEST(ShardSelectorParseTest, ValidForms) {
     EXPECT_EQ(*t, *s) << text;
   }
 
-  auto two = ShardSelector::Parse(Range("object.metadata.uid", kLow, kMid) +
-                                  " || " +
-                                  Range("object.metadata.uid", kMid, kTop));
+  auto two =
+      ShardSelector::Parse(Range("object.metadata.uid", kLow, kMid) + " || " +
+                           Range("object.metadata.uid", kMid, kTop));
   ASSERT_TRUE(two.ok()) << two.status();
   EXPECT_EQ(two->ranges().size(), 2u);
   EXPECT_EQ(two->ranges()[1].end, absl::uint128(1) << 64);
@@ -100,10 +99,12 @@ TEST(ShardSelectorParseTest, KubeMessagesForMalformedSelectors) {
     std::string in;
     std::string message;
   } cases[] = {
-      {"", "empty shard selector is not allowed; omit the parameter for "
-           "unfiltered lists"},
-      {"   ", "empty shard selector is not allowed; omit the parameter for "
-              "unfiltered lists"},
+      {"",
+       "empty shard selector is not allowed; omit the parameter for "
+       "unfiltered lists"},
+      {"   ",
+       "empty shard selector is not allowed; omit the parameter for "
+       "unfiltered lists"},
       {Range(uid, "'0000000000000000'", kMid),
        "hexStart must have '0x' prefix, got \"0000000000000000\""},
       {Range(uid, kLow, "'8000000000000000'"),
