@@ -148,14 +148,16 @@ TEST_F(ShardListWatchTest, ComplementaryRangesPartitionAThousandConfigMaps) {
 TEST_F(ShardListWatchTest, PagesKeepTheSelector) {
   for (int i = 0; i < 120; ++i) Create("default", "cm-" + std::to_string(i));
   const std::string sel = UrlEncode(Half(1));
-  TestResponse whole = client_->Get(std::string(kCms) + "?shardSelector=" + sel);
+  TestResponse whole =
+      client_->Get(std::string(kCms) + "?shardSelector=" + sel);
   ASSERT_EQ(whole.status, 200);
   std::map<std::string, std::string> paged;
   std::string token;
   int pages = 0;
   do {
-    TestResponse r = client_->Get(std::string(kCms) + "?limit=10&shardSelector=" +
-                                  sel + "&continue=" + UrlEncode(token));
+    TestResponse r =
+        client_->Get(std::string(kCms) + "?limit=10&shardSelector=" + sel +
+                     "&continue=" + UrlEncode(token));
     ASSERT_EQ(r.status, 200) << r.body;
     ++pages;
     auto items = Items(r);
@@ -217,8 +219,8 @@ TEST_F(ShardListWatchTest, WatchDeliversExactlyTheEventsOfTheRange) {
     std::string name = "old-" + std::to_string(i);
     before[name] = Create("default", name);
   }
-  auto w = client_->Watch(std::string(kCms) + "?watch=1&shardSelector=" +
-                          UrlEncode(Half(0)));
+  auto w = client_->Watch(std::string(kCms) +
+                          "?watch=1&shardSelector=" + UrlEncode(Half(0)));
   ASSERT_EQ(w->status(), 200);
   std::vector<std::string> expected;
   for (const auto& [name, uid] : before) {
@@ -245,9 +247,9 @@ TEST_F(ShardListWatchTest, WatchDeliversExactlyTheEventsOfTheRange) {
     fresh.emplace_back(name, Create("default", name));
   }
   for (const auto& [name, uid] : fresh) {
-    TestResponse r = client_->Patch(std::string(kCms) + "/" + name,
-                                    R"({"data":{"k":"v2"}})",
-                                    "application/merge-patch+json");
+    TestResponse r =
+        client_->Patch(std::string(kCms) + "/" + name, R"({"data":{"k":"v2"}})",
+                       "application/merge-patch+json");
     ASSERT_EQ(r.status, 200) << r.body;
   }
   for (const auto& [name, uid] : fresh) {
