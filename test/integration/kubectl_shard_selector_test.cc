@@ -65,21 +65,23 @@ TEST_F(KubectlShardSelectorTest, RawListAndWatchReturnTheRange) {
   std::map<std::string, std::string> all;
   {
     rapidjson::Document d;
-    std::string out = Ok(
-        {"get", "--raw", "/api/v1/namespaces/default/configmaps?limit=500"});
+    std::string out =
+        Ok({"get", "--raw", "/api/v1/namespaces/default/configmaps?limit=500"});
     d.Parse(out.c_str());
     ASSERT_FALSE(d.HasParseError()) << out;
     for (const auto& i : d["items"].GetArray()) {
       std::string name = i["metadata"]["name"].GetString();
-      if (name.rfind("cm-", 0) == 0) all[name] = i["metadata"]["uid"].GetString();
+      if (name.rfind("cm-", 0) == 0)
+        all[name] = i["metadata"]["uid"].GetString();
     }
   }
   ASSERT_EQ(all.size(), 40u);
   size_t total = 0;
   for (int h = 0; h < 2; ++h) {
-    std::string out = Ok({"get", "--raw",
-                          "/api/v1/namespaces/default/configmaps?shardSelector=" +
-                              UrlEncode(Half(h))});
+    std::string out =
+        Ok({"get", "--raw",
+            "/api/v1/namespaces/default/configmaps?shardSelector=" +
+                UrlEncode(Half(h))});
     rapidjson::Document d;
     d.Parse(out.c_str());
     ASSERT_FALSE(d.HasParseError()) << out;
@@ -88,7 +90,8 @@ TEST_F(KubectlShardSelectorTest, RawListAndWatchReturnTheRange) {
     std::map<std::string, std::string> got;
     for (const auto& i : d["items"].GetArray()) {
       std::string name = i["metadata"]["name"].GetString();
-      if (name.rfind("cm-", 0) == 0) got[name] = i["metadata"]["uid"].GetString();
+      if (name.rfind("cm-", 0) == 0)
+        got[name] = i["metadata"]["uid"].GetString();
     }
     for (const auto& [name, uid] : all) {
       bool in = api::ShardRange::Of(h, 2).Contains(api::Fnv1a64(uid));
@@ -121,16 +124,15 @@ TEST_F(KubectlShardSelectorTest, RawListAndWatchReturnTheRange) {
 }
 
 TEST_F(KubectlShardSelectorTest, MalformedSelectorIsBadRequest) {
-  KubectlResult r = kubectl_->Run(
-      {"get", "--raw",
-       "/api/v1/configmaps?shardSelector=" +
-           UrlEncode("shardRange(object.metadata.uid, '0x0', "
-                     "'0x8000000000000000')")});
+  KubectlResult r =
+      kubectl_->Run({"get", "--raw",
+                     "/api/v1/configmaps?shardSelector=" +
+                         UrlEncode("shardRange(object.metadata.uid, '0x0', "
+                                   "'0x8000000000000000')")});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.err, HasSubstr("BadRequest"));
-  EXPECT_THAT(r.err,
-              HasSubstr("invalid shard selector: hexStart must be a "
-                        "0x-prefixed 16-digit hex value"));
+  EXPECT_THAT(r.err, HasSubstr("invalid shard selector: hexStart must be a "
+                               "0x-prefixed 16-digit hex value"));
 }
 
 }  // namespace
