@@ -16,8 +16,7 @@ int ShardOfHash(uint64_t hash, int shards) {
   return static_cast<int>(absl::Uint128High64(scaled));
 }
 
-int ShardOf(ShardBy by, std::string_view uid, std::string_view ns,
-            int shards) {
+int ShardOf(ShardBy by, std::string_view uid, std::string_view ns, int shards) {
   return ShardOfHash(api::Fnv1a64(by == ShardBy::kNamespace ? ns : uid),
                      shards);
 }

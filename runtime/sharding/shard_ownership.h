@@ -75,8 +75,7 @@ int ShardOfHash(uint64_t hash, int shards);
 
 // The shard of an object (its uid, or its namespace with kNamespace; for
 // an owned object pass the controller owner's uid).
-int ShardOf(ShardBy by, std::string_view uid, std::string_view ns,
-            int shards);
+int ShardOf(ShardBy by, std::string_view uid, std::string_view ns, int shards);
 
 // The shardSelector of `held` shards among `shards`: adjacent shards joined
 // into one range, ranges joined by ||. Empty (matches all) is never
