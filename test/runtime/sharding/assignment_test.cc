@@ -17,7 +17,8 @@ constexpr absl::Duration kGrace = absl::Seconds(6);
 
 std::vector<std::string> Members(int n, int from = 0) {
   std::vector<std::string> m;
-  for (int i = from; i < from + n; ++i) m.push_back(absl::StrCat("replica-", i));
+  for (int i = from; i < from + n; ++i)
+    m.push_back(absl::StrCat("replica-", i));
   std::sort(m.begin(), m.end());
   return m;
 }
@@ -117,6 +118,34 @@ TEST(AssignerTest, BelowTargetTakesItsOwnAtOnceAndOthersAfterGrace) {
   d = b.Decide({"a", "b"}, States(8, {}, b_pref, kGrace));
   EXPECT_EQ(d.acquire.size(), 4u);
   for (int s : d.acquire) EXPECT_EQ(b_pref.count(s), 0u);
+}
+
+TEST(AssignerTest, TakesAtOnceWhatAFullPreferredOwnerWillNotTake) {
+  Assigner a(4, "a", kGrace);
+  a.Decide({"a", "b"}, States(4, {}, {}, {}));
+  std::vector<int> b_pref;
+  for (int s = 0; s < 4; ++s) {
+    if (a.PreferredOwner(s) == "b") b_pref.push_back(s);
+  }
+  ASSERT_EQ(b_pref.size(), 2u);
+  std::vector<int> a_pref;
+  for (int s = 0; s < 4; ++s) {
+    if (a.PreferredOwner(s) == "a") a_pref.push_back(s);
+  }
+  // b holds a's two preferred shards (its share); b's own two are free,
+  // just now: b will not take them, so a does at once.
+  std::vector<ShardState> st = States(4, {}, {}, absl::ZeroDuration());
+  for (int s : a_pref) {
+    st[s].taken = true;
+    st[s].holder = "b";
+  }
+  Decision d = a.Decide({"a", "b"}, st);
+  std::sort(d.acquire.begin(), d.acquire.end());
+  EXPECT_EQ(d.acquire, b_pref);
+  // Held by someone that is no member: b is not full, so a waits.
+  for (int s : a_pref) st[s].holder = "ghost";
+  d = a.Decide({"a", "b"}, st);
+  EXPECT_TRUE(d.acquire.empty());
 }
 
 TEST(AssignerTest, AtTargetDoesNothing) {
