@@ -102,9 +102,9 @@ PrometheusShardingMetrics::NewAcquisitionsMetric(std::string_view controller) {
 std::unique_ptr<sharding::CounterMetric>
 PrometheusShardingMetrics::NewReleasesMetric(std::string_view controller,
                                              std::string_view reason) {
-  return std::make_unique<Counter>(families_->releases.Add(
-      {{"controller", std::string(controller)},
-       {"reason", std::string(reason)}}));
+  return std::make_unique<Counter>(
+      families_->releases.Add({{"controller", std::string(controller)},
+                               {"reason", std::string(reason)}}));
 }
 
 std::unique_ptr<sharding::HistogramMetric>

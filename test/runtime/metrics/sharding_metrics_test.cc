@@ -32,8 +32,8 @@ TEST(PrometheusShardingMetricsTest, RecordsHeldAcquisitionsReleasesHandovers) {
   handover->Observe(16);
   const std::string text = Text(registry);
   EXPECT_THAT(text, HasSubstr("kcr_shards_held{controller=\"nginx\"} 7"));
-  EXPECT_THAT(text,
-              HasSubstr("kcr_shard_acquisitions_total{controller=\"nginx\"} 2"));
+  EXPECT_THAT(
+      text, HasSubstr("kcr_shard_acquisitions_total{controller=\"nginx\"} 2"));
   EXPECT_THAT(text, HasSubstr("kcr_shard_releases_total{controller=\"nginx\","
                               "reason=\"lost\"} 1"));
   EXPECT_THAT(text, HasSubstr("kcr_shard_releases_total{controller=\"nginx\","
