@@ -86,14 +86,15 @@ std::optional<std::pair<std::string_view, int64_t>> ParentAndOrdinal(
   }
   int32_t ordinal = 0;  // kube parses an int32
   if (!absl::SimpleAtoi(absl::string_view(digits.data(), digits.size()),
-                        &ordinal)) return std::nullopt;
+                        &ordinal))
+    return std::nullopt;
   return std::make_pair(pod_name.substr(0, dash), int64_t{ordinal});
 }
 
 std::vector<std::string> ClaimTemplateNames(const api::Object& set) {
   std::vector<std::string> names;
-  const Value* templates = field::Array(field::Object(&set.json(), "spec"),
-                                        "volumeClaimTemplates");
+  const Value* templates =
+      field::Array(field::Object(&set.json(), "spec"), "volumeClaimTemplates");
   if (templates == nullptr) return names;
   for (const Value& t : templates->GetArray()) {
     names.emplace_back(field::String(field::Object(&t, "metadata"), "name"));
@@ -116,9 +117,10 @@ bool IsAvailable(const api::Object& pod, int64_t min_ready_seconds,
   return false;
 }
 
-std::vector<api::OwnerReferenceView> ClaimOwners(
-    const api::Object& claim, const api::Object& set, const api::Object& pod,
-    bool scaled_down) {
+std::vector<api::OwnerReferenceView> ClaimOwners(const api::Object& claim,
+                                                 const api::Object& set,
+                                                 const api::Object& pod,
+                                                 bool scaled_down) {
   const Value* policy = field::Object(field::Object(&set.json(), "spec"),
                                       "persistentVolumeClaimRetentionPolicy");
   const bool delete_when_deleted =
@@ -286,8 +288,8 @@ std::vector<api::ObjectPtr> SetSync::Claim(
                 ->Update(pods_, pod->namespace_(), pod->name(), std::move(b))
                 .status();
         if (!s.ok() && !IsRaceError(s)) {
-          LOG(WARNING) << "statefulset controller: releasing pod="
-                       << pod->Key() << " failed: " << s;
+          LOG(WARNING) << "statefulset controller: releasing pod=" << pod->Key()
+                       << " failed: " << s;
         }
       }
       continue;
@@ -382,9 +384,9 @@ absl::StatusOr<api::ObjectBuilder> SetSync::NewPod(const Value& pod_template,
 
 bool SetSync::ClaimIsStale(int64_t ordinal) const {
   for (const std::string& t : ClaimTemplateNames(set_)) {
-    api::ObjectPtr claim = registry_->storage()->Get(
-        claims_.StorageKey(), set_.namespace_(),
-        ClaimName(t, set_.name(), ordinal));
+    api::ObjectPtr claim =
+        registry_->storage()->Get(claims_.StorageKey(), set_.namespace_(),
+                                  ClaimName(t, set_.name(), ordinal));
     if (claim != nullptr && claim->being_deleted()) return true;
   }
   return false;
@@ -427,8 +429,9 @@ bool SetSync::CreateMissingClaims(std::string_view pod_name, int64_t ordinal) {
     }
     // The set's ownerReference as the retention policy has it once the pod
     // exists (the pod is in range, so it owns nothing yet).
-    if (field::String(field::Object(spec_, "persistentVolumeClaimRetentionPolicy"),
-                      "whenDeleted") == "Delete") {
+    if (field::String(
+            field::Object(spec_, "persistentVolumeClaimRetentionPolicy"),
+            "whenDeleted") == "Delete") {
       api::OwnerReferenceView ref;
       ref.api_version = "apps/v1";
       ref.kind = "StatefulSet";
@@ -448,10 +451,10 @@ bool SetSync::CreateMissingClaims(std::string_view pod_name, int64_t ordinal) {
     }
     ok = false;
     if (created.status().code() != absl::StatusCode::kAlreadyExists) {
-      Event(true, "FailedCreate",
-            Cat("create Claim ", name, " for Pod ", pod_name,
-                " in StatefulSet ", set_.name(),
-                " failed error: ", created.status().message()));
+      Event(
+          true, "FailedCreate",
+          Cat("create Claim ", name, " for Pod ", pod_name, " in StatefulSet ",
+              set_.name(), " failed error: ", created.status().message()));
     }
   }
   return ok;
@@ -477,8 +480,9 @@ bool SetSync::CreatePod(int64_t ordinal) {
   absl::StatusOr<api::ObjectBuilder> pod =
       NewPod(*pod_template, revision, ordinal);
   if (!pod.ok()) {
-    LOG_EVERY_N(WARNING, 100) << "statefulset controller: bad template set="
-                              << set_.Key() << ": " << pod.status();
+    LOG_EVERY_N(WARNING, 100)
+        << "statefulset controller: bad template set=" << set_.Key() << ": "
+        << pod.status();
     return false;
   }
   if (!CreateMissingClaims(name, ordinal)) {
@@ -491,17 +495,17 @@ bool SetSync::CreatePod(int64_t ordinal) {
     if (created.status().code() == absl::StatusCode::kAlreadyExists) {
       return false;
     }
-    LOG_EVERY_N(WARNING, 100) << "statefulset controller: creating pod "
-                              << name << " failed: " << created.status();
+    LOG_EVERY_N(WARNING, 100) << "statefulset controller: creating pod " << name
+                              << " failed: " << created.status();
     Event(true, "FailedCreate",
           Cat("create Pod ", name, " in StatefulSet ", set_.name(),
               " failed error: ", created.status().message()));
     next_ = std::min(next_, now_ + absl::Seconds(1));
     return false;
   }
-  Event(false, "SuccessfulCreate",
-        Cat("create Pod ", name, " in StatefulSet ", set_.name(),
-            " successful"));
+  Event(
+      false, "SuccessfulCreate",
+      Cat("create Pod ", name, " in StatefulSet ", set_.name(), " successful"));
   return true;
 }
 
@@ -666,8 +670,8 @@ void SetSync::WriteStatus(Counts c) {
     status.AddMember("currentRevision", Value(current_revision.c_str(), a), a);
   }
   if (!revisions_.update_name.empty()) {
-    status.AddMember("updateRevision",
-                     Value(revisions_.update_name.c_str(), a), a);
+    status.AddMember("updateRevision", Value(revisions_.update_name.c_str(), a),
+                     a);
   }
   count("collisionCount", revisions_.collision_count, false);
   count("availableReplicas", c.available, false);
@@ -685,8 +689,7 @@ void SetSync::WriteStatus(Counts c) {
   WriteOptions w;
   w.subresource = "status";
   absl::Status s =
-      registry_
-          ->Update(sets_, set_.namespace_(), set_.name(), std::move(b), w)
+      registry_->Update(sets_, set_.namespace_(), set_.name(), std::move(b), w)
           .status();
   if (!s.ok() && !IsRaceError(s)) {
     LOG(WARNING) << "statefulset controller: status of set=" << set_.Key()
@@ -700,8 +703,9 @@ absl::Time SetSync::Run(std::vector<api::ObjectPtr> candidates) {
   absl::StatusOr<api::LabelSelector> selector =
       api::LabelSelector::FromLabelSelector(*selector_json);
   if (!selector.ok()) {
-    LOG_EVERY_N(WARNING, 100) << "statefulset controller: bad selector set="
-                              << set_.Key() << ": " << selector.status();
+    LOG_EVERY_N(WARNING, 100)
+        << "statefulset controller: bad selector set=" << set_.Key() << ": "
+        << selector.status();
     return absl::InfiniteFuture();
   }
   min_ready_seconds_ = field::Int64(spec_, "minReadySeconds").value_or(0);
@@ -710,8 +714,9 @@ absl::Time SetSync::Run(std::vector<api::ObjectPtr> candidates) {
   absl::StatusOr<statefulset_internal::Revisions> revisions =
       statefulset_internal::ResolveRevisions(registry_, set_, pods, now_);
   if (!revisions.ok()) {
-    LOG_EVERY_N(WARNING, 100) << "statefulset controller: revisions of set="
-                              << set_.Key() << ": " << revisions.status();
+    LOG_EVERY_N(WARNING, 100)
+        << "statefulset controller: revisions of set=" << set_.Key() << ": "
+        << revisions.status();
     return now_ + absl::Seconds(1);
   }
   revisions_ = std::move(*revisions);
@@ -720,8 +725,8 @@ absl::Time SetSync::Run(std::vector<api::ObjectPtr> candidates) {
   const int64_t replica_count = field::Int64(spec_, "replicas").value_or(1);
   const int64_t start =
       field::Int64(field::Object(spec_, "ordinals"), "start").value_or(0);
-  std::vector<Replica> replicas(static_cast<size_t>(std::max<int64_t>(
-      0, std::min<int64_t>(replica_count, 1 << 20))));
+  std::vector<Replica> replicas(static_cast<size_t>(
+      std::max<int64_t>(0, std::min<int64_t>(replica_count, 1 << 20))));
   for (size_t i = 0; i < replicas.size(); ++i) {
     replicas[i].ordinal = start + static_cast<int64_t>(i);
   }
@@ -804,7 +809,8 @@ absl::Time SetSync::Run(std::vector<api::ObjectPtr> candidates) {
 }  // namespace
 
 StatefulSetController::StatefulSetController(
-    Registry* registry, const Clock* clock, IncrementalControllerOptions options)
+    Registry* registry, const Clock* clock,
+    IncrementalControllerOptions options)
     : IncrementalController(registry, clock, options),
       events_(registry, "statefulset-controller") {
   AddControllerIndexes(registry->storage());

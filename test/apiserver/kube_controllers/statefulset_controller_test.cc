@@ -40,8 +40,7 @@ class StatefulSetControllerTest : public ControllerTest {
         Cat(R"({"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":")",
             name, R"("},"spec":{)", extra_spec, R"("replicas":)", replicas,
             R"(,"serviceName":"nginx","selector":{"matchLabels":{"app":")",
-            name,
-            R"("}},"template":{"metadata":{"labels":{"app":")", name,
+            name, R"("}},"template":{"metadata":{"labels":{"app":")", name,
             R"("}},"spec":{"containers":[{"name":"c","image":"nginx:1"}]}}}})"));
   }
 
@@ -110,7 +109,8 @@ class StatefulSetControllerTest : public ControllerTest {
   NodeSimulator node_{&registry_, &clock_};
 };
 
-TEST_F(StatefulSetControllerTest, CreatesOrdinalsInOrderEachAfterTheLastIsReady) {
+TEST_F(StatefulSetControllerTest,
+       CreatesOrdinalsInOrderEachAfterTheLastIsReady) {
   api::ObjectPtr set = CreateSet("web", 3);
   sc_.Sync();
   EXPECT_EQ(PodNames(), std::vector<std::string>{"web-0"});
@@ -151,8 +151,10 @@ TEST_F(StatefulSetControllerTest, CreatesOrdinalsInOrderEachAfterTheLastIsReady)
   EXPECT_EQ(Int(*set, "/status/collisionCount"), 0);
   std::vector<std::string> events = Events("web");
   ASSERT_GE(events.size(), 3u);
-  EXPECT_EQ(events[0], "SuccessfulCreate: create Pod web-0 in StatefulSet web successful");
-  EXPECT_EQ(events[2], "SuccessfulCreate: create Pod web-2 in StatefulSet web successful");
+  EXPECT_EQ(events[0],
+            "SuccessfulCreate: create Pod web-0 in StatefulSet web successful");
+  EXPECT_EQ(events[2],
+            "SuccessfulCreate: create Pod web-2 in StatefulSet web successful");
 }
 
 TEST_F(StatefulSetControllerTest, ParallelCreatesEveryOrdinalAtOnce) {
@@ -195,9 +197,9 @@ TEST_F(StatefulSetControllerTest, ScaleDownWaitsWhileALowerPodIsNotReady) {
   Settle();
   // web-0 fails its readiness: OrderedReady stops scaling down web-2.
   api::ObjectBuilder b = Pod("web-0")->ToBuilder();
-  ASSERT_TRUE(b.SetJson("/status/conditions",
-                        R"([{"type":"Ready","status":"False"}])")
-                  .ok());
+  ASSERT_TRUE(
+      b.SetJson("/status/conditions", R"([{"type":"Ready","status":"False"}])")
+          .ok());
   WriteOptions w;
   w.subresource = "status";
   ASSERT_TRUE(
