@@ -712,7 +712,7 @@ absl::Time SetSync::Run(std::vector<api::ObjectPtr> candidates) {
   const std::vector<api::ObjectPtr> pods = Claim(*selector, candidates);
 
   absl::StatusOr<statefulset_internal::Revisions> revisions =
-      statefulset_internal::ResolveRevisions(registry_, set_, pods, now_);
+      statefulset_internal::ResolveRevisions(registry_, set_, pods);
   if (!revisions.ok()) {
     LOG_EVERY_N(WARNING, 100)
         << "statefulset controller: revisions of set=" << set_.Key() << ": "

@@ -5,6 +5,7 @@
 #define KCR_APISERVER_KUBE_CONTROLLERS_STATEFULSET_INTERNAL_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,18 +56,22 @@ std::vector<api::OwnerReferenceView> ClaimOwners(const api::Object& claim,
 struct Revisions {
   std::string current_name;
   std::string update_name;
-  // Point into `held` or into the set.
+  // Point into the set or `current_doc`.
   const rapidjson::Value* current_template = nullptr;
   const rapidjson::Value* update_template = nullptr;
   int64_t collision_count = 0;
-  std::vector<api::ObjectPtr> held;
+  // The current revision's template when it is not the set's.
+  std::unique_ptr<rapidjson::Document> current_doc;
 };
 
-// kube's getStatefulSetRevisions (and truncateHistory): finds or records
-// the update revision of `set`, whose pods are `pods`.
+// kube's getStatefulSetRevisions and truncateHistory: claims the set's
+// ControllerRevisions, finds or records the one of its template (the
+// update revision), finds the current one (status.currentRevision, or the
+// update revision when there is none), and deletes the oldest beyond
+// spec.revisionHistoryLimit that neither they nor `pods` use.
 absl::StatusOr<Revisions> ResolveRevisions(
     Registry* registry, const api::Object& set,
-    const std::vector<api::ObjectPtr>& pods, absl::Time now);
+    const std::vector<api::ObjectPtr>& pods);
 
 }  // namespace statefulset_internal
 }  // namespace apiserver

@@ -92,9 +92,9 @@ class KubectlStatefulSetTest : public integration::KubectlServerFixture {
   }
 
   std::string RolloutStatus() {
-    return Ok({"rollout", "status", "sts/web",
-               "--timeout=" + std::to_string(absl::ToInt64Seconds(kPatience)) +
-                   "s"});
+    return Ok(
+        {"rollout", "status", "sts/web",
+         "--timeout=" + std::to_string(absl::ToInt64Seconds(kPatience)) + "s"});
   }
 
   // The first cell of each row of `kubectl get <what>` but the header.
@@ -143,6 +143,55 @@ TEST_F(KubectlStatefulSetTest, AppliesRollsOutAndScales) {
                                 "StatefulSet web success"));
   EXPECT_THAT(events, HasSubstr("delete Pod web-2 in StatefulSet web "
                                 "successful"));
+}
+
+// `kubectl set image` with a partition updates the ordinals at and above
+// it; partition 0 finishes the update; `rollout restart` replaces every
+// pod; `rollout history` lists the ControllerRevisions.
+TEST_F(KubectlStatefulSetTest, PartitionedImageChangeAndRestart) {
+  Ok({"apply", "-f", "-"}, kManifest);
+  RolloutStatus();
+  Ok({"patch", "sts", "web", "-p",
+      R"({"spec":{"updateStrategy":{"rollingUpdate":{"partition":2}}}})"});
+  Ok({"set", "image", "sts/web", "nginx=nginx:1.26"});
+  EXPECT_THAT(RolloutStatus(),
+              HasSubstr("partitioned roll out complete: 1 new pods have been "
+                        "updated..."));
+  EXPECT_EQ(JsonPath({"pods", "web-0", "web-1", "web-2"},
+                     "{.items[*].spec.containers[0].image}"),
+            "nginx:1.25 nginx:1.25 nginx:1.26");
+  const std::string current =
+      JsonPath({"sts", "web"}, "{.status.currentRevision}");
+  const std::string update =
+      JsonPath({"sts", "web"}, "{.status.updateRevision}");
+  EXPECT_NE(current, update);
+  EXPECT_EQ(
+      JsonPath({"pod", "web-2"}, "{.metadata.labels.controller-revision-hash}"),
+      update);
+
+  Ok({"patch", "sts", "web", "-p",
+      R"({"spec":{"updateStrategy":{"rollingUpdate":{"partition":0}}}})"});
+  EXPECT_THAT(RolloutStatus(),
+              HasSubstr("partitioned roll out complete: 3 new pods have been "
+                        "updated..."));
+  EXPECT_EQ(JsonPath({"pods", "web-0", "web-1", "web-2"},
+                     "{.items[*].spec.containers[0].image}"),
+            "nginx:1.26 nginx:1.26 nginx:1.26");
+  EXPECT_TRUE(Eventually([&] {
+    return JsonPath({"sts", "web"}, "{.status.currentRevision}") == update;
+  }));
+
+  Ok({"rollout", "restart", "sts/web"});
+  RolloutStatus();
+  EXPECT_TRUE(Eventually([&] {
+    return JsonPath({"pods", "web-0", "web-1", "web-2"},
+                    "{.items[*].metadata.annotations.kubectl\\.kubernetes\\."
+                    "io/restartedAt}")
+               .size() > 40;  // three timestamps
+  })) << Ok({"get", "pods", "-o", "yaml"});
+  const std::string history = Ok({"rollout", "history", "sts/web"});
+  EXPECT_THAT(history, HasSubstr("REVISION"));
+  EXPECT_THAT(history, HasSubstr("3"));
 }
 
 }  // namespace

@@ -74,9 +74,8 @@ class StatefulSetControllerTest : public ControllerTest {
     std::vector<api::ObjectPtr> events = storage_.Snapshot("/events");
     std::sort(events.begin(), events.end(),
               [](const api::ObjectPtr& a, const api::ObjectPtr& b) {
-                return Int(*a, "/metadata/resourceVersion") <
-                           Int(*b, "/metadata/resourceVersion") ||
-                       a->resource_version() < b->resource_version();
+                return std::stoll(std::string(a->resource_version())) <
+                       std::stoll(std::string(b->resource_version()));
               });
     for (const api::ObjectPtr& e : events) {
       if (Str(*e, "/involvedObject/name") != name) continue;
@@ -314,6 +313,127 @@ TEST_F(StatefulSetControllerTest, APodWriteCostsOnlyItsSet) {
   ASSERT_TRUE(registry_.Update(Pods(), "default", "s3-0", std::move(b)).ok());
   sc_.Sync();
   EXPECT_EQ(sc_.keys_synced() - before, 1u);
+}
+
+std::string Image(const api::Object& pod) {
+  return Str(pod, "/spec/containers/0/image");
+}
+
+// A partitioned rolling update replaces the pods at and above the
+// partition, highest first, one at a time, each after the one before is
+// Running and Ready; below it the pods keep the current revision.
+TEST_F(StatefulSetControllerTest, RollingUpdateWithPartition) {
+  CreateSet("web", 3);
+  Settle();
+  const std::string first = Str(*Set("web"), "/status/currentRevision");
+  ASSERT_FALSE(first.empty());
+  Update("web", "/spec/updateStrategy",
+         R"({"type":"RollingUpdate","rollingUpdate":{"partition":1}})");
+  Update("web", "/spec/template/spec/containers/0/image", R"("nginx:2")");
+  sc_.Sync();
+  // web-2 goes first; web-1 waits for its replacement.
+  EXPECT_EQ(Pod("web-2"), nullptr);
+  EXPECT_EQ(Image(*Pod("web-1")), "nginx:1");
+  sc_.Sync();
+  ASSERT_NE(Pod("web-2"), nullptr);
+  EXPECT_EQ(Image(*Pod("web-2")), "nginx:2");
+  sc_.Sync();
+  EXPECT_EQ(Image(*Pod("web-1")), "nginx:1");  // web-2 is not ready yet
+  api::ObjectPtr set = Set("web");
+  const std::string second = Str(*set, "/status/updateRevision");
+  EXPECT_NE(second, first);
+  EXPECT_EQ(Str(*set, "/status/currentRevision"), first);
+  EXPECT_EQ(Pod("web-2")->Label(kControllerRevisionHashLabel), second);
+  Settle();
+  EXPECT_EQ(Image(*Pod("web-2")), "nginx:2");
+  EXPECT_EQ(Image(*Pod("web-1")), "nginx:2");
+  EXPECT_EQ(Image(*Pod("web-0")), "nginx:1");
+  set = Set("web");
+  EXPECT_EQ(Int(*set, "/status/currentReplicas"), 1);
+  EXPECT_EQ(Int(*set, "/status/updatedReplicas"), 2);
+  EXPECT_EQ(Str(*set, "/status/currentRevision"), first);
+  EXPECT_EQ(Str(*set, "/status/updateRevision"), second);
+  // Partition 0: web-0 too, and the update completes.
+  Update("web", "/spec/updateStrategy/rollingUpdate/partition", "0");
+  Settle();
+  EXPECT_EQ(Image(*Pod("web-0")), "nginx:2");
+  set = Set("web");
+  EXPECT_EQ(Str(*set, "/status/currentRevision"), second);
+  EXPECT_EQ(Int(*set, "/status/currentReplicas"), 3);
+  EXPECT_EQ(Int(*set, "/status/updatedReplicas"), 3);
+  EXPECT_EQ(Int(*set, "/status/observedGeneration"), set->generation());
+  // The deletions went from the highest ordinal down.
+  std::vector<std::string> deletes;
+  for (const std::string& e : Events("web")) {
+    if (e.rfind("SuccessfulDelete", 0) == 0) deletes.push_back(e);
+  }
+  ASSERT_EQ(deletes.size(), 3u);
+  EXPECT_EQ(deletes[0],
+            "SuccessfulDelete: delete Pod web-2 in StatefulSet web successful");
+  EXPECT_EQ(deletes[1],
+            "SuccessfulDelete: delete Pod web-1 in StatefulSet web successful");
+  EXPECT_EQ(deletes[2],
+            "SuccessfulDelete: delete Pod web-0 in StatefulSet web successful");
+}
+
+// A pod created below the partition (here: a scale up) takes the current
+// revision.
+TEST_F(StatefulSetControllerTest, NewPodsBelowThePartitionAreCurrent) {
+  CreateSet("web", 1,
+            R"("updateStrategy":{"type":"RollingUpdate",
+                "rollingUpdate":{"partition":2}},)");
+  Settle();
+  Update("web", "/spec/template/spec/containers/0/image", R"("nginx:2")");
+  Update("web", "/spec/replicas", "3");
+  Settle();
+  EXPECT_EQ(Image(*Pod("web-0")), "nginx:1");
+  EXPECT_EQ(Image(*Pod("web-1")), "nginx:1");
+  EXPECT_EQ(Image(*Pod("web-2")), "nginx:2");
+}
+
+TEST_F(StatefulSetControllerTest, OnDeleteUpdatesOnlyDeletedPods) {
+  CreateSet("web", 2, R"("updateStrategy":{"type":"OnDelete"},)");
+  Settle();
+  Update("web", "/spec/template/spec/containers/0/image", R"("nginx:2")");
+  Settle();
+  EXPECT_EQ(Image(*Pod("web-0")), "nginx:1");
+  EXPECT_EQ(Image(*Pod("web-1")), "nginx:1");
+  EXPECT_EQ(Int(*Set("web"), "/status/updatedReplicas"), 0);
+  ASSERT_TRUE(registry_.Delete(Pods(), "default", "web-1").ok());
+  Settle();
+  EXPECT_EQ(Image(*Pod("web-1")), "nginx:2");
+  EXPECT_EQ(Image(*Pod("web-0")), "nginx:1");
+  api::ObjectPtr set = Set("web");
+  EXPECT_EQ(Int(*set, "/status/updatedReplicas"), 1);
+  EXPECT_EQ(Int(*set, "/status/currentReplicas"), 1);
+  EXPECT_NE(Str(*set, "/status/currentRevision"),
+            Str(*set, "/status/updateRevision"));
+}
+
+// Revisions no pod uses are deleted, oldest first, past
+// revisionHistoryLimit.
+TEST_F(StatefulSetControllerTest, KeepsRevisionHistoryLimit) {
+  api::ObjectPtr set = CreateSet("web", 1, R"("revisionHistoryLimit":1,)");
+  Settle();
+  for (int i = 2; i <= 5; ++i) {
+    Update("web", "/spec/template/spec/containers/0/image",
+           Cat("\"nginx:", i, "\""));
+    Settle();
+  }
+  std::vector<std::string> names;
+  for (const api::ObjectPtr& r :
+       storage_.Snapshot("apps/controllerrevisions")) {
+    auto ref = r->controller_reference();
+    if (ref.has_value() && ref->uid == set->uid()) {
+      names.emplace_back(r->name());
+    }
+  }
+  // The live one plus one of history.
+  EXPECT_EQ(names.size(), 2u);
+  EXPECT_EQ(Image(*Pod("web-0")), "nginx:5");
+  EXPECT_NE(std::find(names.begin(), names.end(),
+                      Str(*Set("web"), "/status/updateRevision")),
+            names.end());
 }
 
 TEST(StatefulSetInternalTest, ParentAndOrdinal) {
