@@ -147,7 +147,8 @@ TEST_F(KubectlStatefulSetTest, AppliesRollsOutAndScales) {
 
 // `kubectl set image` with a partition updates the ordinals at and above
 // it; partition 0 finishes the update; `rollout restart` replaces every
-// pod; `rollout history` lists the ControllerRevisions.
+// pod; `rollout history` lists the ControllerRevisions and `rollout undo`
+// goes back to one.
 TEST_F(KubectlStatefulSetTest, PartitionedImageChangeAndRestart) {
   Ok({"apply", "-f", "-"}, kManifest);
   RolloutStatus();
@@ -192,6 +193,14 @@ TEST_F(KubectlStatefulSetTest, PartitionedImageChangeAndRestart) {
   const std::string history = Ok({"rollout", "history", "sts/web"});
   EXPECT_THAT(history, HasSubstr("REVISION"));
   EXPECT_THAT(history, HasSubstr("3"));
+  // Back to the first template.
+  Ok({"rollout", "undo", "sts/web", "--to-revision=1"});
+  RolloutStatus();
+  EXPECT_TRUE(Eventually([&] {
+    return JsonPath({"pods", "web-0", "web-1", "web-2"},
+                    "{.items[*].spec.containers[0].image}") ==
+           "nginx:1.25 nginx:1.25 nginx:1.25";
+  }));
 }
 
 }  // namespace
