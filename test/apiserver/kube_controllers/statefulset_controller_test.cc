@@ -6,6 +6,7 @@
 
 #include "absl/time/time.h"
 #include "api/object_builder.h"
+#include "apiserver/kube_controllers/garbage_collector.h"
 #include "apiserver/kube_controllers/node_simulator.h"
 #include "apiserver/kube_controllers/statefulset_internal.h"
 #include "base/str_cat.h"
@@ -268,6 +269,36 @@ TEST_F(StatefulSetControllerTest, RetentionPolicyDeleteOwnsTheClaims) {
   // web-0's claim stays the set's.
   EXPECT_EQ(Get(Claims(), "default", "www-web-0")->controller_reference()->uid,
             set->uid());
+}
+
+// With the garbage collector: whenScaled Delete removes a condemned
+// ordinal's claim with its pod, whenDeleted Delete the rest with the set;
+// Retain keeps them.
+TEST_F(StatefulSetControllerTest, RetentionPolicyDeleteRemovesClaims) {
+  GarbageCollector gc(&registry_, &clock_);
+  constexpr char kClaims[] =
+      R"("volumeClaimTemplates":[{"metadata":{"name":"www"},
+          "spec":{"accessModes":["ReadWriteOnce"],
+                  "resources":{"requests":{"storage":"1Gi"}}}}],)";
+  CreateSet("web", 2,
+            Cat(R"("persistentVolumeClaimRetentionPolicy":{)",
+                R"("whenDeleted":"Delete","whenScaled":"Delete"},)", kClaims));
+  CreateSet("kept", 1, kClaims);
+  Settle();
+  Update("web", "/spec/replicas", "1");
+  for (int i = 0; i < 3; ++i) {
+    sc_.Sync();
+    gc.Sync();
+  }
+  EXPECT_EQ(Get(Claims(), "default", "www-web-1"), nullptr);
+  EXPECT_NE(Get(Claims(), "default", "www-web-0"), nullptr);
+  ASSERT_TRUE(registry_.Delete(Sets(), "default", "web").ok());
+  ASSERT_TRUE(registry_.Delete(Sets(), "default", "kept").ok());
+  for (int i = 0; i < 3; ++i) gc.Sync();
+  EXPECT_EQ(Get(Claims(), "default", "www-web-0"), nullptr);
+  EXPECT_NE(Get(Claims(), "default", "www-kept-0"), nullptr);
+  EXPECT_EQ(Pod("web-0"), nullptr);
+  EXPECT_EQ(Pod("kept-0"), nullptr);
 }
 
 TEST_F(StatefulSetControllerTest, RecreatesAFailedPod) {
