@@ -157,6 +157,26 @@ TEST_F(StatefulSetControllerTest,
             "SuccessfulCreate: create Pod web-2 in StatefulSet web successful");
 }
 
+// OrderedReady waits for each pod to be available (ready for
+// minReadySeconds), and a pass asks to run again when one will be.
+TEST_F(StatefulSetControllerTest, MinReadySecondsGatesTheNextOrdinal) {
+  CreateSet("web", 2, R"("minReadySeconds":10,)");
+  sc_.Sync();
+  RunPods();
+  const absl::Time ready_at = clock_.Now();
+  const absl::Time next = sc_.Sync();
+  EXPECT_EQ(PodNames(), std::vector<std::string>{"web-0"});
+  EXPECT_LE(next, ready_at + absl::Seconds(10));
+  EXPECT_GT(next, ready_at);
+  api::ObjectPtr set = Set("web");
+  EXPECT_EQ(Int(*set, "/status/readyReplicas"), 1);
+  EXPECT_EQ(Int(*set, "/status/availableReplicas"), 0);
+  clock_.Advance(absl::Seconds(11));
+  sc_.Sync();
+  EXPECT_EQ(PodNames(), (std::vector<std::string>{"web-0", "web-1"}));
+  EXPECT_EQ(Int(*Set("web"), "/status/availableReplicas"), 1);
+}
+
 TEST_F(StatefulSetControllerTest, ParallelCreatesEveryOrdinalAtOnce) {
   CreateSet("web", 3, R"("podManagementPolicy":"Parallel",)");
   sc_.Sync();
@@ -326,12 +346,22 @@ TEST_F(StatefulSetControllerTest, AdoptsAnOrphanNamedForIt) {
   Create(Pods(), "default",
          R"({"metadata":{"name":"other-0","labels":{"app":"web"}},
              "spec":{"containers":[{"name":"c","image":"nginx"}]}})");
-  api::ObjectPtr set = CreateSet("web", 1);
+  // OnDelete: RollingUpdate would replace it, as it has no revision.
+  api::ObjectPtr set =
+      CreateSet("web", 1, R"("updateStrategy":{"type":"OnDelete"},)");
   sc_.Sync();
   api::ObjectPtr pod = Pod("web-0");
+  const std::string uid(pod->uid());
   ASSERT_TRUE(pod->controller_reference().has_value());
   EXPECT_EQ(pod->controller_reference()->uid, set->uid());
   EXPECT_FALSE(Pod("other-0")->controller_reference().has_value());
+  // Once it runs, it gets the identity labels it lacks.
+  Settle();
+  EXPECT_EQ(Pod("web-0")->Label(kStatefulSetPodNameLabel), "web-0");
+  EXPECT_EQ(Pod("web-0")->Label(kPodIndexLabel), "0");
+  EXPECT_EQ(Pod("web-0")->uid(), uid);
+  EXPECT_EQ(Events("web").back(),
+            "SuccessfulUpdate: update Pod web-0 in StatefulSet web successful");
 }
 
 // A pod's write syncs its own set, not every set.
