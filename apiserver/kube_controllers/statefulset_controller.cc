@@ -33,6 +33,9 @@ using Value = rapidjson::Value;
 constexpr char kStatefulSetsKey[] = "apps/statefulsets";
 constexpr char kPodsKey[] = "/pods";
 
+// kube's MaxBatchSize: the most pods one pass creates (Parallel).
+constexpr int64_t kMaxBatchSize = 500;
+
 std::string_view Phase(const api::Object& pod) {
   return field::String(field::Object(&pod.json(), "status"), "phase");
 }
@@ -263,6 +266,8 @@ class SetSync {
   int64_t min_ready_seconds_ = 0;
   statefulset_internal::Revisions revisions_;
   absl::Time next_ = absl::InfiniteFuture();
+  // Pods created this pass.
+  int64_t creates_ = 0;
 };
 
 std::vector<api::ObjectPtr> SetSync::Claim(
@@ -599,6 +604,12 @@ bool SetSync::ProcessReplica(Replica* r, bool monotonic) {
       next_ = std::min(next_, now_ + absl::Seconds(1));
       return true;
     }
+    if (creates_ >= kMaxBatchSize) {
+      // The rest on the next pass, at once: a pass stays short.
+      next_ = now_;
+      return true;
+    }
+    ++creates_;
     if (!CreatePod(r->ordinal)) return true;
     // Parallel goes on to the next ordinal; the pod is looked at again when
     // its creation is seen.

@@ -22,7 +22,8 @@
 //                 time: a pod is created only when every lower one is
 //                 Running and Ready (and available for minReadySeconds),
 //                 and the ordinals past the end are deleted from the
-//                 highest, one at a time; with Parallel, all at once;
+//                 highest, one at a time; with Parallel, all at once (at
+//                 most 500 created per pass, the rest on the next);
 //   recreates     a pod that is Failed or Succeeded (deleted, then created
 //                 again on the next pass);
 //   updates       with updateStrategy RollingUpdate, deletes the pod of the

@@ -188,6 +188,16 @@ TEST_F(StatefulSetControllerTest, ParallelCreatesEveryOrdinalAtOnce) {
   EXPECT_TRUE(PodNames().empty());
 }
 
+// A pass creates at most 500 pods (kube's MaxBatchSize) and asks for the
+// next at once.
+TEST_F(StatefulSetControllerTest, ParallelCreatesAtMost500PerPass) {
+  CreateSet("web", 600, R"("podManagementPolicy":"Parallel",)");
+  sc_.Sync();
+  EXPECT_EQ(PodNames().size(), 500u);
+  sc_.Sync();
+  EXPECT_EQ(PodNames().size(), 600u);
+}
+
 TEST_F(StatefulSetControllerTest, OrdinalsStartAtSpecOrdinalsStart) {
   CreateSet("web", 2, R"("ordinals":{"start":5},)");
   Settle();
