@@ -47,8 +47,12 @@
 // spec.revisionHistoryLimit. Events, as kube records them: SuccessfulCreate
 // ("create Pod web-0 in StatefulSet web successful", "create Claim
 // www-web-0 Pod web-0 in StatefulSet web success"), SuccessfulDelete
-// ("delete Pod web-2 in StatefulSet web successful"), FailedCreate and
-// FailedDelete.
+// ("delete Pod web-2 in StatefulSet web successful"), SuccessfulUpdate
+// (a pod's identity labels or its claims' ownerReferences set right),
+// FailedCreate, FailedDelete and FailedUpdate (Warning, "... failed error:
+// <the server's message>"). As in kube 1.31 and later, a failed pod's
+// replacement records no RecreatingFailedPod Event, only its delete and
+// create.
 //
 // Simplified next to kube: a pod whose identity labels are missing gets
 // them, but its hostname, subdomain and volumes (immutable on a pod) are not
