@@ -124,49 +124,61 @@ std::vector<api::OwnerReferenceView> ClaimOwners(const api::Object& claim,
                                                  const api::Object& set,
                                                  const api::Object& pod,
                                                  bool scaled_down) {
+  const std::vector<api::OwnerReferenceView> refs = claim.owner_references();
+  // kube's matchesRef: the same kind and name, whatever the uid.
+  auto is_set = [&](const api::OwnerReferenceView& r) {
+    return r.api_version == "apps/v1" && r.kind == "StatefulSet" &&
+           r.name == set.name();
+  };
+  auto is_pod = [&](const api::OwnerReferenceView& r) {
+    return r.api_version == "v1" && r.kind == "Pod" && r.name == pod.name();
+  };
+  // A reference to an earlier set or pod of the same name: the claim is
+  // left as it is (kube's hasStaleOwnerRef).
+  for (const api::OwnerReferenceView& r : refs) {
+    if ((is_set(r) && r.uid != set.uid()) ||
+        (is_pod(r) && r.uid != pod.uid())) {
+      return refs;
+    }
+  }
   const Value* policy = field::Object(field::Object(&set.json(), "spec"),
                                       "persistentVolumeClaimRetentionPolicy");
   const bool delete_when_deleted =
       field::String(policy, "whenDeleted") == "Delete";
   const bool delete_when_scaled =
       field::String(policy, "whenScaled") == "Delete";
-  bool want_set = false, want_pod = false;
-  if (delete_when_scaled && scaled_down) {
-    want_pod = true;
-  } else if (delete_when_deleted) {
-    want_set = true;
-  }
-  std::vector<api::OwnerReferenceView> refs;
-  bool has_set = false, has_pod = false;
-  for (const api::OwnerReferenceView& ref : claim.owner_references()) {
-    if (ref.uid == set.uid()) {
-      if (!want_set) continue;
-      has_set = true;
-    } else if (ref.uid == pod.uid()) {
-      if (!want_pod) continue;
-      has_pod = true;
+  // Another controller of the claim: ours are scrubbed and none added
+  // (kube's hasUnexpectedController).
+  bool unexpected = false;
+  if (delete_when_deleted || delete_when_scaled) {
+    for (const api::OwnerReferenceView& r : refs) {
+      if (!is_set(r) && !is_pod(r) && r.controller) unexpected = true;
     }
-    refs.push_back(ref);
   }
-  if (want_set && !has_set) {
-    api::OwnerReferenceView ref;
-    ref.api_version = "apps/v1";
-    ref.kind = "StatefulSet";
-    ref.name = set.name();
-    ref.uid = set.uid();
-    ref.controller = true;
-    ref.block_owner_deletion = true;
-    refs.push_back(ref);
+  // The set's and pod's references scrubbed, then added back as the
+  // policy says, as controller references.
+  std::vector<api::OwnerReferenceView> out;
+  for (const api::OwnerReferenceView& r : refs) {
+    if (!is_set(r) && !is_pod(r)) out.push_back(r);
   }
-  if (want_pod && !has_pod) {
-    api::OwnerReferenceView ref;
+  if (unexpected) return out;
+  api::OwnerReferenceView ref;
+  ref.controller = true;
+  ref.block_owner_deletion = true;
+  if (delete_when_scaled && scaled_down) {
     ref.api_version = "v1";
     ref.kind = "Pod";
     ref.name = pod.name();
     ref.uid = pod.uid();
-    refs.push_back(ref);
+    out.push_back(ref);
+  } else if (delete_when_deleted) {
+    ref.api_version = "apps/v1";
+    ref.kind = "StatefulSet";
+    ref.name = set.name();
+    ref.uid = set.uid();
+    out.push_back(ref);
   }
-  return refs;
+  return out;
 }
 
 }  // namespace statefulset_internal
@@ -187,7 +199,8 @@ bool SameOwners(const std::vector<api::OwnerReferenceView>& a,
                 const std::vector<api::OwnerReferenceView>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].uid != b[i].uid || a[i].controller != b[i].controller) {
+    if (a[i].uid != b[i].uid || a[i].controller != b[i].controller ||
+        a[i].block_owner_deletion != b[i].block_owner_deletion) {
       return false;
     }
   }

@@ -36,7 +36,7 @@
 //                 Policy Retain), or carry ownerReferences the garbage
 //                 collector acts on: whenDeleted Delete makes the set the
 //                 claims' controller, whenScaled Delete makes a condemned
-//                 ordinal's pod their owner;
+//                 ordinal's pod their controller instead;
 //   reports       status.observedGeneration, replicas, readyReplicas,
 //                 availableReplicas, currentReplicas, updatedReplicas,
 //                 currentRevision, updateRevision and collisionCount;

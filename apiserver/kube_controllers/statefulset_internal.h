@@ -41,11 +41,13 @@ bool IsAvailable(const api::Object& pod, int64_t min_ready_seconds,
                  absl::Time now, absl::Time* next);
 
 // The ownerReferences `claim` (of `pod`) should carry under the set's
-// persistentVolumeClaimRetentionPolicy (kube's
+// persistentVolumeClaimRetentionPolicy (kube's isClaimOwnerUpToDate and
 // updateClaimOwnerRefForSetAndPod): whenDeleted Delete makes the set the
-// controller; whenScaled Delete makes the pod an owner of a `scaled_down`
-// ordinal's claims instead; other owners are kept. The views point into
-// the three objects.
+// claim's controller; whenScaled Delete makes the pod the controller of a
+// `scaled_down` ordinal's claims instead; Retain neither. Other owners are
+// kept; when another controller owns the claim, the set and pod are only
+// removed; a reference to an earlier set or pod of the same name leaves
+// the claim as it is. The views point into the three objects.
 std::vector<api::OwnerReferenceView> ClaimOwners(const api::Object& claim,
                                                  const api::Object& set,
                                                  const api::Object& pod,

@@ -294,7 +294,8 @@ TEST_F(StatefulSetControllerTest, RetentionPolicyDeleteOwnsTheClaims) {
   ASSERT_EQ(refs.size(), 1u);
   EXPECT_EQ(refs[0].kind, "Pod");
   EXPECT_EQ(refs[0].uid, pod1->uid());
-  EXPECT_FALSE(refs[0].controller);
+  EXPECT_TRUE(refs[0].controller);
+  EXPECT_TRUE(refs[0].block_owner_deletion);
   EXPECT_EQ(Pod("web-1"), nullptr);
   // web-0's claim stays the set's.
   EXPECT_EQ(Get(Claims(), "default", "www-web-0")->controller_reference()->uid,
@@ -505,6 +506,58 @@ TEST_F(StatefulSetControllerTest, KeepsRevisionHistoryLimit) {
   EXPECT_NE(std::find(names.begin(), names.end(),
                       Str(*Set("web"), "/status/updateRevision")),
             names.end());
+}
+
+api::ObjectPtr Parse(const std::string& json) {
+  absl::StatusOr<api::ObjectBuilder> b = api::ObjectBuilder::FromJson(json);
+  EXPECT_TRUE(b.ok()) << b.status();
+  absl::StatusOr<api::ObjectPtr> o = b->Build();
+  EXPECT_TRUE(o.ok()) << o.status();
+  return *o;
+}
+
+// kube's isClaimOwnerUpToDate / updateClaimOwnerRefForSetAndPod.
+TEST(StatefulSetInternalTest, ClaimOwners) {
+  using statefulset_internal::ClaimOwners;
+  api::ObjectPtr set = Parse(
+      R"({"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"web",
+          "uid":"set-uid"},"spec":{"persistentVolumeClaimRetentionPolicy":{
+          "whenDeleted":"Delete","whenScaled":"Retain"}}})");
+  api::ObjectPtr pod = Parse(
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-0",
+          "uid":"pod-uid"}})");
+  auto claim = [](const std::string& refs) {
+    return Parse(Cat(R"({"apiVersion":"v1","kind":"PersistentVolumeClaim",)",
+                     R"("metadata":{"name":"www-web-0","ownerReferences":)",
+                     refs, "}}"));
+  };
+  // The set is added as controller; another (non-controller) owner stays.
+  std::vector<api::OwnerReferenceView> refs =
+      ClaimOwners(*claim(R"([{"apiVersion":"v1","kind":"ConfigMap",
+          "name":"x","uid":"x-uid"}])"),
+                  *set, *pod, false);
+  ASSERT_EQ(refs.size(), 2u);
+  EXPECT_EQ(refs[0].uid, "x-uid");
+  EXPECT_EQ(refs[1].uid, "set-uid");
+  EXPECT_TRUE(refs[1].controller);
+  // A plain reference to the set becomes a controller reference.
+  refs = ClaimOwners(*claim(R"([{"apiVersion":"apps/v1","kind":"StatefulSet",
+          "name":"web","uid":"set-uid"}])"),
+                     *set, *pod, false);
+  ASSERT_EQ(refs.size(), 1u);
+  EXPECT_TRUE(refs[0].controller);
+  // Another controller: nothing of ours is added.
+  refs = ClaimOwners(*claim(R"([{"apiVersion":"example.com/v1","kind":"Db",
+          "name":"db","uid":"db-uid","controller":true}])"),
+                     *set, *pod, false);
+  ASSERT_EQ(refs.size(), 1u);
+  EXPECT_EQ(refs[0].uid, "db-uid");
+  // An earlier set of the same name: left alone.
+  refs = ClaimOwners(*claim(R"([{"apiVersion":"apps/v1","kind":"StatefulSet",
+          "name":"web","uid":"old-uid","controller":true}])"),
+                     *set, *pod, false);
+  ASSERT_EQ(refs.size(), 1u);
+  EXPECT_EQ(refs[0].uid, "old-uid");
 }
 
 TEST(StatefulSetInternalTest, ParentAndOrdinal) {
