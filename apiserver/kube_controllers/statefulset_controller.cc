@@ -673,10 +673,12 @@ Counts SetSync::Count(const std::vector<Replica>& replicas,
 
 void SetSync::WriteStatus(Counts c) {
   std::string current_revision = revisions_.current_name;
-  // kube's completeRollingUpdate.
+  // kube's completeRollingUpdate: every wanted pod exists, is updated and
+  // is ready.
+  const int64_t wanted = field::Int64(spec_, "replicas").value_or(1);
   if (field::String(field::Object(spec_, "updateStrategy"), "type") ==
           "RollingUpdate" &&
-      c.updated == c.replicas && c.ready == c.replicas) {
+      c.updated == wanted && c.ready == wanted && c.replicas == wanted) {
     c.current = c.updated;
     current_revision = revisions_.update_name;
   }
