@@ -1,8 +1,9 @@
 // BuiltinControllers: the controllers a cluster's kube-controller-manager
 // (and kubelet, and kube-apiserver itself) would run, started beside the
 // local API server: the garbage collector (garbage_collector.h), the
-// namespace controller (namespace_controller.h), the deployment and
-// replicaset controllers (deployment_controller.h, replicaset_controller.h),
+// namespace controller (namespace_controller.h), the deployment,
+// replicaset and replicationcontroller controllers (deployment_controller.h,
+// replicaset_controller.h),
 // the default ServiceAccount and kube-root-ca.crt of every namespace
 // (serviceaccounts_controller.h), the default/kubernetes Service
 // (kubernetes_service_controller.h), the Endpoints and EndpointSlices of
@@ -40,6 +41,7 @@ struct BuiltinControllersOptions {
   bool namespace_controller = true;
   bool deployment_controller = true;
   bool replicaset_controller = true;
+  bool replicationcontroller_controller = true;
   bool node_simulator = true;
   // The default ServiceAccount and the kube-root-ca.crt ConfigMap (with
   // `root_ca_pem`) in every namespace (serviceaccounts_controller.h).

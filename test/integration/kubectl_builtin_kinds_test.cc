@@ -238,6 +238,8 @@ class KubectlBuiltinKindsTest : public KubectlApiServerFixture {
   void SetUp() override {
     apiserver::ApiServerOptions options;
     options.controllers.node_simulator = false;
+    // The stored objects as created: no pods, no status from controllers.
+    options.controllers.replicationcontroller_controller = false;
     ASSERT_NO_FATAL_FAILURE(StartServer(std::move(options)));
   }
 
