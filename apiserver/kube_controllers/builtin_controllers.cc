@@ -35,6 +35,10 @@ BuiltinControllers::BuiltinControllers(Registry* registry,
     controllers_.push_back(
         std::make_unique<ReplicationManager>(registry, options.clock));
   }
+  if (options.daemonset_controller) {
+    controllers_.push_back(
+        std::make_unique<DaemonSetController>(registry, options.clock));
+  }
   if (options.service_accounts) {
     controllers_.push_back(
         std::make_unique<ServiceAccountsController>(registry));

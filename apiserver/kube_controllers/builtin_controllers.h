@@ -3,7 +3,8 @@
 // local API server: the garbage collector (garbage_collector.h), the
 // namespace controller (namespace_controller.h), the deployment,
 // replicaset and replicationcontroller controllers (deployment_controller.h,
-// replicaset_controller.h),
+// replicaset_controller.h), the daemonset controller
+// (daemonset_controller.h),
 // the default ServiceAccount and kube-root-ca.crt of every namespace
 // (serviceaccounts_controller.h), the default/kubernetes Service
 // (kubernetes_service_controller.h), the Endpoints and EndpointSlices of
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "apiserver/kube_controllers/controller_runner.h"
+#include "apiserver/kube_controllers/daemonset_controller.h"
 #include "apiserver/kube_controllers/deployment_controller.h"
 #include "apiserver/kube_controllers/endpoints_controller.h"
 #include "apiserver/kube_controllers/garbage_collector.h"
@@ -42,6 +44,7 @@ struct BuiltinControllersOptions {
   bool deployment_controller = true;
   bool replicaset_controller = true;
   bool replicationcontroller_controller = true;
+  bool daemonset_controller = true;
   bool node_simulator = true;
   // The default ServiceAccount and the kube-root-ca.crt ConfigMap (with
   // `root_ca_pem`) in every namespace (serviceaccounts_controller.h).
