@@ -133,7 +133,8 @@ void AddDaemonTolerations(Value* spec, rapidjson::MemoryPoolAllocator<>& a) {
       {"node.kubernetes.io/pid-pressure", "NoSchedule"},
       {"node.kubernetes.io/unschedulable", "NoSchedule"},
   };
-  if (host) wanted.push_back({"node.kubernetes.io/network-unavailable", "NoSchedule"});
+  if (host)
+    wanted.push_back({"node.kubernetes.io/network-unavailable", "NoSchedule"});
   for (const Toleration& t : wanted) {
     // AddOrUpdateTolerationInPodSpec: one with the same key, operator,
     // value and effect is replaced.
@@ -269,8 +270,7 @@ struct DaemonSetController::SyncState {
   }
 };
 
-DaemonSetController::DaemonSetController(Registry* registry,
-                                         const Clock* clock,
+DaemonSetController::DaemonSetController(Registry* registry, const Clock* clock,
                                          IncrementalControllerOptions options)
     : IncrementalController(registry, clock, options),
       events_(registry, "daemonset-controller") {
@@ -328,11 +328,11 @@ void DaemonSetController::OnNodeEvent(const StoredEvent& event) {
     if (before != nullptr) old_p = ShouldRun(*before, *ds, **prototype);
     if (after != nullptr) new_p = ShouldRun(*after, *ds, **prototype);
     const bool queue =
-        before == nullptr  ? new_p.should_run
-        : after == nullptr ? old_p.should_continue_running
-                           : (old_p.should_run != new_p.should_run ||
-                              old_p.should_continue_running !=
-                                  new_p.should_continue_running);
+        before == nullptr ? new_p.should_run
+        : after == nullptr
+            ? old_p.should_continue_running
+            : (old_p.should_run != new_p.should_run ||
+               old_p.should_continue_running != new_p.should_continue_running);
     if (queue) Enqueue(Storage::Key(ds->namespace_(), ds->name()));
   }
 }
@@ -400,8 +400,8 @@ DaemonSetController::ClaimPods(const ResourceInfo& pods, const api::Object& ds,
     }
     std::string node = TargetNode(*owned);
     if (node.empty()) {
-      LOG_EVERY_N(WARNING, 100) << "daemonset controller: pod=" << owned->Key()
-                                << " targets no node";
+      LOG_EVERY_N(WARNING, 100)
+          << "daemonset controller: pod=" << owned->Key() << " targets no node";
       continue;
     }
     out[node].push_back(std::move(owned));
@@ -431,8 +431,9 @@ absl::Time DaemonSetController::SyncKey(const std::string& key,
   st.selector = *selector;
   absl::StatusOr<api::ObjectPtr> prototype = PrototypePod(ds);
   if (!prototype.ok()) {
-    LOG_EVERY_N(WARNING, 100) << "daemonset controller: bad template ds="
-                              << ds.Key() << ": " << prototype.status();
+    LOG_EVERY_N(WARNING, 100)
+        << "daemonset controller: bad template ds=" << ds.Key() << ": "
+        << prototype.status();
     return absl::InfiniteFuture();
   }
   st.prototype = *prototype;
@@ -449,11 +450,10 @@ absl::Time DaemonSetController::SyncKey(const std::string& key,
   st.min_ready_seconds = field::Int64(spec, "minReadySeconds").value_or(0);
   const Value* strategy = field::Object(spec, "updateStrategy");
   st.rolling = field::String(strategy, "type") != "OnDelete";
-  st.surge =
-      st.rolling &&
-      Scaled(field::Member(field::Object(strategy, "rollingUpdate"),
-                           "maxSurge"),
-             1) != 0;
+  st.surge = st.rolling &&
+             Scaled(field::Member(field::Object(strategy, "rollingUpdate"),
+                                  "maxSurge"),
+                    1) != 0;
   for (api::ObjectPtr& node : storage()->Snapshot(kNodesKey)) {
     const DaemonPlacement p = ShouldRun(*node, ds, *st.prototype);
     st.nodes.emplace_back(std::move(node), p);
@@ -510,7 +510,8 @@ void DaemonSetController::Manage(SyncState* st, absl::Time now) {
         // from a hot loop.
         const std::string backoff_key = Cat(ds.uid(), "/", node->name());
         auto b = failed_backoff_.find(backoff_key);
-        if (b != failed_backoff_.end() && now - b->second.updated < b->second.delay) {
+        if (b != failed_backoff_.end() &&
+            now - b->second.updated < b->second.delay) {
           st->next = std::min(st->next, b->second.updated + b->second.delay);
           continue;
         }
@@ -521,11 +522,11 @@ void DaemonSetController::Manage(SyncState* st, absl::Time now) {
           b->second.delay = std::min(2 * b->second.delay, kFailedBackoffMax);
           b->second.updated = now;
         }
-        events_.Record(ds, "apps/v1", "DaemonSet", true, "FailedDaemonPod",
-                       Cat("Found failed daemon pod ", pod->namespace_(), "/",
-                           pod->name(), " on node ", node->name(),
-                           ", will try to kill it"),
-                       now);
+        events_.Record(
+            ds, "apps/v1", "DaemonSet", true, "FailedDaemonPod",
+            Cat("Found failed daemon pod ", pod->namespace_(), "/", pod->name(),
+                " on node ", node->name(), ", will try to kill it"),
+            now);
         victims.push_back(pod);
       } else if (phase == "Succeeded") {
         victims.push_back(pod);
@@ -697,8 +698,8 @@ bool DaemonSetController::SyncNodes(SyncState* st,
           node);
     }
     if (!s.ok()) {
-      LOG_EVERY_N(WARNING, 100) << "daemonset controller: bad template ds="
-                                << ds.Key() << ": " << s;
+      LOG_EVERY_N(WARNING, 100)
+          << "daemonset controller: bad template ds=" << ds.Key() << ": " << s;
       break;
     }
     absl::StatusOr<WriteResult> created =
@@ -720,10 +721,9 @@ bool DaemonSetController::SyncNodes(SyncState* st,
   for (const api::ObjectPtr& pod : victims) {
     DeleteOptions o;
     o.precondition_uid = std::string(pod->uid());
-    absl::Status s =
-        registry()
-            ->Delete(*st->pods, pod->namespace_(), pod->name(), o)
-            .status();
+    absl::Status s = registry()
+                         ->Delete(*st->pods, pod->namespace_(), pod->name(), o)
+                         .status();
     ++writes_;
     wrote = true;
     if (s.ok()) {

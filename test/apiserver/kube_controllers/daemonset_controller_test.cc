@@ -157,15 +157,16 @@ TEST_F(DaemonSetControllerTest, OnePodPerNode) {
                                 t["operator"].GetString(), ":",
                                 t["effect"].GetString()));
     }
-    EXPECT_THAT(tolerations,
-                ElementsAre("node.kubernetes.io/not-ready:Exists:NoExecute",
-                            "node.kubernetes.io/unreachable:Exists:NoExecute",
-                            "node.kubernetes.io/disk-pressure:Exists:NoSchedule",
-                            "node.kubernetes.io/memory-pressure:Exists:"
-                            "NoSchedule",
-                            "node.kubernetes.io/pid-pressure:Exists:NoSchedule",
-                            "node.kubernetes.io/unschedulable:Exists:"
-                            "NoSchedule"));
+    EXPECT_THAT(
+        tolerations,
+        ElementsAre("node.kubernetes.io/not-ready:Exists:NoExecute",
+                    "node.kubernetes.io/unreachable:Exists:NoExecute",
+                    "node.kubernetes.io/disk-pressure:Exists:NoSchedule",
+                    "node.kubernetes.io/memory-pressure:Exists:"
+                    "NoSchedule",
+                    "node.kubernetes.io/pid-pressure:Exists:NoSchedule",
+                    "node.kubernetes.io/unschedulable:Exists:"
+                    "NoSchedule"));
     EXPECT_EQ(Str(*p,
                   "/spec/affinity/nodeAffinity/"
                   "requiredDuringSchedulingIgnoredDuringExecution/"
@@ -213,13 +214,15 @@ TEST_F(DaemonSetControllerTest, HostNetworkPodsTolerateNetworkUnavailable) {
 }
 
 TEST_F(DaemonSetControllerTest, NodeSelectorLimitsAndRelabellingMovesPods) {
-  EditNode("kcr-node-2", [](api::ObjectBuilder* b) { b->SetLabel("gpu", "yes"); });
+  EditNode("kcr-node-2",
+           [](api::ObjectBuilder* b) { b->SetLabel("gpu", "yes"); });
   CreateDaemonSet("gpu", R"("nodeSelector":{"gpu":"yes"},)");
   Settle();
   EXPECT_THAT(NodesOf("gpu"), ElementsAre("kcr-node-2"));
   EXPECT_EQ(Int(*DaemonSet("gpu"), "/status/desiredNumberScheduled"), 1);
   // Another node gets the label: a pod there too.
-  EditNode("kcr-node-3", [](api::ObjectBuilder* b) { b->SetLabel("gpu", "yes"); });
+  EditNode("kcr-node-3",
+           [](api::ObjectBuilder* b) { b->SetLabel("gpu", "yes"); });
   Settle();
   EXPECT_THAT(NodesOf("gpu"), ElementsAre("kcr-node-2", "kcr-node-3"));
   // One loses it: its pod is deleted.
@@ -233,8 +236,9 @@ TEST_F(DaemonSetControllerTest, NodeSelectorLimitsAndRelabellingMovesPods) {
 TEST_F(DaemonSetControllerTest, TaintedNodeGetsNoneUnlessTolerated) {
   EditNode("kcr-node-2", [](api::ObjectBuilder* b) {
     ASSERT_TRUE(
-        b->SetJson("/spec/taints",
-                   R"([{"key":"dedicated","value":"db","effect":"NoSchedule"}])")
+        b->SetJson(
+             "/spec/taints",
+             R"([{"key":"dedicated","value":"db","effect":"NoSchedule"}])")
             .ok());
   });
   CreateDaemonSet("plain");
@@ -247,20 +251,18 @@ TEST_F(DaemonSetControllerTest, TaintedNodeGetsNoneUnlessTolerated) {
               ElementsAre("kcr-node", "kcr-node-2", "kcr-node-3"));
   // A NoSchedule taint added later leaves running pods; NoExecute evicts.
   EditNode("kcr-node-3", [](api::ObjectBuilder* b) {
-    ASSERT_TRUE(
-        b->SetJson("/spec/taints",
-                   R"([{"key":"maintenance","effect":"NoSchedule"}])")
-            .ok());
+    ASSERT_TRUE(b->SetJson("/spec/taints",
+                           R"([{"key":"maintenance","effect":"NoSchedule"}])")
+                    .ok());
   });
   Settle();
   EXPECT_THAT(NodesOf("plain"), ElementsAre("kcr-node", "kcr-node-3"));
   EXPECT_EQ(Int(*DaemonSet("plain"), "/status/desiredNumberScheduled"), 1);
   EXPECT_EQ(Int(*DaemonSet("plain"), "/status/numberMisscheduled"), 1);
   EditNode("kcr-node-3", [](api::ObjectBuilder* b) {
-    ASSERT_TRUE(
-        b->SetJson("/spec/taints",
-                   R"([{"key":"maintenance","effect":"NoExecute"}])")
-            .ok());
+    ASSERT_TRUE(b->SetJson("/spec/taints",
+                           R"([{"key":"maintenance","effect":"NoExecute"}])")
+                    .ok());
   });
   Settle();
   EXPECT_THAT(NodesOf("plain"), ElementsAre("kcr-node"));
@@ -270,10 +272,11 @@ TEST_F(DaemonSetControllerTest, TaintedNodeGetsNoneUnlessTolerated) {
 TEST_F(DaemonSetControllerTest, NodeAddedGetsAPodNodeDeletedLosesIt) {
   CreateDaemonSet("agent");
   Settle();
-  Create(Nodes(), "",
-         R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"extra",)"
-         R"("labels":{"kubernetes.io/hostname":"extra"}},)"
-         R"("status":{"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"}}})");
+  Create(
+      Nodes(), "",
+      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"extra",)"
+      R"("labels":{"kubernetes.io/hostname":"extra"}},)"
+      R"("status":{"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"}}})");
   Settle();
   EXPECT_THAT(NodesOf("agent"),
               ElementsAre("extra", "kcr-node", "kcr-node-2", "kcr-node-3"));
@@ -288,9 +291,8 @@ TEST_F(DaemonSetControllerTest, NodeAddedGetsAPodNodeDeletedLosesIt) {
 TEST_F(DaemonSetControllerTest, RollingUpdateReplacesMaxUnavailableAtATime) {
   CreateDaemonSet("agent");
   Settle();
-  const std::string old_hash =
-      std::string(*PodsOf(*DaemonSet("agent"))[0]->Label(
-          "controller-revision-hash"));
+  const std::string old_hash = std::string(
+      *PodsOf(*DaemonSet("agent"))[0]->Label("controller-revision-hash"));
   SetImage("agent", "agent:2");
   // Step by step: never more than one node without an available pod.
   int max_down = 0;
@@ -385,12 +387,11 @@ TEST_F(DaemonSetControllerTest, FailedPodIsDeletedAndReplaced) {
   const std::string node = Str(*victim, "/spec/nodeName");
   EXPECT_THAT(Events("agent"),
               Contains(Cat("FailedDaemonPod: Found failed daemon pod "
-                                    "default/",
-                                    victim->name(), " on node ", node,
-                                    ", will try to kill it")));
-  EXPECT_THAT(Events("agent"), Contains(Cat(
-                                   "SuccessfulDelete: Deleted pod: ",
-                                   victim->name())));
+                           "default/",
+                           victim->name(), " on node ", node,
+                           ", will try to kill it")));
+  EXPECT_THAT(Events("agent"),
+              Contains(Cat("SuccessfulDelete: Deleted pod: ", victim->name())));
 }
 
 // An adopted pod carries no revision label: OnDelete keeps it (a rolling
@@ -425,13 +426,13 @@ TEST_F(DaemonSetControllerTest, AWriteCostsOnlyTheDaemonSetsItTouches) {
   dsc_.Sync();
   EXPECT_EQ(dsc_.keys_synced(), before + 1);
   // A node's write that leaves labels and taints alone: nothing.
-  EditNode("kcr-node-3", [](api::ObjectBuilder* b) {
-    b->SetAnnotation("note", "x");
-  });
+  EditNode("kcr-node-3",
+           [](api::ObjectBuilder* b) { b->SetAnnotation("note", "x"); });
   dsc_.Sync();
   EXPECT_EQ(dsc_.keys_synced(), before + 1);
   // A label that changes one DaemonSet's placement: that one.
-  EditNode("kcr-node-3", [](api::ObjectBuilder* b) { b->SetLabel("gpu", "yes"); });
+  EditNode("kcr-node-3",
+           [](api::ObjectBuilder* b) { b->SetLabel("gpu", "yes"); });
   dsc_.Sync();
   EXPECT_EQ(dsc_.keys_synced(), before + 2);
   EXPECT_THAT(NodesOf("gpu"), ElementsAre("kcr-node-3"));
