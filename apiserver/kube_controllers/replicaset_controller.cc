@@ -198,12 +198,8 @@ void ReplicaSetController::EnqueueForPod(const api::Object& pod) {
   }
   if (pod.being_deleted()) return;
   // An orphan: the owners that may adopt it.
-  // kSelectorIndex files ReplicaSets only: a ReplicationController is
-  // looked for among those of the pod's namespace.
-  const std::vector<api::ObjectPtr> owners =
-      kind_.map_selector ? storage()->Snapshot(collection_, pod.namespace_())
-                         : SelectorCandidates(*storage(), collection_, pod);
-  for (const api::ObjectPtr& rs : owners) {
+  for (const api::ObjectPtr& rs :
+       SelectorCandidates(*storage(), collection_, pod)) {
     absl::StatusOr<api::LabelSelector> selector = SelectorOf(*rs);
     if (selector.ok() &&
         selector->Matches(

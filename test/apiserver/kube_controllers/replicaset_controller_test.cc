@@ -395,5 +395,18 @@ TEST_F(ReplicationManagerTest, APodWriteSyncsOnlyItsOwner) {
   EXPECT_EQ(rm_.keys_synced(), before + 1);
 }
 
+TEST_F(ReplicationManagerTest, AnOrphanQueuesOnlyTheControllersThatSelectIt) {
+  for (int i = 0; i < 20; ++i) CreateRc("rc" + std::to_string(i), 1);
+  Settle();
+  const uint64_t before = rm_.keys_synced();
+  Create(Pods(), "default",
+         R"({"metadata":{"name":"stray","labels":{"app":"rc3"}},
+             "spec":{"containers":[{"name":"c","image":"nginx"}]}})");
+  rm_.Sync();
+  EXPECT_EQ(rm_.keys_synced(), before + 1);
+  // Adopted, and one of the two deleted.
+  EXPECT_EQ(PodsOf(*Rc("rc3")).size(), 1u);
+}
+
 }  // namespace
 }  // namespace kcr::apiserver
