@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "api/json/json_util.h"
@@ -15,8 +16,8 @@
 #include "api/selector/label_selector.h"
 #include "api/types/field.h"
 #include "api/types/time.h"
+#include "apiserver/kube_controllers/controller_history.h"
 #include "apiserver/kube_controllers/controller_indexes.h"
-#include "apiserver/kube_controllers/deployment_controller.h"
 #include "apiserver/kube_controllers/scheduler.h"
 #include "apiserver/kube_controllers/stored_objects.h"
 #include "base/str_cat.h"
@@ -34,6 +35,7 @@ using Value = rapidjson::Value;
 constexpr char kDaemonSetsKey[] = "apps/daemonsets";
 constexpr char kPodsKey[] = "/pods";
 constexpr char kNodesKey[] = "/nodes";
+constexpr char kRevisionsKey[] = "apps/controllerrevisions";
 
 // kube's failedPodsBackoff: flowcontrol.NewBackOff(1s, 15min).
 constexpr absl::Duration kFailedBackoffInitial = absl::Seconds(1);
@@ -248,6 +250,7 @@ struct DaemonSetController::SyncState {
   api::ObjectPtr prototype;
   api::LabelSelector selector;
   std::string hash;
+  int64_t collision_count = 0;
   std::string generation;  // empty when the annotation is missing
   int64_t min_ready_seconds = 0;
   bool rolling = false;
@@ -279,7 +282,7 @@ DaemonSetController::DaemonSetController(Registry* registry, const Clock* clock,
 
 bool DaemonSetController::Wants(const StoredEvent& event) const {
   return event.collection == kDaemonSetsKey || event.collection == kPodsKey ||
-         event.collection == kNodesKey;
+         event.collection == kNodesKey || event.collection == kRevisionsKey;
 }
 
 void DaemonSetController::EnqueueForPod(const api::Object& pod) {
@@ -291,9 +294,9 @@ void DaemonSetController::EnqueueForPod(const api::Object& pod) {
     return;
   }
   if (pod.being_deleted()) return;
-  // An orphan: the DaemonSets of its namespace that select it.
+  // An orphan: the DaemonSets that select it.
   for (const api::ObjectPtr& ds :
-       storage()->Snapshot(kDaemonSetsKey, pod.namespace_())) {
+       SelectorCandidates(*storage(), kDaemonSetsKey, pod)) {
     absl::StatusOr<api::LabelSelector> selector = SelectorOf(*ds);
     if (selector.ok() && Selects(*selector, pod)) {
       Enqueue(Storage::Key(ds->namespace_(), ds->name()));
@@ -345,6 +348,11 @@ void DaemonSetController::OnEvent(const StoredEvent& event) {
     if (event.previous != nullptr) EnqueueForPod(*event.previous);
   } else if (event.collection == kNodesKey) {
     OnNodeEvent(event);
+  } else if (event.collection == kRevisionsKey) {
+    // kube's addHistory / updateHistory / deleteHistory: the owner, or
+    // for an orphan the DaemonSets that may adopt it.
+    EnqueueForPod(*event.object);
+    if (event.previous != nullptr) EnqueueForPod(*event.previous);
   }
 }
 
@@ -438,11 +446,19 @@ absl::Time DaemonSetController::SyncKey(const std::string& key,
   }
   st.prototype = *prototype;
   const Value* spec = field::Object(&ds.json(), "spec");
-  const Value* tmpl = field::Object(spec, "template");
-  const Value empty(rapidjson::kObjectType);
-  st.hash = PodTemplateHash(
-      tmpl != nullptr ? *tmpl : empty,
-      field::Int64(field::Object(&ds.json(), "status"), "collisionCount"));
+  // kube's constructHistory: the ControllerRevision of the template now.
+  absl::StatusOr<History> history =
+      SyncHistory(registry(), ds, kDaemonSetHistory);
+  if (!history.ok()) {
+    if (!IsRaceError(history.status())) {
+      LOG_EVERY_N(WARNING, 100)
+          << "daemonset controller: history of ds=" << ds.Key() << ": "
+          << history.status();
+    }
+    return now + absl::Seconds(1);
+  }
+  st.hash = history->hash;
+  st.collision_count = history->collision_count;
   if (std::optional<std::string_view> g =
           ds.Annotation(kDaemonSetTemplateGenerationAnnotation)) {
     st.generation = std::string(*g);
@@ -477,6 +493,30 @@ absl::Time DaemonSetController::SyncKey(const std::string& key,
   // writes queue the DaemonSet again).
   if (writes_ == before && st.rolling) RollingUpdate(&st, now);
   if (writes_ != before) read_pods();
+  // kube's cleanupHistory: revisions beyond revisionHistoryLimit that no
+  // pod runs.
+  absl::flat_hash_set<std::string> live_hashes, live;
+  for (const auto& [node, pods] : st.node_pods) {
+    for (const api::ObjectPtr& pod : pods) {
+      if (auto h = pod->Label(kControllerRevisionHashLabel)) {
+        live_hashes.insert(std::string(*h));
+      }
+    }
+  }
+  for (const api::ObjectPtr& r : history->revisions) {
+    auto h = r->Label(kControllerRevisionHashLabel);
+    if (h.has_value() && live_hashes.contains(std::string(*h))) {
+      live.insert(std::string(r->name()));
+    }
+  }
+  if (absl::Status s = TruncateHistory(
+          registry(), *history, live,
+          field::Int64(spec, "revisionHistoryLimit").value_or(10));
+      !s.ok() && !IsRaceError(s)) {
+    LOG_EVERY_N(WARNING, 100) << "daemonset controller: truncating history "
+                                 "of ds="
+                              << ds.Key() << ": " << s;
+  }
   return std::min(st.next, UpdateStatus(&st, now));
 }
 
@@ -779,6 +819,9 @@ absl::Time DaemonSetController::UpdateStatus(SyncState* st, absl::Time now) {
   SetCount(&status, "updatedNumberScheduled", updated, true, a);
   SetCount(&status, "numberAvailable", available, true, a);
   SetCount(&status, "numberUnavailable", desired - available, true, a);
+  if (st->collision_count > 0) {
+    SetCount(&status, "collisionCount", st->collision_count, true, a);
+  }
   if (old_status != nullptr && json::JsonDeepEqual(status, *old_status)) {
     return next;
   }

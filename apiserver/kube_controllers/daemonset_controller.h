@@ -30,6 +30,12 @@
 //   claims       orphan pods its selector matches (a controller
 //                ownerReference is added) and releases owned pods it no
 //                longer matches, as the replicaset controller does;
+//   records      its templates as ControllerRevisions (controller_history.h:
+//                `<ds>-<hash>`, revision 1, 2, ...; a rollback reuses the
+//                old one with the next number), the hash being the pods'
+//                controller-revision-hash, and deletes those beyond
+//                spec.revisionHistoryLimit that no pod runs (kube's
+//                constructHistory and cleanupHistory);
 //   updates      on a template change, per spec.updateStrategy:
 //                RollingUpdate deletes old pods while at most
 //                maxUnavailable (default 1, a number or a percentage of
@@ -40,8 +46,8 @@
 //   reports      status.desiredNumberScheduled, currentNumberScheduled,
 //                numberMisscheduled, numberReady, numberAvailable (Ready
 //                for spec.minReadySeconds), updatedNumberScheduled,
-//                numberUnavailable and observedGeneration, keeping
-//                collisionCount;
+//                numberUnavailable, observedGeneration and collisionCount
+//                (raised by a revision name collision);
 //   records      SuccessfulCreate "Created pod: x", SuccessfulDelete
 //                "Deleted pod: x", FailedCreate, and FailedDaemonPod "Found
 //                failed daemon pod ns/x on node n, will try to kill it",
@@ -49,15 +55,14 @@
 // A DaemonSet being deleted is left alone; its pods go through the garbage
 // collector.
 //
-// Simplified: the revision hash is the pod template's (as the deployment
-// controller computes pod-template-hash), without ControllerRevisions; the
-// pods of a node that is deleted are deleted at once (kube's pod garbage
-// collector does it for pods bound to nodes that no longer exist); pods are
-// created in one pass rather than in kube's slow-start batches.
+// Simplified: the pods of a node that is deleted are deleted at once (kube's
+// pod garbage collector does it for pods bound to nodes that no longer exist);
+// pods are created in one pass rather than in kube's slow-start batches.
 //
 // Incremental (incremental_controller.h): a write of a DaemonSet queues it;
-// a pod's write queues its controller, or, for an orphan, the DaemonSets of
-// its namespace whose selector matches it; a Node's creation queues the
+// a pod's or ControllerRevision's write queues its controller, or, for an
+// orphan, the DaemonSets whose selector matches it (kSelectorIndex); a
+// Node's creation queues the
 // DaemonSets that should run there, its deletion those that may have a pod
 // there, and an update of its labels or taints those whose placement on it
 // changes (kube's updateNode) — never every pod. A sync reads the pods filed
@@ -108,7 +113,7 @@ class DaemonSetController : public IncrementalController {
                                IncrementalControllerOptions options = {});
 
   std::string Name() const override { return "daemonset-controller"; }
-  // Writes to daemonsets, pods and nodes.
+  // Writes to daemonsets, pods, nodes and controllerrevisions.
   bool Wants(const StoredEvent& event) const override;
 
  protected:

@@ -81,7 +81,8 @@ spec:
 class KubectlDaemonSetTest : public integration::KubectlServerFixture {
  protected:
   void SetUp() override {
-    StartServer("kubectl-daemonset", {"--nodes=3", "--sim_running_after_ms=100"});
+    StartServer("kubectl-daemonset",
+                {"--nodes=3", "--sim_running_after_ms=100"});
   }
 
   std::string Ok(const std::vector<std::string>& args,
@@ -108,12 +109,12 @@ class KubectlDaemonSetTest : public integration::KubectlServerFixture {
 
   // The nodes the pods labelled app=`app` are bound to, sorted.
   std::vector<std::string> NodesOf(const std::string& app) {
-    std::vector<std::string> nodes = absl::StrSplit(
-        kubectl_
-            ->Run({"get", "pods", "-l", "app=" + app, "-o",
-                   "jsonpath={.items[*].spec.nodeName}"})
-            .out,
-        ' ', absl::SkipEmpty());
+    std::vector<std::string> nodes =
+        absl::StrSplit(kubectl_
+                           ->Run({"get", "pods", "-l", "app=" + app, "-o",
+                                  "jsonpath={.items[*].spec.nodeName}"})
+                           .out,
+                       ' ', absl::SkipEmpty());
     std::sort(nodes.begin(), nodes.end());
     return nodes;
   }
@@ -136,12 +137,11 @@ TEST_F(KubectlDaemonSetTest, PodPerNodeRolloutTaintsAndLabels) {
   EXPECT_THAT(NodesOf("agent"),
               ElementsAre("kcr-node", "kcr-node-2", "kcr-node-3"));
   ASSERT_TRUE(Eventually([&] {
-    return Table({"ds"}) ==
-           std::vector<std::vector<std::string>>{
-               {"NAME", "DESIRED", "CURRENT", "READY", "UP-TO-DATE",
-                "AVAILABLE", "NODE SELECTOR"},
-               {"agent", "3", "3", "3", "3", "3", "<none>"},
-               {"gpu", "0", "0", "0", "0", "0", "gpu=yes"}};
+    return Table({"ds"}) == std::vector<std::vector<std::string>>{
+                                {"NAME", "DESIRED", "CURRENT", "READY",
+                                 "UP-TO-DATE", "AVAILABLE", "NODE SELECTOR"},
+                                {"agent", "3", "3", "3", "3", "3", "<none>"},
+                                {"gpu", "0", "0", "0", "0", "0", "gpu=yes"}};
   })) << kubectl_->Run({"get", "ds"}).out;
 
   // A NoExecute taint evicts the daemon pod from that node.
@@ -168,25 +168,42 @@ TEST_F(KubectlDaemonSetTest, PodPerNodeRolloutTaintsAndLabels) {
                        "jsonpath={.items[*].spec.containers[0].image}"})
                 .out,
             "agent:2 agent:2 agent:2");
-  EXPECT_THAT(Ok({"get", "events", "--field-selector",
-                  "involvedObject.name=agent"}),
-              HasSubstr("Deleted pod: agent-"));
+  EXPECT_THAT(
+      Ok({"get", "events", "--field-selector", "involvedObject.name=agent"}),
+      HasSubstr("Deleted pod: agent-"));
+
+  // The ControllerRevisions: history, and a rollback to the first.
+  const std::vector<std::vector<std::string>> history =
+      KubectlHarness::Columns(Ok({"rollout", "history", "ds/agent"}));
+  ASSERT_GE(history.size(), 4u);
+  EXPECT_THAT(history[1], ElementsAre("REVISION", "CHANGE-CAUSE"));
+  EXPECT_THAT(history[2], ElementsAre("1", "<none>"));
+  EXPECT_THAT(history[3], ElementsAre("2", "<none>"));
+  EXPECT_THAT(Ok({"rollout", "undo", "ds/agent"}),
+              HasSubstr("daemonset.apps/agent rolled back"));
+  EXPECT_THAT(Ok({"rollout", "status", "ds/agent", "--timeout=40s"}),
+              HasSubstr("daemon set \"agent\" successfully rolled out"));
+  EXPECT_EQ(kubectl_
+                ->Run({"get", "pods", "-l", "app=agent", "-o",
+                       "jsonpath={.items[*].spec.containers[0].image}"})
+                .out,
+            "agent:1 agent:1 agent:1");
 }
 
 TEST_F(KubectlDaemonSetTest, ScaleReplicationController) {
   EXPECT_THAT(Ok({"create", "-f", "-"}, kReplicationController),
               HasSubstr("replicationcontroller/web created"));
   ASSERT_TRUE(Eventually([&] {
-    return Table({"rc"}) == std::vector<std::vector<std::string>>{
-                                {"NAME", "DESIRED", "CURRENT", "READY"},
-                                {"web", "2", "2", "2"}};
+    return Table({"rc"}) ==
+           std::vector<std::vector<std::string>>{
+               {"NAME", "DESIRED", "CURRENT", "READY"}, {"web", "2", "2", "2"}};
   })) << kubectl_->Run({"get", "rc"}).out;
   EXPECT_THAT(Ok({"scale", "rc", "web", "--replicas=4"}),
               HasSubstr("replicationcontroller/web scaled"));
   ASSERT_TRUE(Eventually([&] {
-    return Table({"rc"}) == std::vector<std::vector<std::string>>{
-                                {"NAME", "DESIRED", "CURRENT", "READY"},
-                                {"web", "4", "4", "4"}};
+    return Table({"rc"}) ==
+           std::vector<std::vector<std::string>>{
+               {"NAME", "DESIRED", "CURRENT", "READY"}, {"web", "4", "4", "4"}};
   })) << kubectl_->Run({"get", "rc"}).out;
   // The pods are the RC's, spread over the three nodes.
   EXPECT_THAT(Ok({"get", "pods", "-l", "app=web", "-o",

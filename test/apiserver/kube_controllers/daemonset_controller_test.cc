@@ -445,5 +445,63 @@ TEST_F(DaemonSetControllerTest, AWriteCostsOnlyTheDaemonSetsItTouches) {
   EXPECT_EQ(dsc_.keys_synced(), at_add + 20);
 }
 
+// kube's constructHistory: a ControllerRevision per template, named by the
+// hash the pods carry; an update adds one, a rollback renumbers the old.
+TEST_F(DaemonSetControllerTest, RecordsTemplatesAsControllerRevisions) {
+  const ResourceInfo& revisions = Resource("apps", "v1", "controllerrevisions");
+  api::ObjectPtr ds = CreateDaemonSet("agent");
+  Settle();
+  auto revisions_of = [&] {
+    std::map<int64_t, api::ObjectPtr> out;
+    for (api::ObjectPtr& r : storage_.Snapshot(revisions.StorageKey())) {
+      out[Int(*r, "/revision")] = r;
+    }
+    return out;
+  };
+  std::map<int64_t, api::ObjectPtr> rs = revisions_of();
+  ASSERT_EQ(rs.size(), 1u);
+  const api::ObjectPtr first = rs[1];
+  const std::string hash1(*first->Label("controller-revision-hash"));
+  EXPECT_EQ(first->name(), Cat("agent-", hash1));
+  EXPECT_EQ(first->controller_reference()->uid, ds->uid());
+  for (const api::ObjectPtr& p : PodsOf(*ds)) {
+    EXPECT_EQ(p->Label("controller-revision-hash"), hash1);
+  }
+  SetImage("agent", "agent:2");
+  Settle();
+  rs = revisions_of();
+  ASSERT_EQ(rs.size(), 2u);
+  const std::string hash2(*rs[2]->Label("controller-revision-hash"));
+  EXPECT_NE(hash1, hash2);
+  for (const api::ObjectPtr& p : PodsOf(*ds)) {
+    EXPECT_EQ(p->Label("controller-revision-hash"), hash2);
+  }
+  // Back to the first template: its revision becomes number 3.
+  SetImage("agent", "agent:1");
+  Settle();
+  rs = revisions_of();
+  ASSERT_EQ(rs.size(), 2u);
+  EXPECT_EQ(rs[3]->name(), first->name());
+  for (const api::ObjectPtr& p : PodsOf(*ds)) {
+    EXPECT_EQ(p->Label("controller-revision-hash"), hash1);
+    EXPECT_EQ(p->Label("pod-template-generation"), "3");
+  }
+}
+
+TEST_F(DaemonSetControllerTest, RevisionHistoryLimitDropsUnusedRevisions) {
+  CreateDaemonSet("agent");
+  api::ObjectBuilder b = DaemonSet("agent")->ToBuilder();
+  ASSERT_TRUE(b.SetInt("/spec/revisionHistoryLimit", 1).ok());
+  ASSERT_TRUE(
+      registry_.Update(DaemonSets(), "default", "agent", std::move(b)).ok());
+  Settle();
+  for (int i = 2; i <= 4; ++i) {
+    SetImage("agent", Cat("agent:", i));
+    Settle();
+  }
+  // The current one and one old one.
+  EXPECT_EQ(storage_.Snapshot("apps/controllerrevisions").size(), 2u);
+}
+
 }  // namespace
 }  // namespace kcr::apiserver
