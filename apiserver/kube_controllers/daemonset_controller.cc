@@ -423,6 +423,12 @@ absl::Time DaemonSetController::SyncKey(const std::string& key,
   ResourceInfoPtr daemonsets = resources->Lookup("apps", "v1", "daemonsets");
   ResourceInfoPtr pods = resources->Lookup("", "v1", "pods");
   if (daemonsets == nullptr || pods == nullptr) return absl::InfiniteFuture();
+  if (now - backoff_gc_ >= absl::Minutes(1)) {
+    backoff_gc_ = now;
+    absl::erase_if(failed_backoff_, [now](const auto& entry) {
+      return now - entry.second.updated > 2 * kFailedBackoffMax;
+    });
+  }
   SyncState st;
   st.daemonsets = daemonsets.get();
   st.pods = pods.get();

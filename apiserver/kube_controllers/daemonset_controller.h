@@ -152,6 +152,9 @@ class DaemonSetController : public IncrementalController {
     absl::Time updated;
   };
   absl::flat_hash_map<std::string, Backoff> failed_backoff_;
+  // When failed_backoff_ was last rid of expired entries (kube's
+  // failedPodsBackoff.GC, every minute).
+  absl::Time backoff_gc_ = absl::InfinitePast();
 };
 
 }  // namespace apiserver

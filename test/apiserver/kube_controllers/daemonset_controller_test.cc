@@ -503,5 +503,50 @@ TEST_F(DaemonSetControllerTest, RevisionHistoryLimitDropsUnusedRevisions) {
   EXPECT_EQ(storage_.Snapshot("apps/controllerrevisions").size(), 2u);
 }
 
+// kube's failedPodsBackoff: a node whose daemon pods keep failing waits 1 s,
+// then 2 s, ... before its failed pod is deleted again.
+TEST_F(DaemonSetControllerTest, PodsThatKeepFailingBackOff) {
+  api::ObjectPtr ds = CreateDaemonSet("agent", R"("nodeName":"kcr-node",)");
+  Settle();
+  auto fail_pod = [&] {
+    std::vector<api::ObjectPtr> pods = PodsOf(*DaemonSet("agent"));
+    EXPECT_EQ(pods.size(), 1u);
+    if (pods.empty()) return std::string();
+    api::ObjectBuilder b = pods[0]->ToBuilder();
+    EXPECT_TRUE(b.SetString("/status/phase", "Failed").ok());
+    WriteOptions w;
+    w.subresource = "status";
+    EXPECT_TRUE(
+        registry_.Update(Pods(), "default", pods[0]->name(), std::move(b), w)
+            .ok());
+    return std::string(pods[0]->name());
+  };
+  const std::string first = fail_pod();
+  dsc_.Sync();  // deleted at once (back-off 1 s from now)
+  EXPECT_EQ(Get(Pods(), "default", first), nullptr);
+  dsc_.Sync();  // its replacement
+  const std::string second = fail_pod();
+  ASSERT_NE(second, first);
+  const absl::Time next = dsc_.Sync();  // within the back-off: kept
+  EXPECT_NE(Get(Pods(), "default", second), nullptr);
+  EXPECT_LE(next, clock_.Now() + absl::Seconds(1));
+  clock_.Advance(absl::Seconds(1));
+  dsc_.Sync();  // deleted; the back-off doubles
+  EXPECT_EQ(Get(Pods(), "default", second), nullptr);
+  dsc_.Sync();
+  const std::string third = fail_pod();
+  clock_.Advance(absl::Seconds(1));
+  dsc_.Sync();
+  EXPECT_NE(Get(Pods(), "default", third), nullptr);
+  clock_.Advance(absl::Seconds(1));
+  dsc_.Sync();
+  EXPECT_EQ(Get(Pods(), "default", third), nullptr);
+  int failed_events = 0;
+  for (const std::string& e : Events("agent")) {
+    if (e.rfind("FailedDaemonPod: ", 0) == 0) ++failed_events;
+  }
+  EXPECT_EQ(failed_events, 3);
+}
+
 }  // namespace
 }  // namespace kcr::apiserver
