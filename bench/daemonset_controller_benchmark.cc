@@ -95,7 +95,8 @@ void BM_DaemonSets(benchmark::State& state) {
     api::ObjectPtr pod = storage.Snapshot(pod_info->StorageKey())[0];
     api::ObjectBuilder b = pod->ToBuilder();
     b.SetAnnotation("touched", "yes");
-    CHECK(registry.Update(*pod_info, "default", pod->name(), std::move(b)).ok());
+    CHECK(
+        registry.Update(*pod_info, "default", pod->name(), std::move(b)).ok());
     pod_write_us = timed();
 
     b = storage.Get(node_info->StorageKey(), "", "n1")->ToBuilder();
