@@ -3,12 +3,12 @@
 // local API server: the garbage collector (garbage_collector.h), the
 // namespace controller (namespace_controller.h), the deployment,
 // replicaset and replicationcontroller controllers (deployment_controller.h,
-// replicaset_controller.h), the daemonset controller
-// (daemonset_controller.h),
-// the default ServiceAccount and kube-root-ca.crt of every namespace
-// (serviceaccounts_controller.h), the default/kubernetes Service
-// (kubernetes_service_controller.h), the Endpoints and EndpointSlices of
-// Services (endpoints_controller.h) and the simulated node
+// replicaset_controller.h), the statefulset controller
+// (statefulset_controller.h), the daemonset controller
+// (daemonset_controller.h), the default ServiceAccount and kube-root-ca.crt
+// of every namespace (serviceaccounts_controller.h), the default/kubernetes
+// Service (kubernetes_service_controller.h), the Endpoints and
+// EndpointSlices of Services (endpoints_controller.h) and the simulated node
 // (node_simulator.h), each on its own ControllerRunner thread and each
 // switchable off. With the deployment controller on, the simulated node
 // leaves Deployment status to it (NodeSimulatorOptions::simulate_deployments
@@ -32,6 +32,7 @@
 #include "apiserver/kube_controllers/node_simulator.h"
 #include "apiserver/kube_controllers/replicaset_controller.h"
 #include "apiserver/kube_controllers/serviceaccounts_controller.h"
+#include "apiserver/kube_controllers/statefulset_controller.h"
 #include "apiserver/registry/registry.h"
 #include "base/clock.h"
 
@@ -45,6 +46,8 @@ struct BuiltinControllersOptions {
   bool replicaset_controller = true;
   bool replicationcontroller_controller = true;
   bool daemonset_controller = true;
+  // StatefulSets' pods, claims and revisions (statefulset_controller.h).
+  bool statefulset_controller = true;
   bool node_simulator = true;
   // The default ServiceAccount and the kube-root-ca.crt ConfigMap (with
   // `root_ca_pem`) in every namespace (serviceaccounts_controller.h).
