@@ -264,8 +264,7 @@ struct DaemonSetController::SyncState {
 
   // kube's util.IsPodUpdated.
   bool Updated(const api::Object& pod) const {
-    const std::optional<std::string_view> h =
-        pod.Label(kControllerRevisionHashLabel);
+    const std::optional<std::string_view> h = pod.Label(kDaemonSetUniqueLabel);
     if (!hash.empty() && h.has_value() && *h == hash) return true;
     const std::optional<std::string_view> g =
         pod.Label(kPodTemplateGenerationLabel);
@@ -504,13 +503,13 @@ absl::Time DaemonSetController::SyncKey(const std::string& key,
   absl::flat_hash_set<std::string> live_hashes, live;
   for (const auto& [node, pods] : st.node_pods) {
     for (const api::ObjectPtr& pod : pods) {
-      if (auto h = pod->Label(kControllerRevisionHashLabel)) {
+      if (auto h = pod->Label(kDaemonSetUniqueLabel)) {
         live_hashes.insert(std::string(*h));
       }
     }
   }
   for (const api::ObjectPtr& r : history->revisions) {
-    auto h = r->Label(kControllerRevisionHashLabel);
+    auto h = r->Label(kDaemonSetUniqueLabel);
     if (h.has_value() && live_hashes.contains(std::string(*h))) {
       live.insert(std::string(r->name()));
     }
@@ -592,7 +591,7 @@ void DaemonSetController::Manage(SyncState* st, absl::Time now) {
     api::ObjectPtr oldest_new, oldest_old;
     for (const api::ObjectPtr& pod : running) {
       const std::optional<std::string_view> h =
-          pod->Label(kControllerRevisionHashLabel);
+          pod->Label(kDaemonSetUniqueLabel);
       api::ObjectPtr& slot =
           h.has_value() && *h == st->hash ? oldest_new : oldest_old;
       if (slot == nullptr) {
@@ -726,7 +725,7 @@ bool DaemonSetController::SyncNodes(SyncState* st,
     if (!st->generation.empty()) {
       b.SetLabel(kPodTemplateGenerationLabel, st->generation);
     }
-    b.SetLabel(kControllerRevisionHashLabel, st->hash);
+    b.SetLabel(kDaemonSetUniqueLabel, st->hash);
     b.AddOwnerReference(ControllerRef(ds));
     if (s.ok()) s = b.Set("/spec", *st->prototype->Find("/spec"));
     if (s.ok()) {

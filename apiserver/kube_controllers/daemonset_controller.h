@@ -89,8 +89,8 @@
 namespace kcr {
 namespace apiserver {
 
-inline constexpr char kControllerRevisionHashLabel[] =
-    "controller-revision-hash";
+// kube's DefaultDaemonSetUniqueLabelKey: the revision hash on each pod.
+inline constexpr char kDaemonSetUniqueLabel[] = "controller-revision-hash";
 inline constexpr char kPodTemplateGenerationLabel[] = "pod-template-generation";
 inline constexpr char kDaemonSetTemplateGenerationAnnotation[] =
     "deprecated.daemonset.template.generation";
