@@ -1,18 +1,18 @@
 #include "apiserver/internal/cron_schedule.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
-#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/civil_time.h"
 #include "absl/time/clock.h"
@@ -233,9 +233,9 @@ absl::StatusOr<CronSchedule> CronSchedule::Parse(std::string_view spec_in) {
       const std::string d = spec.substr(7);
       absl::Duration every;
       if (!GoDuration(d) ||
-          !absl::ParseDuration(
-              absl::StrReplaceAll(d, {{"\xC2\xB5s", "us"}, {"\xCE\xBCs", "us"}}),
-              &every)) {
+          !absl::ParseDuration(absl::StrReplaceAll(d, {{"\xC2\xB5s", "us"},
+                                                       {"\xCE\xBCs", "us"}}),
+                               &every)) {
         return Error(Cat("failed to parse duration ", spec,
                          ": time: invalid duration ", Quote(d)));
       }
@@ -266,7 +266,8 @@ absl::StatusOr<CronSchedule> CronSchedule::Parse(std::string_view spec_in) {
   return out;
 }
 
-absl::Time CronSchedule::Next(absl::Time t, const absl::TimeZone& zone_in) const {
+absl::Time CronSchedule::Next(absl::Time t,
+                              const absl::TimeZone& zone_in) const {
   if (every_ > absl::ZeroDuration()) {
     return absl::Trunc(t - absl::UnixEpoch(), absl::Seconds(1)) +
            absl::UnixEpoch() + every_;

@@ -31,6 +31,14 @@ BuiltinControllers::BuiltinControllers(Registry* registry,
     controllers_.push_back(
         std::make_unique<ReplicaSetController>(registry, options.clock));
   }
+  if (options.job_controller) {
+    controllers_.push_back(
+        std::make_unique<JobController>(registry, options.clock));
+  }
+  if (options.ttl_after_finished_controller) {
+    controllers_.push_back(
+        std::make_unique<TtlAfterFinishedController>(registry, options.clock));
+  }
   if (options.service_accounts) {
     controllers_.push_back(
         std::make_unique<ServiceAccountsController>(registry));

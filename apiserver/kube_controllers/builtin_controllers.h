@@ -3,6 +3,8 @@
 // local API server: the garbage collector (garbage_collector.h), the
 // namespace controller (namespace_controller.h), the deployment and
 // replicaset controllers (deployment_controller.h, replicaset_controller.h),
+// the job and ttl-after-finished controllers (job_controller.h,
+// ttl_after_finished_controller.h),
 // the default ServiceAccount and kube-root-ca.crt of every namespace
 // (serviceaccounts_controller.h), the default/kubernetes Service
 // (kubernetes_service_controller.h), the Endpoints and EndpointSlices of
@@ -24,11 +26,13 @@
 #include "apiserver/kube_controllers/deployment_controller.h"
 #include "apiserver/kube_controllers/endpoints_controller.h"
 #include "apiserver/kube_controllers/garbage_collector.h"
+#include "apiserver/kube_controllers/job_controller.h"
 #include "apiserver/kube_controllers/kubernetes_service_controller.h"
 #include "apiserver/kube_controllers/namespace_controller.h"
 #include "apiserver/kube_controllers/node_simulator.h"
 #include "apiserver/kube_controllers/replicaset_controller.h"
 #include "apiserver/kube_controllers/serviceaccounts_controller.h"
+#include "apiserver/kube_controllers/ttl_after_finished_controller.h"
 #include "apiserver/registry/registry.h"
 #include "base/clock.h"
 
@@ -40,6 +44,10 @@ struct BuiltinControllersOptions {
   bool namespace_controller = true;
   bool deployment_controller = true;
   bool replicaset_controller = true;
+  // Jobs (job_controller.h) and their deletion after
+  // ttlSecondsAfterFinished (ttl_after_finished_controller.h).
+  bool job_controller = true;
+  bool ttl_after_finished_controller = true;
   bool node_simulator = true;
   // The default ServiceAccount and the kube-root-ca.crt ConfigMap (with
   // `root_ca_pem`) in every namespace (serviceaccounts_controller.h).
