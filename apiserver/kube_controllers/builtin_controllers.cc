@@ -39,6 +39,10 @@ BuiltinControllers::BuiltinControllers(Registry* registry,
     controllers_.push_back(
         std::make_unique<TtlAfterFinishedController>(registry, options.clock));
   }
+  if (options.cronjob_controller) {
+    controllers_.push_back(
+        std::make_unique<CronJobController>(registry, options.clock));
+  }
   if (options.service_accounts) {
     controllers_.push_back(
         std::make_unique<ServiceAccountsController>(registry));

@@ -3,8 +3,8 @@
 // local API server: the garbage collector (garbage_collector.h), the
 // namespace controller (namespace_controller.h), the deployment and
 // replicaset controllers (deployment_controller.h, replicaset_controller.h),
-// the job and ttl-after-finished controllers (job_controller.h,
-// ttl_after_finished_controller.h),
+// the job, ttl-after-finished and cronjob controllers (job_controller.h,
+// ttl_after_finished_controller.h, cronjob_controller.h),
 // the default ServiceAccount and kube-root-ca.crt of every namespace
 // (serviceaccounts_controller.h), the default/kubernetes Service
 // (kubernetes_service_controller.h), the Endpoints and EndpointSlices of
@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "apiserver/kube_controllers/controller_runner.h"
+#include "apiserver/kube_controllers/cronjob_controller.h"
 #include "apiserver/kube_controllers/deployment_controller.h"
 #include "apiserver/kube_controllers/endpoints_controller.h"
 #include "apiserver/kube_controllers/garbage_collector.h"
@@ -48,6 +49,8 @@ struct BuiltinControllersOptions {
   // ttlSecondsAfterFinished (ttl_after_finished_controller.h).
   bool job_controller = true;
   bool ttl_after_finished_controller = true;
+  // CronJobs (cronjob_controller.h).
+  bool cronjob_controller = true;
   bool node_simulator = true;
   // The default ServiceAccount and the kube-root-ca.crt ConfigMap (with
   // `root_ca_pem`) in every namespace (serviceaccounts_controller.h).

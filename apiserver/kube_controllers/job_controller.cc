@@ -39,7 +39,8 @@ constexpr char kOrphanPrefix[] = "pod:";
 constexpr int64_t kBurst = 500;
 
 constexpr char kBackoffReason[] = "BackoffLimitExceeded";
-constexpr char kBackoffMessage[] = "Job has reached the specified backoff limit";
+constexpr char kBackoffMessage[] =
+    "Job has reached the specified backoff limit";
 constexpr char kDeadlineReason[] = "DeadlineExceeded";
 constexpr char kDeadlineMessage[] =
     "Job was active longer than specified deadline";
@@ -78,8 +79,7 @@ int64_t PodIndex(const api::Object& pod) {
 // status.completedIndexes ("1,3-5") as a set, and back.
 std::set<int64_t> ParseIntervals(std::string_view text) {
   std::set<int64_t> out;
-  for (const std::string& part :
-       std::vector<std::string>(
+  for (const std::string& part : std::vector<std::string>(
            absl::StrSplit(std::string(text), ',', absl::SkipEmpty()))) {
     const std::vector<std::string> ends = absl::StrSplit(part, '-');
     int64_t lo = 0, hi = 0;
@@ -232,15 +232,16 @@ absl::StatusOr<api::ObjectBuilder> NewPod(const api::Object& job,
       }
       bool present = false;
       for (const Value& e : c["env"].GetArray()) {
-        present = present || field::String(&e, "name") == "JOB_COMPLETION_INDEX";
+        present =
+            present || field::String(&e, "name") == "JOB_COMPLETION_INDEX";
       }
       if (present) continue;
       Value ref_json(rapidjson::kObjectType);
-      ref_json.AddMember("fieldPath",
-                         field::Str(Cat("metadata.labels['",
-                                        kJobCompletionIndexAnnotation, "']"),
-                                    a),
-                         a);
+      ref_json.AddMember(
+          "fieldPath",
+          field::Str(
+              Cat("metadata.labels['", kJobCompletionIndexAnnotation, "']"), a),
+          a);
       Value value_from(rapidjson::kObjectType);
       value_from.AddMember("fieldRef", ref_json, a);
       Value env(rapidjson::kObjectType);
@@ -357,10 +358,10 @@ absl::Time JobController::SyncKey(const std::string& key, absl::Time now) {
   }
   api::ObjectPtr job = storage()->GetByKey(jobs->StorageKey(), key);
   if (job == nullptr) return absl::InfiniteFuture();
-  return SyncJob(*jobs, *pods, job,
-                 storage()->ByIndex(pods->StorageKey(), kControllerIndex,
-                                    job->uid()),
-                 now);
+  return SyncJob(
+      *jobs, *pods, job,
+      storage()->ByIndex(pods->StorageKey(), kControllerIndex, job->uid()),
+      now);
 }
 
 absl::Time JobController::SyncJob(const ResourceInfo& jobs,
@@ -381,7 +382,8 @@ absl::Time JobController::SyncJob(const ResourceInfo& jobs,
 
   Allocator a(1024);
   Value status(rapidjson::kObjectType);
-  if (const Value* old = field::Object(&job->json(), "status"); old != nullptr) {
+  if (const Value* old = field::Object(&job->json(), "status");
+      old != nullptr) {
     status.CopyFrom(*old, a);
   }
   const bool finished =
@@ -402,7 +404,8 @@ absl::Time JobController::SyncJob(const ResourceInfo& jobs,
   }
 
   // 1. Finished pods still holding the finalizer become uncounted.
-  const Value* uncounted_json = field::Object(&status, "uncountedTerminatedPods");
+  const Value* uncounted_json =
+      field::Object(&status, "uncountedTerminatedPods");
   std::vector<std::string> uncounted_s =
       Strings(field::Member(uncounted_json, "succeeded"));
   std::vector<std::string> uncounted_f =
@@ -435,7 +438,8 @@ absl::Time JobController::SyncJob(const ResourceInfo& jobs,
     if (!uncounted_s.empty()) {
       u.AddMember("succeeded", StringArray(uncounted_s, a), a);
     }
-    if (!uncounted_f.empty()) u.AddMember("failed", StringArray(uncounted_f, a), a);
+    if (!uncounted_f.empty())
+      u.AddMember("failed", StringArray(uncounted_f, a), a);
     SetMember(st, "uncountedTerminatedPods", std::move(u), a);
     st->RemoveMember("completedIndexes");
     if (indexed && !completed_indexes.empty()) {
@@ -486,13 +490,13 @@ absl::Time JobController::SyncJob(const ResourceInfo& jobs,
         freed.insert(uid);
         continue;
       }
-      absl::Status s = RemoveFinalizer(registry(), pods, *it->second,
-                                       kJobTrackingFinalizer);
+      absl::Status s =
+          RemoveFinalizer(registry(), pods, *it->second, kJobTrackingFinalizer);
       if (s.ok()) {
         freed.insert(uid);
       } else if (!IsRaceError(s)) {
-        LOG(WARNING) << "job controller: finalizer of pod="
-                     << it->second->Key() << " failed: " << s;
+        LOG(WARNING) << "job controller: finalizer of pod=" << it->second->Key()
+                     << " failed: " << s;
       }
     }
   }
@@ -513,7 +517,8 @@ absl::Time JobController::SyncJob(const ResourceInfo& jobs,
   count(&uncounted_f, &failed);
   const int64_t succeeded_total =
       succeeded + static_cast<int64_t>(uncounted_s.size());
-  const int64_t failed_total = failed + static_cast<int64_t>(uncounted_f.size());
+  const int64_t failed_total =
+      failed + static_cast<int64_t>(uncounted_f.size());
 
   std::vector<api::ObjectPtr> active;
   int64_t terminating = 0;
@@ -563,9 +568,9 @@ absl::Time JobController::SyncJob(const ResourceInfo& jobs,
     } else {
       bool complete = false;
       if (indexed) {
-        complete = completions.has_value() &&
-                   static_cast<int64_t>(completed_indexes.size()) >=
-                       *completions;
+        complete =
+            completions.has_value() &&
+            static_cast<int64_t>(completed_indexes.size()) >= *completions;
       } else if (completions.has_value()) {
         complete = succeeded_total >= *completions;
       } else {
@@ -587,9 +592,8 @@ absl::Time JobController::SyncJob(const ResourceInfo& jobs,
                          terminating == 0 && uncounted_s.empty() &&
                          uncounted_f.empty();
     if (drained) {
-      Value* interim =
-          FindCondition(&status, failure_target ? "FailureTarget"
-                                                : "SuccessCriteriaMet");
+      Value* interim = FindCondition(
+          &status, failure_target ? "FailureTarget" : "SuccessCriteriaMet");
       const std::string reason(field::String(interim, "reason"));
       const std::string message(field::String(interim, "message"));
       if (failure_target) {
@@ -633,8 +637,8 @@ absl::Time JobController::SyncJob(const ResourceInfo& jobs,
     if (auto it = backoff_.find(key);
         it != backoff_.end() && it->second.failures > 0) {
       absl::Duration delay = kPodFailureBackOff;
-      for (int64_t i = 1; i < it->second.failures && delay < kMaxPodFailureBackOff;
-           ++i) {
+      for (int64_t i = 1;
+           i < it->second.failures && delay < kMaxPodFailureBackOff; ++i) {
         delay *= 2;
       }
       backoff_until =
@@ -670,8 +674,8 @@ absl::Time JobController::SyncJob(const ResourceInfo& jobs,
           want = std::min(static_cast<int64_t>(active.size()), parallelism);
         }
       } else {
-        want = std::clamp(*completions - succeeded_total, int64_t{0},
-                          parallelism);
+        want =
+            std::clamp(*completions - succeeded_total, int64_t{0}, parallelism);
       }
       const int64_t diff = static_cast<int64_t>(active.size()) - want;
       if (diff > 0) {
@@ -703,8 +707,8 @@ absl::Time JobController::SyncJob(const ResourceInfo& jobs,
       }
       delete_active(extra);
       int64_t room = parallelism - static_cast<int64_t>(by_index.size());
-      for (int64_t i = 0; may_create && room > 0 && i < completions.value_or(0) &&
-                          created < kBurst;
+      for (int64_t i = 0; may_create && room > 0 &&
+                          i < completions.value_or(0) && created < kBurst;
            ++i) {
         if (completed_indexes.count(i) > 0 || by_index.count(i) > 0) continue;
         if (!create(i)) break;

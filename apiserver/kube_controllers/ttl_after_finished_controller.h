@@ -29,9 +29,7 @@ class TtlAfterFinishedController : public IncrementalController {
       Registry* registry, const Clock* clock = Clock::Real(),
       IncrementalControllerOptions options = {});
 
-  std::string Name() const override {
-    return "ttl-after-finished-controller";
-  }
+  std::string Name() const override { return "ttl-after-finished-controller"; }
   // Writes to jobs.
   bool Wants(const StoredEvent& event) const override;
 

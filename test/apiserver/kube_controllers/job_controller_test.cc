@@ -89,12 +89,12 @@ class JobControllerTest : public ControllerTest {
   // Ends a pod as the kubelet would.
   void Finish(const api::Object& pod, const std::string& phase) {
     api::ObjectBuilder b = pod.ToBuilder();
-    ASSERT_TRUE(b.SetJson("/status", Cat(R"({"phase":")", phase, R"("})")).ok());
+    ASSERT_TRUE(
+        b.SetJson("/status", Cat(R"({"phase":")", phase, R"("})")).ok());
     WriteOptions w;
     w.subresource = "status";
-    ASSERT_TRUE(registry_
-                    .Update(Pods(), "default", pod.name(), std::move(b), w)
-                    .ok());
+    ASSERT_TRUE(
+        registry_.Update(Pods(), "default", pod.name(), std::move(b), w).ok());
   }
 
   void Settle() {
@@ -151,10 +151,9 @@ TEST_F(JobControllerTest, CreatesTrackedPodsAndCompletes) {
   job = Job("pi");
   EXPECT_EQ(Int(*job, "/status/succeeded"), 1);
   EXPECT_EQ(Int(*job, "/status/active"), 0);
-  EXPECT_EQ(Conditions(*job),
-            (std::vector<std::string>{
-                "SuccessCriteriaMet=True/CompletionsReached",
-                "Complete=True/CompletionsReached"}));
+  EXPECT_EQ(Conditions(*job), (std::vector<std::string>{
+                                  "SuccessCriteriaMet=True/CompletionsReached",
+                                  "Complete=True/CompletionsReached"}));
   EXPECT_EQ(Str(*job, "/status/completionTime"),
             api::FormatRfc3339(clock_.Now()));
   EXPECT_EQ(Str(*job, "/status/conditions/1/message"),
@@ -242,8 +241,9 @@ TEST_F(JobControllerTest, RetriesWithBackoffThenFailsAtBackoffLimit) {
             "Job has reached the specified backoff limit");
   EXPECT_EQ(job->Find("/status/completionTime"), nullptr);
   EXPECT_EQ(PodsOf("f").size(), 3u);
-  EXPECT_EQ(EventsOf("f").back(),
-            "BackoffLimitExceeded: Job has reached the specified backoff limit");
+  EXPECT_EQ(
+      EventsOf("f").back(),
+      "BackoffLimitExceeded: Job has reached the specified backoff limit");
   clock_.Advance(absl::Minutes(10));
   Settle();
   EXPECT_EQ(PodsOf("f").size(), 3u);
