@@ -258,8 +258,8 @@ absl::Time CronJobController::SyncCronJob(
           Cat("Saw completed job: ", job->name(), ", condition: ", finished),
           now);
     } else if (finished == "Complete") {
-      const std::optional<absl::Time> done = TimeField(
-          field::Object(&job->json(), "status"), "completionTime");
+      const std::optional<absl::Time> done =
+          TimeField(field::Object(&job->json(), "status"), "completionTime");
       const std::optional<absl::Time> last =
           TimeField(&status, "lastSuccessfulTime");
       if (done.has_value() && (!last.has_value() || *done > *last)) {
@@ -272,9 +272,9 @@ absl::Time CronJobController::SyncCronJob(
   for (size_t i = 0; i < active.size();) {
     const std::string uid(field::String(&active[i], "uid"));
     if (std::find(children.begin(), children.end(), uid) != children.end() ||
-        storage()->GetByKey(jobs.StorageKey(),
-                            Storage::Key(cj.namespace_(),
-                                         field::String(&active[i], "name"))) !=
+        storage()->GetByKey(
+            jobs.StorageKey(),
+            Storage::Key(cj.namespace_(), field::String(&active[i], "name"))) !=
             nullptr) {
       ++i;
       continue;
@@ -290,15 +290,14 @@ absl::Time CronJobController::SyncCronJob(
   [&] {
     if (cj.being_deleted()) return;
     const Value* tz_json = field::Member(spec, "timeZone");
-    const std::string tz_name(tz_json != nullptr && tz_json->IsString()
-                                  ? field::View(*tz_json)
-                                  : "");
+    const std::string tz_name(
+        tz_json != nullptr && tz_json->IsString() ? field::View(*tz_json) : "");
     absl::StatusOr<absl::TimeZone> zone = LoadCronTimeZone(tz_name);
     if (!zone.ok()) {
-      events_.Record(cj, "batch/v1", "CronJob", true, "UnknownTimeZone",
-                     Cat("invalid timeZone: \"", tz_name,
-                         "\": ", zone.status().message()),
-                     now);
+      events_.Record(
+          cj, "batch/v1", "CronJob", true, "UnknownTimeZone",
+          Cat("invalid timeZone: \"", tz_name, "\": ", zone.status().message()),
+          now);
       return;
     }
     if (field::Bool(spec, "suspend", false)) return;

@@ -71,15 +71,14 @@ class CronJobControllerTest : public ControllerTest {
     const std::string now = api::FormatRfc3339(clock_.Now());
     api::ObjectBuilder b = job->ToBuilder();
     ASSERT_TRUE(
-        b.SetJson("/status",
-                  Cat(R"({"startTime":")", Str(*job, "/metadata/creationTimestamp"),
-                      R"(",)",
-                      type == "Complete"
-                          ? Cat(R"("completionTime":")", now, R"(",)")
-                          : "",
-                      R"("conditions":[{"type":")", type,
-                      R"(","status":"True","lastTransitionTime":")", now,
-                      R"("}]})"))
+        b.SetJson(
+             "/status",
+             Cat(R"({"startTime":")", Str(*job, "/metadata/creationTimestamp"),
+                 R"(",)",
+                 type == "Complete" ? Cat(R"("completionTime":")", now, R"(",)")
+                                    : "",
+                 R"("conditions":[{"type":")", type,
+                 R"(","status":"True","lastTransitionTime":")", now, R"("}]})"))
             .ok());
     WriteOptions w;
     w.subresource = "status";
@@ -151,11 +150,10 @@ TEST_F(CronJobControllerTest, FiresOnScheduleAndWaitsForTheNextTime) {
   cj = CronJob("every5");
   EXPECT_EQ(cj->Find("/status/active"), nullptr);
   EXPECT_EQ(Str(*cj, "/status/lastSuccessfulTime"), "2024-05-01T10:05:30Z");
-  EXPECT_EQ(EventsOf("every5"),
-            (std::vector<std::string>{
-                Cat("SuccessfulCreate: Created job ", name),
-                Cat("SawCompletedJob: Saw completed job: ", name,
-                    ", condition: Complete")}));
+  EXPECT_EQ(EventsOf("every5"), (std::vector<std::string>{
+                                    Cat("SuccessfulCreate: Created job ", name),
+                                    Cat("SawCompletedJob: Saw completed job: ",
+                                        name, ", condition: Complete")}));
 }
 
 TEST_F(CronJobControllerTest, OnlyTheMostRecentMissedTimeRuns) {
