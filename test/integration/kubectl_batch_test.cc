@@ -74,12 +74,12 @@ class KubectlBatchTest : public KubectlServerFixture {
 TEST_F(KubectlBatchTest, JobsCompleteOrFailAndCronJobsInstantiate) {
   EXPECT_THAT(Ok({"create", "-f", "-"}, kManifest),
               HasSubstr("job.batch/sleepy created"));
-  EXPECT_THAT(Ok({"wait", "--for=condition=complete", "job/sleepy",
-                  "--timeout=40s"}),
-              HasSubstr("job.batch/sleepy condition met"));
-  EXPECT_THAT(Ok({"wait", "--for=condition=failed", "job/broken",
-                  "--timeout=40s"}),
-              HasSubstr("job.batch/broken condition met"));
+  EXPECT_THAT(
+      Ok({"wait", "--for=condition=complete", "job/sleepy", "--timeout=40s"}),
+      HasSubstr("job.batch/sleepy condition met"));
+  EXPECT_THAT(
+      Ok({"wait", "--for=condition=failed", "job/broken", "--timeout=40s"}),
+      HasSubstr("job.batch/broken condition met"));
   std::vector<std::vector<std::string>> rows =
       KubectlHarness::Columns(Ok({"get", "jobs"}));
   ASSERT_EQ(rows.size(), 3u);
@@ -101,17 +101,16 @@ TEST_F(KubectlBatchTest, JobsCompleteOrFailAndCronJobsInstantiate) {
                 "jsonpath={.items[*].status.phase} "
                 "{.items[*].metadata.finalizers}"}),
             "Succeeded ");
-  EXPECT_THAT(Ok({"describe", "job", "sleepy"}),
-              HasSubstr("Job completed"));
+  EXPECT_THAT(Ok({"describe", "job", "sleepy"}), HasSubstr("Job completed"));
 
   EXPECT_THAT(Ok({"create", "job", "manual", "--from=cronjob/nightly"}),
               HasSubstr("job.batch/manual created"));
   EXPECT_EQ(Ok({"get", "job", "manual", "-o",
                 "jsonpath={.metadata.ownerReferences[0].kind}"}),
             "CronJob");
-  EXPECT_THAT(Ok({"wait", "--for=condition=complete", "job/manual",
-                  "--timeout=40s"}),
-              HasSubstr("job.batch/manual condition met"));
+  EXPECT_THAT(
+      Ok({"wait", "--for=condition=complete", "job/manual", "--timeout=40s"}),
+      HasSubstr("job.batch/manual condition met"));
 }
 
 }  // namespace
