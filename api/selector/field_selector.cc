@@ -70,6 +70,27 @@ absl::StatusOr<std::string> UnescapeFieldValue(std::string_view escaped) {
   return out;
 }
 
+namespace {
+
+// Whether the dotted `path` names a non-null member of `object`.
+bool FieldPresent(const rapidjson::Value& object, std::string_view path) {
+  const rapidjson::Value* v = &object;
+  for (absl::string_view part : absl::StrSplit(ToAbsl(path), '.')) {
+    if (!v->IsObject() ||
+        part.size() > std::numeric_limits<rapidjson::SizeType>::max()) {
+      return false;
+    }
+    rapidjson::Value name(rapidjson::StringRef(
+        part.data(), static_cast<rapidjson::SizeType>(part.size())));
+    auto it = v->FindMember(name);
+    if (it == v->MemberEnd()) return false;
+    v = &it->value;
+  }
+  return !v->IsNull();
+}
+
+}  // namespace
+
 std::optional<std::string> FieldValueAt(const rapidjson::Value& object,
                                         std::string_view path) {
   const rapidjson::Value* v = &object;
@@ -184,9 +205,27 @@ FieldSelector FieldSelector::FromSet(
   return FieldSelector(std::move(requirements));
 }
 
+FieldSelector FieldSelector::Resolved(
+    std::string_view field, std::string_view path,
+    std::optional<std::string> if_absent) const {
+  FieldSelector out = *this;
+  for (FieldRequirement& r : out.requirements_) {
+    if (r.field != field) continue;
+    r.path = std::string(path);
+    r.if_absent = if_absent;
+  }
+  return out;
+}
+
 bool FieldSelector::Matches(const rapidjson::Value& object) const {
   for (const FieldRequirement& r : requirements_) {
-    if (!Holds(r, FieldValueAt(object, r.field))) return false;
+    const std::string_view path = r.path.empty() ? r.field : r.path;
+    std::optional<std::string> value = FieldValueAt(object, path);
+    if (r.if_absent.has_value() && value.has_value() && value->empty() &&
+        !FieldPresent(object, path)) {
+      value = r.if_absent;
+    }
+    if (!Holds(r, value)) return false;
   }
   return true;
 }

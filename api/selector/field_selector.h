@@ -32,6 +32,13 @@ struct FieldRequirement {
   std::string field;
   FieldOperator op = FieldOperator::kEquals;
   std::string value;
+  // Where a server reads the field in the object, when the field label is
+  // not its own path (a Job's status.successful is status.succeeded), and
+  // the value an absent field has (kube prints a missing count as "0", a
+  // missing bool as "false"). Set by FieldSelector::Resolved; not part of
+  // the selector's identity.
+  std::string path;
+  std::optional<std::string> if_absent;
 
   friend bool operator==(const FieldRequirement& a, const FieldRequirement& b) {
     return a.op == b.op && a.field == b.field && a.value == b.value;
@@ -76,6 +83,11 @@ class FieldSelector {
   // field=value for every entry.
   static FieldSelector FromSet(
       const absl::flat_hash_map<std::string, std::string>& set);
+
+  // A copy in which requirements on `field` read `path` of the object (the
+  // field itself when empty) and take `if_absent` when it is missing.
+  FieldSelector Resolved(std::string_view field, std::string_view path,
+                         std::optional<std::string> if_absent) const;
 
   // True when every requirement holds for the JSON object (see FieldValueAt).
   bool Matches(const rapidjson::Value& object) const;

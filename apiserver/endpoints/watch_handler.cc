@@ -27,7 +27,7 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
   auto lo_or = ParseListOptions(req);
   if (!lo_or.ok()) return SendError(ex, lo_or.status());
   ListOptions lo = std::move(*lo_or);
-  absl::Status sel = Registry::ValidateSelectors(r, lo);
+  absl::Status sel = Registry::ValidateSelectors(r, &lo);
   if (!sel.ok()) return SendError(ex, sel);
   bool bookmarks = ParseBool(req.Query("allowWatchBookmarks"));
   std::optional<bool> send_initial;

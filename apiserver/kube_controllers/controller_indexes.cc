@@ -27,19 +27,40 @@ bool IsCoreKind(const api::Object& o, std::string_view kind) {
   return o.kind() == kind && o.api_version() == "v1";
 }
 
-void IndexSelector(const api::Object& o, std::vector<std::string>* out) {
-  if (o.api_version() != "apps/v1" ||
-      (o.kind() != "Deployment" && o.kind() != "ReplicaSet")) {
-    return;
+// The kinds whose spec.selector picks pods (or, for Deployments,
+// ReplicaSets) to own: their selector is a LabelSelector, but for the
+// ReplicationController's plain map.
+bool HasOwnerSelector(const api::Object& o) {
+  const std::string_view kind = o.kind();
+  if (o.api_version() == "apps/v1") {
+    return kind == "Deployment" || kind == "ReplicaSet" ||
+           kind == "StatefulSet" || kind == "DaemonSet";
   }
+  if (o.api_version() == "batch/v1") return kind == "Job";
+  return IsCoreKind(o, "ReplicationController");
+}
+
+// The kinds an owner adopts when its selector matches them.
+bool Adoptable(const api::Object& o) {
+  if (o.api_version() == "apps/v1") {
+    return o.kind() == "ReplicaSet" || o.kind() == "ControllerRevision";
+  }
+  return IsCoreKind(o, "Pod");
+}
+
+void IndexSelector(const api::Object& o, std::vector<std::string>* out) {
+  if (!HasOwnerSelector(o)) return;
   const rapidjson::Value* selector =
       api::field::Object(api::field::Object(&o.json(), "spec"), "selector");
   if (selector == nullptr) return;
+  const rapidjson::Value* match_labels =
+      IsCoreKind(o, "ReplicationController")
+          ? selector
+          : api::field::Object(selector, "matchLabels");
   const rapidjson::Value::Member* best = nullptr;
   size_t best_size = 0;
-  if (const rapidjson::Value* m = api::field::Object(selector, "matchLabels");
-      m != nullptr) {
-    for (const auto& entry : m->GetObject()) {
+  if (match_labels != nullptr) {
+    for (const auto& entry : match_labels->GetObject()) {
       if (!entry.value.IsString()) continue;
       const size_t size =
           entry.name.GetStringLength() + entry.value.GetStringLength();
@@ -90,8 +111,7 @@ void AddControllerIndexes(Storage* storage) {
     const std::optional<api::OwnerReferenceView> ref = o.controller_reference();
     if (ref.has_value()) {
       out->emplace_back(ref->uid);
-    } else if (IsCoreKind(o, "Pod") ||
-               (o.kind() == "ReplicaSet" && o.api_version() == "apps/v1")) {
+    } else if (Adoptable(o)) {
       out->push_back(OrphanKey(o.namespace_()));
     }
   });

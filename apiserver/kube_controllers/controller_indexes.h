@@ -20,11 +20,12 @@ inline constexpr char kUidIndex[] = "uid";
 // uid -> dependents).
 inline constexpr char kOwnerIndex[] = "owner";
 // The uid of the controller owner reference, or OrphanKey(namespace) for
-// Pods and ReplicaSets without one (kube's controllerUIDIndex): a
-// ReplicaSet's pods are those filed under its uid plus the orphans of its
-// namespace, and a Deployment's ReplicaSets the same. Orphans of other
-// kinds are not filed: nothing adopts them, and every Event, ConfigMap or
-// custom resource would otherwise join one entry per namespace.
+// the kinds owners adopt (Pods, ReplicaSets, ControllerRevisions) without
+// one (kube's controllerUIDIndex): a ReplicaSet's pods are those filed
+// under its uid plus the orphans of its namespace, and a Deployment's
+// ReplicaSets, a StatefulSet's revisions the same. Orphans of other kinds
+// are not filed: nothing adopts them, and every Event, ConfigMap or custom
+// resource would otherwise join one entry per namespace.
 inline constexpr char kControllerIndex[] = "controller";
 // Pods by PodLabelKey(namespace, key, value) of each label: the pods a
 // selector may match are those filed under one of its requirements.
@@ -34,7 +35,9 @@ inline constexpr char kPodLabelIndex[] = "pod-label";
 // one of its labels.
 inline constexpr char kServiceSelectorIndex[] = "service-selector";
 
-// Deployments and ReplicaSets by one entry of spec.selector.matchLabels,
+// The owners by selector — Deployments, ReplicaSets, StatefulSets,
+// DaemonSets, Jobs and ReplicationControllers — by one entry of
+// spec.selector.matchLabels (of the ReplicationController's map selector),
 // as PodLabelKey(namespace, key, value), or by AnySelectorKey(namespace)
 // when the selector has no matchLabels. An object such a selector matches
 // carries every matchLabels entry, so the owners that may adopt an orphan
@@ -53,7 +56,7 @@ std::string PodLabelKey(std::string_view ns, std::string_view key,
 // The kSelectorIndex value of the selectors of `ns` without matchLabels.
 std::string AnySelectorKey(std::string_view ns);
 
-// The objects of `collection` (Deployments or ReplicaSets) whose selector
+// The objects of `collection` (one of the owners above) whose selector
 // may match `selected`, an object of the same namespace, through
 // kSelectorIndex; the caller matches the selectors. Costs the candidates,
 // not the namespace.

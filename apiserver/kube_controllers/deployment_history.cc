@@ -18,6 +18,7 @@
 #include "apiserver/kube_controllers/deployment_controller.h"
 #include "apiserver/kube_controllers/deployment_internal.h"
 #include "apiserver/kube_controllers/stored_objects.h"
+#include "apiserver/kube_controllers/template_hash.h"
 #include "base/status_macros.h"
 #include "base/str_cat.h"
 #include "glog/logging.h"
@@ -36,35 +37,6 @@ bool SkipCopyAnnotation(std::string_view key) {
          key == kRevisionAnnotation || key == kRevisionHistoryAnnotation ||
          key == kDesiredReplicasAnnotation || key == kMaxReplicasAnnotation ||
          key == "deprecated.deployment.rollback.to";
-}
-
-// `v` as JSON with object keys sorted: what the pod-template-hash hashes.
-void CanonicalJson(const Value& v, std::string* out) {
-  if (v.IsObject()) {
-    std::vector<const Value::Member*> members;
-    for (const auto& m : v.GetObject()) members.push_back(&m);
-    std::sort(members.begin(), members.end(), [](const auto* a, const auto* b) {
-      return field::View(a->name) < field::View(b->name);
-    });
-    out->push_back('{');
-    for (size_t i = 0; i < members.size(); ++i) {
-      if (i > 0) out->push_back(',');
-      CanonicalJson(members[i]->name, out);
-      out->push_back(':');
-      CanonicalJson(members[i]->value, out);
-    }
-    out->push_back('}');
-  } else if (v.IsArray()) {
-    out->push_back('[');
-    for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
-      if (i > 0) out->push_back(',');
-      CanonicalJson(v[i], out);
-    }
-    out->push_back(']');
-  } else {
-    absl::StatusOr<std::string> s = json::JsonToString(v);
-    if (s.ok()) out->append(*s);
-  }
 }
 
 // A copy of a pod template without the pod-template-hash label (and
@@ -400,22 +372,8 @@ absl::Status DeploymentSync::Cleanup(const api::ObjectPtr& new_rs) {
 std::string PodTemplateHash(const rapidjson::Value& pod_template,
                             std::optional<int64_t> collision_count) {
   std::string text;
-  deployment_internal::CanonicalJson(
-      deployment_internal::WithoutHash(&pod_template), &text);
-  if (collision_count.has_value()) text += Cat(*collision_count);
-  // FNV-1a, 32 bits.
-  uint32_t h = 2166136261u;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 16777619u;
-  }
-  // rand.SafeEncodeString of the decimal value.
-  static constexpr char kAlphanums[] = "bcdfghjklmnpqrstvwxz2456789";
-  std::string out = Cat(h);
-  for (char& c : out) {
-    c = kAlphanums[static_cast<unsigned char>(c) % (sizeof(kAlphanums) - 1)];
-  }
-  return out;
+  AppendCanonicalJson(deployment_internal::WithoutHash(&pod_template), &text);
+  return SafeEncodedHash(text, collision_count);
 }
 
 bool PodTemplatesEqualIgnoringHash(const rapidjson::Value* a,

@@ -99,13 +99,19 @@ bool Registry::Matches(const api::Object& object, const ListOptions& options) {
 }
 
 absl::Status Registry::ValidateSelectors(const ResourceInfo& resource,
-                                         const ListOptions& options) {
-  for (const api::FieldRequirement& r : options.field_selector.requirements()) {
+                                         ListOptions* options) {
+  for (const api::FieldRequirement& r :
+       options->field_selector.requirements()) {
     if (!resource.SupportsFieldLabel(r.field)) {
       return api::StatusError::BadRequest(
                  Cat("field label not supported: ", r.field))
           .ToStatus();
     }
+  }
+  for (const FieldLabel& f : resource.field_labels) {
+    if (f.path.empty() && !f.if_absent.has_value()) continue;
+    options->field_selector =
+        options->field_selector.Resolved(f.label, f.path, f.if_absent);
   }
   return absl::OkStatus();
 }
@@ -202,9 +208,10 @@ absl::StatusOr<api::ObjectPtr> Registry::Get(const ResourceInfo& resource,
   return AtVersion(o, resource);
 }
 
-absl::StatusOr<ListResult> Registry::List(const ResourceInfo& resource,
-                                          std::string_view ns,
-                                          const ListOptions& options) const {
+absl::StatusOr<ListResult> Registry::List(
+    const ResourceInfo& resource, std::string_view ns,
+    const ListOptions& list_options) const {
+  ListOptions options = list_options;
   std::vector<FieldError> errors;
   const std::string& rv = options.resource_version;
   const std::string& match = options.resource_version_match;
@@ -238,7 +245,7 @@ absl::StatusOr<ListResult> Registry::List(const ResourceInfo& resource,
     return api::StatusError::Invalid({"meta.k8s.io", "ListOptions"}, "", errors)
         .ToStatus();
   }
-  KCR_RETURN_IF_ERROR(ValidateSelectors(resource, options));
+  KCR_RETURN_IF_ERROR(ValidateSelectors(resource, &options));
   int64_t requested = 0;
   if (!rv.empty() && !absl::SimpleAtoi(rv, &requested)) {
     return api::StatusError::BadRequest(

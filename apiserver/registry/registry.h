@@ -216,10 +216,11 @@ class Registry {
 
   // Whether an object passes a list/watch's selectors.
   static bool Matches(const api::Object& object, const ListOptions& options);
-  // Checks the selectors of a list or watch against the resource: 400
-  // `field label not supported: <f>` for an unknown field label.
+  // Checks the selectors of a list or watch against the resource (400
+  // `field label not supported: <f>` for an unknown field label) and
+  // points its field labels at what they read (FieldLabel).
   static absl::Status ValidateSelectors(const ResourceInfo& resource,
-                                        const ListOptions& options);
+                                        ListOptions* options);
 
   // Decoding and fieldValidation: the fields of `object` that the kind's
   // Go type (built-in kinds, builtin_schema.h) or the version's schema

@@ -118,8 +118,8 @@ bool ResourceInfo::HasVerb(std::string_view verb) const {
 bool ResourceInfo::SupportsFieldLabel(std::string_view label) const {
   if (label == "metadata.name") return true;
   if (label == "metadata.namespace") return true;
-  return std::find(field_labels.begin(), field_labels.end(), label) !=
-         field_labels.end();
+  return std::any_of(field_labels.begin(), field_labels.end(),
+                     [&](const FieldLabel& f) { return f.label == label; });
 }
 
 ResourceRegistry::ResourceRegistry() {
@@ -128,7 +128,7 @@ ResourceRegistry::ResourceRegistry() {
     ResourceInfo r = Builtin("", "namespaces", "Namespace", "namespace", {"ns"},
                              false, {"finalize", "status"});
     r.verbs = {"create", "delete", "get", "list", "patch", "update", "watch"};
-    r.field_labels = {"status.phase"};
+    r.field_labels = {"status.phase", {"name", "metadata.name", std::nullopt}};
     AddLocked(std::move(r));
   }
   {
@@ -137,10 +137,14 @@ ResourceRegistry::ResourceRegistry() {
                 {"attach", "exec", "log", "portforward", "status"});
     r.categories = {"all"};
     r.return_deleted_object = true;
-    r.field_labels = {"spec.nodeName",      "spec.restartPolicy",
-                      "spec.schedulerName", "spec.serviceAccountName",
-                      "spec.hostNetwork",   "status.phase",
-                      "status.podIP",       "status.nominatedNodeName"};
+    r.field_labels = {"spec.nodeName",
+                      "spec.restartPolicy",
+                      "spec.schedulerName",
+                      "spec.serviceAccountName",
+                      {"spec.hostNetwork", "", "false"},
+                      "status.phase",
+                      "status.podIP",
+                      "status.nominatedNodeName"};
     AddLocked(std::move(r));
   }
   AddLocked(
@@ -178,14 +182,14 @@ ResourceRegistry::ResourceRegistry() {
                       "involvedObject.fieldPath",
                       "reason",
                       "reportingComponent",
-                      "source",
+                      {"source", "source.component", std::nullopt},
                       "type"};
     AddLocked(std::move(r));
   }
   {
     ResourceInfo r =
         Builtin("", "nodes", "Node", "node", {"no"}, false, {"status"});
-    r.field_labels = {"spec.unschedulable"};
+    r.field_labels = {{"spec.unschedulable", "", "false"}};
     AddLocked(std::move(r));
   }
   {
@@ -202,6 +206,7 @@ ResourceRegistry::ResourceRegistry() {
     r.categories = {"all"};
     r.generation = GenerationPolicy::kSpec;
     r.scale = {"/spec/replicas", "/status/replicas", ""};
+    r.field_labels = {{"status.replicas", "", "0"}};
     AddLocked(std::move(r));
   }
   // Created, never stored: they answer at once (access_review.h).
@@ -255,17 +260,23 @@ void ResourceRegistry::AddWorkloadAndClusterKindsLocked() {
                 "replicationcontroller", {"rc"}, true, {"scale", "status"}),
         {"all"}, kSpec);
     r.scale = {"/spec/replicas", "/status/replicas", ""};
-    r.field_labels = {"status.replicas"};
+    r.field_labels = {{"status.replicas", "", "0"}};
     AddLocked(std::move(r));
   }
   {
     ResourceInfo r = Builtin("", "persistentvolumes", "PersistentVolume",
                              "persistentvolume", {"pv"}, false, {"status"});
-    r.field_labels = {"name"};
+    // kube keeps this bare "name" for compatibility.
+    r.field_labels = {{"name", "metadata.name", std::nullopt}};
     AddLocked(std::move(r));
   }
-  AddLocked(Builtin("", "persistentvolumeclaims", "PersistentVolumeClaim",
-                    "persistentvolumeclaim", {"pvc"}, true, {"status"}));
+  {
+    ResourceInfo r =
+        Builtin("", "persistentvolumeclaims", "PersistentVolumeClaim",
+                "persistentvolumeclaim", {"pvc"}, true, {"status"});
+    r.field_labels = {{"name", "metadata.name", std::nullopt}};
+    AddLocked(std::move(r));
+  }
   AddLocked(
       Builtin("", "podtemplates", "PodTemplate", "podtemplate", {}, true, {}));
   AddLocked(Builtin("", "limitranges", "LimitRange", "limitrange", {"limits"},
@@ -285,8 +296,13 @@ void ResourceRegistry::AddWorkloadAndClusterKindsLocked() {
                  {"all"}, kSpec));
   AddLocked(Builtin("apps", "controllerrevisions", "ControllerRevision",
                     "controllerrevision", {}, true, {}));
-  AddLocked(with(Builtin("batch", "jobs", "Job", "job", {}, true, {"status"}),
-                 {"all"}, kSpec));
+  {
+    ResourceInfo r =
+        with(Builtin("batch", "jobs", "Job", "job", {}, true, {"status"}),
+             {"all"}, kSpec);
+    r.field_labels = {{"status.successful", "status.succeeded", "0"}};
+    AddLocked(std::move(r));
+  }
   AddLocked(with(Builtin("batch", "cronjobs", "CronJob", "cronjob", {"cj"},
                          true, {"status"}),
                  {"all"}, kSpec));

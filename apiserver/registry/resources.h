@@ -12,8 +12,10 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -44,6 +46,22 @@ struct ScalePaths {
   std::string label_selector;   // e.g. "/status/selector"; may be empty
 };
 
+// A field selector label a resource supports beyond metadata.name and
+// metadata.namespace: its own path in the object, or `path`, with the value
+// kube gives it when absent (a count's "0", a bool's "false").
+struct FieldLabel {
+  FieldLabel(const char* label) : label(label) {}  // NOLINT: a plain path
+  FieldLabel(std::string label, std::string path,
+             std::optional<std::string> if_absent)
+      : label(std::move(label)),
+        path(std::move(path)),
+        if_absent(std::move(if_absent)) {}
+
+  std::string label;
+  std::string path;
+  std::optional<std::string> if_absent;
+};
+
 struct ResourceInfo {
   // Group, version, resource, kind, singular, short names, list kind, scope
   // and subresources ("status", "scale", "finalize").
@@ -71,7 +89,7 @@ struct ResourceInfo {
   std::string printer_columns_json;
   ScalePaths scale;
   // Field selector labels beyond metadata.name and metadata.namespace.
-  std::vector<std::string> field_labels;
+  std::vector<FieldLabel> field_labels;
 
   const api::GroupVersionResource& gvr() const { return mapping.resource; }
   const api::GroupVersionKind& gvk() const { return mapping.kind; }

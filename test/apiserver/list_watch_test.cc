@@ -132,6 +132,76 @@ TEST_F(ListWatchTest, FieldSelectorsByNameNamespaceAndPodPhase) {
       ElementsAre("p"));
 }
 
+// Field labels kube computes rather than reads as they are: a missing bool
+// is "false", a missing count "0", a Job's status.successful is
+// status.succeeded, the legacy bare "name" is metadata.name, an Event's
+// "source" its source.component — in lists and in watches.
+TEST_F(ListWatchTest, FieldLabelsKubeComputes) {
+  client_->Post(
+      "/api/v1/namespaces/default/pods",
+      R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}})");
+  client_->Post(
+      "/api/v1/namespaces/default/pods",
+      R"({"metadata":{"name":"h"},"spec":{"hostNetwork":true,"containers":[{"name":"c","image":"i"}]}})");
+  EXPECT_THAT(Names(client_->Get(
+                  "/api/v1/pods?fieldSelector=spec.hostNetwork%3Dfalse")),
+              ElementsAre("p"));
+  EXPECT_THAT(
+      Names(client_->Get("/api/v1/pods?fieldSelector=spec.hostNetwork%3Dtrue")),
+      ElementsAre("h"));
+  client_->Post("/api/v1/nodes", R"({"metadata":{"name":"n1"}})");
+  client_->Post("/api/v1/nodes",
+                R"({"metadata":{"name":"n2"},"spec":{"unschedulable":true}})");
+  EXPECT_THAT(Names(client_->Get(
+                  "/api/v1/nodes?fieldSelector=spec.unschedulable%3Dfalse")),
+              ElementsAre("n1"));
+  EXPECT_THAT(
+      Names(client_->Get("/api/v1/namespaces?fieldSelector=name%3Ddefault")),
+      ElementsAre("default"));
+  const char* job =
+      R"({"metadata":{"name":"j"},"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"i"}]}}}})";
+  ASSERT_EQ(client_->Post("/apis/batch/v1/namespaces/default/jobs", job).status,
+            201);
+  EXPECT_THAT(Names(client_->Get(
+                  "/apis/batch/v1/jobs?fieldSelector=status.successful%3D0")),
+              ElementsAre("j"));
+  EXPECT_THAT(Names(client_->Get(
+                  "/apis/batch/v1/jobs?fieldSelector=status.successful%3D1")),
+              ElementsAre());
+  ASSERT_EQ(client_
+                ->Put("/apis/batch/v1/namespaces/default/jobs/j/status",
+                      R"({"metadata":{"name":"j"},"status":{"succeeded":1}})")
+                .status,
+            200);
+  EXPECT_THAT(Names(client_->Get(
+                  "/apis/batch/v1/jobs?fieldSelector=status.successful%3D1")),
+              ElementsAre("j"));
+  client_->Post(
+      "/api/v1/namespaces/default/persistentvolumeclaims",
+      R"({"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}})");
+  EXPECT_THAT(Names(client_->Get(
+                  "/api/v1/persistentvolumeclaims?fieldSelector=name%3Ddata")),
+              ElementsAre("data"));
+  client_->Post(
+      "/api/v1/namespaces/default/events",
+      R"({"metadata":{"name":"e"},"involvedObject":{"kind":"Pod","name":"p","namespace":"default"},"reason":"R","source":{"component":"kubelet"}})");
+  EXPECT_THAT(
+      Names(client_->Get("/api/v1/events?fieldSelector=source%3Dkubelet")),
+      ElementsAre("e"));
+
+  // A watch reads the same: an RC's missing status.replicas is "0".
+  auto w = client_->Watch(
+      "/api/v1/namespaces/default/replicationcontrollers?watch=1&"
+      "fieldSelector=status.replicas%3D0");
+  client_->Post(
+      "/api/v1/namespaces/default/replicationcontrollers",
+      R"({"metadata":{"name":"rc"},"spec":{"replicas":0,"selector":{"app":"x"},"template":{"metadata":{"labels":{"app":"x"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}})");
+  auto line = w->Next();
+  ASSERT_TRUE(line.has_value());
+  EXPECT_EQ(Type(*line), "ADDED");
+  EXPECT_EQ(Field(*line, "/object/metadata/name"), "rc");
+}
+
 TEST_F(ListWatchTest, UnsupportedFieldLabelIsBadRequest) {
   TestResponse r =
       client_->Get(std::string(kCms) + "?fieldSelector=data.k%3Dv");

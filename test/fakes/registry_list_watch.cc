@@ -198,7 +198,7 @@ absl::StatusOr<apiserver::ListOptions> RegistryListWatch::Convert(
   lo.resource_version_match = options.resource_version_match;
   lo.limit = options.limit;
   lo.continue_token = options.continue_token;
-  absl::Status valid = apiserver::Registry::ValidateSelectors(*resource_, lo);
+  absl::Status valid = apiserver::Registry::ValidateSelectors(*resource_, &lo);
   if (!valid.ok()) return valid;
   return lo;
 }
