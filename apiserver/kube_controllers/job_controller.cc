@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "api/json/json_util.h"
 #include "api/object_builder.h"
+#include "api/selector/label_selector.h"
 #include "api/types/field.h"
 #include "api/types/time.h"
 #include "apiserver/kube_controllers/controller_indexes.h"
@@ -253,6 +254,18 @@ absl::StatusOr<api::ObjectBuilder> NewPod(const api::Object& job,
   return b;
 }
 
+// Whether the Job's spec.selector matches `pod`'s labels.
+bool SelectorMatches(const api::Object& job, const api::Object& pod) {
+  const Value* selector_json =
+      field::Member(field::Object(&job.json(), "spec"), "selector");
+  if (selector_json == nullptr) return false;
+  absl::StatusOr<api::LabelSelector> selector =
+      api::LabelSelector::FromLabelSelector(*selector_json);
+  return selector.ok() && !selector->Empty() &&
+         selector->Matches(
+             field::Object(field::Object(&pod.json(), "metadata"), "labels"));
+}
+
 // Active pods to delete first: not ready, then newer.
 bool DeleteBefore(const api::ObjectPtr& a, const api::ObjectPtr& b) {
   if (IsReady(*a) != IsReady(*b)) return !IsReady(*a);
@@ -294,15 +307,27 @@ void JobController::OnEvent(const StoredEvent& event) {
   }
   if (event.collection != kPodsKey) return;
   const std::optional<api::OwnerReferenceView> ref = o.controller_reference();
-  if (!ref.has_value() || ref->kind != "Job" ||
-      ref->api_version != "batch/v1") {
+  if (!ref.has_value()) {
+    if (event.type != EventType::kDeleted && !o.being_deleted()) {
+      EnqueueSelecting(o);
+    }
     return;
   }
+  if (ref->kind != "Job" || ref->api_version != "batch/v1") return;
   Enqueue(Storage::Key(o.namespace_(), ref->name));
   if (event.type != EventType::kDeleted &&
       o.HasFinalizer(kJobTrackingFinalizer) &&
       storage()->ByIndex(kJobsKey, kUidIndex, ref->uid).empty()) {
     Enqueue(Cat(kOrphanPrefix, o.namespace_(), "/", o.name()));
+  }
+}
+
+void JobController::EnqueueSelecting(const api::Object& pod) {
+  for (const api::ObjectPtr& job :
+       SelectorCandidates(*storage(), kJobsKey, pod)) {
+    if (SelectorMatches(*job, pod)) {
+      Enqueue(Storage::Key(job->namespace_(), job->name()));
+    }
   }
 }
 
@@ -347,6 +372,55 @@ bool JobController::DeletePod(const ResourceInfo& pods, const api::Object& job,
   return false;
 }
 
+std::vector<api::ObjectPtr> JobController::ClaimPods(const ResourceInfo& pods,
+                                                     const api::Object& job) {
+  std::vector<api::ObjectPtr> owned;
+  for (api::ObjectPtr& pod :
+       storage()->ByIndex(pods.StorageKey(), kControllerIndex, job.uid())) {
+    if (SelectorMatches(job, *pod) || job.being_deleted()) {
+      owned.push_back(std::move(pod));
+      continue;
+    }
+    // Released: the ownerReference and the tracking finalizer go.
+    api::ObjectBuilder b = pod->ToBuilder();
+    b.RemoveOwnerReference(job.uid());
+    b.RemoveFinalizer(kJobTrackingFinalizer);
+    absl::Status s =
+        registry()
+            ->Update(pods, pod->namespace_(), pod->name(), std::move(b))
+            .status();
+    if (!s.ok() && !IsRaceError(s)) {
+      LOG(WARNING) << "job controller: releasing pod=" << pod->Key()
+                   << " failed: " << s;
+    }
+  }
+  if (job.being_deleted()) return owned;
+  for (const api::ObjectPtr& pod : storage()->ByIndex(
+           pods.StorageKey(), kControllerIndex, OrphanKey(job.namespace_()))) {
+    if (pod->being_deleted() || !SelectorMatches(job, *pod)) continue;
+    // Adopted: a controller ownerReference and the tracking finalizer.
+    api::ObjectBuilder b = pod->ToBuilder();
+    api::OwnerReferenceView ref;
+    ref.api_version = "batch/v1";
+    ref.kind = "Job";
+    ref.name = job.name();
+    ref.uid = job.uid();
+    ref.controller = true;
+    ref.block_owner_deletion = true;
+    b.AddOwnerReference(ref);
+    b.AddFinalizer(kJobTrackingFinalizer);
+    absl::StatusOr<WriteResult> w =
+        registry()->Update(pods, pod->namespace_(), pod->name(), std::move(b));
+    if (w.ok()) {
+      owned.push_back(w->object);
+    } else if (!IsRaceError(w.status())) {
+      LOG(WARNING) << "job controller: adopting pod=" << pod->Key()
+                   << " failed: " << w.status();
+    }
+  }
+  return owned;
+}
+
 absl::Time JobController::SyncKey(const std::string& key, absl::Time now) {
   ResourceRegistry* resources = registry()->resources();
   ResourceInfoPtr jobs = resources->Lookup("batch", "v1", "jobs");
@@ -358,10 +432,7 @@ absl::Time JobController::SyncKey(const std::string& key, absl::Time now) {
   }
   api::ObjectPtr job = storage()->GetByKey(jobs->StorageKey(), key);
   if (job == nullptr) return absl::InfiniteFuture();
-  return SyncJob(
-      *jobs, *pods, job,
-      storage()->ByIndex(pods->StorageKey(), kControllerIndex, job->uid()),
-      now);
+  return SyncJob(*jobs, *pods, job, ClaimPods(*pods, *job), now);
 }
 
 absl::Time JobController::SyncJob(const ResourceInfo& jobs,

@@ -41,17 +41,19 @@
 // Not simulated: podFailurePolicy, successPolicy, backoffLimitPerIndex and
 // maxFailedIndexes (the fields are stored, the controller ignores them),
 // podReplacementPolicy Failed (replacements never wait for terminating
-// pods), container restarts of OnFailure pods counted as failures, and the
-// adoption of orphan pods a Job's selector matches (with a generated
-// selector nothing else carries its uid). A pod deleted while it runs
-// counts as failed (kube's isPodFailed), including those a suspension
-// deletes.
+// pods), and container restarts of OnFailure pods counted as failures. A
+// pod deleted while it runs counts as failed (kube's isPodFailed),
+// including those a suspension deletes. Orphan pods the Job's selector
+// matches are adopted, owned pods it no longer matches released, as kube's
+// ClaimPods does.
 //
-// A Job's pods are found through kControllerIndex (its uid), never by a
-// scan. Incremental (incremental_controller.h): a Job's write queues it, a
-// pod's write queues its controlling Job; a deadline or back-off asks for a
-// pass when it is due. A pod left with the tracking finalizer after its Job
-// is gone is freed on its own key ("pod:<ns>/<name>").
+// A Job's pods are found through kControllerIndex (its uid and its
+// namespace's orphans), never by a scan. Incremental
+// (incremental_controller.h): a Job's write queues it, a pod's write
+// queues its controlling Job, an orphan's the Jobs that select it
+// (kSelectorIndex); a deadline or back-off asks for a pass when it is due. A
+// pod left with the tracking finalizer after its Job is gone is freed on its
+// own key ("pod:<ns>/<name>").
 //
 // Thread safety: Sync is not reentrant; run one pass at a time.
 #ifndef KCR_APISERVER_KUBE_CONTROLLERS_JOB_CONTROLLER_H_
@@ -109,6 +111,14 @@ class JobController : public IncrementalController {
   absl::Time SyncJob(const ResourceInfo& jobs, const ResourceInfo& pods,
                      const api::ObjectPtr& job,
                      std::vector<api::ObjectPtr> owned, absl::Time now);
+  // The Job's pods (kube's ClaimPods): those filed under its uid that its
+  // selector still matches, plus the orphans of its namespace it matches,
+  // adopted (controller ownerReference and the tracking finalizer); owned
+  // pods it no longer matches are released.
+  std::vector<api::ObjectPtr> ClaimPods(const ResourceInfo& pods,
+                                        const api::Object& job);
+  // Queues the Jobs whose selector matches `pod`, an orphan.
+  void EnqueueSelecting(const api::Object& pod);
   // Drops the tracking finalizer of a pod whose Job is gone.
   void FreeOrphan(const ResourceInfo& pods, const std::string& key);
   // Deletes `pod` and records SuccessfulDelete; true when it went.

@@ -383,6 +383,30 @@ TEST_F(JobControllerTest, APodLeftByADeletedJobLosesTheFinalizer) {
   EXPECT_FALSE(pod->HasFinalizer(kJobTrackingFinalizer));
 }
 
+TEST_F(JobControllerTest, AdoptsAnOrphanItsSelectorMatches) {
+  api::ObjectPtr job = CreateJob("a", R"("parallelism":2,"completions":2)");
+  // An orphan carrying the Job's labels (a pod its Job once released, or
+  // one a user made) is adopted and counts toward parallelism.
+  Create(
+      Pods(), "default",
+      Cat(R"({"metadata":{"name":"stray","labels":{"job-name":"a",)",
+          R"("batch.kubernetes.io/job-name":"a","controller-uid":")",
+          job->uid(), R"(","batch.kubernetes.io/controller-uid":")", job->uid(),
+          R"("}},"spec":{"restartPolicy":"Never","containers":[)",
+          R"({"name":"c","image":"busybox"}]}})"));
+  Create(Pods(), "default",
+         R"({"metadata":{"name":"other","labels":{"job-name":"a"}},)"
+         R"("spec":{"containers":[{"name":"c","image":"busybox"}]}})");
+  Settle();
+  api::ObjectPtr stray = Get(Pods(), "default", "stray");
+  ASSERT_TRUE(stray->controller_reference().has_value());
+  EXPECT_EQ(stray->controller_reference()->uid, job->uid());
+  EXPECT_TRUE(stray->HasFinalizer(kJobTrackingFinalizer));
+  EXPECT_EQ(Running("a").size(), 2u);
+  EXPECT_FALSE(
+      Get(Pods(), "default", "other")->controller_reference().has_value());
+}
+
 TEST_F(JobControllerTest, AWriteSyncsOnlyTheJobItTouches) {
   for (int i = 0; i < 50; ++i) CreateJob(Cat("j", i), "");
   Settle();
