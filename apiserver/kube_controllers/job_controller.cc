@@ -1,6 +1,7 @@
 #include "apiserver/kube_controllers/job_controller.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -45,6 +46,13 @@ constexpr char kBackoffMessage[] =
 constexpr char kDeadlineReason[] = "DeadlineExceeded";
 constexpr char kDeadlineMessage[] =
     "Job was active longer than specified deadline";
+constexpr char kMaxFailedIndexesReason[] = "MaxFailedIndexesExceeded";
+constexpr char kMaxFailedIndexesMessage[] =
+    "Job has exceeded the specified maximal number of failed indexes";
+constexpr char kFailedIndexesReason[] = "FailedIndexes";
+constexpr char kFailedIndexesMessage[] = "Job has failed indexes";
+constexpr char kIndexFailureCountAnnotation[] =
+    "batch.kubernetes.io/job-index-failure-count";
 constexpr char kCompletionsReason[] = "CompletionsReached";
 constexpr char kCompletionsMessage[] =
     "Reached expected number of succeeded pods";
@@ -75,6 +83,17 @@ int64_t PodIndex(const api::Object& pod) {
     return -1;
   }
   return i;
+}
+
+// The failures of the pod's index before it, as the annotation says.
+int64_t IndexFailureCount(const api::Object& pod) {
+  std::optional<std::string_view> v =
+      pod.Annotation(kIndexFailureCountAnnotation);
+  int64_t n = 0;
+  if (!v.has_value() || !absl::SimpleAtoi(std::string(*v), &n) || n < 0) {
+    return 0;
+  }
+  return n;
 }
 
 // status.completedIndexes ("1,3-5") as a set, and back.
@@ -185,8 +204,9 @@ Value StringArray(const std::vector<std::string>& list, Allocator& a) {
 }
 
 // A pod for `job` from its template; `index` >= 0 for Indexed Jobs.
-absl::StatusOr<api::ObjectBuilder> NewPod(const api::Object& job,
-                                          int64_t index) {
+// `failures` >= 0: the index's failures so far (backoffLimitPerIndex).
+absl::StatusOr<api::ObjectBuilder> NewPod(const api::Object& job, int64_t index,
+                                          int64_t failures) {
   const Value* tmpl =
       field::Object(field::Object(&job.json(), "spec"), "template");
   api::ObjectBuilder b("v1", "Pod");
@@ -215,6 +235,8 @@ absl::StatusOr<api::ObjectBuilder> NewPod(const api::Object& job,
   const std::string i = Cat(index);
   b.SetAnnotation(kJobCompletionIndexAnnotation, i);
   b.SetLabel(kJobCompletionIndexAnnotation, i);
+  if (failures >= 0)
+    b.SetAnnotation(kIndexFailureCountAnnotation, Cat(failures));
   const Value* hostname = b.Find("/spec/hostname");
   if (hostname == nullptr || !hostname->IsString() ||
       hostname->GetStringLength() == 0) {
@@ -446,7 +468,15 @@ absl::Time JobController::SyncJob(const ResourceInfo& jobs,
   const bool indexed = field::String(spec, "completionMode") == "Indexed";
   const int64_t parallelism = field::Int64(spec, "parallelism").value_or(1);
   const std::optional<int64_t> completions = field::Int64(spec, "completions");
-  const int64_t backoff_limit = field::Int64(spec, "backoffLimit").value_or(6);
+  // backoffLimitPerIndex: Indexed Jobs only; backoffLimit then defaults to
+  // no limit.
+  const std::optional<int64_t> per_index_limit =
+      indexed ? field::Int64(spec, "backoffLimitPerIndex") : std::nullopt;
+  const std::optional<int64_t> max_failed_indexes =
+      field::Int64(spec, "maxFailedIndexes");
+  const int64_t backoff_limit =
+      field::Int64(spec, "backoffLimit")
+          .value_or(per_index_limit.has_value() ? INT32_MAX : 6);
   const std::optional<int64_t> deadline =
       field::Int64(spec, "activeDeadlineSeconds");
   const bool suspended = field::Bool(spec, "suspend", false);
@@ -483,6 +513,8 @@ absl::Time JobController::SyncJob(const ResourceInfo& jobs,
       Strings(field::Member(uncounted_json, "failed"));
   std::set<int64_t> completed_indexes =
       ParseIntervals(field::String(&status, "completedIndexes"));
+  std::set<int64_t> failed_indexes =
+      ParseIntervals(field::String(&status, "failedIndexes"));
   absl::flat_hash_set<std::string> known(uncounted_s.begin(),
                                          uncounted_s.end());
   known.insert(uncounted_f.begin(), uncounted_f.end());
@@ -502,6 +534,14 @@ absl::Time JobController::SyncJob(const ResourceInfo& jobs,
     } else if (phase == "Failed" || pod->being_deleted()) {
       uncounted_f.push_back(uid);
       ++new_failures;
+      // An index fails once its failures exceed backoffLimitPerIndex.
+      const int64_t index = PodIndex(*pod);
+      if (per_index_limit.has_value() && index >= 0 &&
+          index < completions.value_or(0) &&
+          completed_indexes.count(index) == 0 &&
+          IndexFailureCount(*pod) + 1 > *per_index_limit) {
+        failed_indexes.insert(index);
+      }
     }
   }
   auto write_uncounted = [&](Value* st) {
@@ -516,6 +556,11 @@ absl::Time JobController::SyncJob(const ResourceInfo& jobs,
     if (indexed && !completed_indexes.empty()) {
       st->AddMember("completedIndexes",
                     field::Str(FormatIntervals(completed_indexes), a), a);
+    }
+    st->RemoveMember("failedIndexes");
+    if (per_index_limit.has_value()) {
+      st->AddMember("failedIndexes",
+                    field::Str(FormatIntervals(failed_indexes), a), a);
     }
   };
   auto write_status = [&](const Value& st) -> bool {
@@ -636,6 +681,23 @@ absl::Time JobController::SyncJob(const ResourceInfo& jobs,
                              kDeadlineMessage, now, a),
                    a);
       failure_target = true;
+    } else if (per_index_limit.has_value() && max_failed_indexes.has_value() &&
+               static_cast<int64_t>(failed_indexes.size()) >
+                   *max_failed_indexes) {
+      AddCondition(&status,
+                   Condition("FailureTarget", "True", kMaxFailedIndexesReason,
+                             kMaxFailedIndexesMessage, now, a),
+                   a);
+      failure_target = true;
+    } else if (per_index_limit.has_value() && !failed_indexes.empty() &&
+               static_cast<int64_t>(failed_indexes.size() +
+                                    completed_indexes.size()) >=
+                   completions.value_or(0)) {
+      AddCondition(&status,
+                   Condition("FailureTarget", "True", kFailedIndexesReason,
+                             kFailedIndexesMessage, now, a),
+                   a);
+      failure_target = true;
     } else {
       bool complete = false;
       if (indexed) {
@@ -716,7 +778,19 @@ absl::Time JobController::SyncJob(const ResourceInfo& jobs,
           it->second.last_failure + std::min(delay, kMaxPodFailureBackOff);
     }
     auto create = [&](int64_t index) -> bool {
-      absl::StatusOr<api::ObjectBuilder> pod = NewPod(*job, index);
+      int64_t failures = -1;
+      if (per_index_limit.has_value() && index >= 0) {
+        failures = 0;
+        for (const api::ObjectPtr& p : owned) {
+          if (PodIndex(*p) != index) continue;
+          const bool failed_pod =
+              Phase(*p) == "Failed" ||
+              (p->being_deleted() && Phase(*p) != "Succeeded");
+          failures =
+              std::max(failures, IndexFailureCount(*p) + (failed_pod ? 1 : 0));
+        }
+      }
+      absl::StatusOr<api::ObjectBuilder> pod = NewPod(*job, index, failures);
       if (!pod.ok()) {
         LOG_EVERY_N(WARNING, 100) << "job controller: bad template job=" << key
                                   << ": " << pod.status();
@@ -766,7 +840,8 @@ absl::Time JobController::SyncJob(const ResourceInfo& jobs,
       for (const api::ObjectPtr& pod : active) {
         const int64_t i = PodIndex(*pod);
         if (i < 0 || i >= completions.value_or(0) ||
-            completed_indexes.count(i) > 0 || by_index.count(i) > 0) {
+            completed_indexes.count(i) > 0 || failed_indexes.count(i) > 0 ||
+            by_index.count(i) > 0) {
           extra.push_back(pod);
         } else {
           by_index[i] = pod;
@@ -781,7 +856,10 @@ absl::Time JobController::SyncJob(const ResourceInfo& jobs,
       for (int64_t i = 0; may_create && room > 0 &&
                           i < completions.value_or(0) && created < kBurst;
            ++i) {
-        if (completed_indexes.count(i) > 0 || by_index.count(i) > 0) continue;
+        if (completed_indexes.count(i) > 0 || failed_indexes.count(i) > 0 ||
+            by_index.count(i) > 0) {
+          continue;
+        }
         if (!create(i)) break;
         --room;
       }

@@ -24,7 +24,13 @@
 //   finishes      when failures exceed spec.backoffLimit (FailureTarget,
 //                 then Failed, reason BackoffLimitExceeded), when the Job
 //                 ran longer than spec.activeDeadlineSeconds since startTime
-//                 (DeadlineExceeded), or when the completions are reached
+//                 (DeadlineExceeded), with backoffLimitPerIndex when an
+//                 index failed more often than that (the index goes to
+//                 status.failedIndexes, its pods carry
+//                 batch.kubernetes.io/job-index-failure-count) and more
+//                 than maxFailedIndexes did (MaxFailedIndexesExceeded) or
+//                 every index is done (FailedIndexes), or when the
+//                 completions are reached
 //                 (SuccessCriteriaMet, then Complete, reason
 //                 CompletionsReached, and completionTime): the interim
 //                 condition first, active pods deleted, the terminal one
@@ -38,9 +44,9 @@
 //                 SuccessfulDelete, FailedCreate, Completed,
 //                 BackoffLimitExceeded, DeadlineExceeded, Suspended,
 //                 Resumed).
-// Not simulated: podFailurePolicy, successPolicy, backoffLimitPerIndex and
-// maxFailedIndexes (the fields are stored, the controller ignores them),
-// podReplacementPolicy Failed (replacements never wait for terminating
+// Not simulated: podFailurePolicy and successPolicy (stored, ignored), a
+// back-off per index (the back-off is the Job's), podReplacementPolicy
+// Failed (replacements never wait for terminating
 // pods), and container restarts of OnFailure pods counted as failures. A
 // pod deleted while it runs counts as failed (kube's isPodFailed),
 // including those a suspension deletes. Orphan pods the Job's selector

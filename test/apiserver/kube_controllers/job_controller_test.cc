@@ -289,6 +289,50 @@ TEST_F(JobControllerTest, IndexedCompletion) {
   EXPECT_EQ(Conditions(*job).back(), "Complete=True/CompletionsReached");
 }
 
+TEST_F(JobControllerTest, BackoffLimitPerIndexFailsTheIndexNotTheJob) {
+  CreateJob("pi", R"("completions":3,"parallelism":3,)"
+                  R"("completionMode":"Indexed","backoffLimitPerIndex":1)");
+  Settle();
+  EXPECT_EQ(Str(*Job("pi"), "/status/failedIndexes"), "");
+  auto of_index = [&](const std::string& i) {
+    for (const api::ObjectPtr& p : Running("pi")) {
+      if (p->Annotation(kJobCompletionIndexAnnotation) == i) return p;
+    }
+    return api::ObjectPtr();
+  };
+  // Index 0 fails once: retried, its pod says so.
+  ASSERT_NE(of_index("0"), nullptr);
+  EXPECT_EQ(
+      of_index("0")->Annotation("batch.kubernetes.io/job-index-failure-count"),
+      "0");
+  Finish(*of_index("0"), "Failed");
+  Settle();
+  clock_.Advance(absl::Seconds(10));
+  Settle();
+  ASSERT_NE(of_index("0"), nullptr);
+  EXPECT_EQ(
+      of_index("0")->Annotation("batch.kubernetes.io/job-index-failure-count"),
+      "1");
+  // Twice: the index has failed, the Job goes on with the others.
+  Finish(*of_index("0"), "Failed");
+  Settle();
+  clock_.Advance(absl::Minutes(1));
+  Settle();
+  EXPECT_EQ(of_index("0"), nullptr);
+  EXPECT_EQ(Str(*Job("pi"), "/status/failedIndexes"), "0");
+  EXPECT_TRUE(Conditions(*Job("pi")).empty());
+  Finish(*of_index("1"), "Succeeded");
+  Finish(*of_index("2"), "Succeeded");
+  Settle();
+  api::ObjectPtr job = Job("pi");
+  EXPECT_EQ(Str(*job, "/status/completedIndexes"), "1-2");
+  EXPECT_EQ(Conditions(*job),
+            (std::vector<std::string>{"FailureTarget=True/FailedIndexes",
+                                      "Failed=True/FailedIndexes"}));
+  EXPECT_EQ(Str(*job, "/status/conditions/1/message"),
+            "Job has failed indexes");
+}
+
 TEST_F(JobControllerTest, ActiveDeadlineSecondsFailsTheJob) {
   CreateJob("d", R"("activeDeadlineSeconds":30,"parallelism":2)");
   Settle();
