@@ -71,6 +71,66 @@ class KubectlBatchTest : public KubectlServerFixture {
   }
 };
 
+// A CronJob on the real clock (`@every 2s`) and a Job deleted as soon as
+// it finishes (ttlSecondsAfterFinished: 0).
+constexpr char kTickerManifest[] = R"(apiVersion: batch/v1
+kind: CronJob
+metadata: {name: ticker}
+spec:
+  schedule: "@every 2s"
+  concurrencyPolicy: Forbid
+  jobTemplate:
+    metadata: {labels: {from: ticker}}
+    spec:
+      template:
+        metadata:
+          annotations: {kcr.io/sim-complete-after: 1h}
+        spec:
+          restartPolicy: Never
+          containers: [{name: c, image: busybox}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: brief}
+spec:
+  ttlSecondsAfterFinished: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: c, image: busybox, command: [sh, -c, "sleep 1"]}
+)";
+
+TEST_F(KubectlBatchTest, CronJobFiresOnTheClockAndTtlDeletesAFinishedJob) {
+  EXPECT_THAT(Ok({"create", "-f", "-"}, kTickerManifest),
+              HasSubstr("cronjob.batch/ticker created"));
+  Ok({"wait", "--for=delete", "job/brief", "--timeout=40s"});
+  EXPECT_EQ(kubectl_->Run({"get", "job", "brief"}).exit_code, 1);
+  // The first Job runs for an hour: Forbid keeps it the only one (Jobs
+  // are named by the scheduled minute, so within a minute a later time is
+  // taken as started already, as kube does).
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  std::string jobs;
+  while (absl::Now() < deadline) {
+    jobs = Ok({"get", "jobs", "-l", "from=ticker", "-o",
+               "jsonpath={.items[*].metadata.name}"});
+    if (!jobs.empty()) break;
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  ASSERT_THAT(jobs, testing::MatchesRegex("ticker-[0-9]+"));
+  absl::SleepFor(absl::Seconds(3));
+  EXPECT_EQ(Ok({"get", "jobs", "-l", "from=ticker", "-o",
+                "jsonpath={.items[*].metadata.name}"}),
+            jobs);
+  std::vector<std::vector<std::string>> rows =
+      KubectlHarness::Columns(Ok({"get", "cronjobs"}));
+  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_GE(rows[1].size(), 6u);
+  EXPECT_THAT(std::vector<std::string>(rows[1].begin(), rows[1].begin() + 5),
+              ElementsAre("ticker", "@every 2s", "<none>", "False", "1"));
+  EXPECT_THAT(rows[1][5], testing::MatchesRegex("[0-9]+s"));
+}
+
 TEST_F(KubectlBatchTest, JobsCompleteOrFailAndCronJobsInstantiate) {
   EXPECT_THAT(Ok({"create", "-f", "-"}, kManifest),
               HasSubstr("job.batch/sleepy created"));
