@@ -726,6 +726,148 @@ Cells PriorityClassCells(const Value& pc, absl::Time now) {
 }
 
 // ---------------------------------------------------------------------------
+// node.k8s.io/v1, storage.k8s.io/v1 CSINodes, networking.k8s.io/v1
+// ServiceCIDRs and IPAddresses, flowcontrol.apiserver.k8s.io/v1
+
+std::vector<ColumnDefinition> RuntimeClassColumns() {
+  return {NameColumn(),
+          Column("Handler", "string",
+                 "Handler specifies the underlying runtime and configuration "
+                 "that the CRI implementation will use to handle pods of this "
+                 "class."),
+          AgeColumn()};
+}
+
+Cells RuntimeClassCells(const Value& rc, absl::Time now) {
+  return {NameOf(rc), S(field::String(&rc, "handler")), AgeOf(rc, now)};
+}
+
+std::vector<ColumnDefinition> CSINodeColumns() {
+  return {NameColumn(),
+          Column("Drivers", "integer",
+                 "Drivers indicates the number of CSI drivers registered on "
+                 "the node"),
+          AgeColumn()};
+}
+
+Cells CSINodeCells(const Value& n, absl::Time now) {
+  const Value* drivers = field::Array(field::Object(&n, "spec"), "drivers");
+  return {NameOf(n),
+          static_cast<int64_t>(drivers == nullptr ? 0 : drivers->Size()),
+          AgeOf(n, now)};
+}
+
+std::vector<ColumnDefinition> ServiceCIDRColumns() {
+  return {NameColumn(),
+          Column("CIDRs", "string",
+                 "list of IP blocks in CIDR notation (e.g. \"192.168.0.0/24\" "
+                 "or \"2001:db8::/64\")"),
+          AgeColumn()};
+}
+
+Cells ServiceCIDRCells(const Value& c, absl::Time now) {
+  std::vector<std::string> cidrs;
+  if (const Value* list = field::Array(field::Object(&c, "spec"), "cidrs")) {
+    for (const Value& v : list->GetArray()) cidrs.push_back(S(Str(v)));
+  }
+  return {NameOf(c), absl::StrJoin(cidrs, ","), AgeOf(c, now)};
+}
+
+std::vector<ColumnDefinition> IPAddressColumns() {
+  return {NameColumn(),
+          Column("ParentRef", "string",
+                 "ParentRef references the resource (usually a Service) that "
+                 "this IP address is attached to.")};
+}
+
+Cells IPAddressCells(const Value& ip, absl::Time) {
+  const Value* ref = field::Object(field::Object(&ip, "spec"), "parentRef");
+  std::string parent;
+  if (ref != nullptr) {
+    parent = S(field::String(ref, "resource"));
+    if (!field::String(ref, "group").empty()) {
+      parent = Cat(parent, ".", field::String(ref, "group"));
+    }
+    if (!field::String(ref, "namespace").empty()) {
+      parent = Cat(parent, "/", field::String(ref, "namespace"));
+    }
+    parent = Cat(parent, "/", field::String(ref, "name"));
+  }
+  return {NameOf(ip), parent};
+}
+
+std::vector<ColumnDefinition> FlowSchemaColumns() {
+  return {NameColumn(),
+          Column("PriorityLevel", "string",
+                 "The name of the priority level this flow schema refers to."),
+          Column("MatchingPrecedence", "string",
+                 "The matching precedence of the flow schema."),
+          Column("DistinguisherMethod", "string",
+                 "The method flows are distinguished by."),
+          AgeColumn(),
+          Column("MissingPL", "string",
+                 "Whether the priority level this flow schema refers to is "
+                 "missing.")};
+}
+
+Cells FlowSchemaCells(const Value& fs, absl::Time now) {
+  const Value* spec = field::Object(&fs, "spec");
+  std::string distinguisher = "<none>";
+  if (const Value* d = field::Object(spec, "distinguisherMethod")) {
+    distinguisher = S(field::String(d, "type"));
+  }
+  std::string missing = "?";
+  if (const Value* conditions =
+          field::Array(field::Object(&fs, "status"), "conditions")) {
+    for (const Value& c : conditions->GetArray()) {
+      if (field::String(&c, "type") == "Dangling") {
+        missing = S(field::String(&c, "status"));
+      }
+    }
+  }
+  return {NameOf(fs),
+          S(field::String(field::Object(spec, "priorityLevelConfiguration"),
+                          "name")),
+          Int(spec, "matchingPrecedence"),
+          distinguisher,
+          AgeOf(fs, now),
+          missing};
+}
+
+std::vector<ColumnDefinition> PriorityLevelConfigurationColumns() {
+  return {
+      NameColumn(),
+      Column("Type", "string",
+             "The type of the priority level: Exempt or Limited."),
+      Column("NominalConcurrencyShares", "string",
+             "The nominal concurrency shares of this priority level."),
+      Column("Queues", "string", "The number of queues."),
+      Column("HandSize", "string", "The hand size used for shuffle sharding."),
+      Column("QueueLengthLimit", "string",
+             "The maximum number of requests in one queue."),
+      AgeColumn()};
+}
+
+Cells PriorityLevelConfigurationCells(const Value& pl, absl::Time now) {
+  const Value* spec = field::Object(&pl, "spec");
+  Cell shares = std::string("<none>"), queues = std::string("<none>"),
+       hand = std::string("<none>"), limit = std::string("<none>");
+  if (const Value* limited = field::Object(spec, "limited")) {
+    shares = Int(limited, "nominalConcurrencyShares");
+    if (const Value* q =
+            field::Object(field::Object(limited, "limitResponse"), "queuing")) {
+      queues = Int(q, "queues");
+      hand = Int(q, "handSize");
+      limit = Int(q, "queueLengthLimit");
+    }
+  }
+  return {NameOf(pl),    S(field::String(spec, "type")),
+          shares,        queues,
+          hand,          limit,
+          AgeOf(pl, now)};
+}
+
+// ---------------------------------------------------------------------------
 // admissionregistration.k8s.io/v1, apiregistration.k8s.io/v1,
 // certificates.k8s.io/v1
 
@@ -839,6 +981,20 @@ const KindPrinter kPrinters[] = {
      "VolumeAttachment", VolumeAttachmentColumns, VolumeAttachmentCells},
     {"scheduling.k8s.io", "priorityclasses", "scheduling.k8s.io/v1",
      "PriorityClass", PriorityClassColumns, PriorityClassCells},
+    {"node.k8s.io", "runtimeclasses", "node.k8s.io/v1", "RuntimeClass",
+     RuntimeClassColumns, RuntimeClassCells},
+    {"storage.k8s.io", "csinodes", "storage.k8s.io/v1", "CSINode",
+     CSINodeColumns, CSINodeCells},
+    {"networking.k8s.io", "servicecidrs", "networking.k8s.io/v1", "ServiceCIDR",
+     ServiceCIDRColumns, ServiceCIDRCells},
+    {"networking.k8s.io", "ipaddresses", "networking.k8s.io/v1", "IPAddress",
+     IPAddressColumns, IPAddressCells},
+    {"flowcontrol.apiserver.k8s.io", "flowschemas",
+     "flowcontrol.apiserver.k8s.io/v1", "FlowSchema", FlowSchemaColumns,
+     FlowSchemaCells},
+    {"flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations",
+     "flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration",
+     PriorityLevelConfigurationColumns, PriorityLevelConfigurationCells},
     {"admissionregistration.k8s.io", "validatingwebhookconfigurations",
      "admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration",
      WebhookConfigurationColumns, WebhookConfigurationCells},

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "api/errors/errors.h"
@@ -143,7 +144,64 @@ absl::Status Registry::Bootstrap() {
       KCR_RETURN_IF_ERROR(Create(*pc, "", std::move(b)).status());
     }
   }
+  KCR_RETURN_IF_ERROR(BootstrapClusterObjects());
   return BootstrapAPIServices();
+}
+
+// What kube-apiserver's post-start hooks write into a new cluster: the
+// mandatory API Priority and Fairness configuration (the exempt and
+// catch-all priority levels and flow schemas) and the default ServiceCIDR.
+absl::Status Registry::BootstrapClusterObjects() {
+  static const char* const kRules =
+      R"("rules":[{"subjects":[SUBJECTS],"resourceRules":[{"verbs":["*"],)"
+      R"("apiGroups":["*"],"resources":["*"],"clusterScope":true,)"
+      R"("namespaces":["*"]}],"nonResourceRules":[{"verbs":["*"],)"
+      R"("nonResourceURLs":["*"]}]}])";
+  const auto rules = [](const char* subjects) {
+    std::string r = kRules;
+    r.replace(r.find("SUBJECTS"), 8, subjects);
+    return r;
+  };
+  const std::string kFlowControl = "flowcontrol.apiserver.k8s.io";
+  const std::string kAutoUpdate =
+      R"("annotations":{"apf.kubernetes.io/autoupdate-spec":"true"})";
+  const std::vector<std::tuple<std::string, std::string, std::string>> objects = {
+      {kFlowControl, "prioritylevelconfigurations",
+       R"({"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"PriorityLevelConfiguration","metadata":{"name":"exempt",)" +
+           kAutoUpdate +
+           R"(},"spec":{"type":"Exempt","exempt":{"nominalConcurrencyShares":0,"lendablePercent":0}}})"},
+      {kFlowControl, "prioritylevelconfigurations",
+       R"({"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"PriorityLevelConfiguration","metadata":{"name":"catch-all",)" +
+           kAutoUpdate +
+           R"(},"spec":{"type":"Limited","limited":{"nominalConcurrencyShares":5,"lendablePercent":0,"limitResponse":{"type":"Reject"}}}})"},
+      {kFlowControl, "flowschemas",
+       R"({"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"FlowSchema","metadata":{"name":"exempt",)" +
+           kAutoUpdate +
+           R"(},"spec":{"priorityLevelConfiguration":{"name":"exempt"},"matchingPrecedence":1,)" +
+           rules(R"({"kind":"Group","group":{"name":"system:masters"}})") +
+           "}}"},
+      {kFlowControl, "flowschemas",
+       R"({"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"FlowSchema","metadata":{"name":"catch-all",)" +
+           kAutoUpdate +
+           R"(},"spec":{"priorityLevelConfiguration":{"name":"catch-all"},"matchingPrecedence":10000,"distinguisherMethod":{"type":"ByUser"},)" +
+           rules(
+               R"({"kind":"Group","group":{"name":"system:unauthenticated"}},{"kind":"Group","group":{"name":"system:authenticated"}})") +
+           "}}"},
+      {"networking.k8s.io", "servicecidrs",
+       R"({"apiVersion":"networking.k8s.io/v1","kind":"ServiceCIDR","metadata":{"name":"kubernetes"},"spec":{"cidrs":[")" +
+           ServiceAllocatorOptions().service_cidr + R"("]}})"}};
+  for (const auto& [group, resource, json] : objects) {
+    ResourceInfoPtr r = resources_->Lookup(group, "v1", resource);
+    if (r == nullptr) continue;
+    KCR_ASSIGN_OR_RETURN(api::ObjectBuilder b,
+                         api::ObjectBuilder::FromJson(json));
+    KCR_ASSIGN_OR_RETURN(api::ObjectPtr parsed, b.Build());
+    if (storage_->Get(r->StorageKey(), "", parsed->name()) != nullptr) {
+      continue;
+    }
+    KCR_RETURN_IF_ERROR(Create(*r, "", std::move(b)).status());
+  }
+  return absl::OkStatus();
 }
 
 // kube-aggregator's autoregistration: one local APIService per served
@@ -170,7 +228,9 @@ absl::Status Registry::BootstrapAPIServices() {
       {"apiextensions.k8s.io", 16700},
       {"scheduling.k8s.io", 16600},
       {"coordination.k8s.io", 16500},
-      {"discovery.k8s.io", 16200}};
+      {"node.k8s.io", 16300},
+      {"discovery.k8s.io", 16200},
+      {"flowcontrol.apiserver.k8s.io", 16100}};
   std::vector<std::pair<std::string, std::string>> served = {{"", "v1"}};
   for (const auto& [group, versions] : resources_->Groups()) {
     for (const std::string& v : versions) served.push_back({group, v});

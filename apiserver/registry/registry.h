@@ -171,7 +171,8 @@ class Registry {
   ResourceRegistry* resources() const { return resources_; }
 
   // Creates the namespaces every cluster has (default, kube-system,
-  // kube-public, kube-node-lease), the system priority classes and the
+  // kube-public, kube-node-lease), the system priority classes, the
+  // mandatory flow-control configuration, the default ServiceCIDR and the
   // local APIServices of the built-in group-versions.
   absl::Status Bootstrap();
 
@@ -266,6 +267,7 @@ class Registry {
   // Fields of a new object that do not depend on the live state.
   // The APIService objects of the served built-in group-versions.
   absl::Status BootstrapAPIServices();
+  absl::Status BootstrapClusterObjects();
   absl::Status PrepareCreate(const ResourceInfo& resource, std::string_view ns,
                              api::ObjectBuilder* object) const;
   absl::Status CheckNamespace(const ResourceInfo& resource, std::string_view ns,

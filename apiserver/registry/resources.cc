@@ -58,7 +58,10 @@ int GroupRank(const std::string& group) {
                                        "admissionregistration.k8s.io",
                                        "scheduling.k8s.io",
                                        "coordination.k8s.io",
-                                       "apiextensions.k8s.io"};
+                                       "apiextensions.k8s.io",
+                                       "node.k8s.io",
+                                       "discovery.k8s.io",
+                                       "flowcontrol.apiserver.k8s.io"};
   for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i) {
     if (group == kOrder[i]) return i;
   }
@@ -335,6 +338,27 @@ void ResourceRegistry::AddWorkloadAndClusterKindsLocked() {
                     {}, false, {}));
   AddLocked(Builtin("storage.k8s.io", "volumeattachments", "VolumeAttachment",
                     "volumeattachment", {}, false, {"status"}));
+  AddLocked(with(Builtin("storage.k8s.io", "csinodes", "CSINode", "csinode", {},
+                         false, {}),
+                 {}, kSpec));
+  AddLocked(Builtin("storage.k8s.io", "csistoragecapacities",
+                    "CSIStorageCapacity", "csistoragecapacity", {}, true, {}));
+  AddLocked(with(Builtin("networking.k8s.io", "servicecidrs", "ServiceCIDR",
+                         "servicecidr", {}, false, {"status"}),
+                 {}, kSpec));
+  AddLocked(with(Builtin("networking.k8s.io", "ipaddresses", "IPAddress",
+                         "ipaddress", {"ip"}, false, {}),
+                 {}, kSpec));
+  AddLocked(Builtin("node.k8s.io", "runtimeclasses", "RuntimeClass",
+                    "runtimeclass", {}, false, {}));
+  AddLocked(with(Builtin("flowcontrol.apiserver.k8s.io", "flowschemas",
+                         "FlowSchema", "flowschema", {}, false, {"status"}),
+                 {}, kSpec));
+  AddLocked(
+      with(Builtin("flowcontrol.apiserver.k8s.io",
+                   "prioritylevelconfigurations", "PriorityLevelConfiguration",
+                   "prioritylevelconfiguration", {}, false, {"status"}),
+           {}, kSpec));
   AddLocked(Builtin("scheduling.k8s.io", "priorityclasses", "PriorityClass",
                     "priorityclass", {"pc"}, false, {}));
   const std::string kAdmission = "admissionregistration.k8s.io";

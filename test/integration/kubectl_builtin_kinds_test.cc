@@ -560,6 +560,91 @@ type: Normal
   EXPECT_THAT(r.out, HasSubstr("container started"));
 }
 
+// The remaining kinds a 1.33 cluster serves by default, with the objects
+// kube-apiserver writes into a new cluster and kube's columns.
+TEST_F(KubectlBuiltinKindsTest, ClusterConfigurationKinds) {
+  KubectlResult r = Apply(R"(apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: gvisor}
+handler: runsc
+---
+apiVersion: storage.k8s.io/v1
+kind: CSINode
+metadata: {name: kcr-node}
+spec:
+  drivers: [{name: csi.example.com, nodeID: n1}]
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIStorageCapacity
+metadata: {name: cap}
+storageClassName: standard
+capacity: 10Gi
+---
+apiVersion: networking.k8s.io/v1
+kind: IPAddress
+metadata: {name: 10.96.7.7}
+spec:
+  parentRef: {group: "", resource: services, namespace: default, name: web}
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+metadata: {name: batch}
+spec:
+  type: Limited
+  limited:
+    nominalConcurrencyShares: 10
+    limitResponse:
+      type: Queue
+      queuing: {queues: 16, handSize: 4, queueLengthLimit: 50}
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: FlowSchema
+metadata: {name: batch}
+spec:
+  priorityLevelConfiguration: {name: batch}
+  matchingPrecedence: 500
+  distinguisherMethod: {type: ByNamespace}
+  rules:
+  - subjects: [{kind: ServiceAccount, serviceAccount: {name: loader, namespace: default}}]
+    resourceRules: [{verbs: ["*"], apiGroups: ["*"], resources: ["*"], namespaces: ["*"]}]
+)");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_THAT(Get({"runtimeclasses"}, 2),
+              ElementsAre(ElementsAre("NAME", "HANDLER"),
+                          ElementsAre("gvisor", "runsc")));
+  EXPECT_THAT(Get({"csinodes"}, 2), ElementsAre(ElementsAre("NAME", "DRIVERS"),
+                                                ElementsAre("kcr-node", "1")));
+  EXPECT_THAT(Get({"ip"}, 9),
+              ElementsAre(ElementsAre("NAME", "PARENTREF"),
+                          ElementsAre("10.96.7.7", "services/default/web")));
+  EXPECT_THAT(Get({"servicecidrs"}, 2),
+              ElementsAre(ElementsAre("NAME", "CIDRS"),
+                          ElementsAre("kubernetes", "10.96.0.0/12")));
+  EXPECT_THAT(
+      Get({"prioritylevelconfigurations"}, 6),
+      ElementsAre(ElementsAre("NAME", "TYPE", "NOMINALCONCURRENCYSHARES",
+                              "QUEUES", "HANDSIZE", "QUEUELENGTHLIMIT"),
+                  ElementsAre("batch", "Limited", "10", "16", "4", "50"),
+                  ElementsAre("catch-all", "Limited", "5", "<none>", "<none>",
+                              "<none>"),
+                  ElementsAre("exempt", "Exempt", "<none>", "<none>", "<none>",
+                              "<none>")));
+  EXPECT_THAT(
+      Get({"flowschemas"}, 4),
+      ElementsAre(ElementsAre("NAME", "PRIORITYLEVEL", "MATCHINGPRECEDENCE",
+                              "DISTINGUISHERMETHOD", "MISSINGPL"),
+                  ElementsAre("batch", "batch", "500", "ByNamespace", "?"),
+                  ElementsAre("catch-all", "catch-all", "10000", "ByUser", "?"),
+                  ElementsAre("exempt", "exempt", "1", "<none>", "?")));
+  r = kubectl_->Run(
+      {"get", "csistoragecapacities", "cap", "-o", "jsonpath={.capacity}"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "10Gi");
+  r = kubectl_->Run({"explain", "flowschema.spec.rules"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("resourceRules"));
+}
+
 TEST_F(KubectlBuiltinKindsTest, ClusterInfoDumpCompletes) {
   ASSERT_EQ(Apply(EveryKindManifest()).exit_code, 0);
   KubectlResult r = kubectl_->Run(
