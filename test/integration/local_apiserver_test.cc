@@ -273,7 +273,9 @@ TEST_F(LocalApiServerTest, SimulatedNodeRunsPodsByDefault) {
       HasSubstr(
           std::string(kControllersLine) +
           "garbage-collector,namespace-controller,deployment-controller,"
-          "replicaset-controller,serviceaccount-controller,"
+          "replicaset-controller,job-controller,"
+          "ttl-after-finished-controller,cronjob-controller,"
+          "serviceaccount-controller,"
           "root-ca-cert-publisher,kubernetes-service,endpoints-controller,"
           "control-plane-leases,node-simulator\n"));
   // The simulated node registers its Node object as it starts, beside the
@@ -302,7 +304,8 @@ TEST_F(LocalApiServerTest, SimulatedNodeSwitchedOff) {
       HasSubstr(
           std::string(kControllersLine) +
           "garbage-collector,namespace-controller,"
-          "deployment-controller,replicaset-controller,"
+          "deployment-controller,replicaset-controller,job-controller,"
+          "ttl-after-finished-controller,cronjob-controller,"
           "serviceaccount-controller,root-ca-cert-publisher,"
           "kubernetes-service,endpoints-controller,control-plane-leases\n"));
   EXPECT_EQ(client_->Get("/api/v1/nodes/kcr-node").status, 404);
@@ -323,6 +326,8 @@ TEST_F(LocalApiServerTest, DeploymentControllerSwitchedOff) {
   EXPECT_THAT(ReadFile(dir_ + "/apiserver.log"),
               HasSubstr(std::string(kControllersLine) +
                         "garbage-collector,namespace-controller,"
+                        "job-controller,ttl-after-finished-controller,"
+                        "cronjob-controller,"
                         "serviceaccount-controller,root-ca-cert-publisher,"
                         "kubernetes-service,endpoints-controller,"
                         "control-plane-leases,node-simulator\n"));
