@@ -5,6 +5,7 @@
 // replicaset controllers (deployment_controller.h, replicaset_controller.h),
 // the job, ttl-after-finished and cronjob controllers (job_controller.h,
 // ttl_after_finished_controller.h, cronjob_controller.h),
+// the statefulset controller (statefulset_controller.h),
 // the default ServiceAccount and kube-root-ca.crt of every namespace
 // (serviceaccounts_controller.h), the default/kubernetes Service
 // (kubernetes_service_controller.h), the Endpoints and EndpointSlices of
@@ -33,6 +34,7 @@
 #include "apiserver/kube_controllers/node_simulator.h"
 #include "apiserver/kube_controllers/replicaset_controller.h"
 #include "apiserver/kube_controllers/serviceaccounts_controller.h"
+#include "apiserver/kube_controllers/statefulset_controller.h"
 #include "apiserver/kube_controllers/ttl_after_finished_controller.h"
 #include "apiserver/registry/registry.h"
 #include "base/clock.h"
@@ -51,6 +53,8 @@ struct BuiltinControllersOptions {
   bool ttl_after_finished_controller = true;
   // CronJobs (cronjob_controller.h).
   bool cronjob_controller = true;
+  // StatefulSets' pods, claims and revisions (statefulset_controller.h).
+  bool statefulset_controller = true;
   bool node_simulator = true;
   // The default ServiceAccount and the kube-root-ca.crt ConfigMap (with
   // `root_ca_pem`) in every namespace (serviceaccounts_controller.h).

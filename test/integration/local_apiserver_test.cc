@@ -275,6 +275,7 @@ TEST_F(LocalApiServerTest, SimulatedNodeRunsPodsByDefault) {
           "garbage-collector,namespace-controller,deployment-controller,"
           "replicaset-controller,job-controller,"
           "ttl-after-finished-controller,cronjob-controller,"
+          "statefulset-controller,"
           "serviceaccount-controller,"
           "root-ca-cert-publisher,kubernetes-service,endpoints-controller,"
           "control-plane-leases,node-simulator\n"));
@@ -306,6 +307,7 @@ TEST_F(LocalApiServerTest, SimulatedNodeSwitchedOff) {
           "garbage-collector,namespace-controller,"
           "deployment-controller,replicaset-controller,job-controller,"
           "ttl-after-finished-controller,cronjob-controller,"
+          "statefulset-controller,"
           "serviceaccount-controller,root-ca-cert-publisher,"
           "kubernetes-service,endpoints-controller,control-plane-leases\n"));
   EXPECT_EQ(client_->Get("/api/v1/nodes/kcr-node").status, 404);
@@ -327,7 +329,7 @@ TEST_F(LocalApiServerTest, DeploymentControllerSwitchedOff) {
               HasSubstr(std::string(kControllersLine) +
                         "garbage-collector,namespace-controller,"
                         "job-controller,ttl-after-finished-controller,"
-                        "cronjob-controller,"
+                        "cronjob-controller,statefulset-controller,"
                         "serviceaccount-controller,root-ca-cert-publisher,"
                         "kubernetes-service,endpoints-controller,"
                         "control-plane-leases,node-simulator\n"));
