@@ -31,6 +31,26 @@ BuiltinControllers::BuiltinControllers(Registry* registry,
     controllers_.push_back(
         std::make_unique<ReplicaSetController>(registry, options.clock));
   }
+  if (options.replicationcontroller_controller) {
+    controllers_.push_back(
+        std::make_unique<ReplicationManager>(registry, options.clock));
+  }
+  if (options.daemonset_controller) {
+    controllers_.push_back(
+        std::make_unique<DaemonSetController>(registry, options.clock));
+  }
+  if (options.job_controller) {
+    controllers_.push_back(
+        std::make_unique<JobController>(registry, options.clock));
+  }
+  if (options.ttl_after_finished_controller) {
+    controllers_.push_back(
+        std::make_unique<TtlAfterFinishedController>(registry, options.clock));
+  }
+  if (options.cronjob_controller) {
+    controllers_.push_back(
+        std::make_unique<CronJobController>(registry, options.clock));
+  }
   if (options.statefulset_controller) {
     controllers_.push_back(
         std::make_unique<StatefulSetController>(registry, options.clock));

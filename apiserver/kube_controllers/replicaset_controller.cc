@@ -15,6 +15,7 @@
 #include "api/types/field.h"
 #include "api/types/time.h"
 #include "apiserver/kube_controllers/controller_indexes.h"
+#include "apiserver/kube_controllers/pod_util.h"
 #include "apiserver/kube_controllers/stored_objects.h"
 #include "base/str_cat.h"
 #include "glog/logging.h"
@@ -27,7 +28,6 @@ namespace {
 namespace field = ::kcr::api::field;
 using Value = rapidjson::Value;
 
-constexpr char kReplicaSetsKey[] = "apps/replicasets";
 constexpr char kPodsKey[] = "/pods";
 
 // kube's burstReplicas: the most pods one pass creates or deletes.
@@ -38,21 +38,6 @@ bool IsActive(const api::Object& pod) {
   const std::string_view phase =
       field::String(field::Object(&pod.json(), "status"), "phase");
   return phase != "Succeeded" && phase != "Failed";
-}
-
-// When the pod's Ready condition turned True, or nullopt when not ready.
-std::optional<absl::Time> ReadySince(const api::Object& pod) {
-  const Value* conditions =
-      field::Array(field::Object(&pod.json(), "status"), "conditions");
-  if (conditions == nullptr) return std::nullopt;
-  for (const Value& c : conditions->GetArray()) {
-    if (field::String(&c, "type") != "Ready") continue;
-    if (field::String(&c, "status") != "True") return std::nullopt;
-    absl::StatusOr<absl::Time> t =
-        api::ParseTime(field::String(&c, "lastTransitionTime"));
-    return t.ok() ? *t : absl::InfinitePast();
-  }
-  return std::nullopt;
 }
 
 // Whether `labels` holds every entry of the template's labels.
@@ -83,7 +68,8 @@ bool DeleteBefore(const api::ObjectPtr& a, const api::ObjectPtr& b) {
       !field::String(field::Object(&b->json(), "spec"), "nodeName").empty();
   if (a_assigned != b_assigned) return !a_assigned;
   if (PhaseRank(*a) != PhaseRank(*b)) return PhaseRank(*a) < PhaseRank(*b);
-  const std::optional<absl::Time> ra = ReadySince(*a), rb = ReadySince(*b);
+  const std::optional<absl::Time> ra = PodReadySince(*a),
+                                  rb = PodReadySince(*b);
   if (ra.has_value() != rb.has_value()) return !ra.has_value();
   if (ra.has_value() && *ra != *rb) return *ra > *rb;
   if (a->creation_timestamp() != b->creation_timestamp()) {
@@ -93,7 +79,8 @@ bool DeleteBefore(const api::ObjectPtr& a, const api::ObjectPtr& b) {
 }
 
 // A pod for `rs` from its template.
-absl::StatusOr<api::ObjectBuilder> NewPod(const api::Object& rs) {
+absl::StatusOr<api::ObjectBuilder> NewPod(const api::Object& rs,
+                                          const api::OwnerReferenceView& ref) {
   const Value* tmpl =
       field::Object(field::Object(&rs.json(), "spec"), "template");
   api::ObjectBuilder b("v1", "Pod");
@@ -105,13 +92,6 @@ absl::StatusOr<api::ObjectBuilder> NewPod(const api::Object& rs) {
       if (absl::Status s = b.Set(Cat("/metadata/", key), *v); !s.ok()) return s;
     }
   }
-  api::OwnerReferenceView ref;
-  ref.api_version = "apps/v1";
-  ref.kind = "ReplicaSet";
-  ref.name = rs.name();
-  ref.uid = rs.uid();
-  ref.controller = true;
-  ref.block_owner_deletion = true;
   b.AddOwnerReference(ref);
   if (const Value* spec = field::Object(tmpl, "spec"); spec != nullptr) {
     if (absl::Status s = b.Set("/spec", *spec); !s.ok()) return s;
@@ -119,43 +99,89 @@ absl::StatusOr<api::ObjectBuilder> NewPod(const api::Object& rs) {
   return b;
 }
 
-void SetCount(Value* status, const char* key, int64_t v, bool omit_zero,
-              rapidjson::MemoryPoolAllocator<>& a) {
-  status->RemoveMember(key);
-  if (v != 0 || !omit_zero) status->AddMember(Value(key, a), Value(v), a);
+}  // namespace
+
+ReplicatedKind ReplicatedKind::ReplicaSets() {
+  return {"apps",       "replicasets",           "apps/v1",
+          "ReplicaSet", "replicaset-controller", "replicaset-controller",
+          false};
 }
 
-}  // namespace
+ReplicatedKind ReplicatedKind::ReplicationControllers() {
+  return {"",
+          "replicationcontrollers",
+          "v1",
+          "ReplicationController",
+          "replicationcontroller-controller",
+          "replication-controller",
+          true};
+}
 
 ReplicaSetController::ReplicaSetController(Registry* registry,
                                            const Clock* clock,
-                                           IncrementalControllerOptions options)
+                                           IncrementalControllerOptions options,
+                                           ReplicatedKind kind)
     : IncrementalController(registry, clock, options),
-      events_(registry, "replicaset-controller") {
+      kind_(std::move(kind)),
+      collection_(Cat(kind_.group, "/", kind_.resource)),
+      events_(registry, kind_.event_component) {
   AddControllerIndexes(registry->storage());
 }
 
 bool ReplicaSetController::Wants(const StoredEvent& event) const {
-  return event.collection == "apps/replicasets" || event.collection == "/pods";
+  return event.collection == collection_ || event.collection == kPodsKey;
+}
+
+absl::StatusOr<api::LabelSelector> ReplicaSetController::SelectorOf(
+    const api::Object& owner) const {
+  const Value* selector_json =
+      field::Member(field::Object(&owner.json(), "spec"), "selector");
+  if (selector_json == nullptr || selector_json->IsNull()) {
+    return api::LabelSelector::Nothing();
+  }
+  if (!kind_.map_selector) {
+    return api::LabelSelector::FromLabelSelector(*selector_json);
+  }
+  // A ReplicationController's map; an empty one selects nothing (kube
+  // defaults it from the template's labels).
+  api::LabelMap set;
+  if (selector_json->IsObject()) {
+    for (const auto& m : selector_json->GetObject()) {
+      if (m.value.IsString()) {
+        set[std::string(field::View(m.name))] =
+            std::string(field::View(m.value));
+      }
+    }
+  }
+  if (set.empty()) return api::LabelSelector::Nothing();
+  return api::LabelSelector::SelectorFromSet(set);
+}
+
+api::OwnerReferenceView ReplicaSetController::ControllerRef(
+    const api::Object& owner) const {
+  api::OwnerReferenceView ref;
+  ref.api_version = kind_.api_version;
+  ref.kind = kind_.kind;
+  ref.name = owner.name();
+  ref.uid = owner.uid();
+  ref.controller = true;
+  ref.block_owner_deletion = true;
+  return ref;
 }
 
 void ReplicaSetController::EnqueueForPod(const api::Object& pod) {
   if (const std::optional<api::OwnerReferenceView> ref =
           pod.controller_reference()) {
-    if (ref->kind == "ReplicaSet" && ref->api_version == "apps/v1") {
+    if (ref->kind == kind_.kind && ref->api_version == kind_.api_version) {
       Enqueue(Storage::Key(pod.namespace_(), ref->name));
     }
     return;
   }
   if (pod.being_deleted()) return;
-  // An orphan: the ReplicaSets that may adopt it.
+  // An orphan: the owners that may adopt it.
   for (const api::ObjectPtr& rs :
-       SelectorCandidates(*storage(), kReplicaSetsKey, pod)) {
-    const Value* selector_json =
-        field::Member(field::Object(&rs->json(), "spec"), "selector");
-    if (selector_json == nullptr) continue;
-    absl::StatusOr<api::LabelSelector> selector =
-        api::LabelSelector::FromLabelSelector(*selector_json);
+       SelectorCandidates(*storage(), collection_, pod)) {
+    absl::StatusOr<api::LabelSelector> selector = SelectorOf(*rs);
     if (selector.ok() &&
         selector->Matches(
             field::Object(field::Object(&pod.json(), "metadata"), "labels"))) {
@@ -165,7 +191,7 @@ void ReplicaSetController::EnqueueForPod(const api::Object& pod) {
 }
 
 void ReplicaSetController::OnEvent(const StoredEvent& event) {
-  if (event.collection == kReplicaSetsKey) {
+  if (event.collection == collection_) {
     Enqueue(Storage::Key(event.object->namespace_(), event.object->name()));
   } else if (event.collection == kPodsKey) {
     EnqueueForPod(*event.object);
@@ -174,7 +200,7 @@ void ReplicaSetController::OnEvent(const StoredEvent& event) {
 }
 
 void ReplicaSetController::EnqueueAll() {
-  for (const api::ObjectPtr& rs : storage()->Snapshot(kReplicaSetsKey)) {
+  for (const api::ObjectPtr& rs : storage()->Snapshot(collection_)) {
     Enqueue(Storage::Key(rs->namespace_(), rs->name()));
   }
 }
@@ -182,7 +208,8 @@ void ReplicaSetController::EnqueueAll() {
 absl::Time ReplicaSetController::SyncKey(const std::string& key,
                                          absl::Time now) {
   ResourceRegistry* resources = registry()->resources();
-  ResourceInfoPtr replicasets = resources->Lookup("apps", "v1", "replicasets");
+  ResourceInfoPtr replicasets =
+      resources->Lookup(kind_.group, "v1", kind_.resource);
   ResourceInfoPtr pods = resources->Lookup("", "v1", "pods");
   if (replicasets == nullptr || pods == nullptr) return absl::InfiniteFuture();
   api::ObjectPtr rs = storage()->GetByKey(replicasets->StorageKey(), key);
@@ -203,16 +230,14 @@ absl::Time ReplicaSetController::SyncReplicaSet(
     absl::Time now) {
   const api::Object& rs = *rs_ptr;
   const Value* spec = field::Object(&rs.json(), "spec");
-  const Value* selector_json = field::Member(spec, "selector");
-  if (selector_json == nullptr) return absl::InfiniteFuture();
-  absl::StatusOr<api::LabelSelector> selector =
-      api::LabelSelector::FromLabelSelector(*selector_json);
+  absl::StatusOr<api::LabelSelector> selector = SelectorOf(rs);
   if (!selector.ok()) {
     LOG_EVERY_N(WARNING, 100)
         << "replicaset controller: bad selector rs=" << rs.Key() << ": "
         << selector.status();
     return absl::InfiniteFuture();
   }
+  if (selector->IsNothing()) return absl::InfiniteFuture();
   const int64_t replicas = field::Int64(spec, "replicas").value_or(1);
   const int64_t min_ready_seconds =
       field::Int64(spec, "minReadySeconds").value_or(0);
@@ -246,14 +271,7 @@ absl::Time ReplicaSetController::SyncReplicaSet(
       continue;
     }
     api::ObjectBuilder b = pod->ToBuilder();
-    api::OwnerReferenceView adopt;
-    adopt.api_version = "apps/v1";
-    adopt.kind = "ReplicaSet";
-    adopt.name = rs.name();
-    adopt.uid = rs.uid();
-    adopt.controller = true;
-    adopt.block_owner_deletion = true;
-    b.AddOwnerReference(adopt);
+    b.AddOwnerReference(ControllerRef(rs));
     absl::StatusOr<WriteResult> w =
         registry()->Update(pods, pod->namespace_(), pod->name(), std::move(b));
     if (w.ok()) {
@@ -276,7 +294,7 @@ absl::Time ReplicaSetController::SyncReplicaSet(
     if (diff < 0) {
       const int64_t want = std::min(-diff, kBurstReplicas);
       for (int64_t i = 0; i < want; ++i) {
-        absl::StatusOr<api::ObjectBuilder> pod = NewPod(rs);
+        absl::StatusOr<api::ObjectBuilder> pod = NewPod(rs, ControllerRef(rs));
         if (!pod.ok()) {
           LOG_EVERY_N(WARNING, 100)
               << "replicaset controller: bad template rs=" << rs.Key() << ": "
@@ -291,13 +309,14 @@ absl::Time ReplicaSetController::SyncReplicaSet(
               << "replicaset controller: creating a pod "
                  "for rs="
               << rs.Key() << " failed: " << created.status();
-          events_.Record(rs, "apps/v1", "ReplicaSet", true, "FailedCreate",
-                         Cat("Error creating: ", created.status().message()),
-                         now);
+          events_.Record(
+              rs, kind_.api_version, kind_.kind, true, "FailedCreate",
+              Cat("Error creating: ", created.status().message()), now);
           retry = now + absl::Seconds(1);
           break;
         }
-        events_.Record(rs, "apps/v1", "ReplicaSet", false, "SuccessfulCreate",
+        events_.Record(rs, kind_.api_version, kind_.kind, false,
+                       "SuccessfulCreate",
                        Cat("Created pod: ", created->object->name()), now);
       }
       VLOG(2) << "replicaset controller: created pods rs=" << rs.Key()
@@ -313,8 +332,9 @@ absl::Time ReplicaSetController::SyncReplicaSet(
                              ->Delete(pods, pod->namespace_(), pod->name(), o)
                              .status();
         if (s.ok()) {
-          events_.Record(rs, "apps/v1", "ReplicaSet", false, "SuccessfulDelete",
-                         Cat("Deleted pod: ", pod->name()), now);
+          events_.Record(rs, kind_.api_version, kind_.kind, false,
+                         "SuccessfulDelete", Cat("Deleted pod: ", pod->name()),
+                         now);
         } else if (!IsRaceError(s)) {
           LOG(WARNING) << "replicaset controller: deleting pod=" << pod->Key()
                        << " failed: " << s;
@@ -332,7 +352,7 @@ absl::Time ReplicaSetController::SyncReplicaSet(
   absl::Time next = retry;
   for (const api::ObjectPtr& pod : active) {
     if (FullyLabeled(*pod, template_labels)) ++fully_labeled;
-    const std::optional<absl::Time> since = ReadySince(*pod);
+    const std::optional<absl::Time> since = PodReadySince(*pod);
     if (!since.has_value()) continue;
     ++ready;
     const absl::Time due = *since + absl::Seconds(min_ready_seconds);
@@ -348,11 +368,12 @@ absl::Time ReplicaSetController::SyncReplicaSet(
   const Value* old_status = field::Object(&rs.json(), "status");
   Value status(rapidjson::kObjectType);
   if (old_status != nullptr) status.CopyFrom(*old_status, a);
-  SetCount(&status, "replicas", static_cast<int64_t>(active.size()), false, a);
-  SetCount(&status, "fullyLabeledReplicas", fully_labeled, true, a);
-  SetCount(&status, "readyReplicas", ready, true, a);
-  SetCount(&status, "availableReplicas", available, true, a);
-  SetCount(&status, "observedGeneration", rs.generation(), true, a);
+  SetStatusCount(&status, "replicas", static_cast<int64_t>(active.size()),
+                 false, a);
+  SetStatusCount(&status, "fullyLabeledReplicas", fully_labeled, true, a);
+  SetStatusCount(&status, "readyReplicas", ready, true, a);
+  SetStatusCount(&status, "availableReplicas", available, true, a);
+  SetStatusCount(&status, "observedGeneration", rs.generation(), true, a);
   if (old_status != nullptr && json::JsonDeepEqual(status, *old_status)) {
     return next;
   }
