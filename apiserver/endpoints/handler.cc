@@ -99,6 +99,10 @@ std::string ListJson(const ResourceInfo& r, const ListResult& l,
   if (l.remaining_item_count.has_value()) {
     CatAppend(&head, R"(,"remainingItemCount":)", *l.remaining_item_count);
   }
+  if (!l.shard_selector.empty()) {
+    // The canonical form has no character JSON must escape.
+    CatAppend(&head, R"(,"shardInfo":{"selector":")", l.shard_selector, "\"}");
+  }
   head += R"(},"items":[)";
   rapidjson::StringBuffer buf(nullptr, head.size() + 2 + l.items.size() * 1024);
   Put(&buf, head);
@@ -116,11 +120,13 @@ constexpr size_t kStreamChunkBytes = 256 << 10;
 
 void StreamListJson(const ResourceInfo& r, const ListResult& l,
                     std::string_view partial_version, HttpExchange* ex) {
-  std::string whole = ListJson(
-      r,
-      ListResult{
-          {}, l.resource_version, l.continue_token, l.remaining_item_count},
-      partial_version);
+  std::string whole = ListJson(r,
+                               ListResult{{},
+                                          l.resource_version,
+                                          l.continue_token,
+                                          l.remaining_item_count,
+                                          l.shard_selector},
+                               partial_version);
   // `whole` is the envelope with an empty items array: split it there.
   std::string head = whole.substr(0, whole.size() - 2);
   if (!ex->StartStream(200, "application/json", {})) return;

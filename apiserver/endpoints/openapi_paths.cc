@@ -67,6 +67,13 @@ constexpr QueryParameter kParameters[] = {
     {"sendInitialEvents", "boolean",
      "sendInitialEvents=true may be set together with watch=true to start "
      "the watch stream with synthetic events of the current state."},
+    {"shardSelector", "string",
+     "shardSelector restricts the list of returned objects using a CEL-based "
+     "shard selector expression: shardRange(object.metadata.uid, "
+     "'0x0000000000000000', '0x8000000000000000'), several joined with ||. "
+     "Supported paths: object.metadata.uid, object.metadata.namespace; the "
+     "bounds are 0x-prefixed 16-digit hex values over the 64-bit FNV-1a "
+     "hash space [0x0000000000000000, 0x10000000000000000)."},
     {"timeoutSeconds", "integer",
      "Timeout for the list/watch call, regardless of any activity."},
     {"watch", "boolean",
@@ -82,6 +89,7 @@ const std::vector<const char*> kListParameters = {"allowWatchBookmarks",
                                                   "resourceVersion",
                                                   "resourceVersionMatch",
                                                   "sendInitialEvents",
+                                                  "shardSelector",
                                                   "timeoutSeconds",
                                                   "watch"};
 const std::vector<const char*> kWriteParameters = {"dryRun", "fieldManager",

@@ -58,7 +58,8 @@ constexpr char kCommonSchemas[] = R"json({
     "continue": {"description": "Set when the list was truncated by a limit: pass it as the continue parameter to get the next page.", "type": "string"},
     "remainingItemCount": {"description": "The number of items left after this page, when known.", "type": "integer", "format": "int64"},
     "resourceVersion": {"description": "The resourceVersion the list was read at.", "type": "string"},
-    "selfLink": {"description": "Deprecated: no longer populated by the system.", "type": "string"}
+    "selfLink": {"description": "Deprecated: no longer populated by the system.", "type": "string"},
+    "shardInfo": {"description": "shardInfo is set when the list was filtered by a shardSelector; it echoes the applied selector.", "allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ShardInfo"}]}
   }
 },
 "io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry": {
@@ -110,6 +111,14 @@ constexpr char kCommonSchemas[] = R"json({
 "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1": {
   "description": "FieldsV1 stores a set of fields in a data structure like a Trie, in JSON format.",
   "type": "object"
+},
+"io.k8s.apimachinery.pkg.apis.meta.v1.ShardInfo": {
+  "description": "ShardInfo describes the shard selector that was applied to produce a list response. Its presence on a list response indicates the list is a filtered subset.",
+  "type": "object",
+  "required": ["selector"],
+  "properties": {
+    "selector": {"description": "selector is the shard selector string from the request, echoed back so clients can verify which shard they received and merge responses from multiple shards.", "type": "string", "default": ""}
+  }
 },
 "io.k8s.apimachinery.pkg.apis.meta.v1.Status": {
   "description": "Status is a return value for calls that don't return other objects.",

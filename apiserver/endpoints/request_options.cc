@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "api/errors/errors.h"
 #include "api/json/json_util.h"
+#include "api/selector/shard_selector.h"
 #include "apiserver/endpoints/negotiation.h"
 #include "apiserver/endpoints/protobuf.h"
 #include "apiserver/internal/object_fields.h"
@@ -38,6 +39,17 @@ absl::StatusOr<ListOptions> ParseListOptions(const HttpRequest& req) {
           .ToStatus();
     }
     o.field_selector = std::move(*s);
+  }
+  // As kube-apiserver's ListOptions conversion: an empty value is no
+  // selector; anything else must parse, or the request is a 400.
+  if (!req.Query("shardSelector").empty()) {
+    auto s = api::ShardSelector::Parse(req.Query("shardSelector"));
+    if (!s.ok()) {
+      return api::StatusError::BadRequest(
+                 Cat("invalid shard selector: ", ToStd(s.status().message())))
+          .ToStatus();
+    }
+    o.shard_selector = std::move(*s);
   }
   o.resource_version = req.Query("resourceVersion");
   o.resource_version_match = req.Query("resourceVersionMatch");

@@ -90,7 +90,8 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
   Storage* storage = registry_->storage();
   std::string collection = r.StorageKey();
   bool initial = send_initial.value_or(rv.empty() || rv == "0");
-  bool selective = !lo.label_selector.Empty() || !lo.field_selector.Empty();
+  bool selective = !lo.label_selector.Empty() || !lo.field_selector.Empty() ||
+                   !lo.shard_selector.Empty();
   WatchFilter filter;
   filter.ns = ns;
   if (selective) {

@@ -96,6 +96,10 @@ bool Registry::Matches(const api::Object& object, const ListOptions& options) {
       !options.field_selector.Matches(object.json())) {
     return false;
   }
+  if (!options.shard_selector.Empty() &&
+      !options.shard_selector.Matches(object.uid(), object.namespace_())) {
+    return false;
+  }
   return true;
 }
 
@@ -315,8 +319,9 @@ absl::StatusOr<ListResult> Registry::List(
   Storage::ListOptions so;
   so.ns = std::string(ns);
   so.limit = options.limit > 0 ? options.limit : 0;
-  bool selective =
-      !options.label_selector.Empty() || !options.field_selector.Empty();
+  bool selective = !options.label_selector.Empty() ||
+                   !options.field_selector.Empty() ||
+                   !options.shard_selector.Empty();
   if (selective) {
     ListOptions copy = options;
     so.filter = [copy](const api::Object& o) { return Matches(o, copy); };
@@ -367,6 +372,7 @@ absl::StatusOr<ListResult> Registry::List(
     out.items.push_back(AtVersion(o, resource));
   }
   out.resource_version = Cat(page.resource_version);
+  out.shard_selector = options.shard_selector.ToString();
   if (!page.continue_key.empty()) {
     out.continue_token =
         EncodeContinue(page.resource_version, page.continue_key);

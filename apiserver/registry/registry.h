@@ -44,6 +44,7 @@
 #include "api/patch/patch_type.h"
 #include "api/selector/field_selector.h"
 #include "api/selector/label_selector.h"
+#include "api/selector/shard_selector.h"
 #include "apiserver/registry/resources.h"
 #include "apiserver/registry/service_allocator.h"
 #include "apiserver/storage/storage.h"
@@ -119,6 +120,9 @@ struct DeleteOptions {
 struct ListOptions {
   api::LabelSelector label_selector;
   api::FieldSelector field_selector;
+  // ?shardSelector= (KEP-5866; kube's ShardedListAndWatch gate, always on
+  // here): only objects whose hashed uid or namespace is in its ranges.
+  api::ShardSelector shard_selector;
   // Raw query values; validated by List.
   std::string resource_version;
   std::string resource_version_match;
@@ -133,6 +137,10 @@ struct ListResult {
   std::string resource_version;
   std::string continue_token;
   std::optional<int64_t> remaining_item_count;
+  // metadata.shardInfo.selector: the applied shard selector in canonical
+  // form, set when the list was sharded (a client that sees it may trust
+  // that the server filtered).
+  std::string shard_selector;
 };
 
 struct WriteResult {

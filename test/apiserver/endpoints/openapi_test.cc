@@ -260,6 +260,33 @@ TEST_F(OpenApiTest, PatchListsFieldValidationAndNoStrategicMerge) {
               ::testing::Contains("watch"));
 }
 
+// kube-apiserver 1.37 advertises shardSelector (KEP-5866) on every list,
+// watch and deletecollection: clients look for it to learn that the server
+// shards. A sharded list's metadata.shardInfo has its schema.
+TEST_F(OpenApiTest, ListsAdvertiseShardSelector) {
+  auto docs = BuildOpenApiV3Documents(apis_);
+  rapidjson::Document doc = Parse(docs["apis/example.com/v1"]);
+  const rapidjson::Value& collection =
+      doc["paths"]["/apis/example.com/v1/namespaces/{namespace}/widgets"];
+  EXPECT_THAT(ParameterNames(collection["get"]),
+              ::testing::Contains("shardSelector"));
+  EXPECT_THAT(ParameterNames(collection["delete"]),
+              ::testing::Contains("shardSelector"));
+  EXPECT_THAT(
+      ParameterNames(doc["paths"]["/apis/example.com/v1/widgets"]["get"]),
+      ::testing::Contains("shardSelector"));
+  const rapidjson::Value* info =
+      At(doc,
+         "/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta/"
+         "properties/shardInfo");
+  ASSERT_NE(info, nullptr);
+  EXPECT_NE(At(doc,
+               "/components/schemas/"
+               "io.k8s.apimachinery.pkg.apis.meta.v1.ShardInfo/properties/"
+               "selector"),
+            nullptr);
+}
+
 TEST_F(OpenApiTest, ClusterScopedPaths) {
   auto docs = BuildOpenApiV3Documents(apis_);
   rapidjson::Document doc = Parse(docs["apis/tools.example.com/v1alpha1"]);
