@@ -304,6 +304,33 @@ TEST_F(ReflectorTest, CleanCloseWatchesAgainFromTheLastVersionWithoutList) {
   EXPECT_EQ(Metric(FakeCacheMetrics::kRelists), 0);
 }
 
+TEST_F(ReflectorTest, RelistEndsTheWatchAndListsAgainAtOnce) {
+  lw_.SetState({Obj("a", "5")}, "10");
+  Start();
+  std::shared_ptr<FakeWatch> first = lw_.WaitForWatch(0);
+  EXPECT_TRUE(reflector_->Relisted());
+  first->Add(Obj("b", "11"));
+  reflector_->Relist();
+  reflector_->Relist();  // coalesces with the one before
+  lw_.WaitForListCalls(2);
+  lw_.WaitForWatch(1);
+  EXPECT_TRUE(first->stopped());
+  EXPECT_EQ(lw_.list_calls()[1].resource_version, "11");
+  EXPECT_EQ(lw_.list_call_count(), 2u);
+  EXPECT_EQ(clock_.ArmedTimers(), 0);  // no backoff
+  EXPECT_TRUE(reflector_->Relisted());
+}
+
+TEST_F(ReflectorTest, RelistedIsFalseUntilTheNextListCompletes) {
+  lw_.SetState({}, "10");
+  Start();
+  lw_.WaitForWatch(0);
+  // Not running a list now: the request stays pending until one is made.
+  Stop();
+  reflector_->Relist();
+  EXPECT_FALSE(reflector_->Relisted());
+}
+
 TEST_F(ReflectorTest, VeryShortWatchBacksOffThenRelistsAtTheLastVersion) {
   lw_.SetState({Obj("a", "5")}, "10");
   Start();
