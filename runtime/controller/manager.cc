@@ -377,6 +377,22 @@ absl::Status Manager::AddLocked(std::unique_ptr<Runnable> runnable) {
   return absl::OkStatus();
 }
 
+void Manager::SetShardOwnershipFactory(ShardOwnershipFactory factory) {
+  MutexLock lock(&mu_);
+  shard_ownership_factory_ = std::move(factory);
+}
+
+absl::StatusOr<sharding::ShardOwnership*> Manager::ShardOwnershipFor(
+    const std::string& controller) const {
+  ShardOwnershipFactory factory;
+  {
+    MutexLock lock(&mu_);
+    factory = shard_ownership_factory_;
+  }
+  if (!factory) return nullptr;
+  return factory(controller);
+}
+
 absl::Status Manager::AddHealthzCheck(const std::string& name,
                                       metrics::HealthChecks::Check check) {
   return healthz_.Add(name, std::move(check));

@@ -39,6 +39,7 @@
 #ifndef KCR_RUNTIME_CONTROLLER_MANAGER_H_
 #define KCR_RUNTIME_CONTROLLER_MANAGER_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -67,6 +68,7 @@
 #include "runtime/metrics/healthz.h"
 #include "runtime/metrics/http_endpoint.h"
 #include "runtime/metrics/process_collector.h"
+#include "runtime/sharding/shard_ownership.h"
 #include "runtime/workqueue/metrics.h"
 
 namespace prometheus {
@@ -191,6 +193,19 @@ class Manager {
   // Whether a controller named `name` was added.
   bool HasController(const std::string& name) const;
 
+  // How controllers are sharded: `factory(name)` gives the ShardOwnership
+  // of the controller named `name` (not owned; it must outlive the
+  // Manager), or null to leave it unsharded. ControllerBuilder asks
+  // through ShardOwnershipFor unless told Sharded or Unsharded. Unset:
+  // every controller is unsharded. Before the controllers are built.
+  using ShardOwnershipFactory =
+      std::function<absl::StatusOr<sharding::ShardOwnership*>(
+          const std::string& controller)>;
+  void SetShardOwnershipFactory(ShardOwnershipFactory factory)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<sharding::ShardOwnership*> ShardOwnershipFor(
+      const std::string& controller) const ABSL_LOCKS_EXCLUDED(mu_);
+
   // Adds (or replaces) a health or readiness check; see
   // runtime/metrics/healthz.h for names. The HTTP endpoint serves them.
   absl::Status AddHealthzCheck(const std::string& name,
@@ -280,6 +295,7 @@ class Manager {
   // Runnables (destroyed before the factory and the client they use).
   std::vector<std::unique_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> controller_names_ ABSL_GUARDED_BY(mu_);
+  ShardOwnershipFactory shard_ownership_factory_ ABSL_GUARDED_BY(mu_);
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   // Runnables start (at once, when added) from here on.
   bool running_ ABSL_GUARDED_BY(mu_) = false;

@@ -62,7 +62,8 @@ std::vector<int> PreferredOwners(
     }
   }
   std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) {
-    if (std::get<0>(a) != std::get<0>(b)) return std::get<0>(a) > std::get<0>(b);
+    if (std::get<0>(a) != std::get<0>(b))
+      return std::get<0>(a) > std::get<0>(b);
     return std::make_pair(std::get<1>(a), std::get<2>(a)) <
            std::make_pair(std::get<1>(b), std::get<2>(b));
   });

@@ -55,8 +55,8 @@ uint64_t MemberHash(std::string_view member);
 
 // The preferred owner of each shard: an index into `sorted_members` (empty
 // members: every entry -1). Costs O(S * N log(S * N)).
-std::vector<int> PreferredOwners(int shards,
-                                 const std::vector<std::string>& sorted_members);
+std::vector<int> PreferredOwners(
+    int shards, const std::vector<std::string>& sorted_members);
 
 struct Decision {
   // This replica's fair share.

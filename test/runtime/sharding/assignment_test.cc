@@ -17,7 +17,8 @@ constexpr absl::Duration kGrace = absl::Seconds(6);
 
 std::vector<std::string> Members(int n, int from = 0) {
   std::vector<std::string> m;
-  for (int i = from; i < from + n; ++i) m.push_back(absl::StrCat("replica-", i));
+  for (int i = from; i < from + n; ++i)
+    m.push_back(absl::StrCat("replica-", i));
   std::sort(m.begin(), m.end());
   return m;
 }
