@@ -48,8 +48,9 @@ class FilteringQueue final : public RequestQueue {
  private:
   bool Admit(const Request& item) {
     auto it = hints_.find(item);
-    return filter_.Admit(
-        item, it == hints_.end() ? std::nullopt : std::optional<int>(it->second));
+    return filter_.Admit(item, it == hints_.end()
+                                   ? std::nullopt
+                                   : std::optional<int>(it->second));
   }
 
   RequestQueue& queue_;
@@ -104,8 +105,9 @@ class FilteringPriorityQueue final : public PriorityRequestQueue {
  private:
   bool Admit(const Request& item) {
     auto it = hints_.find(item);
-    return filter_.Admit(
-        item, it == hints_.end() ? std::nullopt : std::optional<int>(it->second));
+    return filter_.Admit(item, it == hints_.end()
+                                   ? std::nullopt
+                                   : std::optional<int>(it->second));
   }
 
   PriorityRequestQueue& queue_;
@@ -122,8 +124,7 @@ class Sharded final : public EventHandler {
         watch_(watch) {}
 
   void Create(const CreateEvent& e, RequestQueue& q) override {
-    Call(q, {&e.object},
-         [&](RequestQueue& fq) { handler_->Create(e, fq); });
+    Call(q, {&e.object}, [&](RequestQueue& fq) { handler_->Create(e, fq); });
   }
   void Update(const UpdateEvent& e, RequestQueue& q) override {
     Call(q, {&e.object_old, &e.object_new},

@@ -55,7 +55,8 @@ class FakeShardOwnership final : public sharding::ShardOwnership {
       MutexLock lock(&mu_);
       listeners = listeners_;
     }
-    for (sharding::ShardListener* l : listeners) l->OnReleasing(shard, deadline);
+    for (sharding::ShardListener* l : listeners)
+      l->OnReleasing(shard, deadline);
     MutexLock lock(&mu_);
     held_.erase(shard);
   }

@@ -143,9 +143,8 @@ class ShardFilterTest : public ::testing::Test {
   void Start() {
     auto [ctx, cancel] = WithCancel(Context::Background());
     cancel_ = cancel;
-    thread_ = std::thread([this, ctx = ctx] {
-      EXPECT_TRUE(controller_->Start(ctx).ok());
-    });
+    thread_ = std::thread(
+        [this, ctx = ctx] { EXPECT_TRUE(controller_->Start(ctx).ok()); });
   }
   void Stop() {
     if (!thread_.joinable()) return;
@@ -299,10 +298,10 @@ TEST_F(ShardFilterTest, AnOwnedObjectGoesToItsOwnersShard) {
   owned->Create(
       CreateEvent{Obj("default", "d1", UidIn(9), ref("mine", UidIn(2))), false},
       controller_->queue());
-  owned->Create(CreateEvent{Obj("default", "d2", UidIn(2),
-                                ref("theirs", UidIn(9))),
-                            false},
-                controller_->queue());
+  owned->Create(
+      CreateEvent{Obj("default", "d2", UidIn(2), ref("theirs", UidIn(9))),
+                  false},
+      controller_->queue());
   ASSERT_EQ(controller_->queue().Len(), 1u);
   Start();
   ASSERT_TRUE(Eventually([&] { return reconciler_->seen().size() == 1; }));
@@ -340,8 +339,7 @@ TEST_F(ShardFilterTest, NamespaceShardingNeedsNoLookup) {
 TEST(ShardSelectorForTest, AllNoneAndSome) {
   EXPECT_EQ(ShardSelectorFor(ShardBy::kUid, {0, 1, 2, 3}, 4), "");
   // None held: a valid selector that matches (practically) nothing.
-  auto none =
-      api::ShardSelector::Parse(ShardSelectorFor(ShardBy::kUid, {}, 4));
+  auto none = api::ShardSelector::Parse(ShardSelectorFor(ShardBy::kUid, {}, 4));
   ASSERT_TRUE(none.ok()) << none.status();
   EXPECT_FALSE(none->MatchesHash(1));
   EXPECT_FALSE(none->MatchesHash(~uint64_t{0}));
