@@ -119,13 +119,24 @@ Decision Assigner::Decide(const std::vector<std::string>& members,
   }
   if (count == d.target) return d;
 
+  // What each member holds, as far as this replica can tell.
+  std::vector<int> holds(members_.size(), 0);
+  holds[me] = count;
+  for (const ShardState& st : states) {
+    if (!st.taken) continue;
+    auto it = std::lower_bound(members_.begin(), members_.end(), st.holder);
+    if (it != members_.end() && *it == st.holder)
+      ++holds[it - members_.begin()];
+  }
   std::vector<int> mine_first, others;
   for (int s = 0; s < shards_ && s < static_cast<int>(states.size()); ++s) {
     const ShardState& st = states[s];
     if (st.mine || st.taken) continue;
-    if (preferred_[s] == me) {
+    const int p = preferred_[s];
+    if (p == me) {
       mine_first.push_back(s);
-    } else if (st.free_for >= free_grace_) {
+    } else if (st.free_for >= free_grace_ ||
+               holds[p] >= FairShare(shards_, members_, members_[p])) {
       others.push_back(s);
     }
   }

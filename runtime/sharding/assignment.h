@@ -14,9 +14,10 @@
 //   - a replica above its target gives back the extras, those preferred by
 //     others first;
 //   - a replica below its target takes free (or expired) shards: those it
-//     is preferred for at once, any other once it has been free for
-//     `free_grace` (so a shard whose preferred owner is full is not left
-//     free, yet two replicas rarely race for one shard);
+//     is preferred for at once, those whose preferred owner already holds
+//     its share (it will not take them) at once too, and any other once it
+//     has been free for `free_grace` (so two replicas rarely race for one
+//     shard, yet none is left free for long);
 //   - a replica at its target does nothing: shards move only to restore
 //     balance, never to reach the preferred map, so a change of N members
 //     moves about |the shares that change| shards and no more.
@@ -39,6 +40,8 @@ struct ShardState {
   // Another holder's Lease that has not run out as this replica measures
   // it (false when the Lease is free, expired or absent).
   bool taken = false;
+  // When `taken`: its holder.
+  std::string holder;
   // When not `mine` and not `taken`: how long it has been free or expired,
   // as this replica measured it.
   absl::Duration free_for = absl::ZeroDuration();

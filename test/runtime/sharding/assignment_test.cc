@@ -120,6 +120,34 @@ TEST(AssignerTest, BelowTargetTakesItsOwnAtOnceAndOthersAfterGrace) {
   for (int s : d.acquire) EXPECT_EQ(b_pref.count(s), 0u);
 }
 
+TEST(AssignerTest, TakesAtOnceWhatAFullPreferredOwnerWillNotTake) {
+  Assigner a(4, "a", kGrace);
+  a.Decide({"a", "b"}, States(4, {}, {}, {}));
+  std::vector<int> b_pref;
+  for (int s = 0; s < 4; ++s) {
+    if (a.PreferredOwner(s) == "b") b_pref.push_back(s);
+  }
+  ASSERT_EQ(b_pref.size(), 2u);
+  std::vector<int> a_pref;
+  for (int s = 0; s < 4; ++s) {
+    if (a.PreferredOwner(s) == "a") a_pref.push_back(s);
+  }
+  // b holds a's two preferred shards (its share); b's own two are free,
+  // just now: b will not take them, so a does at once.
+  std::vector<ShardState> st = States(4, {}, {}, absl::ZeroDuration());
+  for (int s : a_pref) {
+    st[s].taken = true;
+    st[s].holder = "b";
+  }
+  Decision d = a.Decide({"a", "b"}, st);
+  std::sort(d.acquire.begin(), d.acquire.end());
+  EXPECT_EQ(d.acquire, b_pref);
+  // Held by someone that is no member: b is not full, so a waits.
+  for (int s : a_pref) st[s].holder = "ghost";
+  d = a.Decide({"a", "b"}, st);
+  EXPECT_TRUE(d.acquire.empty());
+}
+
 TEST(AssignerTest, AtTargetDoesNothing) {
   Assigner a(4, "a", kGrace);
   // a holds two shards b would prefer: still nothing moves.
