@@ -175,6 +175,13 @@ absl::StatusOr<Controller*> ControllerBuilder::Build(
   if (options.workqueue_metrics == nullptr) {
     options.workqueue_metrics = manager_.workqueue_metrics();
   }
+  if (!options.on_reconciled && manager_.options().on_reconciled) {
+    options.on_reconciled = [observe = manager_.options().on_reconciled, name](
+                                const Request& r, absl::Time start,
+                                absl::Time end) {
+      observe(name, r, start, end);
+    };
+  }
   sharding::ShardOwnership* ownership = nullptr;
   if (ownership_.has_value()) {
     ownership = *ownership_;

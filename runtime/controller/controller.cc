@@ -113,7 +113,8 @@ Controller::Controller(ControllerOptions options,
       metrics_(options.metrics != nullptr
                    ? options.metrics->NewControllerMetrics(options.name)
                    : nullptr),
-      shard_filter_(std::move(options.shard_filter)) {
+      shard_filter_(std::move(options.shard_filter)),
+      on_reconciled_(std::move(options.on_reconciled)) {
   std::unique_ptr<workqueue::RateLimiter<Request>> limiter =
       options.rate_limiter != nullptr
           ? std::move(options.rate_limiter)
@@ -328,7 +329,9 @@ void Controller::ReconcileHandler(const Request& request, int priority) {
     panicked = true;
     result = absl::InternalError("panic: unknown exception [recovered]");
   }
-  const absl::Duration took = clock_->Now() - start;
+  const absl::Time end = clock_->Now();
+  const absl::Duration took = end - start;
+  if (on_reconciled_) on_reconciled_(request, start, end);
   in_flight_.fetch_sub(1);
   if (metrics_ != nullptr) {
     metrics_->AddActiveWorkers(-1);

@@ -24,6 +24,7 @@
 #define KCR_RUNTIME_CONTROLLER_CONTROLLER_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -86,6 +87,11 @@ struct ControllerOptions {
   // dropped), and the filter enqueues into this controller's queue when a
   // shard is acquired. Null: unsharded. The builder's Sharded sets it.
   std::shared_ptr<ShardFilter> shard_filter;
+  // Told of every reconcile once it returned: its Request and when it
+  // started and ended (on `clock`), on the worker's thread; e.g. an audit
+  // that no two replicas reconcile one object at once. Keep it quick.
+  std::function<void(const Request&, absl::Time start, absl::Time end)>
+      on_reconciled;
 };
 
 // InvalidArgument naming what is wrong with a controller name, or OK.
@@ -162,6 +168,8 @@ class Controller final : public Runnable {
   const std::shared_ptr<Reconciler> reconciler_;
   const std::unique_ptr<ControllerMetrics> metrics_;  // may be null
   const std::shared_ptr<ShardFilter> shard_filter_;   // may be null
+  const std::function<void(const Request&, absl::Time, absl::Time)>
+      on_reconciled_;
   // Shared with the handlers registered on informers, which may outlive
   // the controller. Set once, in the constructor.
   std::shared_ptr<RequestQueue> queue_;

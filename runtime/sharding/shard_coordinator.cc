@@ -38,7 +38,8 @@ int32_t CeilSeconds(absl::Duration d) {
 
 std::string Hex16(uint64_t v) {
   char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+  std::snprintf(buf, sizeof(buf), "%016llx",
+                static_cast<unsigned long long>(v));
   return buf;
 }
 
@@ -55,9 +56,8 @@ absl::Status ValidateOptions(const ShardCoordinatorOptions& o) {
     return absl::InvalidArgumentError("identity must not be empty");
   }
   if (o.shards < 1 || o.shards > kMaxShards) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("shards must be in [1, ", kMaxShards, "], got ",
-                     o.shards));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "shards must be in [1, ", kMaxShards, "], got ", o.shards));
   }
   if (o.retry_period <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("retryPeriod must be greater than zero");
@@ -73,7 +73,8 @@ absl::Status ValidateOptions(const ShardCoordinatorOptions& o) {
   if (o.drain_timeout <= absl::ZeroDuration() ||
       o.drain_timeout >= o.renew_deadline - o.retry_period * kJitterFactor) {
     return absl::InvalidArgumentError(
-        "drainTimeout must be in (0, renewDeadline - retryPeriod*JitterFactor)");
+        "drainTimeout must be in (0, renewDeadline - "
+        "retryPeriod*JitterFactor)");
   }
   if (o.free_grace < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("freeGrace must not be negative");
@@ -260,10 +261,9 @@ void LeaseShardCoordinator::RunOnce(const Context& ctx) {
   }
 
   MutexLock lock(&mu_);
-  if (!settled_ &&
-      (held_count_ >= target_ ||
-       Now() - started_ >=
-           options_.lease_duration + 3 * options_.retry_period)) {
+  if (!settled_ && (held_count_ >= target_ ||
+                    Now() - started_ >=
+                        options_.lease_duration + 3 * options_.retry_period)) {
     settled_ = true;
     LOG(INFO) << "shards settled controller=" << options_.controller
               << " held=" << held_count_ << " target=" << target_;
@@ -275,9 +275,8 @@ void LeaseShardCoordinator::RenewMembership(const Context& ctx) {
   const absl::Time now = TruncateToMicros(Now());
   record.holder_identity = options_.identity;
   record.lease_duration_seconds = lease_duration_seconds_;
-  record.acquire_time = member_lease_.has_value()
-                            ? member_lease_->record.acquire_time
-                            : now;
+  record.acquire_time =
+      member_lease_.has_value() ? member_lease_->record.acquire_time : now;
   record.renew_time = now;
   auto [req, cancel] = WithDeadline(ctx, RequestDeadline(), clock_);
   absl::StatusOr<ObservedLease> written =
@@ -360,7 +359,8 @@ bool LeaseShardCoordinator::ListAndObserve(const Context& ctx) {
     return false;
   }
   const absl::Time now = Now();
-  const std::string member_prefix = absl::StrCat(options_.controller, "-member-");
+  const std::string member_prefix =
+      absl::StrCat(options_.controller, "-member-");
   std::vector<bool> seen(options_.shards, false);
   std::map<std::string, MemberLease> members;
   for (ObservedLease& lease : *listed) {
@@ -392,8 +392,7 @@ bool LeaseShardCoordinator::ListAndObserve(const Context& ctx) {
     const bool changed = !sl.lease.has_value() || sl.lease->raw != lease.raw;
     if (Holds(s)) {
       if (lease.record.holder_identity != options_.identity) {
-        LOG(WARNING) << "shard lease taken by "
-                     << lease.record.holder_identity
+        LOG(WARNING) << "shard lease taken by " << lease.record.holder_identity
                      << " controller=" << options_.controller << " shard=" << s;
         GiveBack({s}, Reason::kLost, now);
       } else if (sl.stale) {
@@ -415,10 +414,10 @@ bool LeaseShardCoordinator::ListAndObserve(const Context& ctx) {
     if (alive) {
       sl.free_since = absl::InfiniteFuture();
     } else if (sl.free_since == absl::InfiniteFuture()) {
-      sl.free_since = r.holder_identity.empty()
-                          ? sl.observed_at
-                          : sl.observed_at +
-                                LeaseLife(r.lease_duration_seconds);
+      sl.free_since =
+          r.holder_identity.empty()
+              ? sl.observed_at
+              : sl.observed_at + LeaseLife(r.lease_duration_seconds);
     }
   }
   for (int s = 0; s < options_.shards; ++s) {
@@ -452,7 +451,8 @@ std::vector<ShardState> LeaseShardCoordinator::States(absl::Time now) const {
                  sl.observed_at + LeaseLife(r.lease_duration_seconds) > now;
       if (st.taken) st.holder = r.holder_identity;
     }
-    if (!st.taken) st.free_for = std::max(absl::ZeroDuration(), now - sl.free_since);
+    if (!st.taken)
+      st.free_for = std::max(absl::ZeroDuration(), now - sl.free_since);
   }
   return states;
 }
@@ -536,8 +536,8 @@ void LeaseShardCoordinator::GiveBack(const std::vector<int>& shards,
 
   // Only now that the listeners are done may another replica take them.
   // Run's context may be over: the releases have a context of their own.
-  auto [ctx, cancel] = WithTimeout(Context::Background(),
-                                   options_.renew_deadline, clock_);
+  auto [ctx, cancel] =
+      WithTimeout(Context::Background(), options_.renew_deadline, clock_);
   for (int s : giving) {
     ShardLease& sl = shard_leases_[s];
     if (!sl.lease.has_value() || sl.stale) continue;
@@ -567,8 +567,8 @@ void LeaseShardCoordinator::GiveBack(const std::vector<int>& shards,
 void LeaseShardCoordinator::Stop() {
   GiveBack(HeldNow(), Reason::kStop, Now() + options_.drain_timeout);
   if (!member_lease_.has_value()) return;
-  auto [ctx, cancel] = WithTimeout(Context::Background(),
-                                   options_.renew_deadline, clock_);
+  auto [ctx, cancel] =
+      WithTimeout(Context::Background(), options_.renew_deadline, clock_);
   const absl::Time now = TruncateToMicros(Now());
   leaderelection::LeaderElectionRecord record;
   record.lease_duration_seconds = 1;

@@ -127,7 +127,7 @@ class LeaseShardCoordinator final : public ShardOwnership {
  private:
   // What the round loop knows of one shard's Lease.
   struct ShardLease {
-    std::optional<ObservedLease> lease;  // as last listed or written
+    std::optional<ObservedLease> lease;             // as last listed or written
     absl::Time observed_at = absl::InfinitePast();  // when raw last changed
     // When it was first seen free, expired or absent (InfiniteFuture while
     // alive).

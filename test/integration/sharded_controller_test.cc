@@ -76,8 +76,8 @@ class ShardedControllerTest : public kcr::testing::ApiServerFixture {
       ASSERT_TRUE(created.ok()) << created.status();
     }
     // With those the server keeps of its own (kube-root-ca.crt).
-    auto all = client_->List(kBg, client::ResourceFor<api::ConfigMapView>(),
-                             {});
+    auto all =
+        client_->List(kBg, client::ResourceFor<api::ConfigMapView>(), {});
     ASSERT_TRUE(all.ok()) << all.status();
     for (const api::ObjectPtr& o : all->items) {
       shard_of_[std::string(o->namespace_()) + "/" + std::string(o->name())] =

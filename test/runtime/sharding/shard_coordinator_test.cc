@@ -52,8 +52,8 @@ class Journal {
     MutexLock lock(&mu_);
     auto it = active_.find(shard);
     if (it != active_.end()) {
-      ADD_FAILURE() << replica << " acquired shard " << shard
-                    << " while " << it->second << " is active on it";
+      ADD_FAILURE() << replica << " acquired shard " << shard << " while "
+                    << it->second << " is active on it";
     }
     active_[shard] = replica;
     entries_.push_back({replica, "acquired", shard, clock_->Now()});
@@ -246,7 +246,8 @@ class ShardCoordinatorTest : public testing::ApiServerFixture {
     return o;
   }
 
-  Replica* AddReplica(const std::string& id, MetricsProvider* metrics = nullptr) {
+  Replica* AddReplica(const std::string& id,
+                      MetricsProvider* metrics = nullptr) {
     auto r = std::make_unique<Replica>();
     r->id = id;
     auto client = std::make_unique<FaultyLeaseClient>(
@@ -270,9 +271,8 @@ class ShardCoordinatorTest : public testing::ApiServerFixture {
       for (const auto& r : replicas_) {
         if (!r->dead && r->coordinator->Holds(s)) holders.push_back(r->id);
       }
-      ASSERT_LE(holders.size(), 1u)
-          << "shard " << s << " held by " << holders[0] << " and "
-          << holders[1];
+      ASSERT_LE(holders.size(), 1u) << "shard " << s << " held by "
+                                    << holders[0] << " and " << holders[1];
     }
   }
 
@@ -294,7 +294,8 @@ class ShardCoordinatorTest : public testing::ApiServerFixture {
   std::map<std::string, int> Counts() {
     std::map<std::string, int> counts;
     for (const auto& r : replicas_) {
-      if (!r->dead) counts[r->id] = static_cast<int>(r->coordinator->Held().size());
+      if (!r->dead)
+        counts[r->id] = static_cast<int>(r->coordinator->Held().size());
     }
     return counts;
   }
@@ -335,9 +336,9 @@ class ShardCoordinatorTest : public testing::ApiServerFixture {
   }
 
   api::ObjectPtr GetLease(const std::string& name) {
-    auto lease = client_->Get(Context::Background(),
-                              client::Resource::Namespaced(kLeases, kNamespace),
-                              name);
+    auto lease =
+        client_->Get(Context::Background(),
+                     client::Resource::Namespaced(kLeases, kNamespace), name);
     EXPECT_TRUE(lease.ok()) << lease.status();
     return lease.ok() ? *lease : nullptr;
   }
@@ -347,7 +348,9 @@ class ShardCoordinatorTest : public testing::ApiServerFixture {
     auto view = api::LeaseView::Create(lease);
     return view.ok() ? std::string(view->holder_identity()) : "<bad>";
   }
-  std::string ShardLease(int s) { return absl::StrCat(kController, "-shard-", s); }
+  std::string ShardLease(int s) {
+    return absl::StrCat(kController, "-shard-", s);
+  }
 
   void CreateLease(const std::string& json) {
     auto object = api::Object::Parse(json);
@@ -379,7 +382,8 @@ TEST_F(ShardCoordinatorTest, ValidatesOptions) {
   EXPECT_FALSE(ValidateOptions(o).ok());
 }
 
-TEST_F(ShardCoordinatorTest, AssignmentConvergesToFairSharesForOneToTenMembers) {
+TEST_F(ShardCoordinatorTest,
+       AssignmentConvergesToFairSharesForOneToTenMembers) {
   for (int n = 1; n <= 10; ++n) {
     AddReplica(absl::StrCat("replica-", n));
     const int rounds = RoundsUntilBalanced(20);
@@ -515,7 +519,8 @@ TEST_F(ShardCoordinatorTest, UnrenewedShardsStopBeforeAnyoneElseTakesThem) {
     if (e.replica == "a" && e.what == "releasing") {
       a_stopped = std::min(a_stopped, e.at);
     }
-    if (e.replica == "b" && e.what == "acquired") b_took = std::min(b_took, e.at);
+    if (e.replica == "b" && e.what == "acquired")
+      b_took = std::min(b_took, e.at);
   }
   // a stopped within its renew deadline of its last renewal (<= cut), and
   // b took over no earlier than the lease duration after that renewal was
@@ -584,7 +589,8 @@ TEST_F(ShardCoordinatorTest, LeaseRenewedByAnUnknownHolderIsNeverTaken) {
       ASSERT_EQ(listed->size(), 1u);
       leaderelection::LeaderElectionRecord r = (*listed)[0].record;
       r.renew_time = clock_.Now();
-      ASSERT_TRUE(stranger->Update(Context::Background(), (*listed)[0], r).ok());
+      ASSERT_TRUE(
+          stranger->Update(Context::Background(), (*listed)[0], r).ok());
     }
     ASSERT_NO_FATAL_FAILURE(Round());
     EXPECT_FALSE(a->coordinator->Holds(0));
@@ -635,7 +641,8 @@ TEST_F(ShardCoordinatorTest, RunRoundsUntilItsContextEndsThenReleases) {
   auto [ctx, cancel] = WithCancel(Context::Background());
   std::thread run([&, ctx = ctx] { a->coordinator->Run(ctx); });
   // The first round needs no time to pass.
-  while (a->coordinator->Held().size() < 4u) absl::SleepFor(absl::Milliseconds(5));
+  while (a->coordinator->Held().size() < 4u)
+    absl::SleepFor(absl::Milliseconds(5));
   EXPECT_TRUE(a->coordinator->Settled());
   cancel();
   run.join();
