@@ -104,7 +104,9 @@ class ControllerBuilder {
   // Manager's leader election, lists and watches the For resource with the
   // shardSelector of those shards, and is ready (/readyz
   // "shards-<name>") once `ownership` settled and that list is in.
-  // Owned and other watched resources are filtered on the client.
+  // Owned and other watched resources are filtered on the client. The For
+  // informer is the Manager's shared one: whatever else reads it (a
+  // lister of the same resource) sees only the held shards' objects too.
   // `ownership` is not owned and must outlive the Manager; null leaves the
   // controller unsharded. When not given, the Manager's
   // ShardOwnershipFor(name) decides.
