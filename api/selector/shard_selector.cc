@@ -207,7 +207,14 @@ class CelSubsetParser {
     if (level == static_cast<int>(kLevels.size())) return Unary(depth);
     auto left = Binary(level + 1, depth);
     if (!left.ok()) return left.status();
-    NodePtr node = std::move(*left);
+    // cel-go builds a chain of || (or &&) as a balanced tree, so that a
+    // long chain is shallow; the other operators nest to the left, each
+    // one a level deeper.
+    const bool logical = level < 2;
+    std::vector<NodePtr> operands;
+    operands.push_back(std::move(*left));
+    NodePtr node;
+    int chain = 0;
     while (true) {
       const char* function = nullptr;
       for (const auto& [token, fn] : kLevels[level]) {
@@ -225,14 +232,39 @@ class CelSubsetParser {
           break;
         }
       }
-      if (function == nullptr) return node;
+      if (function == nullptr) {
+        if (logical)
+          return Balance(kLevels[level][0].second, &operands, 0,
+                         operands.size());
+        return operands.empty() ? std::move(node) : std::move(operands[0]);
+      }
+      if (!logical && ++chain + depth > kMaxDepth) {
+        return Syntax("expression nested too deeply");
+      }
       auto right = Binary(level + 1, depth);
       if (!right.ok()) return right.status();
-      node = Call(function, std::move(node), std::move(*right));
+      if (logical) {
+        operands.push_back(std::move(*right));
+      } else {
+        NodePtr l = operands.empty() ? std::move(node) : std::move(operands[0]);
+        operands.clear();
+        node = Call(function, std::move(l), std::move(*right));
+      }
     }
   }
 
+  // The operands [lo, hi) joined by `function` as a balanced tree.
+  static NodePtr Balance(const char* function, std::vector<NodePtr>* operands,
+                         size_t lo, size_t hi) {
+    if (hi - lo == 1) return std::move((*operands)[lo]);
+    size_t mid = lo + (hi - lo) / 2;
+    NodePtr left = Balance(function, operands, lo, mid);
+    NodePtr right = Balance(function, operands, mid, hi);
+    return Call(function, std::move(left), std::move(right));
+  }
+
   absl::StatusOr<NodePtr> Unary(int depth) {
+    if (depth > kMaxDepth) return Syntax("expression nested too deeply");
     if (Eat("!")) {
       auto operand = Unary(depth + 1);
       if (!operand.ok()) return operand.status();
@@ -255,7 +287,11 @@ class CelSubsetParser {
     auto primary = Primary(depth);
     if (!primary.ok()) return primary.status();
     NodePtr node = std::move(*primary);
-    while (true) {
+    // Each selection, index or call nests the expression a level deeper.
+    for (int chain = 1;; ++chain) {
+      if (chain + depth > kMaxDepth && (PeekIs(".") || PeekIs("["))) {
+        return Syntax("expression nested too deeply");
+      }
       if (Eat(".")) {
         SkipSpace();
         std::string name = Ident();
@@ -709,6 +745,15 @@ absl::StatusOr<ShardSelector> ShardSelector::Parse(std::string_view selector) {
     return Invalid(
         "empty shard selector is not allowed; omit the parameter for "
         "unfiltered lists");
+  }
+  // cel-go's default limit on the size of an expression.
+  constexpr size_t kMaxCodePoints = 100000;
+  size_t code_points = 0;
+  for (unsigned char c : text) code_points += (c & 0xc0) != 0x80;
+  if (code_points > kMaxCodePoints) {
+    return Invalid(absl::StrCat(
+        "CEL parse error: expression code point size exceeds limit: size: ",
+        code_points, ", limit ", kMaxCodePoints));
   }
   CelSubsetParser parser(text);
   auto root = parser.ParseAll();

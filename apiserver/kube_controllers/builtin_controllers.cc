@@ -31,6 +31,10 @@ BuiltinControllers::BuiltinControllers(Registry* registry,
     controllers_.push_back(
         std::make_unique<ReplicaSetController>(registry, options.clock));
   }
+  if (options.statefulset_controller) {
+    controllers_.push_back(
+        std::make_unique<StatefulSetController>(registry, options.clock));
+  }
   if (options.service_accounts) {
     controllers_.push_back(
         std::make_unique<ServiceAccountsController>(registry));

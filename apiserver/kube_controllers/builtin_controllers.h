@@ -3,6 +3,7 @@
 // local API server: the garbage collector (garbage_collector.h), the
 // namespace controller (namespace_controller.h), the deployment and
 // replicaset controllers (deployment_controller.h, replicaset_controller.h),
+// the statefulset controller (statefulset_controller.h),
 // the default ServiceAccount and kube-root-ca.crt of every namespace
 // (serviceaccounts_controller.h), the default/kubernetes Service
 // (kubernetes_service_controller.h), the Endpoints and EndpointSlices of
@@ -29,6 +30,7 @@
 #include "apiserver/kube_controllers/node_simulator.h"
 #include "apiserver/kube_controllers/replicaset_controller.h"
 #include "apiserver/kube_controllers/serviceaccounts_controller.h"
+#include "apiserver/kube_controllers/statefulset_controller.h"
 #include "apiserver/registry/registry.h"
 #include "base/clock.h"
 
@@ -40,6 +42,8 @@ struct BuiltinControllersOptions {
   bool namespace_controller = true;
   bool deployment_controller = true;
   bool replicaset_controller = true;
+  // StatefulSets' pods, claims and revisions (statefulset_controller.h).
+  bool statefulset_controller = true;
   bool node_simulator = true;
   // The default ServiceAccount and the kube-root-ca.crt ConfigMap (with
   // `root_ca_pem`) in every namespace (serviceaccounts_controller.h).

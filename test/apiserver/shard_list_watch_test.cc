@@ -298,7 +298,7 @@ TEST_F(ShardListWatchTest, MalformedSelectorIsBadRequest) {
        "the parameter for unfiltered lists"},
   };
   for (const Case& c : cases) {
-    for (const std::string& extra : {"", "&watch=1"}) {
+    for (const char* extra : {"", "&watch=1"}) {
       TestResponse r = client_->Get(std::string(kCms) + "?shardSelector=" +
                                     UrlEncode(c.selector) + extra);
       EXPECT_EQ(r.status, 400) << c.selector << extra;

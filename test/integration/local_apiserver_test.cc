@@ -273,7 +273,8 @@ TEST_F(LocalApiServerTest, SimulatedNodeRunsPodsByDefault) {
       HasSubstr(
           std::string(kControllersLine) +
           "garbage-collector,namespace-controller,deployment-controller,"
-          "replicaset-controller,serviceaccount-controller,"
+          "replicaset-controller,statefulset-controller,"
+          "serviceaccount-controller,"
           "root-ca-cert-publisher,kubernetes-service,endpoints-controller,"
           "control-plane-leases,node-simulator\n"));
   // The simulated node registers its Node object as it starts, beside the
@@ -303,6 +304,7 @@ TEST_F(LocalApiServerTest, SimulatedNodeSwitchedOff) {
           std::string(kControllersLine) +
           "garbage-collector,namespace-controller,"
           "deployment-controller,replicaset-controller,"
+          "statefulset-controller,"
           "serviceaccount-controller,root-ca-cert-publisher,"
           "kubernetes-service,endpoints-controller,control-plane-leases\n"));
   EXPECT_EQ(client_->Get("/api/v1/nodes/kcr-node").status, 404);
@@ -323,6 +325,7 @@ TEST_F(LocalApiServerTest, DeploymentControllerSwitchedOff) {
   EXPECT_THAT(ReadFile(dir_ + "/apiserver.log"),
               HasSubstr(std::string(kControllersLine) +
                         "garbage-collector,namespace-controller,"
+                        "statefulset-controller,"
                         "serviceaccount-controller,root-ca-cert-publisher,"
                         "kubernetes-service,endpoints-controller,"
                         "control-plane-leases,node-simulator\n"));

@@ -196,6 +196,39 @@ TEST(ShardSelectorParseTest, SyntaxErrorsAreCelParseErrors) {
   }
 }
 
+TEST(ShardSelectorParseTest, LongChainsAndDeepNesting) {
+  // A long || chain keeps its ranges in the order written.
+  std::string chain;
+  for (int i = 0; i < 1000; ++i) {
+    api::ShardRange r = ShardRange::Of(i, 1000);
+    if (!chain.empty()) chain += " || ";
+    chain += "shardRange(object.metadata.uid, '" + FormatShardBound(r.start) +
+             "', '" + FormatShardBound(r.end) + "')";
+  }
+  auto s = ShardSelector::Parse(chain);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->ranges().size(), 1000u);
+  for (int i = 0; i < 1000; ++i)
+    EXPECT_EQ(s->ranges()[i], ShardRange::Of(i, 1000));
+  EXPECT_EQ(s->ToString(), chain);
+
+  // Deep nesting is a parse error, not a deep recursion.
+  for (const std::string& deep :
+       {std::string(20000, '(') + "x" + std::string(20000, ')'),
+        std::string(20000, '!') + "x", "x" + std::string(20000, '+') + "x",
+        "object" + std::string(5000, '.') + "uid"}) {
+    auto d = ShardSelector::Parse(deep);
+    ASSERT_FALSE(d.ok());
+    EXPECT_THAT(std::string(d.status().message()),
+                ::testing::StartsWith("CEL parse error: "));
+  }
+  auto huge = ShardSelector::Parse("x" + std::string(100000, ' ') + "x");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(std::string(huge.status().message()),
+            "CEL parse error: expression code point size exceeds limit: size: "
+            "100002, limit 100000");
+}
+
 TEST(ShardSelectorMatchTest, HashesTheChosenField) {
   const std::string uid = "5c9e4a3e-0d52-4c1b-9a7e-2b8f7d0f4e11";
   const uint64_t h = Fnv1a64(uid);
