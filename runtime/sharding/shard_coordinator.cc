@@ -141,7 +141,14 @@ std::vector<int> LeaseShardCoordinator::Held() const {
   return held;
 }
 
-std::vector<int> LeaseShardCoordinator::HeldNow() const { return Held(); }
+absl::Time LeaseShardCoordinator::EarliestRenewDeadline() const {
+  absl::Time deadline = absl::InfiniteFuture();
+  for (int s : Held()) {
+    deadline = std::min(deadline,
+                        shard_leases_[s].renewed_at + options_.renew_deadline);
+  }
+  return deadline;
+}
 
 void LeaseShardCoordinator::AddListener(ShardListener* listener) {
   MutexLock lock(&mu_);
@@ -186,12 +193,7 @@ absl::Duration LeaseShardCoordinator::LeaseLife(int32_t seconds) const {
 }
 
 absl::Time LeaseShardCoordinator::RequestDeadline() {
-  absl::Time deadline = Now() + options_.retry_period;
-  for (int s : HeldNow()) {
-    deadline = std::min(deadline,
-                        shard_leases_[s].renewed_at + options_.renew_deadline);
-  }
-  return deadline;
+  return std::min(Now() + options_.retry_period, EarliestRenewDeadline());
 }
 
 void LeaseShardCoordinator::SetHeld(int shard, bool held) {
@@ -209,7 +211,11 @@ void LeaseShardCoordinator::SetHeld(int shard, bool held) {
 void LeaseShardCoordinator::Run(const Context& ctx) {
   while (!ctx.done()) {
     RunOnce(ctx);
-    if (!clock_->Sleep(ctx, Jittered()).ok()) break;
+    // Wake at a held shard's renew deadline too: a round starts by giving
+    // up what missed it, so no shard outlives its deadline while we sleep.
+    const absl::Duration wait =
+        std::min(Jittered(), EarliestRenewDeadline() - Now());
+    if (!clock_->Sleep(ctx, wait).ok()) break;
   }
   Stop();
 }
@@ -220,6 +226,7 @@ void LeaseShardCoordinator::RunOnce(const Context& ctx) {
   CheckDeadlines();
   RenewHeld(ctx);
   RenewMembership(ctx);
+  CheckDeadlines();
   const bool listed = ListAndObserve(ctx);
   CheckDeadlines();
   if (!listed || ctx.done()) return;
@@ -244,7 +251,7 @@ void LeaseShardCoordinator::RunOnce(const Context& ctx) {
   if (!d.release.empty()) {
     // Keep time to renew what stays after the drain.
     absl::Time deadline = Now() + options_.drain_timeout;
-    for (int s : HeldNow()) {
+    for (int s : Held()) {
       if (std::find(d.release.begin(), d.release.end(), s) != d.release.end()) {
         continue;
       }
@@ -258,6 +265,7 @@ void LeaseShardCoordinator::RunOnce(const Context& ctx) {
   for (int s : d.acquire) {
     if (ctx.done()) break;
     TryAcquire(ctx, s);
+    CheckDeadlines();
   }
 
   MutexLock lock(&mu_);
@@ -300,7 +308,7 @@ void LeaseShardCoordinator::RenewMembership(const Context& ctx) {
 
 void LeaseShardCoordinator::RenewHeld(const Context& ctx) {
   last_renewal_ = Now();
-  for (int s : HeldNow()) {
+  for (int s : Held()) {
     CheckDeadlines();
     if (!Holds(s) || ctx.done()) continue;
     ShardLease& sl = shard_leases_[s];
@@ -337,15 +345,34 @@ void LeaseShardCoordinator::RenewHeld(const Context& ctx) {
 
 void LeaseShardCoordinator::CheckDeadlines() {
   const absl::Time now = Now();
-  for (int s : HeldNow()) {
+  const std::vector<int> held = Held();
+  std::vector<int> lost;
+  absl::Time drain_end = absl::InfiniteFuture();
+  for (int s : held) {
     const ShardLease& sl = shard_leases_[s];
     if (sl.renewed_at + options_.renew_deadline <= now) {
-      LOG(WARNING) << "shard lease not renewed within the renew deadline, "
-                      "giving it up controller="
-                   << options_.controller << " shard=" << s;
-      GiveBack({s}, Reason::kLost, sl.renewed_at + options_.lease_duration);
+      lost.push_back(s);
+      drain_end = std::min(drain_end, sl.renewed_at + options_.lease_duration);
     }
   }
+  if (lost.empty()) return;
+  // Nothing is renewed while the listeners drain: a shard whose renew
+  // deadline falls before the drain may end is given up now too, rather
+  // than noticed late.
+  for (int s : held) {
+    const ShardLease& sl = shard_leases_[s];
+    if (std::find(lost.begin(), lost.end(), s) == lost.end() &&
+        sl.renewed_at + options_.renew_deadline <= drain_end) {
+      lost.push_back(s);
+      drain_end = std::min(drain_end, sl.renewed_at + options_.lease_duration);
+    }
+  }
+  for (int s : lost) {
+    LOG(WARNING) << "shard lease not renewed within the renew deadline, "
+                    "giving it up controller="
+                 << options_.controller << " shard=" << s;
+  }
+  GiveBack(lost, Reason::kLost, drain_end);
 }
 
 bool LeaseShardCoordinator::ListAndObserve(const Context& ctx) {
@@ -565,7 +592,7 @@ void LeaseShardCoordinator::GiveBack(const std::vector<int>& shards,
 }
 
 void LeaseShardCoordinator::Stop() {
-  GiveBack(HeldNow(), Reason::kStop, Now() + options_.drain_timeout);
+  GiveBack(Held(), Reason::kStop, Now() + options_.drain_timeout);
   if (!member_lease_.has_value()) return;
   auto [ctx, cancel] =
       WithTimeout(Context::Background(), options_.renew_deadline, clock_);

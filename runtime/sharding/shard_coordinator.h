@@ -154,11 +154,14 @@ class LeaseShardCoordinator final : public ShardOwnership {
   // The deadline of the next request: retry_period from now, and never
   // past the renew deadline of a held shard.
   absl::Time RequestDeadline();
-  std::vector<int> HeldNow() const;
+  // The earliest renew deadline of a held shard (InfiniteFuture: none).
+  absl::Time EarliestRenewDeadline() const;
 
   void RenewMembership(const Context& ctx);
   void RenewHeld(const Context& ctx);
-  // Gives up every held shard whose renew deadline has passed.
+  // Gives up every held shard whose renew deadline has passed (and, since
+  // nothing is renewed during the drain, every one whose deadline falls
+  // within it).
   void CheckDeadlines();
   bool ListAndObserve(const Context& ctx);
   std::vector<ShardState> States(absl::Time now) const;
