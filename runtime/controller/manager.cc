@@ -21,6 +21,7 @@
 #include "runtime/metrics/leader_election_metrics.h"
 #include "runtime/metrics/metrics_handler.h"
 #include "runtime/metrics/rest_client_metrics.h"
+#include "runtime/metrics/sharding_metrics.h"
 #include "runtime/metrics/workqueue_metrics.h"
 #include "runtime/sharding/lease_client.h"
 #include "runtime/sharding/shard_coordinator.h"
@@ -326,6 +327,8 @@ Manager::Manager(std::unique_ptr<client::RestClient> client,
       leader_metrics_(
           std::make_unique<metrics::PrometheusLeaderElectionMetrics>(
               *registry_)),
+      sharding_metrics_(
+          std::make_unique<metrics::PrometheusShardingMetrics>(*registry_)),
       process_collector_(std::make_unique<metrics::ProcessCollector>()) {
   // Ready once the caches hold the first lists (controller-runtime's
   // readiness follows its cache the same way).
@@ -454,6 +457,7 @@ absl::StatusOr<sharding::ShardOwnership*> Manager::NewShardCoordinator(
   co.retry_period = o.retry_period;
   co.drain_timeout = o.drain_timeout;
   co.clock = clock_;
+  co.metrics = sharding_metrics_.get();
   auto coordinator = sharding::LeaseShardCoordinator::Create(
       std::move(co),
       sharding::NewRestLeaseClient(client_.get(), ns, controller));

@@ -68,6 +68,7 @@
 #include "runtime/metrics/healthz.h"
 #include "runtime/metrics/http_endpoint.h"
 #include "runtime/metrics/process_collector.h"
+#include "runtime/sharding/metrics.h"
 #include "runtime/sharding/shard_ownership.h"
 #include "runtime/workqueue/metrics.h"
 
@@ -319,6 +320,9 @@ class Manager {
   metrics::HealthChecks healthz_;
   metrics::HealthChecks readyz_;
   std::unique_ptr<leaderelection::MetricsProvider> leader_metrics_;
+  // The shard coordinators' kcr_shards_held, acquisitions, releases and
+  // handover time.
+  std::unique_ptr<sharding::MetricsProvider> sharding_metrics_;
   std::unique_ptr<metrics::ProcessCollector> process_collector_;
   // /metrics, and /healthz + /readyz (the same one when the addresses are).
   std::unique_ptr<metrics::HttpEndpoint> metrics_endpoint_;

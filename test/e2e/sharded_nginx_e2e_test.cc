@@ -76,13 +76,12 @@ class ShardedNginxE2eTest : public ManagerFixture {
   ManagerProcess* Replica() {
     const int i = static_cast<int>(managers_.size());
     audits_.push_back(absl::StrCat(dir_, "/audit-", i, ".txt"));
-    return StartManager({"--controllers=nginx", "--shards=16", "--workers=4",
-                         "--qps=1000", "--burst=2000",
-                         "--shard-lease-duration=3s",
-                         "--shard-renew-deadline=2s",
-                         "--shard-retry-period=500ms",
-                         "--vmodule=shard_coordinator=2",
-                         "--reconcile-audit-file=" + audits_.back()});
+    return StartManager(
+        {"--controllers=nginx", "--shards=16", "--workers=4", "--qps=1000",
+         "--burst=2000", "--shard-lease-duration=3s",
+         "--shard-renew-deadline=2s", "--shard-retry-period=500ms",
+         "--vmodule=shard_coordinator=2",
+         "--reconcile-audit-file=" + audits_.back()});
   }
 
   // The replica identity a manager's shard coordinators use.
@@ -144,11 +143,13 @@ class ShardedNginxE2eTest : public ManagerFixture {
 
   // reflector_events_total of the nginx informer, summed over types.
   static double NginxEvents(ManagerProcess* m) {
-    const std::string body = ManagerProcess::HttpGet(m->MetricsUrl(), "/metrics");
+    const std::string body =
+        ManagerProcess::HttpGet(m->MetricsUrl(), "/metrics");
     double sum = 0;
     for (absl::string_view line : absl::StrSplit(body, '\n')) {
       if (!absl::StartsWith(line, "reflector_events_total{") ||
-          line.find("name=\"nginxes.example.org\"") == absl::string_view::npos) {
+          line.find("name=\"nginxes.example.org\"") ==
+              absl::string_view::npos) {
         continue;
       }
       double v;
@@ -239,8 +240,8 @@ TEST_F(ShardedNginxE2eTest, ReplicasSplitTheObjectsAndNeverOverlap) {
     return total >= kObjects;
   })) << total;
   std::cout << "watch events per replica for " << kObjects
-            << " updates: " << deltas[0] << " " << deltas[1] << " "
-            << deltas[2] << std::endl;
+            << " updates: " << deltas[0] << " " << deltas[1] << " " << deltas[2]
+            << std::endl;
   for (double d : deltas) {
     EXPECT_LT(d, 0.5 * kObjects);  // unsharded: every replica gets all
     EXPECT_GT(d, 0.15 * kObjects);
@@ -292,25 +293,23 @@ TEST_F(ShardedNginxE2eTest, ReplicasSplitTheObjectsAndNeverOverlap) {
   ASSERT_TRUE(WaitFor(
       [&] {
         std::vector<std::string> h = Holders();
-        return std::none_of(h.begin(), h.end(),
-                            [&](const std::string& x) {
-                              return x.empty() || x == dead;
-                            });
+        return std::none_of(h.begin(), h.end(), [&](const std::string& x) {
+          return x.empty() || x == dead;
+        });
       },
       absl::Seconds(30)));
   const absl::Duration taken_over = absl::Now() - killed;
   const absl::Time patched = absl::Now();
-  ASSERT_NO_FATAL_FAILURE(
-      PatchAll(R"({"spec":{"replicas":2}})", 0, kObjects));
+  ASSERT_NO_FATAL_FAILURE(PatchAll(R"({"spec":{"replicas":2}})", 0, kObjects));
   ASSERT_TRUE(WaitFor([&] { return DeploymentsReady("2") == kObjects; },
                       absl::Seconds(120)))
       << DeploymentsReady("2");
   const absl::Duration reconverged = absl::Now() - patched;
-  std::cout << "converged: " << converged
-            << "; a killed replica's shards taken over after " << taken_over
-            << "; 3,000 updates (sent one by one) reconciled by the others after "
-            << reconverged
-            << std::endl;
+  std::cout
+      << "converged: " << converged
+      << "; a killed replica's shards taken over after " << taken_over
+      << "; 3,000 updates (sent one by one) reconciled by the others after "
+      << reconverged << std::endl;
   EXPECT_LE(taken_over, kLease + kRetry + absl::Seconds(3));
 
   // 5. No object was reconciled by two replicas at once.
@@ -319,10 +318,9 @@ TEST_F(ShardedNginxE2eTest, ReplicasSplitTheObjectsAndNeverOverlap) {
   size_t reconciles = 0;
   for (auto& [key, intervals] : audit) {
     reconciles += intervals.size();
-    std::sort(intervals.begin(), intervals.end(),
-              [](const Interval& a, const Interval& b) {
-                return a.start < b.start;
-              });
+    std::sort(
+        intervals.begin(), intervals.end(),
+        [](const Interval& a, const Interval& b) { return a.start < b.start; });
     // The interval that ends last among those started so far.
     const Interval* latest = nullptr;
     for (const Interval& i : intervals) {
