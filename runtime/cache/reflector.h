@@ -120,8 +120,8 @@ class Reflector {
   std::string LastSyncResourceVersion() const;
 
   // Ends the watch (or, during a list, the watch after it) and lists
-  // again at once; calls while a relist is pending coalesce. Thread-safe;
-  // does not wait.
+  // again at once; calls made before that list begins share it.
+  // Thread-safe; does not wait.
   void Relist() ABSL_LOCKS_EXCLUDED(mu_);
   // True once a list that began after the last Relist() (or the first
   // list, without one) has reached the store. Thread-safe.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"  // absl::Condition
+#include "absl/time/clock.h"
 #include "api/errors/errors.h"
 #include "api/object_builder.h"
 #include "apiserver/registry/registry.h"
@@ -310,8 +311,10 @@ TEST_F(ReflectorTest, RelistEndsTheWatchAndListsAgainAtOnce) {
   std::shared_ptr<FakeWatch> first = lw_.WaitForWatch(0);
   EXPECT_TRUE(reflector_->Relisted());
   first->Add(Obj("b", "11"));
+  while (reflector_->LastSyncResourceVersion() != "11") {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
   reflector_->Relist();
-  reflector_->Relist();  // coalesces with the one before
   lw_.WaitForListCalls(2);
   lw_.WaitForWatch(1);
   EXPECT_TRUE(first->stopped());
