@@ -177,6 +177,9 @@ class ShardFilterTest : public ::testing::Test {
   std::vector<std::vector<int>> held_changes_ ABSL_GUARDED_BY(mu_);
 };
 
+// The cache holds every shard's objects here, as it does when the server
+// ignores shardSelector (a cluster without the ShardedListAndWatch gate):
+// the filter alone keeps the other shards' keys out.
 TEST_F(ShardFilterTest, KeysOfShardsNotHeldAreNeverReconciled) {
   Make({0, 1, 2, 3, 4, 5, 6, 7});
   absl::flat_hash_set<std::string> ours;
