@@ -274,7 +274,9 @@ TEST_F(LocalApiServerTest, SimulatedNodeRunsPodsByDefault) {
           std::string(kControllersLine) +
           "garbage-collector,namespace-controller,deployment-controller,"
           "replicaset-controller,replicationcontroller-controller,"
-          "daemonset-controller,statefulset-controller,"
+          "daemonset-controller,job-controller,"
+          "ttl-after-finished-controller,cronjob-controller,"
+          "statefulset-controller,"
           "serviceaccount-controller,"
           "root-ca-cert-publisher,kubernetes-service,endpoints-controller,"
           "control-plane-leases,node-simulator\n"));
@@ -306,6 +308,7 @@ TEST_F(LocalApiServerTest, SimulatedNodeSwitchedOff) {
           "garbage-collector,namespace-controller,"
           "deployment-controller,replicaset-controller,"
           "replicationcontroller-controller,daemonset-controller,"
+          "job-controller,ttl-after-finished-controller,cronjob-controller,"
           "statefulset-controller,"
           "serviceaccount-controller,root-ca-cert-publisher,"
           "kubernetes-service,endpoints-controller,control-plane-leases\n"));
@@ -328,7 +331,9 @@ TEST_F(LocalApiServerTest, DeploymentControllerSwitchedOff) {
               HasSubstr(std::string(kControllersLine) +
                         "garbage-collector,namespace-controller,"
                         "replicationcontroller-controller,"
-                        "daemonset-controller,statefulset-controller,"
+                        "daemonset-controller,job-controller,"
+                        "ttl-after-finished-controller,"
+                        "cronjob-controller,statefulset-controller,"
                         "serviceaccount-controller,root-ca-cert-publisher,"
                         "kubernetes-service,endpoints-controller,"
                         "control-plane-leases,node-simulator\n"));

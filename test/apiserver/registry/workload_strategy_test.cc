@@ -222,6 +222,18 @@ TEST_F(WorkloadStrategyTest, CronJobScheduleThatDoesNotParseIs422) {
   auto missing = Create("batch", "v1", "cronjobs", cron("none", ""));
   EXPECT_THAT(Causes(missing.status()),
               ElementsAre("spec.schedule|FieldValueRequired|Required value"));
+  // A zone prefix parses, but belongs in spec.timeZone.
+  auto tz = Create("batch", "v1", "cronjobs", cron("tz", "TZ=UTC 0 * * * *"));
+  EXPECT_THAT(Causes(tz.status()),
+              ElementsAre("spec.schedule|FieldValueInvalid|Invalid value: "
+                          "\"TZ=UTC 0 * * * *\": cannot use TZ or CRON_TZ in "
+                          "schedule, use timeZone field instead"));
+  std::string zoned = cron("zoned", "0 * * * *");
+  zoned.insert(zoned.find(R"("schedule")"), R"("timeZone":"Mars/Olympus",)");
+  auto mars = Create("batch", "v1", "cronjobs", zoned);
+  EXPECT_THAT(Causes(mars.status()),
+              ElementsAre("spec.timeZone|FieldValueInvalid|Invalid value: "
+                          "\"Mars/Olympus\": unknown time zone Mars/Olympus"));
 }
 
 TEST(CronScheduleErrorTest, ParsesAsRobfigCron) {
