@@ -1,9 +1,10 @@
 // Decoding of Kubernetes' protobuf request bodies
 // (Content-Type: application/vnd.kubernetes.protobuf) into JSON, for the
 // kinds that kubectl's typed generators send that way: `kubectl create
-// namespace|configmap|secret|serviceaccount|deployment|service` (v1
-// Namespace, ConfigMap, Secret, ServiceAccount, Service, apps/v1 Deployment)
-// and v1 Pod, and the DeleteOptions of a DELETE (`kubectl delete
+// namespace|configmap|secret|serviceaccount|deployment|service|job|cronjob`
+// (v1 Namespace, ConfigMap, Secret, ServiceAccount, Service, apps/v1
+// Deployment, batch/v1 Job and CronJob) and v1 Pod, and the DeleteOptions of a
+// DELETE (`kubectl delete
 // --grace-period`, `kubectl drain`). The body is the "k8s\0" magic plus a
 // runtime.Unknown envelope {typeMeta, raw}; raw is the generated message of
 // k8s.io/api (field numbers from its Go struct tags). Responses are always

@@ -215,6 +215,19 @@ const Message kToleration{
      {4, "effect", Type::kString},
      {5, "tolerationSeconds", Type::kInt64, kKeepZero}}};  // *int64
 
+// The scalar fields of a pod's security context; the server defaults it
+// to `{}`, so a template read back and sent again carries it.
+const Message kPodSecurityContext{
+    "v1 PodSecurityContext",
+    {{2, "runAsUser", Type::kInt64, kKeepZero},    // *int64
+     {3, "runAsNonRoot", Type::kBool, kKeepZero},  // *bool
+     {4, "supplementalGroups", Type::kInt64, kRepeated},
+     {5, "fsGroup", Type::kInt64, kKeepZero},                     // *int64
+     {6, "runAsGroup", Type::kInt64, kKeepZero},                  // *int64
+     {9, "fsGroupChangePolicy", Type::kString, kKeepZero},        // *string
+     {12, "supplementalGroupsPolicy", Type::kString, kKeepZero},  // *string
+     {13, "seLinuxChangePolicy", Type::kString, kKeepZero}}};     // *string
+
 const Message kPodSpec{
     "v1 PodSpec",
     {{2, "containers", Type::kMessage, kRepeated, &kContainer},
@@ -229,6 +242,7 @@ const Message kPodSpec{
      {11, "hostNetwork", Type::kBool},
      {12, "hostPID", Type::kBool},
      {13, "hostIPC", Type::kBool},
+     {14, "securityContext", Type::kMessage, 0, &kPodSecurityContext},
      {15, "imagePullSecrets", Type::kMessage, kRepeated,
       &kLocalObjectReference},
      {16, "hostname", Type::kString},
@@ -349,6 +363,78 @@ const Message kDeployment{
     {{1, "metadata", Type::kMessage, 0, &kObjectMeta},
      {2, "spec", Type::kMessage, 0, &kDeploymentSpec},
      {3, "status", Type::kMessage, 0, &kDeploymentStatus}}};
+
+// --- batch/v1: `kubectl create job` (also `--from=cronjob/x`, which sends
+// the CronJob's defaulted template) and `kubectl create cronjob` ---
+
+const Message kJobSpec{
+    "batch/v1 JobSpec",
+    {{1, "parallelism", Type::kInt32, kKeepZero},            // *int32
+     {2, "completions", Type::kInt32, kKeepZero},            // *int32
+     {3, "activeDeadlineSeconds", Type::kInt64, kKeepZero},  // *int64
+     {4, "selector", Type::kMessage, 0, &kLabelSelector},
+     {5, "manualSelector", Type::kBool, kKeepZero},  // *bool
+     {6, "template", Type::kMessage, 0, &kPodTemplateSpec},
+     {7, "backoffLimit", Type::kInt32, kKeepZero},             // *int32
+     {8, "ttlSecondsAfterFinished", Type::kInt32, kKeepZero},  // *int32
+     {9, "completionMode", Type::kString, kKeepZero},          // *string
+     {10, "suspend", Type::kBool, kKeepZero},                  // *bool
+     {12, "backoffLimitPerIndex", Type::kInt32, kKeepZero},    // *int32
+     {13, "maxFailedIndexes", Type::kInt32, kKeepZero},        // *int32
+     {14, "podReplacementPolicy", Type::kString, kKeepZero},   // *string
+     {15, "managedBy", Type::kString, kKeepZero}}};            // *string
+const Message kJobCondition{"batch/v1 JobCondition",
+                            {{1, "type", Type::kString, kKeepZero},
+                             {2, "status", Type::kString, kKeepZero},
+                             {3, "lastProbeTime", Type::kTime},
+                             {4, "lastTransitionTime", Type::kTime},
+                             {5, "reason", Type::kString},
+                             {6, "message", Type::kString}}};
+const Message kUncountedTerminatedPods{
+    "batch/v1 UncountedTerminatedPods",
+    {{1, "succeeded", Type::kString, kRepeated},
+     {2, "failed", Type::kString, kRepeated}}};
+const Message kJobStatus{
+    "batch/v1 JobStatus",
+    {{1, "conditions", Type::kMessage, kRepeated, &kJobCondition},
+     {2, "startTime", Type::kTime},
+     {3, "completionTime", Type::kTime},
+     {4, "active", Type::kInt32},
+     {5, "succeeded", Type::kInt32},
+     {6, "failed", Type::kInt32},
+     {7, "completedIndexes", Type::kString},
+     {8, "uncountedTerminatedPods", Type::kMessage, 0,
+      &kUncountedTerminatedPods},
+     {9, "ready", Type::kInt32, kKeepZero},            // *int32
+     {10, "failedIndexes", Type::kString, kKeepZero},  // *string
+     {11, "terminating", Type::kInt32, kKeepZero}}};   // *int32
+const Message kJob{"batch/v1 Job",
+                   {{1, "metadata", Type::kMessage, 0, &kObjectMeta},
+                    {2, "spec", Type::kMessage, 0, &kJobSpec},
+                    {3, "status", Type::kMessage, 0, &kJobStatus}}};
+const Message kJobTemplateSpec{
+    "batch/v1 JobTemplateSpec",
+    {{1, "metadata", Type::kMessage, 0, &kObjectMeta},
+     {2, "spec", Type::kMessage, 0, &kJobSpec}}};
+const Message kCronJobSpec{
+    "batch/v1 CronJobSpec",
+    {{1, "schedule", Type::kString, kKeepZero},
+     {2, "startingDeadlineSeconds", Type::kInt64, kKeepZero},  // *int64
+     {3, "concurrencyPolicy", Type::kString},
+     {4, "suspend", Type::kBool, kKeepZero},  // *bool
+     {5, "jobTemplate", Type::kMessage, 0, &kJobTemplateSpec},
+     {6, "successfulJobsHistoryLimit", Type::kInt32, kKeepZero},  // *int32
+     {7, "failedJobsHistoryLimit", Type::kInt32, kKeepZero},      // *int32
+     {8, "timeZone", Type::kString, kKeepZero}}};                 // *string
+const Message kCronJobStatus{
+    "batch/v1 CronJobStatus",
+    {{1, "active", Type::kMessage, kRepeated, &kObjectReference},
+     {4, "lastScheduleTime", Type::kTime},
+     {5, "lastSuccessfulTime", Type::kTime}}};
+const Message kCronJob{"batch/v1 CronJob",
+                       {{1, "metadata", Type::kMessage, 0, &kObjectMeta},
+                        {2, "spec", Type::kMessage, 0, &kCronJobSpec},
+                        {3, "status", Type::kMessage, 0, &kCronJobStatus}}};
 
 // --- rbac/v1: what `kubectl create role|clusterrole|rolebinding|
 // clusterrolebinding` send ---
@@ -471,6 +557,8 @@ const Message* FindMessage(const std::string& api_version,
           {{"v1", "Pod"}, &kPod},
           {{"v1", "Service"}, &kService},
           {{"apps/v1", "Deployment"}, &kDeployment},
+          {{"batch/v1", "Job"}, &kJob},
+          {{"batch/v1", "CronJob"}, &kCronJob},
           {{"rbac.authorization.k8s.io/v1", "Role"}, &kRole},
           {{"rbac.authorization.k8s.io/v1", "ClusterRole"}, &kClusterRole},
           {{"rbac.authorization.k8s.io/v1", "RoleBinding"}, &kRoleBinding},

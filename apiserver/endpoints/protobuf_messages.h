@@ -1,6 +1,6 @@
 // The protobuf message tables of the Kubernetes types the server decodes
-// (protobuf.h lists them): k8s.io/api's core/v1, apps/v1, rbac/v1 and
-// authorization/v1 kinds, the meta/v1 types they embed, and DeleteOptions.
+// (protobuf.h lists them): k8s.io/api's core/v1, apps/v1, batch/v1, rbac/v1
+// and authorization/v1 kinds, the meta/v1 types they embed, and DeleteOptions.
 // Field numbers come from the Go struct tags, JSON names and omitempty
 // from the json tags.
 //

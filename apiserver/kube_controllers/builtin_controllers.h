@@ -1,13 +1,16 @@
 // BuiltinControllers: the controllers a cluster's kube-controller-manager
 // (and kubelet, and kube-apiserver itself) would run, started beside the
 // local API server: the garbage collector (garbage_collector.h), the
-// namespace controller (namespace_controller.h), the deployment and
-// replicaset controllers (deployment_controller.h, replicaset_controller.h),
-// the statefulset controller (statefulset_controller.h),
-// the default ServiceAccount and kube-root-ca.crt of every namespace
-// (serviceaccounts_controller.h), the default/kubernetes Service
-// (kubernetes_service_controller.h), the Endpoints and EndpointSlices of
-// Services (endpoints_controller.h) and the simulated node
+// namespace controller (namespace_controller.h), the deployment,
+// replicaset and replicationcontroller controllers (deployment_controller.h,
+// replicaset_controller.h), the job, ttl-after-finished and cronjob
+// controllers (job_controller.h, ttl_after_finished_controller.h,
+// cronjob_controller.h), the statefulset controller
+// (statefulset_controller.h), the daemonset controller
+// (daemonset_controller.h), the default ServiceAccount and kube-root-ca.crt
+// of every namespace (serviceaccounts_controller.h), the default/kubernetes
+// Service (kubernetes_service_controller.h), the Endpoints and
+// EndpointSlices of Services (endpoints_controller.h) and the simulated node
 // (node_simulator.h), each on its own ControllerRunner thread and each
 // switchable off. With the deployment controller on, the simulated node
 // leaves Deployment status to it (NodeSimulatorOptions::simulate_deployments
@@ -22,15 +25,19 @@
 #include <vector>
 
 #include "apiserver/kube_controllers/controller_runner.h"
+#include "apiserver/kube_controllers/cronjob_controller.h"
+#include "apiserver/kube_controllers/daemonset_controller.h"
 #include "apiserver/kube_controllers/deployment_controller.h"
 #include "apiserver/kube_controllers/endpoints_controller.h"
 #include "apiserver/kube_controllers/garbage_collector.h"
+#include "apiserver/kube_controllers/job_controller.h"
 #include "apiserver/kube_controllers/kubernetes_service_controller.h"
 #include "apiserver/kube_controllers/namespace_controller.h"
 #include "apiserver/kube_controllers/node_simulator.h"
 #include "apiserver/kube_controllers/replicaset_controller.h"
 #include "apiserver/kube_controllers/serviceaccounts_controller.h"
 #include "apiserver/kube_controllers/statefulset_controller.h"
+#include "apiserver/kube_controllers/ttl_after_finished_controller.h"
 #include "apiserver/registry/registry.h"
 #include "base/clock.h"
 
@@ -42,6 +49,14 @@ struct BuiltinControllersOptions {
   bool namespace_controller = true;
   bool deployment_controller = true;
   bool replicaset_controller = true;
+  bool replicationcontroller_controller = true;
+  bool daemonset_controller = true;
+  // Jobs (job_controller.h) and their deletion after
+  // ttlSecondsAfterFinished (ttl_after_finished_controller.h).
+  bool job_controller = true;
+  bool ttl_after_finished_controller = true;
+  // CronJobs (cronjob_controller.h).
+  bool cronjob_controller = true;
   // StatefulSets' pods, claims and revisions (statefulset_controller.h).
   bool statefulset_controller = true;
   bool node_simulator = true;

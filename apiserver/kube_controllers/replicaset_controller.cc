@@ -27,7 +27,6 @@ namespace {
 namespace field = ::kcr::api::field;
 using Value = rapidjson::Value;
 
-constexpr char kReplicaSetsKey[] = "apps/replicasets";
 constexpr char kPodsKey[] = "/pods";
 
 // kube's burstReplicas: the most pods one pass creates or deletes.
@@ -93,7 +92,8 @@ bool DeleteBefore(const api::ObjectPtr& a, const api::ObjectPtr& b) {
 }
 
 // A pod for `rs` from its template.
-absl::StatusOr<api::ObjectBuilder> NewPod(const api::Object& rs) {
+absl::StatusOr<api::ObjectBuilder> NewPod(const api::Object& rs,
+                                          const api::OwnerReferenceView& ref) {
   const Value* tmpl =
       field::Object(field::Object(&rs.json(), "spec"), "template");
   api::ObjectBuilder b("v1", "Pod");
@@ -105,13 +105,6 @@ absl::StatusOr<api::ObjectBuilder> NewPod(const api::Object& rs) {
       if (absl::Status s = b.Set(Cat("/metadata/", key), *v); !s.ok()) return s;
     }
   }
-  api::OwnerReferenceView ref;
-  ref.api_version = "apps/v1";
-  ref.kind = "ReplicaSet";
-  ref.name = rs.name();
-  ref.uid = rs.uid();
-  ref.controller = true;
-  ref.block_owner_deletion = true;
   b.AddOwnerReference(ref);
   if (const Value* spec = field::Object(tmpl, "spec"); spec != nullptr) {
     if (absl::Status s = b.Set("/spec", *spec); !s.ok()) return s;
@@ -127,35 +120,87 @@ void SetCount(Value* status, const char* key, int64_t v, bool omit_zero,
 
 }  // namespace
 
+ReplicatedKind ReplicatedKind::ReplicaSets() {
+  return {"apps",       "replicasets",           "apps/v1",
+          "ReplicaSet", "replicaset-controller", "replicaset-controller",
+          false};
+}
+
+ReplicatedKind ReplicatedKind::ReplicationControllers() {
+  return {"",
+          "replicationcontrollers",
+          "v1",
+          "ReplicationController",
+          "replicationcontroller-controller",
+          "replication-controller",
+          true};
+}
+
 ReplicaSetController::ReplicaSetController(Registry* registry,
                                            const Clock* clock,
-                                           IncrementalControllerOptions options)
+                                           IncrementalControllerOptions options,
+                                           ReplicatedKind kind)
     : IncrementalController(registry, clock, options),
-      events_(registry, "replicaset-controller") {
+      kind_(std::move(kind)),
+      collection_(Cat(kind_.group, "/", kind_.resource)),
+      events_(registry, kind_.event_component) {
   AddControllerIndexes(registry->storage());
 }
 
 bool ReplicaSetController::Wants(const StoredEvent& event) const {
-  return event.collection == "apps/replicasets" || event.collection == "/pods";
+  return event.collection == collection_ || event.collection == kPodsKey;
+}
+
+absl::StatusOr<api::LabelSelector> ReplicaSetController::SelectorOf(
+    const api::Object& owner) const {
+  const Value* selector_json =
+      field::Member(field::Object(&owner.json(), "spec"), "selector");
+  if (selector_json == nullptr || selector_json->IsNull()) {
+    return api::LabelSelector::Nothing();
+  }
+  if (!kind_.map_selector) {
+    return api::LabelSelector::FromLabelSelector(*selector_json);
+  }
+  // A ReplicationController's map; an empty one selects nothing (kube
+  // defaults it from the template's labels).
+  api::LabelMap set;
+  if (selector_json->IsObject()) {
+    for (const auto& m : selector_json->GetObject()) {
+      if (m.value.IsString()) {
+        set[std::string(field::View(m.name))] =
+            std::string(field::View(m.value));
+      }
+    }
+  }
+  if (set.empty()) return api::LabelSelector::Nothing();
+  return api::LabelSelector::SelectorFromSet(set);
+}
+
+api::OwnerReferenceView ReplicaSetController::ControllerRef(
+    const api::Object& owner) const {
+  api::OwnerReferenceView ref;
+  ref.api_version = kind_.api_version;
+  ref.kind = kind_.kind;
+  ref.name = owner.name();
+  ref.uid = owner.uid();
+  ref.controller = true;
+  ref.block_owner_deletion = true;
+  return ref;
 }
 
 void ReplicaSetController::EnqueueForPod(const api::Object& pod) {
   if (const std::optional<api::OwnerReferenceView> ref =
           pod.controller_reference()) {
-    if (ref->kind == "ReplicaSet" && ref->api_version == "apps/v1") {
+    if (ref->kind == kind_.kind && ref->api_version == kind_.api_version) {
       Enqueue(Storage::Key(pod.namespace_(), ref->name));
     }
     return;
   }
   if (pod.being_deleted()) return;
-  // An orphan: the ReplicaSets that may adopt it.
+  // An orphan: the owners that may adopt it.
   for (const api::ObjectPtr& rs :
-       SelectorCandidates(*storage(), kReplicaSetsKey, pod)) {
-    const Value* selector_json =
-        field::Member(field::Object(&rs->json(), "spec"), "selector");
-    if (selector_json == nullptr) continue;
-    absl::StatusOr<api::LabelSelector> selector =
-        api::LabelSelector::FromLabelSelector(*selector_json);
+       SelectorCandidates(*storage(), collection_, pod)) {
+    absl::StatusOr<api::LabelSelector> selector = SelectorOf(*rs);
     if (selector.ok() &&
         selector->Matches(
             field::Object(field::Object(&pod.json(), "metadata"), "labels"))) {
@@ -165,7 +210,7 @@ void ReplicaSetController::EnqueueForPod(const api::Object& pod) {
 }
 
 void ReplicaSetController::OnEvent(const StoredEvent& event) {
-  if (event.collection == kReplicaSetsKey) {
+  if (event.collection == collection_) {
     Enqueue(Storage::Key(event.object->namespace_(), event.object->name()));
   } else if (event.collection == kPodsKey) {
     EnqueueForPod(*event.object);
@@ -174,7 +219,7 @@ void ReplicaSetController::OnEvent(const StoredEvent& event) {
 }
 
 void ReplicaSetController::EnqueueAll() {
-  for (const api::ObjectPtr& rs : storage()->Snapshot(kReplicaSetsKey)) {
+  for (const api::ObjectPtr& rs : storage()->Snapshot(collection_)) {
     Enqueue(Storage::Key(rs->namespace_(), rs->name()));
   }
 }
@@ -182,7 +227,8 @@ void ReplicaSetController::EnqueueAll() {
 absl::Time ReplicaSetController::SyncKey(const std::string& key,
                                          absl::Time now) {
   ResourceRegistry* resources = registry()->resources();
-  ResourceInfoPtr replicasets = resources->Lookup("apps", "v1", "replicasets");
+  ResourceInfoPtr replicasets =
+      resources->Lookup(kind_.group, "v1", kind_.resource);
   ResourceInfoPtr pods = resources->Lookup("", "v1", "pods");
   if (replicasets == nullptr || pods == nullptr) return absl::InfiniteFuture();
   api::ObjectPtr rs = storage()->GetByKey(replicasets->StorageKey(), key);
@@ -203,16 +249,14 @@ absl::Time ReplicaSetController::SyncReplicaSet(
     absl::Time now) {
   const api::Object& rs = *rs_ptr;
   const Value* spec = field::Object(&rs.json(), "spec");
-  const Value* selector_json = field::Member(spec, "selector");
-  if (selector_json == nullptr) return absl::InfiniteFuture();
-  absl::StatusOr<api::LabelSelector> selector =
-      api::LabelSelector::FromLabelSelector(*selector_json);
+  absl::StatusOr<api::LabelSelector> selector = SelectorOf(rs);
   if (!selector.ok()) {
     LOG_EVERY_N(WARNING, 100)
         << "replicaset controller: bad selector rs=" << rs.Key() << ": "
         << selector.status();
     return absl::InfiniteFuture();
   }
+  if (selector->IsNothing()) return absl::InfiniteFuture();
   const int64_t replicas = field::Int64(spec, "replicas").value_or(1);
   const int64_t min_ready_seconds =
       field::Int64(spec, "minReadySeconds").value_or(0);
@@ -246,14 +290,7 @@ absl::Time ReplicaSetController::SyncReplicaSet(
       continue;
     }
     api::ObjectBuilder b = pod->ToBuilder();
-    api::OwnerReferenceView adopt;
-    adopt.api_version = "apps/v1";
-    adopt.kind = "ReplicaSet";
-    adopt.name = rs.name();
-    adopt.uid = rs.uid();
-    adopt.controller = true;
-    adopt.block_owner_deletion = true;
-    b.AddOwnerReference(adopt);
+    b.AddOwnerReference(ControllerRef(rs));
     absl::StatusOr<WriteResult> w =
         registry()->Update(pods, pod->namespace_(), pod->name(), std::move(b));
     if (w.ok()) {
@@ -276,7 +313,7 @@ absl::Time ReplicaSetController::SyncReplicaSet(
     if (diff < 0) {
       const int64_t want = std::min(-diff, kBurstReplicas);
       for (int64_t i = 0; i < want; ++i) {
-        absl::StatusOr<api::ObjectBuilder> pod = NewPod(rs);
+        absl::StatusOr<api::ObjectBuilder> pod = NewPod(rs, ControllerRef(rs));
         if (!pod.ok()) {
           LOG_EVERY_N(WARNING, 100)
               << "replicaset controller: bad template rs=" << rs.Key() << ": "
@@ -291,13 +328,14 @@ absl::Time ReplicaSetController::SyncReplicaSet(
               << "replicaset controller: creating a pod "
                  "for rs="
               << rs.Key() << " failed: " << created.status();
-          events_.Record(rs, "apps/v1", "ReplicaSet", true, "FailedCreate",
-                         Cat("Error creating: ", created.status().message()),
-                         now);
+          events_.Record(
+              rs, kind_.api_version, kind_.kind, true, "FailedCreate",
+              Cat("Error creating: ", created.status().message()), now);
           retry = now + absl::Seconds(1);
           break;
         }
-        events_.Record(rs, "apps/v1", "ReplicaSet", false, "SuccessfulCreate",
+        events_.Record(rs, kind_.api_version, kind_.kind, false,
+                       "SuccessfulCreate",
                        Cat("Created pod: ", created->object->name()), now);
       }
       VLOG(2) << "replicaset controller: created pods rs=" << rs.Key()
@@ -313,8 +351,9 @@ absl::Time ReplicaSetController::SyncReplicaSet(
                              ->Delete(pods, pod->namespace_(), pod->name(), o)
                              .status();
         if (s.ok()) {
-          events_.Record(rs, "apps/v1", "ReplicaSet", false, "SuccessfulDelete",
-                         Cat("Deleted pod: ", pod->name()), now);
+          events_.Record(rs, kind_.api_version, kind_.kind, false,
+                         "SuccessfulDelete", Cat("Deleted pod: ", pod->name()),
+                         now);
         } else if (!IsRaceError(s)) {
           LOG(WARNING) << "replicaset controller: deleting pod=" << pod->Key()
                        << " failed: " << s;

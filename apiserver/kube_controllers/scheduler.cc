@@ -106,7 +106,9 @@ bool Term(const Value& term, const api::Object& node) {
   return true;
 }
 
-bool MatchesAffinity(const api::Object& pod, const api::Object& node) {
+}  // namespace
+
+bool MatchesNodeAffinity(const api::Object& pod, const api::Object& node) {
   const Value* selector = pod.Find("/spec/nodeSelector");
   if (selector != nullptr && selector->IsObject()) {
     for (const auto& m : selector->GetObject()) {
@@ -128,6 +130,23 @@ bool MatchesAffinity(const api::Object& pod, const api::Object& node) {
   return true;
 }
 
+const Value* UntoleratedTaint(const api::Object& pod, const api::Object& node,
+                              bool no_execute_only) {
+  const Value* taints = node.Find("/spec/taints");
+  if (taints == nullptr || !taints->IsArray()) return nullptr;
+  for (const auto& taint : taints->GetArray()) {
+    if (!taint.IsObject()) continue;
+    const std::string_view effect = Str(At(&taint, "effect"));
+    if (effect != "NoExecute" && (no_execute_only || effect != "NoSchedule")) {
+      continue;
+    }
+    if (!Tolerated(pod, taint)) return &taint;
+  }
+  return nullptr;
+}
+
+namespace {
+
 // The reasons `node` refuses `pod`, as kube-scheduler's first failing
 // filter words them; empty when it fits.
 std::vector<std::string> Refusals(const api::Object& pod,
@@ -142,20 +161,14 @@ std::vector<std::string> Refusals(const api::Object& pod,
                 R"("effect":"NoSchedule"})");
     if (!Tolerated(pod, taint)) return {"node(s) were unschedulable"};
   }
-  if (!MatchesAffinity(pod, node)) {
+  if (!MatchesNodeAffinity(pod, node)) {
     return {"node(s) didn't match Pod's node affinity/selector"};
   }
-  const Value* taints = node.Find("/spec/taints");
-  if (taints != nullptr && taints->IsArray()) {
-    for (const auto& taint : taints->GetArray()) {
-      if (!taint.IsObject()) continue;
-      const std::string_view effect = Str(At(&taint, "effect"));
-      if (effect != "NoSchedule" && effect != "NoExecute") continue;
-      if (Tolerated(pod, taint)) continue;
-      const std::string_view value = Str(At(&taint, "value"));
-      return {Cat("node(s) had untolerated taint {", Str(At(&taint, "key")),
-                  value.empty() ? "" : ": ", value, "}")};
-    }
+  if (const Value* taint = UntoleratedTaint(pod, node, false);
+      taint != nullptr) {
+    const std::string_view value = Str(At(taint, "value"));
+    return {Cat("node(s) had untolerated taint {", Str(At(taint, "key")),
+                value.empty() ? "" : ": ", value, "}")};
   }
   const Resources want = PodRequests(pod);
   const Resources have = NodeAllocatable(node);

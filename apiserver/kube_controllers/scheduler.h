@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "api/object.h"
+#include "rapidjson/document.h"
 
 namespace kcr {
 namespace apiserver {
@@ -66,6 +67,18 @@ struct Placement {
   std::string node;     // where the pod goes, or empty
   std::string message;  // why it goes nowhere (FailedScheduling)
 };
+
+// kube-scheduler's NodeAffinity filter: `node` carries every label of the
+// pod's spec.nodeSelector and matches one term of its required node
+// affinity (when it has one).
+bool MatchesNodeAffinity(const api::Object& pod, const api::Object& node);
+
+// The first of `node`'s taints with effect NoExecute (and NoSchedule,
+// unless `no_execute_only`) that the pod's tolerations do not tolerate
+// (kube's TaintToleration filter); null when it tolerates them all.
+const rapidjson::Value* UntoleratedTaint(const api::Object& pod,
+                                         const api::Object& node,
+                                         bool no_execute_only);
 
 // Picks the node for `pod` among `nodes`, given what is already placed on
 // each (`used(name)`): of the nodes that pass every filter, the least

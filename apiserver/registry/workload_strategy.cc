@@ -1,5 +1,7 @@
 #include "apiserver/registry/workload_strategy.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -387,6 +389,48 @@ class JobStrategyImpl : public KindStrategy {
   }
 };
 
+// DaemonSets carry their template's generation in an annotation (the
+// internal spec.templateGeneration of kube's daemonset strategy, as
+// apps/v1 shows it): 1 on create, one more on each update that changes
+// spec.template. The daemonset controller labels pods with it.
+constexpr char kTemplateGenerationAnnotation[] =
+    "/metadata/annotations/deprecated.daemonset.template.generation";
+
+class DaemonSetStrategyImpl : public KindStrategy {
+ public:
+  DaemonSetStrategyImpl()
+      : KindStrategy(R"({"currentNumberScheduled":0,"numberMisscheduled":0,)"
+                     R"("desiredNumberScheduled":0,"numberReady":0})",
+                     DefaultDaemonSet, ValidateDaemonSet, StatefulSetUpdate) {}
+
+  void PrepareForCreate(const ResourceInfo& r, api::ObjectBuilder* b,
+                        const std::string& now) const override {
+    KindStrategy::PrepareForCreate(r, b, now);
+    if (HasSpec(*b)) (void)b->SetString(kTemplateGenerationAnnotation, "1");
+  }
+
+  // After the defaults, so that templates compare as stored.
+  void ValidateUpdate(const ResourceInfo& r, const Value& live,
+                      api::ObjectBuilder* b, const std::string& now,
+                      std::vector<FieldError>* errors) const override {
+    KindStrategy::ValidateUpdate(r, live, b, now, errors);
+    if (!HasSpec(*b)) return;
+    const Value* old_gen =
+        rapidjson::Pointer(kTemplateGenerationAnnotation).Get(live);
+    int64_t gen = 1;
+    if (old_gen != nullptr && old_gen->IsString()) {
+      gen = std::max<int64_t>(1, std::atoll(old_gen->GetString()));
+    }
+    const Value* old_template = rapidjson::Pointer("/spec/template").Get(live);
+    const Value* new_template = b->Find("/spec/template");
+    if (old_template != nullptr && new_template != nullptr &&
+        !json::JsonDeepEqual(*old_template, *new_template)) {
+      ++gen;
+    }
+    (void)b->SetString(kTemplateGenerationAnnotation, std::to_string(gen));
+  }
+};
+
 // APIServices served by this server itself (no spec.service) are
 // Available at once, as kube-aggregator's availability controller marks
 // local ones.
@@ -420,10 +464,7 @@ const Strategy* WorkloadStrategyFor(const ResourceInfo& r) {
   static const auto* const stateful_set = new KindStrategy(
       R"({"replicas":0,"availableReplicas":0})", DefaultStatefulSet,
       ValidateStatefulSet, StatefulSetUpdate);
-  static const auto* const daemon_set =
-      new KindStrategy(R"({"currentNumberScheduled":0,"numberMisscheduled":0,)"
-                       R"("desiredNumberScheduled":0,"numberReady":0})",
-                       DefaultDaemonSet, ValidateDaemonSet, StatefulSetUpdate);
+  static const auto* const daemon_set = new DaemonSetStrategyImpl();
   static const auto* const replication_controller =
       new KindStrategy(R"({"replicas":0})", DefaultReplicationController,
                        ValidateReplicationController);

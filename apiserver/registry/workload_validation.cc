@@ -6,10 +6,12 @@
 #include <string_view>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "api/selector/label_selector.h"
+#include "apiserver/internal/cron_schedule.h"
 #include "apiserver/internal/object_fields.h"
 #include "apiserver/registry/builtin_validation.h"
 #include "base/str_cat.h"
@@ -120,149 +122,6 @@ void AlwaysRestartingTemplate(const Value* spec,
   ValidatePodSpec(pod_spec, "spec.template.spec", errors);
   OneOf(Get(pod_spec, "restartPolicy"), "spec.template.spec.restartPolicy",
         {"Always"}, errors);
-}
-
-// ---------------------------------------------------------------------------
-// robfig/cron/v3's standard parser, which CronJob validation uses.
-
-struct CronBounds {
-  int min, max;
-  std::map<std::string, int> names;
-};
-
-const CronBounds* const kCronFields[] = {
-    new CronBounds{0, 59, {}},
-    new CronBounds{0, 23, {}},
-    new CronBounds{1, 31, {}},
-    new CronBounds{1,
-                   12,
-                   {{"jan", 1},
-                    {"feb", 2},
-                    {"mar", 3},
-                    {"apr", 4},
-                    {"may", 5},
-                    {"jun", 6},
-                    {"jul", 7},
-                    {"aug", 8},
-                    {"sep", 9},
-                    {"oct", 10},
-                    {"nov", 11},
-                    {"dec", 12}}},
-    new CronBounds{0,
-                   6,
-                   {{"sun", 0},
-                    {"mon", 1},
-                    {"tue", 2},
-                    {"wed", 3},
-                    {"thu", 4},
-                    {"fri", 5},
-                    {"sat", 6}}},
-};
-
-// strconv.Atoi and the parser's sign check; false with *error set.
-bool CronInt(std::string_view expr, int* out, std::string* error) {
-  bool digits = !expr.empty();
-  size_t start = (!expr.empty() && (expr[0] == '-' || expr[0] == '+')) ? 1 : 0;
-  if (start == expr.size()) digits = false;
-  for (size_t i = start; i < expr.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(expr[i]))) digits = false;
-  }
-  int64_t v = 0;
-  if (!digits || !absl::SimpleAtoi(std::string(expr), &v) || v > INT32_MAX ||
-      v < INT32_MIN) {
-    *error = Cat("failed to parse int from ", expr, ": strconv.Atoi: parsing ",
-                 Quote(expr), ": invalid syntax");
-    return false;
-  }
-  if (v < 0) {
-    *error = Cat("negative number (", v, ") not allowed: ", expr);
-    return false;
-  }
-  *out = static_cast<int>(v);
-  return true;
-}
-
-bool CronIntOrName(std::string_view expr, const CronBounds& b, int* out,
-                   std::string* error) {
-  auto it = b.names.find(absl::AsciiStrToLower(std::string(expr)));
-  if (it != b.names.end()) {
-    *out = it->second;
-    return true;
-  }
-  return CronInt(expr, out, error);
-}
-
-bool CronRange(std::string_view expr, const CronBounds& b, std::string* error) {
-  const std::vector<std::string> range_and_step =
-      absl::StrSplit(std::string(expr), '/');
-  const std::vector<std::string> low_and_high =
-      absl::StrSplit(range_and_step[0], '-');
-  const bool single = low_and_high.size() == 1;
-  int start = 0, end = 0, step = 1;
-  if (low_and_high[0] == "*" || low_and_high[0] == "?") {
-    start = b.min;
-    end = b.max;
-  } else {
-    if (!CronIntOrName(low_and_high[0], b, &start, error)) return false;
-    if (low_and_high.size() == 1) {
-      end = start;
-    } else if (low_and_high.size() == 2) {
-      if (!CronIntOrName(low_and_high[1], b, &end, error)) return false;
-    } else {
-      *error = Cat("too many hyphens: ", expr);
-      return false;
-    }
-  }
-  if (range_and_step.size() == 2) {
-    if (!CronInt(range_and_step[1], &step, error)) return false;
-    if (single) end = b.max;
-  } else if (range_and_step.size() > 2) {
-    *error = Cat("too many slashes: ", expr);
-    return false;
-  }
-  if (start < b.min) {
-    *error = Cat("beginning of range (", start, ") below minimum (", b.min,
-                 "): ", expr);
-  } else if (end > b.max) {
-    *error =
-        Cat("end of range (", end, ") above maximum (", b.max, "): ", expr);
-  } else if (start > end) {
-    *error = Cat("beginning of range (", start, ") beyond end of range (", end,
-                 "): ", expr);
-  } else if (step == 0) {
-    *error = Cat("step of range should be a positive number: ", expr);
-  }
-  return error->empty();
-}
-
-// Go's time.ParseDuration, as far as accepting or refusing goes.
-bool GoDuration(std::string_view s) {
-  if (s.empty()) return false;
-  if (s[0] == '-' || s[0] == '+') s.remove_prefix(1);
-  if (s == "0") return true;
-  if (s.empty()) return false;
-  while (!s.empty()) {
-    size_t n = 0;
-    bool dot = false;
-    while (n < s.size() && (std::isdigit(static_cast<unsigned char>(s[n])) ||
-                            (s[n] == '.' && !dot))) {
-      dot = dot || s[n] == '.';
-      ++n;
-    }
-    if (n == 0 || (n == 1 && dot)) return false;
-    s.remove_prefix(n);
-    bool unit = false;
-    for (std::string_view u :
-         {"ns", "us", "\xC2\xB5s", "\xCE\xBCs", "ms", "s", "m", "h"}) {
-      if (s.substr(0, u.size()) == u && !(u == "m" && s.substr(0, 2) == "ms")) {
-        s.remove_prefix(u.size());
-        unit = true;
-        break;
-      }
-    }
-    if (!unit) return false;
-  }
-  return true;
 }
 
 void ValidateIntOrPercent(const Value* v, const std::string& field,
@@ -429,40 +288,9 @@ void ValidateJobSpec(const Value* spec, const std::string& path,
   }
 }
 
-std::string CronScheduleError(std::string_view schedule_in) {
-  std::string schedule(schedule_in);
-  absl::StripAsciiWhitespace(&schedule);
-  if (schedule.empty()) return "empty spec string";
-  if (schedule[0] == '@') {
-    static const char* const kDescriptors[] = {
-        "@yearly", "@annually", "@monthly", "@weekly",
-        "@daily",  "@midnight", "@hourly"};
-    for (const char* d : kDescriptors) {
-      if (schedule == d) return "";
-    }
-    constexpr std::string_view kEvery = "@every ";
-    if (schedule.compare(0, kEvery.size(), kEvery) == 0) {
-      std::string_view d = std::string_view(schedule).substr(kEvery.size());
-      if (GoDuration(d)) return "";
-      return Cat("failed to parse duration ", schedule,
-                 ": time: invalid duration ", Quote(d));
-    }
-    return Cat("unrecognized descriptor: ", schedule);
-  }
-  std::vector<std::string> fields =
-      absl::StrSplit(schedule, absl::ByAnyChar(" \t\n"), absl::SkipEmpty());
-  if (fields.size() != 5) {
-    return Cat("expected exactly 5 fields, found ", fields.size(), ": [",
-               absl::StrJoin(fields, " "), "]");
-  }
-  for (size_t i = 0; i < fields.size(); ++i) {
-    const std::vector<std::string> exprs = absl::StrSplit(fields[i], ',');
-    for (const std::string& expr : exprs) {
-      std::string error;
-      if (!CronRange(expr, *kCronFields[i], &error)) return error;
-    }
-  }
-  return "";
+std::string CronScheduleError(std::string_view schedule) {
+  absl::StatusOr<CronSchedule> parsed = CronSchedule::Parse(schedule);
+  return parsed.ok() ? "" : std::string(parsed.status().message());
 }
 
 void ValidateCronJob(const Value& cron_job, std::vector<FieldError>* errors) {
@@ -485,6 +313,20 @@ void ValidateCronJob(const Value& cron_job, std::vector<FieldError>* errors) {
     errors->push_back(FieldErr(
         FieldError::Type::kInvalid, "spec.schedule", Quote(Str(schedule)),
         "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"));
+  }
+  // kube's validateTimeZone: an explicit zone of the tz database.
+  if (const Value* tz = Get(spec, "timeZone"); tz != nullptr) {
+    if (absl::EqualsIgnoreCase(std::string(Str(tz)), "Local")) {
+      errors->push_back(FieldErr(FieldError::Type::kInvalid, "spec.timeZone",
+                                 Quote(Str(tz)),
+                                 "timeZone must be an explicit time zone as "
+                                 "defined in https://www.iana.org/time-zones"));
+    } else if (absl::StatusOr<absl::TimeZone> zone = LoadCronTimeZone(Str(tz));
+               !zone.ok()) {
+      errors->push_back(FieldErr(FieldError::Type::kInvalid, "spec.timeZone",
+                                 Quote(Str(tz)),
+                                 std::string(zone.status().message())));
+    }
   }
   OneOf(Get(spec, "concurrencyPolicy"), "spec.concurrencyPolicy",
         {"Allow", "Forbid", "Replace"}, errors);

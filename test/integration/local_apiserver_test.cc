@@ -273,7 +273,10 @@ TEST_F(LocalApiServerTest, SimulatedNodeRunsPodsByDefault) {
       HasSubstr(
           std::string(kControllersLine) +
           "garbage-collector,namespace-controller,deployment-controller,"
-          "replicaset-controller,statefulset-controller,"
+          "replicaset-controller,replicationcontroller-controller,"
+          "daemonset-controller,job-controller,"
+          "ttl-after-finished-controller,cronjob-controller,"
+          "statefulset-controller,"
           "serviceaccount-controller,"
           "root-ca-cert-publisher,kubernetes-service,endpoints-controller,"
           "control-plane-leases,node-simulator\n"));
@@ -304,6 +307,8 @@ TEST_F(LocalApiServerTest, SimulatedNodeSwitchedOff) {
           std::string(kControllersLine) +
           "garbage-collector,namespace-controller,"
           "deployment-controller,replicaset-controller,"
+          "replicationcontroller-controller,daemonset-controller,"
+          "job-controller,ttl-after-finished-controller,cronjob-controller,"
           "statefulset-controller,"
           "serviceaccount-controller,root-ca-cert-publisher,"
           "kubernetes-service,endpoints-controller,control-plane-leases\n"));
@@ -325,7 +330,10 @@ TEST_F(LocalApiServerTest, DeploymentControllerSwitchedOff) {
   EXPECT_THAT(ReadFile(dir_ + "/apiserver.log"),
               HasSubstr(std::string(kControllersLine) +
                         "garbage-collector,namespace-controller,"
-                        "statefulset-controller,"
+                        "replicationcontroller-controller,"
+                        "daemonset-controller,job-controller,"
+                        "ttl-after-finished-controller,"
+                        "cronjob-controller,statefulset-controller,"
                         "serviceaccount-controller,root-ca-cert-publisher,"
                         "kubernetes-service,endpoints-controller,"
                         "control-plane-leases,node-simulator\n"));

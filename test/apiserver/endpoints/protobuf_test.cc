@@ -85,12 +85,40 @@ TEST(ProtobufTest, DecodesNamespaceAndSecretBytesAsBase64) {
 
 TEST(ProtobufTest, OtherKindsAreUnimplemented) {
   auto r = KubernetesProtobufToJson(
-      Envelope("batch/v1", "Job", Bytes(1, Bytes(1, "j"))));
+      Envelope("apps/v1", "StatefulSet", Bytes(1, Bytes(1, "s"))));
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(r.status().message(), HasSubstr("batch/v1 Job"));
+  EXPECT_THAT(r.status().message(), HasSubstr("apps/v1 StatefulSet"));
   // The kind alone does not decide: Deployment is apps/v1.
   r = KubernetesProtobufToJson(Envelope("Deployment", Bytes(1, Bytes(1, "d"))));
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
+}
+
+// What `kubectl create job --from=cronjob/x` sends: the CronJob's defaulted
+// job template, whose pod spec carries `securityContext: {}`.
+TEST(ProtobufTest, DecodesJobAndCronJob) {
+  const std::string pod_spec = Bytes(2, Bytes(1, "c") + Bytes(2, "busybox")) +
+                               Bytes(3, "Never") + Bytes(14, "");
+  const std::string job_spec = VarintField(1, 1) + VarintField(7, 6) +
+                               Bytes(6, Bytes(2, pod_spec)) +
+                               Bytes(9, "NonIndexed") + VarintField(10, 0);
+  auto job = KubernetesProtobufToJson(Envelope(
+      "batch/v1", "Job",
+      Bytes(1, Bytes(1, "manual")) + Bytes(2, job_spec) + Bytes(3, "")));
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_THAT(*job,
+              HasSubstr(R"("spec":{"parallelism":1,"backoffLimit":6,)"
+                        R"("template":{"spec":{"containers":[{"name":"c",)"
+                        R"("image":"busybox"}],"restartPolicy":"Never",)"
+                        R"("securityContext":{}}},)"
+                        R"("completionMode":"NonIndexed",)"
+                        R"("suspend":false},"status":{})"));
+  auto cron = KubernetesProtobufToJson(Envelope(
+      "batch/v1", "CronJob",
+      Bytes(1, Bytes(1, "nightly")) +
+          Bytes(2, Bytes(1, "0 3 * * *") + Bytes(5, Bytes(2, job_spec)))));
+  ASSERT_TRUE(cron.ok()) << cron.status();
+  EXPECT_THAT(*cron, HasSubstr(R"("spec":{"schedule":"0 3 * * *",)"
+                               R"("jobTemplate":{"spec":{"parallelism":1,)"));
 }
 
 // The bytes kubectl 1.32 sends for

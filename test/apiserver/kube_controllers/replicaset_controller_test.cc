@@ -243,5 +243,170 @@ TEST_F(ReplicaSetControllerTest, AnOrphanQueuesTheReplicaSetsThatSelectIt) {
   EXPECT_EQ(PodsOf(*ReplicaSet("web")).size(), 2u);
 }
 
+// The same controller for v1 ReplicationControllers: a map selector,
+// ownerReferences of kind ReplicationController and Events from
+// replication-controller.
+class ReplicationManagerTest : public ControllerTest {
+ protected:
+  const ResourceInfo& Rcs() {
+    return Resource("", "v1", "replicationcontrollers");
+  }
+
+  // Without a selector: the server defaults it from the template's labels.
+  api::ObjectPtr CreateRc(const std::string& name, int replicas) {
+    return Create(
+        Rcs(), "default",
+        "{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\","
+        "\"metadata\":{\"name\":\"" +
+            name + "\"},\"spec\":{\"replicas\":" + std::to_string(replicas) +
+            ",\"template\":{\"metadata\":{\"labels\":{\"app\":\"" + name +
+            "\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":"
+            "\"nginx\"}]}}}}");
+  }
+
+  api::ObjectPtr Rc(const std::string& name) {
+    return Get(Rcs(), "default", name);
+  }
+
+  void Scale(const std::string& name, int replicas) {
+    api::ObjectBuilder b = Rc(name)->ToBuilder();
+    ASSERT_TRUE(b.SetInt("/spec/replicas", replicas).ok());
+    ASSERT_TRUE(registry_.Update(Rcs(), "default", name, std::move(b)).ok());
+  }
+
+  std::vector<api::ObjectPtr> PodsOf(const api::Object& rc) {
+    std::vector<api::ObjectPtr> out;
+    for (api::ObjectPtr& p : storage_.Snapshot("/pods")) {
+      auto ref = p->controller_reference();
+      if (ref.has_value() && ref->uid == rc.uid()) out.push_back(p);
+    }
+    return out;
+  }
+
+  void Settle() {
+    for (int i = 0; i < 10; ++i) {
+      const uint64_t before = rm_.keys_synced();
+      rm_.Sync();
+      if (rm_.keys_synced() == before) return;
+    }
+    FAIL() << "the replication manager does not settle";
+  }
+
+  ReplicationManager rm_{&registry_, &clock_};
+  NodeSimulator node_{&registry_, &clock_};
+};
+
+TEST_F(ReplicationManagerTest, CreatesScalesAndReportsStatus) {
+  EXPECT_EQ(rm_.Name(), "replicationcontroller-controller");
+  api::ObjectPtr rc = CreateRc("web", 3);
+  Settle();
+  std::vector<api::ObjectPtr> pods = PodsOf(*rc);
+  ASSERT_EQ(pods.size(), 3u);
+  for (const api::ObjectPtr& p : pods) {
+    EXPECT_EQ(p->name().substr(0, 4), "web-");
+    EXPECT_EQ(p->name().size(), 9u);
+    EXPECT_EQ(p->Label("app"), "web");
+    EXPECT_EQ(p->controller_reference()->kind, "ReplicationController");
+    EXPECT_EQ(p->controller_reference()->api_version, "v1");
+    EXPECT_TRUE(p->controller_reference()->block_owner_deletion);
+  }
+  node_.Sync();
+  node_.Sync();
+  clock_.Advance(absl::Seconds(1));
+  node_.Sync();
+  Settle();
+  rc = Rc("web");
+  EXPECT_EQ(Int(*rc, "/status/replicas"), 3);
+  EXPECT_EQ(Int(*rc, "/status/fullyLabeledReplicas"), 3);
+  EXPECT_EQ(Int(*rc, "/status/readyReplicas"), 3);
+  EXPECT_EQ(Int(*rc, "/status/availableReplicas"), 3);
+  EXPECT_EQ(Int(*rc, "/status/observedGeneration"), 1);
+  Scale("web", 1);
+  Settle();
+  EXPECT_EQ(PodsOf(*rc).size(), 1u);
+  EXPECT_EQ(Int(*Rc("web"), "/status/replicas"), 1);
+  EXPECT_EQ(Int(*Rc("web"), "/status/observedGeneration"), 2);
+  int created = 0, deleted = 0;
+  for (const api::ObjectPtr& e : storage_.Snapshot("/events")) {
+    const rapidjson::Value* kind = e->Find("/involvedObject/kind");
+    if (kind == nullptr ||
+        std::string_view(kind->GetString()) != "ReplicationController") {
+      continue;
+    }
+    EXPECT_STREQ(e->Find("/source/component")->GetString(),
+                 "replication-controller");
+    const std::string reason = e->Find("/reason")->GetString();
+    const std::string message = e->Find("/message")->GetString();
+    if (reason == "SuccessfulCreate" &&
+        message.rfind("Created pod: web-", 0) == 0) {
+      ++created;
+    }
+    if (reason == "SuccessfulDelete" &&
+        message.rfind("Deleted pod: web-", 0) == 0) {
+      ++deleted;
+    }
+  }
+  EXPECT_EQ(created, 3);
+  EXPECT_EQ(deleted, 2);
+}
+
+TEST_F(ReplicationManagerTest, AdoptsOrphansByItsMapSelector) {
+  Create(Pods(), "default",
+         R"({"metadata":{"name":"orphan","labels":{"app":"web"}},
+             "spec":{"containers":[{"name":"c","image":"nginx"}]}})");
+  Create(Pods(), "default",
+         R"({"metadata":{"name":"unrelated","labels":{"app":"db"}},
+             "spec":{"containers":[{"name":"c","image":"nginx"}]}})");
+  api::ObjectPtr rc = CreateRc("web", 1);
+  Settle();
+  std::vector<api::ObjectPtr> pods = PodsOf(*rc);
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(pods[0]->name(), "orphan");
+  EXPECT_FALSE(Get(Pods(), "default", "unrelated")->controller_reference());
+  // Relabelled: released, and replaced by a new pod.
+  api::ObjectBuilder b = pods[0]->ToBuilder();
+  b.SetLabel("app", "other");
+  ASSERT_TRUE(registry_.Update(Pods(), "default", "orphan", std::move(b)).ok());
+  Settle();
+  EXPECT_FALSE(Get(Pods(), "default", "orphan")->controller_reference());
+  pods = PodsOf(*rc);
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_NE(pods[0]->name(), "orphan");
+  // A later orphan that the selector matches is adopted, and the surplus
+  // deleted.
+  Create(Pods(), "default",
+         R"({"metadata":{"name":"late","labels":{"app":"web"}},
+             "spec":{"containers":[{"name":"c","image":"nginx"}]}})");
+  Settle();
+  EXPECT_EQ(PodsOf(*rc).size(), 1u);
+}
+
+TEST_F(ReplicationManagerTest, APodWriteSyncsOnlyItsOwner) {
+  for (int i = 0; i < 20; ++i) CreateRc("rc" + std::to_string(i), 1);
+  Settle();
+  const uint64_t before = rm_.keys_synced();
+  std::vector<api::ObjectPtr> pods = PodsOf(*Rc("rc7"));
+  ASSERT_EQ(pods.size(), 1u);
+  api::ObjectBuilder b = pods[0]->ToBuilder();
+  b.SetAnnotation("touched", "yes");
+  ASSERT_TRUE(
+      registry_.Update(Pods(), "default", pods[0]->name(), std::move(b)).ok());
+  rm_.Sync();
+  EXPECT_EQ(rm_.keys_synced(), before + 1);
+}
+
+TEST_F(ReplicationManagerTest, AnOrphanQueuesOnlyTheControllersThatSelectIt) {
+  for (int i = 0; i < 20; ++i) CreateRc("rc" + std::to_string(i), 1);
+  Settle();
+  const uint64_t before = rm_.keys_synced();
+  Create(Pods(), "default",
+         R"({"metadata":{"name":"stray","labels":{"app":"rc3"}},
+             "spec":{"containers":[{"name":"c","image":"nginx"}]}})");
+  rm_.Sync();
+  EXPECT_EQ(rm_.keys_synced(), before + 1);
+  // Adopted, and one of the two deleted.
+  EXPECT_EQ(PodsOf(*Rc("rc3")).size(), 1u);
+}
+
 }  // namespace
 }  // namespace kcr::apiserver

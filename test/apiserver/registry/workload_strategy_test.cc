@@ -106,6 +106,35 @@ TEST_F(WorkloadStrategyTest, DaemonSetNeedsRestartAlways) {
                           "\"Never\": supported values: \"Always\""));
 }
 
+// kube's daemonset strategy keeps the template's generation, shown in
+// apps/v1 as an annotation: 1 on create, one more per template change.
+TEST_F(WorkloadStrategyTest, DaemonSetTemplateGenerationAnnotation) {
+  auto created =
+      Create("apps", "v1", "daemonsets",
+             absl::StrCat(R"({"metadata":{"name":"agent"},"spec":{)",
+                          R"("selector":{"matchLabels":{"app":"a"}},)",
+                          Template(R"({"app":"a"})"), "}}"));
+  ASSERT_TRUE(created.ok()) << created.status();
+  const char kKey[] = "deprecated.daemonset.template.generation";
+  EXPECT_EQ(created->object->Annotation(kKey), "1");
+  ResourceInfoPtr r = Resource("apps", "v1", "daemonsets");
+  // A change outside the template keeps it.
+  api::ObjectBuilder b = created->object->ToBuilder();
+  ASSERT_TRUE(b.SetInt("/spec/minReadySeconds", 5).ok());
+  auto updated = registry_.Update(*r, "default", "agent", std::move(b));
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_EQ(updated->object->Annotation(kKey), "1");
+  EXPECT_EQ(updated->object->generation(), 2);
+  // A template change bumps it.
+  b = updated->object->ToBuilder();
+  ASSERT_TRUE(
+      b.SetString("/spec/template/spec/containers/0/image", "busybox:2").ok());
+  updated = registry_.Update(*r, "default", "agent", std::move(b));
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_EQ(updated->object->Annotation(kKey), "2");
+  EXPECT_EQ(updated->object->generation(), 3);
+}
+
 TEST_F(WorkloadStrategyTest, ReplicationControllerSelectorFromTemplate) {
   auto created =
       Create("", "v1", "replicationcontrollers",
@@ -193,6 +222,18 @@ TEST_F(WorkloadStrategyTest, CronJobScheduleThatDoesNotParseIs422) {
   auto missing = Create("batch", "v1", "cronjobs", cron("none", ""));
   EXPECT_THAT(Causes(missing.status()),
               ElementsAre("spec.schedule|FieldValueRequired|Required value"));
+  // A zone prefix parses, but belongs in spec.timeZone.
+  auto tz = Create("batch", "v1", "cronjobs", cron("tz", "TZ=UTC 0 * * * *"));
+  EXPECT_THAT(Causes(tz.status()),
+              ElementsAre("spec.schedule|FieldValueInvalid|Invalid value: "
+                          "\"TZ=UTC 0 * * * *\": cannot use TZ or CRON_TZ in "
+                          "schedule, use timeZone field instead"));
+  std::string zoned = cron("zoned", "0 * * * *");
+  zoned.insert(zoned.find(R"("schedule")"), R"("timeZone":"Mars/Olympus",)");
+  auto mars = Create("batch", "v1", "cronjobs", zoned);
+  EXPECT_THAT(Causes(mars.status()),
+              ElementsAre("spec.timeZone|FieldValueInvalid|Invalid value: "
+                          "\"Mars/Olympus\": unknown time zone Mars/Olympus"));
 }
 
 TEST(CronScheduleErrorTest, ParsesAsRobfigCron) {
