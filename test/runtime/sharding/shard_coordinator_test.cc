@@ -604,6 +604,57 @@ TEST_F(ShardCoordinatorTest, LeaseRenewedByAnUnknownHolderIsNeverTaken) {
   EXPECT_EQ(Holder(ShardLease(0)), "a");
 }
 
+TEST_F(ShardCoordinatorTest, ShardOverwrittenByAnotherHolderIsGivenUpAtOnce) {
+  shards_ = 2;
+  CountingMetrics metrics;
+  Replica* a = AddReplica("a", &metrics);
+  ASSERT_NO_FATAL_FAILURE(Round());
+  ASSERT_EQ(a->coordinator->Held(), (std::vector<int>{0, 1}));
+  // Someone else writes shard 0's Lease as its own.
+  auto other = NewRestLeaseClient(client_.get(), kNamespace, kController);
+  auto listed = other->List(Context::Background(), ShardLease(0));
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  leaderelection::LeaderElectionRecord r = (*listed)[0].record;
+  r.holder_identity = "intruder";
+  r.lease_duration_seconds = 15;
+  ASSERT_TRUE(other->Update(Context::Background(), (*listed)[0], r).ok());
+  // a's renewal meets a Conflict; its listing shows the new holder: a
+  // stops at once, and does not take the shard back while it is alive.
+  ASSERT_NO_FATAL_FAILURE(Round());
+  EXPECT_EQ(a->coordinator->Held(), (std::vector<int>{1}));
+  EXPECT_EQ(metrics.values().releases["lost"], 1);
+  EXPECT_EQ(Holder(ShardLease(0)), "intruder");
+  ASSERT_NO_FATAL_FAILURE(Rounds(6));  // 14 s after a saw the write
+  EXPECT_EQ(a->coordinator->Held(), (std::vector<int>{1}));
+  ASSERT_NO_FATAL_FAILURE(Rounds(2));
+  EXPECT_EQ(a->coordinator->Held(), (std::vector<int>{0, 1}));
+  EXPECT_EQ(Holder(ShardLease(0)), "a");
+}
+
+TEST_F(ShardCoordinatorTest, DeletedShardLeaseIsGivenUpThenRecreated) {
+  shards_ = 2;
+  Replica* a = AddReplica("a");
+  ASSERT_NO_FATAL_FAILURE(Round());
+  ASSERT_EQ(a->coordinator->Held().size(), 2u);
+  int releasing = 0;
+  a->listener->on_releasing = [&](int shard, absl::Time) {
+    EXPECT_EQ(shard, 1);
+    ++releasing;
+  };
+  ASSERT_TRUE(client_
+                  ->Delete(Context::Background(),
+                           client::Resource::Namespaced(kLeases, kNamespace),
+                           ShardLease(1))
+                  .ok());
+  // Not renewable: given up; absent, so free: created and taken again.
+  ASSERT_NO_FATAL_FAILURE(Round());
+  EXPECT_EQ(releasing, 1);
+  ASSERT_NO_FATAL_FAILURE(Round());
+  EXPECT_EQ(a->coordinator->Held(), (std::vector<int>{0, 1}));
+  EXPECT_EQ(Holder(ShardLease(1)), "a");
+}
+
 TEST_F(ShardCoordinatorTest, StopReleasesEveryShardThenTheMembership) {
   shards_ = 4;
   CountingMetrics metrics;
