@@ -18,6 +18,7 @@
 #include "api/types/time.h"
 #include "apiserver/kube_controllers/controller_history.h"
 #include "apiserver/kube_controllers/controller_indexes.h"
+#include "apiserver/kube_controllers/pod_util.h"
 #include "apiserver/kube_controllers/scheduler.h"
 #include "apiserver/kube_controllers/stored_objects.h"
 #include "base/str_cat.h"
@@ -41,40 +42,8 @@ constexpr char kRevisionsKey[] = "apps/controllerrevisions";
 constexpr absl::Duration kFailedBackoffInitial = absl::Seconds(1);
 constexpr absl::Duration kFailedBackoffMax = absl::Minutes(15);
 
-std::string_view Phase(const api::Object& pod) {
-  return field::String(field::Object(&pod.json(), "status"), "phase");
-}
-
 std::string_view NodeNameOf(const api::Object& pod) {
   return field::String(field::Object(&pod.json(), "spec"), "nodeName");
-}
-
-// When the pod's Ready condition turned True, or nullopt when not ready.
-std::optional<absl::Time> ReadySince(const api::Object& pod) {
-  const Value* conditions =
-      field::Array(field::Object(&pod.json(), "status"), "conditions");
-  if (conditions == nullptr) return std::nullopt;
-  for (const Value& c : conditions->GetArray()) {
-    if (field::String(&c, "type") != "Ready") continue;
-    if (field::String(&c, "status") != "True") return std::nullopt;
-    absl::StatusOr<absl::Time> t =
-        api::ParseTime(field::String(&c, "lastTransitionTime"));
-    return t.ok() ? *t : absl::InfinitePast();
-  }
-  return std::nullopt;
-}
-
-// kube's podutil.IsPodAvailable; `*due` is lowered to when a ready pod
-// becomes available.
-bool IsAvailable(const api::Object& pod, int64_t min_ready_seconds,
-                 absl::Time now, absl::Time* due = nullptr) {
-  const std::optional<absl::Time> since = ReadySince(pod);
-  if (!since.has_value()) return false;
-  if (min_ready_seconds <= 0) return true;
-  const absl::Time at = *since + absl::Seconds(min_ready_seconds);
-  if (at <= now) return true;
-  if (due != nullptr) *due = std::min(*due, at);
-  return false;
 }
 
 // The node a daemon pod is for (kube's util.GetTargetNodeName):
@@ -226,12 +195,6 @@ api::OwnerReferenceView ControllerRef(const api::Object& ds) {
   ref.controller = true;
   ref.block_owner_deletion = true;
   return ref;
-}
-
-void SetCount(Value* status, const char* key, int64_t v, bool omit_zero,
-              rapidjson::MemoryPoolAllocator<>& a) {
-  status->RemoveMember(key);
-  if (v != 0 || !omit_zero) status->AddMember(Value(key, a), Value(v), a);
 }
 
 }  // namespace
@@ -401,7 +364,7 @@ DaemonSetController::ClaimPods(const ResourceInfo& pods, const api::Object& ds,
     }
     if (owned == nullptr) continue;
     // Terminal pods being deleted are gone for the controller.
-    const std::string_view phase = Phase(*owned);
+    const std::string_view phase = PodPhase(*owned);
     if (owned->being_deleted() && (phase == "Succeeded" || phase == "Failed")) {
       continue;
     }
@@ -549,7 +512,7 @@ void DaemonSetController::Manage(SyncState* st, absl::Time now) {
     std::vector<api::ObjectPtr> running;
     for (const api::ObjectPtr& pod : pods) {
       if (pod->being_deleted()) continue;
-      const std::string_view phase = Phase(*pod);
+      const std::string_view phase = PodPhase(*pod);
       if (phase == "Failed") {
         // kube's failedPodsBackoff keeps a node whose pods keep failing
         // from a hot loop.
@@ -601,10 +564,10 @@ void DaemonSetController::Manage(SyncState* st, absl::Time now) {
       }
     }
     if (oldest_new != nullptr && oldest_old != nullptr) {
-      if (!ReadySince(*oldest_old).has_value()) {
+      if (!PodReadySince(*oldest_old).has_value()) {
         victims.push_back(oldest_old);
-      } else if (IsAvailable(*oldest_new, st->min_ready_seconds, now,
-                             &st->next)) {
+      } else if (PodAvailable(*oldest_new, st->min_ready_seconds, now,
+                              &st->next)) {
         victims.push_back(oldest_old);
       }
     }
@@ -655,8 +618,8 @@ void DaemonSetController::RollingUpdate(SyncState* st, absl::Time now) {
           (new_pod == nullptr) == (old_pod == nullptr)) {
         ++unavailable;
       } else if (new_pod != nullptr) {
-        if (!IsAvailable(*new_pod, min_ready, now, &st->next)) ++unavailable;
-      } else if (!IsAvailable(*old_pod, min_ready, now)) {
+        if (!PodAvailable(*new_pod, min_ready, now, &st->next)) ++unavailable;
+      } else if (!PodAvailable(*old_pod, min_ready, now)) {
         allowed.push_back(old_pod);
       } else if (unavailable < max_unavailable) {
         candidates.push_back(old_pod);
@@ -680,7 +643,7 @@ void DaemonSetController::RollingUpdate(SyncState* st, absl::Time now) {
     }
     if (old_pod == nullptr) continue;
     if (new_pod == nullptr) {
-      if (!IsAvailable(*old_pod, min_ready, now)) {
+      if (!PodAvailable(*old_pod, min_ready, now)) {
         bool should_run = false;
         for (const auto& [n, p] : st->nodes) {
           if (n->name() == node) should_run = p.should_run;
@@ -691,7 +654,7 @@ void DaemonSetController::RollingUpdate(SyncState* st, absl::Time now) {
       }
       continue;
     }
-    if (!IsAvailable(*new_pod, min_ready, now, &st->next)) {
+    if (!PodAvailable(*new_pod, min_ready, now, &st->next)) {
       ++surging;
       continue;
     }
@@ -806,9 +769,9 @@ absl::Time DaemonSetController::UpdateStatus(SyncState* st, absl::Time now) {
     std::vector<api::ObjectPtr> pods = it->second;
     std::sort(pods.begin(), pods.end(), OlderFirst);
     const api::Object& pod = *pods.front();
-    if (ReadySince(pod).has_value()) {
+    if (PodReadySince(pod).has_value()) {
       ++ready;
-      if (IsAvailable(pod, st->min_ready_seconds, now, &next)) ++available;
+      if (PodAvailable(pod, st->min_ready_seconds, now, &next)) ++available;
     }
     if (st->Updated(pod)) ++updated;
   }
@@ -816,16 +779,16 @@ absl::Time DaemonSetController::UpdateStatus(SyncState* st, absl::Time now) {
   const Value* old_status = field::Object(&ds.json(), "status");
   Value status(rapidjson::kObjectType);
   if (old_status != nullptr) status.CopyFrom(*old_status, a);
-  SetCount(&status, "currentNumberScheduled", current, false, a);
-  SetCount(&status, "numberMisscheduled", misscheduled, false, a);
-  SetCount(&status, "desiredNumberScheduled", desired, false, a);
-  SetCount(&status, "numberReady", ready, false, a);
-  SetCount(&status, "observedGeneration", ds.generation(), true, a);
-  SetCount(&status, "updatedNumberScheduled", updated, true, a);
-  SetCount(&status, "numberAvailable", available, true, a);
-  SetCount(&status, "numberUnavailable", desired - available, true, a);
+  SetStatusCount(&status, "currentNumberScheduled", current, false, a);
+  SetStatusCount(&status, "numberMisscheduled", misscheduled, false, a);
+  SetStatusCount(&status, "desiredNumberScheduled", desired, false, a);
+  SetStatusCount(&status, "numberReady", ready, false, a);
+  SetStatusCount(&status, "observedGeneration", ds.generation(), true, a);
+  SetStatusCount(&status, "updatedNumberScheduled", updated, true, a);
+  SetStatusCount(&status, "numberAvailable", available, true, a);
+  SetStatusCount(&status, "numberUnavailable", desired - available, true, a);
   if (st->collision_count > 0) {
-    SetCount(&status, "collisionCount", st->collision_count, true, a);
+    SetStatusCount(&status, "collisionCount", st->collision_count, true, a);
   }
   if (old_status != nullptr && json::JsonDeepEqual(status, *old_status)) {
     return next;

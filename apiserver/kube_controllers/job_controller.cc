@@ -21,6 +21,7 @@
 #include "api/types/field.h"
 #include "api/types/time.h"
 #include "apiserver/kube_controllers/controller_indexes.h"
+#include "apiserver/kube_controllers/pod_util.h"
 #include "apiserver/kube_controllers/stored_objects.h"
 #include "base/str_cat.h"
 #include "glog/logging.h"
@@ -56,22 +57,6 @@ constexpr char kIndexFailureCountAnnotation[] =
 constexpr char kCompletionsReason[] = "CompletionsReached";
 constexpr char kCompletionsMessage[] =
     "Reached expected number of succeeded pods";
-
-std::string_view Phase(const api::Object& pod) {
-  return field::String(field::Object(&pod.json(), "status"), "phase");
-}
-
-bool IsReady(const api::Object& pod) {
-  const Value* conditions =
-      field::Array(field::Object(&pod.json(), "status"), "conditions");
-  if (conditions == nullptr) return false;
-  for (const Value& c : conditions->GetArray()) {
-    if (field::String(&c, "type") == "Ready") {
-      return field::String(&c, "status") == "True";
-    }
-  }
-  return false;
-}
 
 // The completion index a pod carries, or -1.
 int64_t PodIndex(const api::Object& pod) {
@@ -182,12 +167,6 @@ void SetMember(Value* object, const char* key, Value v, Allocator& a) {
   object->AddMember(Value(key, a), v, a);
 }
 
-void SetCount(Value* status, const char* key, int64_t v, bool omit_zero,
-              Allocator& a) {
-  status->RemoveMember(key);
-  if (v != 0 || !omit_zero) status->AddMember(Value(key, a), Value(v), a);
-}
-
 std::vector<std::string> Strings(const Value* array) {
   std::vector<std::string> out;
   if (array == nullptr || !array->IsArray()) return out;
@@ -290,7 +269,8 @@ bool SelectorMatches(const api::Object& job, const api::Object& pod) {
 
 // Active pods to delete first: not ready, then newer.
 bool DeleteBefore(const api::ObjectPtr& a, const api::ObjectPtr& b) {
-  if (IsReady(*a) != IsReady(*b)) return !IsReady(*a);
+  if (PodReadySince(*a).has_value() != PodReadySince(*b).has_value())
+    return !PodReadySince(*a).has_value();
   if (a->creation_timestamp() != b->creation_timestamp()) {
     return a->creation_timestamp() > b->creation_timestamp();
   }
@@ -523,7 +503,7 @@ absl::Time JobController::SyncJob(const ResourceInfo& jobs,
     if (!pod->HasFinalizer(kJobTrackingFinalizer)) continue;
     const std::string uid(pod->uid());
     if (known.contains(uid)) continue;
-    const std::string_view phase = Phase(*pod);
+    const std::string_view phase = PodPhase(*pod);
     if (phase == "Succeeded") {
       uncounted_s.push_back(uid);
       ++new_successes;
@@ -639,7 +619,7 @@ absl::Time JobController::SyncJob(const ResourceInfo& jobs,
   std::vector<api::ObjectPtr> active;
   int64_t terminating = 0;
   for (const api::ObjectPtr& pod : owned) {
-    const std::string_view phase = Phase(*pod);
+    const std::string_view phase = PodPhase(*pod);
     if (phase == "Succeeded" || phase == "Failed") continue;
     if (pod->being_deleted()) {
       if (!freed.contains(std::string(pod->uid()))) ++terminating;
@@ -784,8 +764,8 @@ absl::Time JobController::SyncJob(const ResourceInfo& jobs,
         for (const api::ObjectPtr& p : owned) {
           if (PodIndex(*p) != index) continue;
           const bool failed_pod =
-              Phase(*p) == "Failed" ||
-              (p->being_deleted() && Phase(*p) != "Succeeded");
+              PodPhase(*p) == "Failed" ||
+              (p->being_deleted() && PodPhase(*p) != "Succeeded");
           failures =
               std::max(failures, IndexFailureCount(*p) + (failed_pod ? 1 : 0));
         }
@@ -867,14 +847,15 @@ absl::Time JobController::SyncJob(const ResourceInfo& jobs,
   }
 
   int64_t ready = 0;
-  for (const api::ObjectPtr& pod : active) ready += IsReady(*pod) ? 1 : 0;
+  for (const api::ObjectPtr& pod : active)
+    ready += PodReadySince(*pod).has_value() ? 1 : 0;
   const int64_t active_now =
       static_cast<int64_t>(active.size()) + created - deleted;
-  SetCount(&status, "active", active_now, true, a);
-  SetCount(&status, "ready", std::min(ready, active_now), false, a);
-  SetCount(&status, "terminating", terminating + deleted, false, a);
-  SetCount(&status, "succeeded", succeeded, true, a);
-  SetCount(&status, "failed", failed, true, a);
+  SetStatusCount(&status, "active", active_now, true, a);
+  SetStatusCount(&status, "ready", std::min(ready, active_now), false, a);
+  SetStatusCount(&status, "terminating", terminating + deleted, false, a);
+  SetStatusCount(&status, "succeeded", succeeded, true, a);
+  SetStatusCount(&status, "failed", failed, true, a);
   write_uncounted(&status);
   const Value* old = field::Object(&job->json(), "status");
   if (old == nullptr || !json::JsonDeepEqual(status, *old)) {

@@ -15,6 +15,7 @@
 #include "api/types/field.h"
 #include "api/types/time.h"
 #include "apiserver/kube_controllers/controller_indexes.h"
+#include "apiserver/kube_controllers/pod_util.h"
 #include "apiserver/kube_controllers/stored_objects.h"
 #include "base/str_cat.h"
 #include "glog/logging.h"
@@ -37,21 +38,6 @@ bool IsActive(const api::Object& pod) {
   const std::string_view phase =
       field::String(field::Object(&pod.json(), "status"), "phase");
   return phase != "Succeeded" && phase != "Failed";
-}
-
-// When the pod's Ready condition turned True, or nullopt when not ready.
-std::optional<absl::Time> ReadySince(const api::Object& pod) {
-  const Value* conditions =
-      field::Array(field::Object(&pod.json(), "status"), "conditions");
-  if (conditions == nullptr) return std::nullopt;
-  for (const Value& c : conditions->GetArray()) {
-    if (field::String(&c, "type") != "Ready") continue;
-    if (field::String(&c, "status") != "True") return std::nullopt;
-    absl::StatusOr<absl::Time> t =
-        api::ParseTime(field::String(&c, "lastTransitionTime"));
-    return t.ok() ? *t : absl::InfinitePast();
-  }
-  return std::nullopt;
 }
 
 // Whether `labels` holds every entry of the template's labels.
@@ -82,7 +68,8 @@ bool DeleteBefore(const api::ObjectPtr& a, const api::ObjectPtr& b) {
       !field::String(field::Object(&b->json(), "spec"), "nodeName").empty();
   if (a_assigned != b_assigned) return !a_assigned;
   if (PhaseRank(*a) != PhaseRank(*b)) return PhaseRank(*a) < PhaseRank(*b);
-  const std::optional<absl::Time> ra = ReadySince(*a), rb = ReadySince(*b);
+  const std::optional<absl::Time> ra = PodReadySince(*a),
+                                  rb = PodReadySince(*b);
   if (ra.has_value() != rb.has_value()) return !ra.has_value();
   if (ra.has_value() && *ra != *rb) return *ra > *rb;
   if (a->creation_timestamp() != b->creation_timestamp()) {
@@ -110,12 +97,6 @@ absl::StatusOr<api::ObjectBuilder> NewPod(const api::Object& rs,
     if (absl::Status s = b.Set("/spec", *spec); !s.ok()) return s;
   }
   return b;
-}
-
-void SetCount(Value* status, const char* key, int64_t v, bool omit_zero,
-              rapidjson::MemoryPoolAllocator<>& a) {
-  status->RemoveMember(key);
-  if (v != 0 || !omit_zero) status->AddMember(Value(key, a), Value(v), a);
 }
 
 }  // namespace
@@ -371,7 +352,7 @@ absl::Time ReplicaSetController::SyncReplicaSet(
   absl::Time next = retry;
   for (const api::ObjectPtr& pod : active) {
     if (FullyLabeled(*pod, template_labels)) ++fully_labeled;
-    const std::optional<absl::Time> since = ReadySince(*pod);
+    const std::optional<absl::Time> since = PodReadySince(*pod);
     if (!since.has_value()) continue;
     ++ready;
     const absl::Time due = *since + absl::Seconds(min_ready_seconds);
@@ -387,11 +368,12 @@ absl::Time ReplicaSetController::SyncReplicaSet(
   const Value* old_status = field::Object(&rs.json(), "status");
   Value status(rapidjson::kObjectType);
   if (old_status != nullptr) status.CopyFrom(*old_status, a);
-  SetCount(&status, "replicas", static_cast<int64_t>(active.size()), false, a);
-  SetCount(&status, "fullyLabeledReplicas", fully_labeled, true, a);
-  SetCount(&status, "readyReplicas", ready, true, a);
-  SetCount(&status, "availableReplicas", available, true, a);
-  SetCount(&status, "observedGeneration", rs.generation(), true, a);
+  SetStatusCount(&status, "replicas", static_cast<int64_t>(active.size()),
+                 false, a);
+  SetStatusCount(&status, "fullyLabeledReplicas", fully_labeled, true, a);
+  SetStatusCount(&status, "readyReplicas", ready, true, a);
+  SetStatusCount(&status, "availableReplicas", available, true, a);
+  SetStatusCount(&status, "observedGeneration", rs.generation(), true, a);
   if (old_status != nullptr && json::JsonDeepEqual(status, *old_status)) {
     return next;
   }

@@ -17,6 +17,7 @@
 #include "api/types/field.h"
 #include "api/types/time.h"
 #include "apiserver/kube_controllers/controller_indexes.h"
+#include "apiserver/kube_controllers/pod_util.h"
 #include "apiserver/kube_controllers/statefulset_internal.h"
 #include "apiserver/kube_controllers/stored_objects.h"
 #include "base/str_cat.h"
@@ -36,35 +37,16 @@ constexpr char kPodsKey[] = "/pods";
 // kube's MaxBatchSize: the most pods one pass creates (Parallel).
 constexpr int64_t kMaxBatchSize = 500;
 
-std::string_view Phase(const api::Object& pod) {
-  return field::String(field::Object(&pod.json(), "status"), "phase");
-}
-
 // kube's isCreated: the API server has given the pod a phase.
 bool IsCreated(const api::Object* pod) {
-  return pod != nullptr && !Phase(*pod).empty();
+  return pod != nullptr && !PodPhase(*pod).empty();
 }
 
 bool IsTerminating(const api::Object& pod) { return pod.being_deleted(); }
 
-// When the pod's Ready condition turned True, or nullopt when not ready.
-std::optional<absl::Time> ReadySince(const api::Object& pod) {
-  const Value* conditions =
-      field::Array(field::Object(&pod.json(), "status"), "conditions");
-  if (conditions == nullptr) return std::nullopt;
-  for (const Value& c : conditions->GetArray()) {
-    if (field::String(&c, "type") != "Ready") continue;
-    if (field::String(&c, "status") != "True") return std::nullopt;
-    absl::StatusOr<absl::Time> t =
-        api::ParseTime(field::String(&c, "lastTransitionTime"));
-    return t.ok() ? *t : absl::InfinitePast();
-  }
-  return std::nullopt;
-}
-
 bool IsRunningAndReady(const api::Object* pod) {
-  return pod != nullptr && Phase(*pod) == "Running" &&
-         ReadySince(*pod).has_value();
+  return pod != nullptr && PodPhase(*pod) == "Running" &&
+         PodReadySince(*pod).has_value();
 }
 
 // One pod of the set (null: not created yet) and what a pass learns of it.
@@ -112,12 +94,8 @@ std::string ClaimName(std::string_view template_name, std::string_view set,
 
 bool IsAvailable(const api::Object& pod, int64_t min_ready_seconds,
                  absl::Time now, absl::Time* next) {
-  if (!IsRunningAndReady(&pod)) return false;
-  if (min_ready_seconds <= 0) return true;
-  const absl::Time due = *ReadySince(pod) + absl::Seconds(min_ready_seconds);
-  if (due <= now) return true;
-  if (next != nullptr) *next = std::min(*next, due);
-  return false;
+  return IsRunningAndReady(&pod) &&
+         PodAvailable(pod, min_ready_seconds, now, next);
 }
 
 std::vector<api::OwnerReferenceView> ClaimOwners(const api::Object& claim,
@@ -607,7 +585,7 @@ void SetSync::UpdatePod(const api::Object& pod) {
 bool SetSync::ProcessReplica(Replica* r, bool monotonic) {
   const api::Object* pod = r->pod.get();
   if (pod != nullptr &&
-      (Phase(*pod) == "Failed" || Phase(*pod) == "Succeeded")) {
+      (PodPhase(*pod) == "Failed" || PodPhase(*pod) == "Succeeded")) {
     // Recreated on the next pass, once the deletion is seen.
     if (!pod->being_deleted()) DeletePod(*pod);
     return true;
@@ -628,7 +606,7 @@ bool SetSync::ProcessReplica(Replica* r, bool monotonic) {
     // its creation is seen.
     return monotonic;
   }
-  if (Phase(*pod) == "Pending") CreateMissingClaims(pod->name(), r->ordinal);
+  if (PodPhase(*pod) == "Pending") CreateMissingClaims(pod->name(), r->ordinal);
   if (IsTerminating(*pod) && monotonic) return true;
   if (!IsRunningAndReady(pod) && monotonic) return true;
   if (!IsAvailable(*pod, min_ready_seconds_, now_, &next_) && monotonic) {

@@ -47,13 +47,17 @@ def meta(name):
 class PythonBuiltinKindsTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    ApiServerOptions options;
+    options.controllers.node_simulator = false;
+    Start(std::move(options));
+  }
+
+  void Start(ApiServerOptions options) {
     ASSERT_EQ(access(kPython, X_OK), 0) << kPython << " is missing";
     ProcessResult probe = RunProcess({kPython, "-c", "import kubernetes"}, {});
     ASSERT_EQ(probe.exit_code, 0)
         << "the Python Kubernetes client (python3-kubernetes) is missing: "
         << probe.err;
-    ApiServerOptions options;
-    options.controllers.node_simulator = false;
     auto s = ApiServer::Start(std::move(options));
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(*s);
@@ -73,6 +77,77 @@ class PythonBuiltinKindsTest : public ::testing::Test {
   std::unique_ptr<ApiServer> server_;
   std::string kubeconfig_;
 };
+
+// The same client watching the workload controllers at work on three
+// simulated nodes: a Job runs to Complete, a StatefulSet's ordinal pods
+// become ready, a DaemonSet puts a pod on each node.
+class PythonWorkloadControllersTest : public PythonBuiltinKindsTest {
+ protected:
+  void SetUp() override {
+    ApiServerOptions options;
+    options.controllers.node.nodes = 3;
+    options.controllers.node.running_after = absl::Milliseconds(100);
+    Start(std::move(options));
+  }
+};
+
+TEST_F(PythonWorkloadControllersTest, JobStatefulSetAndDaemonSetProgress) {
+  std::string out = Run(R"(
+import time
+from kubernetes import watch
+def sleeper(app, seconds):
+    return client.V1PodTemplateSpec(
+        metadata=client.V1ObjectMeta(labels={"app": app}),
+        spec=client.V1PodSpec(restart_policy="Never", containers=[
+            client.V1Container(name="c", image="busybox",
+                               command=["sh", "-c", "sleep %d" % seconds])]))
+batch.create_namespaced_job("default", client.V1Job(
+    metadata=meta("once"), spec=client.V1JobSpec(
+        completions=2, parallelism=2, template=sleeper("once", 1))))
+done = None
+for event in watch.Watch().stream(batch.list_namespaced_job, "default",
+                                  field_selector="metadata.name=once",
+                                  timeout_seconds=30):
+    job = event["object"]
+    conditions = [c.type for c in (job.status.conditions or [])]
+    if "Complete" in conditions:
+        done = job
+        break
+print("job", done.status.succeeded, done.status.completion_time is not None,
+      [c.type for c in done.status.conditions])
+pods = core.list_namespaced_pod("default", label_selector="job-name=once").items
+print("job-pods", len(pods), sorted({p.status.phase for p in pods}))
+apps.create_namespaced_stateful_set("default", client.V1StatefulSet(
+    metadata=meta("db"), spec=client.V1StatefulSetSpec(
+        service_name="db", replicas=2,
+        selector=client.V1LabelSelector(match_labels={"app": "db"}),
+        template=template("db"))))
+apps.create_namespaced_daemon_set("default", client.V1DaemonSet(
+    metadata=meta("agent"), spec=client.V1DaemonSetSpec(
+        selector=client.V1LabelSelector(match_labels={"app": "agent"}),
+        template=template("agent"))))
+deadline = time.time() + 30
+while time.time() < deadline:
+    sts = apps.read_namespaced_stateful_set_status("db", "default")
+    ds = apps.read_namespaced_daemon_set_status("agent", "default")
+    if sts.status.ready_replicas == 2 and ds.status.number_ready == 3:
+        break
+    time.sleep(0.2)
+print("sts", sts.status.ready_replicas, sts.status.current_revision == sts.status.update_revision)
+print("sts-pods", sorted(p.metadata.name for p in core.list_namespaced_pod(
+    "default", label_selector="app=db").items))
+print("ds", ds.status.desired_number_scheduled, ds.status.number_ready)
+print("ds-nodes", len({p.spec.node_name for p in core.list_namespaced_pod(
+    "default", label_selector="app=agent").items}))
+)");
+  EXPECT_THAT(out,
+              HasSubstr("job 2 True ['SuccessCriteriaMet', 'Complete']\n"));
+  EXPECT_THAT(out, HasSubstr("job-pods 2 ['Succeeded']\n"));
+  EXPECT_THAT(out, HasSubstr("sts 2 True\n"));
+  EXPECT_THAT(out, HasSubstr("sts-pods ['db-0', 'db-1']\n"));
+  EXPECT_THAT(out, HasSubstr("ds 3 3\n"));
+  EXPECT_THAT(out, HasSubstr("ds-nodes 3\n"));
+}
 
 TEST_F(PythonBuiltinKindsTest, WorkloadsCrudAndScale) {
   std::string out = Run(R"(
