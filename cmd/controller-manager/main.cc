@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -31,6 +32,7 @@
 #include "absl/time/time.h"
 #include "base/context.h"
 #include "base/flags.h"
+#include "base/mutex.h"
 #include "base/signal_handler.h"
 #include "cmd/controller-manager/embedded.h"
 #include "controllers/copyrator/copyrator_controller.h"
@@ -46,6 +48,7 @@
 #include "runtime/controller/manager.h"
 #include "runtime/envtest/environment.h"
 #include "runtime/handlers/registry.h"
+#include "runtime/sharding/shard_ownership.h"
 
 DEFINE_string(kubeconfig, "",
               "Path to a kubeconfig file. Default: $KUBECONFIG, else "
@@ -78,6 +81,33 @@ DEFINE_string(leader_elect_renew_deadline, "10s",
               "up leading; less than --leader-elect-lease-duration.");
 DEFINE_string(leader_elect_retry_period, "2s",
               "How often candidates try to take or renew the Lease.");
+DEFINE_int32(shards, 0,
+             "Split each controller's objects into this many virtual shards, "
+             "owned through Leases, so that N replicas share the work (each "
+             "reconciles and watches only the shards it holds); 0 runs "
+             "unsharded, every controller under --leader-elect when set.");
+DEFINE_string(shard_by, "uid",
+              "What an object's shard is computed from: uid (its "
+              "metadata.uid; owned objects go with their owner) or namespace "
+              "(every object of a namespace together).");
+DEFINE_string(shard_lease_duration, "15s",
+              "How long a shard's Lease lives after its holder's last "
+              "renewal: the longest a dead replica's shards wait for a new "
+              "owner (plus --shard-retry-period).");
+DEFINE_string(shard_renew_deadline, "10s",
+              "How long a replica keeps trying to renew a shard's Lease "
+              "before it stops working on the shard; less than "
+              "--shard-lease-duration.");
+DEFINE_string(shard_retry_period, "2s",
+              "How often a replica renews its shards and rebalances.");
+DEFINE_string(shard_lease_namespace, "",
+              "Namespace of the shard Leases (default: "
+              "--leader-election-namespace, else the kubeconfig's or the "
+              "pod's namespace).");
+DEFINE_string(reconcile_audit_file, "",
+              "Append a line per reconcile to this file: controller, "
+              "namespace/name, this replica's identity, and the start and "
+              "end in Unix nanoseconds (for tests of sharding).");
 DEFINE_string(metrics_bind_address, ":8080",
               "Address to serve /metrics on (host:port, :port for every "
               "interface, port 0 for any free one); '0' serves none.");
@@ -124,6 +154,44 @@ struct ControllerFlags {
   // Ends at SIGINT/SIGTERM: bounds what a controller does as it is added
   // (the handlers' discovery and startup handlers).
   kcr::Context ctx;
+};
+
+// Appends one line per reconcile to a file:
+//   <controller> <namespace/name> <identity> <start ns> <end ns>
+class ReconcileAudit {
+ public:
+  static absl::StatusOr<std::unique_ptr<ReconcileAudit>> Open(
+      const std::string& path) {
+    FILE* f = fopen(path.c_str(), "a");
+    if (f == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot open --reconcile-audit-file ", path));
+    }
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    return std::unique_ptr<ReconcileAudit>(
+        new ReconcileAudit(f, absl::StrCat(host, "_", getpid())));
+  }
+  ~ReconcileAudit() { fclose(file_); }
+
+  void Record(const std::string& controller,
+              const kcr::controller::Request& request, absl::Time start,
+              absl::Time end) {
+    const std::string line = absl::StrCat(
+        controller, " ", request.ToString(), " ", identity_, " ",
+        absl::ToUnixNanos(start), " ", absl::ToUnixNanos(end), "\n");
+    kcr::MutexLock lock(&mu_);
+    fwrite(line.data(), 1, line.size(), file_);
+    fflush(file_);
+  }
+
+ private:
+  ReconcileAudit(FILE* file, std::string identity)
+      : file_(file), identity_(std::move(identity)) {}
+
+  FILE* const file_;
+  const std::string identity_;
+  kcr::Mutex mu_;
 };
 
 // Each controller: how to add it to a Manager.
@@ -284,6 +352,33 @@ int main(int argc, char** argv) {
         "--leader-elect-retry-period < --leader-elect-renew-deadline < "
         "--leader-elect-lease-duration must hold");
   }
+  absl::Duration shard_lease_duration, shard_renew_deadline, shard_retry_period;
+  for (auto [flag, value, out] :
+       {std::tuple{"shard-lease-duration", &FLAGS_shard_lease_duration,
+                   &shard_lease_duration},
+        std::tuple{"shard-renew-deadline", &FLAGS_shard_renew_deadline,
+                   &shard_renew_deadline},
+        std::tuple{"shard-retry-period", &FLAGS_shard_retry_period,
+                   &shard_retry_period}}) {
+    if (!absl::ParseDuration(*value, out) || *out <= absl::ZeroDuration()) {
+      return Fail(absl::StrCat("invalid --", flag, " \"", *value,
+                               "\" (a positive duration such as 15s)"));
+    }
+  }
+  if (shard_renew_deadline >= shard_lease_duration ||
+      shard_retry_period * 1.2 >= shard_renew_deadline) {
+    return Fail(
+        "--shard-retry-period * 1.2 < --shard-renew-deadline < "
+        "--shard-lease-duration must hold");
+  }
+  if (FLAGS_shards < 0 || FLAGS_shards > 65536) {
+    return Fail(
+        absl::StrCat("--shards must be in [0, 65536], not ", FLAGS_shards));
+  }
+  if (FLAGS_shard_by != "uid" && FLAGS_shard_by != "namespace") {
+    return Fail(absl::StrCat("--shard-by must be uid or namespace, not \"",
+                             FLAGS_shard_by, "\""));
+  }
   absl::Duration event_ttl;
   if (!absl::ParseDuration(FLAGS_event_ttl, &event_ttl) ||
       event_ttl < absl::ZeroDuration()) {
@@ -341,6 +436,31 @@ int main(int argc, char** argv) {
   options.leader_election_namespace = FLAGS_leader_election_namespace.empty()
                                           ? config.namespace_
                                           : FLAGS_leader_election_namespace;
+  options.sharding.shards = FLAGS_shards;
+  options.sharding.shard_by = FLAGS_shard_by == "namespace"
+                                  ? kcr::sharding::ShardBy::kNamespace
+                                  : kcr::sharding::ShardBy::kUid;
+  options.sharding.lease_namespace = FLAGS_shard_lease_namespace;
+  options.sharding.lease_duration = shard_lease_duration;
+  options.sharding.renew_deadline = shard_renew_deadline;
+  options.sharding.retry_period = shard_retry_period;
+  // A shard given back waits this long for its reconciles, leaving the
+  // other shards' renewals time within their deadline.
+  options.sharding.drain_timeout = std::min(
+      absl::Seconds(5), (shard_renew_deadline - shard_retry_period * 1.2) / 2);
+  // The audit file outlives the Manager.
+  std::unique_ptr<ReconcileAudit> audit;
+  if (!FLAGS_reconcile_audit_file.empty()) {
+    auto opened = ReconcileAudit::Open(FLAGS_reconcile_audit_file);
+    if (!opened.ok()) return Fail(opened.status().message(), 1);
+    audit = *std::move(opened);
+    options.on_reconciled = [a = audit.get()](
+                                const std::string& controller,
+                                const kcr::controller::Request& request,
+                                absl::Time start, absl::Time end) {
+      a->Record(controller, request, start, end);
+    };
+  }
   // Declared before the Manager, so destroyed after it.
   std::vector<std::unique_ptr<kcr::handlers::Registry>> registries;
   auto mgr = Manager::New(config, options);

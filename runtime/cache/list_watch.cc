@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "base/mutex.h"
+
 namespace kcr::cache {
 namespace {
 
@@ -11,7 +13,8 @@ class ClientListWatch final : public ListerWatcher {
                   ListWatchOptions options)
       : client_(client),
         resource_(std::move(resource)),
-        options_(std::move(options)) {}
+        options_(std::move(options)),
+        shard_selector_(options_.shard_selector) {}
 
   absl::StatusOr<client::ListMeta> List(const Context& ctx,
                                         const client::ListOptions& options,
@@ -24,6 +27,13 @@ class ClientListWatch final : public ListerWatcher {
     return client_->Watch(ctx, resource_, Tweak(options));
   }
 
+  absl::StatusOr<bool> SetShardSelector(std::string selector) override {
+    MutexLock lock(&mu_);
+    if (selector == shard_selector_) return false;
+    shard_selector_ = std::move(selector);
+    return true;
+  }
+
  private:
   // The caller's options narrowed to this collection (client-go's
   // tweakListOptions).
@@ -31,12 +41,16 @@ class ClientListWatch final : public ListerWatcher {
     options.label_selector = options_.label_selector;
     options.field_selector = options_.field_selector;
     options.metadata_only = options_.metadata_only;
+    MutexLock lock(&mu_);
+    options.shard_selector = shard_selector_;
     return options;
   }
 
   client::RestClient* const client_;
   const client::Resource resource_;
   const ListWatchOptions options_;
+  mutable Mutex mu_;
+  std::string shard_selector_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace

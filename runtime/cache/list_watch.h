@@ -3,9 +3,10 @@
 // the REST client.
 //
 // The collection (resource, namespace, label and field selectors) is fixed
-// when the ListerWatcher is made; the Reflector passes the rest of the
-// options (resourceVersion, limit, continue, timeoutSeconds, bookmarks,
-// sendInitialEvents) with each call.
+// when the ListerWatcher is made, except for its shardSelector, which a
+// sharded controller narrows to the shards it holds (SetShardSelector);
+// the Reflector passes the rest of the options (resourceVersion, limit,
+// continue, timeoutSeconds, bookmarks, sendInitialEvents) with each call.
 #ifndef KCR_RUNTIME_CACHE_LIST_WATCH_H_
 #define KCR_RUNTIME_CACHE_LIST_WATCH_H_
 
@@ -41,6 +42,15 @@ class ListerWatcher {
   // A watch from options.resource_version.
   virtual absl::StatusOr<std::unique_ptr<client::WatchStream>> Watch(
       const Context& ctx, const client::ListOptions& options) = 0;
+
+  // Sends `selector` (KEP-5866's shardSelector, "" for none) with every
+  // later List and Watch. True when it differs from the one before (the
+  // caller then relists). Unimplemented for a ListerWatcher of a fixed
+  // collection.
+  virtual absl::StatusOr<bool> SetShardSelector(std::string selector) {
+    (void)selector;
+    return absl::UnimplementedError("this ListerWatcher cannot be sharded");
+  }
 };
 
 // The collection a ListWatch serves.
@@ -49,6 +59,9 @@ struct ListWatchOptions {
   std::string field_selector;
   // PartialObjectMetadata instead of whole objects (a metadata informer).
   bool metadata_only = false;
+  // The shardSelector to start with ("" for none); SetShardSelector
+  // changes it.
+  std::string shard_selector;
 };
 
 // Lists and watches `resource` (its namespace, "" for all) through

@@ -210,6 +210,11 @@ absl::Status Reflector::Run(const Context& ctx) {
       LOG(WARNING) << "list and watch failed name=" << options_.name
                    << " error=" << s;
     }
+    {
+      // A relist asked for by Relist() starts at once.
+      MutexLock lock(&mu_);
+      if (relisted_at_ < relists_requested_ && s.ok()) continue;
+    }
     // client-go's BackoffUntil: every new list-and-watch waits its turn.
     if (!backoff_.Wait(ctx).ok()) break;
   }
@@ -219,8 +224,25 @@ absl::Status Reflector::Run(const Context& ctx) {
   return absl::OkStatus();
 }
 
+void Reflector::Relist() {
+  MutexLock lock(&mu_);
+  ++relists_requested_;
+  VLOG(2) << "relist requested name=" << options_.name;
+  if (cancel_watch_) cancel_watch_();
+}
+
+bool Reflector::Relisted() const {
+  MutexLock lock(&mu_);
+  return relisted_at_ >= relists_requested_;
+}
+
 absl::Status Reflector::ListAndWatch(const Context& ctx) {
   VLOG(2) << "listing and watching name=" << options_.name;
+  int64_t generation;
+  {
+    MutexLock lock(&mu_);
+    generation = relists_requested_;
+  }
   std::unique_ptr<client::WatchStream> stream;
   bool list = true;
   if (options_.use_watch_list) {
@@ -243,6 +265,17 @@ absl::Status Reflector::ListAndWatch(const Context& ctx) {
   }
 
   auto [watch_ctx, cancel_watch] = WithCancel(ctx);
+  {
+    MutexLock lock(&mu_);
+    relisted_at_ = std::max(relisted_at_, generation);
+    // A Relist() during the list: that list may have used the old options.
+    if (relists_requested_ > generation) {
+      cancel_watch();
+      if (stream != nullptr) stream->Stop();
+      return absl::OkStatus();
+    }
+    cancel_watch_ = cancel_watch;
+  }
   std::thread resync;
   if (options_.resync_period > absl::ZeroDuration()) {
     {
@@ -254,9 +287,15 @@ absl::Status Reflector::ListAndWatch(const Context& ctx) {
     });
   }
   absl::Status watched = Watch(watch_ctx, std::move(stream));
+  bool relist;
+  {
+    MutexLock lock(&mu_);
+    cancel_watch_ = nullptr;
+    relist = relists_requested_ > generation;
+  }
   cancel_watch();
   if (resync.joinable()) resync.join();
-  if (ctx.done()) return absl::OkStatus();
+  if (ctx.done() || relist) return absl::OkStatus();
   {
     MutexLock lock(&mu_);
     if (!resync_error_.ok()) return resync_error_;

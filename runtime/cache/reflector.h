@@ -30,6 +30,8 @@
 // until the bookmark annotated k8s.io/initial-events-end, then
 // store->Replace'd, and whose stream carries on as step 2's watch. A server
 // that refuses it gets a plain list instead, every time.
+// Relist() ends the current watch and lists again at once (no backoff),
+// for a collection whose options changed (a new shardSelector).
 // Every `resync_period` (0: never) of each list-and-watch, and when
 // should_resync (if set) agrees, store->Resync() is called.
 //
@@ -117,6 +119,14 @@ class Reflector {
   // the first list. Thread-safe.
   std::string LastSyncResourceVersion() const;
 
+  // Ends the watch (or, during a list, the watch after it) and lists
+  // again at once; calls made before that list begins share it.
+  // Thread-safe; does not wait.
+  void Relist() ABSL_LOCKS_EXCLUDED(mu_);
+  // True once a list that began after the last Relist() (or the first
+  // list, without one) has reached the store. Thread-safe.
+  bool Relisted() const ABSL_LOCKS_EXCLUDED(mu_);
+
  private:
   // Where HandleWatch sends ADDED / MODIFIED / DELETED objects.
   using EventSink = std::function<absl::Status(api::EventType, api::ObjectPtr)>;
@@ -173,6 +183,12 @@ class Reflector {
   std::string last_sync_rv_ ABSL_GUARDED_BY(mu_);
   bool running_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status resync_error_ ABSL_GUARDED_BY(mu_);
+  // Relist(): each call counts one up; a list records the count it began
+  // at once it reached the store.
+  int64_t relists_requested_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t relisted_at_ ABSL_GUARDED_BY(mu_) = -1;
+  // Ends the current watch; null outside one.
+  CancelFunc cancel_watch_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kcr::cache

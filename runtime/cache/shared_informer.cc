@@ -289,6 +289,26 @@ absl::Status SharedIndexInformer::WaitForSync(const Context& ctx) const {
   return absl::OkStatus();
 }
 
+absl::Status SharedIndexInformer::SetShardSelector(std::string selector) {
+  absl::StatusOr<bool> changed = list_watch_->SetShardSelector(selector);
+  if (!changed.ok()) {
+    return absl::Status(changed.status().code(),
+                        "informer " + options_.name + ": " +
+                            std::string(changed.status().message()));
+  }
+  if (!*changed) return absl::OkStatus();
+  VLOG(2) << "informer shard selector changed name=" << options_.name
+          << " selector=" << selector;
+  MutexLock lock(&mu_);
+  if (reflector_ != nullptr) reflector_->Relist();
+  return absl::OkStatus();
+}
+
+bool SharedIndexInformer::ShardSelectorListed() const {
+  MutexLock lock(&mu_);
+  return reflector_ != nullptr && reflector_->Relisted();
+}
+
 bool SharedIndexInformer::IsStopped() const {
   MutexLock lock(&mu_);
   return stopped_;

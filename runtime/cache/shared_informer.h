@@ -135,6 +135,17 @@ class SharedIndexInformer {
   absl::Status WaitForResourceVersion(const Context& ctx, std::string_view key,
                                       std::string_view resource_version) const;
 
+  // Lists and watches only the objects `selector` (a KEP-5866
+  // shardSelector, "" for all) matches from now on: when it changed, the
+  // reflector ends its watch and lists again, and the cache drops what the
+  // new list lacks (as deletions) and adds what it brings. A server that
+  // ignores the selector sends everything, so handlers must filter too.
+  // Unimplemented when the ListerWatcher cannot be sharded. Thread-safe.
+  absl::Status SetShardSelector(std::string selector) ABSL_LOCKS_EXCLUDED(mu_);
+  // True once a list with the current shardSelector reached the cache's
+  // queue (and the informer runs).
+  bool ShardSelectorListed() const ABSL_LOCKS_EXCLUDED(mu_);
+
   // The cache. Never null; read-only for callers (writes come from the
   // watch).
   const Indexer* GetIndexer() const { return store_.get(); }

@@ -47,6 +47,10 @@ struct GetOptions {
 struct ListOptions {
   std::string label_selector;  // e.g. "app=web,tier in (a,b)"
   std::string field_selector;  // e.g. "metadata.name=x"
+  // KEP-5866's shardSelector, e.g. "shardRange(object.metadata.uid,
+  // '0x0000000000000000', '0x8000000000000000')"; a server without the
+  // ShardedListAndWatch gate ignores it and sends everything.
+  std::string shard_selector;
   std::string resource_version;
   std::string resource_version_match;  // "NotOlderThan" or "Exact"
   int64_t limit = 0;                   // 0 = no paging

@@ -52,6 +52,8 @@ void AddListQuery(const ListOptions& o, Query* q) {
     q->emplace_back("labelSelector", o.label_selector);
   if (!o.field_selector.empty())
     q->emplace_back("fieldSelector", o.field_selector);
+  if (!o.shard_selector.empty())
+    q->emplace_back("shardSelector", o.shard_selector);
   if (o.limit > 0) q->emplace_back("limit", absl::StrCat(o.limit));
   if (!o.continue_token.empty()) q->emplace_back("continue", o.continue_token);
   if (!o.resource_version.empty())

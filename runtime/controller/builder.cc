@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "glog/logging.h"
 
 namespace kcr::controller {
 namespace {
@@ -95,6 +96,17 @@ ControllerBuilder& ControllerBuilder::Named(std::string name) {
   return *this;
 }
 
+ControllerBuilder& ControllerBuilder::Sharded(
+    sharding::ShardOwnership* ownership) {
+  ownership_ = ownership;
+  return *this;
+}
+
+ControllerBuilder& ControllerBuilder::Unsharded() {
+  ownership_ = nullptr;
+  return *this;
+}
+
 ControllerBuilder& ControllerBuilder::WithOptions(ControllerOptions options) {
   options_ = std::move(options);
   options_given_ = true;
@@ -163,6 +175,26 @@ absl::StatusOr<Controller*> ControllerBuilder::Build(
   if (options.workqueue_metrics == nullptr) {
     options.workqueue_metrics = manager_.workqueue_metrics();
   }
+  if (!options.on_reconciled && manager_.options().on_reconciled) {
+    options.on_reconciled = [observe = manager_.options().on_reconciled, name](
+                                const Request& r, absl::Time start,
+                                absl::Time end) {
+      observe(name, r, start, end);
+    };
+  }
+  sharding::ShardOwnership* ownership = nullptr;
+  if (ownership_.has_value()) {
+    ownership = *ownership_;
+  } else {
+    KCR_ASSIGN_OR_RETURN(ownership, manager_.ShardOwnershipFor(name));
+  }
+  std::shared_ptr<ShardFilter> filter;
+  if (ownership != nullptr) {
+    KCR_ASSIGN_OR_RETURN(filter, NewShardFilter(name, *for_it, ownership));
+    // Each replica reconciles its own shards: no leader to wait for.
+    options.need_leader_election = false;
+    options.shard_filter = filter;
+  }
   KCR_ASSIGN_OR_RETURN(
       std::unique_ptr<Controller> controller,
       Controller::New(std::move(options), std::move(reconciler)));
@@ -174,6 +206,12 @@ absl::StatusOr<Controller*> ControllerBuilder::Build(
                                                  for_resource.namespaced,
                                                  /*only_controller=*/true});
     }
+    if (filter != nullptr) {
+      handler = ShardedEventHandler(std::move(handler), filter,
+                                    w.is_for ? ShardedWatch::kFor
+                                    : w.owns ? ShardedWatch::kOwned
+                                             : ShardedWatch::kOther);
+    }
     std::vector<Predicate> predicates = global_predicates_;
     predicates.insert(predicates.end(), w.predicates.begin(),
                       w.predicates.end());
@@ -184,7 +222,63 @@ absl::StatusOr<Controller*> ControllerBuilder::Build(
   }
   Controller* result = controller.get();
   KCR_RETURN_IF_ERROR(manager_.AddController(std::move(controller)));
+  if (filter != nullptr) ownership->AddListener(filter.get());
   return result;
+}
+
+absl::StatusOr<std::shared_ptr<ShardFilter>> ControllerBuilder::NewShardFilter(
+    const std::string& name, const WatchSpec& for_watch,
+    sharding::ShardOwnership* ownership) {
+  if (ownership->shards() < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("controller ", name,
+                     ": a sharded controller needs at "
+                     "least one shard, not ",
+                     ownership->shards()));
+  }
+  cache::SharedIndexInformer* informer =
+      manager_.GetInformerFactory()->InformerFor(for_watch.resource,
+                                                 for_watch.list_watch);
+  const sharding::ShardBy by = ownership->shard_by();
+  const int shards = ownership->shards();
+  // The For informer lists only the held shards; a ListerWatcher that
+  // cannot be told so leaves the filtering to the client.
+  const bool server_side =
+      informer
+          ->SetShardSelector(ShardSelectorFor(by, ownership->Held(), shards))
+          .ok();
+  if (!server_side) {
+    LOG(WARNING) << "controller " << name
+                 << ": its informer cannot list by shard; filtering on the "
+                    "client only";
+  }
+  ShardFilterOptions o;
+  o.controller = name;
+  o.ownership = ownership;
+  o.for_cache = informer->GetIndexer();
+  o.clock = manager_.clock();
+  if (server_side) {
+    o.on_held_changed = [informer, by, shards](const std::vector<int>& held) {
+      absl::Status s =
+          informer->SetShardSelector(ShardSelectorFor(by, held, shards));
+      if (!s.ok()) LOG(WARNING) << s;
+    };
+  }
+  auto filter = std::make_shared<ShardFilter>(std::move(o));
+  KCR_RETURN_IF_ERROR(manager_.AddReadyzCheck(
+      absl::StrCat("shards-", name),
+      [ownership, informer, server_side]() -> absl::Status {
+        if (!ownership->Settled()) {
+          return absl::UnavailableError("has not taken its share of shards");
+        }
+        if (!informer->HasSynced() ||
+            (server_side && !informer->ShardSelectorListed())) {
+          return absl::UnavailableError(
+              "has not listed the objects of its shards");
+        }
+        return absl::OkStatus();
+      }));
+  return filter;
 }
 
 }  // namespace kcr::controller

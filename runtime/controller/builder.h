@@ -43,6 +43,7 @@
 #include "runtime/controller/manager.h"
 #include "runtime/controller/predicate.h"
 #include "runtime/controller/reconciler.h"
+#include "runtime/sharding/shard_ownership.h"
 
 namespace kcr::controller {
 
@@ -98,6 +99,19 @@ class ControllerBuilder {
   // Workers, rate limiter, timeouts... Unset clock and metrics providers
   // become the Manager's; the name comes from Named or the default.
   ControllerBuilder& WithOptions(ControllerOptions options);
+  // Shards the controller: it reconciles only the objects of the shards
+  // `ownership` gives this replica (see shard_filter.h), runs without the
+  // Manager's leader election, lists and watches the For resource with the
+  // shardSelector of those shards, and is ready (/readyz
+  // "shards-<name>") once `ownership` settled and that list is in.
+  // Owned and other watched resources are filtered on the client. The For
+  // informer is the Manager's shared one: whatever else reads it (a
+  // lister of the same resource) sees only the held shards' objects too.
+  // `ownership` is not owned and must outlive the Manager; null leaves the
+  // controller unsharded. When not given, the Manager's
+  // ShardOwnershipFor(name) decides.
+  ControllerBuilder& Sharded(sharding::ShardOwnership* ownership);
+  ControllerBuilder& Unsharded();
 
   // Builds the controller, starts its watches and adds it to the Manager.
   absl::Status Complete(std::shared_ptr<Reconciler> reconciler);
@@ -114,6 +128,12 @@ class ControllerBuilder {
     bool owns = false;
   };
 
+  // The filter of a sharded controller named `name`: sets the For
+  // informer's shardSelector and adds the readiness check.
+  absl::StatusOr<std::shared_ptr<ShardFilter>> NewShardFilter(
+      const std::string& name, const WatchSpec& for_watch,
+      sharding::ShardOwnership* ownership);
+
   Manager& manager_;
   // In the order given; at most one is_for.
   std::vector<WatchSpec> watches_;
@@ -121,6 +141,8 @@ class ControllerBuilder {
   std::string name_;
   ControllerOptions options_;
   bool options_given_ = false;
+  // Set by Sharded / Unsharded; unset: the Manager's choice.
+  std::optional<sharding::ShardOwnership*> ownership_;
   // Misuse noticed while chaining, reported by Complete.
   std::vector<std::string> errors_;
   bool built_ = false;

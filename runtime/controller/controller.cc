@@ -112,7 +112,9 @@ Controller::Controller(ControllerOptions options,
       reconciler_(std::move(reconciler)),
       metrics_(options.metrics != nullptr
                    ? options.metrics->NewControllerMetrics(options.name)
-                   : nullptr) {
+                   : nullptr),
+      shard_filter_(std::move(options.shard_filter)),
+      on_reconciled_(std::move(options.on_reconciled)) {
   std::unique_ptr<workqueue::RateLimiter<Request>> limiter =
       options.rate_limiter != nullptr
           ? std::move(options.rate_limiter)
@@ -129,6 +131,7 @@ Controller::Controller(ControllerOptions options,
     fifo_queue_ = fifo.get();
     queue_ = std::move(fifo);
   }
+  if (shard_filter_ != nullptr) shard_filter_->SetQueue(queue_);
   std::tie(reconcile_ctx_, cancel_reconciles_) =
       WithCancel(Context::Background());
   if (metrics_ != nullptr) {
@@ -281,7 +284,15 @@ void Controller::Work() {
     }
     // After shutdown the queue still hands out what was waiting; a stopping
     // controller takes no new work.
-    if (!stopping_.load()) ReconcileHandler(*request, priority);
+    if (stopping_.load()) {
+      // Taken after the stop: not reconciled.
+    } else if (shard_filter_ != nullptr && !shard_filter_->Begin(*request)) {
+      // Its shard is not held (any more): another replica reconciles it.
+      queue_->Forget(*request);
+    } else {
+      ReconcileHandler(*request, priority);
+      if (shard_filter_ != nullptr) shard_filter_->End(*request);
+    }
     queue_->Done(*request);
   }
 }
@@ -318,7 +329,9 @@ void Controller::ReconcileHandler(const Request& request, int priority) {
     panicked = true;
     result = absl::InternalError("panic: unknown exception [recovered]");
   }
-  const absl::Duration took = clock_->Now() - start;
+  const absl::Time end = clock_->Now();
+  const absl::Duration took = end - start;
+  if (on_reconciled_) on_reconciled_(request, start, end);
   in_flight_.fetch_sub(1);
   if (metrics_ != nullptr) {
     metrics_->AddActiveWorkers(-1);

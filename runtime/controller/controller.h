@@ -24,6 +24,7 @@
 #define KCR_RUNTIME_CONTROLLER_CONTROLLER_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -41,6 +42,7 @@
 #include "runtime/controller/predicate.h"
 #include "runtime/controller/reconciler.h"
 #include "runtime/controller/runnable.h"
+#include "runtime/controller/shard_filter.h"
 #include "runtime/workqueue/metrics.h"
 #include "runtime/workqueue/priority_queue.h"
 #include "runtime/workqueue/rate_limiter.h"
@@ -80,6 +82,16 @@ struct ControllerOptions {
   // fresh changes go ahead of an initial list's or a resync's backlog; off,
   // the FIFO workqueue::RateLimitingQueue. Same metrics either way.
   bool use_priority_queue = true;
+  // A sharded controller's filter (shard_filter.h): a Request is reconciled
+  // only when the filter's Begin lets it (else it is Forgotten and
+  // dropped), and the filter enqueues into this controller's queue when a
+  // shard is acquired. Null: unsharded. The builder's Sharded sets it.
+  std::shared_ptr<ShardFilter> shard_filter;
+  // Told of every reconcile once it returned: its Request and when it
+  // started and ended (on `clock`), on the worker's thread; e.g. an audit
+  // that no two replicas reconcile one object at once. Keep it quick.
+  std::function<void(const Request&, absl::Time start, absl::Time end)>
+      on_reconciled;
 };
 
 // InvalidArgument naming what is wrong with a controller name, or OK.
@@ -126,6 +138,8 @@ class Controller final : public Runnable {
   RequestQueue& queue() { return *queue_; }
   // The queue as a priority queue, or null when use_priority_queue was off.
   PriorityRequestQueue* priority_queue() { return priority_queue_.get(); }
+  // The sharded controller's filter; null when unsharded.
+  ShardFilter* shard_filter() const { return shard_filter_.get(); }
   // Requests waiting in the queue for their delay (backoff or
   // requeue_after) to pass.
   size_t WaitingLen() const;
@@ -153,6 +167,9 @@ class Controller final : public Runnable {
   const bool need_leader_election_;
   const std::shared_ptr<Reconciler> reconciler_;
   const std::unique_ptr<ControllerMetrics> metrics_;  // may be null
+  const std::shared_ptr<ShardFilter> shard_filter_;   // may be null
+  const std::function<void(const Request&, absl::Time, absl::Time)>
+      on_reconciled_;
   // Shared with the handlers registered on informers, which may outlive
   // the controller. Set once, in the constructor.
   std::shared_ptr<RequestQueue> queue_;

@@ -21,7 +21,10 @@
 #include "runtime/metrics/leader_election_metrics.h"
 #include "runtime/metrics/metrics_handler.h"
 #include "runtime/metrics/rest_client_metrics.h"
+#include "runtime/metrics/sharding_metrics.h"
 #include "runtime/metrics/workqueue_metrics.h"
+#include "runtime/sharding/lease_client.h"
+#include "runtime/sharding/shard_coordinator.h"
 
 namespace kcr::controller {
 namespace {
@@ -75,6 +78,34 @@ class LeaderElectionRunnable final : public Runnable {
 
  private:
   const std::unique_ptr<leaderelection::LeaderElector> elector_;
+};
+
+// Runs a sharded controller's LeaseShardCoordinator: rounds until the
+// Manager stops, then every shard given back (after its reconciles
+// drained) and the membership Lease released.
+class ShardCoordinatorRunnable final : public Runnable {
+ public:
+  explicit ShardCoordinatorRunnable(
+      std::unique_ptr<sharding::LeaseShardCoordinator> coordinator,
+      std::string controller)
+      : coordinator_(std::move(coordinator)),
+        controller_(std::move(controller)) {}
+
+  absl::Status Start(const Context& ctx) override {
+    coordinator_->Run(ctx);
+    return absl::OkStatus();
+  }
+  bool NeedLeaderElection() const override { return false; }
+  std::string name() const override {
+    return "shard coordinator " + controller_;
+  }
+  sharding::LeaseShardCoordinator* coordinator() const {
+    return coordinator_.get();
+  }
+
+ private:
+  const std::unique_ptr<sharding::LeaseShardCoordinator> coordinator_;
+  const std::string controller_;
 };
 
 }  // namespace
@@ -296,6 +327,8 @@ Manager::Manager(std::unique_ptr<client::RestClient> client,
       leader_metrics_(
           std::make_unique<metrics::PrometheusLeaderElectionMetrics>(
               *registry_)),
+      sharding_metrics_(
+          std::make_unique<metrics::PrometheusShardingMetrics>(*registry_)),
       process_collector_(std::make_unique<metrics::ProcessCollector>()) {
   // Ready once the caches hold the first lists (controller-runtime's
   // readiness follows its cache the same way).
@@ -375,6 +408,72 @@ absl::Status Manager::AddLocked(std::unique_ptr<Runnable> runnable) {
     }
   }
   return absl::OkStatus();
+}
+
+void Manager::SetShardOwnershipFactory(ShardOwnershipFactory factory) {
+  MutexLock lock(&mu_);
+  shard_ownership_factory_ = std::move(factory);
+}
+
+absl::StatusOr<sharding::ShardOwnership*> Manager::ShardOwnershipFor(
+    const std::string& controller) {
+  ShardOwnershipFactory factory;
+  {
+    MutexLock lock(&mu_);
+    factory = shard_ownership_factory_;
+  }
+  if (factory) return factory(controller);
+  if (options_.sharding.shards <= 0) return nullptr;
+  return NewShardCoordinator(controller);
+}
+
+absl::StatusOr<sharding::ShardOwnership*> Manager::NewShardCoordinator(
+    const std::string& controller) {
+  const ShardingOptions& o = options_.sharding;
+  std::string ns = o.lease_namespace;
+  if (ns.empty()) ns = options_.leader_election_namespace;
+  if (ns.empty()) ns = PodNamespace();
+  if (ns.empty()) {
+    return absl::InvalidArgumentError(
+        "manager: sharded controllers need a namespace for their Leases "
+        "(sharding.lease_namespace): not running in a cluster");
+  }
+  std::string identity = options_.leader_election_identity;
+  if (identity.empty()) {
+    MutexLock lock(&mu_);
+    if (shard_identity_.empty()) {
+      KCR_ASSIGN_OR_RETURN(shard_identity_, leaderelection::NewIdentity());
+    }
+    identity = shard_identity_;
+  }
+  sharding::ShardCoordinatorOptions co;
+  co.controller = controller;
+  co.lease_namespace = ns;
+  co.identity = identity;
+  co.shards = o.shards;
+  co.shard_by = o.shard_by;
+  co.lease_duration = o.lease_duration;
+  co.renew_deadline = o.renew_deadline;
+  co.retry_period = o.retry_period;
+  co.drain_timeout = o.drain_timeout;
+  co.clock = clock_;
+  co.metrics = sharding_metrics_.get();
+  auto coordinator = sharding::LeaseShardCoordinator::Create(
+      std::move(co),
+      sharding::NewRestLeaseClient(client_.get(), ns, controller));
+  if (!coordinator.ok()) {
+    return absl::Status(coordinator.status().code(),
+                        absl::StrCat("manager: sharding of ", controller, ": ",
+                                     coordinator.status().message()));
+  }
+  auto runnable = std::make_unique<ShardCoordinatorRunnable>(
+      *std::move(coordinator), controller);
+  sharding::ShardOwnership* ownership = runnable->coordinator();
+  LOG(INFO) << "manager: sharding controller=" << controller
+            << " shards=" << o.shards << " identity=" << identity
+            << " namespace=" << ns;
+  KCR_RETURN_IF_ERROR(Add(std::move(runnable)));
+  return ownership;
 }
 
 absl::Status Manager::AddHealthzCheck(const std::string& name,

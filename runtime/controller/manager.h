@@ -39,6 +39,7 @@
 #ifndef KCR_RUNTIME_CONTROLLER_MANAGER_H_
 #define KCR_RUNTIME_CONTROLLER_MANAGER_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -67,6 +68,8 @@
 #include "runtime/metrics/healthz.h"
 #include "runtime/metrics/http_endpoint.h"
 #include "runtime/metrics/process_collector.h"
+#include "runtime/sharding/metrics.h"
+#include "runtime/sharding/shard_ownership.h"
 #include "runtime/workqueue/metrics.h"
 
 namespace prometheus {
@@ -78,6 +81,23 @@ class LeaderElector;
 }  // namespace kcr::leaderelection
 
 namespace kcr::controller {
+
+// Sharded controllers through Leases (runtime/sharding/shard_coordinator.h).
+struct ShardingOptions {
+  // Virtual shards per controller; 0: controllers are not sharded (and run
+  // under leader election, when it is on).
+  int shards = 0;
+  sharding::ShardBy shard_by = sharding::ShardBy::kUid;
+  // Where the shard and membership Leases live; "" for
+  // leader_election_namespace, else the pod's own namespace.
+  std::string lease_namespace;
+  // The coordinators' timing (LeaseShardCoordinator's defaults).
+  absl::Duration lease_duration = absl::Seconds(15);
+  absl::Duration renew_deadline = absl::Seconds(10);
+  absl::Duration retry_period = absl::Seconds(2);
+  // How long a shard given back waits for its reconciles in flight.
+  absl::Duration drain_timeout = absl::Seconds(5);
+};
 
 struct ManagerOptions {
   // The informers: namespace, default resync, transform and knobs. Their
@@ -123,6 +143,18 @@ struct ManagerOptions {
   // false there; the Manager waits for its controllers to return before it
   // releases, which is what makes releasing safe.)
   bool leader_election_release_on_cancel = true;
+
+  // With sharding.shards > 0, every controller the builder builds (unless
+  // told Unsharded, or given an ownership of its own) is sharded: the
+  // Manager makes it a LeaseShardCoordinator, run as a Runnable beside it
+  // under this replica's identity (leader_election_identity, or a new
+  // one). Sharded controllers need no leader; the others keep it.
+  ShardingOptions sharding;
+  // Given to every controller the builder builds as its on_reconciled
+  // (ControllerOptions), with the controller's name. Null: none.
+  std::function<void(const std::string& controller, const Request&,
+                     absl::Time start, absl::Time end)>
+      on_reconciled;
 };
 
 class Manager {
@@ -191,6 +223,20 @@ class Manager {
   // Whether a controller named `name` was added.
   bool HasController(const std::string& name) const;
 
+  // How controllers are sharded: `factory(name)` gives the ShardOwnership
+  // of the controller named `name` (not owned; it must outlive the
+  // Manager), or null to leave it unsharded. ControllerBuilder asks
+  // through ShardOwnershipFor unless told Sharded or Unsharded. Unset: a
+  // LeaseShardCoordinator per controller when options().sharding.shards >
+  // 0, else none. Before the controllers are built.
+  using ShardOwnershipFactory =
+      std::function<absl::StatusOr<sharding::ShardOwnership*>(
+          const std::string& controller)>;
+  void SetShardOwnershipFactory(ShardOwnershipFactory factory)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<sharding::ShardOwnership*> ShardOwnershipFor(
+      const std::string& controller) ABSL_LOCKS_EXCLUDED(mu_);
+
   // Adds (or replaces) a health or readiness check; see
   // runtime/metrics/healthz.h for names. The HTTP endpoint serves them.
   absl::Status AddHealthzCheck(const std::string& name,
@@ -247,6 +293,10 @@ class Manager {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Binds the endpoints the options ask for.
   absl::Status CreateEndpoints();
+  // A LeaseShardCoordinator for `controller`, run as a Runnable of this
+  // Manager (which owns it).
+  absl::StatusOr<sharding::ShardOwnership*> NewShardCoordinator(
+      const std::string& controller) ABSL_LOCKS_EXCLUDED(mu_);
   // Adds the Runnable that campaigns and, while leading, runs the
   // Runnables that need it.
   absl::Status AddLeaderElection();
@@ -270,6 +320,9 @@ class Manager {
   metrics::HealthChecks healthz_;
   metrics::HealthChecks readyz_;
   std::unique_ptr<leaderelection::MetricsProvider> leader_metrics_;
+  // The shard coordinators' kcr_shards_held, acquisitions, releases and
+  // handover time.
+  std::unique_ptr<sharding::MetricsProvider> sharding_metrics_;
   std::unique_ptr<metrics::ProcessCollector> process_collector_;
   // /metrics, and /healthz + /readyz (the same one when the addresses are).
   std::unique_ptr<metrics::HttpEndpoint> metrics_endpoint_;
@@ -280,6 +333,9 @@ class Manager {
   // Runnables (destroyed before the factory and the client they use).
   std::vector<std::unique_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> controller_names_ ABSL_GUARDED_BY(mu_);
+  ShardOwnershipFactory shard_ownership_factory_ ABSL_GUARDED_BY(mu_);
+  // The identity of this replica's shard coordinators, made once.
+  std::string shard_identity_ ABSL_GUARDED_BY(mu_);
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   // Runnables start (at once, when added) from here on.
   bool running_ ABSL_GUARDED_BY(mu_) = false;

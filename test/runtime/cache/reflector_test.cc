@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"  // absl::Condition
+#include "absl/time/clock.h"
 #include "api/errors/errors.h"
 #include "api/object_builder.h"
 #include "apiserver/registry/registry.h"
@@ -302,6 +303,35 @@ TEST_F(ReflectorTest, CleanCloseWatchesAgainFromTheLastVersionWithoutList) {
   EXPECT_EQ(clock_.ArmedTimers(), 0);  // no backoff
   EXPECT_EQ(Metric(FakeCacheMetrics::kWatchRestarts), 2);
   EXPECT_EQ(Metric(FakeCacheMetrics::kRelists), 0);
+}
+
+TEST_F(ReflectorTest, RelistEndsTheWatchAndListsAgainAtOnce) {
+  lw_.SetState({Obj("a", "5")}, "10");
+  Start();
+  std::shared_ptr<FakeWatch> first = lw_.WaitForWatch(0);
+  EXPECT_TRUE(reflector_->Relisted());
+  first->Add(Obj("b", "11"));
+  while (reflector_->LastSyncResourceVersion() != "11") {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  reflector_->Relist();
+  lw_.WaitForListCalls(2);
+  lw_.WaitForWatch(1);
+  EXPECT_TRUE(first->stopped());
+  EXPECT_EQ(lw_.list_calls()[1].resource_version, "11");
+  EXPECT_EQ(lw_.list_call_count(), 2u);
+  EXPECT_EQ(clock_.ArmedTimers(), 0);  // no backoff
+  EXPECT_TRUE(reflector_->Relisted());
+}
+
+TEST_F(ReflectorTest, RelistedIsFalseUntilTheNextListCompletes) {
+  lw_.SetState({}, "10");
+  Start();
+  lw_.WaitForWatch(0);
+  // Not running a list now: the request stays pending until one is made.
+  Stop();
+  reflector_->Relist();
+  EXPECT_FALSE(reflector_->Relisted());
 }
 
 TEST_F(ReflectorTest, VeryShortWatchBacksOffThenRelistsAtTheLastVersion) {

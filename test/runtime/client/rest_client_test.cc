@@ -164,6 +164,25 @@ TEST_F(RestClientTest, HostWithPathPrefixOrTrailingSlash) {
   }
 }
 
+TEST_F(RestClientTest, ListSendsTheShardSelector) {
+  Serve([](const TestRequest&, ResponseWriter& w) {
+    w.Respond(
+        200,
+        R"({"kind":"DeploymentList","apiVersion":"apps/v1","metadata":{"resourceVersion":"7"},"items":[]})");
+  });
+  ListOptions o;
+  o.shard_selector =
+      "shardRange(object.metadata.uid, '0x0000000000000000', "
+      "'0x8000000000000000')";
+  auto list = client_->List(kBg, Resource::Namespaced(kDeployments, "ns"), o);
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(recorder_.last().Query("shardSelector"), o.shard_selector);
+  // None when unset.
+  ASSERT_TRUE(
+      client_->List(kBg, Resource::Namespaced(kDeployments, "ns"), {}).ok());
+  EXPECT_FALSE(recorder_.last().HasQuery("shardSelector"));
+}
+
 TEST_F(RestClientTest, ListSendsOptionsAndFillsItemKinds) {
   Serve([](const TestRequest&, ResponseWriter& w) {
     w.Respond(

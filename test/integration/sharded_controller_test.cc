@@ -1,0 +1,180 @@
+// A sharded controller (ControllerBuilder::Sharded) run by a Manager
+// against the local API server, with shards handed over by a fake
+// ShardOwnership: it reconciles the objects of the shards held and no
+// other; its informer lists only those (the server's shardSelector) and
+// relists as shards come and go; it is ready once the ownership settled
+// and that list is in; it runs without the Manager's leader election.
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "api/object_builder.h"
+#include "api/types/config_map.h"
+#include "base/context.h"
+#include "base/mutex.h"
+#include "gtest/gtest.h"
+#include "runtime/client/typed_client.h"
+#include "runtime/controller/builder.h"
+#include "runtime/controller/manager.h"
+#include "runtime/metrics/http_endpoint.h"
+#include "runtime/sharding/shard_ownership.h"
+#include "test/apiserver/api_server_fixture.h"
+#include "test/runtime/controller/fake_shard_ownership.h"
+
+namespace kcr {
+namespace {
+
+constexpr int kShards = 8;
+constexpr int kObjects = 80;
+const Context kBg = Context::Background();
+
+bool Eventually(const std::function<bool()>& cond) {
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  while (!cond()) {
+    if (absl::Now() > give_up) return false;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return true;
+}
+
+// Records the keys it reconciles.
+class Recording final : public controller::Reconciler {
+ public:
+  absl::StatusOr<controller::Result> Reconcile(
+      const controller::Request& request,
+      controller::ReconcileContext&) override {
+    MutexLock lock(&mu_);
+    seen_.insert(request.ToString());
+    return controller::Result::Done();
+  }
+  std::set<std::string> seen() {
+    MutexLock lock(&mu_);
+    return seen_;
+  }
+
+ private:
+  Mutex mu_;
+  std::set<std::string> seen_ ABSL_GUARDED_BY(mu_);
+};
+
+class ShardedControllerTest : public kcr::testing::ApiServerFixture {
+ protected:
+  void SetUp() override {
+    StartServer();
+    ASSERT_FALSE(HasFatalFailure());
+    const client::Resource cms =
+        client::ResourceFor<api::ConfigMapView>().InNamespace("default");
+    for (int i = 0; i < kObjects; ++i) {
+      api::ObjectBuilder b("v1", "ConfigMap");
+      b.SetNamespace("default").SetName(absl::StrCat("cm-", i));
+      auto created = client_->Create(kBg, cms, **b.Build());
+      ASSERT_TRUE(created.ok()) << created.status();
+    }
+    // With those the server keeps of its own (kube-root-ca.crt).
+    auto all =
+        client_->List(kBg, client::ResourceFor<api::ConfigMapView>(), {});
+    ASSERT_TRUE(all.ok()) << all.status();
+    for (const api::ObjectPtr& o : all->items) {
+      shard_of_[std::string(o->namespace_()) + "/" + std::string(o->name())] =
+          sharding::ShardOf(sharding::ShardBy::kUid, o->uid(), "", kShards);
+    }
+  }
+
+  // The names of the objects in `shards`.
+  std::set<std::string> In(const std::set<int>& shards) const {
+    std::set<std::string> names;
+    for (const auto& [name, shard] : shard_of_) {
+      if (shards.count(shard) > 0) names.insert(name);
+    }
+    return names;
+  }
+
+  std::map<std::string, int> shard_of_;
+};
+
+std::string ReadyzBody(controller::Manager& mgr) {
+  metrics::HttpGet get;
+  get.path = "/readyz";
+  get.query = "verbose";
+  return mgr.readyz_checks().Answer(get, "").body;
+}
+
+TEST_F(ShardedControllerTest, ReconcilesAndListsOnlyTheShardsHeld) {
+  testing::FakeShardOwnership ownership(kShards, sharding::ShardBy::kUid);
+  ownership.Hold({0, 1, 2});
+  auto mgr = controller::Manager::New(config_);
+  ASSERT_TRUE(mgr.ok()) << mgr.status();
+  auto recording = std::make_shared<Recording>();
+  auto built = controller::ControllerBuilder(**mgr)
+                   .For<api::ConfigMapView>()
+                   .Sharded(&ownership)
+                   .Build(recording);
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_FALSE((*built)->NeedLeaderElection());
+  cache::SharedIndexInformer* informer =
+      (*mgr)->GetInformerFactory()->InformerFor(
+          client::ResourceFor<api::ConfigMapView>());
+
+  auto [ctx, cancel] = WithCancel(kBg);
+  absl::Status run_status;
+  std::thread run([&, ctx = ctx] { run_status = (*mgr)->Start(ctx); });
+
+  std::set<std::string> ours = In({0, 1, 2});
+  ASSERT_TRUE(Eventually([&] { return recording->seen() == ours; }))
+      << recording->seen().size() << " of " << ours.size();
+  // The server sent only those.
+  EXPECT_EQ(informer->GetIndexer()->List().size(), ours.size());
+  // Not ready until the ownership settled.
+  EXPECT_NE(ReadyzBody(**mgr).find("[-]shards-configmap"), std::string::npos)
+      << ReadyzBody(**mgr);
+  ownership.SetSettled(true);
+  EXPECT_NE(ReadyzBody(**mgr).find("[+]shards-configmap"), std::string::npos)
+      << ReadyzBody(**mgr);
+
+  // A shard acquired: the informer relists with it, its objects are
+  // reconciled.
+  ownership.Acquire(5);
+  ours = In({0, 1, 2, 5});
+  ASSERT_TRUE(Eventually([&] { return recording->seen() == ours; }))
+      << recording->seen().size() << " of " << ours.size();
+  ASSERT_TRUE(Eventually(
+      [&] { return informer->GetIndexer()->List().size() == ours.size(); }));
+
+  // A shard released: the cache drops its objects.
+  ownership.Release(0, absl::Now() + absl::Seconds(10));
+  const std::set<std::string> left = In({1, 2, 5});
+  ASSERT_TRUE(Eventually(
+      [&] { return informer->GetIndexer()->List().size() == left.size(); }));
+
+  // A new object in a shard not held is never reconciled; one in a held
+  // shard is.
+  const client::Resource cms =
+      client::ResourceFor<api::ConfigMapView>().InNamespace("default");
+  std::string mine, theirs;
+  for (int i = 0; mine.empty() || theirs.empty(); ++i) {
+    api::ObjectBuilder b("v1", "ConfigMap");
+    b.SetNamespace("default").SetName(absl::StrCat("new-", i));
+    auto created = client_->Create(kBg, cms, **b.Build());
+    ASSERT_TRUE(created.ok()) << created.status();
+    const int shard = sharding::ShardOf(sharding::ShardBy::kUid,
+                                        (*created)->uid(), "", kShards);
+    const std::string key = "default/" + std::string((*created)->name());
+    if (shard == 5 && mine.empty()) mine = key;
+    if (shard == 0 && theirs.empty()) theirs = key;
+  }
+  ASSERT_TRUE(Eventually([&] { return recording->seen().count(mine) > 0; }));
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(recording->seen().count(theirs), 0u);
+
+  cancel();
+  run.join();
+  EXPECT_TRUE(run_status.ok()) << run_status;
+}
+
+}  // namespace
+}  // namespace kcr
