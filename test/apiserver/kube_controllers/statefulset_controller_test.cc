@@ -531,31 +531,33 @@ TEST(StatefulSetInternalTest, ClaimOwners) {
                      R"("metadata":{"name":"www-web-0","ownerReferences":)",
                      refs, "}}"));
   };
+  // The views ClaimOwners returns point into the claim: keep it alive.
+  api::ObjectPtr c;
   // The set is added as controller; another (non-controller) owner stays.
+  c = claim(R"([{"apiVersion":"v1","kind":"ConfigMap",
+          "name":"x","uid":"x-uid"}])");
   std::vector<api::OwnerReferenceView> refs =
-      ClaimOwners(*claim(R"([{"apiVersion":"v1","kind":"ConfigMap",
-          "name":"x","uid":"x-uid"}])"),
-                  *set, *pod, false);
+      ClaimOwners(*c, *set, *pod, false);
   ASSERT_EQ(refs.size(), 2u);
   EXPECT_EQ(refs[0].uid, "x-uid");
   EXPECT_EQ(refs[1].uid, "set-uid");
   EXPECT_TRUE(refs[1].controller);
   // A plain reference to the set becomes a controller reference.
-  refs = ClaimOwners(*claim(R"([{"apiVersion":"apps/v1","kind":"StatefulSet",
-          "name":"web","uid":"set-uid"}])"),
-                     *set, *pod, false);
+  c = claim(R"([{"apiVersion":"apps/v1","kind":"StatefulSet",
+          "name":"web","uid":"set-uid"}])");
+  refs = ClaimOwners(*c, *set, *pod, false);
   ASSERT_EQ(refs.size(), 1u);
   EXPECT_TRUE(refs[0].controller);
   // Another controller: nothing of ours is added.
-  refs = ClaimOwners(*claim(R"([{"apiVersion":"example.com/v1","kind":"Db",
-          "name":"db","uid":"db-uid","controller":true}])"),
-                     *set, *pod, false);
+  c = claim(R"([{"apiVersion":"example.com/v1","kind":"Db",
+          "name":"db","uid":"db-uid","controller":true}])");
+  refs = ClaimOwners(*c, *set, *pod, false);
   ASSERT_EQ(refs.size(), 1u);
   EXPECT_EQ(refs[0].uid, "db-uid");
   // An earlier set of the same name: left alone.
-  refs = ClaimOwners(*claim(R"([{"apiVersion":"apps/v1","kind":"StatefulSet",
-          "name":"web","uid":"old-uid","controller":true}])"),
-                     *set, *pod, false);
+  c = claim(R"([{"apiVersion":"apps/v1","kind":"StatefulSet",
+          "name":"web","uid":"old-uid","controller":true}])");
+  refs = ClaimOwners(*c, *set, *pod, false);
   ASSERT_EQ(refs.size(), 1u);
   EXPECT_EQ(refs[0].uid, "old-uid");
 }
