@@ -12,9 +12,11 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "api/errors/errors.h"
@@ -194,12 +196,7 @@ class Exchange : public HttpExchange {
       CatAppend(&head, "Content-Length: ", response.body.size(), "\r\n");
     }
     head += "\r\n";
-    std::array<net::const_buffer, 2> bufs = {
-        net::buffer(head.data(), head.size()),
-        net::buffer(response.body.data(), response.body.size())};
-    beast::error_code ec;
-    net::write(*stream_, bufs, ec);
-    if (ec) broken_ = true;
+    WriteAll({head, response.body});
   }
 
   bool WriteRaw(std::string_view bytes) override {
@@ -264,13 +261,8 @@ class Exchange : public HttpExchange {
     if (!streaming_ || broken_ || data.empty()) return !broken_;
     char size[32];
     int n = snprintf(size, sizeof(size), "%zx\r\n", data.size());
-    std::array<net::const_buffer, 3> bufs = {
-        net::buffer(size, static_cast<size_t>(n)),
-        net::buffer(data.data(), data.size()), net::buffer("\r\n", 2)};
-    beast::error_code ec;
-    net::write(*stream_, bufs, ec);
-    if (ec) broken_ = true;
-    return !broken_;
+    return WriteAll(
+        {std::string_view(size, static_cast<size_t>(n)), data, "\r\n"});
   }
 
   void EndStream() override {
@@ -289,6 +281,33 @@ class Exchange : public HttpExchange {
   bool broken() const { return broken_ || raw_ || (streaming_ && !ended_); }
 
  private:
+  // Writes `parts` in order: in one gather write when together they fit
+  // one TLS record, else one write each. Beast's flat_stream (under its
+  // ssl_stream) makes no progress on a gather write of a small first
+  // buffer and a total above a record, so the connection would spin.
+  bool WriteAll(std::initializer_list<std::string_view> parts) {
+    if (broken_) return false;
+    constexpr size_t kTlsRecord = 16 * 1024;
+    size_t total = 0;
+    for (std::string_view p : parts) total += p.size();
+    beast::error_code ec;
+    if (total <= kTlsRecord) {
+      absl::InlinedVector<net::const_buffer, 3> bufs;
+      for (std::string_view p : parts) {
+        bufs.push_back(net::buffer(p.data(), p.size()));
+      }
+      net::write(*stream_, bufs, ec);
+    } else {
+      for (std::string_view p : parts) {
+        if (p.empty()) continue;
+        net::write(*stream_, net::buffer(p.data(), p.size()), ec);
+        if (ec) break;
+      }
+    }
+    if (ec) broken_ = true;
+    return !broken_;
+  }
+
   bool Write(std::string_view s) {
     if (broken_) return false;
     beast::error_code ec;

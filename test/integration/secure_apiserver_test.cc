@@ -69,6 +69,25 @@ TEST_F(SecureApiServerTest, KubectlTrustsTheGeneratedCa) {
   EXPECT_THAT(r.out, HasSubstr("kube-system"));
 }
 
+// Responses larger than one TLS record (16 KiB): a document, an object and
+// a watch event of 40 KB each arrive whole.
+TEST_F(SecureApiServerTest, ResponsesLargerThanATlsRecord) {
+  ProcessResult r = Kubectl({"get", "--raw", "/openapi/v2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(r.out.size(), 100000u);
+  const std::string big(40000, 'x');
+  r = Kubectl({"create", "configmap", "big", "--from-literal=k=" + big});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Kubectl({"get", "configmap", "big", "-o", "jsonpath={.data.k}"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, big);
+  r = Kubectl({"get", "--raw",
+               "/api/v1/namespaces/default/configmaps?watch=1&"
+               "timeoutSeconds=1&fieldSelector=metadata.name%3Dbig"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(big));
+}
+
 TEST_F(SecureApiServerTest, WrongTokenIsUnauthorized) {
   ProcessResult r = Kubectl({"--token=wrong", "get", "namespaces"});
   EXPECT_NE(r.exit_code, 0);
