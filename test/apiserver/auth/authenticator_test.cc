@@ -4,6 +4,11 @@
 // client certificates, anonymous requests and malformed headers.
 #include "apiserver/auth/authenticator.h"
 
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "absl/strings/escaping.h"
@@ -232,6 +237,46 @@ TEST_F(AuthenticatorTest, ForgedTruncatedAndForeignTokensAreRefused) {
       Issue(absl::Hours(1), {"vault"}), {"vault"});
   EXPECT_EQ(a.outcome, Outcome::kAuthenticated);
   EXPECT_THAT(a.audiences, ElementsAre("vault"));
+}
+
+TEST(ServiceAccountTokensTest, KeyFile) {
+  const char* tmp = getenv("TEST_TMPDIR");
+  const std::string dir = tmp != nullptr ? tmp : "/tmp";
+  ServiceAccountTokenOptions so;
+  so.key_file = dir + "/missing.key";
+  EXPECT_EQ(ServiceAccountTokens::Create(so).status().code(),
+            absl::StatusCode::kNotFound);
+  so.key_file = dir + "/not-a.key";
+  FILE* f = fopen(so.key_file.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  fputs("not a key\n", f);
+  fclose(f);
+  EXPECT_EQ(ServiceAccountTokens::Create(so).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // Two issuers with the same key (a restarted server) accept each other's
+  // tokens.
+  so.key_file = dir + "/sa.key";
+  EVP_PKEY* key = EVP_RSA_gen(2048);
+  ASSERT_NE(key, nullptr);
+  f = fopen(so.key_file.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(PEM_write_PrivateKey(f, key, nullptr, nullptr, 0, nullptr, nullptr),
+            1);
+  fclose(f);
+  EVP_PKEY_free(key);
+  auto first = ServiceAccountTokens::Create(so);
+  auto second = ServiceAccountTokens::Create(so);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(second.ok()) << second.status();
+  auto token =
+      (*first)->Issue("ns", "sa", "uid", {"aud"}, absl::Hours(1), nullptr);
+  ASSERT_TRUE(token.ok());
+  auto claims = (*second)->Verify(*token);
+  ASSERT_TRUE(claims.ok()) << claims.status();
+  EXPECT_EQ(claims->ns, "ns");
+  EXPECT_EQ(claims->name, "sa");
+  EXPECT_EQ(claims->uid, "uid");
+  EXPECT_THAT(claims->audiences, ElementsAre("aud"));
 }
 
 }  // namespace
