@@ -17,7 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "apiserver/api_server.h"
-#include "apiserver/serving_certs.h"
+#include "base/tls_certs.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/apiserver/test_client.h"
@@ -49,10 +49,10 @@ class KubectlRbacEnforcementTest : public ::testing::Test {
     const char* tmp = getenv("TEST_TMPDIR");
     dir_ = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/rbac-", getpid());
     mkdir(dir_.c_str(), 0700);
-    auto material = apiserver::GenerateTlsMaterial();
+    auto material = GenerateTlsMaterial();
     ASSERT_TRUE(material.ok()) << material.status();
     material_ = *material;
-    auto files = apiserver::WriteTlsFiles(material_, dir_);
+    auto files = WriteTlsFiles(material_, dir_);
     ASSERT_TRUE(files.ok()) << files.status();
     files_ = *files;
     WriteFile(dir_ + "/tokens.csv",
@@ -103,8 +103,8 @@ class KubectlRbacEnforcementTest : public ::testing::Test {
   }
 
   std::string dir_;
-  apiserver::TlsMaterial material_;
-  apiserver::TlsFiles files_;
+  TlsMaterial material_;
+  TlsFiles files_;
   std::unique_ptr<apiserver::ApiServer> server_;
   std::unique_ptr<KubectlHarness> admin_;
   std::unique_ptr<KubectlHarness> alice_;
