@@ -295,6 +295,15 @@ absl::Status RbacAuthorizer::RoleRules(const std::string& kind,
                                        const std::string& ns,
                                        const std::string& name,
                                        std::vector<PolicyRule>* rules) const {
+  absl::StatusOr<Rules> cached = CachedRoleRules(kind, ns, name);
+  if (!cached.ok()) return cached.status();
+  *rules = **cached;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RbacAuthorizer::Rules> RbacAuthorizer::CachedRoleRules(
+    const std::string& kind, const std::string& ns,
+    const std::string& name) const {
   const bool cluster = kind == "ClusterRole";
   api::ObjectPtr role = cluster ? storage_->Get(cluster_roles_, "", name)
                                 : storage_->Get(roles_, ns, name);
@@ -305,13 +314,31 @@ absl::Status RbacAuthorizer::RoleRules(const std::string& kind,
                 : Cat("role.rbac.authorization.k8s.io ", Quote(name),
                       " not found"));
   }
-  *rules = RulesOf(role->json());
-  return absl::OkStatus();
+  const std::string key =
+      Cat(cluster ? "c/" : "r/", cluster ? "" : ns, "/", name);
+  {
+    MutexLock l(&mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end() && it->second.uid == role->uid() &&
+        it->second.resource_version == role->resource_version()) {
+      return it->second.rules;
+    }
+  }
+  Rules rules =
+      std::make_shared<const std::vector<PolicyRule>>(RulesOf(role->json()));
+  MutexLock l(&mu_);
+  // Roles are few; a bound keeps a churn of short-lived ones from growing
+  // the cache without end.
+  if (cache_.size() >= 10000) cache_.clear();
+  cache_[key] = CachedRules{std::string(role->uid()),
+                            std::string(role->resource_version()), rules};
+  return rules;
 }
 
 void RbacAuthorizer::VisitRules(
     const UserInfo& user, const std::string& ns,
-    const std::function<bool(const std::string&, const PolicyRule&)>& visit,
+    const std::function<bool(const std::function<std::string()>&,
+                             const PolicyRule&)>& visit,
     std::vector<std::string>* errors) const {
   std::vector<std::string> subjects;
   subjects.push_back(Cat("User:", user.name));
@@ -326,20 +353,22 @@ void RbacAuthorizer::VisitRules(
     if (ref == nullptr) return true;
     const std::string kind = StringOf(*ref, "kind");
     const std::string name = StringOf(*ref, "name");
-    std::vector<PolicyRule> rules;
     const std::string bns(b.namespace_());
-    absl::Status s = RoleRules(kind, bns, name, &rules);
-    if (!s.ok()) {
-      errors->emplace_back(s.message());
+    absl::StatusOr<Rules> rules = CachedRoleRules(kind, bns, name);
+    if (!rules.ok()) {
+      errors->emplace_back(rules.status().message());
       return true;
     }
-    const std::string source =
-        cluster ? Cat("ClusterRoleBinding ", Quote(b.name()), " of ", kind, " ",
-                      Quote(name), " to ", DescribeSubject(b.json(), bns, user))
-                : Cat("RoleBinding ", Quote(Cat(b.name(), "/", bns)), " of ",
-                      kind, " ", Quote(name), " to ",
-                      DescribeSubject(b.json(), bns, user));
-    for (const PolicyRule& r : rules) {
+    // Described only when a rule allows the request (kube's reason).
+    const std::function<std::string()> source = [&] {
+      return cluster ? Cat("ClusterRoleBinding ", Quote(b.name()), " of ", kind,
+                           " ", Quote(name), " to ",
+                           DescribeSubject(b.json(), bns, user))
+                     : Cat("RoleBinding ", Quote(Cat(b.name(), "/", bns)),
+                           " of ", kind, " ", Quote(name), " to ",
+                           DescribeSubject(b.json(), bns, user));
+    };
+    for (const PolicyRule& r : **rules) {
       if (!visit(source, r)) return false;
     }
     return true;
@@ -365,10 +394,10 @@ Decision RbacAuthorizer::Authorize(const Attributes& a) const {
   std::vector<std::string> errors;
   VisitRules(
       a.user, a.ns,
-      [&](const std::string& source, const PolicyRule& rule) {
+      [&](const std::function<std::string()>& source, const PolicyRule& rule) {
         if (!RuleAllows(a, rule)) return true;
         d.allowed = true;
-        d.reason = Cat("RBAC: allowed by ", source);
+        d.reason = Cat("RBAC: allowed by ", source());
         return false;
       },
       &errors);
@@ -389,7 +418,7 @@ RuleSet RbacAuthorizer::RulesFor(const UserInfo& user,
   std::vector<std::string> errors;
   VisitRules(
       user, ns,
-      [&](const std::string&, const PolicyRule& rule) {
+      [&](const std::function<std::string()>&, const PolicyRule& rule) {
         set.rules.push_back(rule);
         return true;
       },

@@ -11,13 +11,15 @@
 //
 // Cost per request: the bindings naming the user or one of its groups,
 // found through a storage index by subject (never a scan of every
-// binding), and their roles' rules.
+// binding), and their roles' rules, parsed once per role resourceVersion.
 //
 // Thread-safe.
 #ifndef KCR_APISERVER_AUTH_RBAC_AUTHORIZER_H_
 #define KCR_APISERVER_AUTH_RBAC_AUTHORIZER_H_
 
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,7 @@
 #include "apiserver/auth/authorizer.h"
 #include "apiserver/registry/resources.h"
 #include "apiserver/storage/storage.h"
+#include "base/mutex.h"
 #include "rapidjson/document.h"
 
 namespace kcr {
@@ -65,19 +68,37 @@ class RbacAuthorizer final : public Authorizer {
                          std::vector<PolicyRule>* rules) const;
 
  private:
+  using Rules = std::shared_ptr<const std::vector<PolicyRule>>;
+  // RoleRules without the copy: the cached parse of the role's rules.
+  absl::StatusOr<Rules> CachedRoleRules(const std::string& kind,
+                                        const std::string& ns,
+                                        const std::string& name) const;
+
   // Calls `visit(source, rule)` for every rule of every binding of `user`
-  // that applies in `ns`, until it returns false; `errors` gets what could
-  // not be resolved.
-  void VisitRules(const UserInfo& user, const std::string& ns,
-                  const std::function<bool(const std::string& source,
-                                           const PolicyRule& rule)>& visit,
-                  std::vector<std::string>* errors) const;
+  // that applies in `ns`, until it returns false; `source()` describes the
+  // binding as kube's reasons do. `errors` gets what could not be
+  // resolved.
+  void VisitRules(
+      const UserInfo& user, const std::string& ns,
+      const std::function<bool(const std::function<std::string()>& source,
+                               const PolicyRule& rule)>& visit,
+      std::vector<std::string>* errors) const;
 
   Storage* const storage_;
   const std::string roles_;
   const std::string cluster_roles_;
   const std::string role_bindings_;
   const std::string cluster_role_bindings_;
+
+  // Parsed rules by "<kind>/<ns>/<name>", valid for the role's uid and
+  // resourceVersion; cleared whole when it grows past a bound.
+  struct CachedRules {
+    std::string uid;
+    std::string resource_version;
+    Rules rules;
+  };
+  mutable Mutex mu_;
+  mutable std::map<std::string, CachedRules> cache_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace auth

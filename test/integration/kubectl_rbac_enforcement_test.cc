@@ -105,6 +105,8 @@ class KubectlRbacEnforcementTest : public ::testing::Test {
   std::string dir_;
   TlsMaterial material_;
   TlsFiles files_;
+  // Outlives the server that reads it.
+  std::unique_ptr<testing::FakeClock> fake_clock_;
   std::unique_ptr<apiserver::ApiServer> server_;
   std::unique_ptr<KubectlHarness> admin_;
   std::unique_ptr<KubectlHarness> alice_;
@@ -251,9 +253,10 @@ TEST_F(KubectlRbacEnforcementTest, ServiceAccountTokens) {
 }
 
 TEST_F(KubectlRbacEnforcementTest, ExpiredTokenIsUnauthorized) {
-  testing::FakeClock clock;
-  clock.SetTime(absl::Now());
   server_.reset();
+  fake_clock_ = std::make_unique<testing::FakeClock>();
+  testing::FakeClock& clock = *fake_clock_;
+  clock.SetTime(absl::Now());
   ASSERT_NO_FATAL_FAILURE(StartServer(&clock));
   Admin({"create", "serviceaccount", "robot"});
   Admin({"create", "clusterrolebinding", "robot-view", "--clusterrole=view",
