@@ -136,6 +136,37 @@ TEST_F(RbacAuthorizerTest, RoleBindingAppliesInItsNamespaceOnly) {
       R"(RBAC: allowed by RoleBinding "read/ns1" of Role "reader" to User "alice")");
 }
 
+TEST_F(RbacAuthorizerTest, RoleChangesTakeEffectAtOnce) {
+  Role("ns1", "r",
+       R"([{"apiGroups":[""],"resources":["pods"],"verbs":["get"]}])");
+  Binding(
+      "ns1", "b", "Role", "r",
+      R"([{"kind":"User","apiGroup":"rbac.authorization.k8s.io","name":"alice"}])");
+  EXPECT_TRUE(Allowed(Resource(alice_, "get", "", "pods", "ns1", "p")));
+  EXPECT_FALSE(Allowed(Resource(alice_, "get", "", "secrets", "ns1", "s")));
+  ResourceInfoPtr roles = Resource("rbac.authorization.k8s.io", "v1", "roles");
+  auto w = registry_.Update(
+      *roles, "ns1", "r",
+      FromJson(
+          R"({"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role",)"
+          R"("metadata":{"name":"r","namespace":"ns1"},)"
+          R"("rules":[{"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}]})"));
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_FALSE(Allowed(Resource(alice_, "get", "", "pods", "ns1", "p")));
+  EXPECT_TRUE(Allowed(Resource(alice_, "get", "", "secrets", "ns1", "s")));
+  ASSERT_TRUE(registry_.Delete(*roles, "ns1", "r", {}).ok());
+  EXPECT_FALSE(Allowed(Resource(alice_, "get", "", "secrets", "ns1", "s")));
+  Role("ns1", "r",
+       R"([{"apiGroups":[""],"resources":["pods"],"verbs":["get"]}])");
+  EXPECT_TRUE(Allowed(Resource(alice_, "get", "", "pods", "ns1", "p")));
+  EXPECT_FALSE(Allowed(Resource(alice_, "get", "", "secrets", "ns1", "s")));
+  // Bindings too.
+  ResourceInfoPtr bindings =
+      Resource("rbac.authorization.k8s.io", "v1", "rolebindings");
+  ASSERT_TRUE(registry_.Delete(*bindings, "ns1", "b", {}).ok());
+  EXPECT_FALSE(Allowed(Resource(alice_, "get", "", "pods", "ns1", "p")));
+}
+
 TEST_F(RbacAuthorizerTest, RuleSemantics) {
   ClusterRole(
       "c",
