@@ -5,8 +5,8 @@
 //   - each replica receives about a third of the Nginx watch events;
 //   - a fourth replica joins: about a quarter of the shards move, each once;
 //   - one replica is SIGKILLed: its shards have new holders within the
-//     lease duration plus a retry period, and its objects are reconciled
-//     by the others;
+//     lease duration plus a (jittered) retry period, and its objects are
+//     reconciled by the others;
 //   - the audit of every reconcile (object, replica, start, end) shows no
 //     object reconciled by two replicas at once.
 // The numbers it measures are printed (docs/benchmarks.md quotes them).
@@ -42,6 +42,7 @@ const Context kBg = Context::Background();
 // Short Leases so that the test takes seconds.
 constexpr absl::Duration kLease = absl::Seconds(3);
 constexpr absl::Duration kRetry = absl::Milliseconds(500);
+constexpr absl::Duration kSchedulingSlack = absl::Milliseconds(700);
 
 const client::Resource kNginxes =
     client::Resource::Namespaced({"example.org", "v1", "nginxes"}, "default");
@@ -310,7 +311,10 @@ TEST_F(ShardedNginxE2eTest, ReplicasSplitTheObjectsAndNeverOverlap) {
       << "; a killed replica's shards taken over after " << taken_over
       << "; 3,000 updates (sent one by one) reconciled by the others after "
       << reconverged << std::endl;
-  EXPECT_LE(taken_over, kLease + kRetry + absl::Seconds(3));
+  // A survivor sees the last write within a (jittered) round and takes
+  // the shards when that Lease runs out; the slack is for scheduling the
+  // processes on a loaded machine only.
+  EXPECT_LE(taken_over, kLease + kRetry * 1.2 + kSchedulingSlack);
 
   // 5. No object was reconciled by two replicas at once.
   std::map<std::string, std::vector<Interval>> audit = Audit();
