@@ -141,6 +141,13 @@ TEST_F(ShardedControllerTest, ReconcilesAndListsOnlyTheShardsHeld) {
       << recording->seen().size() << " of " << ours.size();
   // The server sent only those.
   EXPECT_EQ(informer->GetIndexer()->List().size(), ours.size());
+  // The informer is the Manager's shared one, on purpose (docs/sharding.md):
+  // every lister of the kind in this process sees the held shards only.
+  EXPECT_EQ((*mgr)
+                ->ListerFor<api::ConfigMapView>()
+                .List(api::LabelSelector::Everything())
+                .size(),
+            ours.size());
   // Not ready until the ownership settled.
   EXPECT_NE(ReadyzBody(**mgr).find("[-]shards-configmap"), std::string::npos)
       << ReadyzBody(**mgr);
