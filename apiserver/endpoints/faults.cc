@@ -14,7 +14,9 @@ std::string FaultOptions::ToJson() const {
       ",\"errorFraction\":", std::to_string(error_fraction),
       ",\"throttleFraction\":", std::to_string(throttle_fraction),
       ",\"retryAfterSeconds\":", retry_after_seconds,
-      ",\"delayMilliseconds\":", absl::ToInt64Milliseconds(delay), "}");
+      ",\"delayMilliseconds\":", absl::ToInt64Milliseconds(delay),
+      ",\"ignoreShardSelector\":", ignore_shard_selector ? "true" : "false",
+      "}");
 }
 
 absl::StatusOr<FaultOptions> FaultOptions::FromJson(const std::string& json,
@@ -26,6 +28,13 @@ absl::StatusOr<FaultOptions> FaultOptions::FromJson(const std::string& json,
   FaultOptions o = base;
   for (const auto& m : d.GetObject()) {
     std::string key(m.name.GetString(), m.name.GetStringLength());
+    if (key == "ignoreShardSelector") {
+      if (!m.value.IsBool()) {
+        return absl::InvalidArgumentError(Cat(key, " is not a boolean"));
+      }
+      o.ignore_shard_selector = m.value.GetBool();
+      continue;
+    }
     if (!m.value.IsNumber()) {
       return absl::InvalidArgumentError(Cat(key, " is not a number"));
     }

@@ -96,6 +96,9 @@ DEFINE_int32(fault_retry_after_seconds, 1,
              "Fault: Retry-After seconds on injected 429s.");
 DEFINE_int32(fault_delay_ms, 0,
              "Fault: delay every resource request by this many milliseconds.");
+DEFINE_bool(fault_ignore_shard_selector, false,
+            "Fault: ignore shardSelector on list and watch, as a server "
+            "without the ShardedListAndWatch gate does.");
 
 DEFINE_bool(secure, false,
             "Serve HTTPS with a freshly generated CA and server certificate "
@@ -244,6 +247,7 @@ int main(int argc, char** argv) {
   options.faults.throttle_fraction = FLAGS_fault_throttle_fraction;
   options.faults.retry_after_seconds = FLAGS_fault_retry_after_seconds;
   options.faults.delay = absl::Milliseconds(FLAGS_fault_delay_ms);
+  options.faults.ignore_shard_selector = FLAGS_fault_ignore_shard_selector;
   if (FLAGS_tls_cert_file.empty() != FLAGS_tls_key_file.empty()) {
     std::cerr << "--tls-cert-file and --tls-key-file go together\n";
     return 2;
