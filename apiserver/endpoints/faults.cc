@@ -17,7 +17,8 @@ namespace kcr {
 namespace apiserver {
 namespace {
 
-constexpr const char* kRuleMembers[] = {"errorRules", "watchDrops"};
+constexpr const char* kRuleMembers[] = {"errorRules", "watchHolds",
+                                        "watchDrops"};
 
 bool FieldMatches(const std::string& want, std::string_view got) {
   return want.empty() || want == got;
@@ -206,7 +207,8 @@ int64_t FaultInjector::delays_injected() const {
 }
 
 void FaultInjector::UpdateActiveLocked() {
-  active_.store(!error_rules_.empty() || !drops_.empty() || !dropped_.empty(),
+  active_.store(!error_rules_.empty() || !holds_.empty() || !drops_.empty() ||
+                    !dropped_.empty(),
                 std::memory_order_release);
 }
 
@@ -282,11 +284,15 @@ absl::Status FaultInjector::DropWatchEvents(WatchDrop drop) {
 }
 
 void FaultInjector::ClearRules() {
-  MutexLock l(&mu_);
-  error_rules_.clear();
-  drops_.clear();
-  dropped_.clear();
-  UpdateActiveLocked();
+  {
+    MutexLock l(&mu_);
+    error_rules_.clear();
+    holds_.clear();
+    drops_.clear();
+    dropped_.clear();
+    UpdateActiveLocked();
+  }
+  WakeWatches();
 }
 
 void FaultInjector::OnWrite(const WriteRecord& w) {
@@ -310,14 +316,80 @@ void FaultInjector::OnWrite(const WriteRecord& w) {
 }
 
 FaultInjector::EventFate FaultInjector::FateOf(const WatchInfo& watch,
-                                               int64_t resource_version) {
+                                               int64_t resource_version,
+                                               std::string_view ns,
+                                               std::string_view name) {
   MutexLock l(&mu_);
   auto d = dropped_.find(resource_version);
   if (d != dropped_.end() &&
       absl::StartsWith(ToAbsl(watch.user_agent), d->second)) {
     return EventFate::kDrop;
   }
-  return EventFate::kSend;
+  return HoldsLocked(watch, ns, name) ? EventFate::kHold : EventFate::kSend;
+}
+
+bool FaultInjector::Holds(const WatchInfo& watch, std::string_view ns,
+                          std::string_view name) {
+  MutexLock l(&mu_);
+  return HoldsLocked(watch, ns, name);
+}
+
+bool FaultInjector::HoldsLocked(const WatchInfo& watch, std::string_view ns,
+                                std::string_view name) const {
+  for (const auto& [id, hold] : holds_) {
+    const RequestFilter& f = hold.match;
+    if (f.Matches(f.verb, watch.group, watch.resource, f.subresource, ns, name,
+                  watch.user_agent)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+int64_t FaultInjector::HoldWatch(WatchHold hold) {
+  MutexLock l(&mu_);
+  const int64_t id = next_hold_++;
+  holds_.emplace(id, std::move(hold));
+  UpdateActiveLocked();
+  return id;
+}
+
+void FaultInjector::ReleaseWatchHold(int64_t id) {
+  {
+    MutexLock l(&mu_);
+    holds_.erase(id);
+    UpdateActiveLocked();
+  }
+  WakeWatches();
+}
+
+int FaultInjector::ReleaseWatchHolds() {
+  int released;
+  {
+    MutexLock l(&mu_);
+    released = static_cast<int>(holds_.size());
+    holds_.clear();
+    UpdateActiveLocked();
+  }
+  WakeWatches();
+  return released;
+}
+
+int64_t FaultInjector::RegisterWatch(std::function<void()> wake) {
+  MutexLock l(&watches_mu_);
+  const int64_t id = next_watch_++;
+  watches_.emplace(id, std::move(wake));
+  return id;
+}
+
+void FaultInjector::UnregisterWatch(int64_t id) {
+  MutexLock l(&watches_mu_);
+  watches_.erase(id);
+}
+
+void FaultInjector::WakeWatches() {
+  MutexLock l(&watches_mu_);
+  for (const auto& [id, wake] : watches_) wake();
 }
 
 bool FaultInjector::IsRuleMember(std::string_view key) {
@@ -339,6 +411,14 @@ std::string FaultInjector::RulesJson() const {
               ",\"retryAfterSeconds\":", e.retry_after_seconds,
               ",\"afterStore\":", e.after_store ? "true" : "false",
               ",\"matched\":", error_rules_[i].matched, "}");
+  }
+  out += "],\"watchHolds\":[";
+  bool first = true;
+  for (const auto& [id, hold] : holds_) {
+    std::string f = hold.match.ToJson();
+    f.erase(0, 1);
+    CatAppend(&out, first ? "" : ",", "{\"id\":", id, ",", f);
+    first = false;
   }
   out += "],\"watchDrops\":[";
   for (size_t i = 0; i < drops_.size(); ++i) {
@@ -383,6 +463,18 @@ absl::Status FaultInjector::ApplyRulesJson(const rapidjson::Value& object) {
         });
     if (!s.ok()) return s;
   }
+  std::optional<std::vector<WatchHold>> holds;
+  if (auto m = object.FindMember("watchHolds"); m != object.MemberEnd()) {
+    holds.emplace();
+    absl::Status s =
+        ForEachRule(m->value, "watchHolds", [&](const rapidjson::Value& rule) {
+          auto f = RequestFilter::FromJson(rule, {});
+          if (!f.ok()) return f.status();
+          holds->push_back({*f});
+          return absl::OkStatus();
+        });
+    if (!s.ok()) return s;
+  }
   std::optional<std::vector<WatchDrop>> drops;
   if (auto m = object.FindMember("watchDrops"); m != object.MemberEnd()) {
     drops.emplace();
@@ -397,6 +489,10 @@ absl::Status FaultInjector::ApplyRulesJson(const rapidjson::Value& object) {
           return absl::OkStatus();
         });
     if (!s.ok()) return s;
+  }
+  if (holds.has_value()) {
+    ReleaseWatchHolds();
+    for (WatchHold& h : *holds) HoldWatch(std::move(h));
   }
   MutexLock l(&mu_);
   if (errors.has_value()) {

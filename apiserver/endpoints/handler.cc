@@ -456,6 +456,11 @@ void ApiHandler::HandleFaults(const HttpRequest& req, HttpExchange* ex) {
     if (options_.restart) options_.restart();
     return;
   }
+  if (req.path == "/fault-injection/release-watch-holds" &&
+      req.method == "POST") {
+    SendJson(ex, 200, Cat(R"({"released":)", faults->ReleaseWatchHolds(), "}"));
+    return;
+  }
   if (req.path == "/fault-injection/writes" && req.method == "GET" &&
       options_.write_log != nullptr) {
     int64_t since = 0;

@@ -30,6 +30,8 @@ class FaultRulesTest : public ::testing::Test {
     options.controllers.node_simulator = false;
     options.controllers.root_ca_cert_publisher = false;
     options.enable_fault_endpoint = true;
+    // Bookmarks show how far a held stream has gone.
+    options.bookmark_interval = absl::Milliseconds(50);
     auto s = ApiServer::Start(std::move(options));
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(*s);
@@ -87,6 +89,21 @@ class FaultRulesTest : public ::testing::Test {
                     value);
     }
     return out;
+  }
+
+  // The next line of a stream: "TYPE name=value", or "BOOKMARK <rv>".
+  static std::string Next(WatchStream* w) {
+    std::optional<std::string> line = w->Next();
+    if (!line.has_value()) return "(end)";
+    rapidjson::Document d;
+    d.Parse(line->c_str());
+    const rapidjson::Value& o = d["object"];
+    const std::string type = d["type"].GetString();
+    if (type == "BOOKMARK") {
+      return type + " " + o["metadata"]["resourceVersion"].GetString();
+    }
+    return type + " " + o["metadata"]["name"].GetString() + "=" +
+           (o.HasMember("data") ? o["data"]["k"].GetString() : "");
   }
 
   std::string Now() {
@@ -257,6 +274,61 @@ TEST_F(FaultRulesTest, TimeoutBeforeOrAfterTheWriteIsStored) {
   // A request that fails on its own keeps its answer.
   ASSERT_TRUE(faults->AddErrorRule(after).ok());
   EXPECT_EQ(CreateAs(controller_.get(), "kept").status, 409);
+}
+
+TEST_F(FaultRulesTest, HeldEventsWaitInOrderUntilReleased) {
+  FaultInjector* faults = server_->faults();
+  const std::string start = Now();
+  WatchHold hold;
+  hold.match.resource = "configmaps";
+  hold.match.name = "a";
+  hold.match.user_agent = "controller/";
+  const int64_t id = faults->HoldWatch(hold);
+  auto mine = client_->Watch(std::string(kCms) +
+                                 "?watch=1&allowWatchBookmarks=true&"
+                                 "resourceVersion=" +
+                                 start,
+                             {{"User-Agent", kController}});
+  auto other = Watch("other/1.0", start);
+  Write("b", "1");
+  const std::string held_rv = Write("a", "1");
+  Write("b", "2");  // behind the held event
+  EXPECT_THAT(Events(other.get()),
+              ElementsAre("ADDED b=1", "ADDED a=1", "MODIFIED b=2"));
+  EXPECT_EQ(Next(mine.get()), "ADDED b=1");
+  // Bookmarks go on, never past the held event.
+  const int64_t before_held = std::stoll(held_rv) - 1;
+  for (int i = 0; i < 3; ++i) {
+    std::string line = Next(mine.get());
+    ASSERT_THAT(line, ::testing::StartsWith("BOOKMARK ")) << line;
+    EXPECT_LE(std::stoll(line.substr(9)), before_held);
+  }
+  faults->ReleaseWatchHold(id);
+  EXPECT_FALSE(faults->active());
+  std::vector<std::string> released;
+  while (released.size() < 2) {
+    std::string line = Next(mine.get());
+    if (line.rfind("BOOKMARK", 0) != 0) released.push_back(line);
+  }
+  EXPECT_THAT(released, ElementsAre("ADDED a=1", "MODIFIED b=2"));
+}
+
+TEST_F(FaultRulesTest, HoldsOverHttp) {
+  TestResponse set = client_->Put(
+      "/fault-injection",
+      R"({"watchHolds":[{"resource":"configmaps","userAgent":"controller/"}]})");
+  ASSERT_EQ(set.status, 200) << set.body;
+  EXPECT_THAT(set.body, HasSubstr(R"("watchHolds":[{"id":1,"verb":"",)"));
+  auto mine = Watch(kController, Now());
+  Write("a", "1");
+  Write("a", "2");
+  TestResponse released =
+      client_->Post("/fault-injection/release-watch-holds", "");
+  ASSERT_EQ(released.status, 200) << released.body;
+  EXPECT_EQ(released.Int("/released"), 1);
+  EXPECT_THAT(Events(mine.get()), ElementsAre("ADDED a=1", "MODIFIED a=2"));
+  EXPECT_THAT(client_->Get("/fault-injection").body,
+              HasSubstr(R"("watchHolds":[])"));
 }
 
 }  // namespace
