@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "api/errors/errors.h"
 #include "api/json/json_util.h"
 #include "base/str_cat.h"
 #include "base/string_view.h"
@@ -17,8 +18,8 @@ namespace kcr {
 namespace apiserver {
 namespace {
 
-constexpr const char* kRuleMembers[] = {"errorRules", "watchHolds",
-                                        "watchDrops"};
+constexpr const char* kRuleMembers[] = {"errorRules", "crashAfterWrite",
+                                        "watchHolds", "watchDrops"};
 
 bool FieldMatches(const std::string& want, std::string_view got) {
   return want.empty() || want == got;
@@ -207,8 +208,8 @@ int64_t FaultInjector::delays_injected() const {
 }
 
 void FaultInjector::UpdateActiveLocked() {
-  active_.store(!error_rules_.empty() || !holds_.empty() || !drops_.empty() ||
-                    !dropped_.empty(),
+  active_.store(!error_rules_.empty() || crash_.has_value() ||
+                    !holds_.empty() || !drops_.empty() || !dropped_.empty(),
                 std::memory_order_release);
 }
 
@@ -287,6 +288,10 @@ void FaultInjector::ClearRules() {
   {
     MutexLock l(&mu_);
     error_rules_.clear();
+    crash_.reset();
+    crash_counted_ = 0;
+    crashed_ = false;
+    crash_pending_ = false;
     holds_.clear();
     drops_.clear();
     dropped_.clear();
@@ -295,9 +300,82 @@ void FaultInjector::ClearRules() {
   WakeWatches();
 }
 
+absl::Status FaultInjector::SetCrashRule(CrashRule rule) {
+  if (rule.user_agent.empty()) {
+    return absl::InvalidArgumentError("the crash rule's userAgent is empty");
+  }
+  if (rule.after_writes < 1) {
+    return absl::InvalidArgumentError("the crash rule's writes is below 1");
+  }
+  MutexLock l(&mu_);
+  crash_ = std::move(rule);
+  crash_counted_ = 0;
+  crashed_ = false;
+  crash_pending_ = false;
+  UpdateActiveLocked();
+  return absl::OkStatus();
+}
+
+void FaultInjector::ClearCrashRule() {
+  MutexLock l(&mu_);
+  crash_.reset();
+  crash_counted_ = 0;
+  crashed_ = false;
+  crash_pending_ = false;
+  UpdateActiveLocked();
+}
+
+bool FaultInjector::crashed(std::string_view user_agent) const {
+  if (!active()) return false;
+  MutexLock l(&mu_);
+  return crashed_ && crash_.has_value() &&
+         absl::StartsWith(ToAbsl(user_agent), crash_->user_agent);
+}
+
+bool FaultInjector::WaitCrashed(absl::Time deadline) const {
+  MutexLock l(&mu_);
+  return mu_.AwaitWithDeadline(absl::Condition(&crashed_), deadline);
+}
+
+void FaultInjector::SetCrashCallback(
+    std::function<void(const std::string&)> callback) {
+  MutexLock l(&mu_);
+  crash_callback_ = std::move(callback);
+}
+
+absl::Status FaultInjector::AdmitWrite(std::string_view user_agent) const {
+  if (!crashed(user_agent)) return absl::OkStatus();
+  return api::StatusError::ServiceUnavailable("the client has crashed")
+      .ToStatus();
+}
+
+void FaultInjector::AfterWrite() {
+  if (!active()) return;
+  std::function<void(const std::string&)> callback;
+  std::string writer;
+  {
+    MutexLock l(&mu_);
+    if (!crash_pending_) return;
+    crash_pending_ = false;
+    callback = crash_callback_;
+    writer = crash_writer_;
+  }
+  // The fenced client's watches look at the fence and end.
+  WakeWatches();
+  if (callback) callback(writer);
+}
+
 void FaultInjector::OnWrite(const WriteRecord& w) {
   if (!active()) return;
   MutexLock l(&mu_);
+  if (crash_.has_value() && !crashed_ &&
+      absl::StartsWith(ToAbsl(w.user_agent), crash_->user_agent) &&
+      ++crash_counted_ >= crash_->after_writes) {
+    crashed_ = true;
+    crash_pending_ = true;
+    crash_writer_ = w.user_agent;
+    ++fired_;
+  }
   for (auto it = drops_.begin(); it != drops_.end(); ++it) {
     const RequestFilter& f = it->match;
     // The filter's user agent is the watchers', not the writer's.
@@ -412,7 +490,16 @@ std::string FaultInjector::RulesJson() const {
               ",\"afterStore\":", e.after_store ? "true" : "false",
               ",\"matched\":", error_rules_[i].matched, "}");
   }
-  out += "],\"watchHolds\":[";
+  out += "],\"crashAfterWrite\":";
+  if (crash_.has_value()) {
+    CatAppend(&out, "{\"userAgent\":", JsonString(crash_->user_agent),
+              ",\"writes\":", crash_->after_writes,
+              ",\"counted\":", crash_counted_,
+              ",\"crashed\":", crashed_ ? "true" : "false", "}");
+  } else {
+    out += "null";
+  }
+  out += ",\"watchHolds\":[";
   bool first = true;
   for (const auto& [id, hold] : holds_) {
     std::string f = hold.match.ToJson();
@@ -463,6 +550,33 @@ absl::Status FaultInjector::ApplyRulesJson(const rapidjson::Value& object) {
         });
     if (!s.ok()) return s;
   }
+  // Set: the rule; null: cleared; absent: left.
+  std::optional<std::optional<CrashRule>> crash;
+  if (auto m = object.FindMember("crashAfterWrite"); m != object.MemberEnd()) {
+    if (m->value.IsNull()) {
+      crash.emplace();
+    } else if (!m->value.IsObject()) {
+      return absl::InvalidArgumentError("crashAfterWrite is not an object");
+    } else {
+      CrashRule rule;
+      for (const auto& c : m->value.GetObject()) {
+        const std::string key(c.name.GetString(), c.name.GetStringLength());
+        if (key == "userAgent" && c.value.IsString()) {
+          rule.user_agent = c.value.GetString();
+        } else if (key == "writes" && c.value.IsInt64()) {
+          rule.after_writes = c.value.GetInt64();
+        } else {
+          return absl::InvalidArgumentError(
+              Cat("crashAfterWrite: bad member ", key));
+        }
+      }
+      if (rule.user_agent.empty() || rule.after_writes < 1) {
+        return absl::InvalidArgumentError(
+            "crashAfterWrite needs a userAgent and writes >= 1");
+      }
+      crash.emplace(std::move(rule));
+    }
+  }
   std::optional<std::vector<WatchHold>> holds;
   if (auto m = object.FindMember("watchHolds"); m != object.MemberEnd()) {
     holds.emplace();
@@ -489,6 +603,13 @@ absl::Status FaultInjector::ApplyRulesJson(const rapidjson::Value& object) {
           return absl::OkStatus();
         });
     if (!s.ok()) return s;
+  }
+  if (crash.has_value()) {
+    if (crash->has_value()) {
+      SetCrashRule(**crash).IgnoreError();  // checked above
+    } else {
+      ClearCrashRule();
+    }
   }
   if (holds.has_value()) {
     ReleaseWatchHolds();

@@ -213,6 +213,7 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
       watcher == nullptr
           ? 0
           : injector->RegisterWatch([w = watcher.get()] { w->Interrupt(); });
+  bool cut = false;
   absl::Time next_bookmark = start + options_.bookmark_interval;
   while (watcher != nullptr && !close_after_events()) {
     // Outside every lock: this may cost a system call.
@@ -231,6 +232,12 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
     CacheWatcher::Batch b = watcher->Next(deadline, 1000);
     cursor = b.resource_version;
     const bool faulty = injector->active();
+    // Behind the crash fence: the client is gone, the connection is cut.
+    if (faulty && injector->crashed(watch_info.user_agent)) {
+      ex->WriteRaw("");
+      cut = true;
+      break;
+    }
     for (const WatchEvent& e : b.events) {
       if (faulty) {
         const FaultInjector::EventFate fate =
@@ -277,7 +284,7 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
   }
   if (registration != 0) injector->UnregisterWatch(registration);
   watcher.reset();
-  ex->EndStream();
+  if (!cut) ex->EndStream();
   --active_watches_;
 }
 

@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/time/clock.h"
@@ -329,6 +330,92 @@ TEST_F(FaultRulesTest, HoldsOverHttp) {
   EXPECT_THAT(Events(mine.get()), ElementsAre("ADDED a=1", "MODIFIED a=2"));
   EXPECT_THAT(client_->Get("/fault-injection").body,
               HasSubstr(R"("watchHolds":[])"));
+}
+
+// The controller's writes in the write log after `mark`.
+std::vector<std::string> ControllerWrites(WriteLog* log, int64_t mark) {
+  std::vector<std::string> out;
+  for (const WriteRecord& w : log->Since(mark)) {
+    if (w.user_agent == kController) out.push_back(w.verb + " " + w.name);
+  }
+  return out;
+}
+
+TEST_F(FaultRulesTest, CrashFenceDropsEverythingAfterTheKthWrite) {
+  FaultInjector* faults = server_->faults();
+  std::vector<std::string> crashed_agents;
+  faults->SetCrashCallback([&crashed_agents](const std::string& agent) {
+    crashed_agents.push_back(agent);
+  });
+  ASSERT_TRUE(faults->SetCrashRule({"controller/", 2}).ok());
+  auto watch = Watch(kController, Now());
+  const int64_t mark = server_->write_log()->last_seq();
+  EXPECT_EQ(CreateAs(client_.get(), "t").status, 201);  // not counted
+  EXPECT_EQ(CreateAs(controller_.get(), "x").status, 201);
+  EXPECT_FALSE(faults->crashed(kController));
+  // Stored, then the client is gone: no answer.
+  TestResponse fenced = CreateAs(controller_.get(), "y");
+  EXPECT_EQ(fenced.status, 0) << fenced.body;
+  EXPECT_TRUE(faults->crashed(kController));
+  EXPECT_TRUE(faults->WaitCrashed(absl::Now()));
+  EXPECT_THAT(crashed_agents, ElementsAre(kController));
+  EXPECT_EQ(client_->Get(std::string(kCms) + "/y").status, 200);
+  EXPECT_EQ(controller_->Get(kCms).status, 0);
+  EXPECT_EQ(controller_->Get("/api/v1").status, 0);
+  EXPECT_EQ(CreateAs(controller_.get(), "z").status, 0);
+  EXPECT_EQ(client_->Get(std::string(kCms) + "/z").status, 404);
+  EXPECT_THAT(ControllerWrites(server_->write_log(), mark),
+              ElementsAre("create x", "create y"));
+  // Its watch is cut, not ended.
+  while (watch->Next().has_value()) {
+  }
+  EXPECT_TRUE(watch->ended());
+  faults->ClearCrashRule();
+  EXPECT_FALSE(faults->crashed(kController));
+  EXPECT_EQ(CreateAs(controller_.get(), "z").status, 201);
+}
+
+// Writes of the fenced client that are already under way when the fence
+// goes up are refused: nothing of it is stored after the k-th write.
+TEST_F(FaultRulesTest, CrashFenceHoldsUnderConcurrentWrites) {
+  ASSERT_TRUE(server_->faults()->SetCrashRule({"controller/", 5}).ok());
+  const int64_t mark = server_->write_log()->last_seq();
+  std::vector<std::thread> workers;
+  for (int t = 0; t < 4; ++t) {
+    workers.emplace_back([this, t] {
+      TestClient c("127.0.0.1", server_->port(), absl::Seconds(3));
+      c.SetHeader("User-Agent", kController);
+      for (int i = 0; i < 10; ++i) {
+        CreateAs(&c, "w" + std::to_string(t) + "-" + std::to_string(i));
+      }
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  EXPECT_EQ(ControllerWrites(server_->write_log(), mark).size(), 5u);
+  EXPECT_TRUE(server_->faults()->WaitCrashed(absl::Now() + absl::Seconds(5)));
+}
+
+TEST_F(FaultRulesTest, CrashFenceOverHttp) {
+  TestResponse set = client_->Put(
+      "/fault-injection",
+      R"({"crashAfterWrite":{"userAgent":"controller/","writes":1}})");
+  ASSERT_EQ(set.status, 200) << set.body;
+  EXPECT_THAT(set.body, HasSubstr(R"("crashAfterWrite":{"userAgent":)"
+                                  R"("controller/","writes":1,"counted":0,)"
+                                  R"("crashed":false})"));
+  EXPECT_EQ(CreateAs(controller_.get(), "x").status, 0);
+  TestResponse got = client_->Get("/fault-injection");
+  EXPECT_THAT(got.body, HasSubstr(R"("counted":1,"crashed":true})"));
+  EXPECT_EQ(got.Int("/rulesFired"), 1);
+  ASSERT_EQ(
+      client_->Put("/fault-injection", R"({"crashAfterWrite":null})").status,
+      200);
+  EXPECT_EQ(controller_->Get(std::string(kCms) + "/x").status, 200);
+  EXPECT_EQ(client_
+                ->Put("/fault-injection",
+                      R"({"crashAfterWrite":{"userAgent":"","writes":1}})")
+                .status,
+            400);
 }
 
 }  // namespace
