@@ -248,11 +248,11 @@ api::StatusError TimeoutError() {
   return e;
 }
 
-// metadata.name of a JSON request body, or "".
+// metadata.name of a request body (JSON, YAML or protobuf), or "".
 std::string BodyName(const HttpRequest& req) {
-  rapidjson::Document d;
-  if (!json::ParseJson(req.body, &d).ok() || !d.IsObject()) return "";
-  const rapidjson::Value* n = rapidjson::Pointer("/metadata/name").Get(d);
+  auto d = DecodeBody(req);
+  if (!d.ok()) return "";
+  const rapidjson::Value* n = rapidjson::Pointer("/metadata/name").Get(*d);
   return n != nullptr && n->IsString() ? n->GetString() : "";
 }
 
