@@ -60,10 +60,14 @@ struct FaultOptions {
   // client goes away, or that a stopping server cancels, ends its delay
   // there, unanswered.
   absl::Duration delay = absl::ZeroDuration();
+  // Serve lists and watches as a server without the ShardedListAndWatch
+  // gate does: shardSelector is ignored (every object is sent, and no
+  // metadata.shardInfo).
+  bool ignore_shard_selector = false;
 
   // {"watchCloseAfterEvents":0,"watchCloseAfterSeconds":0,
   //  "errorFraction":0,"throttleFraction":0,"retryAfterSeconds":1,
-  //  "delayMilliseconds":0}
+  //  "delayMilliseconds":0,"ignoreShardSelector":false}
   std::string ToJson() const;
   // Parses that form; absent members keep the value in `base`.
   static absl::StatusOr<FaultOptions> FromJson(const std::string& json,

@@ -751,6 +751,10 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
       if (neg.partial == Partial::kObject) return a_list();
       auto lo = ParseListOptions(req);
       if (!lo.ok()) return SendError(ex, lo.status());
+      if (options_.faults != nullptr &&
+          options_.faults->options().ignore_shard_selector) {
+        lo->shard_selector = api::ShardSelector();
+      }
       auto l = registry_->List(r, ns, *lo);
       if (!l.ok()) return SendError(ex, l.status());
       if (neg.table) {

@@ -28,6 +28,10 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
   auto lo_or = ParseListOptions(req);
   if (!lo_or.ok()) return SendError(ex, lo_or.status());
   ListOptions lo = std::move(*lo_or);
+  if (options_.faults != nullptr &&
+      options_.faults->options().ignore_shard_selector) {
+    lo.shard_selector = api::ShardSelector();
+  }
   absl::Status sel = Registry::ValidateSelectors(r, &lo);
   if (!sel.ok()) return SendError(ex, sel);
   bool bookmarks = ParseBool(req.Query("allowWatchBookmarks"));

@@ -21,8 +21,8 @@
 #include "absl/time/time.h"
 #include "apiserver/api_server.h"
 #include "apiserver/kube_controllers/scheduler.h"
-#include "apiserver/serving_certs.h"
 #include "base/flags.h"
+#include "base/tls_certs.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
 
@@ -77,6 +77,9 @@ DEFINE_int32(fault_retry_after_seconds, 1,
              "Fault: Retry-After seconds on injected 429s.");
 DEFINE_int32(fault_delay_ms, 0,
              "Fault: delay every resource request by this many milliseconds.");
+DEFINE_bool(fault_ignore_shard_selector, false,
+            "Fault: ignore shardSelector on list and watch, as a server "
+            "without the ShardedListAndWatch gate does.");
 
 DEFINE_bool(secure, false,
             "Serve HTTPS with a freshly generated CA and server certificate "
@@ -206,6 +209,7 @@ int main(int argc, char** argv) {
   options.faults.throttle_fraction = FLAGS_fault_throttle_fraction;
   options.faults.retry_after_seconds = FLAGS_fault_retry_after_seconds;
   options.faults.delay = absl::Milliseconds(FLAGS_fault_delay_ms);
+  options.faults.ignore_shard_selector = FLAGS_fault_ignore_shard_selector;
   if (FLAGS_tls_cert_file.empty() != FLAGS_tls_key_file.empty()) {
     std::cerr << "--tls-cert-file and --tls-key-file go together\n";
     return 2;
@@ -223,7 +227,7 @@ int main(int argc, char** argv) {
       }
       dir = pattern;
     }
-    kcr::apiserver::TlsOptions tls;
+    kcr::TlsOptions tls;
     for (absl::string_view name :
          absl::StrSplit(FLAGS_tls_san, ',', absl::SkipEmpty())) {
       tls.extra_names.emplace_back(name);
@@ -232,12 +236,12 @@ int main(int argc, char** argv) {
         FLAGS_address != "::1" && FLAGS_address != "localhost") {
       tls.extra_names.push_back(FLAGS_address);
     }
-    auto material = kcr::apiserver::GenerateTlsMaterial(tls);
+    auto material = kcr::GenerateTlsMaterial(tls);
     if (!material.ok()) {
       std::cerr << "local-apiserver: " << material.status() << "\n";
       return 1;
     }
-    auto files = kcr::apiserver::WriteTlsFiles(*material, dir);
+    auto files = kcr::WriteTlsFiles(*material, dir);
     if (!files.ok()) {
       std::cerr << "local-apiserver: " << files.status() << "\n";
       return 1;
