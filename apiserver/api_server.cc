@@ -16,6 +16,7 @@
 #include "apiserver/auth/bootstrap_policy.h"
 #include "apiserver/auth/token_file.h"
 #include "apiserver/endpoints/patch_handlers.h"
+#include "apiserver/internal/write_context.h"
 #include "apiserver/printers/printer_table_convertor.h"
 #include "base/status_macros.h"
 #include "base/str_cat.h"
@@ -70,6 +71,25 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
     so.ttl["events.k8s.io/events"] = o.event_ttl;
   }
   s->storage_ = std::make_unique<Storage>(so);
+  ApiServer* self = s.get();
+  s->storage_->SetWriteObserver(Storage::WriteObserver{
+      .admit =
+          [self] {
+            return self->faults_.AdmitWrite(CurrentWriteContext().user_agent);
+          },
+      .recorded =
+          [self](const StoredEvent& event) {
+            WriteRecord write =
+                WriteLog::FromEvent(event, CurrentWriteContext());
+            self->faults_.OnWrite(write);
+            self->write_log_.Append(std::move(write));
+          },
+      .written =
+          [self] {
+            self->faults_.AfterWrite();
+            self->write_log_.Deliver();
+          },
+  });
   s->resources_ = std::make_unique<ResourceRegistry>();
   RegistryOptions ro;
   ro.clock = o.clock;
@@ -82,7 +102,6 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
   s->registry_ =
       std::make_unique<Registry>(s->storage_.get(), s->resources_.get(), ro);
   KCR_RETURN_IF_ERROR(s->registry_->Bootstrap());
-  ApiServer* self = s.get();
   HandlerOptions ho;
   ho.token = o.token;
   KCR_RETURN_IF_ERROR(s->StartAuth(&ho));
@@ -95,6 +114,7 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
                            ? o.table_convertor
                            : std::make_shared<PrinterTableConvertor>();
   ho.faults = &s->faults_;
+  ho.write_log = &s->write_log_;
   ho.enable_fault_endpoint = o.enable_fault_endpoint;
   ho.server_address = [self] {
     return Cat(self->options_.bind_address, ":", self->port());

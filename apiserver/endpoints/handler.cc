@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -27,11 +30,13 @@
 #include "apiserver/endpoints/request_options.h"
 #include "apiserver/endpoints/response_writers.h"
 #include "apiserver/internal/object_fields.h"
+#include "apiserver/internal/write_context.h"
 #include "apiserver/registry/access_review.h"
 #include "base/str_cat.h"
 #include "base/string_view.h"
 #include "glog/logging.h"
 #include "rapidjson/document.h"
+#include "rapidjson/pointer.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 
@@ -219,6 +224,110 @@ std::string DeleteSuccessJson(const ResourceInfo& r, const api::Object& o) {
       Quote(r.resource()), R"(,"uid":)", Quote(o.uid()), "}}");
 }
 
+// kube's verb for a resource request.
+std::string_view RequestVerb(const HttpRequest& req, bool legacy_watch,
+                             const std::string& name) {
+  const std::string& m = req.method;
+  if (m == "GET") {
+    if (legacy_watch || ParseBool(req.Query("watch"))) return "watch";
+    return name.empty() ? "list" : "get";
+  }
+  if (m == "POST") return "create";
+  if (m == "PUT") return "update";
+  if (m == "PATCH") return "patch";
+  if (m == "DELETE") return name.empty() ? "deletecollection" : "delete";
+  return "";
+}
+
+// kube-apiserver's answer to a request that outlived its deadline.
+api::StatusError TimeoutError() {
+  api::StatusError e;
+  e.code = 504;
+  e.reason = "Timeout";
+  e.message =
+      "Timeout: request did not complete within requested timeout - "
+      "context deadline exceeded";
+  e.has_details = true;
+  return e;
+}
+
+// metadata.name of a request body (JSON, YAML or protobuf), or "".
+std::string BodyName(const HttpRequest& req) {
+  auto d = DecodeBody(req);
+  if (!d.ok()) return "";
+  const rapidjson::Value* n = rapidjson::Pointer("/metadata/name").Get(*d);
+  return n != nullptr && n->IsString() ? n->GetString() : "";
+}
+
+// The error an ErrorRule injects into a request for `name`.
+api::StatusError InjectedError(const ErrorRule& rule, const ResourceInfo& r,
+                               const std::string& name) {
+  switch (rule.code) {
+    case 409:
+      return api::StatusError::StaleConflict(r.group_resource(), name);
+    case 429:
+      return api::StatusError::TooManyRequests(
+          "the server has received too many requests and has asked us to "
+          "try again later",
+          rule.retry_after_seconds);
+    case 504:
+      return TimeoutError();
+    default:
+      return api::StatusError::InternalError("injected fault");
+  }
+}
+
+// The answer of a request made while fault rules are set: with
+// `timeout_after_store`, 504 Timeout in place of a success (the request's
+// write is stored, its answer lost, as when kube-apiserver times out after
+// the storage commit; failures keep their own answer); and nothing at all,
+// the connection closed, once the crash fence is up for the client.
+class FaultyExchange : public HttpExchange {
+ public:
+  FaultyExchange(HttpExchange* ex, const FaultInjector* faults,
+                 std::string_view user_agent, bool timeout_after_store)
+      : ex_(ex),
+        faults_(faults),
+        user_agent_(user_agent),
+        timeout_after_store_(timeout_after_store) {}
+  void Respond(HttpResponse response) override {
+    if (faults_->crashed(user_agent_)) {
+      ex_->WriteRaw("");
+      return;
+    }
+    if (timeout_after_store_ && response.status / 100 == 2) {
+      return SendApiError(ex_, TimeoutError());
+    }
+    ex_->Respond(std::move(response));
+  }
+  bool StartStream(const int status, const std::string& content_type,
+                   const std::vector<std::pair<std::string, std::string>>&
+                       headers) override {
+    if (faults_->crashed(user_agent_)) {
+      ex_->WriteRaw("");
+      return false;
+    }
+    return ex_->StartStream(status, content_type, headers);
+  }
+  bool WriteChunk(std::string_view data) override {
+    return ex_->WriteChunk(data);
+  }
+  void EndStream() override { ex_->EndStream(); }
+  bool WriteRaw(std::string_view bytes) override {
+    return ex_->WriteRaw(bytes);
+  }
+  int ReadRaw(char* out, size_t n, absl::Duration timeout) override {
+    return ex_->ReadRaw(out, n, timeout);
+  }
+  bool Cancelled() override { return ex_->Cancelled(); }
+
+ private:
+  HttpExchange* const ex_;
+  const FaultInjector* const faults_;
+  const std::string_view user_agent_;
+  const bool timeout_after_store_;
+};
+
 // The handler's authenticator and authorizer when none is given: the
 // single `token` (its user in system:masters) or anonymous, and
 // AlwaysAllow.
@@ -300,6 +409,12 @@ ApiHandler::ApiHandler(Registry* registry, HandlerOptions options)
 void ApiHandler::Handle(const HttpRequest& req, HttpExchange* ex) {
   const std::string& path = req.path;
   VLOG(2) << "request method=" << req.method << " target=" << req.target;
+  // A client behind the crash fence is gone: its requests go unanswered.
+  if (options_.faults->active() &&
+      options_.faults->crashed(req.Header("user-agent"))) {
+    ex->WriteRaw("");
+    return;
+  }
   bool is_health = path == "/healthz" || path == "/livez" ||
                    path == "/readyz" || absl::StartsWith(path, "/healthz/") ||
                    absl::StartsWith(path, "/livez/") ||
@@ -552,12 +667,35 @@ void ApiHandler::HandleFaults(const HttpRequest& req, HttpExchange* ex) {
     if (options_.restart) options_.restart();
     return;
   }
+  if (req.path == "/fault-injection/release-watch-holds" &&
+      req.method == "POST") {
+    SendJson(ex, 200, Cat(R"({"released":)", faults->ReleaseWatchHolds(), "}"));
+    return;
+  }
+  if (req.path == "/fault-injection/writes" && req.method == "GET" &&
+      options_.write_log != nullptr) {
+    int64_t since = 0;
+    if (req.HasQuery("since") &&
+        !absl::SimpleAtoi(req.Query("since"), &since)) {
+      SendApiError(ex, api::StatusError::BadRequest(
+                           Cat("invalid since: ", Quote(req.Query("since")))));
+      return;
+    }
+    SendJson(ex, 200, WriteLog::ToJson(options_.write_log->Since(since)));
+    return;
+  }
   if (req.path != "/fault-injection") {
     SendApiError(ex, api::StatusError::PathNotFound());
     return;
   }
+  // The options' members, then the rules'.
+  auto current = [faults]() {
+    std::string json = faults->options().ToJson();
+    json.pop_back();
+    return Cat(json, ",", faults->RulesJson(), "}");
+  };
   if (req.method == "GET") {
-    SendJson(ex, 200, faults->options().ToJson());
+    SendJson(ex, 200, current());
     return;
   }
   if (req.method == "PUT" || req.method == "POST" || req.method == "PATCH") {
@@ -567,8 +705,16 @@ void ApiHandler::HandleFaults(const HttpRequest& req, HttpExchange* ex) {
                    api::StatusError::BadRequest(ToStd(o.status().message())));
       return;
     }
+    // FromJson has parsed it: an object.
+    rapidjson::Document d;
+    json::ParseJson(req.body, &d).IgnoreError();
+    absl::Status rules = faults->ApplyRulesJson(d);
+    if (!rules.ok()) {
+      SendApiError(ex, api::StatusError::BadRequest(ToStd(rules.message())));
+      return;
+    }
     faults->set_options(*o);
-    SendJson(ex, 200, o->ToJson());
+    SendJson(ex, 200, current());
     return;
   }
   SendApiError(ex, api::StatusError::MethodNotSupported({"", "fault-injection"},
@@ -593,6 +739,9 @@ void ApiHandler::HandleResource(const HttpRequest& raw,
     coerced.body = std::move(body);
   }
   const HttpRequest& req = coerced.method.empty() ? raw : coerced;
+  // The client's identity for the write log and fault rules.
+  const std::string user_agent = req.Header("user-agent");
+  ScopedWriteContext who({.user_agent = user_agent});
   std::vector<std::string> segs;
   for (std::string& s : Split(req.path, '/')) {
     if (!s.empty()) segs.push_back(std::move(s));
@@ -644,6 +793,25 @@ void ApiHandler::HandleResource(const HttpRequest& raw,
   // The client is gone or the server is stopping: nobody to answer.
   const absl::Duration delay = faults->TakeDelay();
   if (delay > absl::ZeroDuration() && !SleepUnlessCancelled(delay, ex)) return;
+  // Fault rules: one atomic load unless a rule is set.
+  std::optional<FaultyExchange> faulty;
+  std::optional<ScopedWriteContext> answered_504;
+  if (faults->active()) {
+    // A create is matched and answered by the name in its body.
+    const std::string target =
+        name.empty() && req.method == "POST" ? BodyName(req) : name;
+    std::optional<ErrorRule> rule =
+        faults->TakeError(RequestVerb(req, legacy_watch, name), r.group(),
+                          r.resource(), sub, ns, target, user_agent);
+    if (rule.has_value() && !rule->after_store) {
+      SendApiError(ex, InjectedError(*rule, r, target));
+      return;
+    }
+    const bool after_store = rule.has_value() && rule->after_store;
+    if (after_store) answered_504.emplace(WriteContext{.code = 504});
+    faulty.emplace(ex, faults, user_agent, after_store);
+    ex = &*faulty;
+  }
   switch (faults->Roll()) {
     case FaultInjector::Verdict::kError:
       SendApiError(ex, api::StatusError::InternalError("injected fault"));

@@ -2,6 +2,7 @@
 // with bookmarks, initial events and timeouts (kube-apiserver's
 // endpoints/handlers/watch.go).
 #include <algorithm>
+#include <deque>
 #include <string>
 
 #include "absl/random/random.h"
@@ -87,7 +88,9 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
               (1.0 + absl::Uniform<double>(gen, 0.0, 1.0));
   }
   absl::Time end = start + timeout;
-  FaultOptions faults = options_.faults->options();
+  FaultInjector* injector = options_.faults;
+  const WatchInfo watch_info{r.group(), r.resource(), req.Header("user-agent")};
+  FaultOptions faults = injector->options();
   if (faults.watch_close_after > absl::ZeroDuration()) {
     end = std::min(end, start + faults.watch_close_after);
   }
@@ -204,6 +207,17 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
       flush();
     }
   }
+  // Events a WatchHold keeps back, in order; bookmarks stay before them.
+  std::deque<WatchEvent> held;
+  auto bookmark_at = [&]() {
+    return held.empty() ? cursor : held.front().resource_version - 1;
+  };
+  // Released holds and the crash fence wake the stream.
+  const int64_t registration =
+      watcher == nullptr
+          ? 0
+          : injector->RegisterWatch([w = watcher.get()] { w->Interrupt(); });
+  bool cut = false;
   absl::Time next_bookmark = start + options_.bookmark_interval;
   while (watcher != nullptr && !close_after_events()) {
     // Outside every lock: this may cost a system call.
@@ -211,7 +225,7 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
     absl::Time now = clock->Now();
     if (now >= end) {
       if (bookmarks) {
-        bookmark(cursor, false);
+        bookmark(bookmark_at(), false);
         flush();
       }
       break;
@@ -221,11 +235,38 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
     if (bookmarks) deadline = std::min(deadline, next_bookmark);
     CacheWatcher::Batch b = watcher->Next(deadline, 1000);
     cursor = b.resource_version;
+    const bool faulty = injector->active();
+    // Behind the crash fence: the client is gone, the connection is cut.
+    if (faulty && injector->crashed(watch_info.user_agent)) {
+      ex->WriteRaw("");
+      cut = true;
+      break;
+    }
     for (const WatchEvent& e : b.events) {
+      const FaultInjector::EventFate fate =
+          faulty ? injector->FateOf(watch_info, e.resource_version,
+                                    e.object->namespace_(), e.object->name())
+                 : FaultInjector::EventFate::kSend;
+      if (fate == FaultInjector::EventFate::kDrop) continue;
+      // In order: behind a held event everything waits, also once the
+      // holds are gone (the loop below sends the held ones first).
+      if (fate == FaultInjector::EventFate::kHold || !held.empty()) {
+        held.push_back(e);
+        continue;
+      }
       add_event(EventTypeName(e.type), e.object);
       if (close_after_events()) break;
       // Chunks of about 64 KiB at most, as for the initial state.
       if (batch.size() > (1 << 16) && !(alive = flush())) break;
+    }
+    // What no hold keeps any more goes out, in order.
+    while (alive && !held.empty() && !close_after_events() &&
+           !(faulty &&
+             injector->Holds(watch_info, held.front().object->namespace_(),
+                             held.front().object->name()))) {
+      add_event(EventTypeName(held.front().type), held.front().object);
+      held.pop_front();
+      if (batch.size() > (1 << 16)) alive = flush();
     }
     if (!alive) break;
     if (b.terminated) {
@@ -240,13 +281,14 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
     now = clock->Now();
     // At the deadline the loop's head sends the last bookmark.
     if (bookmarks && now >= next_bookmark && now < end) {
-      bookmark(cursor, false);
+      bookmark(bookmark_at(), false);
       if (!flush()) break;
       next_bookmark = now + options_.bookmark_interval;
     }
   }
+  if (registration != 0) injector->UnregisterWatch(registration);
   watcher.reset();
-  ex->EndStream();
+  if (!cut) ex->EndStream();
   --active_watches_;
 }
 

@@ -80,8 +80,10 @@ DEFINE_string(git_version, "v1.32.4",
               "--version-minor (as v1.<minor>.0) when only that is given.");
 DEFINE_bool(fault_endpoint, false,
             "Serve the fault-injection control endpoint /fault-injection "
-            "(GET/PUT options JSON; POST /fault-injection/compact; POST "
-            "/fault-injection/restart).");
+            "(GET/PUT options and rules JSON: errorRules, crashAfterWrite, "
+            "watchHolds, watchDrops; POST /fault-injection/compact; POST "
+            "/fault-injection/restart; GET /fault-injection/writes?since=N; "
+            "POST /fault-injection/release-watch-holds).");
 DEFINE_int64(fault_watch_close_after_events, 0,
              "Fault: close every watch after this many events (0: never).");
 DEFINE_int32(fault_watch_close_after_seconds, 0,
