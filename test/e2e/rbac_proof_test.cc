@@ -1,12 +1,14 @@
 // manifests/rbac proven by enforcement, both ways, on one local API server
 // with RBAC (a process, HTTPS):
 // - enough: managers running as a ServiceAccount bound to the shipped
-//   ClusterRole and Role (every controller, with --leader-elect, and
-//   another with --shards) work through the samples, a spec change and a
-//   delete, and the server refuses them nothing;
+//   ClusterRole and Role (every controller, with --leader-elect and
+//   --metrics-secure plus the system:auth-delegator binding, and another
+//   with --shards) work through the samples, a spec change and deletes,
+//   serve a scrape, and the server refuses them nothing;
 // - no more than needed: for each rule of the ClusterRole and the Role, a
 //   manager bound to a copy without that rule gets a 403 from the server
-//   for a call that rule allows.
+//   for a call that rule allows; without the system:auth-delegator
+//   binding, a scrape is a 500 after a 403 on the TokenReview.
 // Each manager has a namespace of its own (--namespace) with its own copy
 // of the samples, so that no manager's writes stand in for another's; all
 // run at once.
@@ -219,13 +221,27 @@ TEST_F(RbacProofTest, TheShippedRolesAreEnoughAndEveryRuleIsNeeded) {
   ASSERT_FALSE(cluster_rules.empty());
   ASSERT_FALSE(role_rules.empty());
 
-  // Enough: the shipped roles, with leader election and with shards.
-  Variant("kcr-all", "kcr-controller-manager", "kcr-leader-election",
-          {"--leader-elect"});
+  // Enough: the shipped roles, with leader election (and secure metrics,
+  // with the system:auth-delegator binding of
+  // rbac/metrics_auth_role_binding.yaml) and with shards.
+  ASSERT_TRUE(Apply(absl::StrReplaceAll(
+      ReadFile("manifests/rbac/metrics_auth_role_binding.yaml"),
+      {{"name: kcr-controller-manager\n    namespace",
+        "name: kcr-all\n    "
+        "namespace"}})));
+  ManagerProcess* all =
+      Variant("kcr-all", "kcr-controller-manager", "kcr-leader-election",
+              {"--leader-elect", "--metrics-secure"});
   Variant("kcr-shards", "kcr-controller-manager", "kcr-leader-election",
           {"--shards=2"});
-  // No more than needed: one rule less each.
+  // No more than needed: one rule less each; and secure metrics without
+  // the system:auth-delegator binding.
   std::map<std::string, Rule> removed;  // variant -> the rule it lacks
+  ManagerProcess* no_delegator =
+      Variant("kcr-no-delegator", "kcr-controller-manager",
+              "kcr-leader-election", {"--leader-elect", "--metrics-secure"});
+  removed["kcr-no-delegator"] =
+      Rule{{"authentication.k8s.io"}, {"tokenreviews"}, {"create"}};
   for (size_t i = 0; i < cluster_rules.size(); ++i) {
     const std::string name = absl::StrCat("kcr-no-c", i);
     ASSERT_TRUE(Apply(Without(kClusterRole, i, name)));
@@ -269,6 +285,19 @@ TEST_F(RbacProofTest, TheShippedRolesAreEnoughAndEveryRuleIsNeeded) {
     Kubectl({"delete", "copyrators", "main-rule", "-n", ns});
     Kubectl({"delete", "sd", "example-01", "-n", ns});
   }
+
+  // A scrape: the manager asks the server a TokenReview.
+  auto scrape = [&](ManagerProcess* mgr) {
+    apiserver::ProcessResult r = apiserver::RunProcess(
+        {"/usr/bin/curl", "-sk", "-o", "/dev/null", "-w", "%{http_code}",
+         "--max-time", "20", "-H",
+         absl::StrCat("Authorization: Bearer ", kAdminToken),
+         absl::StrCat(mgr->MetricsUrl(), "/metrics")},
+        {});
+    return r.out;
+  };
+  EXPECT_EQ(scrape(all), "200");
+  EXPECT_EQ(scrape(no_delegator), "500");
 
   // Every rule is needed: each variant gets a 403 for a call its missing
   // rule allows. The OwnerReferencesPermissionEnforcement admission
