@@ -143,6 +143,7 @@ absl::StatusOr<std::unique_ptr<Environment>> Environment::Start(
   server_options.bind_address = "127.0.0.1";
   server_options.port = 0;
   server_options.event_ttl = options.event_ttl;
+  if (options.configure_server) options.configure_server(server_options);
   absl::StatusOr<std::unique_ptr<apiserver::ApiServer>> server =
       apiserver::ApiServer::Start(std::move(server_options));
   if (!server.ok()) {
