@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "apiserver/endpoints/patch_handlers.h"
+#include "apiserver/internal/write_context.h"
 #include "apiserver/printers/printer_table_convertor.h"
 #include "apiserver/serving_certs.h"
 #include "base/status_macros.h"
@@ -68,6 +69,16 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
     so.ttl["events.k8s.io/events"] = o.event_ttl;
   }
   s->storage_ = std::make_unique<Storage>(so);
+  ApiServer* self = s.get();
+  s->storage_->SetWriteObserver(Storage::WriteObserver{
+      .admit = nullptr,
+      .recorded =
+          [self](const StoredEvent& event) {
+            self->write_log_.Append(
+                WriteLog::FromEvent(event, CurrentWriteContext()));
+          },
+      .written = [self] { self->write_log_.Deliver(); },
+  });
   s->resources_ = std::make_unique<ResourceRegistry>();
   RegistryOptions ro;
   ro.clock = o.clock;
@@ -80,7 +91,6 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
   s->registry_ =
       std::make_unique<Registry>(s->storage_.get(), s->resources_.get(), ro);
   KCR_RETURN_IF_ERROR(s->registry_->Bootstrap());
-  ApiServer* self = s.get();
   HandlerOptions ho;
   ho.token = o.token;
   ho.git_version = o.git_version;
@@ -92,6 +102,7 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
                            ? o.table_convertor
                            : std::make_shared<PrinterTableConvertor>();
   ho.faults = &s->faults_;
+  ho.write_log = &s->write_log_;
   ho.enable_fault_endpoint = o.enable_fault_endpoint;
   ho.server_address = [self] {
     return Cat(self->options_.bind_address, ":", self->port());

@@ -27,6 +27,7 @@
 #include "apiserver/endpoints/handler.h"
 #include "apiserver/endpoints/http_server.h"
 #include "apiserver/endpoints/request_limits.h"
+#include "apiserver/endpoints/write_log.h"
 #include "apiserver/kube_controllers/builtin_controllers.h"
 #include "apiserver/printers/table_convertor.h"
 #include "apiserver/registry/registry.h"
@@ -108,6 +109,8 @@ class ApiServer {
   ResourceRegistry* resources() { return resources_.get(); }
   Registry* registry() { return registry_.get(); }
   FaultInjector* faults() { return &faults_; }
+  // Every write stored, in storage order (write_log.h). Always on.
+  WriteLog* write_log() { return &write_log_; }
   const ApiHandler* handler() const { return handler_.get(); }
 
   // Writes a kubeconfig (context "local", namespace "default") pointing at
@@ -130,6 +133,7 @@ class ApiServer {
 
   const ApiServerOptions options_;
   FaultInjector faults_;
+  WriteLog write_log_;
   std::unique_ptr<Storage> storage_;
   std::unique_ptr<ResourceRegistry> resources_;
   std::unique_ptr<Registry> registry_;

@@ -24,6 +24,7 @@
 #include "apiserver/endpoints/request_options.h"
 #include "apiserver/endpoints/response_writers.h"
 #include "apiserver/internal/object_fields.h"
+#include "apiserver/internal/write_context.h"
 #include "apiserver/registry/access_review.h"
 #include "base/str_cat.h"
 #include "base/string_view.h"
@@ -367,6 +368,18 @@ void ApiHandler::HandleFaults(const HttpRequest& req, HttpExchange* ex) {
     if (options_.restart) options_.restart();
     return;
   }
+  if (req.path == "/fault-injection/writes" && req.method == "GET" &&
+      options_.write_log != nullptr) {
+    int64_t since = 0;
+    if (req.HasQuery("since") &&
+        !absl::SimpleAtoi(req.Query("since"), &since)) {
+      SendApiError(ex, api::StatusError::BadRequest(
+                           Cat("invalid since: ", Quote(req.Query("since")))));
+      return;
+    }
+    SendJson(ex, 200, WriteLog::ToJson(options_.write_log->Since(since)));
+    return;
+  }
   if (req.path != "/fault-injection") {
     SendApiError(ex, api::StatusError::PathNotFound());
     return;
@@ -407,6 +420,9 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
     coerced.body = std::move(body);
   }
   const HttpRequest& req = coerced.method.empty() ? raw : coerced;
+  // The client's identity for the write log and fault rules.
+  const std::string user_agent = req.Header("user-agent");
+  ScopedWriteContext who({.user_agent = user_agent});
   std::vector<std::string> segs;
   for (std::string& s : Split(req.path, '/')) {
     if (!s.empty()) segs.push_back(std::move(s));

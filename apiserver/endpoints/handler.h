@@ -14,7 +14,8 @@
 //                                        create, update, patch, delete,
 //                                        deletecollection; status, scale,
 //                                        finalize subresources)
-//   /fault-injection[/compact|/restart]  only when enabled (see FaultOptions)
+//   /fault-injection[/compact|/restart|/writes]
+//                                        only when enabled (see FaultOptions)
 //
 // Thread-safe: Handle runs concurrently on every connection thread.
 #ifndef KCR_APISERVER_ENDPOINTS_HANDLER_H_
@@ -28,6 +29,7 @@
 #include "apiserver/endpoints/faults.h"
 #include "apiserver/endpoints/http_server.h"
 #include "apiserver/endpoints/openapi.h"
+#include "apiserver/endpoints/write_log.h"
 #include "apiserver/printers/table_convertor.h"
 #include "apiserver/registry/registry.h"
 #include "base/clock.h"
@@ -54,6 +56,8 @@ struct HandlerOptions {
   // Never null once the handler runs.
   FaultInjector* faults = nullptr;
   bool enable_fault_endpoint = false;
+  // Served at GET /fault-injection/writes; may be null.
+  WriteLog* write_log = nullptr;
   // "host:port" for /api's serverAddressByClientCIDRs.
   std::function<std::string()> server_address;
   // Called by POST /fault-injection/restart after it answered.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
+#include "apiserver/internal/write_context.h"
 #include "apiserver/kube_controllers/control_plane_leases.h"
 #include "glog/logging.h"
 
@@ -97,7 +98,11 @@ void BuiltinControllers::Start() {
             << absl::StrJoin(names, ",");
   // The furniture of the namespaces that exist at start is there before
   // the first client comes, as on a cluster that reports ready.
-  for (SyncedController* c : furniture_) c->Sync();
+  for (SyncedController* c : furniture_) {
+    const std::string identity = BuiltinIdentity(c->Name());
+    ScopedWriteContext context({.user_agent = identity});
+    c->Sync();
+  }
   for (const auto& r : runners_) r->Start();
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "apiserver/internal/write_context.h"
 #include "glog/logging.h"
 
 namespace kcr {
@@ -17,6 +18,10 @@ ControllerRunner::ControllerRunner(Storage* storage, const Clock* clock,
       options_(options) {}
 
 ControllerRunner::~ControllerRunner() { Stop(); }
+
+std::string BuiltinIdentity(std::string_view controller) {
+  return "kcr-builtin/" + std::string(controller);
+}
 
 void ControllerRunner::Start() {
   thread_ = std::thread([this] { Loop(); });
@@ -35,6 +40,9 @@ void ControllerRunner::Stop() {
 
 void ControllerRunner::Loop() {
   VLOG(2) << "controller started name=" << controller_->Name();
+  // The identity the write log gives this controller's writes.
+  const std::string identity = BuiltinIdentity(controller_->Name());
+  ScopedWriteContext context({.user_agent = identity});
   int64_t after = storage_->CurrentResourceVersion();
   absl::Time next = controller_->Sync();
   absl::Time last_pass = absl::Now();

@@ -25,6 +25,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "absl/time/time.h"
@@ -60,6 +61,10 @@ class SyncedController {
  private:
   std::atomic<bool> stopping_{false};
 };
+
+// The identity ("kcr-builtin/<controller>") under which a built-in
+// controller's writes are logged, as a client's User-Agent is.
+std::string BuiltinIdentity(std::string_view controller);
 
 struct ControllerRunnerOptions {
   absl::Duration min_interval = absl::Milliseconds(20);

@@ -9,6 +9,7 @@
 #include "api/errors/errors.h"
 #include "apiserver/internal/names.h"
 #include "apiserver/internal/object_fields.h"
+#include "apiserver/internal/write_context.h"
 #include "apiserver/registry/builtin_conversion.h"
 #include "apiserver/registry/core_strategy.h"
 #include "apiserver/registry/managed_fields.h"
@@ -132,6 +133,7 @@ absl::StatusOr<WriteResult> Registry::Create(const ResourceInfo& r,
                                              std::string_view ns,
                                              api::ObjectBuilder object,
                                              const WriteOptions& options) {
+  ScopedWriteContext context({.verb = "create"});
   if (!options.subresource.empty()) {
     return api::StatusError::MethodNotSupported(r.group_resource(), "create")
         .ToStatus();

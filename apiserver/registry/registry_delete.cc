@@ -7,6 +7,7 @@
 
 #include "api/errors/errors.h"
 #include "apiserver/internal/object_fields.h"
+#include "apiserver/internal/write_context.h"
 #include "apiserver/registry/registry.h"
 #include "apiserver/registry/registry_internal.h"
 #include "base/status_macros.h"
@@ -30,6 +31,7 @@ absl::StatusOr<DeleteResult> Registry::Delete(const ResourceInfo& r,
                                               std::string_view ns,
                                               std::string_view name,
                                               const DeleteOptions& options) {
+  ScopedWriteContext context({.verb = "delete"});
   if (!options.propagation_policy.empty() &&
       options.propagation_policy != "Background" &&
       options.propagation_policy != "Foreground" &&
@@ -111,6 +113,7 @@ absl::StatusOr<DeleteResult> Registry::Delete(const ResourceInfo& r,
 absl::StatusOr<ListResult> Registry::DeleteCollection(
     const ResourceInfo& r, std::string_view ns, const ListOptions& list,
     const DeleteOptions& options) {
+  ScopedWriteContext context({.verb = "deletecollection"});
   ListOptions all = list;
   all.limit = 0;
   all.continue_token.clear();

@@ -14,6 +14,7 @@
 #include "api/patch/json_patch.h"
 #include "api/patch/merge_patch.h"
 #include "apiserver/internal/object_fields.h"
+#include "apiserver/internal/write_context.h"
 #include "apiserver/registry/registry.h"
 #include "apiserver/registry/registry_internal.h"
 #include "apiserver/registry/scale.h"
@@ -68,6 +69,8 @@ absl::Status ParseBody(std::string_view text, rapidjson::Document* doc,
 absl::StatusOr<WriteResult> Registry::Patch(
     const ResourceInfo& r, std::string_view ns, std::string_view name,
     PatchType type, std::string_view patch, const PatchOptions& options) {
+  ScopedWriteContext context(
+      {.verb = "patch", .subresource = options.subresource});
   // The one place patch content types are dispatched.
   static constexpr char kAccepted[] =
       "the body of the request was in an unknown format - accepted media "

@@ -14,6 +14,7 @@
 #include "api/object_builder.h"
 #include "api/patch/json_patch.h"
 #include "apiserver/internal/object_fields.h"
+#include "apiserver/internal/write_context.h"
 #include "apiserver/registry/builtin_conversion.h"
 #include "apiserver/registry/core_strategy.h"
 #include "apiserver/registry/managed_fields.h"
@@ -303,6 +304,8 @@ absl::StatusOr<WriteResult> Registry::Update(const ResourceInfo& r,
                                              std::string_view name,
                                              api::ObjectBuilder object,
                                              const WriteOptions& options) {
+  ScopedWriteContext context(
+      {.verb = "update", .subresource = options.subresource});
   std::string body_name = StringAt(object, "/metadata/name");
   if (body_name != name) {
     return NameMismatch(body_name, name);
@@ -335,6 +338,7 @@ absl::StatusOr<WriteResult> Registry::UpdateScale(const ResourceInfo& r,
                                                   std::string_view name,
                                                   const rapidjson::Value& scale,
                                                   const WriteOptions& options) {
+  ScopedWriteContext context({.verb = "update", .subresource = "scale"});
   if (!r.has_scale()) return api::StatusError::PathNotFound().ToStatus();
   KCR_ASSIGN_OR_RETURN(const int64_t n, ScaleReplicas(scale, name));
   const Value* rv = api::ResolveJsonPointer(scale, "/metadata/resourceVersion");

@@ -69,6 +69,7 @@ void Storage::ExpireLoop() {
     // As Write: nobody is woken under the storage lock.
     events_cv_.SignalAll();
     for (WatchCache* cache : dispatch) cache->Kick();
+    if (!dispatch.empty() && observer_.written) observer_.written();
   }
 }
 
@@ -117,6 +118,7 @@ WatchCache* Storage::CacheLocked(std::string_view collection) {
 
 void Storage::Record(StoredEvent event, WatchCache** dispatch) {
   auto e = std::make_shared<const StoredEvent>(std::move(event));
+  if (observer_.recorded) observer_.recorded(*e);
   WatchCache* cache = CacheLocked(e->collection);
   const int64_t rv = e->resource_version;
   if (cache->Append(e)) *dispatch = cache;
@@ -141,6 +143,10 @@ absl::StatusOr<Storage::WriteResult> Storage::Write(std::string_view collection,
   bool expiry_moved = false;
   {
     MutexLock l(&mu_);
+    if (observer_.admit) {
+      absl::Status admitted = observer_.admit();
+      if (!admitted.ok()) return admitted;
+    }
     absl::Status checked =
         pre == nullptr
             ? absl::OkStatus()
@@ -153,6 +159,7 @@ absl::StatusOr<Storage::WriteResult> Storage::Write(std::string_view collection,
   if (result.ok() && result->op != Mutation::Op::kKeep) {
     events_cv_.SignalAll();
     if (dispatch != nullptr) dispatch->Kick();
+    if (observer_.written) observer_.written();
   }
   if (expiry_moved) expiry_cv_.Signal();
   return result;

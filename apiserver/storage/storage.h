@@ -267,6 +267,26 @@ class Storage {
   // expires after). Idempotent; the destructor calls it.
   void StopExpiring();
 
+  // The seams through which the server sees every write (its write log and
+  // fault injection). Each runs on the writing thread; unset members cost
+  // nothing.
+  struct WriteObserver {
+    // Before each Write's precondition and UpdateFunc, under the storage
+    // lock: an error refuses the write and is what Write returns.
+    std::function<absl::Status()> admit;
+    // Each event, under the storage lock, in resourceVersion order, before
+    // any watcher can see it.
+    std::function<void(const StoredEvent& event)> recorded;
+    // After a Write (or an expiry pass) that recorded events, with the lock
+    // released, before Write returns.
+    std::function<void()> written;
+  };
+  // Set once, before the Storage is shared between threads. `admit` and
+  // `recorded` must be cheap and must not call into Storage.
+  void SetWriteObserver(WriteObserver observer) {
+    observer_ = std::move(observer);
+  }
+
  private:
   // Ordered by key (a listing's order); looked up by string_view.
   using Collection = std::map<std::string, api::ObjectPtr, std::less<>>;
@@ -341,6 +361,7 @@ class Storage {
   CondVar expiry_cv_;
   bool expiry_moved_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  WriteObserver observer_;
   // Last: started once everything above is built (only with a ttl).
   std::thread expirer_;
 };
