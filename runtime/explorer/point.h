@@ -11,9 +11,12 @@
 //                                  "deployments.apps") are held back from
 //                                  the controllers from step S until a while
 //                                  after step S+1 began; writes go on
-//   unobserved:step:S:N            the watch event of the N-th write of
-//                                  step S (whose object is written again
-//                                  later) never reaches the controllers
+//   unobserved:step:S:N            the watch event of the user's N-th
+//                                  write of step S (an object the user
+//                                  writes again in a later step) never
+//                                  reaches the controllers: they see the
+//                                  object's state before and after, never
+//                                  that one
 //
 // K counts the writes of the reference run's controllers (1-based), events
 // and leases left out; S counts the scenario's steps (1-based).

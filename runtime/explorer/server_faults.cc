@@ -1,0 +1,69 @@
+#include "runtime/explorer/server_faults.h"
+
+#include <utility>
+
+#include "apiserver/api_server.h"
+#include "apiserver/endpoints/write_log.h"
+
+namespace kcr::explorer {
+namespace {
+
+Write FromRecord(const apiserver::WriteRecord& r) {
+  return Write{r.seq,         r.verb,       r.group,
+               r.resource,    r.subresource, r.namespace_,
+               r.name,        r.user_agent};
+}
+
+}  // namespace
+
+ServerFaults::ServerFaults(apiserver::ApiServer* server) : server_(server) {}
+
+ServerFaults::~ServerFaults() {
+  if (subscription_ != 0) server_->write_log()->Unsubscribe(subscription_);
+}
+
+std::vector<Write> ServerFaults::WritesSince(int64_t seq) const {
+  std::vector<Write> out;
+  for (const apiserver::WriteRecord& r : server_->write_log()->Since(seq)) {
+    out.push_back(FromRecord(r));
+  }
+  return out;
+}
+
+int64_t ServerFaults::last_seq() const {
+  return server_->write_log()->last_seq();
+}
+
+void ServerFaults::Subscribe(std::function<void(const Write&)> fn) {
+  subscription_ = server_->write_log()->Subscribe(
+      [fn = std::move(fn)](const apiserver::WriteRecord& r) {
+        fn(FromRecord(r));
+      });
+}
+
+absl::Status ServerFaults::CrashNow(const std::string& user_agent) {
+  return absl::UnimplementedError("the server has no crash fence yet");
+}
+
+bool ServerFaults::Crashed(const std::string& user_agent) const {
+  return false;
+}
+
+absl::Status ServerFaults::FailRequest(const Match& match, int nth, int code,
+                                       bool after_store) {
+  return absl::UnimplementedError("the server has no error rules yet");
+}
+
+int64_t ServerFaults::failures_fired() const { return 0; }
+
+absl::StatusOr<int64_t> ServerFaults::HoldWatch(const Match& match) {
+  return absl::UnimplementedError("the server cannot hold watch events yet");
+}
+
+void ServerFaults::ReleaseHold(int64_t id) {}
+
+absl::Status ServerFaults::DropNextWatchEvent(const Match& match) {
+  return absl::UnimplementedError("the server cannot drop watch events yet");
+}
+
+}  // namespace kcr::explorer
