@@ -23,6 +23,7 @@
 #include "runtime/client/rest_client.h"
 #include "runtime/controller/manager.h"
 #include "runtime/envtest/environment.h"
+#include "runtime/explorer/fenced_client.h"
 #include "runtime/explorer/server_faults.h"
 
 namespace kcr::explorer {
@@ -38,7 +39,8 @@ bool Ignored(const Write& w) {
          (w.group == "coordination.k8s.io" && w.resource == "leases");
 }
 
-std::string ResourceName(const std::string& group, const std::string& resource) {
+std::string ResourceName(const std::string& group,
+                         const std::string& resource) {
   return group.empty() ? resource : absl::StrCat(resource, ".", group);
 }
 
@@ -50,11 +52,10 @@ bool SameObject(const Write& a, const Write& b) {
 std::string Describe(const Write& w, const std::string& base) {
   std::string who = w.user_agent;
   if (absl::StartsWith(who, base)) who = who.substr(base.size());
-  return absl::StrCat(w.seq, " ", w.verb, " ",
-                      ResourceName(w.group, w.resource),
-                      w.subresource.empty() ? "" : "/", w.subresource, " ",
-                      w.namespace_, w.namespace_.empty() ? "" : "/", w.name,
-                      " by ", who);
+  return absl::StrCat(
+      w.seq, " ", w.verb, " ", ResourceName(w.group, w.resource),
+      w.subresource.empty() ? "" : "/", w.subresource, " ", w.namespace_,
+      w.namespace_.empty() ? "" : "/", w.name, " by ", who);
 }
 
 // What the reference run records for enumerating points and comparing.
@@ -78,6 +79,8 @@ struct Outcome {
 // A Manager of a run: its own identity, caches and thread.
 struct Incarnation {
   std::unique_ptr<controller::Manager> mgr;
+  // The Manager's client (owned by it).
+  FencedClient* client = nullptr;
   std::string user_agent;
   CancelFunc cancel;
   std::thread thread;
@@ -127,8 +130,8 @@ class Run {
     LOG(INFO) << "explorer finding scenario=" << scenario_.name
               << " point=" << point_.ToString() << " oracle=" << oracle << " "
               << message;
-    out_.findings.push_back(Finding{point_, std::move(oracle),
-                                    std::move(message), "", ""});
+    out_.findings.push_back(
+        Finding{point_, std::move(oracle), std::move(message), "", ""});
   }
 
   bool Setup() {
@@ -142,7 +145,8 @@ class Run {
     };
     auto env = envtest::Environment::Start(std::move(env_options));
     if (!env.ok()) {
-      Fail("setup", absl::StrCat("starting the server: ", env.status().ToString()));
+      Fail("setup",
+           absl::StrCat("starting the server: ", env.status().ToString()));
       return false;
     }
     env_ = *std::move(env);
@@ -165,15 +169,19 @@ class Run {
     if (point_.kind == Point::Kind::kCrashAfterWrite) {
       const std::string prefix = ManagerPrefix();
       const int k = point_.write;
+      // On the writing thread, before the K-th write is answered: the
+      // Manager's own client refuses everything from here on, and the
+      // server drops its identity where it can.
       faults_->Subscribe([this, prefix, k](const Write& w) {
         if (Ignored(w) || !absl::StartsWith(w.user_agent, prefix)) return;
         if (++writes_counted_ != k) return;
+        FencedClient* client = first_client_.load();
+        if (client != nullptr) client->Fence();
         absl::Status s = faults_->CrashNow(w.user_agent);
-        if (s.ok()) {
-          crash_fired_ = true;
-        } else {
-          LOG(ERROR) << "explorer: crash fence failed: " << s;
+        if (!s.ok() && !absl::IsUnimplemented(s)) {
+          LOG(ERROR) << "explorer: the server's crash fence failed: " << s;
         }
+        crash_fired_ = true;
       });
     } else if (point_.kind == Point::Kind::kError) {
       const auto& writes = reference_->controller_writes;
@@ -190,8 +198,8 @@ class Run {
           ++nth;
         }
       }
-      Match match{w.verb, w.group, w.resource, w.subresource, "", "",
-                  ManagerPrefix()};
+      Match match{w.verb, w.group, w.resource,     w.subresource,
+                  "",     "",      ManagerPrefix()};
       armed = faults_->FailRequest(match, nth, point_.code, point_.after_store);
     }
     if (!armed.ok()) {
@@ -206,11 +214,19 @@ class Run {
     inc->user_agent = UserAgentOf(++managers_);
     client::Config config = env_->rest_config();
     config.user_agent = inc->user_agent;
+    auto client = client::NewRestClient(config);
+    if (!client.ok()) {
+      Fail("setup", absl::StrCat("a client: ", client.status().ToString()));
+      return false;
+    }
+    auto fenced = std::make_unique<FencedClient>(*std::move(client));
+    inc->client = fenced.get();
+    if (managers_ == 1) first_client_ = fenced.get();
     controller::ManagerOptions options;
     options.leader_election = false;
     options.graceful_shutdown_timeout = options_.shutdown_timeout;
     options.cache_sync_timeout = options_.convergence_timeout;
-    auto mgr = controller::Manager::New(config, std::move(options));
+    auto mgr = controller::Manager::New(std::move(fenced), std::move(options));
     if (!mgr.ok()) {
       Fail("setup", absl::StrCat("a new Manager: ", mgr.status().ToString()));
       return false;
@@ -306,8 +322,9 @@ class Run {
       }
       absl::Status status;
       if (ManagerReturned(&status)) {
-        Fail("manager-failed", absl::StrCat("m", managers_, " stopped by itself after ",
-                                            after, ": ", status.ToString()));
+        Fail("manager-failed",
+             absl::StrCat("m", managers_, " stopped by itself after ", after,
+                          ": ", status.ToString()));
         return false;
       }
       const absl::Time now = absl::Now();
@@ -348,7 +365,8 @@ class Run {
 
   bool CheckInvariants(const std::string& after) {
     for (const Invariant& inv : scenario_.invariants) {
-      const auto [ctx, cancel] = WithTimeout(Context::Background(), kRequestTimeout);
+      const auto [ctx, cancel] =
+          WithTimeout(Context::Background(), kRequestTimeout);
       absl::Status s = inv.check(ctx, *user_);
       cancel();
       if (!s.ok()) {
@@ -366,7 +384,8 @@ class Run {
       Match match;
       const size_t dot = point_.resource.find('.');
       match.resource = point_.resource.substr(0, dot);
-      if (dot != std::string::npos) match.group = point_.resource.substr(dot + 1);
+      if (dot != std::string::npos)
+        match.group = point_.resource.substr(dot + 1);
       match.user_agent = ManagerPrefix();
       auto id = faults_->HoldWatch(match);
       if (!id.ok()) {
@@ -384,8 +403,8 @@ class Run {
         return false;
       }
       const Write& w = writes[point_.nth - 1];
-      Match match{"", w.group, w.resource, "", w.namespace_, w.name,
-                  ManagerPrefix()};
+      Match match{"",           w.group, w.resource,     "",
+                  w.namespace_, w.name,  ManagerPrefix()};
       absl::Status s = faults_->DropNextWatchEvent(match);
       if (!s.ok()) {
         Fail("setup", s.ToString());
@@ -415,7 +434,8 @@ class Run {
       Poll();
       step_ = s;
       if (!BeforeStep(s)) return;
-      const auto [ctx, cancel] = WithTimeout(Context::Background(), kRequestTimeout);
+      const auto [ctx, cancel] =
+          WithTimeout(Context::Background(), kRequestTimeout);
       absl::Status done = step.run(ctx, *user_);
       cancel();
       if (!done.ok()) {
@@ -466,7 +486,8 @@ class Run {
         return;
       }
       for (api::ObjectPtr& o : list->items) {
-        objects.push_back(StateObject{r.gvr.group, r.gvr.resource, std::move(o)});
+        objects.push_back(
+            StateObject{r.gvr.group, r.gvr.resource, std::move(o)});
       }
     }
     out_.recording.end_state = EndState::Of(objects, scenario_.ignored_fields);
@@ -499,6 +520,8 @@ class Run {
   // Counted on the server's writing threads (the crash point's subscriber).
   std::atomic<int> writes_counted_{0};
   std::atomic<bool> crash_fired_{false};
+  // The first Manager's client, which the crash point fences.
+  std::atomic<FencedClient*> first_client_{nullptr};
   bool crash_handled_ = false;
   int64_t errors_fired_ = 0;
   Outcome out_;
@@ -591,8 +614,7 @@ std::string Reproduction(const std::string& selection) {
 }
 
 absl::Status Validate(const Scenario& s) {
-  if (s.name.empty() ||
-      !std::all_of(s.name.begin(), s.name.end(), [](char c) {
+  if (s.name.empty() || !std::all_of(s.name.begin(), s.name.end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
       })) {
     return absl::InvalidArgumentError(
@@ -604,8 +626,9 @@ absl::Status Validate(const Scenario& s) {
   }
   for (const Step& step : s.steps) {
     if (!step.run) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "scenario ", s.name, ": step \"", step.description, "\" does nothing"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("scenario ", s.name, ": step \"", step.description,
+                       "\" does nothing"));
     }
   }
   return absl::OkStatus();
@@ -636,9 +659,9 @@ std::string Report::ToString() const {
   std::string out = absl::StrCat(
       "explorer ", scenario, " seed=", seed, ": ", runs.size(),
       " runs (the reference and ", runs.empty() ? 0 : runs.size() - 1,
-      " points, ", fired, " perturbed as planned), ",
-      reference_writes.size(), " controller writes in the reference, ",
-      findings.size(), " findings, ", absl::FormatDuration(wall), "\n");
+      " points, ", fired, " perturbed as planned), ", reference_writes.size(),
+      " controller writes in the reference, ", findings.size(), " findings, ",
+      absl::FormatDuration(wall), "\n");
   for (const Finding& f : findings) absl::StrAppend(&out, f.ToString(), "\n");
   return out;
 }
@@ -679,15 +702,19 @@ absl::StatusOr<Report> Explore(const Scenario& scenario,
   };
 
   Outcome ref = Run(scenario, options, Point{}, nullptr, "reference").Go();
-  report.runs.push_back(PointRun{Point{}, ref.wall, true, ref.managers,
-                                 static_cast<int>(ref.recording.controller_writes.size()),
-                                 ref.findings.empty()});
+  report.runs.push_back(
+      PointRun{Point{}, ref.wall, true, ref.managers,
+               static_cast<int>(ref.recording.controller_writes.size()),
+               ref.findings.empty()});
   const std::string ref_base =
       absl::StrCat("kcr-explorer/", scenario.name, "/reference/");
   for (const Write& w : ref.recording.controller_writes) {
     report.reference_writes.push_back(Describe(w, ref_base));
   }
   report.reference_state = ref.recording.end_state;
+  LOG(INFO) << "explorer " << scenario.name << ": the reference run's "
+            << report.reference_writes.size() << " controller writes:\n  "
+            << absl::StrJoin(report.reference_writes, "\n  ");
   if (!ref.findings.empty()) {
     finish(Point{}, &ref.findings);
     report.wall = absl::Now() - start;
@@ -731,7 +758,8 @@ absl::StatusOr<Report> Explore(const Scenario& scenario,
         i = order[next++];
       }
       const std::string run_id = absl::StrCat("p", i + 1);
-      Outcome o = Run(scenario, options, points[i], &ref.recording, run_id).Go();
+      Outcome o =
+          Run(scenario, options, points[i], &ref.recording, run_id).Go();
       MutexLock lock(&mu);
       outcomes[i] = std::move(o);
     }
@@ -744,9 +772,10 @@ absl::StatusOr<Report> Explore(const Scenario& scenario,
   for (size_t i = 0; i < points.size(); ++i) {
     if (!outcomes[i].has_value()) continue;
     Outcome& o = *outcomes[i];
-    report.runs.push_back(PointRun{points[i], o.wall, o.fired, o.managers,
-                                   static_cast<int>(o.recording.controller_writes.size()),
-                                   o.findings.empty()});
+    report.runs.push_back(
+        PointRun{points[i], o.wall, o.fired, o.managers,
+                 static_cast<int>(o.recording.controller_writes.size()),
+                 o.findings.empty()});
     finish(points[i], &o.findings);
   }
   report.wall = absl::Now() - start;
