@@ -74,8 +74,10 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
       .admit = nullptr,
       .recorded =
           [self](const StoredEvent& event) {
-            self->write_log_.Append(
-                WriteLog::FromEvent(event, CurrentWriteContext()));
+            WriteRecord write =
+                WriteLog::FromEvent(event, CurrentWriteContext());
+            self->faults_.OnWrite(write);
+            self->write_log_.Append(std::move(write));
           },
       .written = [self] { self->write_log_.Deliver(); },
   });

@@ -1,11 +1,113 @@
 #include "apiserver/endpoints/faults.h"
 
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "api/json/json_util.h"
 #include "base/str_cat.h"
+#include "base/string_view.h"
 #include "rapidjson/document.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
 
 namespace kcr {
 namespace apiserver {
+namespace {
+
+constexpr const char* kRuleMembers[] = {"watchDrops"};
+
+bool FieldMatches(const std::string& want, std::string_view got) {
+  return want.empty() || want == got;
+}
+
+std::string JsonString(std::string_view s) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+// An integer member of a rule object (absent: `fallback`).
+absl::StatusOr<int64_t> IntMember(const rapidjson::Value& v, const char* key,
+                                  int64_t fallback) {
+  auto m = v.FindMember(key);
+  if (m == v.MemberEnd()) return fallback;
+  if (!m->value.IsInt64()) {
+    return absl::InvalidArgumentError(Cat(key, " is not an integer"));
+  }
+  return m->value.GetInt64();
+}
+
+// The members of a JSON array of rule objects.
+absl::Status ForEachRule(
+    const rapidjson::Value& array, const char* key,
+    const std::function<absl::Status(const rapidjson::Value& rule)>& fn) {
+  if (!array.IsArray()) {
+    return absl::InvalidArgumentError(Cat(key, " is not an array"));
+  }
+  for (const rapidjson::Value& rule : array.GetArray()) {
+    if (!rule.IsObject()) {
+      return absl::InvalidArgumentError(Cat(key, " has a non-object"));
+    }
+    absl::Status s = fn(rule);
+    if (!s.ok()) {
+      return absl::InvalidArgumentError(Cat(key, ": ", ToStd(s.message())));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool RequestFilter::Matches(std::string_view v, std::string_view g,
+                            std::string_view r, std::string_view sub,
+                            std::string_view ns, std::string_view n,
+                            std::string_view ua) const {
+  return FieldMatches(verb, v) && FieldMatches(group, g) &&
+         FieldMatches(resource, r) && FieldMatches(subresource, sub) &&
+         FieldMatches(namespace_, ns) && FieldMatches(name, n) &&
+         absl::StartsWith(ToAbsl(ua), user_agent);
+}
+
+std::string RequestFilter::ToJson() const {
+  return Cat("{\"verb\":", JsonString(verb), ",\"group\":", JsonString(group),
+             ",\"resource\":", JsonString(resource),
+             ",\"subresource\":", JsonString(subresource),
+             ",\"namespace\":", JsonString(namespace_),
+             ",\"name\":", JsonString(name),
+             ",\"userAgent\":", JsonString(user_agent), "}");
+}
+
+absl::StatusOr<RequestFilter> RequestFilter::FromJson(
+    const rapidjson::Value& value, const std::vector<std::string>& extra) {
+  if (!value.IsObject()) {
+    return absl::InvalidArgumentError("a filter is not a JSON object");
+  }
+  RequestFilter f;
+  for (const auto& m : value.GetObject()) {
+    const std::string key(m.name.GetString(), m.name.GetStringLength());
+    if (std::find(extra.begin(), extra.end(), key) != extra.end()) continue;
+    std::string* field = key == "verb"          ? &f.verb
+                         : key == "group"       ? &f.group
+                         : key == "resource"    ? &f.resource
+                         : key == "subresource" ? &f.subresource
+                         : key == "namespace"   ? &f.namespace_
+                         : key == "name"        ? &f.name
+                         : key == "userAgent"   ? &f.user_agent
+                                                : nullptr;
+    if (field == nullptr) {
+      return absl::InvalidArgumentError(Cat("unknown member ", key));
+    }
+    if (!m.value.IsString()) {
+      return absl::InvalidArgumentError(Cat(key, " is not a string"));
+    }
+    field->assign(m.value.GetString(), m.value.GetStringLength());
+  }
+  return f;
+}
 
 std::string FaultOptions::ToJson() const {
   return Cat(
@@ -26,6 +128,8 @@ absl::StatusOr<FaultOptions> FaultOptions::FromJson(const std::string& json,
   FaultOptions o = base;
   for (const auto& m : d.GetObject()) {
     std::string key(m.name.GetString(), m.name.GetStringLength());
+    // Rules are FaultInjector's (ApplyRulesJson).
+    if (FaultInjector::IsRuleMember(key)) continue;
     if (!m.value.IsNumber()) {
       return absl::InvalidArgumentError(Cat(key, " is not a number"));
     }
@@ -99,6 +203,103 @@ int64_t FaultInjector::throttles_injected() const {
 int64_t FaultInjector::delays_injected() const {
   MutexLock l(&mu_);
   return delays_;
+}
+
+void FaultInjector::UpdateActiveLocked() {
+  active_.store(!drops_.empty() || !dropped_.empty(),
+                std::memory_order_release);
+}
+
+absl::Status FaultInjector::DropWatchEvents(WatchDrop drop) {
+  if (drop.count < 1) return absl::InvalidArgumentError("count is below 1");
+  MutexLock l(&mu_);
+  drops_.push_back(std::move(drop));
+  UpdateActiveLocked();
+  return absl::OkStatus();
+}
+
+void FaultInjector::ClearRules() {
+  MutexLock l(&mu_);
+  drops_.clear();
+  dropped_.clear();
+  UpdateActiveLocked();
+}
+
+void FaultInjector::OnWrite(const WriteRecord& w) {
+  if (!active()) return;
+  MutexLock l(&mu_);
+  for (auto it = drops_.begin(); it != drops_.end(); ++it) {
+    const RequestFilter& f = it->match;
+    // The filter's user agent is the watchers', not the writer's.
+    if (!f.Matches(w.verb, w.group, w.resource, w.subresource, w.namespace_,
+                   w.name, f.user_agent)) {
+      continue;
+    }
+    int64_t rv = 0;
+    if (!absl::SimpleAtoi(w.resource_version, &rv)) continue;
+    dropped_[rv] = f.user_agent;
+    ++fired_;
+    if (--it->count == 0) drops_.erase(it);
+    break;
+  }
+  UpdateActiveLocked();
+}
+
+FaultInjector::EventFate FaultInjector::FateOf(const WatchInfo& watch,
+                                               int64_t resource_version) {
+  MutexLock l(&mu_);
+  auto d = dropped_.find(resource_version);
+  if (d != dropped_.end() &&
+      absl::StartsWith(ToAbsl(watch.user_agent), d->second)) {
+    return EventFate::kDrop;
+  }
+  return EventFate::kSend;
+}
+
+bool FaultInjector::IsRuleMember(std::string_view key) {
+  for (const char* m : kRuleMembers) {
+    if (key == m) return true;
+  }
+  return false;
+}
+
+std::string FaultInjector::RulesJson() const {
+  MutexLock l(&mu_);
+  std::string out = "\"watchDrops\":[";
+  for (size_t i = 0; i < drops_.size(); ++i) {
+    std::string f = drops_[i].match.ToJson();
+    f.pop_back();
+    CatAppend(&out, i > 0 ? "," : "", f, ",\"count\":", drops_[i].count, "}");
+  }
+  CatAppend(&out, "],\"rulesFired\":", fired_);
+  return out;
+}
+
+absl::Status FaultInjector::ApplyRulesJson(const rapidjson::Value& object) {
+  std::optional<std::vector<WatchDrop>> drops;
+  if (auto m = object.FindMember("watchDrops"); m != object.MemberEnd()) {
+    drops.emplace();
+    absl::Status s =
+        ForEachRule(m->value, "watchDrops", [&](const rapidjson::Value& rule) {
+          auto f = RequestFilter::FromJson(rule, {"count"});
+          if (!f.ok()) return f.status();
+          auto count = IntMember(rule, "count", 1);
+          if (!count.ok()) return count.status();
+          if (*count < 1) return absl::InvalidArgumentError("count is below 1");
+          drops->push_back({*f, static_cast<int>(*count)});
+          return absl::OkStatus();
+        });
+    if (!s.ok()) return s;
+  }
+  MutexLock l(&mu_);
+  if (drops.has_value()) drops_ = std::move(*drops);
+  UpdateActiveLocked();
+  return absl::OkStatus();
+}
+
+int64_t FaultInjector::rules_fired() const {
+  MutexLock l(&mu_);
+  return fired_;
 }
 
 }  // namespace apiserver

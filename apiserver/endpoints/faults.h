@@ -4,17 +4,34 @@
 // Faults never change stored state: a failed request fails before it is
 // processed, and a closed watch just ends its stream.
 //
+// Beside the random faults of FaultOptions, rules aim at one client's
+// requests or one kind's watch events (what a controller's tests, and the
+// controller explorer, perturb): a client is known by its User-Agent
+// (kcr's RestConfig::user_agent), and a RequestFilter picks requests or
+// events.
+//   DropWatchEvents  the next N events of a kind are never delivered to the
+//                    matching watchers: as if their watch had been cut
+//                    before them and resumed at a later resourceVersion.
+// With no rule set, a request or a watch event costs one atomic load.
+//
 // Thread-safe.
 #ifndef KCR_APISERVER_ENDPOINTS_FAULTS_H_
 #define KCR_APISERVER_ENDPOINTS_FAULTS_H_
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/random/random.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "apiserver/endpoints/write_log.h"
 #include "base/mutex.h"
+#include "rapidjson/document.h"
 
 namespace kcr {
 namespace apiserver {
@@ -44,6 +61,45 @@ struct FaultOptions {
                                                const FaultOptions& base);
 };
 
+// Picks requests (or watch events, by the write that made them): each
+// non-empty member must equal the request's, `user_agent` must be a prefix
+// of its User-Agent. Empty members match anything. JSON: {"verb":..,
+// "group":..,"resource":..,"subresource":..,"namespace":..,"name":..,
+// "userAgent":..}, every member optional.
+struct RequestFilter {
+  // kube's verb: get list watch create update patch delete
+  // deletecollection.
+  std::string verb, group, resource, subresource, namespace_, name;
+  std::string user_agent;
+
+  bool Matches(std::string_view verb, std::string_view group,
+               std::string_view resource, std::string_view subresource,
+               std::string_view ns, std::string_view name,
+               std::string_view user_agent) const;
+  std::string ToJson() const;
+  // Parses that form; `extra` names further members the caller reads
+  // (they are skipped here), anything else is an error.
+  static absl::StatusOr<RequestFilter> FromJson(
+      const rapidjson::Value& value, const std::vector<std::string>& extra);
+};
+
+// The next `count` stored writes that `match` selects (its verb, group,
+// resource, subresource, namespace and name; `user_agent` is the
+// watcher's) are never sent to the watches of the watchers it selects; the
+// streams go on with the later events. JSON in "watchDrops": the filter's
+// members and "count".
+struct WatchDrop {
+  RequestFilter match;
+  int count = 1;
+};
+
+// What a watch stream tells the injector about itself.
+struct WatchInfo {
+  std::string group, resource;
+  // The watcher's User-Agent.
+  std::string user_agent;
+};
+
 class FaultInjector {
  public:
   enum class Verdict { kNone, kError, kThrottle };
@@ -65,6 +121,35 @@ class FaultInjector {
   int64_t throttles_injected() const;
   int64_t delays_injected() const;
 
+  // Whether any rule is set (one atomic load): with none, requests and
+  // watch events need not ask anything else.
+  bool active() const { return active_.load(std::memory_order_acquire); }
+
+  // Adds a drop rule (count >= 1).
+  absl::Status DropWatchEvents(WatchDrop drop);
+  // Clears every rule (drops not yet used).
+  void ClearRules();
+
+  // The server calls this with every write it stores, in storage order,
+  // under its storage lock (write_log.h): drop rules pick their events.
+  void OnWrite(const WriteRecord& write);
+
+  // What a watch stream does with one event (by the write that made it).
+  enum class EventFate { kSend, kDrop };
+  EventFate FateOf(const WatchInfo& watch, int64_t resource_version);
+
+  // The rules as JSON members (no braces): "watchDrops":[...] and
+  // "rulesFired":n.
+  std::string RulesJson() const;
+  // Applies the rule members of a control request's JSON object (others
+  // are left to FaultOptions); all or nothing.
+  absl::Status ApplyRulesJson(const rapidjson::Value& object);
+  // Whether `key` is a rule member of the control JSON.
+  static bool IsRuleMember(std::string_view key);
+
+  // Rules that have fired (an event dropped counts once per write).
+  int64_t rules_fired() const;
+
  private:
   mutable Mutex mu_;
   FaultOptions options_ ABSL_GUARDED_BY(mu_);
@@ -72,6 +157,17 @@ class FaultInjector {
   int64_t errors_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t throttles_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t delays_ ABSL_GUARDED_BY(mu_) = 0;
+
+  // Sets active_ from the rules.
+  void UpdateActiveLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  std::atomic<bool> active_{false};
+  std::vector<WatchDrop> drops_ ABSL_GUARDED_BY(mu_);
+  // Writes picked by a drop rule: resourceVersion -> the watchers' filter
+  // (its user_agent). Kept until ClearRules, as a watch resumed from
+  // before them must not see them either.
+  std::map<int64_t, std::string> dropped_ ABSL_GUARDED_BY(mu_);
+  int64_t fired_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace apiserver

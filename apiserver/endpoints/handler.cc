@@ -384,8 +384,14 @@ void ApiHandler::HandleFaults(const HttpRequest& req, HttpExchange* ex) {
     SendApiError(ex, api::StatusError::PathNotFound());
     return;
   }
+  // The options' members, then the rules'.
+  auto current = [faults]() {
+    std::string json = faults->options().ToJson();
+    json.pop_back();
+    return Cat(json, ",", faults->RulesJson(), "}");
+  };
   if (req.method == "GET") {
-    SendJson(ex, 200, faults->options().ToJson());
+    SendJson(ex, 200, current());
     return;
   }
   if (req.method == "PUT" || req.method == "POST" || req.method == "PATCH") {
@@ -395,8 +401,16 @@ void ApiHandler::HandleFaults(const HttpRequest& req, HttpExchange* ex) {
                    api::StatusError::BadRequest(ToStd(o.status().message())));
       return;
     }
+    // FromJson has parsed it: an object.
+    rapidjson::Document d;
+    json::ParseJson(req.body, &d).IgnoreError();
+    absl::Status rules = faults->ApplyRulesJson(d);
+    if (!rules.ok()) {
+      SendApiError(ex, api::StatusError::BadRequest(ToStd(rules.message())));
+      return;
+    }
     faults->set_options(*o);
-    SendJson(ex, 200, o->ToJson());
+    SendJson(ex, 200, current());
     return;
   }
   SendApiError(ex, api::StatusError::MethodNotSupported({"", "fault-injection"},

@@ -83,7 +83,9 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
               (1.0 + absl::Uniform<double>(gen, 0.0, 1.0));
   }
   absl::Time end = start + timeout;
-  FaultOptions faults = options_.faults->options();
+  FaultInjector* injector = options_.faults;
+  const WatchInfo watch_info{r.group(), r.resource(), req.Header("user-agent")};
+  FaultOptions faults = injector->options();
   if (faults.watch_close_after > absl::ZeroDuration()) {
     end = std::min(end, start + faults.watch_close_after);
   }
@@ -217,7 +219,12 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
     if (bookmarks) deadline = std::min(deadline, next_bookmark);
     CacheWatcher::Batch b = watcher->Next(deadline, 1000);
     cursor = b.resource_version;
+    const bool faulty = injector->active();
     for (const WatchEvent& e : b.events) {
+      if (faulty && injector->FateOf(watch_info, e.resource_version) ==
+                        FaultInjector::EventFate::kDrop) {
+        continue;
+      }
       add_event(EventTypeName(e.type), e.object);
       if (close_after_events()) break;
       // Chunks of about 64 KiB at most, as for the initial state.
