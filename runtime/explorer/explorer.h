@@ -36,7 +36,8 @@
 // ("nginx:crash-after-write:3:seed=42"). With the environment variable
 // KCR_EXPLORE set to one, Explore runs the reference run and that point
 // alone (and nothing for another scenario), so
-//   bazel test //my:test --test_env=KCR_EXPLORE=nginx:crash-after-write:3:seed=42
+//   bazel test //my:test
+//   --test_env=KCR_EXPLORE=nginx:crash-after-write:3:seed=42
 // reruns exactly the failing point.
 //
 // Thread-safe (each call runs on its own servers).

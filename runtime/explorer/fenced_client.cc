@@ -7,8 +7,8 @@ absl::Status FencedClient::Refused() const {
 }
 
 absl::StatusOr<api::ObjectPtr> FencedClient::Get(
-    const Context& ctx, const client::Resource& resource,
-    std::string_view name, const client::GetOptions& options) {
+    const Context& ctx, const client::Resource& resource, std::string_view name,
+    const client::GetOptions& options) {
   if (fenced()) return Refused();
   return inner_->Get(ctx, resource, name, options);
 }
@@ -57,8 +57,8 @@ absl::StatusOr<api::ObjectPtr> FencedClient::UpdateStatus(
 }
 
 absl::StatusOr<api::ObjectPtr> FencedClient::Patch(
-    const Context& ctx, const client::Resource& resource,
-    std::string_view name, client::PatchType type, std::string_view patch,
+    const Context& ctx, const client::Resource& resource, std::string_view name,
+    client::PatchType type, std::string_view patch,
     const client::PatchOptions& options, std::string_view subresource) {
   if (fenced()) return Refused();
   return inner_->Patch(ctx, resource, name, type, patch, options, subresource);

@@ -3,15 +3,27 @@
 #include <utility>
 
 #include "apiserver/api_server.h"
+#include "apiserver/endpoints/faults.h"
 #include "apiserver/endpoints/write_log.h"
 
 namespace kcr::explorer {
 namespace {
 
 Write FromRecord(const apiserver::WriteRecord& r) {
-  return Write{r.seq,         r.verb,       r.group,
-               r.resource,    r.subresource, r.namespace_,
-               r.name,        r.user_agent};
+  return Write{r.seq,         r.verb,       r.group, r.resource,
+               r.subresource, r.namespace_, r.name,  r.user_agent};
+}
+
+apiserver::RequestFilter Filter(const Match& m) {
+  apiserver::RequestFilter f;
+  f.verb = m.verb;
+  f.group = m.group;
+  f.resource = m.resource;
+  f.subresource = m.subresource;
+  f.namespace_ = m.namespace_;
+  f.name = m.name;
+  f.user_agent = m.user_agent;
+  return f;
 }
 
 }  // namespace
@@ -63,7 +75,10 @@ absl::StatusOr<int64_t> ServerFaults::HoldWatch(const Match& match) {
 void ServerFaults::ReleaseHold(int64_t id) {}
 
 absl::Status ServerFaults::DropNextWatchEvent(const Match& match) {
-  return absl::UnimplementedError("the server cannot drop watch events yet");
+  apiserver::WatchDrop drop;
+  drop.match = Filter(match);
+  drop.count = 1;
+  return server_->faults()->DropWatchEvents(std::move(drop));
 }
 
 }  // namespace kcr::explorer

@@ -48,9 +48,9 @@ std::set<std::string> Split(const api::Object& o, const char* pointer) {
   std::set<std::string> out;
   const rapidjson::Value* v = o.Find(pointer);
   if (v == nullptr || !v->IsString()) return out;
-  for (absl::string_view s : absl::StrSplit(
-           absl::string_view(v->GetString(), v->GetStringLength()), ',',
-           absl::SkipWhitespace())) {
+  for (absl::string_view s :
+       absl::StrSplit(absl::string_view(v->GetString(), v->GetStringLength()),
+                      ',', absl::SkipWhitespace())) {
     out.insert(std::string(s));
   }
   return out;
@@ -66,13 +66,17 @@ class PlantedReconciler : public controller::Reconciler {
   PlantedReconciler(controller::Manager& mgr, PlantedBugs bugs)
       : bugs_(bugs),
         client_(mgr.GetClient()),
-        parents_(mgr.GetInformerFactory()->InformerFor(AllConfigMaps())->GetIndexer(),
+        parents_(mgr.GetInformerFactory()
+                     ->InformerFor(AllConfigMaps())
+                     ->GetIndexer(),
                  {"", "configmaps"}),
-        children_(mgr.GetInformerFactory()->InformerFor(AllSecrets())->GetIndexer(),
-                  {"", "secrets"}) {}
+        children_(
+            mgr.GetInformerFactory()->InformerFor(AllSecrets())->GetIndexer(),
+            {"", "secrets"}) {}
 
   absl::StatusOr<controller::Result> Reconcile(
-      const controller::Request& req, controller::ReconcileContext& rc) override {
+      const controller::Request& req,
+      controller::ReconcileContext& rc) override {
     const Context& ctx = rc.ctx();
     {
       MutexLock lock(&mu_);
@@ -86,7 +90,8 @@ class PlantedReconciler : public controller::Reconciler {
     const std::set<std::string> members = Split(**parent, "/data/members");
     const std::set<std::string> adopted = Split(**parent, "/data/adopted");
     std::map<std::string, std::vector<api::ObjectPtr>> by_member;
-    for (api::ObjectPtr& child : children_.List(api::LabelSelector::SelectorFromSet(
+    for (api::ObjectPtr& child :
+         children_.List(api::LabelSelector::SelectorFromSet(
              {{kRole, "child"}, {kParent, req.name}}))) {
       if (child->namespace_() != req.namespace_) continue;
       by_member[Label(*child, kMember)].push_back(std::move(child));
@@ -144,8 +149,8 @@ class PlantedReconciler : public controller::Reconciler {
     const std::string want = absl::StrJoin(ready, ",");
     auto have = (*parent)->Annotation(kReady);
     if (std::string(have.value_or("")) != want) {
-      const std::string patch = absl::StrCat(
-          R"({"metadata":{"annotations":{")", kReady, R"(":")", want, R"("}}})");
+      const std::string patch = absl::StrCat(R"({"metadata":{"annotations":{")",
+                                             kReady, R"(":")", want, R"("}}})");
       auto patched = client_->Patch(ctx, ConfigMaps(), req.name,
                                     client::PatchType::kMerge, patch);
       if (!patched.ok() && !api::IsNotFound(patched.status())) {
@@ -200,12 +205,11 @@ std::vector<controller::Request> ParentOf(const api::Object& child) {
 }
 
 Step CreateParent(const std::string& name, const std::string& members) {
-  return Step::Create(ConfigMaps(),
-                      absl::StrCat(R"({"apiVersion":"v1","kind":"ConfigMap",)",
-                                   R"("metadata":{"name":")", name,
-                                   R"(","labels":{")", kRole,
-                                   R"(":"parent"}},"data":{"members":")",
-                                   members, R"("}})"));
+  return Step::Create(
+      ConfigMaps(),
+      absl::StrCat(R"({"apiVersion":"v1","kind":"ConfigMap",)",
+                   R"("metadata":{"name":")", name, R"(","labels":{")", kRole,
+                   R"(":"parent"}},"data":{"members":")", members, R"("}})"));
 }
 
 }  // namespace
@@ -229,12 +233,12 @@ Scenario PlantedScenario(const std::string& name, PlantedBugs bugs) {
   s.steps = {
       CreateParent("p", "a"),
       Step::Patch(ConfigMaps(), "p", R"({"data":{"adopted":"b"}})"),
-      Step::Create(Secrets(),
-                   absl::StrCat(R"({"apiVersion":"v1","kind":"Secret",)",
-                                R"("metadata":{"name":"p-b","labels":{")",
-                                kRole, R"(":"child",")", kParent, R"(":"p",")",
-                                kMember, R"(":"b"}},)",
-                                R"("stringData":{"origin":"user"}})")),
+      Step::Create(
+          Secrets(),
+          absl::StrCat(R"({"apiVersion":"v1","kind":"Secret",)",
+                       R"("metadata":{"name":"p-b","labels":{")", kRole,
+                       R"(":"child",")", kParent, R"(":"p",")", kMember,
+                       R"(":"b"}},)", R"("stringData":{"origin":"user"}})")),
       Step::Patch(ConfigMaps(), "p", R"({"data":{"members":"a,c"}})"),
   };
   s.invariants = {
@@ -245,11 +249,11 @@ Scenario PlantedScenario(const std::string& name, PlantedBugs bugs) {
          std::map<std::string, int> count;
          for (const api::ObjectPtr& child : list->items) {
            if (Label(*child, kRole) != "child") continue;
-           const std::string key =
-               absl::StrCat(Label(*child, kParent), "/", Label(*child, kMember));
+           const std::string key = absl::StrCat(Label(*child, kParent), "/",
+                                                Label(*child, kMember));
            if (++count[key] > 1) {
-             return absl::FailedPreconditionError(
-                 absl::StrCat("member ", key, " has ", count[key], " children"));
+             return absl::FailedPreconditionError(absl::StrCat(
+                 "member ", key, " has ", count[key], " children"));
            }
          }
          return absl::OkStatus();
