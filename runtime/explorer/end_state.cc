@@ -53,9 +53,24 @@ rapidjson::Value Canonical(const rapidjson::Value& v, const StringMap& names,
     return out;
   }
   if (v.IsArray()) {
-    rapidjson::Value out(rapidjson::kArrayType);
+    std::vector<const rapidjson::Value*> elements;
+    bool keyed_by_type = !v.Empty();
     for (const auto& e : v.GetArray()) {
-      out.PushBack(Canonical(e, names, alloc), alloc);
+      elements.push_back(&e);
+      keyed_by_type = keyed_by_type && e.IsObject() && e.HasMember("type") &&
+                      e["type"].IsString();
+    }
+    // Conditions are a map keyed by type (listType=map): their order is
+    // whatever order their writers happened to add them in.
+    if (keyed_by_type) {
+      std::stable_sort(elements.begin(), elements.end(), [](auto* a, auto* b) {
+        return std::string_view((*a)["type"].GetString()) <
+               std::string_view((*b)["type"].GetString());
+      });
+    }
+    rapidjson::Value out(rapidjson::kArrayType);
+    for (const rapidjson::Value* e : elements) {
+      out.PushBack(Canonical(*e, names, alloc), alloc);
     }
     return out;
   }

@@ -6,7 +6,9 @@
 // than what it is: metadata.uid, resourceVersion, creationTimestamp,
 // managedFields, generation, selfLink, every ownerReference's uid, and
 // status.observedGeneration; every member whose name ends in "Time" or
-// "Timestamp" keeps its presence but not its value ("<time>"). A name the
+// "Timestamp" keeps its presence but not its value ("<time>"); a list of
+// objects that each have a string "type" (conditions) is sorted by it. A
+// name the
 // server generated (metadata.generateName set and a prefix of the name) is
 // replaced by a stable one, "<generateName><n>", numbered in the order of
 // the objects' normalised content, and every string equal to it elsewhere

@@ -65,6 +65,8 @@ struct Recording {
   // The user's writes, per step, and the user's identity.
   std::vector<std::vector<Write>> step_writes;
   std::string user_agent;
+  // The state after each step (converged), and at the end.
+  std::vector<EndState> step_states;
   EndState end_state;
 };
 
@@ -445,6 +447,7 @@ class Run {
       AfterAction(s);
       if (!WaitConverged(what)) return;
       if (!CheckInvariants(what)) return;
+      if (!CheckState(s, what)) return;
     }
     step_ = 0;
     if (!WaitConverged("the last step")) return;
@@ -469,8 +472,8 @@ class Run {
     }
   }
 
-  // Reads the end state and compares it with the reference run's.
-  void CheckEnd() {
+  // The state now: the objects of the scenario's collections, normalised.
+  std::optional<EndState> ReadState() {
     std::vector<StateObject> objects;
     for (const Collection& c : scenario_.state) {
       const client::Resource& r = c.resource;
@@ -483,14 +486,53 @@ class Run {
       if (!list.ok()) {
         Fail("setup", absl::StrCat("listing ", r.gvr.resource, ": ",
                                    list.status().ToString()));
-        return;
+        return std::nullopt;
       }
       for (api::ObjectPtr& o : list->items) {
         objects.push_back(
             StateObject{r.gvr.group, r.gvr.resource, std::move(o)});
       }
     }
-    out_.recording.end_state = EndState::Of(objects, scenario_.ignored_fields);
+    return EndState::Of(objects, scenario_.ignored_fields);
+  }
+
+  // Whether the state after step `s` must equal the reference's: not while
+  // a stale view may still be settling it, nor between an unobserved write
+  // and the user's next write of that object.
+  bool Comparable(int s) const {
+    if (point_.kind == Point::Kind::kStaleView) return s != point_.step;
+    if (point_.kind != Point::Kind::kUnobserved) return true;
+    if (s < point_.step) return true;
+    const Write& dropped =
+        reference_->step_writes[point_.step - 1][point_.nth - 1];
+    for (int t = point_.step + 1; t <= s; ++t) {
+      for (const Write& w : reference_->step_writes[t - 1]) {
+        if (SameObject(w, dropped)) return true;
+      }
+    }
+    return false;
+  }
+
+  // Records the state after step `s` and compares it with the reference
+  // run's there.
+  bool CheckState(int s, const std::string& after) {
+    std::optional<EndState> state = ReadState();
+    if (!state.has_value()) return false;
+    out_.recording.step_states.push_back(*state);
+    if (reference_ == nullptr || !Comparable(s)) return true;
+    std::string diff = state->DiffFrom(reference_->step_states[s - 1]);
+    if (diff.empty()) return true;
+    Fail("diverged",
+         absl::StrCat("the state after ", after,
+                      " differs from the reference run's:\n", diff));
+    return false;
+  }
+
+  // Reads the end state and compares it with the reference run's.
+  void CheckEnd() {
+    std::optional<EndState> state = ReadState();
+    if (!state.has_value()) return;
+    out_.recording.end_state = *state;
     if (reference_ == nullptr) return;
     std::string diff = out_.recording.end_state.DiffFrom(reference_->end_state);
     if (!diff.empty()) {

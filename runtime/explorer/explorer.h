@@ -7,8 +7,10 @@
 //   - converged: after every step the controllers go quiet (below) within
 //     convergence_timeout;
 //   - invariants: every Scenario invariant holds after every step;
-//   - same end state: the normalised end state (end_state.h) equals the
-//     reference run's;
+//   - same states: the normalised state (end_state.h) after every step and
+//     at the end equals the reference run's (after a step whose view was
+//     stale, or until the user writes again an object whose event was
+//     dropped, only later states are compared);
 //   - no hot loop: once converged at the end, the controllers make at most
 //     hot_loop_max_writes writes during hot_loop_window;
 //   - no failure: every Manager's Start returns OK when stopped (one that

@@ -85,6 +85,22 @@ TEST(EndStateTest, GeneratedNamesBecomeStableWhereverTheyAppear) {
       << three.DiffFrom(four);
 }
 
+TEST(EndStateTest, ConditionsCompareWhateverTheirOrder) {
+  EndState a = EndState::Of({Obj("deployments", R"({"metadata":{"name":"d",
+      "namespace":"n"},"status":{"conditions":[{"type":"Progressing"},
+      {"type":"Available"}]}})")});
+  EndState b = EndState::Of({Obj("deployments", R"({"metadata":{"name":"d",
+      "namespace":"n"},"status":{"conditions":[{"type":"Available"},
+      {"type":"Progressing"}]}})")});
+  EXPECT_EQ(a, b) << a.ToString() << b.ToString();
+  // Other lists keep their order.
+  EndState c = EndState::Of({Obj("deployments", R"({"metadata":{"name":"d",
+      "namespace":"n"},"spec":{"args":["x","y"]}})")});
+  EndState d = EndState::Of({Obj("deployments", R"({"metadata":{"name":"d",
+      "namespace":"n"},"spec":{"args":["y","x"]}})")});
+  EXPECT_NE(c, d);
+}
+
 TEST(EndStateTest, IgnoredFieldsAreNotCompared) {
   EndState a = EndState::Of(
       {Obj(
