@@ -17,7 +17,7 @@ namespace kcr {
 namespace apiserver {
 namespace {
 
-constexpr const char* kRuleMembers[] = {"watchDrops"};
+constexpr const char* kRuleMembers[] = {"errorRules", "watchDrops"};
 
 bool FieldMatches(const std::string& want, std::string_view got) {
   return want.empty() || want == got;
@@ -206,8 +206,71 @@ int64_t FaultInjector::delays_injected() const {
 }
 
 void FaultInjector::UpdateActiveLocked() {
-  active_.store(!drops_.empty() || !dropped_.empty(),
+  active_.store(!error_rules_.empty() || !drops_.empty() || !dropped_.empty(),
                 std::memory_order_release);
+}
+
+namespace {
+
+absl::Status ValidateErrorRule(const ErrorRule& rule) {
+  if (rule.code != 409 && rule.code != 500 && rule.code != 429 &&
+      rule.code != 504) {
+    return absl::InvalidArgumentError(
+        Cat("code ", rule.code, " is not one of 409, 500, 429, 504"));
+  }
+  if (rule.nth < 1) return absl::InvalidArgumentError("nth is below 1");
+  if (rule.after_store && rule.code != 504) {
+    return absl::InvalidArgumentError("afterStore needs code 504");
+  }
+  if (rule.retry_after_seconds < 0) {
+    return absl::InvalidArgumentError("retryAfterSeconds is negative");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status FaultInjector::AddErrorRule(ErrorRule rule) {
+  absl::Status valid = ValidateErrorRule(rule);
+  if (!valid.ok()) return valid;
+  MutexLock l(&mu_);
+  error_rules_.push_back({std::move(rule), 0});
+  UpdateActiveLocked();
+  return absl::OkStatus();
+}
+
+void FaultInjector::ClearErrorRules() {
+  MutexLock l(&mu_);
+  error_rules_.clear();
+  UpdateActiveLocked();
+}
+
+std::optional<ErrorRule> FaultInjector::TakeError(
+    std::string_view verb, std::string_view group, std::string_view resource,
+    std::string_view subresource, std::string_view ns, std::string_view name,
+    std::string_view user_agent) {
+  if (!active()) return std::nullopt;
+  MutexLock l(&mu_);
+  std::optional<ErrorRule> fired;
+  for (auto it = error_rules_.begin(); it != error_rules_.end();) {
+    if (!it->rule.match.Matches(verb, group, resource, subresource, ns, name,
+                                user_agent)) {
+      ++it;
+      continue;
+    }
+    // One error per request: a rule due on the same request as an earlier
+    // one waits for the next match.
+    if (it->matched + 1 < it->rule.nth || fired.has_value()) {
+      it->matched = std::min(it->matched + 1, it->rule.nth - 1);
+      ++it;
+      continue;
+    }
+    fired = std::move(it->rule);
+    it = error_rules_.erase(it);
+    ++fired_;
+  }
+  UpdateActiveLocked();
+  return fired;
 }
 
 absl::Status FaultInjector::DropWatchEvents(WatchDrop drop) {
@@ -220,6 +283,7 @@ absl::Status FaultInjector::DropWatchEvents(WatchDrop drop) {
 
 void FaultInjector::ClearRules() {
   MutexLock l(&mu_);
+  error_rules_.clear();
   drops_.clear();
   dropped_.clear();
   UpdateActiveLocked();
@@ -265,7 +329,18 @@ bool FaultInjector::IsRuleMember(std::string_view key) {
 
 std::string FaultInjector::RulesJson() const {
   MutexLock l(&mu_);
-  std::string out = "\"watchDrops\":[";
+  std::string out = "\"errorRules\":[";
+  for (size_t i = 0; i < error_rules_.size(); ++i) {
+    const ErrorRule& e = error_rules_[i].rule;
+    std::string f = e.match.ToJson();
+    f.pop_back();
+    CatAppend(&out, i > 0 ? "," : "", f, ",\"nth\":", e.nth,
+              ",\"code\":", e.code,
+              ",\"retryAfterSeconds\":", e.retry_after_seconds,
+              ",\"afterStore\":", e.after_store ? "true" : "false",
+              ",\"matched\":", error_rules_[i].matched, "}");
+  }
+  out += "],\"watchDrops\":[";
   for (size_t i = 0; i < drops_.size(); ++i) {
     std::string f = drops_[i].match.ToJson();
     f.pop_back();
@@ -276,6 +351,38 @@ std::string FaultInjector::RulesJson() const {
 }
 
 absl::Status FaultInjector::ApplyRulesJson(const rapidjson::Value& object) {
+  std::optional<std::vector<ErrorRule>> errors;
+  if (auto m = object.FindMember("errorRules"); m != object.MemberEnd()) {
+    errors.emplace();
+    absl::Status s =
+        ForEachRule(m->value, "errorRules", [&](const rapidjson::Value& rule) {
+          auto f = RequestFilter::FromJson(
+              rule, {"nth", "code", "retryAfterSeconds", "afterStore"});
+          if (!f.ok()) return f.status();
+          ErrorRule e;
+          e.match = *f;
+          auto nth = IntMember(rule, "nth", 1);
+          if (!nth.ok()) return nth.status();
+          auto code = IntMember(rule, "code", 500);
+          if (!code.ok()) return code.status();
+          auto retry = IntMember(rule, "retryAfterSeconds", 1);
+          if (!retry.ok()) return retry.status();
+          e.nth = static_cast<int>(*nth);
+          e.code = static_cast<int>(*code);
+          e.retry_after_seconds = static_cast<int>(*retry);
+          if (auto a = rule.FindMember("afterStore"); a != rule.MemberEnd()) {
+            if (!a->value.IsBool()) {
+              return absl::InvalidArgumentError("afterStore is not a boolean");
+            }
+            e.after_store = a->value.GetBool();
+          }
+          absl::Status valid = ValidateErrorRule(e);
+          if (!valid.ok()) return valid;
+          errors->push_back(std::move(e));
+          return absl::OkStatus();
+        });
+    if (!s.ok()) return s;
+  }
   std::optional<std::vector<WatchDrop>> drops;
   if (auto m = object.FindMember("watchDrops"); m != object.MemberEnd()) {
     drops.emplace();
@@ -292,6 +399,10 @@ absl::Status FaultInjector::ApplyRulesJson(const rapidjson::Value& object) {
     if (!s.ok()) return s;
   }
   MutexLock l(&mu_);
+  if (errors.has_value()) {
+    error_rules_.clear();
+    for (ErrorRule& e : *errors) error_rules_.push_back({std::move(e), 0});
+  }
   if (drops.has_value()) drops_ = std::move(*drops);
   UpdateActiveLocked();
   return absl::OkStatus();

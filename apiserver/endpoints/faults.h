@@ -9,6 +9,8 @@
 // controller explorer, perturb): a client is known by its User-Agent
 // (kcr's RestConfig::user_agent), and a RequestFilter picks requests or
 // events.
+//   AddErrorRule     the k-th matching request gets an error (409, 500,
+//                    429, 504), or is stored and then answered 504.
 //   DropWatchEvents  the next N events of a kind are never delivered to the
 //                    matching watchers: as if their watch had been cut
 //                    before them and resumed at a later resourceVersion.
@@ -22,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,7 +66,8 @@ struct FaultOptions {
 
 // Picks requests (or watch events, by the write that made them): each
 // non-empty member must equal the request's, `user_agent` must be a prefix
-// of its User-Agent. Empty members match anything. JSON: {"verb":..,
+// of its User-Agent. A create's name is the one in its body. Empty members
+// match anything. JSON: {"verb":..,
 // "group":..,"resource":..,"subresource":..,"namespace":..,"name":..,
 // "userAgent":..}, every member optional.
 struct RequestFilter {
@@ -91,6 +95,28 @@ struct RequestFilter {
 struct WatchDrop {
   RequestFilter match;
   int count = 1;
+};
+
+// The `nth` request (1 for the next) that `match` selects after the rule is
+// set gets an error with kube-apiserver's Status body, and the rule is
+// spent:
+//   409  Conflict, as a stale resourceVersion: "Operation cannot be
+//        fulfilled on configmaps \"x\": the object has been modified; ..."
+//   500  InternalError
+//   429  TooManyRequests with Retry-After: `retry_after_seconds`
+//   504  Timeout: "Timeout: request did not complete within requested
+//        timeout - context deadline exceeded"
+// With `after_store` (504 only), the request is processed and its write
+// stored, then answered 504, as kube-apiserver's timeout after the
+// storage commit; a request that fails on its own keeps its own answer.
+// JSON in "errorRules": the filter's members and "nth", "code",
+// "retryAfterSeconds", "afterStore".
+struct ErrorRule {
+  RequestFilter match;
+  int nth = 1;
+  int code = 500;
+  int retry_after_seconds = 1;
+  bool after_store = false;
 };
 
 // What a watch stream tells the injector about itself.
@@ -125,6 +151,19 @@ class FaultInjector {
   // watch events need not ask anything else.
   bool active() const { return active_.load(std::memory_order_acquire); }
 
+  // Adds an error rule; InvalidArgument for a code other than 409, 500,
+  // 429 and 504, nth below 1, or after_store without 504.
+  absl::Status AddErrorRule(ErrorRule rule);
+  void ClearErrorRules();
+  // The error rule that fires on a request (counting it in every rule
+  // that matches it); nullopt when none does.
+  std::optional<ErrorRule> TakeError(std::string_view verb,
+                                     std::string_view group,
+                                     std::string_view resource,
+                                     std::string_view subresource,
+                                     std::string_view ns, std::string_view name,
+                                     std::string_view user_agent);
+
   // Adds a drop rule (count >= 1).
   absl::Status DropWatchEvents(WatchDrop drop);
   // Clears every rule (drops not yet used).
@@ -138,7 +177,8 @@ class FaultInjector {
   enum class EventFate { kSend, kDrop };
   EventFate FateOf(const WatchInfo& watch, int64_t resource_version);
 
-  // The rules as JSON members (no braces): "watchDrops":[...] and
+  // The rules as JSON members (no braces): "errorRules":[...] (each with
+  // "matched": the requests it has counted), "watchDrops":[...] and
   // "rulesFired":n.
   std::string RulesJson() const;
   // Applies the rule members of a control request's JSON object (others
@@ -162,6 +202,11 @@ class FaultInjector {
   void UpdateActiveLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::atomic<bool> active_{false};
+  struct ArmedErrorRule {
+    ErrorRule rule;
+    int matched = 0;
+  };
+  std::vector<ArmedErrorRule> error_rules_ ABSL_GUARDED_BY(mu_);
   std::vector<WatchDrop> drops_ ABSL_GUARDED_BY(mu_);
   // Writes picked by a drop rule: resourceVersion -> the watchers' filter
   // (its user_agent). Kept until ClearRules, as a watch resumed from

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -30,6 +33,7 @@
 #include "base/string_view.h"
 #include "glog/logging.h"
 #include "rapidjson/document.h"
+#include "rapidjson/pointer.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 
@@ -216,6 +220,90 @@ std::string DeleteSuccessJson(const ResourceInfo& r, const api::Object& o) {
       Quote(o.name()), R"(,"group":)", Quote(r.group()), R"(,"kind":)",
       Quote(r.resource()), R"(,"uid":)", Quote(o.uid()), "}}");
 }
+
+// kube's verb for a resource request.
+std::string_view RequestVerb(const HttpRequest& req, bool legacy_watch,
+                             const std::string& name) {
+  const std::string& m = req.method;
+  if (m == "GET") {
+    if (legacy_watch || ParseBool(req.Query("watch"))) return "watch";
+    return name.empty() ? "list" : "get";
+  }
+  if (m == "POST") return "create";
+  if (m == "PUT") return "update";
+  if (m == "PATCH") return "patch";
+  if (m == "DELETE") return name.empty() ? "deletecollection" : "delete";
+  return "";
+}
+
+// kube-apiserver's answer to a request that outlived its deadline.
+api::StatusError TimeoutError() {
+  api::StatusError e;
+  e.code = 504;
+  e.reason = "Timeout";
+  e.message =
+      "Timeout: request did not complete within requested timeout - "
+      "context deadline exceeded";
+  e.has_details = true;
+  return e;
+}
+
+// metadata.name of a JSON request body, or "".
+std::string BodyName(const HttpRequest& req) {
+  rapidjson::Document d;
+  if (!json::ParseJson(req.body, &d).ok() || !d.IsObject()) return "";
+  const rapidjson::Value* n = rapidjson::Pointer("/metadata/name").Get(d);
+  return n != nullptr && n->IsString() ? n->GetString() : "";
+}
+
+// The error an ErrorRule injects into a request for `name`.
+api::StatusError InjectedError(const ErrorRule& rule, const ResourceInfo& r,
+                               const std::string& name) {
+  switch (rule.code) {
+    case 409:
+      return api::StatusError::StaleConflict(r.group_resource(), name);
+    case 429:
+      return api::StatusError::TooManyRequests(
+          "the server has received too many requests and has asked us to "
+          "try again later",
+          rule.retry_after_seconds);
+    case 504:
+      return TimeoutError();
+    default:
+      return api::StatusError::InternalError("injected fault");
+  }
+}
+
+// Answers 504 Timeout in place of a success: the request's write is
+// stored, its answer lost, as when kube-apiserver times out after the
+// storage commit. Failures keep their own answer.
+class TimeoutAfterStore : public HttpExchange {
+ public:
+  explicit TimeoutAfterStore(HttpExchange* ex) : ex_(ex) {}
+  void Respond(HttpResponse response) override {
+    if (response.status / 100 == 2) return SendApiError(ex_, TimeoutError());
+    ex_->Respond(std::move(response));
+  }
+  bool StartStream(const int status, const std::string& content_type,
+                   const std::vector<std::pair<std::string, std::string>>&
+                       headers) override {
+    return ex_->StartStream(status, content_type, headers);
+  }
+  bool WriteChunk(std::string_view data) override {
+    return ex_->WriteChunk(data);
+  }
+  void EndStream() override { ex_->EndStream(); }
+  bool WriteRaw(std::string_view bytes) override {
+    return ex_->WriteRaw(bytes);
+  }
+  int ReadRaw(char* out, size_t n, absl::Duration timeout) override {
+    return ex_->ReadRaw(out, n, timeout);
+  }
+  bool Cancelled() override { return ex_->Cancelled(); }
+
+ private:
+  HttpExchange* const ex_;
+};
 
 }  // namespace
 
@@ -488,6 +576,25 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
   // The client is gone or the server is stopping: nobody to answer.
   const absl::Duration delay = faults->TakeDelay();
   if (delay > absl::ZeroDuration() && !SleepUnlessCancelled(delay, ex)) return;
+  // Error rules: one atomic load unless a rule is set.
+  std::optional<TimeoutAfterStore> timeout_after_store;
+  std::optional<ScopedWriteContext> answered_504;
+  if (faults->active()) {
+    // A create is matched and answered by the name in its body.
+    const std::string target =
+        name.empty() && req.method == "POST" ? BodyName(req) : name;
+    std::optional<ErrorRule> rule =
+        faults->TakeError(RequestVerb(req, legacy_watch, name), r.group(),
+                          r.resource(), sub, ns, target, user_agent);
+    if (rule.has_value() && rule->after_store) {
+      timeout_after_store.emplace(ex);
+      ex = &*timeout_after_store;
+      answered_504.emplace(WriteContext{.code = 504});
+    } else if (rule.has_value()) {
+      SendApiError(ex, InjectedError(*rule, r, target));
+      return;
+    }
+  }
   switch (faults->Roll()) {
     case FaultInjector::Verdict::kError:
       SendApiError(ex, api::StatusError::InternalError("injected fault"));

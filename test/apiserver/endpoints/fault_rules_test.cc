@@ -36,6 +36,13 @@ class FaultRulesTest : public ::testing::Test {
     client_ = std::make_unique<TestClient>("127.0.0.1", server_->port(),
                                            absl::Seconds(3));
     client_->SetHeader("User-Agent", "tester/1.0");
+    controller_ = std::make_unique<TestClient>("127.0.0.1", server_->port(),
+                                               absl::Seconds(3));
+    controller_->SetHeader("User-Agent", kController);
+  }
+
+  TestResponse CreateAs(TestClient* client, const std::string& name) {
+    return client->Post(kCms, R"({"metadata":{"name":")" + name + R"("}})");
   }
 
   // Creates or patches ConfigMap `name` with data k=`value`; returns its
@@ -88,6 +95,8 @@ class FaultRulesTest : public ::testing::Test {
 
   std::unique_ptr<ApiServer> server_;
   std::unique_ptr<TestClient> client_;
+  // Requests as the controller under test.
+  std::unique_ptr<TestClient> controller_;
   int ends_ = 0;
 };
 
@@ -142,6 +151,112 @@ TEST_F(FaultRulesTest, DropsByVerbOverHttp) {
   EXPECT_EQ(client_->Put("/fault-injection", R"({"watchDrops":[{"kind":"x"}]})")
                 .status,
             400);
+}
+
+TEST_F(FaultRulesTest, ConflictOnTheNthMatchingRequest) {
+  FaultInjector* faults = server_->faults();
+  ErrorRule rule;
+  rule.match.verb = "create";
+  rule.match.resource = "configmaps";
+  rule.match.user_agent = "controller/";
+  rule.nth = 2;
+  rule.code = 409;
+  ASSERT_TRUE(faults->AddErrorRule(rule).ok());
+  EXPECT_EQ(CreateAs(client_.get(), "t").status, 201);  // not the controller
+  EXPECT_EQ(controller_->Get(kCms).status, 200);        // not a create
+  EXPECT_EQ(CreateAs(controller_.get(), "x").status, 201);
+  const int64_t mark = server_->write_log()->last_seq();
+  TestResponse conflict = CreateAs(controller_.get(), "y");
+  EXPECT_EQ(conflict.status, 409);
+  EXPECT_EQ(conflict.Str("/reason"), "Conflict");
+  EXPECT_EQ(conflict.Str("/message"),
+            "Operation cannot be fulfilled on configmaps \"y\": the object "
+            "has been modified; please apply your changes to the latest "
+            "version and try again");
+  EXPECT_EQ(conflict.Str("/details/name"), "y");
+  for (const WriteRecord& w : server_->write_log()->Since(mark)) {
+    EXPECT_NE(w.user_agent, kController) << "nothing stored";
+  }
+  EXPECT_EQ(client_->Get(std::string(kCms) + "/y").status, 404);
+  EXPECT_EQ(faults->rules_fired(), 1);
+  // Spent: fires once.
+  EXPECT_EQ(CreateAs(controller_.get(), "y").status, 201);
+  EXPECT_FALSE(faults->active());
+  rule.code = 418;
+  EXPECT_FALSE(faults->AddErrorRule(rule).ok());
+  rule.code = 409;
+  rule.after_store = true;
+  EXPECT_FALSE(faults->AddErrorRule(rule).ok());
+}
+
+TEST_F(FaultRulesTest, ThrottleAndInternalErrorOverHttp) {
+  TestResponse set = client_->Put(
+      "/fault-injection",
+      R"({"errorRules":[{"verb":"update","userAgent":"controller/","nth":1,)"
+      R"("code":429,"retryAfterSeconds":2},{"verb":"get","name":"a",)"
+      R"("code":500}]})");
+  ASSERT_EQ(set.status, 200) << set.body;
+  EXPECT_THAT(set.body, HasSubstr(R"("code":429,"retryAfterSeconds":2,)"
+                                  R"("afterStore":false,"matched":0})"));
+  ASSERT_EQ(CreateAs(client_.get(), "a").status, 201);
+  TestResponse throttled =
+      controller_->Put(std::string(kCms) + "/a",
+                       R"({"metadata":{"name":"a"},"data":{"k":"v"}})");
+  EXPECT_EQ(throttled.status, 429);
+  EXPECT_EQ(throttled.Str("/reason"), "TooManyRequests");
+  EXPECT_EQ(throttled.Header("retry-after"), "2");
+  EXPECT_EQ(throttled.Int("/details/retryAfterSeconds"), 2);
+  TestResponse internal = client_->Get(std::string(kCms) + "/a");
+  EXPECT_EQ(internal.status, 500);
+  EXPECT_EQ(internal.Str("/reason"), "InternalError");
+  EXPECT_EQ(client_->Get(std::string(kCms) + "/a").status, 200);
+  TestResponse got = client_->Get("/fault-injection");
+  EXPECT_EQ(got.Int("/rulesFired"), 2);
+  EXPECT_THAT(got.body, HasSubstr(R"("errorRules":[])"));
+  EXPECT_EQ(client_
+                ->Put("/fault-injection",
+                      R"({"errorRules":[{"code":409,"afterStore":true}]})")
+                .status,
+            400);
+  EXPECT_EQ(
+      client_->Put("/fault-injection", R"({"errorRules":[{"nth":0}]})").status,
+      400);
+}
+
+TEST_F(FaultRulesTest, TimeoutBeforeOrAfterTheWriteIsStored) {
+  FaultInjector* faults = server_->faults();
+  ErrorRule before;
+  before.match.name = "lost";
+  before.code = 504;
+  ASSERT_TRUE(faults->AddErrorRule(before).ok());
+  TestResponse lost = CreateAs(controller_.get(), "lost");
+  EXPECT_EQ(lost.status, 504);
+  EXPECT_EQ(lost.Str("/reason"), "Timeout");
+  EXPECT_EQ(lost.Str("/message"),
+            "Timeout: request did not complete within requested timeout - "
+            "context deadline exceeded");
+  EXPECT_EQ(client_->Get(std::string(kCms) + "/lost").status, 404);
+
+  ErrorRule after = before;
+  after.match.name = "kept";
+  after.after_store = true;
+  ASSERT_TRUE(faults->AddErrorRule(after).ok());
+  const int64_t mark = server_->write_log()->last_seq();
+  TestResponse kept = CreateAs(controller_.get(), "kept");
+  EXPECT_EQ(kept.status, 504);
+  EXPECT_EQ(kept.Str("/reason"), "Timeout");
+  EXPECT_EQ(client_->Get(std::string(kCms) + "/kept").status, 200);
+  std::vector<WriteRecord> writes;
+  for (const WriteRecord& w : server_->write_log()->Since(mark)) {
+    if (w.user_agent == kController) writes.push_back(w);
+  }
+  ASSERT_EQ(writes.size(), 1u);
+  EXPECT_EQ(writes[0].name, "kept");
+  EXPECT_EQ(writes[0].code, 504);
+  EXPECT_EQ(writes[0].user_agent, kController);
+  // A request that fails on its own keeps its answer.
+  ASSERT_TRUE(faults->AddErrorRule(after).ok());
+  EXPECT_EQ(CreateAs(controller_.get(), "kept").status, 409);
 }
 
 }  // namespace
