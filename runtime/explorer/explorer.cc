@@ -112,11 +112,10 @@ class Run {
     }
     if (out_.findings.empty()) CheckEnd();
     StopManager(/*expect_ok=*/out_.findings.empty());
-    if (faults_ != nullptr) errors_fired_ = faults_->failures_fired();
+    if (faults_ != nullptr) rules_fired_ = faults_->rules_fired();
     faults_.reset();
     if (env_ != nullptr) env_->Stop();
-    out_.fired = out_.fired || crash_fired_.load() ||
-                 (point_.kind == Point::Kind::kError && errors_fired_ > 0);
+    out_.fired = out_.fired || crash_fired_.load() || rules_fired_ > 0;
     out_.managers = managers_;
     out_.wall = absl::Now() - start;
     return std::move(out_);
@@ -344,6 +343,8 @@ class Run {
       if ((!HoldActive() || held_for_next_step) &&
           now - last_write_ >= options_.quiet && current_->mgr->IsLeader() &&
           Idle(*current_->mgr)) {
+        VLOG(1) << "explorer run=" << base_ << " converged after " << after
+                << " seq=" << seen_seq_;
         return true;
       }
       if (now > deadline) {
@@ -412,7 +413,6 @@ class Run {
         Fail("setup", s.ToString());
         return false;
       }
-      out_.fired = true;
     }
     return true;
   }
@@ -440,6 +440,7 @@ class Run {
           WithTimeout(Context::Background(), kRequestTimeout);
       absl::Status done = step.run(ctx, *user_);
       cancel();
+      VLOG(1) << "explorer run=" << base_ << " " << what << " done: " << done;
       if (!done.ok()) {
         Fail("step-failed", absl::StrCat(what, ": ", done.ToString()));
         return;
@@ -565,7 +566,7 @@ class Run {
   // The first Manager's client, which the crash point fences.
   std::atomic<FencedClient*> first_client_{nullptr};
   bool crash_handled_ = false;
-  int64_t errors_fired_ = 0;
+  int64_t rules_fired_ = 0;
   Outcome out_;
 };
 

@@ -63,10 +63,18 @@ bool ServerFaults::Crashed(const std::string& user_agent) const {
 
 absl::Status ServerFaults::FailRequest(const Match& match, int nth, int code,
                                        bool after_store) {
-  return absl::UnimplementedError("the server has no error rules yet");
+  apiserver::ErrorRule rule;
+  rule.match = Filter(match);
+  rule.nth = nth;
+  rule.code = code;
+  rule.retry_after_seconds = 1;
+  rule.after_store = after_store;
+  return server_->faults()->AddErrorRule(std::move(rule));
 }
 
-int64_t ServerFaults::failures_fired() const { return 0; }
+int64_t ServerFaults::rules_fired() const {
+  return server_->faults()->rules_fired();
+}
 
 absl::StatusOr<int64_t> ServerFaults::HoldWatch(const Match& match) {
   return absl::UnimplementedError("the server cannot hold watch events yet");

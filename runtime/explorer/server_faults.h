@@ -61,8 +61,8 @@ class ServerFaults {
   // (after being stored, for a 504 with after_store).
   absl::Status FailRequest(const Match& match, int nth, int code,
                            bool after_store);
-  // How many FailRequest rules fired.
-  int64_t failures_fired() const;
+  // How many of the rules set (FailRequest, DropNextWatchEvent) fired.
+  int64_t rules_fired() const;
 
   // Holds back watch events matching `match` (group, resource, namespace,
   // name of the object; user_agent of the watcher) until ReleaseHold.

@@ -105,19 +105,23 @@ class PlantedReconciler : public controller::Reconciler {
           MutexLock lock(&mu_);
           if (made_.contains(key)) continue;
         }
-        KCR_RETURN_IF_ERROR(Given(req, CreateChild(ctx, **parent, m, true)));
+        if (absl::Status e = CreateChild(ctx, **parent, m, true); !e.ok()) {
+          return Failed(req, e);
+        }
         MutexLock lock(&mu_);
         made_.insert(key);
         continue;
       }
       if (!by_member[m].empty()) continue;
       if (bugs_.forget_created_child) {
-        KCR_RETURN_IF_ERROR(Given(req, CreateChild(ctx, **parent, m, true)));
+        if (absl::Status e = CreateChild(ctx, **parent, m, true); !e.ok()) {
+          return Failed(req, e);
+        }
         result = controller::Result::RequeueAfter(absl::Milliseconds(200));
         continue;
       }
       absl::Status s = CreateChild(ctx, **parent, m, false);
-      if (!s.ok() && !api::IsAlreadyExists(s)) return Given(req, s);
+      if (!s.ok() && !api::IsAlreadyExists(s)) return Failed(req, s);
     }
 
     // Children of members in neither list go; a cached parent may be
@@ -142,7 +146,7 @@ class PlantedReconciler : public controller::Reconciler {
       }
       for (const api::ObjectPtr& child : children) {
         absl::Status s = client_->Delete(ctx, Secrets(), child->name());
-        if (!s.ok() && !api::IsNotFound(s)) return Given(req, s);
+        if (!s.ok() && !api::IsNotFound(s)) return Failed(req, s);
       }
     }
 
@@ -154,21 +158,23 @@ class PlantedReconciler : public controller::Reconciler {
       auto patched = client_->Patch(ctx, ConfigMaps(), req.name,
                                     client::PatchType::kMerge, patch);
       if (!patched.ok() && !api::IsNotFound(patched.status())) {
-        return Given(req, patched.status());
+        return Failed(req, patched.status());
       }
     }
     return result;
   }
 
  private:
-  // `s` as the reconcile's error; with conflict_is_fatal a conflict makes
-  // the controller give the parent up (and the reconcile "succeed").
-  absl::Status Given(const controller::Request& req, absl::Status s) {
-    if (s.ok() || !bugs_.conflict_is_fatal || !api::IsConflict(s)) return s;
+  // The reconcile's end after a failed write `s`: its error (retried with
+  // backoff); with conflict_is_fatal, a conflict makes the controller give
+  // the parent up for good instead.
+  absl::StatusOr<controller::Result> Failed(const controller::Request& req,
+                                            absl::Status s) {
+    if (!bugs_.conflict_is_fatal || !api::IsConflict(s)) return s;
     LOG(ERROR) << "planted controller: giving up " << req << ": " << s;
     MutexLock lock(&mu_);
     given_up_.insert(req.ToString());
-    return absl::OkStatus();
+    return controller::Result::Done();
   }
 
   absl::Status CreateChild(const Context& ctx, const api::Object& parent,
