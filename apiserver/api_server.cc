@@ -71,7 +71,10 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
   s->storage_ = std::make_unique<Storage>(so);
   ApiServer* self = s.get();
   s->storage_->SetWriteObserver(Storage::WriteObserver{
-      .admit = nullptr,
+      .admit =
+          [self] {
+            return self->faults_.AdmitWrite(CurrentWriteContext().user_agent);
+          },
       .recorded =
           [self](const StoredEvent& event) {
             WriteRecord write =
@@ -79,7 +82,11 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
             self->faults_.OnWrite(write);
             self->write_log_.Append(std::move(write));
           },
-      .written = [self] { self->write_log_.Deliver(); },
+      .written =
+          [self] {
+            self->faults_.AfterWrite();
+            self->write_log_.Deliver();
+          },
   });
   s->resources_ = std::make_unique<ResourceRegistry>();
   RegistryOptions ro;

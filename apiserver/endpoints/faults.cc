@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "api/errors/errors.h"
 #include "api/json/json_util.h"
 #include "base/str_cat.h"
 #include "base/string_view.h"
@@ -17,7 +18,8 @@ namespace kcr {
 namespace apiserver {
 namespace {
 
-constexpr const char* kRuleMembers[] = {"errorRules", "watchDrops"};
+constexpr const char* kRuleMembers[] = {"errorRules", "crashAfterWrite",
+                                        "watchHolds", "watchDrops"};
 
 bool FieldMatches(const std::string& want, std::string_view got) {
   return want.empty() || want == got;
@@ -206,7 +208,8 @@ int64_t FaultInjector::delays_injected() const {
 }
 
 void FaultInjector::UpdateActiveLocked() {
-  active_.store(!error_rules_.empty() || !drops_.empty() || !dropped_.empty(),
+  active_.store(!error_rules_.empty() || crash_.has_value() ||
+                    !holds_.empty() || !drops_.empty() || !dropped_.empty(),
                 std::memory_order_release);
 }
 
@@ -282,16 +285,97 @@ absl::Status FaultInjector::DropWatchEvents(WatchDrop drop) {
 }
 
 void FaultInjector::ClearRules() {
+  {
+    MutexLock l(&mu_);
+    error_rules_.clear();
+    crash_.reset();
+    crash_counted_ = 0;
+    crashed_ = false;
+    crash_pending_ = false;
+    holds_.clear();
+    drops_.clear();
+    dropped_.clear();
+    UpdateActiveLocked();
+  }
+  WakeWatches();
+}
+
+absl::Status FaultInjector::SetCrashRule(CrashRule rule) {
+  if (rule.user_agent.empty()) {
+    return absl::InvalidArgumentError("the crash rule's userAgent is empty");
+  }
+  if (rule.after_writes < 1) {
+    return absl::InvalidArgumentError("the crash rule's writes is below 1");
+  }
   MutexLock l(&mu_);
-  error_rules_.clear();
-  drops_.clear();
-  dropped_.clear();
+  crash_ = std::move(rule);
+  crash_counted_ = 0;
+  crashed_ = false;
+  crash_pending_ = false;
   UpdateActiveLocked();
+  return absl::OkStatus();
+}
+
+void FaultInjector::ClearCrashRule() {
+  MutexLock l(&mu_);
+  crash_.reset();
+  crash_counted_ = 0;
+  crashed_ = false;
+  crash_pending_ = false;
+  UpdateActiveLocked();
+}
+
+bool FaultInjector::crashed(std::string_view user_agent) const {
+  if (!active()) return false;
+  MutexLock l(&mu_);
+  return crashed_ && crash_.has_value() &&
+         absl::StartsWith(ToAbsl(user_agent), crash_->user_agent);
+}
+
+bool FaultInjector::WaitCrashed(absl::Time deadline) const {
+  MutexLock l(&mu_);
+  return mu_.AwaitWithDeadline(absl::Condition(&crashed_), deadline);
+}
+
+void FaultInjector::SetCrashCallback(
+    std::function<void(const std::string&)> callback) {
+  MutexLock l(&mu_);
+  crash_callback_ = std::move(callback);
+}
+
+absl::Status FaultInjector::AdmitWrite(std::string_view user_agent) const {
+  if (!crashed(user_agent)) return absl::OkStatus();
+  return api::StatusError::ServiceUnavailable("the client has crashed")
+      .ToStatus();
+}
+
+void FaultInjector::AfterWrite() {
+  if (!active()) return;
+  std::function<void(const std::string&)> callback;
+  std::string writer;
+  {
+    MutexLock l(&mu_);
+    if (!crash_pending_) return;
+    crash_pending_ = false;
+    callback = crash_callback_;
+    writer = crash_writer_;
+  }
+  // The fenced client's watches look at the fence and end.
+  WakeWatches();
+  if (callback) callback(writer);
 }
 
 void FaultInjector::OnWrite(const WriteRecord& w) {
   if (!active()) return;
   MutexLock l(&mu_);
+  if (crash_.has_value() && !crashed_ &&
+      absl::StartsWith(ToAbsl(w.user_agent), crash_->user_agent) &&
+      ++crash_counted_ >= crash_->after_writes) {
+    crashed_ = true;
+    crash_pending_ = true;
+    crash_writer_ = w.user_agent;
+    ++fired_;
+  }
   for (auto it = drops_.begin(); it != drops_.end(); ++it) {
     const RequestFilter& f = it->match;
     // The filter's user agent is the watchers', not the writer's.
@@ -310,14 +394,80 @@ void FaultInjector::OnWrite(const WriteRecord& w) {
 }
 
 FaultInjector::EventFate FaultInjector::FateOf(const WatchInfo& watch,
-                                               int64_t resource_version) {
+                                               int64_t resource_version,
+                                               std::string_view ns,
+                                               std::string_view name) {
   MutexLock l(&mu_);
   auto d = dropped_.find(resource_version);
   if (d != dropped_.end() &&
       absl::StartsWith(ToAbsl(watch.user_agent), d->second)) {
     return EventFate::kDrop;
   }
-  return EventFate::kSend;
+  return HoldsLocked(watch, ns, name) ? EventFate::kHold : EventFate::kSend;
+}
+
+bool FaultInjector::Holds(const WatchInfo& watch, std::string_view ns,
+                          std::string_view name) {
+  MutexLock l(&mu_);
+  return HoldsLocked(watch, ns, name);
+}
+
+bool FaultInjector::HoldsLocked(const WatchInfo& watch, std::string_view ns,
+                                std::string_view name) const {
+  for (const auto& [id, hold] : holds_) {
+    const RequestFilter& f = hold.match;
+    if (f.Matches(f.verb, watch.group, watch.resource, f.subresource, ns, name,
+                  watch.user_agent)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+int64_t FaultInjector::HoldWatch(WatchHold hold) {
+  MutexLock l(&mu_);
+  const int64_t id = next_hold_++;
+  holds_.emplace(id, std::move(hold));
+  UpdateActiveLocked();
+  return id;
+}
+
+void FaultInjector::ReleaseWatchHold(int64_t id) {
+  {
+    MutexLock l(&mu_);
+    holds_.erase(id);
+    UpdateActiveLocked();
+  }
+  WakeWatches();
+}
+
+int FaultInjector::ReleaseWatchHolds() {
+  int released;
+  {
+    MutexLock l(&mu_);
+    released = static_cast<int>(holds_.size());
+    holds_.clear();
+    UpdateActiveLocked();
+  }
+  WakeWatches();
+  return released;
+}
+
+int64_t FaultInjector::RegisterWatch(std::function<void()> wake) {
+  MutexLock l(&watches_mu_);
+  const int64_t id = next_watch_++;
+  watches_.emplace(id, std::move(wake));
+  return id;
+}
+
+void FaultInjector::UnregisterWatch(int64_t id) {
+  MutexLock l(&watches_mu_);
+  watches_.erase(id);
+}
+
+void FaultInjector::WakeWatches() {
+  MutexLock l(&watches_mu_);
+  for (const auto& [id, wake] : watches_) wake();
 }
 
 bool FaultInjector::IsRuleMember(std::string_view key) {
@@ -339,6 +489,23 @@ std::string FaultInjector::RulesJson() const {
               ",\"retryAfterSeconds\":", e.retry_after_seconds,
               ",\"afterStore\":", e.after_store ? "true" : "false",
               ",\"matched\":", error_rules_[i].matched, "}");
+  }
+  out += "],\"crashAfterWrite\":";
+  if (crash_.has_value()) {
+    CatAppend(&out, "{\"userAgent\":", JsonString(crash_->user_agent),
+              ",\"writes\":", crash_->after_writes,
+              ",\"counted\":", crash_counted_,
+              ",\"crashed\":", crashed_ ? "true" : "false", "}");
+  } else {
+    out += "null";
+  }
+  out += ",\"watchHolds\":[";
+  bool first = true;
+  for (const auto& [id, hold] : holds_) {
+    std::string f = hold.match.ToJson();
+    f.erase(0, 1);
+    CatAppend(&out, first ? "" : ",", "{\"id\":", id, ",", f);
+    first = false;
   }
   out += "],\"watchDrops\":[";
   for (size_t i = 0; i < drops_.size(); ++i) {
@@ -383,6 +550,45 @@ absl::Status FaultInjector::ApplyRulesJson(const rapidjson::Value& object) {
         });
     if (!s.ok()) return s;
   }
+  // Set: the rule; null: cleared; absent: left.
+  std::optional<std::optional<CrashRule>> crash;
+  if (auto m = object.FindMember("crashAfterWrite"); m != object.MemberEnd()) {
+    if (m->value.IsNull()) {
+      crash.emplace();
+    } else if (!m->value.IsObject()) {
+      return absl::InvalidArgumentError("crashAfterWrite is not an object");
+    } else {
+      CrashRule rule;
+      for (const auto& c : m->value.GetObject()) {
+        const std::string key(c.name.GetString(), c.name.GetStringLength());
+        if (key == "userAgent" && c.value.IsString()) {
+          rule.user_agent = c.value.GetString();
+        } else if (key == "writes" && c.value.IsInt64()) {
+          rule.after_writes = c.value.GetInt64();
+        } else {
+          return absl::InvalidArgumentError(
+              Cat("crashAfterWrite: bad member ", key));
+        }
+      }
+      if (rule.user_agent.empty() || rule.after_writes < 1) {
+        return absl::InvalidArgumentError(
+            "crashAfterWrite needs a userAgent and writes >= 1");
+      }
+      crash.emplace(std::move(rule));
+    }
+  }
+  std::optional<std::vector<WatchHold>> holds;
+  if (auto m = object.FindMember("watchHolds"); m != object.MemberEnd()) {
+    holds.emplace();
+    absl::Status s =
+        ForEachRule(m->value, "watchHolds", [&](const rapidjson::Value& rule) {
+          auto f = RequestFilter::FromJson(rule, {});
+          if (!f.ok()) return f.status();
+          holds->push_back({*f});
+          return absl::OkStatus();
+        });
+    if (!s.ok()) return s;
+  }
   std::optional<std::vector<WatchDrop>> drops;
   if (auto m = object.FindMember("watchDrops"); m != object.MemberEnd()) {
     drops.emplace();
@@ -397,6 +603,17 @@ absl::Status FaultInjector::ApplyRulesJson(const rapidjson::Value& object) {
           return absl::OkStatus();
         });
     if (!s.ok()) return s;
+  }
+  if (crash.has_value()) {
+    if (crash->has_value()) {
+      SetCrashRule(**crash).IgnoreError();  // checked above
+    } else {
+      ClearCrashRule();
+    }
+  }
+  if (holds.has_value()) {
+    ReleaseWatchHolds();
+    for (WatchHold& h : *holds) HoldWatch(std::move(h));
   }
   MutexLock l(&mu_);
   if (errors.has_value()) {

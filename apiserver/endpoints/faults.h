@@ -11,6 +11,12 @@
 // events.
 //   AddErrorRule     the k-th matching request gets an error (409, 500,
 //                    429, 504), or is stored and then answered 504.
+//   SetCrashRule     after a client's k-th stored write, every later request
+//                    of that client is dropped unanswered and its watches
+//                    cut, as if its process had died right after that
+//                    write.
+//   HoldWatch        a kind's events are held back from chosen watchers (a
+//                    stale cache) until released, while writes go on.
 //   DropWatchEvents  the next N events of a kind are never delivered to the
 //                    matching watchers: as if their watch had been cut
 //                    before them and resumed at a later resourceVersion.
@@ -119,6 +125,31 @@ struct ErrorRule {
   bool after_store = false;
 };
 
+// The crash fence: once the `after_writes`-th write (counted from when the
+// rule is set) of a client whose User-Agent starts with `user_agent` (not
+// empty) is stored, the fence is up for that client: every later request
+// of it is dropped (the connection closed, no response), its open watches
+// are cut the same way, and a write of it that is already under way is
+// refused before it is stored. The fencing write itself is stored and its
+// response is not sent. JSON: "crashAfterWrite":{"userAgent":..,
+// "writes":k}; null clears it.
+struct CrashRule {
+  std::string user_agent;
+  int64_t after_writes = 1;
+};
+
+// While set, the events of the objects `match` selects (its group,
+// resource, namespace and name; `user_agent` is the watcher's; verb and
+// subresource are not looked at) are not sent to the watch streams of the
+// watchers it selects but kept per stream, in order; releasing the hold
+// sends them. A stream never reorders: once it holds an event, it holds
+// every later one too until the held ones go. Its bookmarks stay before
+// the first held event. Writes go on. JSON in "watchHolds": the filter's
+// members.
+struct WatchHold {
+  RequestFilter match;
+};
+
 // What a watch stream tells the injector about itself.
 struct WatchInfo {
   std::string group, resource;
@@ -164,22 +195,64 @@ class FaultInjector {
                                      std::string_view ns, std::string_view name,
                                      std::string_view user_agent);
 
+  // Sets the crash fence's rule, replacing (and lifting) any earlier one.
+  // InvalidArgument for an empty user_agent or after_writes below 1.
+  absl::Status SetCrashRule(CrashRule rule);
+  // Lifts the fence and clears the rule: the client may come back.
+  void ClearCrashRule();
+  // Whether the fence is up for a client with this User-Agent.
+  bool crashed(std::string_view user_agent) const;
+  // Waits until the fence goes up or `deadline` passes; returns whether it
+  // is up.
+  bool WaitCrashed(absl::Time deadline) const;
+  // Called once each time the fence goes up, with the User-Agent of the
+  // fencing write, on the writing thread after the write is stored
+  // (before any response); it must not block on the server.
+  void SetCrashCallback(std::function<void(const std::string&)> callback);
+
+  // Sets a hold; returns its id.
+  int64_t HoldWatch(WatchHold hold);
+  // Releases one hold, or every hold: the streams send what they held (as
+  // far as no other hold keeps it).
+  void ReleaseWatchHold(int64_t id);
+  // Returns how many holds were released.
+  int ReleaseWatchHolds();
+
   // Adds a drop rule (count >= 1).
   absl::Status DropWatchEvents(WatchDrop drop);
   // Clears every rule (drops not yet used).
   void ClearRules();
 
   // The server calls this with every write it stores, in storage order,
-  // under its storage lock (write_log.h): drop rules pick their events.
+  // under its storage lock (write_log.h): drop rules pick their events, the
+  // crash fence counts.
   void OnWrite(const WriteRecord& write);
+  // Under the storage lock before a write is decided, with the writer's
+  // User-Agent: refuses a fenced client's write.
+  absl::Status AdmitWrite(std::string_view user_agent) const;
+  // After a write, the storage lock released: runs what the fence going up
+  // calls for (cutting watches, the callback).
+  void AfterWrite();
 
-  // What a watch stream does with one event (by the write that made it).
-  enum class EventFate { kSend, kDrop };
-  EventFate FateOf(const WatchInfo& watch, int64_t resource_version);
+  // What a watch stream does with one event (by the write that made it, of
+  // the object in `ns`/`name`).
+  enum class EventFate { kSend, kDrop, kHold };
+  EventFate FateOf(const WatchInfo& watch, int64_t resource_version,
+                   std::string_view ns, std::string_view name);
+  // Whether a hold keeps the event of an object in `ns`/`name` from the
+  // watch.
+  bool Holds(const WatchInfo& watch, std::string_view ns,
+             std::string_view name);
+
+  // Watch streams register a wake-up (which must make the stream look at
+  // the rules again soon, and must not call into the injector), called
+  // when holds are released. Returns an id for UnregisterWatch.
+  int64_t RegisterWatch(std::function<void()> wake);
+  void UnregisterWatch(int64_t id);
 
   // The rules as JSON members (no braces): "errorRules":[...] (each with
-  // "matched": the requests it has counted), "watchDrops":[...] and
-  // "rulesFired":n.
+  // "matched": the requests it has counted), "watchHolds":[...] (each with
+  // its "id"), "watchDrops":[...] and "rulesFired":n.
   std::string RulesJson() const;
   // Applies the rule members of a control request's JSON object (others
   // are left to FaultOptions); all or nothing.
@@ -207,12 +280,34 @@ class FaultInjector {
     int matched = 0;
   };
   std::vector<ArmedErrorRule> error_rules_ ABSL_GUARDED_BY(mu_);
+  bool HoldsLocked(const WatchInfo& watch, std::string_view ns,
+                   std::string_view name) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Calls every registered wake-up.
+  void WakeWatches();
+
+  std::optional<CrashRule> crash_ ABSL_GUARDED_BY(mu_);
+  int64_t crash_counted_ ABSL_GUARDED_BY(mu_) = 0;
+  // The fence is up for crash_->user_agent.
+  bool crashed_ ABSL_GUARDED_BY(mu_) = false;
+  // The fence went up; AfterWrite has not acted on it yet.
+  bool crash_pending_ ABSL_GUARDED_BY(mu_) = false;
+  std::string crash_writer_ ABSL_GUARDED_BY(mu_);
+  std::function<void(const std::string&)> crash_callback_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, WatchHold> holds_ ABSL_GUARDED_BY(mu_);
+  int64_t next_hold_ ABSL_GUARDED_BY(mu_) = 1;
   std::vector<WatchDrop> drops_ ABSL_GUARDED_BY(mu_);
   // Writes picked by a drop rule: resourceVersion -> the watchers' filter
   // (its user_agent). Kept until ClearRules, as a watch resumed from
   // before them must not see them either.
   std::map<int64_t, std::string> dropped_ ABSL_GUARDED_BY(mu_);
   int64_t fired_ ABSL_GUARDED_BY(mu_) = 0;
+
+  // Taken after mu_ when both are (never the other way).
+  Mutex watches_mu_;
+  std::map<int64_t, std::function<void()>> watches_
+      ABSL_GUARDED_BY(watches_mu_);
+  int64_t next_watch_ ABSL_GUARDED_BY(watches_mu_) = 1;
 };
 
 }  // namespace apiserver

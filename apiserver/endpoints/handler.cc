@@ -274,19 +274,36 @@ api::StatusError InjectedError(const ErrorRule& rule, const ResourceInfo& r,
   }
 }
 
-// Answers 504 Timeout in place of a success: the request's write is
-// stored, its answer lost, as when kube-apiserver times out after the
-// storage commit. Failures keep their own answer.
-class TimeoutAfterStore : public HttpExchange {
+// The answer of a request made while fault rules are set: with
+// `timeout_after_store`, 504 Timeout in place of a success (the request's
+// write is stored, its answer lost, as when kube-apiserver times out after
+// the storage commit; failures keep their own answer); and nothing at all,
+// the connection closed, once the crash fence is up for the client.
+class FaultyExchange : public HttpExchange {
  public:
-  explicit TimeoutAfterStore(HttpExchange* ex) : ex_(ex) {}
+  FaultyExchange(HttpExchange* ex, const FaultInjector* faults,
+                 std::string_view user_agent, bool timeout_after_store)
+      : ex_(ex),
+        faults_(faults),
+        user_agent_(user_agent),
+        timeout_after_store_(timeout_after_store) {}
   void Respond(HttpResponse response) override {
-    if (response.status / 100 == 2) return SendApiError(ex_, TimeoutError());
+    if (faults_->crashed(user_agent_)) {
+      ex_->WriteRaw("");
+      return;
+    }
+    if (timeout_after_store_ && response.status / 100 == 2) {
+      return SendApiError(ex_, TimeoutError());
+    }
     ex_->Respond(std::move(response));
   }
   bool StartStream(const int status, const std::string& content_type,
                    const std::vector<std::pair<std::string, std::string>>&
                        headers) override {
+    if (faults_->crashed(user_agent_)) {
+      ex_->WriteRaw("");
+      return false;
+    }
     return ex_->StartStream(status, content_type, headers);
   }
   bool WriteChunk(std::string_view data) override {
@@ -303,6 +320,9 @@ class TimeoutAfterStore : public HttpExchange {
 
  private:
   HttpExchange* const ex_;
+  const FaultInjector* const faults_;
+  const std::string_view user_agent_;
+  const bool timeout_after_store_;
 };
 
 }  // namespace
@@ -369,6 +389,12 @@ void ApiHandler::Handle(const HttpRequest& req, HttpExchange* ex) {
   }
   if (OpenApiService::Serves(path)) {
     openapi_.Handle(req, ex);
+    return;
+  }
+  // A client behind the crash fence is gone: its requests go unanswered.
+  if (options_.faults->active() &&
+      options_.faults->crashed(req.Header("user-agent"))) {
+    ex->WriteRaw("");
     return;
   }
   if (options_.enable_fault_endpoint &&
@@ -454,6 +480,11 @@ void ApiHandler::HandleFaults(const HttpRequest& req, HttpExchange* ex) {
   if (req.path == "/fault-injection/restart" && req.method == "POST") {
     SendJson(ex, 200, R"({"restarted":true})");
     if (options_.restart) options_.restart();
+    return;
+  }
+  if (req.path == "/fault-injection/release-watch-holds" &&
+      req.method == "POST") {
+    SendJson(ex, 200, Cat(R"({"released":)", faults->ReleaseWatchHolds(), "}"));
     return;
   }
   if (req.path == "/fault-injection/writes" && req.method == "GET" &&
@@ -576,8 +607,8 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
   // The client is gone or the server is stopping: nobody to answer.
   const absl::Duration delay = faults->TakeDelay();
   if (delay > absl::ZeroDuration() && !SleepUnlessCancelled(delay, ex)) return;
-  // Error rules: one atomic load unless a rule is set.
-  std::optional<TimeoutAfterStore> timeout_after_store;
+  // Fault rules: one atomic load unless a rule is set.
+  std::optional<FaultyExchange> faulty;
   std::optional<ScopedWriteContext> answered_504;
   if (faults->active()) {
     // A create is matched and answered by the name in its body.
@@ -586,14 +617,14 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
     std::optional<ErrorRule> rule =
         faults->TakeError(RequestVerb(req, legacy_watch, name), r.group(),
                           r.resource(), sub, ns, target, user_agent);
-    if (rule.has_value() && rule->after_store) {
-      timeout_after_store.emplace(ex);
-      ex = &*timeout_after_store;
-      answered_504.emplace(WriteContext{.code = 504});
-    } else if (rule.has_value()) {
+    if (rule.has_value() && !rule->after_store) {
       SendApiError(ex, InjectedError(*rule, r, target));
       return;
     }
+    const bool after_store = rule.has_value() && rule->after_store;
+    if (after_store) answered_504.emplace(WriteContext{.code = 504});
+    faulty.emplace(ex, faults, user_agent, after_store);
+    ex = &*faulty;
   }
   switch (faults->Roll()) {
     case FaultInjector::Verdict::kError:

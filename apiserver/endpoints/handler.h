@@ -14,8 +14,9 @@
 //                                        create, update, patch, delete,
 //                                        deletecollection; status, scale,
 //                                        finalize subresources)
-//   /fault-injection[/compact|/restart|/writes]
-//                                        only when enabled (see FaultOptions)
+//   /fault-injection[/compact|/restart|/writes|/release-watch-holds]
+//                                        only when enabled (see FaultOptions
+//                                        and FaultInjector's rules)
 //
 // Thread-safe: Handle runs concurrently on every connection thread.
 #ifndef KCR_APISERVER_ENDPOINTS_HANDLER_H_

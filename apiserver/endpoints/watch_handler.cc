@@ -2,6 +2,7 @@
 // with bookmarks, initial events and timeouts (kube-apiserver's
 // endpoints/handlers/watch.go).
 #include <algorithm>
+#include <deque>
 #include <string>
 
 #include "absl/random/random.h"
@@ -202,6 +203,17 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
       flush();
     }
   }
+  // Events a WatchHold keeps back, in order; bookmarks stay before them.
+  std::deque<WatchEvent> held;
+  auto bookmark_at = [&]() {
+    return held.empty() ? cursor : held.front().resource_version - 1;
+  };
+  // Released holds and the crash fence wake the stream.
+  const int64_t registration =
+      watcher == nullptr
+          ? 0
+          : injector->RegisterWatch([w = watcher.get()] { w->Interrupt(); });
+  bool cut = false;
   absl::Time next_bookmark = start + options_.bookmark_interval;
   while (watcher != nullptr && !close_after_events()) {
     // Outside every lock: this may cost a system call.
@@ -209,7 +221,7 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
     absl::Time now = clock->Now();
     if (now >= end) {
       if (bookmarks) {
-        bookmark(cursor, false);
+        bookmark(bookmark_at(), false);
         flush();
       }
       break;
@@ -220,15 +232,37 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
     CacheWatcher::Batch b = watcher->Next(deadline, 1000);
     cursor = b.resource_version;
     const bool faulty = injector->active();
+    // Behind the crash fence: the client is gone, the connection is cut.
+    if (faulty && injector->crashed(watch_info.user_agent)) {
+      ex->WriteRaw("");
+      cut = true;
+      break;
+    }
     for (const WatchEvent& e : b.events) {
-      if (faulty && injector->FateOf(watch_info, e.resource_version) ==
-                        FaultInjector::EventFate::kDrop) {
-        continue;
+      if (faulty) {
+        const FaultInjector::EventFate fate =
+            injector->FateOf(watch_info, e.resource_version,
+                             e.object->namespace_(), e.object->name());
+        if (fate == FaultInjector::EventFate::kDrop) continue;
+        // In order: behind a held event everything waits.
+        if (fate == FaultInjector::EventFate::kHold || !held.empty()) {
+          held.push_back(e);
+          continue;
+        }
       }
       add_event(EventTypeName(e.type), e.object);
       if (close_after_events()) break;
       // Chunks of about 64 KiB at most, as for the initial state.
       if (batch.size() > (1 << 16) && !(alive = flush())) break;
+    }
+    // What no hold keeps any more goes out, in order.
+    while (alive && !held.empty() && !close_after_events() &&
+           !(faulty &&
+             injector->Holds(watch_info, held.front().object->namespace_(),
+                             held.front().object->name()))) {
+      add_event(EventTypeName(held.front().type), held.front().object);
+      held.pop_front();
+      if (batch.size() > (1 << 16)) alive = flush();
     }
     if (!alive) break;
     if (b.terminated) {
@@ -243,13 +277,14 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
     now = clock->Now();
     // At the deadline the loop's head sends the last bookmark.
     if (bookmarks && now >= next_bookmark && now < end) {
-      bookmark(cursor, false);
+      bookmark(bookmark_at(), false);
       if (!flush()) break;
       next_bookmark = now + options_.bookmark_interval;
     }
   }
+  if (registration != 0) injector->UnregisterWatch(registration);
   watcher.reset();
-  ex->EndStream();
+  if (!cut) ex->EndStream();
   --active_watches_;
 }
 

@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/time/clock.h"
@@ -30,6 +31,8 @@ class FaultRulesTest : public ::testing::Test {
     options.controllers.node_simulator = false;
     options.controllers.root_ca_cert_publisher = false;
     options.enable_fault_endpoint = true;
+    // Bookmarks show how far a held stream has gone.
+    options.bookmark_interval = absl::Milliseconds(50);
     auto s = ApiServer::Start(std::move(options));
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(*s);
@@ -87,6 +90,21 @@ class FaultRulesTest : public ::testing::Test {
                     value);
     }
     return out;
+  }
+
+  // The next line of a stream: "TYPE name=value", or "BOOKMARK <rv>".
+  static std::string Next(WatchStream* w) {
+    std::optional<std::string> line = w->Next();
+    if (!line.has_value()) return "(end)";
+    rapidjson::Document d;
+    d.Parse(line->c_str());
+    const rapidjson::Value& o = d["object"];
+    const std::string type = d["type"].GetString();
+    if (type == "BOOKMARK") {
+      return type + " " + o["metadata"]["resourceVersion"].GetString();
+    }
+    return type + " " + o["metadata"]["name"].GetString() + "=" +
+           (o.HasMember("data") ? o["data"]["k"].GetString() : "");
   }
 
   std::string Now() {
@@ -257,6 +275,147 @@ TEST_F(FaultRulesTest, TimeoutBeforeOrAfterTheWriteIsStored) {
   // A request that fails on its own keeps its answer.
   ASSERT_TRUE(faults->AddErrorRule(after).ok());
   EXPECT_EQ(CreateAs(controller_.get(), "kept").status, 409);
+}
+
+TEST_F(FaultRulesTest, HeldEventsWaitInOrderUntilReleased) {
+  FaultInjector* faults = server_->faults();
+  const std::string start = Now();
+  WatchHold hold;
+  hold.match.resource = "configmaps";
+  hold.match.name = "a";
+  hold.match.user_agent = "controller/";
+  const int64_t id = faults->HoldWatch(hold);
+  auto mine = client_->Watch(std::string(kCms) +
+                                 "?watch=1&allowWatchBookmarks=true&"
+                                 "resourceVersion=" +
+                                 start,
+                             {{"User-Agent", kController}});
+  auto other = Watch("other/1.0", start);
+  Write("b", "1");
+  const std::string held_rv = Write("a", "1");
+  Write("b", "2");  // behind the held event
+  EXPECT_THAT(Events(other.get()),
+              ElementsAre("ADDED b=1", "ADDED a=1", "MODIFIED b=2"));
+  EXPECT_EQ(Next(mine.get()), "ADDED b=1");
+  // Bookmarks go on, never past the held event.
+  const int64_t before_held = std::stoll(held_rv) - 1;
+  for (int i = 0; i < 3; ++i) {
+    std::string line = Next(mine.get());
+    ASSERT_THAT(line, ::testing::StartsWith("BOOKMARK ")) << line;
+    EXPECT_LE(std::stoll(line.substr(9)), before_held);
+  }
+  faults->ReleaseWatchHold(id);
+  EXPECT_FALSE(faults->active());
+  std::vector<std::string> released;
+  while (released.size() < 2) {
+    std::string line = Next(mine.get());
+    if (line.rfind("BOOKMARK", 0) != 0) released.push_back(line);
+  }
+  EXPECT_THAT(released, ElementsAre("ADDED a=1", "MODIFIED b=2"));
+}
+
+TEST_F(FaultRulesTest, HoldsOverHttp) {
+  TestResponse set = client_->Put(
+      "/fault-injection",
+      R"({"watchHolds":[{"resource":"configmaps","userAgent":"controller/"}]})");
+  ASSERT_EQ(set.status, 200) << set.body;
+  EXPECT_THAT(set.body, HasSubstr(R"("watchHolds":[{"id":1,"verb":"",)"));
+  auto mine = Watch(kController, Now());
+  Write("a", "1");
+  Write("a", "2");
+  TestResponse released =
+      client_->Post("/fault-injection/release-watch-holds", "");
+  ASSERT_EQ(released.status, 200) << released.body;
+  EXPECT_EQ(released.Int("/released"), 1);
+  EXPECT_THAT(Events(mine.get()), ElementsAre("ADDED a=1", "MODIFIED a=2"));
+  EXPECT_THAT(client_->Get("/fault-injection").body,
+              HasSubstr(R"("watchHolds":[])"));
+}
+
+// The controller's writes in the write log after `mark`.
+std::vector<std::string> ControllerWrites(WriteLog* log, int64_t mark) {
+  std::vector<std::string> out;
+  for (const WriteRecord& w : log->Since(mark)) {
+    if (w.user_agent == kController) out.push_back(w.verb + " " + w.name);
+  }
+  return out;
+}
+
+TEST_F(FaultRulesTest, CrashFenceDropsEverythingAfterTheKthWrite) {
+  FaultInjector* faults = server_->faults();
+  std::vector<std::string> crashed_agents;
+  faults->SetCrashCallback([&crashed_agents](const std::string& agent) {
+    crashed_agents.push_back(agent);
+  });
+  ASSERT_TRUE(faults->SetCrashRule({"controller/", 2}).ok());
+  auto watch = Watch(kController, Now());
+  const int64_t mark = server_->write_log()->last_seq();
+  EXPECT_EQ(CreateAs(client_.get(), "t").status, 201);  // not counted
+  EXPECT_EQ(CreateAs(controller_.get(), "x").status, 201);
+  EXPECT_FALSE(faults->crashed(kController));
+  // Stored, then the client is gone: no answer.
+  TestResponse fenced = CreateAs(controller_.get(), "y");
+  EXPECT_EQ(fenced.status, 0) << fenced.body;
+  EXPECT_TRUE(faults->crashed(kController));
+  EXPECT_TRUE(faults->WaitCrashed(absl::Now()));
+  EXPECT_THAT(crashed_agents, ElementsAre(kController));
+  EXPECT_EQ(client_->Get(std::string(kCms) + "/y").status, 200);
+  EXPECT_EQ(controller_->Get(kCms).status, 0);
+  EXPECT_EQ(controller_->Get("/api/v1").status, 0);
+  EXPECT_EQ(CreateAs(controller_.get(), "z").status, 0);
+  EXPECT_EQ(client_->Get(std::string(kCms) + "/z").status, 404);
+  EXPECT_THAT(ControllerWrites(server_->write_log(), mark),
+              ElementsAre("create x", "create y"));
+  // Its watch is cut, not ended.
+  while (watch->Next().has_value()) {
+  }
+  EXPECT_TRUE(watch->ended());
+  faults->ClearCrashRule();
+  EXPECT_FALSE(faults->crashed(kController));
+  EXPECT_EQ(CreateAs(controller_.get(), "z").status, 201);
+}
+
+// Writes of the fenced client that are already under way when the fence
+// goes up are refused: nothing of it is stored after the k-th write.
+TEST_F(FaultRulesTest, CrashFenceHoldsUnderConcurrentWrites) {
+  ASSERT_TRUE(server_->faults()->SetCrashRule({"controller/", 5}).ok());
+  const int64_t mark = server_->write_log()->last_seq();
+  std::vector<std::thread> workers;
+  for (int t = 0; t < 4; ++t) {
+    workers.emplace_back([this, t] {
+      TestClient c("127.0.0.1", server_->port(), absl::Seconds(3));
+      c.SetHeader("User-Agent", kController);
+      for (int i = 0; i < 10; ++i) {
+        CreateAs(&c, "w" + std::to_string(t) + "-" + std::to_string(i));
+      }
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  EXPECT_EQ(ControllerWrites(server_->write_log(), mark).size(), 5u);
+  EXPECT_TRUE(server_->faults()->WaitCrashed(absl::Now() + absl::Seconds(5)));
+}
+
+TEST_F(FaultRulesTest, CrashFenceOverHttp) {
+  TestResponse set = client_->Put(
+      "/fault-injection",
+      R"({"crashAfterWrite":{"userAgent":"controller/","writes":1}})");
+  ASSERT_EQ(set.status, 200) << set.body;
+  EXPECT_THAT(set.body, HasSubstr(R"("crashAfterWrite":{"userAgent":)"
+                                  R"("controller/","writes":1,"counted":0,)"
+                                  R"("crashed":false})"));
+  EXPECT_EQ(CreateAs(controller_.get(), "x").status, 0);
+  TestResponse got = client_->Get("/fault-injection");
+  EXPECT_THAT(got.body, HasSubstr(R"("counted":1,"crashed":true})"));
+  EXPECT_EQ(got.Int("/rulesFired"), 1);
+  ASSERT_EQ(
+      client_->Put("/fault-injection", R"({"crashAfterWrite":null})").status,
+      200);
+  EXPECT_EQ(controller_->Get(std::string(kCms) + "/x").status, 200);
+  EXPECT_EQ(client_
+                ->Put("/fault-injection",
+                      R"({"crashAfterWrite":{"userAgent":"","writes":1}})")
+                .status,
+            400);
 }
 
 }  // namespace
