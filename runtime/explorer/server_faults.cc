@@ -54,11 +54,17 @@ void ServerFaults::Subscribe(std::function<void(const Write&)> fn) {
 }
 
 absl::Status ServerFaults::CrashNow(const std::string& user_agent) {
-  return absl::UnimplementedError("the server has no crash fence yet");
+  // The server's fence goes up after the client's next stored write (one
+  // already under way when the client stopped sending); the explorer's
+  // FencedClient refuses everything else.
+  apiserver::CrashRule rule;
+  rule.user_agent = user_agent;
+  rule.after_writes = 1;
+  return server_->faults()->SetCrashRule(std::move(rule));
 }
 
 bool ServerFaults::Crashed(const std::string& user_agent) const {
-  return false;
+  return server_->faults()->crashed(user_agent);
 }
 
 absl::Status ServerFaults::FailRequest(const Match& match, int nth, int code,
@@ -77,10 +83,14 @@ int64_t ServerFaults::rules_fired() const {
 }
 
 absl::StatusOr<int64_t> ServerFaults::HoldWatch(const Match& match) {
-  return absl::UnimplementedError("the server cannot hold watch events yet");
+  apiserver::WatchHold hold;
+  hold.match = Filter(match);
+  return server_->faults()->HoldWatch(std::move(hold));
 }
 
-void ServerFaults::ReleaseHold(int64_t id) {}
+void ServerFaults::ReleaseHold(int64_t id) {
+  server_->faults()->ReleaseWatchHold(id);
+}
 
 absl::Status ServerFaults::DropNextWatchEvent(const Match& match) {
   apiserver::WatchDrop drop;

@@ -52,8 +52,9 @@ class ServerFaults {
   // before its response is sent. One subscriber; removed by the destructor.
   void Subscribe(std::function<void(const Write&)> fn);
 
-  // From now on every request whose User-Agent starts with `user_agent` is
-  // dropped unanswered and its watches closed, as if the process died.
+  // Fences the client whose User-Agent starts with `user_agent`: after its
+  // next stored write (one already under way), every request of it is
+  // dropped unanswered and its watches are cut, as if the process died.
   absl::Status CrashNow(const std::string& user_agent);
   bool Crashed(const std::string& user_agent) const;
 
