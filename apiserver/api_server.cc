@@ -16,10 +16,10 @@
 #include "apiserver/endpoints/patch_handlers.h"
 #include "apiserver/internal/write_context.h"
 #include "apiserver/printers/printer_table_convertor.h"
-#include "apiserver/serving_certs.h"
 #include "base/status_macros.h"
 #include "base/str_cat.h"
 #include "base/string_view.h"
+#include "base/tls_certs.h"
 
 namespace kcr {
 namespace apiserver {

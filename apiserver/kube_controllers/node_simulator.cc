@@ -490,9 +490,13 @@ absl::Time NodeSimulator::SyncKey(const std::string& key, absl::Time now) {
   ResourceRegistry* resources = registry()->resources();
   if (key == kNodeKey) {
     if (ResourceInfoPtr nodes = resources->Lookup("", "v1", "nodes")) {
+      bool done = true;
       for (int i = 0; i < std::max(options_.nodes, 1); ++i) {
-        EnsureNode(*nodes, i, now);
+        done = EnsureNode(*nodes, i, now) && done;
       }
+      // A node write raced another (someone patched the node between its
+      // creation and its first status): looked at again shortly.
+      if (!done) return now + absl::Milliseconds(50);
     }
     return absl::InfiniteFuture();
   }
@@ -521,14 +525,18 @@ std::string NodeSimulator::NextPodIp() {
   return Cat("10.244.", n / 254, ".", n % 254 + 1);
 }
 
-void NodeSimulator::EnsureNode(const ResourceInfo& nodes, int index,
+bool NodeSimulator::EnsureNode(const ResourceInfo& nodes, int index,
                                absl::Time now) {
   const std::string name = NodeName(index);
   const std::string host_ip = HostIp(index);
-  if (registry()->storage()->Get(nodes.StorageKey(), "", name) != nullptr) {
-    return;
+  api::ObjectPtr node =
+      registry()->storage()->Get(nodes.StorageKey(), "", name);
+  // A kubelet posts its node's status until it is there: a node created
+  // but patched before its first status (a cordon, a taint) still gets it.
+  if (node != nullptr) {
+    if (node->Find("/status/capacity") != nullptr) return true;
+    return WriteNodeStatus(nodes, *node, host_ip, now);
   }
-  const std::string at = api::FormatRfc3339(now);
   std::string labels;
   for (const auto& [k, v] : options_.node_labels) {
     if (k == "kubernetes.io/hostname" || k == "kubernetes.io/os" ||
@@ -551,17 +559,27 @@ void NodeSimulator::EnsureNode(const ResourceInfo& nodes, int index,
           R"("type":"kcr-simulated")",
           labels, "}}}");
   absl::StatusOr<api::ObjectBuilder> b = api::ObjectBuilder::FromJson(json);
-  if (!b.ok()) return;
+  if (!b.ok()) return true;
   absl::StatusOr<WriteResult> created =
       registry()->Create(nodes, "", std::move(*b));
   if (!created.ok()) {
     if (!IsRaceError(created.status())) {
       LOG(WARNING) << "node simulator: creating node failed: "
                    << created.status();
+      return true;
     }
-    return;
+    return false;
   }
-  api::ObjectBuilder u = created->object->ToBuilder();
+  return WriteNodeStatus(nodes, *created->object, host_ip, now);
+}
+
+bool NodeSimulator::WriteNodeStatus(const ResourceInfo& nodes,
+                                    const api::Object& node,
+                                    const std::string& host_ip,
+                                    absl::Time now) {
+  const std::string name(node.name());
+  const std::string at = api::FormatRfc3339(now);
+  api::ObjectBuilder u = node.ToBuilder();
   const auto condition = [&](const char* type, const char* status,
                              const char* reason, const char* message) {
     return Cat(R"({"type":")", type, R"(","status":")", status,
@@ -594,14 +612,14 @@ void NodeSimulator::EnsureNode(const ResourceInfo& nodes, int index,
           options_.kubelet_version,
           R"(","kubeProxyVersion":"","operatingSystem":"linux",)",
           R"("architecture":"amd64"}})");
-  if (!u.SetJson("/status", status).ok()) return;
+  if (!u.SetJson("/status", status).ok()) return true;
   WriteOptions w;
   w.subresource = "status";
   absl::Status s =
       registry()->Update(nodes, "", name, std::move(u), w).status();
-  if (!s.ok() && !IsRaceError(s)) {
-    LOG(WARNING) << "node simulator: node status failed: " << s;
-  }
+  if (IsRaceError(s)) return false;
+  if (!s.ok()) LOG(WARNING) << "node simulator: node status failed: " << s;
+  return true;
 }
 
 void NodeSimulator::RecordPodEvent(const api::Object& pod, Reporter reporter,

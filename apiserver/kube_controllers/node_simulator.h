@@ -195,7 +195,11 @@ class NodeSimulator : public IncrementalController {
   // Created, Started.
   void RecordContainerStarts(const api::Object& pod, const char* list,
                              absl::Time now);
-  void EnsureNode(const ResourceInfo& nodes, int index, absl::Time now);
+  // Creates the index-th node, or writes its first status; false when a
+  // write lost a race and must be tried again.
+  bool EnsureNode(const ResourceInfo& nodes, int index, absl::Time now);
+  bool WriteNodeStatus(const ResourceInfo& nodes, const api::Object& node,
+                       const std::string& host_ip, absl::Time now);
   std::string NodeName(int index) const;
   std::string HostIp(int index) const;
   // The InternalIP of the Node named `name` (the first node's address when

@@ -111,6 +111,18 @@ DEFINE_string(reconcile_audit_file, "",
 DEFINE_string(metrics_bind_address, ":8080",
               "Address to serve /metrics on (host:port, :port for every "
               "interface, port 0 for any free one); '0' serves none.");
+DEFINE_bool(metrics_secure, false,
+            "Serve /metrics over HTTPS to callers whose bearer token passes "
+            "a TokenReview and who may get the /metrics URL by a "
+            "SubjectAccessReview (the manager then needs the "
+            "system:auth-delegator role). Off: plain HTTP, for local runs.");
+DEFINE_string(metrics_cert_dir, "",
+              "Directory with the secure metrics' certificate and key; "
+              "empty: a self-signed certificate made at start.");
+DEFINE_string(metrics_cert_name, "tls.crt",
+              "File name of the certificate in --metrics-cert-dir.");
+DEFINE_string(metrics_cert_key, "tls.key",
+              "File name of the private key in --metrics-cert-dir.");
 DEFINE_string(health_probe_bind_address, ":8081",
               "Address to serve /healthz and /readyz on; '0' serves none.");
 DEFINE_double(qps, 20,
@@ -428,6 +440,10 @@ int main(int argc, char** argv) {
   options.cache.default_resync = resync_period;
   options.metrics_bind_address = FLAGS_metrics_bind_address;
   options.health_probe_bind_address = FLAGS_health_probe_bind_address;
+  options.metrics_secure = FLAGS_metrics_secure;
+  options.metrics_cert_dir = FLAGS_metrics_cert_dir;
+  options.metrics_cert_name = FLAGS_metrics_cert_name;
+  options.metrics_key_name = FLAGS_metrics_cert_key;
   options.leader_election = FLAGS_leader_elect;
   options.leader_election_id = FLAGS_leader_election_id;
   options.lease_duration = lease_duration;
@@ -486,7 +502,9 @@ int main(int argc, char** argv) {
             << (FLAGS_namespace.empty() ? "*" : FLAGS_namespace)
             << " host=" << config.host;
   if (!(*mgr)->metrics_address().empty()) {
-    std::cout << "metrics: " << HttpUrl((*mgr)->metrics_address()) << "/metrics"
+    std::string url = HttpUrl((*mgr)->metrics_address());
+    if (FLAGS_metrics_secure) url.replace(0, 4, "https");
+    std::cout << "metrics: " << url << "/metrics"
               << std::endl;
   }
   if (!(*mgr)->health_probe_address().empty()) {

@@ -21,8 +21,8 @@
 #include "absl/time/time.h"
 #include "apiserver/api_server.h"
 #include "apiserver/kube_controllers/scheduler.h"
-#include "apiserver/serving_certs.h"
 #include "base/flags.h"
+#include "base/tls_certs.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
 
@@ -221,7 +221,7 @@ int main(int argc, char** argv) {
       }
       dir = pattern;
     }
-    kcr::apiserver::TlsOptions tls;
+    kcr::TlsOptions tls;
     for (absl::string_view name :
          absl::StrSplit(FLAGS_tls_san, ',', absl::SkipEmpty())) {
       tls.extra_names.emplace_back(name);
@@ -230,12 +230,12 @@ int main(int argc, char** argv) {
         FLAGS_address != "::1" && FLAGS_address != "localhost") {
       tls.extra_names.push_back(FLAGS_address);
     }
-    auto material = kcr::apiserver::GenerateTlsMaterial(tls);
+    auto material = kcr::GenerateTlsMaterial(tls);
     if (!material.ok()) {
       std::cerr << "local-apiserver: " << material.status() << "\n";
       return 1;
     }
-    auto files = kcr::apiserver::WriteTlsFiles(*material, dir);
+    auto files = kcr::WriteTlsFiles(*material, dir);
     if (!files.ok()) {
       std::cerr << "local-apiserver: " << files.status() << "\n";
       return 1;

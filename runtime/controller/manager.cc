@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "base/tls_certs.h"
 #include "glog/logging.h"
 #include "prometheus/registry.h"
 #include "runtime/leaderelection/identity.h"
@@ -148,13 +149,59 @@ absl::StatusOr<std::unique_ptr<Manager>> Manager::New(
   return manager;
 }
 
+namespace {
+
+// The secure metrics' certificate: read from the configured files, or made
+// (self-signed, for localhost and the host's name) when none are given.
+absl::StatusOr<metrics::HttpTls> MetricsTls(const ManagerOptions& options) {
+  if (!options.metrics_cert_dir.empty()) {
+    metrics::HttpTls tls;
+    const std::pair<const std::string*, std::string*> files[] = {
+        {&options.metrics_cert_name, &tls.cert_pem},
+        {&options.metrics_key_name, &tls.key_pem}};
+    for (const auto& [name, into] : files) {
+      const std::string path =
+          absl::StrCat(options.metrics_cert_dir, "/", *name);
+      std::ifstream in(path, std::ios::binary);
+      if (!in) {
+        return absl::NotFoundError(absl::StrCat(
+            "manager: cannot read the metrics certificate file ", path));
+      }
+      std::stringstream text;
+      text << in.rdbuf();
+      *into = text.str();
+    }
+    return tls;
+  }
+  TlsOptions o;
+  o.ca_common_name = "kcr-metrics-ca";
+  o.server_common_name = "kcr-metrics";
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) == 0 && host[0] != '\0') {
+    o.extra_names.emplace_back(host);
+  }
+  absl::StatusOr<TlsMaterial> made = GenerateTlsMaterial(o);
+  if (!made.ok() && !o.extra_names.empty()) {
+    // A host name that is not a DNS name: loopback only.
+    o.extra_names.clear();
+    made = GenerateTlsMaterial(o);
+  }
+  if (!made.ok()) return made.status();
+  return metrics::HttpTls{made->server_cert_pem + made->ca_cert_pem,
+                          made->server_key_pem};
+}
+
+}  // namespace
+
 absl::Status Manager::CreateEndpoints() {
   const std::string& metrics = options_.metrics_bind_address;
   const std::string& probes = options_.health_probe_bind_address;
-  auto create = [](const std::string& address)
+  auto create = [](const std::string& address,
+                   std::optional<metrics::HttpTls> tls)
       -> absl::StatusOr<std::unique_ptr<metrics::HttpEndpoint>> {
     metrics::HttpEndpointOptions o;
     o.bind_address = address;
+    o.tls = std::move(tls);
     auto endpoint = metrics::HttpEndpoint::Create(o);
     if (!endpoint.ok()) {
       return absl::Status(
@@ -163,11 +210,29 @@ absl::Status Manager::CreateEndpoints() {
     }
     return endpoint;
   };
+  const bool secure = options_.metrics_secure && Serves(metrics);
+  if (secure && Serves(probes) && probes == metrics &&
+      !absl::EndsWith(probes, ":0")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "manager: secure metrics and the health probes cannot share ", metrics,
+        ": the probes stay plain HTTP on an address of their own"));
+  }
   if (Serves(metrics)) {
-    KCR_ASSIGN_OR_RETURN(metrics_endpoint_, create(metrics));
-    metrics_endpoint_->Handle(
-        "/metrics",
-        metrics::MetricsHandler({registry_.get(), process_collector_.get()}));
+    std::optional<metrics::HttpTls> tls;
+    metrics::HttpEndpoint::Handler handler =
+        metrics::MetricsHandler({registry_.get(), process_collector_.get()});
+    if (secure) {
+      KCR_ASSIGN_OR_RETURN(tls, MetricsTls(options_));
+      metrics_reviewer_ = options_.metrics_reviewer;
+      if (metrics_reviewer_ == nullptr) {
+        metrics_reviewer_ = metrics::NewApiServerReviewer(client_.get());
+      }
+      metrics_auth_ = std::make_unique<metrics::MetricsAuth>(
+          metrics_reviewer_.get(), clock_);
+      handler = metrics_auth_->Protect(std::move(handler));
+    }
+    KCR_ASSIGN_OR_RETURN(metrics_endpoint_, create(metrics, std::move(tls)));
+    metrics_endpoint_->Handle("/metrics", std::move(handler));
   }
   if (Serves(probes)) {
     metrics::HttpEndpoint* endpoint = metrics_endpoint_.get();
@@ -175,7 +240,7 @@ absl::Status Manager::CreateEndpoints() {
     // for a port of its own each time).
     if (probes != metrics || absl::EndsWith(probes, ":0") ||
         endpoint == nullptr) {
-      KCR_ASSIGN_OR_RETURN(probe_endpoint_, create(probes));
+      KCR_ASSIGN_OR_RETURN(probe_endpoint_, create(probes, std::nullopt));
       endpoint = probe_endpoint_.get();
     }
     healthz_.ServeOn(*endpoint, "/healthz");

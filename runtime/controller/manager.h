@@ -67,6 +67,7 @@
 #include "runtime/leaderelection/metrics.h"
 #include "runtime/metrics/healthz.h"
 #include "runtime/metrics/http_endpoint.h"
+#include "runtime/metrics/metrics_auth.h"
 #include "runtime/metrics/process_collector.h"
 #include "runtime/sharding/metrics.h"
 #include "runtime/sharding/shard_ownership.h"
@@ -125,6 +126,20 @@ struct ManagerOptions {
   std::string metrics_bind_address = "0";
   // "host:port" to serve /healthz and /readyz on; "" or "0" serves none.
   std::string health_probe_bind_address = "0";
+  // Serve /metrics over HTTPS, to callers whose bearer token passes a
+  // TokenReview and whose user may `get` the non-resource URL /metrics by
+  // a SubjectAccessReview, both asked of the API server
+  // (metrics/metrics_auth.h), as controller-runtime's secure metrics. The
+  // probes stay plain HTTP, on their own address.
+  bool metrics_secure = false;
+  // Where the secure metrics' certificate and key are: <dir>/<cert_name>
+  // and <dir>/<key_name>. Empty: a self-signed certificate made at start.
+  std::string metrics_cert_dir;
+  std::string metrics_cert_name = "tls.crt";
+  std::string metrics_key_name = "tls.key";
+  // Who reviews the scrapers' tokens; by default the API server through
+  // the manager's client. For tests.
+  std::shared_ptr<metrics::AccessReviewer> metrics_reviewer;
 
   // Leader election on the Lease leader_election_namespace /
   // leader_election_id (both required when on; the namespace defaults to
@@ -325,6 +340,9 @@ class Manager {
   std::unique_ptr<sharding::MetricsProvider> sharding_metrics_;
   std::unique_ptr<metrics::ProcessCollector> process_collector_;
   // /metrics, and /healthz + /readyz (the same one when the addresses are).
+  // Before the endpoint that calls them, so they outlive its threads.
+  std::shared_ptr<metrics::AccessReviewer> metrics_reviewer_;
+  std::unique_ptr<metrics::MetricsAuth> metrics_auth_;
   std::unique_ptr<metrics::HttpEndpoint> metrics_endpoint_;
   std::unique_ptr<metrics::HttpEndpoint> probe_endpoint_;
 

@@ -4,6 +4,11 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -12,6 +17,8 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -30,6 +37,10 @@ const char* ReasonPhrase(int status) {
       return "OK";
     case 400:
       return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
     case 404:
       return "Not Found";
     case 405:
@@ -84,21 +95,182 @@ bool WaitReady(int fd, short events, int stop_fd, absl::Time deadline) {
   }
 }
 
-bool WriteAll(int fd, std::string_view data, int stop_fd, absl::Time deadline) {
-  while (!data.empty()) {
-    const ssize_t n = send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n > 0) {
-      data.remove_prefix(static_cast<size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
-        WaitReady(fd, POLLOUT, stop_fd, deadline)) {
-      continue;
-    }
-    return false;
+// OpenSSL's reason for the last failure on this thread ("" for none).
+std::string TlsError() {
+  std::string out;
+  unsigned long e;
+  while ((e = ERR_get_error()) != 0) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof(buf));
+    if (!out.empty()) out += "; ";
+    out += buf;
   }
-  return true;
+  return out;
+}
+
+// A TLS server context with the certificate chain and key of `tls`.
+absl::StatusOr<SSL_CTX*> NewTlsContext(const HttpTls& tls) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+  if (ctx == nullptr) {
+    return absl::InternalError(absl::StrCat("TLS: ", TlsError()));
+  }
+  auto fail = [&](absl::string_view what) {
+    SSL_CTX_free(ctx);
+    const std::string why = TlsError();
+    return absl::InvalidArgumentError(
+        absl::StrCat("TLS: ", what, why.empty() ? "" : ": ", why));
+  };
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  std::unique_ptr<BIO, decltype(&BIO_free)> certs(
+      BIO_new_mem_buf(tls.cert_pem.data(),
+                      static_cast<int>(tls.cert_pem.size())),
+      BIO_free);
+  X509* leaf = PEM_read_bio_X509(certs.get(), nullptr, nullptr, nullptr);
+  if (leaf == nullptr) return fail("no certificate in the certificate PEM");
+  const int used = SSL_CTX_use_certificate(ctx, leaf);
+  X509_free(leaf);
+  if (used != 1) return fail("the certificate is not usable");
+  // The rest of the file is the chain up to (not necessarily including)
+  // the root.
+  while (X509* more =
+             PEM_read_bio_X509(certs.get(), nullptr, nullptr, nullptr)) {
+    if (SSL_CTX_add0_chain_cert(ctx, more) != 1) {
+      X509_free(more);
+      return fail("a chain certificate is not usable");
+    }
+  }
+  ERR_clear_error();  // the loop ends on "no start line"
+  std::unique_ptr<BIO, decltype(&BIO_free)> key(
+      BIO_new_mem_buf(tls.key_pem.data(), static_cast<int>(tls.key_pem.size())),
+      BIO_free);
+  EVP_PKEY* pkey =
+      PEM_read_bio_PrivateKey(key.get(), nullptr, nullptr, nullptr);
+  if (pkey == nullptr) return fail("no private key in the key PEM");
+  const int key_used = SSL_CTX_use_PrivateKey(ctx, pkey);
+  EVP_PKEY_free(pkey);
+  if (key_used != 1 || SSL_CTX_check_private_key(ctx) != 1) {
+    return fail("the private key does not match the certificate");
+  }
+  return ctx;
+}
+
+// One accepted connection, plain or TLS, on a non-blocking socket: every
+// wait also watches the stop pipe and a deadline.
+class Connection {
+ public:
+  Connection(int fd, SSL* ssl, int stop_fd)
+      : fd_(fd), ssl_(ssl), stop_fd_(stop_fd) {}
+  ~Connection() {
+    if (ssl_ != nullptr) SSL_free(ssl_);
+  }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // The TLS handshake (nothing for plain HTTP); false when it failed.
+  bool Handshake(absl::Time deadline) {
+    if (ssl_ == nullptr) return true;
+    while (true) {
+      const int rc = SSL_accept(ssl_);
+      if (rc == 1) return true;
+      if (!Wait(rc, deadline)) {
+        VLOG(2) << "TLS handshake failed: " << TlsError();
+        return false;
+      }
+    }
+  }
+
+  // Bytes read (> 0), 0 when the peer closed, -1 on timeout, stop or error.
+  ssize_t Read(char* buf, size_t size, absl::Time deadline) {
+    while (true) {
+      if (ssl_ != nullptr) {
+        const int n = SSL_read(ssl_, buf, static_cast<int>(size));
+        if (n > 0) return n;
+        if (SSL_get_error(ssl_, n) == SSL_ERROR_ZERO_RETURN) return 0;
+        if (!Wait(n, deadline)) return -1;
+        continue;
+      }
+      const ssize_t n = recv(fd_, buf, size, 0);
+      if (n >= 0) return n;
+      if (errno == EINTR) continue;
+      if ((errno == EAGAIN || errno == EWOULDBLOCK) &&
+          WaitReady(fd_, POLLIN, stop_fd_, deadline)) {
+        continue;
+      }
+      return -1;
+    }
+  }
+
+  bool WriteAll(std::string_view data, absl::Time deadline) {
+    while (!data.empty()) {
+      if (ssl_ != nullptr) {
+        const int n =
+            SSL_write(ssl_, data.data(), static_cast<int>(data.size()));
+        if (n > 0) {
+          data.remove_prefix(static_cast<size_t>(n));
+        } else if (!Wait(n, deadline)) {
+          return false;
+        }
+        continue;
+      }
+      const ssize_t n = send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+      if (n > 0) {
+        data.remove_prefix(static_cast<size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
+          WaitReady(fd_, POLLOUT, stop_fd_, deadline)) {
+        continue;
+      }
+      return false;
+    }
+    return true;
+  }
+
+  // Ends the sending side: a TLS close_notify, then a TCP half-close, so
+  // the client reads the whole answer before the socket goes.
+  void Finish() {
+    if (ssl_ != nullptr) SSL_shutdown(ssl_);
+    shutdown(fd_, SHUT_WR);
+  }
+
+ private:
+  // After a TLS call returned `rc` <= 0: waits for what it wants; false
+  // when it failed for good, timed out or the server stops.
+  bool Wait(int rc, absl::Time deadline) {
+    switch (SSL_get_error(ssl_, rc)) {
+      case SSL_ERROR_WANT_READ:
+        return WaitReady(fd_, POLLIN, stop_fd_, deadline);
+      case SSL_ERROR_WANT_WRITE:
+        return WaitReady(fd_, POLLOUT, stop_fd_, deadline);
+      default:
+        return false;
+    }
+  }
+
+  const int fd_;
+  SSL* const ssl_;
+  const int stop_fd_;
+};
+
+// The value of header `name` (lower case) in a request head, or "".
+std::string HeaderValue(absl::string_view head, absl::string_view name) {
+  size_t start = head.find("\r\n");
+  while (start != absl::string_view::npos) {
+    start += 2;
+    const size_t end = head.find("\r\n", start);
+    const absl::string_view line = head.substr(
+        start,
+        end == absl::string_view::npos ? absl::string_view::npos : end - start);
+    const size_t colon = line.find(':');
+    if (colon != absl::string_view::npos &&
+        absl::EqualsIgnoreCase(line.substr(0, colon), name)) {
+      return std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+    }
+    start = end;
+  }
+  return "";
 }
 
 }  // namespace
@@ -134,6 +306,12 @@ absl::StatusOr<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Create(
         "bind address \"", options.bind_address, "\": ", gai_strerror(rc)));
   }
   std::unique_ptr<addrinfo, void (*)(addrinfo*)> addresses(found, freeaddrinfo);
+  TlsContext tls;
+  if (options.tls.has_value()) {
+    absl::StatusOr<SSL_CTX*> ctx = NewTlsContext(*options.tls);
+    if (!ctx.ok()) return ctx.status();
+    tls.reset(*ctx);
+  }
   // With no host, try the IPv6 wildcard first (which also takes IPv4 where
   // the system allows), as Go's net.Listen(":port") does.
   std::vector<const addrinfo*> candidates;
@@ -177,18 +355,23 @@ absl::StatusOr<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Create(
                                   : host;
     return std::unique_ptr<HttpEndpoint>(
         new HttpEndpoint(std::move(options), fd, bound_port,
-                         absl::StrCat(shown, ":", bound_port)));
+                         absl::StrCat(shown, ":", bound_port), std::move(tls)));
   }
   return absl::UnavailableError(
       absl::StrCat("cannot listen on \"", options.bind_address, "\": ", error));
 }
 
+void HttpEndpoint::TlsContextDeleter::operator()(ssl_ctx_st* ctx) const {
+  SSL_CTX_free(ctx);
+}
+
 HttpEndpoint::HttpEndpoint(HttpEndpointOptions options, int listen_fd, int port,
-                           std::string address)
+                           std::string address, TlsContext tls)
     : options_(std::move(options)),
       listen_fd_(listen_fd),
       port_(port),
-      address_(std::move(address)) {
+      address_(std::move(address)),
+      tls_(std::move(tls)) {
   PCHECK(pipe2(stop_pipe_, O_CLOEXEC | O_NONBLOCK) == 0);
   fcntl(listen_fd_, F_SETFL, fcntl(listen_fd_, F_GETFL) | O_NONBLOCK);
 }
@@ -285,6 +468,18 @@ void HttpEndpoint::WorkLoop() {
 
 void HttpEndpoint::Serve(int fd) {
   const absl::Time deadline = absl::Now() + options_.read_timeout;
+  SSL* ssl = nullptr;
+  if (tls_ != nullptr) {
+    ssl = SSL_new(tls_.get());
+    if (ssl == nullptr || SSL_set_fd(ssl, fd) != 1) {
+      if (ssl != nullptr) SSL_free(ssl);
+      return;
+    }
+  }
+  Connection conn(fd, ssl, stop_pipe_[0]);
+  // A client that cannot finish a handshake (plain HTTP to the TLS port,
+  // say) is dropped.
+  if (!conn.Handshake(deadline)) return;
   std::string head;
   size_t end = std::string::npos;
   char buf[4096];
@@ -295,19 +490,15 @@ void HttpEndpoint::Serve(int fd) {
       reply = {431, "text/plain; charset=utf-8", "request head too large\n"};
       break;
     }
-    const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    const ssize_t n = conn.Read(buf, sizeof(buf), deadline);
     if (n > 0) {
       head.append(buf, static_cast<size_t>(n));
       end = head.find("\r\n\r\n");
       continue;
     }
-    if (n == 0) return;  // closed before a whole head
-    if (errno == EINTR) continue;
-    if ((errno == EAGAIN || errno == EWOULDBLOCK) &&
-        WaitReady(fd, POLLIN, stop_pipe_[0], deadline)) {
-      continue;
-    }
-    return;  // timed out, stopped or broken: nothing worth answering
+    // Closed before a whole head, timed out, stopped or broken: nothing
+    // worth answering.
+    return;
   }
   if (end != std::string::npos) {
     const absl::string_view line =
@@ -327,6 +518,8 @@ void HttpEndpoint::Serve(int fd) {
       if (q != absl::string_view::npos)
         get.query = std::string(target.substr(q + 1));
       get.head = head_only = parts[0] == "HEAD";
+      get.authorization =
+          HeaderValue(absl::string_view(head).substr(0, end), "authorization");
       reply = Dispatch(get);
     }
   }
@@ -336,10 +529,10 @@ void HttpEndpoint::Serve(int fd) {
       "\r\nContent-Length: ", reply.body.size(),
       "\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n");
   if (!head_only) out += reply.body;
-  WriteAll(fd, out, stop_pipe_[0], absl::Now() + options_.read_timeout);
+  conn.WriteAll(out, absl::Now() + options_.read_timeout);
   // Let the client read the answer before the close resets the socket
   // (it may still be sending a body we ignore).
-  shutdown(fd, SHUT_WR);
+  conn.Finish();
 }
 
 HttpReply HttpEndpoint::Dispatch(const HttpGet& get) const {

@@ -4,7 +4,11 @@
 // with handlers registered before Start; anything else is a 404, a method
 // other than GET or HEAD a 405.
 //
-// It is deliberately narrow: plain HTTP, one request per connection
+// With `tls` set it serves HTTPS instead (TLS 1.2 or later, the given
+// certificate and key), for metrics that only authorised scrapers may
+// read; see metrics_auth.h.
+//
+// It is deliberately narrow: one request per connection
 // (answers carry `Connection: close`), request heads up to 16 KiB and no
 // request bodies. A client that sends nothing within the read timeout is
 // dropped, and the workers that answer are few and fixed, so a slow or
@@ -21,6 +25,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,12 +35,16 @@
 #include "absl/time/time.h"
 #include "base/mutex.h"
 
+struct ssl_ctx_st;
+
 namespace kcr::metrics {
 
 struct HttpGet {
   std::string path;   // as sent, without the query
   std::string query;  // after '?', undecoded; "" without one
   bool head = false;  // a HEAD request: the body is not sent
+  // The Authorization header's value as sent ("" without one).
+  std::string authorization;
 
   // Whether the query holds `name` as a parameter ("verbose", "a=1").
   bool HasQueryParam(std::string_view name) const;
@@ -45,6 +54,13 @@ struct HttpReply {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
+};
+
+// A server certificate (with any intermediates after it) and its private
+// key, PEM.
+struct HttpTls {
+  std::string cert_pem;
+  std::string key_pem;
 };
 
 struct HttpEndpointOptions {
@@ -57,6 +73,8 @@ struct HttpEndpointOptions {
   // `max_pending`, after which new ones are closed at once.
   int workers = 2;
   int max_pending = 64;
+  // Serve HTTPS with this certificate; plain HTTP without.
+  std::optional<HttpTls> tls;
 };
 
 class HttpEndpoint {
@@ -85,10 +103,17 @@ class HttpEndpoint {
   int port() const { return port_; }
   // "host:port" as bound, with the chosen port.
   const std::string& address() const { return address_; }
+  // Whether it serves HTTPS.
+  bool tls() const { return tls_ != nullptr; }
 
  private:
+  struct TlsContextDeleter {
+    void operator()(ssl_ctx_st* ctx) const;
+  };
+  using TlsContext = std::unique_ptr<ssl_ctx_st, TlsContextDeleter>;
+
   HttpEndpoint(HttpEndpointOptions options, int listen_fd, int port,
-               std::string address);
+               std::string address, TlsContext tls);
   void AcceptLoop();
   void WorkLoop();
   void Serve(int fd);
@@ -98,6 +123,7 @@ class HttpEndpoint {
   const int listen_fd_;
   const int port_;
   const std::string address_;
+  const TlsContext tls_;  // null for plain HTTP
   // Written to once by Stop; every poll watches its read end.
   int stop_pipe_[2] = {-1, -1};
   std::map<std::string, Handler> handlers_;  // set before Start, then read

@@ -353,7 +353,8 @@ TEST_F(ClusterFurnitureTest, CordonedOrTaintedNodeLeavesNewPodsPending) {
   EXPECT_TRUE(Eventually([&] {
     return client_->Get("/api/v1/namespaces/default/pods/tolerant")
                .Str("/status/phase") == "Running";
-  }));
+  })) << client_->Get("/api/v1/namespaces/default/pods/tolerant").body
+      << client_->Get(node).body;
   EXPECT_EQ(client_->Get(pod).Str("/spec/nodeName"), "");
 
   // Taint gone: the waiting pod is scheduled and runs.

@@ -167,14 +167,14 @@ TEST_F(ManifestsTest, InstallsAndTheManagerDeploymentComesUpAsWritten) {
     EXPECT_EQ(field(c + ".ports[?(@.name==\"health\")].containerPort}"),
               "8081");
     EXPECT_EQ(field(c + ".ports[?(@.name==\"metrics\")].containerPort}"),
-              "8080");
+              "8443");
     EXPECT_EQ(field(c + ".resources.requests.cpu}"), "100m");
     EXPECT_EQ(field(c + ".resources.requests.memory}"), "64Mi");
     EXPECT_EQ(field(c + ".resources.limits.cpu}"), "1");
     EXPECT_EQ(field(c + ".resources.limits.memory}"), "256Mi");
     EXPECT_EQ(field(c + ".args[*]}"),
               "--leader-elect --leader-election-namespace=$(POD_NAMESPACE) "
-              "--metrics-bind-address=:8080 "
+              "--metrics-bind-address=:8443 --metrics-secure "
               "--health-probe-bind-address=:8081");
     EXPECT_EQ(field(c + ".env[?(@.name==\"POD_NAMESPACE\")].valueFrom."
                         "fieldRef.fieldPath}"),

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "apiserver/serving_certs.h"
+#include "base/tls_certs.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/integration/process_util.h"

@@ -259,6 +259,23 @@ TEST_F(NodeSimulatorTest, RegistersAReadyNode) {
   EXPECT_NE(Get(nodes, "", "kcr-node"), nullptr);
 }
 
+// The node was written (cordoned, tainted) between its creation and its
+// first status: the status still comes, and pods then find room on it.
+TEST_F(NodeSimulatorTest, ANodeWithoutStatusGetsIt) {
+  const ResourceInfo& nodes = Resource("", "v1", "nodes");
+  Create(nodes, "", R"({"metadata":{"name":"kcr-node"},"spec":{"taints":[]}})");
+  CreatePod("p0");
+  clock_.Advance(absl::Seconds(1));
+  Settle();
+  api::ObjectPtr node = Get(nodes, "", "kcr-node");
+  ASSERT_NE(node, nullptr);
+  EXPECT_EQ(At(*node, "/status/capacity/pods"), "1000000");
+  EXPECT_EQ(At(*node, "/status/conditions/3/status"), "True");
+  clock_.Advance(absl::Seconds(1));
+  Settle();
+  EXPECT_EQ(At(*Pod("p0"), "/status/phase"), "Running");
+}
+
 TEST_F(NodeSimulatorTest, NeverPodsSucceed) {
   CreatePod("job", "Never");
   sim_.Sync();

@@ -16,9 +16,9 @@
 #include "api/types/lease.h"
 #include "api/types/namespace.h"
 #include "apiserver/api_server.h"
-#include "apiserver/serving_certs.h"
 #include "base/context.h"
 #include "base/mutex.h"
+#include "base/tls_certs.h"
 #include "controllers/nginx/nginx_types.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -82,9 +82,9 @@ class ApiServerClientTest : public ::testing::TestWithParam<bool> {
     options.controllers.root_ca_cert_publisher = false;
     if (https() && options.tls_cert_file.empty()) {
       const std::string dir = MakeTempDir("tls");
-      auto material = apiserver::GenerateTlsMaterial();
+      auto material = GenerateTlsMaterial();
       ASSERT_TRUE(material.ok()) << material.status();
-      auto files = apiserver::WriteTlsFiles(*material, dir);
+      auto files = WriteTlsFiles(*material, dir);
       ASSERT_TRUE(files.ok()) << files.status();
       options.tls_cert_file = files->server_cert;
       options.tls_key_file = files->server_key;

@@ -1,15 +1,22 @@
 #include "runtime/controller/manager.h"
 
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <thread>
 
 #include "absl/time/clock.h"
 #include "api/errors/errors.h"
 #include "base/mutex.h"
+#include "base/tls_certs.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/controller/builder.h"
 #include "test/fakes/fake_clock.h"
+#include "test/runtime/metrics/raw_http.h"
 
 namespace kcr::controller {
 namespace {
@@ -274,6 +281,129 @@ TEST(ManagerTest, ReportsReconcilesThatOutliveTheShutdownTimeout) {
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
   EXPECT_NE(status.message().find("stubborn"), absl::string_view::npos)
       << status;
+}
+
+// Lets only the token "reader" read /metrics.
+class ReaderOnly : public metrics::AccessReviewer {
+ public:
+  absl::StatusOr<std::optional<metrics::UserInfo>> ReviewToken(
+      const std::string& token) override {
+    if (token != "reader" && token != "other") {
+      return std::optional<metrics::UserInfo>();
+    }
+    metrics::UserInfo u;
+    u.username = token;
+    return std::optional<metrics::UserInfo>(u);
+  }
+  absl::StatusOr<bool> ReviewAccess(const metrics::UserInfo& user,
+                                    const std::string& verb,
+                                    const std::string& path) override {
+    return user.username == "reader" && verb == "get" && path == "/metrics";
+  }
+};
+
+std::string Scrape(int port, const std::string& ca, const std::string& token) {
+  std::string request = "GET /metrics HTTP/1.1\r\nHost: localhost\r\n";
+  if (!token.empty()) request += "Authorization: Bearer " + token + "\r\n";
+  return metrics::testing::TlsHttp(port, ca, request + "\r\n");
+}
+
+int PortOf(const std::string& address) {
+  return std::atoi(address.substr(address.rfind(':') + 1).c_str());
+}
+
+TEST(ManagerTest, SecureMetricsServeOnlyAuthorisedScrapersOverHttps) {
+  absl::StatusOr<TlsMaterial> tls = GenerateTlsMaterial();
+  ASSERT_TRUE(tls.ok()) << tls.status();
+  const std::string dir = ::testing::TempDir() + "/metrics-certs";
+  ASSERT_EQ(system(("mkdir -p " + dir).c_str()), 0);
+  std::ofstream(dir + "/tls.crt") << tls->server_cert_pem;
+  std::ofstream(dir + "/tls.key") << tls->server_key_pem;
+
+  client::Config config;
+  config.host = "http://127.0.0.1:1";
+  ManagerOptions options;
+  options.metrics_bind_address = "127.0.0.1:0";
+  options.health_probe_bind_address = "127.0.0.1:0";
+  options.metrics_secure = true;
+  options.metrics_cert_dir = dir;
+  options.metrics_reviewer = std::make_shared<ReaderOnly>();
+  auto mgr = Manager::New(config, std::move(options));
+  ASSERT_TRUE(mgr.ok()) << mgr.status();
+  auto [ctx, cancel] = WithCancel(Context::Background());
+  std::thread run([&, ctx = ctx] { (void)(*mgr)->Start(ctx); });
+  const int port = PortOf((*mgr)->metrics_address());
+  std::string answer;
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < give_up) {
+    answer = Scrape(port, tls->ca_cert_pem, "reader");
+    if (answer.find("200 OK") != std::string::npos) break;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_THAT(answer, ::testing::StartsWith("HTTP/1.1 200 OK"));
+  EXPECT_THAT(answer, ::testing::HasSubstr("# TYPE"));
+  EXPECT_THAT(Scrape(port, tls->ca_cert_pem, ""),
+              ::testing::StartsWith("HTTP/1.1 401 Unauthorized"));
+  EXPECT_THAT(Scrape(port, tls->ca_cert_pem, "forged"),
+              ::testing::StartsWith("HTTP/1.1 401 Unauthorized"));
+  const std::string other = Scrape(port, tls->ca_cert_pem, "other");
+  EXPECT_THAT(other, ::testing::StartsWith("HTTP/1.1 403 Forbidden"));
+  EXPECT_THAT(other,
+              ::testing::HasSubstr("Authorization denied for user other"));
+  // Plain HTTP gets nothing from the secure port; the probes stay plain.
+  EXPECT_THAT(metrics::testing::Get(port, "/metrics"),
+              ::testing::Not(::testing::HasSubstr("200 OK")));
+  EXPECT_THAT(
+      metrics::testing::Get(PortOf((*mgr)->health_probe_address()), "/healthz"),
+      ::testing::StartsWith("HTTP/1.1 200 OK"));
+  cancel();
+  run.join();
+}
+
+TEST(ManagerTest, SecureMetricsMakeASelfSignedCertificate) {
+  client::Config config;
+  config.host = "http://127.0.0.1:1";
+  ManagerOptions options;
+  options.metrics_bind_address = "127.0.0.1:0";
+  options.metrics_secure = true;
+  options.metrics_reviewer = std::make_shared<ReaderOnly>();
+  auto mgr = Manager::New(config, std::move(options));
+  ASSERT_TRUE(mgr.ok()) << mgr.status();
+  auto [ctx, cancel] = WithCancel(Context::Background());
+  std::thread run([&, ctx = ctx] { (void)(*mgr)->Start(ctx); });
+  const int port = PortOf((*mgr)->metrics_address());
+  std::string answer;
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < give_up) {
+    answer = Scrape(port, /*ca=*/"", "reader");
+    if (answer.find("200 OK") != std::string::npos) break;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_THAT(answer, ::testing::StartsWith("HTTP/1.1 200 OK"));
+  cancel();
+  run.join();
+}
+
+TEST(ManagerTest, SecureMetricsConfigurationErrorsAreClear) {
+  client::Config config;
+  config.host = "http://127.0.0.1:1";
+  ManagerOptions options;
+  options.metrics_bind_address = "127.0.0.1:18443";
+  options.health_probe_bind_address = "127.0.0.1:18443";
+  options.metrics_secure = true;
+  auto mgr = Manager::New(config, options);
+  ASSERT_FALSE(mgr.ok());
+  EXPECT_THAT(std::string(mgr.status().message()),
+              ::testing::HasSubstr("cannot share 127.0.0.1:18443"));
+
+  options.health_probe_bind_address = "0";
+  options.metrics_bind_address = "127.0.0.1:0";
+  options.metrics_cert_dir = ::testing::TempDir() + "/no-such-dir";
+  mgr = Manager::New(config, options);
+  ASSERT_FALSE(mgr.ok());
+  EXPECT_THAT(std::string(mgr.status().message()),
+              ::testing::HasSubstr("cannot read the metrics certificate file " +
+                                   options.metrics_cert_dir + "/tls.crt"));
 }
 
 }  // namespace

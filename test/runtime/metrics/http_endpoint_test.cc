@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
+#include "base/tls_certs.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/runtime/metrics/raw_http.h"
@@ -23,7 +24,9 @@ using ::kcr::metrics::testing::Connect;
 using ::kcr::metrics::testing::Get;
 using ::kcr::metrics::testing::RawHttp;
 using ::kcr::metrics::testing::ReadAll;
+using ::kcr::metrics::testing::TlsHttp;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 std::unique_ptr<HttpEndpoint> NewEndpoint(HttpEndpointOptions options = {}) {
@@ -180,6 +183,76 @@ TEST(HttpEndpointTest, WildcardAddressServesLoopback) {
   (*endpoint)->Handle("/x", [](const HttpGet&) { return HttpReply{}; });
   (*endpoint)->Start();
   EXPECT_THAT(Get((*endpoint)->port(), "/x"), StartsWith("HTTP/1.1 200"));
+}
+
+TEST(HttpEndpointTest, PassesTheAuthorizationHeader) {
+  auto endpoint = NewEndpoint();
+  endpoint->Handle("/a", [](const HttpGet& get) {
+    return HttpReply{200, "text/plain", "[" + get.authorization + "]"};
+  });
+  endpoint->Start();
+  EXPECT_EQ(Body(RawHttp(endpoint->port(),
+                         "GET /a HTTP/1.1\r\nHost: x\r\n"
+                         "authorization:   Bearer abc \r\n\r\n")),
+            "[Bearer abc]");
+  EXPECT_EQ(Body(Get(endpoint->port(), "/a")), "[]");
+}
+
+TEST(HttpEndpointTest, ServesHttps) {
+  absl::StatusOr<TlsMaterial> tls = GenerateTlsMaterial();
+  ASSERT_TRUE(tls.ok()) << tls.status();
+  HttpEndpointOptions options;
+  options.tls = HttpTls{tls->server_cert_pem, tls->server_key_pem};
+  options.read_timeout = absl::Milliseconds(300);
+  auto endpoint = NewEndpoint(options);
+  ASSERT_TRUE(endpoint->tls());
+  endpoint->Handle("/metrics", [](const HttpGet& get) {
+    return HttpReply{200, "text/plain", "m " + get.authorization};
+  });
+  endpoint->Start();
+  const std::string request =
+      "GET /metrics HTTP/1.1\r\nHost: localhost\r\n"
+      "Authorization: Bearer t\r\n\r\n";
+  const std::string answer =
+      TlsHttp(endpoint->port(), tls->ca_cert_pem, request);
+  EXPECT_THAT(answer, StartsWith("HTTP/1.1 200 OK\r\n"));
+  EXPECT_EQ(Body(answer), "m Bearer t");
+  // A client that does not trust the certificate fails its handshake.
+  absl::StatusOr<TlsMaterial> other = GenerateTlsMaterial();
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(TlsHttp(endpoint->port(), other->ca_cert_pem, request),
+            "<tls failed>");
+  // Plain HTTP to the TLS port gets no answer, and harms nothing.
+  EXPECT_THAT(Get(endpoint->port(), "/metrics"), Not(HasSubstr("200 OK")));
+  // Nor does a client that connects and says nothing.
+  const int idle = Connect(endpoint->port());
+  ASSERT_GE(idle, 0);
+  EXPECT_EQ(TlsHttp(endpoint->port(), tls->ca_cert_pem, request), answer);
+  close(idle);
+}
+
+TEST(HttpEndpointTest, RefusesBadTlsMaterial) {
+  absl::StatusOr<TlsMaterial> tls = GenerateTlsMaterial();
+  ASSERT_TRUE(tls.ok());
+  absl::StatusOr<TlsMaterial> other = GenerateTlsMaterial();
+  ASSERT_TRUE(other.ok());
+  HttpEndpointOptions options;
+  options.bind_address = "127.0.0.1:0";
+  options.tls = HttpTls{"not a certificate", tls->server_key_pem};
+  auto e = HttpEndpoint::Create(options);
+  ASSERT_FALSE(e.ok());
+  EXPECT_THAT(std::string(e.status().message()),
+              HasSubstr("no certificate in the certificate PEM"));
+  options.tls = HttpTls{tls->server_cert_pem, "garbage"};
+  e = HttpEndpoint::Create(options);
+  ASSERT_FALSE(e.ok());
+  EXPECT_THAT(std::string(e.status().message()),
+              HasSubstr("no private key in the key PEM"));
+  options.tls = HttpTls{tls->server_cert_pem, other->server_key_pem};
+  e = HttpEndpoint::Create(options);
+  ASSERT_FALSE(e.ok());
+  EXPECT_THAT(std::string(e.status().message()),
+              HasSubstr("does not match the certificate"));
 }
 
 TEST(HttpGetTest, QueryParams) {

@@ -1,4 +1,4 @@
-#include "apiserver/serving_certs.h"
+#include "base/tls_certs.h"
 
 #include <openssl/bio.h>
 #include <openssl/evp.h>
@@ -18,7 +18,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace kcr::apiserver {
+namespace kcr {
 namespace {
 
 struct X509Free {
@@ -219,4 +219,4 @@ TEST(TlsTest, WritesFiles) {
 }
 
 }  // namespace
-}  // namespace kcr::apiserver
+}  // namespace kcr

@@ -1,6 +1,6 @@
-// Self-signed TLS material for the local API server's HTTPS: a fresh CA and
-// a server certificate it signs, valid for loopback (127.0.0.1, ::1,
-// localhost) and any extra names, returned as PEM text ready for a
+// Self-signed TLS material for HTTPS (the local API server, secure metrics): a
+// fresh CA and a server certificate it signs, valid for loopback (127.0.0.1,
+// ::1, localhost) and any extra names, returned as PEM text ready for a
 // kubeconfig (certificate-authority-data) and an HTTPS listener.
 //
 // The CA certificate has basicConstraints CA:TRUE (critical) and keyUsage
@@ -13,8 +13,8 @@
 // caller can sign more certificates, e.g. for clients).
 //
 // Thread-safe: every call builds its own objects.
-#ifndef KCR_APISERVER_SERVING_CERTS_H_
-#define KCR_APISERVER_SERVING_CERTS_H_
+#ifndef KCR_BASE_TLS_CERTS_H_
+#define KCR_BASE_TLS_CERTS_H_
 
 #include <string>
 #include <vector>
@@ -23,7 +23,6 @@
 #include "absl/time/time.h"
 
 namespace kcr {
-namespace apiserver {
 
 enum class TlsKeyType { kEcdsaP256, kRsa2048 };
 
@@ -64,7 +63,6 @@ struct TlsFiles {
 absl::StatusOr<TlsFiles> WriteTlsFiles(const TlsMaterial& material,
                                        const std::string& dir);
 
-}  // namespace apiserver
 }  // namespace kcr
 
-#endif  // KCR_APISERVER_SERVING_CERTS_H_
+#endif  // KCR_BASE_TLS_CERTS_H_

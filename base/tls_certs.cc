@@ -1,4 +1,4 @@
-#include "apiserver/serving_certs.h"
+#include "base/tls_certs.h"
 
 #include <openssl/asn1.h>
 #include <openssl/bio.h>
@@ -24,7 +24,6 @@
 #include "absl/strings/string_view.h"
 
 namespace kcr {
-namespace apiserver {
 namespace {
 
 template <typename T, void (*F)(T*)>
@@ -293,5 +292,4 @@ absl::StatusOr<TlsFiles> WriteTlsFiles(const TlsMaterial& material,
   return files;
 }
 
-}  // namespace apiserver
 }  // namespace kcr
