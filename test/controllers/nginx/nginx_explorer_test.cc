@@ -56,8 +56,7 @@ explorer::Scenario NginxScenario() {
            if (++owned[std::string(owner->name)] > 1) {
              return absl::FailedPreconditionError(
                  absl::StrCat("Nginx ", std::string(owner->name), " controls ",
-                              owned[std::string(owner->name)],
-                              " Deployments"));
+                              owned[std::string(owner->name)], " Deployments"));
            }
          }
          return absl::OkStatus();
