@@ -3,7 +3,7 @@
 // unobserved Nginx states, through create, scale, drift, an invalid spec
 // and delete; the state after every step is compared with the reference
 // run's. Rerun one point with
-//   bazel test //test/controllers/nginx:nginx_explorer_test \
+//   bazel test //test/controllers/nginx:nginx_explorer_test
 //     --test_env=KCR_EXPLORE=nginx:<point>:seed=1
 #include <map>
 #include <string>
