@@ -173,12 +173,13 @@ class Run {
       // On the writing thread, before the K-th write is answered: the
       // Manager's own client refuses everything from here on, and the
       // server drops its identity where it can.
-      faults_->Subscribe([this, prefix, k](const Write& w) {
+      ServerFaults* faults = faults_.get();
+      faults->Subscribe([this, faults, prefix, k](const Write& w) {
         if (Ignored(w) || !absl::StartsWith(w.user_agent, prefix)) return;
         if (++writes_counted_ != k) return;
         FencedClient* client = first_client_.load();
         if (client != nullptr) client->Fence();
-        absl::Status s = faults_->CrashNow(w.user_agent);
+        absl::Status s = faults->CrashNow(w.user_agent);
         if (!s.ok() && !absl::IsUnimplemented(s)) {
           LOG(ERROR) << "explorer: the server's crash fence failed: " << s;
         }
@@ -702,9 +703,9 @@ std::string Report::ToString() const {
   std::string out = absl::StrCat(
       "explorer ", scenario, " seed=", seed, ": ", runs.size(),
       " runs (the reference and ", runs.empty() ? 0 : runs.size() - 1,
-      " points, ", fired, " perturbed as planned), ", reference_writes.size(),
-      " controller writes in the reference, ", findings.size(), " findings, ",
-      absl::FormatDuration(wall), "\n");
+      " points, ", fired, " of them perturbed as planned), ",
+      reference_writes.size(), " controller writes in the reference, ",
+      findings.size(), " findings, ", absl::FormatDuration(wall), "\n");
   for (const Finding& f : findings) absl::StrAppend(&out, f.ToString(), "\n");
   return out;
 }
@@ -746,7 +747,7 @@ absl::StatusOr<Report> Explore(const Scenario& scenario,
 
   Outcome ref = Run(scenario, options, Point{}, nullptr, "reference").Go();
   report.runs.push_back(
-      PointRun{Point{}, ref.wall, true, ref.managers,
+      PointRun{Point{}, ref.wall, false, ref.managers,
                static_cast<int>(ref.recording.controller_writes.size()),
                ref.findings.empty()});
   const std::string ref_base =
