@@ -11,6 +11,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -143,6 +144,8 @@ class Run {
     env_options.configure_server = [](apiserver::ApiServerOptions& o) {
       o.controllers.node.running_after = absl::Milliseconds(20);
       o.controllers.node.deployment_ready_after = absl::Milliseconds(20);
+      // Frequent bookmarks tell when a watch has caught up with the writes.
+      o.bookmark_interval = absl::Milliseconds(50);
     };
     auto env = envtest::Environment::Start(std::move(env_options));
     if (!env.ok()) {
@@ -284,6 +287,8 @@ class Run {
     const std::string user = base_ + "user";
     for (Write& w : faults_->WritesSince(seen_seq_)) {
       seen_seq_ = w.seq;
+      int64_t& last = last_version_[absl::StrCat(w.group, "/", w.resource)];
+      last = std::max(last, w.resource_version);
       if (w.user_agent == user && step_ > 0) {
         out_.recording.step_writes[step_ - 1].push_back(w);
       }
@@ -311,6 +316,16 @@ class Run {
   }
 
   bool HoldActive() const { return hold_id_.has_value(); }
+
+  // Whether every watch of the Manager delivered (an event or a bookmark)
+  // every write to its collection so far.
+  bool CaughtUp() const {
+    return current_->client->CaughtUp(
+        [this](const std::string& group, const std::string& resource) {
+          auto it = last_version_.find(absl::StrCat(group, "/", resource));
+          return it == last_version_.end() ? int64_t{0} : it->second;
+        });
+  }
 
   bool WaitConverged(const std::string& after) {
     const absl::Time begin = absl::Now();
@@ -343,7 +358,7 @@ class Run {
       if (held_for_next_step && now - begin >= options_.hold_for) return true;
       if ((!HoldActive() || held_for_next_step) &&
           now - last_write_ >= options_.quiet && current_->mgr->IsLeader() &&
-          Idle(*current_->mgr)) {
+          Idle(*current_->mgr) && (held_for_next_step || CaughtUp())) {
         VLOG(1) << "explorer run=" << base_ << " converged after " << after
                 << " seq=" << seen_seq_;
         return true;
@@ -556,6 +571,8 @@ class Run {
   std::unique_ptr<Incarnation> current_;
   int managers_ = 0;
   int64_t seen_seq_ = 0;
+  // The latest resourceVersion written per "group/resource".
+  absl::flat_hash_map<std::string, int64_t> last_version_;
   absl::Time last_write_;
   // The step being run (1-based), 0 outside the steps.
   int step_ = 0;

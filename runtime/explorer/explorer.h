@@ -21,10 +21,12 @@
 //   EXPECT_TRUE(report->ok()) << report->ToString();
 //
 // Converged means: no write to the server (by anyone, Events and Leases
-// left out) for `quiet`, the Manager leads (its controllers started), and
-// every controller's queue is empty with no reconcile in flight (the
-// Manager's workqueue_depth and controller_runtime_active_workers), with
-// no watch held back.
+// left out) for `quiet`; the Manager leads (its controllers started);
+// every watch of the Manager has delivered every write to its collection
+// (its events or a later bookmark: explorer runs' servers send bookmarks
+// every 50 ms); and every controller's queue is empty with no reconcile in
+// flight (the Manager's workqueue_depth and
+// controller_runtime_active_workers); with no watch held back.
 //
 // Identities: each Manager of a run gets its own User-Agent,
 // "kcr-explorer/<scenario>/<run>/m<n> kcr" (n counts the Managers of the

@@ -1,6 +1,59 @@
 #include "runtime/explorer/fenced_client.h"
 
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "base/string_view.h"
+
 namespace kcr::explorer {
+namespace {
+
+int64_t ParseVersion(std::string_view rv) {
+  int64_t v = 0;
+  return absl::SimpleAtoi(ToAbsl(rv), &v) ? v : 0;
+}
+
+// A watch stream that records the resourceVersion of what it delivers.
+class ObservedWatch : public client::WatchStream {
+ public:
+  ObservedWatch(std::unique_ptr<client::WatchStream> inner,
+                std::shared_ptr<FencedClient::Progress> progress)
+      : inner_(std::move(inner)), progress_(std::move(progress)) {}
+
+  bool Next(const Context& ctx, client::WatchEvent* event) override {
+    if (!inner_->Next(ctx, event)) return false;
+    if (event->object != nullptr && event->error.ok()) {
+      const int64_t rv = ParseVersion(event->object->resource_version());
+      int64_t seen = progress_->seen.load();
+      while (rv > seen && !progress_->seen.compare_exchange_weak(seen, rv)) {
+      }
+    }
+    return true;
+  }
+  size_t Buffered() const override { return inner_->Buffered(); }
+  void Stop() override { inner_->Stop(); }
+  absl::Status status() const override { return inner_->status(); }
+
+ private:
+  const std::unique_ptr<client::WatchStream> inner_;
+  const std::shared_ptr<FencedClient::Progress> progress_;
+};
+
+}  // namespace
+
+bool FencedClient::CaughtUp(
+    const std::function<int64_t(const std::string& group,
+                                const std::string& resource)>& written) const {
+  MutexLock lock(&mu_);
+  bool any = false;
+  for (const std::weak_ptr<Progress>& w : watches_) {
+    std::shared_ptr<Progress> p = w.lock();
+    if (p == nullptr) continue;
+    any = true;
+    if (p->seen.load() < written(p->group, p->resource)) return false;
+  }
+  return any;
+}
 
 absl::Status FencedClient::Refused() const {
   return absl::UnavailableError("the explorer crashed this Manager");
@@ -32,7 +85,24 @@ absl::StatusOr<std::unique_ptr<client::WatchStream>> FencedClient::Watch(
     const Context& ctx, const client::Resource& resource,
     const client::ListOptions& options) {
   if (fenced()) return Refused();
-  return inner_->Watch(ctx, resource, options);
+  auto progress = std::make_shared<Progress>();
+  progress->group = resource.gvr.group;
+  progress->resource = resource.gvr.resource;
+  progress->seen = ParseVersion(options.resource_version);
+  auto stream = inner_->Watch(ctx, resource, options);
+  if (!stream.ok()) return stream.status();
+  {
+    MutexLock lock(&mu_);
+    // Forget watches that ended.
+    std::vector<std::weak_ptr<Progress>> open;
+    for (auto& w : watches_) {
+      if (!w.expired()) open.push_back(std::move(w));
+    }
+    open.push_back(progress);
+    watches_ = std::move(open);
+  }
+  return std::unique_ptr<client::WatchStream>(
+      new ObservedWatch(*std::move(stream), std::move(progress)));
 }
 
 absl::StatusOr<api::ObjectPtr> FencedClient::Create(

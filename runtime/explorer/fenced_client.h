@@ -6,14 +6,23 @@
 // more, whichever of its threads tries. (The server fences the Manager's
 // identity too when it can; this fence does not depend on it.)
 //
+// It also follows the Manager's watches: for each open one, the latest
+// resourceVersion it delivered (an event's or a bookmark's), so the
+// explorer can tell when the Manager's informers have seen every write.
+//
 // Thread-safe.
 #ifndef KCR_RUNTIME_EXPLORER_FENCED_CLIENT_H_
 #define KCR_RUNTIME_EXPLORER_FENCED_CLIENT_H_
 
 #include <atomic>
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
+#include "base/mutex.h"
 #include "runtime/client/rest_client.h"
 
 namespace kcr::explorer {
@@ -26,6 +35,19 @@ class FencedClient : public client::RestClient {
   // Refuses every call from now on; idempotent.
   void Fence() { fenced_.store(true, std::memory_order_release); }
   bool fenced() const { return fenced_.load(std::memory_order_acquire); }
+
+  // Whether every open watch has delivered a resourceVersion at or past
+  // `written(group, resource)`, the latest write to its collection (0 for
+  // none). False while no watch is open.
+  bool CaughtUp(
+      const std::function<int64_t(const std::string& group,
+                                  const std::string& resource)>& written) const;
+
+  // What one watch has delivered so far (shared with its stream).
+  struct Progress {
+    std::string group, resource;
+    std::atomic<int64_t> seen{0};
+  };
 
   absl::StatusOr<api::ObjectPtr> Get(
       const Context& ctx, const client::Resource& resource,
@@ -71,6 +93,9 @@ class FencedClient : public client::RestClient {
 
   const std::unique_ptr<client::RestClient> inner_;
   std::atomic<bool> fenced_{false};
+  mutable Mutex mu_;
+  // The watches made, open or not (a closed one's Progress expires).
+  std::vector<std::weak_ptr<Progress>> watches_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kcr::explorer

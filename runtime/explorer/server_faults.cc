@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "apiserver/api_server.h"
 #include "apiserver/endpoints/faults.h"
 #include "apiserver/endpoints/write_log.h"
@@ -10,8 +11,19 @@ namespace kcr::explorer {
 namespace {
 
 Write FromRecord(const apiserver::WriteRecord& r) {
-  return Write{r.seq,         r.verb,       r.group, r.resource,
-               r.subresource, r.namespace_, r.name,  r.user_agent};
+  Write w;
+  w.seq = r.seq;
+  if (!absl::SimpleAtoi(r.resource_version, &w.resource_version)) {
+    w.resource_version = 0;
+  }
+  w.verb = r.verb;
+  w.group = r.group;
+  w.resource = r.resource;
+  w.subresource = r.subresource;
+  w.namespace_ = r.namespace_;
+  w.name = r.name;
+  w.user_agent = r.user_agent;
+  return w;
 }
 
 apiserver::RequestFilter Filter(const Match& m) {

@@ -25,6 +25,8 @@ namespace kcr::explorer {
 // One stored write, as the server's write log has it.
 struct Write {
   int64_t seq = 0;
+  // The resourceVersion it was stored at.
+  int64_t resource_version = 0;
   std::string verb;  // create, update, patch, delete, deletecollection
   std::string group, resource, subresource, namespace_, name;
   std::string user_agent;
