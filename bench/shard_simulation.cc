@@ -4,7 +4,7 @@
 // judges Leases as the coordinator does: alive while they changed less
 // than the lease duration ago as that replica observed (it observes at its
 // own rounds, which run retry_period apart, jittered up to 20%, at
-// random phases).
+// random phases, and wakes early when a Lease it saw runs out).
 //
 // Scenarios (defaults: 100 replicas, 1,000,000 objects, 1,024 shards):
 //   start:  all replicas start together on empty Leases; time until every
@@ -115,10 +115,13 @@ class Simulation {
       if (next < 0) return until;
       const double now = replicas_[next]->next_round;
       if (now > until) return until;
-      Round(next, now);
-      replicas_[next]->next_round =
+      const double expiry = Round(next, now);
+      // As LeaseShardCoordinator::NextRound: the next round, or earlier
+      // when another replica's Lease runs out.
+      replicas_[next]->next_round = std::min(
+          expiry,
           now + c_.retry * (1 + 0.2 * std::uniform_real_distribution<double>(
-                                          0, 1)(rng_));
+                                          0, 1)(rng_)));
       if (check(now)) return now;
     }
   }
@@ -184,7 +187,10 @@ class Simulation {
     return live;
   }
 
-  void Round(int me, double now) {
+  // One round of replica `me`; returns the earliest future moment at
+  // which a shard Lease another replica holds, and that replica's
+  // membership, have both run out as `me` judges them.
+  double Round(int me, double now) {
     Replica& r = *replicas_[me];
     // Renew what it holds and its membership.
     for (LeaseRow& row : table_) {
@@ -241,6 +247,15 @@ class Simulation {
       ++table_[s].version;
       ++acquisitions_;
     }
+    double expiry = 1e300;
+    for (int s = 0; s < c_.shards; ++s) {
+      const int holder = table_[s].holder;
+      if (!states[s].taken || holder < 0 || holder == me) continue;
+      const double at = std::max(r.observed_at[s] + c_.lease,
+                                 r.member_observed[holder] + c_.lease);
+      if (at > now) expiry = std::min(expiry, at);
+    }
+    return expiry;
   }
 
   const Config c_;

@@ -118,7 +118,9 @@ std::string FaultOptions::ToJson() const {
       ",\"errorFraction\":", std::to_string(error_fraction),
       ",\"throttleFraction\":", std::to_string(throttle_fraction),
       ",\"retryAfterSeconds\":", retry_after_seconds,
-      ",\"delayMilliseconds\":", absl::ToInt64Milliseconds(delay), "}");
+      ",\"delayMilliseconds\":", absl::ToInt64Milliseconds(delay),
+      ",\"ignoreShardSelector\":", ignore_shard_selector ? "true" : "false",
+      "}");
 }
 
 absl::StatusOr<FaultOptions> FaultOptions::FromJson(const std::string& json,
@@ -132,6 +134,13 @@ absl::StatusOr<FaultOptions> FaultOptions::FromJson(const std::string& json,
     std::string key(m.name.GetString(), m.name.GetStringLength());
     // Rules are FaultInjector's (ApplyRulesJson).
     if (FaultInjector::IsRuleMember(key)) continue;
+    if (key == "ignoreShardSelector") {
+      if (!m.value.IsBool()) {
+        return absl::InvalidArgumentError(Cat(key, " is not a boolean"));
+      }
+      o.ignore_shard_selector = m.value.GetBool();
+      continue;
+    }
     if (!m.value.IsNumber()) {
       return absl::InvalidArgumentError(Cat(key, " is not a number"));
     }

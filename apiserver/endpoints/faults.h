@@ -60,10 +60,14 @@ struct FaultOptions {
   // client goes away, or that a stopping server cancels, ends its delay
   // there, unanswered.
   absl::Duration delay = absl::ZeroDuration();
+  // Serve lists and watches as a server without the ShardedListAndWatch
+  // gate does: shardSelector is ignored (every object is sent, and no
+  // metadata.shardInfo).
+  bool ignore_shard_selector = false;
 
   // {"watchCloseAfterEvents":0,"watchCloseAfterSeconds":0,
   //  "errorFraction":0,"throttleFraction":0,"retryAfterSeconds":1,
-  //  "delayMilliseconds":0}
+  //  "delayMilliseconds":0,"ignoreShardSelector":false}
   std::string ToJson() const;
   // Parses that form; absent members keep the value in `base`.
   static absl::StatusOr<FaultOptions> FromJson(const std::string& json,
@@ -220,7 +224,8 @@ class FaultInjector {
 
   // Adds a drop rule (count >= 1).
   absl::Status DropWatchEvents(WatchDrop drop);
-  // Clears every rule (drops not yet used).
+  // Clears every rule: error rules, the crash rule (lifting the fence),
+  // holds (releasing them) and drops (forgetting the events they picked).
   void ClearRules();
 
   // The server calls this with every write it stores, in storage order,
@@ -246,7 +251,8 @@ class FaultInjector {
 
   // Watch streams register a wake-up (which must make the stream look at
   // the rules again soon, and must not call into the injector), called
-  // when holds are released. Returns an id for UnregisterWatch.
+  // when holds are released and when the crash fence goes up. Returns an
+  // id for UnregisterWatch.
   int64_t RegisterWatch(std::function<void()> wake);
   void UnregisterWatch(int64_t id);
 
@@ -273,6 +279,11 @@ class FaultInjector {
 
   // Sets active_ from the rules.
   void UpdateActiveLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool HoldsLocked(const WatchInfo& watch, std::string_view ns,
+                   std::string_view name) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Calls every registered wake-up (without mu_ held).
+  void WakeWatches();
 
   std::atomic<bool> active_{false};
   struct ArmedErrorRule {
@@ -280,11 +291,6 @@ class FaultInjector {
     int matched = 0;
   };
   std::vector<ArmedErrorRule> error_rules_ ABSL_GUARDED_BY(mu_);
-  bool HoldsLocked(const WatchInfo& watch, std::string_view ns,
-                   std::string_view name) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Calls every registered wake-up.
-  void WakeWatches();
 
   std::optional<CrashRule> crash_ ABSL_GUARDED_BY(mu_);
   int64_t crash_counted_ ABSL_GUARDED_BY(mu_) = 0;
@@ -303,7 +309,7 @@ class FaultInjector {
   std::map<int64_t, std::string> dropped_ ABSL_GUARDED_BY(mu_);
   int64_t fired_ ABSL_GUARDED_BY(mu_) = 0;
 
-  // Taken after mu_ when both are (never the other way).
+  // Never taken with mu_ held: wake-ups take the watchers' locks.
   Mutex watches_mu_;
   std::map<int64_t, std::function<void()>> watches_
       ABSL_GUARDED_BY(watches_mu_);

@@ -248,11 +248,11 @@ api::StatusError TimeoutError() {
   return e;
 }
 
-// metadata.name of a JSON request body, or "".
+// metadata.name of a request body (JSON, YAML or protobuf), or "".
 std::string BodyName(const HttpRequest& req) {
-  rapidjson::Document d;
-  if (!json::ParseJson(req.body, &d).ok() || !d.IsObject()) return "";
-  const rapidjson::Value* n = rapidjson::Pointer("/metadata/name").Get(d);
+  auto d = DecodeBody(req);
+  if (!d.ok()) return "";
+  const rapidjson::Value* n = rapidjson::Pointer("/metadata/name").Get(*d);
   return n != nullptr && n->IsString() ? n->GetString() : "";
 }
 
@@ -751,6 +751,10 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
       if (neg.partial == Partial::kObject) return a_list();
       auto lo = ParseListOptions(req);
       if (!lo.ok()) return SendError(ex, lo.status());
+      if (options_.faults != nullptr &&
+          options_.faults->options().ignore_shard_selector) {
+        lo->shard_selector = api::ShardSelector();
+      }
       auto l = registry_->List(r, ns, *lo);
       if (!l.ok()) return SendError(ex, l.status());
       if (neg.table) {

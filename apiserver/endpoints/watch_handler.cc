@@ -28,6 +28,10 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
   auto lo_or = ParseListOptions(req);
   if (!lo_or.ok()) return SendError(ex, lo_or.status());
   ListOptions lo = std::move(*lo_or);
+  if (options_.faults != nullptr &&
+      options_.faults->options().ignore_shard_selector) {
+    lo.shard_selector = api::ShardSelector();
+  }
   absl::Status sel = Registry::ValidateSelectors(r, &lo);
   if (!sel.ok()) return SendError(ex, sel);
   bool bookmarks = ParseBool(req.Query("allowWatchBookmarks"));
@@ -239,16 +243,16 @@ void ApiHandler::ServeWatch(const ResourceInfo& r, const std::string& ns,
       break;
     }
     for (const WatchEvent& e : b.events) {
-      if (faulty) {
-        const FaultInjector::EventFate fate =
-            injector->FateOf(watch_info, e.resource_version,
-                             e.object->namespace_(), e.object->name());
-        if (fate == FaultInjector::EventFate::kDrop) continue;
-        // In order: behind a held event everything waits.
-        if (fate == FaultInjector::EventFate::kHold || !held.empty()) {
-          held.push_back(e);
-          continue;
-        }
+      const FaultInjector::EventFate fate =
+          faulty ? injector->FateOf(watch_info, e.resource_version,
+                                    e.object->namespace_(), e.object->name())
+                 : FaultInjector::EventFate::kSend;
+      if (fate == FaultInjector::EventFate::kDrop) continue;
+      // In order: behind a held event everything waits, also once the
+      // holds are gone (the loop below sends the held ones first).
+      if (fate == FaultInjector::EventFate::kHold || !held.empty()) {
+        held.push_back(e);
+        continue;
       }
       add_event(EventTypeName(e.type), e.object);
       if (close_after_events()) break;

@@ -504,8 +504,7 @@ int main(int argc, char** argv) {
   if (!(*mgr)->metrics_address().empty()) {
     std::string url = HttpUrl((*mgr)->metrics_address());
     if (FLAGS_metrics_secure) url.replace(0, 4, "https");
-    std::cout << "metrics: " << url << "/metrics"
-              << std::endl;
+    std::cout << "metrics: " << url << "/metrics" << std::endl;
   }
   if (!(*mgr)->health_probe_address().empty()) {
     std::cout << "health probes: " << HttpUrl((*mgr)->health_probe_address())

@@ -59,8 +59,10 @@ DEFINE_string(git_version, "v1.32.4",
               "--version-minor (as v1.<minor>.0) when only that is given.");
 DEFINE_bool(fault_endpoint, false,
             "Serve the fault-injection control endpoint /fault-injection "
-            "(GET/PUT options JSON; POST /fault-injection/compact; POST "
-            "/fault-injection/restart).");
+            "(GET/PUT options and rules JSON: errorRules, crashAfterWrite, "
+            "watchHolds, watchDrops; POST /fault-injection/compact; POST "
+            "/fault-injection/restart; GET /fault-injection/writes?since=N; "
+            "POST /fault-injection/release-watch-holds).");
 DEFINE_int64(fault_watch_close_after_events, 0,
              "Fault: close every watch after this many events (0: never).");
 DEFINE_int32(fault_watch_close_after_seconds, 0,
@@ -75,6 +77,9 @@ DEFINE_int32(fault_retry_after_seconds, 1,
              "Fault: Retry-After seconds on injected 429s.");
 DEFINE_int32(fault_delay_ms, 0,
              "Fault: delay every resource request by this many milliseconds.");
+DEFINE_bool(fault_ignore_shard_selector, false,
+            "Fault: ignore shardSelector on list and watch, as a server "
+            "without the ShardedListAndWatch gate does.");
 
 DEFINE_bool(secure, false,
             "Serve HTTPS with a freshly generated CA and server certificate "
@@ -204,6 +209,7 @@ int main(int argc, char** argv) {
   options.faults.throttle_fraction = FLAGS_fault_throttle_fraction;
   options.faults.retry_after_seconds = FLAGS_fault_retry_after_seconds;
   options.faults.delay = absl::Milliseconds(FLAGS_fault_delay_ms);
+  options.faults.ignore_shard_selector = FLAGS_fault_ignore_shard_selector;
   if (FLAGS_tls_cert_file.empty() != FLAGS_tls_key_file.empty()) {
     std::cerr << "--tls-cert-file and --tls-key-file go together\n";
     return 2;

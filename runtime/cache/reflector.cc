@@ -210,10 +210,16 @@ absl::Status Reflector::Run(const Context& ctx) {
       LOG(WARNING) << "list and watch failed name=" << options_.name
                    << " error=" << s;
     }
+    bool relist;
     {
-      // A relist asked for by Relist() starts at once.
       MutexLock lock(&mu_);
-      if (relisted_at_ < relists_requested_ && s.ok()) continue;
+      relist = relisted_at_ < relists_requested_ && s.ok();
+    }
+    // A relist asked for by Relist() starts at once, or once the burst of
+    // requests it belongs to is over.
+    if (relist) {
+      if (!WaitForRelistBatch(ctx).ok()) break;
+      continue;
     }
     // client-go's BackoffUntil: every new list-and-watch waits its turn.
     if (!backoff_.Wait(ctx).ok()) break;
@@ -224,9 +230,26 @@ absl::Status Reflector::Run(const Context& ctx) {
   return absl::OkStatus();
 }
 
+absl::Status Reflector::WaitForRelistBatch(const Context& ctx) {
+  const absl::Duration window = options_.relist_batch_window;
+  if (window <= absl::ZeroDuration()) return absl::OkStatus();
+  const absl::Time give_up = clock_->Now() + 10 * window;
+  while (true) {
+    absl::Time quiet;
+    {
+      MutexLock lock(&mu_);
+      quiet = std::min(relist_requested_at_ + window, give_up);
+    }
+    const absl::Time now = clock_->Now();
+    if (now >= quiet) return absl::OkStatus();
+    KCR_RETURN_IF_ERROR(clock_->Sleep(ctx, quiet - now));
+  }
+}
+
 void Reflector::Relist() {
   MutexLock lock(&mu_);
   ++relists_requested_;
+  relist_requested_at_ = clock_->Now();
   VLOG(2) << "relist requested name=" << options_.name;
   if (cancel_watch_) cancel_watch_();
 }

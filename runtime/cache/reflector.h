@@ -30,7 +30,8 @@
 // until the bookmark annotated k8s.io/initial-events-end, then
 // store->Replace'd, and whose stream carries on as step 2's watch. A server
 // that refuses it gets a plain list instead, every time.
-// Relist() ends the current watch and lists again at once (no backoff),
+// Relist() ends the current watch and lists again at once (no backoff;
+// after relist_batch_window if set),
 // for a collection whose options changed (a new shardSelector).
 // Every `resync_period` (0: never) of each list-and-watch, and when
 // should_resync (if set) agrees, store->Resync() is called.
@@ -86,6 +87,11 @@ struct ReflectorOptions {
   // Each watch asks the server to end it after a random time in [min, max).
   absl::Duration min_watch_timeout = absl::Minutes(5);
   absl::Duration max_watch_timeout = absl::Minutes(10);
+  // A list asked for by Relist() waits until no other Relist() came for
+  // this long (at most ten times this long in all), so that a burst of
+  // requests, e.g. the shard changes of one round, costs one list. 0: the
+  // list starts at once.
+  absl::Duration relist_batch_window = absl::ZeroDuration();
   // Null: the global provider (runtime/cache/metrics.h).
   MetricsProvider* metrics = nullptr;
   // The jitter of the backoff and of the watch timeout; null: seeded from
@@ -155,6 +161,8 @@ class Reflector {
   void ResyncLoop(const Context& ctx, const CancelFunc& cancel_watch);
 
   std::string RelistResourceVersion() const;
+  // Sleeps until relist_batch_window passed without a Relist() (bounded).
+  absl::Status WaitForRelistBatch(const Context& ctx) ABSL_LOCKS_EXCLUDED(mu_);
   std::string RewatchResourceVersion() const;
   void SetLastSyncResourceVersion(std::string rv);
   int64_t RandomWatchTimeoutSeconds();
@@ -187,6 +195,8 @@ class Reflector {
   // at once it reached the store.
   int64_t relists_requested_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t relisted_at_ ABSL_GUARDED_BY(mu_) = -1;
+  // When Relist() was last called.
+  absl::Time relist_requested_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   // Ends the current watch; null outside one.
   CancelFunc cancel_watch_ ABSL_GUARDED_BY(mu_);
 };

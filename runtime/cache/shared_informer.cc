@@ -168,6 +168,10 @@ void SharedIndexInformer::Run(const Context& ctx) {
     reflector_options.clock = clock_;
     reflector_options.metrics = metrics_;
     reflector_options.resync_period = resync_check_period_;
+    // Its only relists are shard selector changes, which come in bursts.
+    if (reflector_options.relist_batch_window == absl::ZeroDuration()) {
+      reflector_options.relist_batch_window = kShardSelectorBatchWindow;
+    }
     reflector_options.should_resync = [this] { return ShouldResync(); };
     reflector_ = std::make_unique<Reflector>(list_watch_.get(), fifo_.get(),
                                              std::move(reflector_options));

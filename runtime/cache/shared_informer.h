@@ -46,6 +46,9 @@ namespace kcr::cache {
 // A resync period below this is raised to it (client-go's
 // minimumResyncPeriod).
 inline constexpr absl::Duration kMinimumResyncPeriod = absl::Seconds(1);
+// Shard selector changes this close together cost one relist.
+inline constexpr absl::Duration kShardSelectorBatchWindow =
+    absl::Milliseconds(100);
 
 struct SharedInformerOptions {
   // For logs and metrics, e.g. "pods".
@@ -140,6 +143,8 @@ class SharedIndexInformer {
   // reflector ends its watch and lists again, and the cache drops what the
   // new list lacks (as deletions) and adds what it brings. A server that
   // ignores the selector sends everything, so handlers must filter too.
+  // Changes less than kShardSelectorBatchWindow apart (unless the options'
+  // reflector.relist_batch_window says otherwise) are listed together.
   // Unimplemented when the ListerWatcher cannot be sharded. Thread-safe.
   absl::Status SetShardSelector(std::string selector) ABSL_LOCKS_EXCLUDED(mu_);
   // True once a list with the current shardSelector reached the cache's

@@ -190,7 +190,12 @@ absl::StatusOr<Controller*> ControllerBuilder::Build(
   }
   std::shared_ptr<ShardFilter> filter;
   if (ownership != nullptr) {
-    KCR_ASSIGN_OR_RETURN(filter, NewShardFilter(name, *for_it, ownership));
+    std::vector<const WatchSpec*> owned;
+    for (const WatchSpec& w : watches_) {
+      if (w.owns) owned.push_back(&w);
+    }
+    KCR_ASSIGN_OR_RETURN(filter,
+                         NewShardFilter(name, *for_it, owned, ownership));
     // Each replica reconciles its own shards: no leader to wait for.
     options.need_leader_election = false;
     options.shard_filter = filter;
@@ -228,6 +233,7 @@ absl::StatusOr<Controller*> ControllerBuilder::Build(
 
 absl::StatusOr<std::shared_ptr<ShardFilter>> ControllerBuilder::NewShardFilter(
     const std::string& name, const WatchSpec& for_watch,
+    const std::vector<const WatchSpec*>& owned,
     sharding::ShardOwnership* ownership) {
   if (ownership->shards() < 1) {
     return absl::InvalidArgumentError(
@@ -236,45 +242,68 @@ absl::StatusOr<std::shared_ptr<ShardFilter>> ControllerBuilder::NewShardFilter(
                      "least one shard, not ",
                      ownership->shards()));
   }
+  cache::SharedInformerFactory* factory = manager_.GetInformerFactory();
   cache::SharedIndexInformer* informer =
-      manager_.GetInformerFactory()->InformerFor(for_watch.resource,
-                                                 for_watch.list_watch);
+      factory->InformerFor(for_watch.resource, for_watch.list_watch);
   const sharding::ShardBy by = ownership->shard_by();
   const int shards = ownership->shards();
-  // The For informer lists only the held shards; a ListerWatcher that
-  // cannot be told so leaves the filtering to the client.
-  const bool server_side =
-      informer
-          ->SetShardSelector(ShardSelectorFor(by, ownership->Held(), shards))
-          .ok();
-  if (!server_side) {
-    LOG(WARNING) << "controller " << name
-                 << ": its informer cannot list by shard; filtering on the "
-                    "client only";
+  const std::string selector = ShardSelectorFor(by, ownership->Held(), shards);
+  // The informers that list only the held shards: the For resource's, and
+  // with namespace sharding the owned namespaced kinds' (an owned object
+  // is in its owner's namespace, hence in its shard). With uid sharding
+  // the server cannot select an owned object by its owner's uid: owned
+  // kinds are filtered on the client. A ListerWatcher that cannot be told
+  // leaves the filtering to the client too.
+  std::vector<cache::SharedIndexInformer*> narrowed;
+  auto narrow = [&](cache::SharedIndexInformer* i) {
+    if (std::find(narrowed.begin(), narrowed.end(), i) != narrowed.end()) {
+      return;
+    }
+    if (i->SetShardSelector(selector).ok()) {
+      narrowed.push_back(i);
+    } else {
+      LOG(WARNING) << "controller " << name << ": informer " << i->name()
+                   << " cannot list by shard; filtering on the client only";
+    }
+  };
+  narrow(informer);
+  if (by == sharding::ShardBy::kNamespace) {
+    for (const WatchSpec* w : owned) {
+      if (w->resource.namespaced) {
+        narrow(factory->InformerFor(w->resource, w->list_watch));
+      }
+    }
   }
   ShardFilterOptions o;
   o.controller = name;
   o.ownership = ownership;
   o.for_cache = informer->GetIndexer();
   o.clock = manager_.clock();
-  if (server_side) {
-    o.on_held_changed = [informer, by, shards](const std::vector<int>& held) {
-      absl::Status s =
-          informer->SetShardSelector(ShardSelectorFor(by, held, shards));
-      if (!s.ok()) LOG(WARNING) << s;
+  if (!narrowed.empty()) {
+    o.on_held_changed = [narrowed, by, shards](const std::vector<int>& held) {
+      const std::string selector = ShardSelectorFor(by, held, shards);
+      for (cache::SharedIndexInformer* i : narrowed) {
+        absl::Status s = i->SetShardSelector(selector);
+        if (!s.ok()) LOG(WARNING) << s;
+      }
     };
   }
   auto filter = std::make_shared<ShardFilter>(std::move(o));
   KCR_RETURN_IF_ERROR(manager_.AddReadyzCheck(
       absl::StrCat("shards-", name),
-      [ownership, informer, server_side]() -> absl::Status {
+      [ownership, informer, narrowed]() -> absl::Status {
         if (!ownership->Settled()) {
           return absl::UnavailableError("has not taken its share of shards");
         }
-        if (!informer->HasSynced() ||
-            (server_side && !informer->ShardSelectorListed())) {
+        if (!informer->HasSynced()) {
           return absl::UnavailableError(
               "has not listed the objects of its shards");
+        }
+        for (cache::SharedIndexInformer* i : narrowed) {
+          if (!i->HasSynced() || !i->ShardSelectorListed()) {
+            return absl::UnavailableError(
+                "has not listed the objects of its shards");
+          }
         }
         return absl::OkStatus();
       }));

@@ -104,8 +104,11 @@ class ControllerBuilder {
   // Manager's leader election, lists and watches the For resource with the
   // shardSelector of those shards, and is ready (/readyz
   // "shards-<name>") once `ownership` settled and that list is in.
-  // Owned and other watched resources are filtered on the client. The For
-  // informer is the Manager's shared one: whatever else reads it (a
+  // With ShardBy::kNamespace the owned namespaced kinds are listed and
+  // watched by the held shards too (an owned object shares its owner's
+  // namespace); with kUid they, and other watched resources, are filtered
+  // on the client (the server cannot select by an owner's uid). These
+  // informers are the Manager's shared ones: whatever else reads them (a
   // lister of the same resource) sees only the held shards' objects too.
   // `ownership` is not owned and must outlive the Manager; null leaves the
   // controller unsharded. When not given, the Manager's
@@ -132,6 +135,7 @@ class ControllerBuilder {
   // informer's shardSelector and adds the readiness check.
   absl::StatusOr<std::shared_ptr<ShardFilter>> NewShardFilter(
       const std::string& name, const WatchSpec& for_watch,
+      const std::vector<const WatchSpec*>& owned,
       sharding::ShardOwnership* ownership);
 
   Manager& manager_;

@@ -128,15 +128,34 @@ Decision Assigner::Decide(const std::vector<std::string>& members,
     if (it != members_.end() && *it == st.holder)
       ++holds[it - members_.begin()];
   }
+  // The free shards each other member is preferred for. A member below
+  // its share takes the best of them for it, as many as it lacks (this
+  // rule, run there); the rest it leaves, and they may be taken at once.
+  std::vector<std::vector<int>> free_preferred(members_.size());
+  for (int s = 0; s < shards_ && s < static_cast<int>(states.size()); ++s) {
+    const ShardState& st = states[s];
+    if (st.mine || st.taken || preferred_[s] == me) continue;
+    free_preferred[preferred_[s]].push_back(s);
+  }
+  std::vector<bool> left(shards_, false);
+  for (size_t p = 0; p < members_.size(); ++p) {
+    std::vector<int>& free = free_preferred[p];
+    const size_t lacks = static_cast<size_t>(
+        std::max(0, FairShare(shards_, members_, members_[p]) - holds[p]));
+    if (free.size() <= lacks) continue;
+    const uint64_t hash = MemberHash(members_[p]);
+    std::sort(free.begin(), free.end(), [hash](int a, int b) {
+      return RendezvousScore(a, hash) > RendezvousScore(b, hash);
+    });
+    for (size_t i = lacks; i < free.size(); ++i) left[free[i]] = true;
+  }
   std::vector<int> mine_first, others;
   for (int s = 0; s < shards_ && s < static_cast<int>(states.size()); ++s) {
     const ShardState& st = states[s];
     if (st.mine || st.taken) continue;
-    const int p = preferred_[s];
-    if (p == me) {
+    if (preferred_[s] == me) {
       mine_first.push_back(s);
-    } else if (st.free_for >= free_grace_ ||
-               holds[p] >= FairShare(shards_, members_, members_[p])) {
+    } else if (st.free_for >= free_grace_ || left[s]) {
       others.push_back(s);
     }
   }

@@ -14,10 +14,12 @@
 //   - a replica above its target gives back the extras, those preferred by
 //     others first;
 //   - a replica below its target takes free (or expired) shards: those it
-//     is preferred for at once, those whose preferred owner already holds
-//     its share (it will not take them) at once too, and any other once it
+//     is preferred for at once, those their preferred owner will not take
+//     at once too (it holds its share, or lacks fewer than it is preferred
+//     for and takes the best of those for it first), and any other once it
 //     has been free for `free_grace` (so two replicas rarely race for one
-//     shard, yet none is left free for long);
+//     shard, yet none is left free for long, and a dead member's shards
+//     are all taken in one round);
 //   - a replica at its target does nothing: shards move only to restore
 //     balance, never to reach the preferred map, so a change of N members
 //     moves about |the shares that change| shards and no more.

@@ -211,13 +211,44 @@ void LeaseShardCoordinator::SetHeld(int shard, bool held) {
 void LeaseShardCoordinator::Run(const Context& ctx) {
   while (!ctx.done()) {
     RunOnce(ctx);
-    // Wake at a held shard's renew deadline too: a round starts by giving
-    // up what missed it, so no shard outlives its deadline while we sleep.
-    const absl::Duration wait =
-        std::min(Jittered(), EarliestRenewDeadline() - Now());
-    if (!clock_->Sleep(ctx, wait).ok()) break;
+    if (!clock_->Sleep(ctx, NextRound() - Now()).ok()) break;
   }
   Stop();
+}
+
+absl::Time LeaseShardCoordinator::NextRound() {
+  // A held shard's renew deadline: a round starts by giving up what missed
+  // it, so no shard outlives its deadline while we sleep. Another
+  // replica's expiry: the round at that moment takes its shards, instead
+  // of the first round after it.
+  return std::min(
+      {Now() + Jittered(), EarliestRenewDeadline(), EarliestForeignExpiry()});
+}
+
+absl::Time LeaseShardCoordinator::EarliestForeignExpiry() const {
+  const absl::Time now = Now();
+  // While a holder's membership is alive its shares count it, so its
+  // shards are taken only once both have run out.
+  std::map<std::string, absl::Time> member_expiry;
+  for (const auto& [name, m] : member_leases_) {
+    if (m.record.holder_identity.empty()) continue;
+    member_expiry[m.record.holder_identity] =
+        m.observed_at + LeaseLife(m.record.lease_duration_seconds);
+  }
+  absl::Time earliest = absl::InfiniteFuture();
+  for (int s = 0; s < options_.shards; ++s) {
+    const ShardLease& sl = shard_leases_[s];
+    if (!sl.lease.has_value() || Holds(s)) continue;
+    const leaderelection::LeaderElectionRecord& r = sl.lease->record;
+    if (r.holder_identity.empty() || r.holder_identity == options_.identity) {
+      continue;
+    }
+    absl::Time expiry = sl.observed_at + LeaseLife(r.lease_duration_seconds);
+    auto it = member_expiry.find(r.holder_identity);
+    if (it != member_expiry.end()) expiry = std::max(expiry, it->second);
+    if (expiry > now) earliest = std::min(earliest, expiry);
+  }
+  return earliest;
 }
 
 void LeaseShardCoordinator::RunOnce(const Context& ctx) {

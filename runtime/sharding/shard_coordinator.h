@@ -104,7 +104,7 @@ class LeaseShardCoordinator final : public ShardOwnership {
   // others will give is free), whichever is first; stays true.
   bool Settled() const override;
 
-  // Rounds every retry_period (jittered) until `ctx` ends, then gives
+  // Rounds until `ctx` ends, each starting at NextRound(), then gives
   // every shard back and releases the membership Lease. Blocks. Listeners
   // are called on this thread.
   void Run(const Context& ctx);
@@ -115,6 +115,13 @@ class LeaseShardCoordinator final : public ShardOwnership {
   // its end.
   void RunOnce(const Context& ctx);
   void Stop();
+  // When the round after the last one starts: retry_period (jittered)
+  // from now, or earlier at a held shard's renew deadline, or at the
+  // moment a Lease held by another replica runs out (as this replica
+  // judges it, and not before its holder's membership runs out too), so
+  // that a dead replica's shards are taken at once rather than up to a
+  // round later. Same thread as RunOnce.
+  absl::Time NextRound();
 
   const std::string& identity() const { return options_.identity; }
   // The fair share of the last round.
@@ -156,6 +163,10 @@ class LeaseShardCoordinator final : public ShardOwnership {
   absl::Time RequestDeadline();
   // The earliest renew deadline of a held shard (InfiniteFuture: none).
   absl::Time EarliestRenewDeadline() const;
+  // The earliest future moment at which a shard Lease another replica
+  // holds, and that replica's membership Lease, have both run out
+  // (InfiniteFuture: none).
+  absl::Time EarliestForeignExpiry() const;
 
   void RenewMembership(const Context& ctx);
   void RenewHeld(const Context& ctx);

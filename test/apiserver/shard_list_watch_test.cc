@@ -280,6 +280,48 @@ TEST_F(ShardListWatchTest, WatchDeliversExactlyTheEventsOfTheRange) {
   EXPECT_EQ(got, expected);
 }
 
+TEST_F(ShardListWatchTest, ServerIgnoringTheSelectorSendsEverything) {
+  FaultOptions faults;
+  faults.ignore_shard_selector = true;
+  server_->faults()->set_options(faults);
+  std::map<std::string, std::string> uids;
+  for (int i = 0; i < 20; ++i) {
+    std::string name = "cm-" + std::to_string(i);
+    uids[name] = Create("default", name);
+  }
+  // A list: every object, and no shardInfo to say it was filtered.
+  TestResponse r =
+      client_->Get(std::string(kCms) + "?shardSelector=" + UrlEncode(Half(0)));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Items(r), uids);
+  EXPECT_FALSE(r.Json()["metadata"].HasMember("shardInfo"));
+  // A watch: the events of both halves.
+  auto w = client_->Watch(std::string(kCms) +
+                          "?watch=1&shardSelector=" + UrlEncode(Half(0)));
+  ASSERT_EQ(w->status(), 200);
+  std::set<std::string> got;
+  for (size_t i = 0; i < uids.size(); ++i) {
+    auto line = w->Next();
+    ASSERT_TRUE(line.has_value());
+    got.insert(Field(*line, "/object/metadata/name"));
+  }
+  EXPECT_EQ(got.size(), uids.size());
+  // Through the control endpoint's JSON too.
+  auto parsed =
+      FaultOptions::FromJson(R"({"ignoreShardSelector":false})", faults);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_FALSE(parsed->ignore_shard_selector);
+  EXPECT_NE(faults.ToJson().find(R"("ignoreShardSelector":true)"),
+            std::string::npos);
+  EXPECT_FALSE(
+      FaultOptions::FromJson(R"({"ignoreShardSelector":1})", faults).ok());
+  server_->faults()->set_options(*parsed);
+  r = client_->Get(std::string(kCms) + "?shardSelector=" + UrlEncode(Half(0)));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_LT(Items(r).size(), uids.size());
+  EXPECT_EQ(r.Str("/metadata/shardInfo/selector"), Half(0));
+}
+
 TEST_F(ShardListWatchTest, MalformedSelectorIsBadRequest) {
   struct Case {
     std::string selector;

@@ -189,6 +189,18 @@ std::vector<client::ListOptions> FakeListWatch::watch_calls() const {
   return watch_calls_;
 }
 
+absl::StatusOr<bool> FakeListWatch::SetShardSelector(std::string selector) {
+  MutexLock lock(&mu_);
+  if (selector == shard_selector_) return false;
+  shard_selector_ = std::move(selector);
+  return true;
+}
+
+std::string FakeListWatch::shard_selector() const {
+  MutexLock lock(&mu_);
+  return shard_selector_;
+}
+
 size_t FakeListWatch::list_call_count() const {
   MutexLock lock(&mu_);
   return list_calls_.size();

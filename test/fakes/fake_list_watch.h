@@ -136,6 +136,10 @@ class FakeListWatch final : public cache::ListerWatcher {
       const cache::ListItemFunc& on_item) override;
   absl::StatusOr<std::unique_ptr<client::WatchStream>> Watch(
       const Context& ctx, const client::ListOptions& options) override;
+  // Any selector is taken (true when it differs from the last); the
+  // answers stay what SetState and PushList script.
+  absl::StatusOr<bool> SetShardSelector(std::string selector) override;
+  std::string shard_selector() const;
 
  private:
   mutable Mutex mu_;
@@ -146,6 +150,7 @@ class FakeListWatch final : public cache::ListerWatcher {
   std::vector<client::ListOptions> list_calls_ ABSL_GUARDED_BY(mu_);
   std::vector<client::ListOptions> watch_calls_ ABSL_GUARDED_BY(mu_);
   std::vector<std::shared_ptr<FakeWatch>> watches_ ABSL_GUARDED_BY(mu_);
+  std::string shard_selector_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kcr::testing

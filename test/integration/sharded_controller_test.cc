@@ -4,6 +4,7 @@
 // other; its informer lists only those (the server's shardSelector) and
 // relists as shards come and go; it is ready once the ownership settled
 // and that list is in; it runs without the Manager's leader election.
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -15,6 +16,8 @@
 #include "absl/time/clock.h"
 #include "api/object_builder.h"
 #include "api/types/config_map.h"
+#include "api/types/namespace.h"
+#include "api/types/secret.h"
 #include "base/context.h"
 #include "base/mutex.h"
 #include "gtest/gtest.h"
@@ -50,16 +53,25 @@ class Recording final : public controller::Reconciler {
       controller::ReconcileContext&) override {
     MutexLock lock(&mu_);
     seen_.insert(request.ToString());
+    ++count_[request.ToString()];
     return controller::Result::Done();
   }
   std::set<std::string> seen() {
     MutexLock lock(&mu_);
     return seen_;
   }
+  // How many times each of `keys` was reconciled, most first.
+  int MostReconciles(const std::set<std::string>& keys) {
+    MutexLock lock(&mu_);
+    int most = 0;
+    for (const std::string& k : keys) most = std::max(most, count_[k]);
+    return most;
+  }
 
  private:
   Mutex mu_;
   std::set<std::string> seen_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int> count_ ABSL_GUARDED_BY(mu_);
 };
 
 class ShardedControllerTest : public kcr::testing::ApiServerFixture {
@@ -129,6 +141,13 @@ TEST_F(ShardedControllerTest, ReconcilesAndListsOnlyTheShardsHeld) {
       << recording->seen().size() << " of " << ours.size();
   // The server sent only those.
   EXPECT_EQ(informer->GetIndexer()->List().size(), ours.size());
+  // The informer is the Manager's shared one, on purpose (docs/sharding.md):
+  // every lister of the kind in this process sees the held shards only.
+  EXPECT_EQ((*mgr)
+                ->ListerFor<api::ConfigMapView>()
+                .List(api::LabelSelector::Everything())
+                .size(),
+            ours.size());
   // Not ready until the ownership settled.
   EXPECT_NE(ReadyzBody(**mgr).find("[-]shards-configmap"), std::string::npos)
       << ReadyzBody(**mgr);
@@ -150,6 +169,10 @@ TEST_F(ShardedControllerTest, ReconcilesAndListsOnlyTheShardsHeld) {
   const std::set<std::string> left = In({1, 2, 5});
   ASSERT_TRUE(Eventually(
       [&] { return informer->GetIndexer()->List().size() == left.size(); }));
+  // Neither relist handed the objects it kept to the handlers again: each
+  // object was reconciled once.
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(recording->MostReconciles(In({0, 1, 2, 5})), 1);
 
   // A new object in a shard not held is never reconciled; one in a held
   // shard is.
@@ -170,6 +193,98 @@ TEST_F(ShardedControllerTest, ReconcilesAndListsOnlyTheShardsHeld) {
   ASSERT_TRUE(Eventually([&] { return recording->seen().count(mine) > 0; }));
   absl::SleepFor(absl::Milliseconds(200));
   EXPECT_EQ(recording->seen().count(theirs), 0u);
+
+  cancel();
+  run.join();
+  EXPECT_TRUE(run_status.ok()) << run_status;
+}
+
+// With namespace sharding an owned object is in its owner's namespace, so
+// in its owner's shard: the owned kind's informer lists only the held
+// shards too, and follows the held set as the For informer does.
+TEST_F(ShardedControllerTest, NamespaceShardingListsOwnedKindsByShard) {
+  const client::Resource secrets = client::ResourceFor<api::SecretView>();
+  std::map<std::string, int> shard_of_ns;
+  for (int i = 0; i < 16; ++i) {
+    const std::string ns = absl::StrCat("ns-", i);
+    api::ObjectBuilder n("v1", "Namespace");
+    n.SetName(ns);
+    auto created = client_->Create(
+        kBg, client::ResourceFor<api::NamespaceView>(), **n.Build());
+    ASSERT_TRUE(created.ok()) << created.status();
+    api::ObjectBuilder cm("v1", "ConfigMap");
+    cm.SetNamespace(ns).SetName("owner");
+    auto owner = client_->Create(
+        kBg, client::ResourceFor<api::ConfigMapView>().InNamespace(ns),
+        **cm.Build());
+    ASSERT_TRUE(owner.ok()) << owner.status();
+    auto secret = api::Object::Parse(absl::StrCat(
+        R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"owned",)",
+        R"("namespace":")", ns, R"(","ownerReferences":[{"apiVersion":"v1",)",
+        R"("kind":"ConfigMap","name":"owner","uid":")",
+        std::string((*owner)->uid()), R"(","controller":true}]}})"));
+    ASSERT_TRUE(secret.ok()) << secret.status();
+    auto owned = client_->Create(kBg, secrets.InNamespace(ns), **secret);
+    ASSERT_TRUE(owned.ok()) << owned.status();
+    shard_of_ns[ns] =
+        sharding::ShardOf(sharding::ShardBy::kNamespace, "", ns, kShards);
+  }
+  // The owned Secrets of the namespaces in `held`.
+  auto owned_in = [&](const std::set<int>& held) {
+    std::set<std::string> keys;
+    for (const auto& [ns, shard] : shard_of_ns) {
+      if (held.count(shard) > 0) keys.insert(ns + "/owned");
+    }
+    return keys;
+  };
+
+  testing::FakeShardOwnership ownership(kShards, sharding::ShardBy::kNamespace);
+  ownership.Hold({0, 1, 2});
+  ownership.SetSettled(true);
+  auto mgr = controller::Manager::New(config_);
+  ASSERT_TRUE(mgr.ok()) << mgr.status();
+  auto built = controller::ControllerBuilder(**mgr)
+                   .For<api::ConfigMapView>()
+                   .Owns<api::SecretView>()
+                   .Sharded(&ownership)
+                   .Build(std::make_shared<Recording>());
+  ASSERT_TRUE(built.ok()) << built.status();
+  cache::SharedIndexInformer* informer =
+      (*mgr)->GetInformerFactory()->InformerFor(secrets);
+  // The Secrets cached: every one in a held shard's namespace, and those
+  // owned by the test's ConfigMaps in such a namespace all there.
+  auto cached_fits = [&](const std::set<int>& held) {
+    std::set<std::string> owned;
+    for (const api::ObjectPtr& o : informer->GetIndexer()->List()) {
+      const int shard = sharding::ShardOf(sharding::ShardBy::kNamespace, "",
+                                          o->namespace_(), kShards);
+      if (held.count(shard) == 0) return false;
+      if (o->name() == "owned") owned.insert(o->Key());
+    }
+    return owned == owned_in(held);
+  };
+
+  auto [ctx, cancel] = WithCancel(kBg);
+  absl::Status run_status;
+  std::thread run([&, ctx = ctx] { run_status = (*mgr)->Start(ctx); });
+  ASSERT_FALSE(owned_in({0, 1, 2}).empty());
+  ASSERT_TRUE(Eventually([&] {
+    return cached_fits({0, 1, 2});
+  })) << informer->GetIndexer()->List().size()
+      << " Secrets cached";
+  ASSERT_TRUE(Eventually([&] {
+    return ReadyzBody(**mgr).find("[+]shards-configmap") != std::string::npos;
+  })) << ReadyzBody(**mgr);
+  ownership.Acquire(6);
+  ASSERT_TRUE(Eventually([&] {
+    return cached_fits({0, 1, 2, 6});
+  })) << informer->GetIndexer()->List().size()
+      << " Secrets cached";
+  ownership.Release(1, absl::Now() + absl::Seconds(10));
+  ASSERT_TRUE(Eventually([&] {
+    return cached_fits({0, 2, 6});
+  })) << informer->GetIndexer()->List().size()
+      << " Secrets cached";
 
   cancel();
   run.join();

@@ -324,6 +324,32 @@ TEST_F(ReflectorTest, RelistEndsTheWatchAndListsAgainAtOnce) {
   EXPECT_TRUE(reflector_->Relisted());
 }
 
+TEST_F(ReflectorTest, RelistsInABurstCostOneList) {
+  lw_.SetState({Obj("a", "5")}, "10");
+  ReflectorOptions o = Options();
+  o.relist_batch_window = absl::Milliseconds(100);
+  Start(o);
+  std::shared_ptr<FakeWatch> first = lw_.WaitForWatch(0);
+  reflector_->Relist();
+  // The watch ends at once; the list waits for the burst to end.
+  clock_.BlockUntilTimers(1);
+  EXPECT_TRUE(first->stopped());
+  clock_.Advance(absl::Milliseconds(60));
+  reflector_->Relist();
+  clock_.Advance(absl::Milliseconds(60));
+  reflector_->Relist();
+  clock_.Advance(absl::Milliseconds(60));
+  // 100 ms after the first request, but only 60 after the last.
+  clock_.BlockUntilTimers(1);
+  EXPECT_EQ(lw_.list_call_count(), 1u);
+  EXPECT_FALSE(reflector_->Relisted());
+  clock_.Advance(absl::Milliseconds(40));
+  lw_.WaitForListCalls(2);
+  lw_.WaitForWatch(1);
+  EXPECT_EQ(lw_.list_call_count(), 2u);
+  EXPECT_TRUE(reflector_->Relisted());
+}
+
 TEST_F(ReflectorTest, RelistedIsFalseUntilTheNextListCompletes) {
   lw_.SetState({}, "10");
   Start();

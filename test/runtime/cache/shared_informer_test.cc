@@ -210,6 +210,34 @@ TEST_F(SharedInformerTest, RelistTurnsVanishedObjectsIntoTombstones) {
             (std::vector<std::string>{"a/x"}));
 }
 
+// A shard change narrows or widens what is listed: the handlers hear of
+// what entered (add), left (delete) or changed (update), not of the
+// objects the new list has unchanged; changes close together cost one
+// list.
+TEST_F(SharedInformerTest, ShardSelectorChangeDeliversOnlyWhatMoved) {
+  lw_->SetState({Cm("a", "x", 5), Cm("a", "y", 6), Cm("a", "z", 7)}, "10");
+  auto recorder = std::make_shared<Recorder>();
+  ASSERT_TRUE(informer_->AddEventHandler(recorder).ok());
+  Run();
+  Sync();
+  recorder->WaitFor(3);
+  lw_->WaitForWatch(0);
+  lw_->SetState({Cm("a", "x", 20), Cm("a", "z", 7), Cm("a", "w", 30)}, "31");
+  ASSERT_TRUE(informer_->SetShardSelector("first").ok());
+  ASSERT_TRUE(informer_->SetShardSelector("second").ok());
+  EXPECT_FALSE(informer_->ShardSelectorListed());
+  ASSERT_TRUE(AdvanceUntil([&] { return recorder->calls().size() >= 6; },
+                           absl::Milliseconds(20), 100));
+  std::vector<std::string> calls = recorder->WaitFor(6);
+  calls.erase(calls.begin(), calls.begin() + 3);
+  EXPECT_EQ(calls, (std::vector<std::string>{"update a/x 5->20", "add a/w 30",
+                                             "delete a/y 6 unknown"}));
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(recorder->calls().size(), 6u);
+  EXPECT_EQ(lw_->list_call_count(), 2u);
+  EXPECT_TRUE(informer_->ShardSelectorListed());
+}
+
 TEST_F(SharedInformerTest, ASlowHandlerDelaysNoOneElse) {
   std::vector<api::ObjectPtr> objects;
   for (int i = 0; i < 100; ++i) {

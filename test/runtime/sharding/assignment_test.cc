@@ -148,6 +148,37 @@ TEST(AssignerTest, TakesAtOnceWhatAFullPreferredOwnerWillNotTake) {
   EXPECT_TRUE(d.acquire.empty());
 }
 
+TEST(AssignerTest, TakesAtOnceWhatAPreferredOwnerBelowItsShareWillLeave) {
+  Assigner a(8, "a", kGrace);
+  a.Decide({"a", "b"}, States(8, {}, {}, {}));
+  std::vector<int> a_pref, b_pref;
+  for (int s = 0; s < 8; ++s) {
+    (a.PreferredOwner(s) == "a" ? a_pref : b_pref).push_back(s);
+  }
+  ASSERT_EQ(a_pref.size(), 4u);
+  ASSERT_EQ(b_pref.size(), 4u);
+  // b holds three of a's preferred shards and lacks one: it will take the
+  // best of its four free ones for it, and leave three.
+  std::vector<ShardState> st = States(8, {}, {}, absl::ZeroDuration());
+  for (int i = 0; i < 3; ++i) {
+    st[a_pref[i]].taken = true;
+    st[a_pref[i]].holder = "b";
+  }
+  const uint64_t b_hash = MemberHash("b");
+  const int b_best =
+      *std::max_element(b_pref.begin(), b_pref.end(), [&](int x, int y) {
+        return RendezvousScore(x, b_hash) < RendezvousScore(y, b_hash);
+      });
+  std::vector<int> want = {a_pref[3]};
+  for (int s : b_pref) {
+    if (s != b_best) want.push_back(s);
+  }
+  std::sort(want.begin(), want.end());
+  Decision d = a.Decide({"a", "b"}, st);
+  std::sort(d.acquire.begin(), d.acquire.end());
+  EXPECT_EQ(d.acquire, want);
+}
+
 TEST(AssignerTest, AtTargetDoesNothing) {
   Assigner a(4, "a", kGrace);
   // a holds two shards b would prefer: still nothing moves.

@@ -5,6 +5,7 @@
 #include "runtime/sharding/shard_coordinator.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -329,6 +330,28 @@ class ShardCoordinatorTest : public testing::ApiServerFixture {
     return Balanced() ? limit : -1;
   }
 
+  // Rounds as Run starts them: each live replica's at the time its
+  // NextRound() asked for, the clock moved to the earliest (ties in the
+  // replicas' order). The first round of each is now. Until `done` holds
+  // after a round, or the clock would pass `until`; returns `done`.
+  bool RunAsScheduled(absl::Time until, const std::function<bool()>& done) {
+    std::vector<absl::Time> next(replicas_.size(), clock_.Now());
+    while (true) {
+      size_t first = replicas_.size();
+      for (size_t i = 0; i < replicas_.size(); ++i) {
+        if (replicas_[i]->dead) continue;
+        if (first == replicas_.size() || next[i] < next[first]) first = i;
+      }
+      if (first == replicas_.size() || next[first] > until) return done();
+      if (next[first] > clock_.Now()) clock_.SetTime(next[first]);
+      replicas_[first]->coordinator->RunOnce(Context::Background());
+      CheckNoShardHeldTwice();
+      if (HasFatalFailure()) return false;
+      next[first] = replicas_[first]->coordinator->NextRound();
+      if (done()) return true;
+    }
+  }
+
   void Kill(Replica* r) {
     r->client->SetDown(true);
     r->dead = true;
@@ -431,6 +454,34 @@ TEST_F(ShardCoordinatorTest, DeadMembersShardsAreTakenAfterExpiryOnly) {
   EXPECT_LE(clock_.Now() - died, absl::Seconds(15) + absl::Seconds(2) * 3);
   for (int s : c_held) EXPECT_NE(Holder(ShardLease(s)), "c");
   (void)a;
+}
+
+TEST_F(ShardCoordinatorTest, DeadMembersShardsAreAllTakenWithinLeasePlusRetry) {
+  Replica* a = AddReplica("a");
+  Replica* b = AddReplica("b");
+  Replica* c = AddReplica("c");
+  ASSERT_GE(RoundsUntilBalanced(20), 0);
+  // c's last round wrote its Leases after a and b listed, and they list
+  // next a retry period later: the latest they can see c's last write.
+  const absl::Time last_write = clock_.Now() - absl::Seconds(2);
+  const std::vector<int> c_held = c->coordinator->Held();
+  ASSERT_FALSE(c_held.empty());
+  Kill(c);
+  auto all_taken = [&] {
+    for (int s : c_held) {
+      if (!a->coordinator->Holds(s) && !b->coordinator->Holds(s)) return false;
+    }
+    return true;
+  };
+  // Not before the Leases run out (15 s after a and b saw them change)...
+  EXPECT_FALSE(RunAsScheduled(
+      clock_.Now() + absl::Seconds(15) - absl::Milliseconds(1), all_taken));
+  for (int s : c_held) EXPECT_EQ(Holder(ShardLease(s)), "c") << "shard " << s;
+  // ...and all at that moment, not a round or two later: within lease
+  // duration + retry period of c's last write.
+  EXPECT_TRUE(RunAsScheduled(last_write + absl::Seconds(15 + 2), all_taken));
+  EXPECT_EQ(clock_.Now(), last_write + absl::Seconds(15 + 2));
+  EXPECT_TRUE(Balanced());
 }
 
 TEST_F(ShardCoordinatorTest, NewMemberTakesOnlyReleasedShardsInHandoverOrder) {
