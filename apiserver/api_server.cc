@@ -13,6 +13,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "apiserver/auth/bootstrap_policy.h"
+#include "apiserver/auth/token_file.h"
 #include "apiserver/endpoints/patch_handlers.h"
 #include "apiserver/internal/write_context.h"
 #include "apiserver/printers/printer_table_convertor.h"
@@ -102,6 +104,7 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
   KCR_RETURN_IF_ERROR(s->registry_->Bootstrap());
   HandlerOptions ho;
   ho.token = o.token;
+  KCR_RETURN_IF_ERROR(s->StartAuth(&ho));
   ho.git_version = o.git_version;
   ho.minor = o.minor;
   ho.clock = o.clock;
@@ -123,6 +126,7 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
   hs.port = o.port;
   hs.tls_cert_file = o.tls_cert_file;
   hs.tls_key_file = o.tls_key_file;
+  hs.tls_client_ca_file = o.client_ca_file;
   hs.max_body_bytes = o.max_body_bytes;
   Storage* storage = s->storage_.get();
   hs.on_cancel = [storage] { storage->Interrupt(); };
@@ -133,6 +137,8 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
       });
   KCR_RETURN_IF_ERROR(s->http_->Start());
   BuiltinControllersOptions controllers = o.controllers;
+  if (o.authorization_mode == "RBAC")
+    controllers.clusterrole_aggregation = true;
   std::string host = o.bind_address;
   if (host == "0.0.0.0" || host == "::" || host.empty()) host = "127.0.0.1";
   controllers.kubernetes_service_options.address = host;
@@ -147,6 +153,60 @@ absl::StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(
 }
 
 ApiServer::~ApiServer() { Stop(); }
+
+absl::Status ApiServer::StartAuth(HandlerOptions* ho) {
+  const ApiServerOptions& o = options_;
+  if (!o.client_ca_file.empty() && o.tls_cert_file.empty()) {
+    return absl::InvalidArgumentError(
+        "a client CA needs HTTPS (a serving certificate and key)");
+  }
+  auth::AuthenticatorOptions ao;
+  if (!o.token_auth_file.empty()) {
+    KCR_ASSIGN_OR_RETURN(ao.tokens, auth::ReadTokenFile(o.token_auth_file));
+  }
+  if (!o.token.empty()) {
+    ao.tokens[o.token] = auth::UserInfo{"admin", "", {auth::kSystemMasters}};
+  }
+  ao.anonymous = o.anonymous_auth && o.token.empty();
+  auth::ServiceAccountTokenOptions so;
+  so.issuer = o.service_account_issuer;
+  so.key_file = o.service_account_key_file;
+  so.clock = o.clock;
+  KCR_ASSIGN_OR_RETURN(service_account_tokens_,
+                       auth::ServiceAccountTokens::Create(std::move(so)));
+  ao.service_account_tokens = service_account_tokens_;
+  ao.api_audiences = o.api_audiences.empty()
+                         ? std::vector<std::string>{o.service_account_issuer}
+                         : o.api_audiences;
+  ResourceInfoPtr sa = resources_->Lookup("", "v1", "serviceaccounts");
+  Storage* storage = storage_.get();
+  ao.service_account_uid = [storage, key = sa->StorageKey()](
+                               const std::string& ns, const std::string& name) {
+    api::ObjectPtr o = storage->Get(key, ns, name);
+    return o == nullptr || o->being_deleted() ? std::string()
+                                              : std::string(o->uid());
+  };
+  ho->api_audiences = ao.api_audiences;
+  authenticator_ = std::make_shared<auth::Authenticator>(std::move(ao));
+  if (o.authorization_mode == "RBAC") {
+    auto rbac = std::make_shared<auth::RbacAuthorizer>(storage_.get(),
+                                                       resources_.get());
+    KCR_RETURN_IF_ERROR(auth::EnsureBootstrapPolicy(registry_.get()));
+    ho->rbac = rbac.get();
+    authorizer_ = std::move(rbac);
+  } else if (o.authorization_mode == "AlwaysAllow" ||
+             o.authorization_mode.empty()) {
+    authorizer_ = std::make_shared<auth::AlwaysAllowAuthorizer>();
+  } else {
+    return absl::InvalidArgumentError(Cat("unknown authorization mode \"",
+                                          o.authorization_mode,
+                                          "\" (AlwaysAllow or RBAC)"));
+  }
+  ho->authenticator = authenticator_;
+  ho->authorizer = authorizer_;
+  ho->service_account_tokens = service_account_tokens_;
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::string> ApiServer::RootCaPem() const {
   if (http_->tls()) {

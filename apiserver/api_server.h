@@ -20,9 +20,14 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "apiserver/auth/authenticator.h"
+#include "apiserver/auth/authorizer.h"
+#include "apiserver/auth/rbac_authorizer.h"
+#include "apiserver/auth/service_account_token.h"
 #include "apiserver/endpoints/faults.h"
 #include "apiserver/endpoints/handler.h"
 #include "apiserver/endpoints/http_server.h"
@@ -47,8 +52,26 @@ struct ApiServerOptions {
   std::string tls_key_file;
   // The CA that signed the certificate, for the kubeconfig (PEM file).
   std::string tls_ca_file;
-  // Bearer token every request must carry (empty: no authentication).
+  // Bearer token every request must carry (empty: no authentication); its
+  // user is "admin" in system:masters. Set, it turns anonymous requests
+  // off.
   std::string token;
+  // Authentication (auth/authenticator.h), kube-apiserver's flags:
+  // --token-auth-file (CSV: token,user,uid,"group1,group2"), --client-ca-file
+  // (HTTPS only: CN = user, O = groups), --service-account-key-file (PEM RSA
+  // private key; empty: one generated on first use),
+  // --service-account-issuer, --api-audiences (empty: the issuer),
+  // --anonymous-auth.
+  std::string token_auth_file;
+  std::string client_ca_file;
+  std::string service_account_key_file;
+  std::string service_account_issuer = auth::kDefaultServiceAccountIssuer;
+  std::vector<std::string> api_audiences;
+  bool anonymous_auth = true;
+  // --authorization-mode: "AlwaysAllow" (every request), or "RBAC"
+  // (auth/rbac_authorizer.h; the default cluster roles and bindings are
+  // created at start, auth/bootstrap_policy.h).
+  std::string authorization_mode = "AlwaysAllow";
   // Events kept for watches; older resourceVersions get 410.
   size_t history_size = 10000;
   // Events (core/v1 and events.k8s.io/v1) are deleted this long after
@@ -112,6 +135,16 @@ class ApiServer {
   // Every write stored, in storage order (write_log.h). Always on.
   WriteLog* write_log() { return &write_log_; }
   const ApiHandler* handler() const { return handler_.get(); }
+  // Who requests come from, what they may do (RBAC or AlwaysAllow), and
+  // the service-account token issuer, for in-process users (a controller
+  // manager that runs as a ServiceAccount).
+  const auth::Authenticator* authenticator() const {
+    return authenticator_.get();
+  }
+  const auth::Authorizer* authorizer() const { return authorizer_.get(); }
+  const auth::ServiceAccountTokens* service_account_tokens() const {
+    return service_account_tokens_.get();
+  }
 
   // Writes a kubeconfig (context "local", namespace "default") pointing at
   // this server, with the token and CA when configured. The file is
@@ -127,6 +160,8 @@ class ApiServer {
 
  private:
   explicit ApiServer(ApiServerOptions options);
+  // Builds the authenticator, authorizer and token issuer into `handler`.
+  absl::Status StartAuth(HandlerOptions* handler);
   // The CA certificate (PEM) clients verify this server with: the TLS CA
   // file (or the certificate itself), or, over plain HTTP, a fresh one.
   absl::StatusOr<std::string> RootCaPem() const;
@@ -137,6 +172,9 @@ class ApiServer {
   std::unique_ptr<Storage> storage_;
   std::unique_ptr<ResourceRegistry> resources_;
   std::unique_ptr<Registry> registry_;
+  std::shared_ptr<const auth::ServiceAccountTokens> service_account_tokens_;
+  std::shared_ptr<const auth::Authenticator> authenticator_;
+  std::shared_ptr<const auth::Authorizer> authorizer_;
   std::unique_ptr<ApiHandler> handler_;
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<BuiltinControllers> controllers_;

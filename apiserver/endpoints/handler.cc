@@ -19,6 +19,9 @@
 #include "api/json/yaml_to_json.h"
 #include "api/object_builder.h"
 #include "apiserver/apply/patch_request.h"
+#include "apiserver/auth/escalation.h"
+#include "apiserver/auth/request_info.h"
+#include "apiserver/auth/reviews.h"
 #include "apiserver/endpoints/discovery.h"
 #include "apiserver/endpoints/negotiation.h"
 #include "apiserver/endpoints/pod_log.h"
@@ -325,6 +328,44 @@ class FaultyExchange : public HttpExchange {
   const bool timeout_after_store_;
 };
 
+// The handler's authenticator and authorizer when none is given: the
+// single `token` (its user in system:masters) or anonymous, and
+// AlwaysAllow.
+HandlerOptions WithAuthDefaults(HandlerOptions o) {
+  if (o.authenticator == nullptr) {
+    auth::AuthenticatorOptions ao;
+    if (!o.token.empty()) {
+      ao.tokens[o.token] = auth::UserInfo{"admin", "", {auth::kSystemMasters}};
+    }
+    ao.anonymous = o.token.empty();
+    o.authenticator = std::make_shared<auth::Authenticator>(std::move(ao));
+  }
+  if (o.authorizer == nullptr) {
+    o.authorizer = std::make_shared<auth::AlwaysAllowAuthorizer>();
+  }
+  return o;
+}
+
+// kube's 403 for attributes the authorizer refused (responsewriters.
+// Forbidden): "<resource> "<name>" is forbidden: User ... cannot ...",
+// "forbidden: User ... cannot get path ..." for a non-resource request.
+api::StatusError ForbiddenError(const auth::Attributes& a,
+                                const std::string& reason) {
+  std::string why = auth::ForbiddenMessage(a);
+  if (!reason.empty()) why = Cat(why, ": ", reason);
+  if (!a.resource_request || a.resource.empty()) {
+    api::StatusError e =
+        api::StatusError::Forbidden({a.api_group, a.resource}, a.name, why);
+    e.message = Cat("forbidden: ", why);
+    return e;
+  }
+  return api::StatusError::Forbidden({a.api_group, a.resource}, a.name, why);
+}
+
+std::string TimestampOf(absl::Time t) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
+}
+
 }  // namespace
 
 // /healthz, /livez and /readyz as kube-apiserver answers them: "ok" (or,
@@ -362,20 +403,32 @@ void ApiHandler::HandleHealth(const HttpRequest& req, HttpExchange* ex) {
 
 ApiHandler::ApiHandler(Registry* registry, HandlerOptions options)
     : registry_(registry),
-      options_(std::move(options)),
+      options_(WithAuthDefaults(std::move(options))),
       openapi_(registry_, options_.git_version, options_.clock) {}
 
 void ApiHandler::Handle(const HttpRequest& req, HttpExchange* ex) {
   const std::string& path = req.path;
   VLOG(2) << "request method=" << req.method << " target=" << req.target;
+  // A client behind the crash fence is gone: its requests go unanswered.
+  if (options_.faults->active() &&
+      options_.faults->crashed(req.Header("user-agent"))) {
+    ex->WriteRaw("");
+    return;
+  }
   bool is_health = path == "/healthz" || path == "/livez" ||
                    path == "/readyz" || absl::StartsWith(path, "/healthz/") ||
                    absl::StartsWith(path, "/livez/") ||
                    absl::StartsWith(path, "/readyz/");
-  if (!options_.token.empty() && !is_health && path != "/version") {
-    std::string auth = req.Header("authorization");
-    if (auth != "Bearer " + options_.token) {
-      SendApiError(ex, api::StatusError::Unauthorized());
+  auth::UserInfo user;
+  if (!is_health && path != "/version" && path != "/version/") {
+    if (!Authenticate(req, ex, &user)) return;
+    auth::Attributes attributes = auth::RequestAttributes(
+        req.method, path, ParseBool(req.Query("watch")), user);
+    auth::Decision d = options_.authorizer->Authorize(attributes);
+    if (!d.allowed) {
+      VLOG(2) << "forbidden user=" << user.name << " verb=" << attributes.verb
+              << " path=" << path;
+      SendApiError(ex, ForbiddenError(attributes, d.reason));
       return;
     }
   }
@@ -389,12 +442,6 @@ void ApiHandler::Handle(const HttpRequest& req, HttpExchange* ex) {
   }
   if (OpenApiService::Serves(path)) {
     openapi_.Handle(req, ex);
-    return;
-  }
-  // A client behind the crash fence is gone: its requests go unanswered.
-  if (options_.faults->active() &&
-      options_.faults->crashed(req.Header("user-agent"))) {
-    ex->WriteRaw("");
     return;
   }
   if (options_.enable_fault_endpoint &&
@@ -465,7 +512,145 @@ void ApiHandler::Handle(const HttpRequest& req, HttpExchange* ex) {
     SendJson(ex, 200, *doc);
     return;
   }
-  HandleResource(req, ex);
+  HandleResource(req, user, ex);
+}
+
+bool ApiHandler::Authenticate(const HttpRequest& req, HttpExchange* ex,
+                              auth::UserInfo* user) const {
+  auth::Authentication authn = options_.authenticator->AuthenticateRequest(
+      req.Header("authorization"), req.client_cert_cn,
+      req.client_cert_organizations);
+  if (authn.outcome == auth::Authentication::Outcome::kRejected) {
+    VLOG(2) << "unauthorized path=" << req.path << " why=" << authn.error;
+    SendApiError(ex, api::StatusError::Unauthorized());
+    return false;
+  }
+  *user = std::move(authn.user);
+  // Impersonation (kubectl --as, --as-group): each name needs
+  // `impersonate` on users, groups or the ServiceAccount.
+  const std::string as_user = req.Header("impersonate-user");
+  const std::string as_groups = req.Header("impersonate-group");
+  if (as_user.empty()) {
+    if (!as_groups.empty()) {
+      SendApiError(ex, api::StatusError::InternalError(
+                           "requested [{Group  " + as_groups +
+                           "  }] without impersonating a user"));
+      return false;
+    }
+    return true;
+  }
+  auth::UserInfo as;
+  as.name = as_user;
+  std::vector<auth::Attributes> checks;
+  auto check = [&](const std::string& resource, const std::string& ns,
+                   const std::string& name) {
+    auth::Attributes a;
+    a.user = *user;
+    a.verb = "impersonate";
+    a.resource = resource;
+    a.ns = ns;
+    a.name = name;
+    checks.push_back(std::move(a));
+  };
+  const std::string prefix = auth::kServiceAccountPrefix;
+  if (absl::StartsWith(as_user, prefix) &&
+      as_user.find(':', prefix.size()) != std::string::npos) {
+    const size_t colon = as_user.find(':', prefix.size());
+    const std::string ns = as_user.substr(prefix.size(), colon - prefix.size());
+    check("serviceaccounts", ns, as_user.substr(colon + 1));
+    as.groups = {auth::kAllServiceAccounts,
+                 Cat(auth::kAllServiceAccounts, ":", ns)};
+  } else {
+    check("users", "", as_user);
+  }
+  for (std::string& g : Split(as_groups, ',')) {
+    if (g.empty()) continue;
+    check("groups", "", g);
+    as.groups.push_back(std::move(g));
+  }
+  for (const auth::Attributes& a : checks) {
+    auth::Decision d = options_.authorizer->Authorize(a);
+    if (!d.allowed) {
+      SendApiError(ex, ForbiddenError(a, d.reason));
+      return false;
+    }
+  }
+  if (as.name != auth::kAnonymousUser && !as.InGroup(auth::kAllAuthenticated)) {
+    as.groups.push_back(auth::kAllAuthenticated);
+  }
+  *user = std::move(as);
+  return true;
+}
+
+void ApiHandler::HandleTokenRequest(const ResourceInfo& r,
+                                    const std::string& ns,
+                                    const std::string& name,
+                                    const HttpRequest& req, HttpExchange* ex) {
+  if (options_.service_account_tokens == nullptr) {
+    return SendApiError(ex, api::StatusError::PathNotFound());
+  }
+  auto body = DecodeBody(req);
+  if (!body.ok()) return SendError(ex, body.status());
+  const rapidjson::Value* spec = Member(*body, "spec");
+  int64_t seconds = 3600;
+  std::vector<std::string> audiences;
+  if (spec != nullptr && spec->IsObject()) {
+    const rapidjson::Value* e = Member(*spec, "expirationSeconds");
+    if (e != nullptr && e->IsInt64()) seconds = e->GetInt64();
+    const rapidjson::Value* aud = Member(*spec, "audiences");
+    if (aud != nullptr && aud->IsArray()) {
+      for (const auto& v : aud->GetArray()) {
+        if (v.IsString()) audiences.emplace_back(v.GetString());
+      }
+    }
+  }
+  // ValidateTokenRequest.
+  if (seconds < 600 || seconds > (int64_t{1} << 32)) {
+    return SendApiError(
+        ex, api::StatusError::Invalid(
+                {"authentication.k8s.io", "TokenRequest"}, name,
+                {FieldErr(api::FieldError::Type::kInvalid,
+                          "spec.expirationSeconds", std::to_string(seconds),
+                          seconds < 600 ? "may not specify a duration less "
+                                          "than 10 minutes"
+                                        : "may not specify a duration larger "
+                                          "than 2^32 seconds")}));
+  }
+  if (audiences.empty()) audiences = options_.api_audiences;
+  auto sa = registry_->Get(r, ns, name);
+  if (!sa.ok()) return SendError(ex, sa.status());
+  absl::Time expiry;
+  auto token = options_.service_account_tokens->Issue(
+      ns, name, std::string((*sa)->uid()), audiences, absl::Seconds(seconds),
+      &expiry);
+  if (!token.ok()) return SendError(ex, token.status());
+  rapidjson::Document out(rapidjson::kObjectType);
+  auto& a = out.GetAllocator();
+  auto str = [&a](std::string_view v) {
+    return rapidjson::Value(v.data(),
+                            static_cast<rapidjson::SizeType>(v.size()), a);
+  };
+  out.AddMember("kind", "TokenRequest", a);
+  out.AddMember("apiVersion", "authentication.k8s.io/v1", a);
+  rapidjson::Value metadata(rapidjson::kObjectType);
+  metadata.AddMember("name", str(name), a);
+  metadata.AddMember("namespace", str(ns), a);
+  metadata.AddMember("creationTimestamp", rapidjson::Value(), a);
+  out.AddMember("metadata", metadata, a);
+  rapidjson::Value out_spec(rapidjson::kObjectType);
+  rapidjson::Value aud(rapidjson::kArrayType);
+  for (const std::string& v : audiences) aud.PushBack(str(v), a);
+  out_spec.AddMember("audiences", aud, a);
+  out_spec.AddMember("expirationSeconds", seconds, a);
+  out_spec.AddMember("boundObjectRef", rapidjson::Value(), a);
+  out.AddMember("spec", out_spec, a);
+  rapidjson::Value status(rapidjson::kObjectType);
+  status.AddMember("token", str(*token), a);
+  status.AddMember("expirationTimestamp", str(TimestampOf(expiry)), a);
+  out.AddMember("status", status, a);
+  auto text = json::JsonToString(out);
+  if (!text.ok()) return SendError(ex, text.status());
+  SendJson(ex, 201, *text);
 }
 
 void ApiHandler::HandleFaults(const HttpRequest& req, HttpExchange* ex) {
@@ -536,7 +721,8 @@ void ApiHandler::HandleFaults(const HttpRequest& req, HttpExchange* ex) {
                                                         req.method));
 }
 
-void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
+void ApiHandler::HandleResource(const HttpRequest& raw,
+                                const auth::UserInfo& user, HttpExchange* ex) {
   // kube-apiserver reads JSON bodies (objects, DeleteOptions, patches) with
   // Go's decoder, which reads every byte that is not valid UTF-8 as U+FFFD
   // instead of failing: a ConfigMap value with a stray \xff is stored with
@@ -646,16 +832,59 @@ void ApiHandler::HandleResource(const HttpRequest& raw, HttpExchange* ex) {
   if (sub == "exec" || sub == "attach" || sub == "portforward") {
     return ServePodStream(registry_, r, ns, name, sub, req, ex);
   }
-  if (r.group() == kAuthorizationGroup) {
+  if (auth::IsReview(r)) {
     if (req.method != "POST" || !name.empty()) {
       return SendApiError(ex, api::StatusError::MethodNotSupported(
                                   r.group_resource(), req.method));
     }
     auto review = DecodeBody(req);
     if (!review.ok()) return SendError(ex, review.status());
-    auto answer = ReviewAccess(r, *review);
+    auto answer = auth::AnswerReview(r, ns, *review, user, *options_.authorizer,
+                                     *options_.authenticator);
     if (!answer.ok()) return SendError(ex, answer.status());
     return SendJson(ex, 201, std::move(*answer));
+  }
+  if (sub == "token" && r.resource() == "serviceaccounts" &&
+      r.group().empty()) {
+    if (req.method != "POST") {
+      return SendApiError(ex, api::StatusError::MethodNotSupported(
+                                  r.group_resource(), req.method));
+    }
+    return HandleTokenRequest(r, ns, name, req, ex);
+  }
+  // Roles and bindings: no granting what the writer does not hold.
+  const bool check_escalation =
+      options_.rbac != nullptr && auth::IsRbacResource(r) &&
+      (req.method == "POST" || req.method == "PUT" || req.method == "PATCH") &&
+      (req.method != "POST" || name.empty()) && !DryRun(req);
+  if (check_escalation) {
+    absl::Status s;
+    if (req.method == "PATCH") {
+      // The patched object, computed without writing it.
+      const std::optional<PatchType> type =
+          api::PatchTypeFromContentType(req.Header("content-type"));
+      if (type.has_value()) {
+        PatchOptions po;
+        po.dry_run = true;
+        po.field_manager = req.Query("fieldManager");
+        if (po.field_manager.empty() && *type == api::PatchType::kApply) {
+          po.field_manager = "kubectl";
+        }
+        po.user_agent = req.Header("user-agent");
+        if (req.HasQuery("force")) po.force = ParseBool(req.Query("force"));
+        auto w = registry_->Patch(r, ns, name, *type, req.body, po);
+        if (w.ok()) {
+          s = auth::ConfirmNoEscalation(*options_.rbac, r, ns,
+                                        w->object->json(), user);
+        }
+      }
+    } else {
+      auto body = DecodeBody(req);
+      if (body.ok()) {
+        s = auth::ConfirmNoEscalation(*options_.rbac, r, ns, *body, user);
+      }
+    }
+    if (!s.ok()) return SendError(ex, s);
   }
 
   Negotiated neg = NegotiateResource(req, options_.table_convertor != nullptr);

@@ -1,12 +1,15 @@
-// ApiHandler: the HTTP face of the local API server. It authenticates,
-// routes kube-apiserver's paths, decodes query parameters and bodies,
+// ApiHandler: the HTTP face of the local API server. It authenticates
+// (auth/authenticator.h: 401 with kube's Status for a bad credential),
+// impersonates (Impersonate-User/-Group, authorized as `impersonate`),
+// authorizes (auth/authorizer.h: 403 with kube's message), routes
+// kube-apiserver's paths, decodes query parameters and bodies,
 // negotiates the response type (JSON, Table, aggregated discovery), calls
 // the Registry, and writes results and errors exactly as kube-apiserver
 // does (Status objects, status codes, list envelopes, chunked watch
 // streams).
 //
 // Routes:
-//   /version /healthz /livez /readyz (+ /<check>)    no token needed
+//   /version /healthz /livez /readyz (+ /<check>)    no credential needed
 //   /openapi/v2, /swagger-2.0.0.pb-v1,
 //   /openapi/v3[/...]                    OpenAPI documents (openapi.h)
 //   /api /apis /apis/{g} /api/v1 /apis/{g}/{v}        discovery
@@ -25,8 +28,13 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
+#include "apiserver/auth/authenticator.h"
+#include "apiserver/auth/authorizer.h"
+#include "apiserver/auth/rbac_authorizer.h"
+#include "apiserver/auth/service_account_token.h"
 #include "apiserver/endpoints/faults.h"
 #include "apiserver/endpoints/http_server.h"
 #include "apiserver/endpoints/openapi.h"
@@ -39,9 +47,22 @@ namespace kcr {
 namespace apiserver {
 
 struct HandlerOptions {
-  // When set, every request except health and /version needs
-  // "Authorization: Bearer <token>" (401 otherwise).
+  // When set and `authenticator` is not, every request except health and
+  // /version needs "Authorization: Bearer <token>" (401 otherwise), and
+  // the token's user is "admin" in system:masters.
   std::string token;
+  // Who sent each request; null: from `token` alone, as above.
+  std::shared_ptr<const auth::Authenticator> authenticator;
+  // What they may do; null: everything (AlwaysAllow).
+  std::shared_ptr<const auth::Authorizer> authorizer;
+  // With RBAC, writes of roles and bindings are checked for escalation
+  // (auth/escalation.h) against it; may be null. Not owned.
+  const auth::RbacAuthorizer* rbac = nullptr;
+  // Signs TokenRequest's tokens (serviceaccounts/<name>/token); null: the
+  // subresource answers 404.
+  std::shared_ptr<const auth::ServiceAccountTokens> service_account_tokens;
+  // Audiences of a TokenRequest that names none.
+  std::vector<std::string> api_audiences;
   // /version: gitVersion and minor (the kubectl dispatcher picks the
   // matching kubectl from the minor).
   std::string git_version = "v1.32.4";
@@ -78,7 +99,16 @@ class ApiHandler {
 
  private:
   struct Route;
-  void HandleResource(const HttpRequest& request, HttpExchange* exchange);
+  void HandleResource(const HttpRequest& request, const auth::UserInfo& user,
+                      HttpExchange* exchange);
+  // POST serviceaccounts/<name>/token.
+  void HandleTokenRequest(const ResourceInfo& resource, const std::string& ns,
+                          const std::string& name, const HttpRequest& request,
+                          HttpExchange* exchange);
+  // Who the request comes from after impersonation; false when it was
+  // answered (401, 403).
+  bool Authenticate(const HttpRequest& request, HttpExchange* exchange,
+                    auth::UserInfo* user) const;
   void HandleFaults(const HttpRequest& request, HttpExchange* exchange);
   void HandleHealth(const HttpRequest& request, HttpExchange* exchange);
   // Events carry Tables when `table`, PartialObjectMetadata of that

@@ -82,14 +82,33 @@ bool PeerClosed(int fd) {
 }
 
 // The common name of the peer's verified certificate, or "".
-std::string PeerCommonName(SSL* ssl) {
+// The verified client certificate's subject: common name and
+// organizations.
+struct PeerSubject {
+  std::string cn;
+  std::vector<std::string> organizations;
+};
+
+PeerSubject PeerSubjectOf(SSL* ssl) {
+  PeerSubject subject;
   X509* peer = SSL_get1_peer_certificate(ssl);
-  if (peer == nullptr) return "";
+  if (peer == nullptr) return subject;
+  X509_NAME* name = X509_get_subject_name(peer);
   char cn[256] = {0};
-  X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, cn,
-                            sizeof(cn));
+  X509_NAME_get_text_by_NID(name, NID_commonName, cn, sizeof(cn));
+  subject.cn = cn;
+  for (int i = X509_NAME_get_index_by_NID(name, NID_organizationName, -1);
+       i >= 0; i = X509_NAME_get_index_by_NID(name, NID_organizationName, i)) {
+    ASN1_STRING* data = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, i));
+    unsigned char* utf8 = nullptr;
+    const int n = ASN1_STRING_to_UTF8(&utf8, data);
+    if (n >= 0) {
+      subject.organizations.emplace_back(reinterpret_cast<char*>(utf8), n);
+      OPENSSL_free(utf8);
+    }
+  }
   X509_free(peer);
-  return cn;
+  return subject;
 }
 
 }  // namespace
@@ -401,7 +420,7 @@ std::optional<api::StatusError> RefusalFor(const beast::error_code& ec,
 template <class Stream>
 void ServeRequests(Stream& stream, HttpServer::Connection* conn, int fd,
                    const HttpServerOptions& options, const HttpHandler& handler,
-                   const std::string& remote, const std::string& client_cert_cn,
+                   const std::string& remote, const PeerSubject& peer,
                    std::atomic<bool>* stopping) {
   beast::flat_buffer buffer;
   while (!conn->cancelled.load() && !stopping->load()) {
@@ -449,7 +468,8 @@ void ServeRequests(Stream& stream, HttpServer::Connection* conn, int fd,
     }
     r.body = std::move(req.body());
     r.remote_address = remote;
-    r.client_cert_cn = client_cert_cn;
+    r.client_cert_cn = peer.cn;
+    r.client_cert_organizations = peer.organizations;
     Exchange<Stream> exchange(&stream, &buffer, conn, req.keep_alive(),
                               req.version(), stopping);
     exchange.set_fd(fd);
@@ -565,11 +585,11 @@ void HttpServer::AcceptLoop() {
             stream.handshake(ssl::stream_base::server, hec);
             if (!hec) {
               ServeRequests(stream, conn.get(), fd, options_, handler_, remote,
-                            PeerCommonName(stream.native_handle()), &stopping_);
+                            PeerSubjectOf(stream.native_handle()), &stopping_);
             }
           } else {
             ServeRequests(*socket, conn.get(), fd, options_, handler_, remote,
-                          "", &stopping_);
+                          PeerSubject(), &stopping_);
           }
           {
             MutexLock l(&mu_);

@@ -68,6 +68,8 @@ struct HttpRequest {
   // Common name of the client's TLS certificate, verified against
   // HttpServerOptions::tls_client_ca_file; "" without one.
   std::string client_cert_cn;
+  // Its organizations (O=), in order: the user's groups.
+  std::vector<std::string> client_cert_organizations;
 
   // The header's value or "".
   std::string Header(const std::string& lower_name) const;

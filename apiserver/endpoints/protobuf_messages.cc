@@ -528,6 +528,64 @@ const Message kSelfSubjectRulesReview{
      {2, "spec", Type::kMessage, 0, &kSelfSubjectRulesReviewSpec},
      {3, "status", Type::kMessage, 0, &kSubjectRulesReviewStatus}}};
 
+const Message kSubjectAccessReviewSpec{
+    "authorization/v1 SubjectAccessReviewSpec",
+    {{1, "resourceAttributes", Type::kMessage, 0, &kResourceAttributes},
+     {2, "nonResourceAttributes", Type::kMessage, 0, &kNonResourceAttributes},
+     {3, "user", Type::kString},
+     {4, "groups", Type::kString, kRepeated},
+     {6, "uid", Type::kString}}};
+const Message kSubjectAccessReview{
+    "authorization/v1 SubjectAccessReview",
+    {{1, "metadata", Type::kMessage, 0, &kObjectMeta},
+     {2, "spec", Type::kMessage, 0, &kSubjectAccessReviewSpec},
+     {3, "status", Type::kMessage, 0, &kSubjectAccessReviewStatus}}};
+
+// --- authentication/v1: `kubectl create token`, `kubectl auth whoami` ---
+
+const Message kBoundObjectReference{"authentication/v1 BoundObjectReference",
+                                    {{1, "kind", Type::kString},
+                                     {2, "apiVersion", Type::kString},
+                                     {3, "name", Type::kString},
+                                     {4, "uid", Type::kString}}};
+const Message kTokenRequestSpec{
+    "authentication/v1 TokenRequestSpec",
+    {{1, "audiences", Type::kString, kRepeated},
+     {3, "boundObjectRef", Type::kMessage, 0, &kBoundObjectReference},
+     {4, "expirationSeconds", Type::kInt64}}};
+const Message kTokenRequestStatus{
+    "authentication/v1 TokenRequestStatus",
+    {{1, "token", Type::kString}, {2, "expirationTimestamp", Type::kTime}}};
+const Message kTokenRequest{
+    "authentication/v1 TokenRequest",
+    {{1, "metadata", Type::kMessage, 0, &kObjectMeta},
+     {2, "spec", Type::kMessage, 0, &kTokenRequestSpec},
+     {3, "status", Type::kMessage, 0, &kTokenRequestStatus}}};
+const Message kTokenReviewSpec{
+    "authentication/v1 TokenReviewSpec",
+    {{1, "token", Type::kString}, {2, "audiences", Type::kString, kRepeated}}};
+const Message kUserInfo{"authentication/v1 UserInfo",
+                        {{1, "username", Type::kString},
+                         {2, "uid", Type::kString},
+                         {3, "groups", Type::kString, kRepeated}}};
+const Message kTokenReviewStatus{"authentication/v1 TokenReviewStatus",
+                                 {{1, "authenticated", Type::kBool},
+                                  {2, "user", Type::kMessage, 0, &kUserInfo},
+                                  {3, "error", Type::kString},
+                                  {4, "audiences", Type::kString, kRepeated}}};
+const Message kTokenReview{
+    "authentication/v1 TokenReview",
+    {{1, "metadata", Type::kMessage, 0, &kObjectMeta},
+     {2, "spec", Type::kMessage, 0, &kTokenReviewSpec},
+     {3, "status", Type::kMessage, 0, &kTokenReviewStatus}}};
+const Message kSelfSubjectReviewStatus{
+    "authentication/v1 SelfSubjectReviewStatus",
+    {{1, "userInfo", Type::kMessage, 0, &kUserInfo}}};
+const Message kSelfSubjectReview{
+    "authentication/v1 SelfSubjectReview",
+    {{1, "metadata", Type::kMessage, 0, &kObjectMeta},
+     {2, "status", Type::kMessage, 0, &kSelfSubjectReviewStatus}}};
+
 // --- meta/v1 DeleteOptions, the body of a DELETE ---
 
 const Message kPreconditions{
@@ -567,7 +625,15 @@ const Message* FindMessage(const std::string& api_version,
           {{"authorization.k8s.io/v1", "SelfSubjectAccessReview"},
            &kSelfSubjectAccessReview},
           {{"authorization.k8s.io/v1", "SelfSubjectRulesReview"},
-           &kSelfSubjectRulesReview}};
+           &kSelfSubjectRulesReview},
+          {{"authorization.k8s.io/v1", "SubjectAccessReview"},
+           &kSubjectAccessReview},
+          {{"authorization.k8s.io/v1", "LocalSubjectAccessReview"},
+           &kSubjectAccessReview},
+          {{"authentication.k8s.io/v1", "TokenRequest"}, &kTokenRequest},
+          {{"authentication.k8s.io/v1", "TokenReview"}, &kTokenReview},
+          {{"authentication.k8s.io/v1", "SelfSubjectReview"},
+           &kSelfSubjectReview}};
   auto it = kKinds.find({api_version, kind});
   // DeleteOptions is registered in every group version (and meta.k8s.io/v1);
   // clients send it under the group version of the resource they delete.

@@ -74,6 +74,10 @@ BuiltinControllers::BuiltinControllers(Registry* registry,
   if (options.endpoints) {
     controllers_.push_back(std::make_unique<EndpointsController>(registry));
   }
+  if (options.clusterrole_aggregation) {
+    controllers_.push_back(std::make_unique<ClusterRoleAggregationController>(
+        registry, options.clock));
+  }
   if (options.control_plane_leases) {
     controllers_.push_back(std::make_unique<ControlPlaneLeases>(
         registry, options.clock,

@@ -24,6 +24,7 @@
 #include <memory>
 #include <vector>
 
+#include "apiserver/kube_controllers/clusterrole_aggregation_controller.h"
 #include "apiserver/kube_controllers/controller_runner.h"
 #include "apiserver/kube_controllers/cronjob_controller.h"
 #include "apiserver/kube_controllers/daemonset_controller.h"
@@ -71,6 +72,9 @@ struct BuiltinControllersOptions {
   KubernetesServiceOptions kubernetes_service_options;
   // Endpoints and EndpointSlices of Services (endpoints_controller.h).
   bool endpoints = true;
+  // The rules of aggregated ClusterRoles
+  // (clusterrole_aggregation_controller.h); ApiServer runs it with RBAC.
+  bool clusterrole_aggregation = false;
   // The kubelets' node Leases and the control plane's Leases in
   // kube-system (control_plane_leases.h).
   bool control_plane_leases = true;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <iterator>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -47,6 +49,7 @@ int GroupRank(const std::string& group) {
                                        "apps",
                                        "apiregistration.k8s.io",
                                        "events.k8s.io",
+                                       "authentication.k8s.io",
                                        "authorization.k8s.io",
                                        "autoscaling",
                                        "batch",
@@ -170,7 +173,7 @@ ResourceRegistry::ResourceRegistry() {
                     "endpointslice", {}, true, {}));
   {
     ResourceInfo r = Builtin("", "serviceaccounts", "ServiceAccount",
-                             "serviceaccount", {"sa"}, true, {});
+                             "serviceaccount", {"sa"}, true, {"token"});
     r.return_deleted_object = true;
     AddLocked(std::move(r));
   }
@@ -212,12 +215,18 @@ ResourceRegistry::ResourceRegistry() {
     r.field_labels = {{"status.replicas", "", "0"}};
     AddLocked(std::move(r));
   }
-  // Created, never stored: they answer at once (access_review.h).
-  for (const char* kind :
-       {"SelfSubjectAccessReview", "SelfSubjectRulesReview"}) {
+  // Created, never stored: they answer at once (auth/reviews.h).
+  for (const auto& [group, kind, namespaced] :
+       std::vector<std::tuple<const char*, const char*, bool>>{
+           {"authentication.k8s.io", "SelfSubjectReview", false},
+           {"authentication.k8s.io", "TokenReview", false},
+           {"authorization.k8s.io", "LocalSubjectAccessReview", true},
+           {"authorization.k8s.io", "SelfSubjectAccessReview", false},
+           {"authorization.k8s.io", "SelfSubjectRulesReview", false},
+           {"authorization.k8s.io", "SubjectAccessReview", false}}) {
     const std::string lower = absl::AsciiStrToLower(kind);
-    ResourceInfo r = Builtin("authorization.k8s.io", lower + "s", kind, lower,
-                             {}, false, {});
+    ResourceInfo r =
+        Builtin(group, lower + "s", kind, lower, {}, namespaced, {});
     r.verbs = {"create"};
     AddLocked(std::move(r));
   }

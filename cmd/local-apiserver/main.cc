@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "apiserver/api_server.h"
+#include "apiserver/auth/token_file.h"
 #include "apiserver/kube_controllers/scheduler.h"
 #include "base/flags.h"
 #include "base/tls_certs.h"
@@ -40,6 +41,26 @@ DEFINE_string(tls_ca_file, "",
 DEFINE_string(token, "",
               "Require 'Authorization: Bearer <token>' on every request but "
               "health checks and /version (401 otherwise).");
+DEFINE_string(token_auth_file, "",
+              "Static tokens, kube's CSV: token,user,uid,\"group1,group2\" "
+              "per line; a bad line stops the server (exit 2).");
+DEFINE_string(client_ca_file, "",
+              "PEM CA bundle: a client certificate it signed authenticates "
+              "its CN as the user and its O entries as groups (HTTPS only).");
+DEFINE_string(service_account_key_file, "",
+              "PEM RSA private key that signs service-account tokens "
+              "(TokenRequest, kubectl create token); default: a key "
+              "generated at start.");
+DEFINE_string(service_account_issuer,
+              "https://kubernetes.default.svc.cluster.local",
+              "The iss claim of service-account tokens, and their default "
+              "audience.");
+DEFINE_bool(anonymous_auth, true,
+            "Requests without a credential are system:anonymous in "
+            "system:unauthenticated; false: 401. --token turns it off.");
+DEFINE_string(authorization_mode, "AlwaysAllow",
+              "AlwaysAllow (every request) or RBAC (Roles, ClusterRoles and "
+              "their bindings, with kube's default cluster roles).");
 DEFINE_uint64(history_size, 10000,
               "Watch events kept; a watch from an older resourceVersion gets "
               "410 Expired.");
@@ -166,6 +187,25 @@ int main(int argc, char** argv) {
   options.tls_ca_file = FLAGS_tls_ca_file;
   options.token = FLAGS_token;
   options.history_size = FLAGS_history_size;
+  if (!FLAGS_token_auth_file.empty()) {
+    auto tokens = kcr::apiserver::auth::ReadTokenFile(FLAGS_token_auth_file);
+    if (!tokens.ok()) {
+      std::cerr << "local-apiserver: " << tokens.status().message() << "\n";
+      return 2;
+    }
+  }
+  if (FLAGS_authorization_mode != "AlwaysAllow" &&
+      FLAGS_authorization_mode != "RBAC") {
+    std::cerr << "local-apiserver: invalid --authorization-mode \""
+              << FLAGS_authorization_mode << "\" (AlwaysAllow or RBAC)\n";
+    return 2;
+  }
+  options.token_auth_file = FLAGS_token_auth_file;
+  options.client_ca_file = FLAGS_client_ca_file;
+  options.service_account_key_file = FLAGS_service_account_key_file;
+  options.service_account_issuer = FLAGS_service_account_issuer;
+  options.anonymous_auth = FLAGS_anonymous_auth;
+  options.authorization_mode = FLAGS_authorization_mode;
   if (!absl::ParseDuration(FLAGS_event_ttl, &options.event_ttl) ||
       options.event_ttl < absl::ZeroDuration()) {
     std::cerr << "local-apiserver: invalid --event-ttl \"" << FLAGS_event_ttl

@@ -167,6 +167,51 @@ TEST_F(LocalApiServerTest, BadFlagsAreOneLineAndExitCodeTwo) {
   EXPECT_THAT(r.err, HasSubstr("for \"--history-size\" flag"));
 }
 
+TEST_F(LocalApiServerTest, TokenFileWithABadLineStopsTheServer) {
+  const std::string path = dir_ + "/tokens.csv";
+  ASSERT_EQ(system(("printf 'good,alice,1\\nbad,bob\\n' > " + path).c_str()),
+            0);
+  ProcessResult r = RunProcess({kBinary, "--token-auth-file=" + path}, {});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "local-apiserver: token file " + path +
+                       " line 2: must have at least 3 columns (token, user "
+                       "name, user uid), found 2\n");
+  r = RunProcess({kBinary, "--token-auth-file=" + dir_ + "/missing.csv"}, {});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("cannot read token file"));
+  r = RunProcess({kBinary, "--authorization-mode=ABAC"}, {});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "local-apiserver: invalid --authorization-mode \"ABAC\" "
+            "(AlwaysAllow or RBAC)\n");
+}
+
+TEST_F(LocalApiServerTest, RbacModeWithTokenFile) {
+  const std::string path = dir_ + "/tokens.csv";
+  ASSERT_EQ(system(("printf 'admin-token,admin,1,system:masters\\n"
+                    "alice-token,alice,2\\n' > " +
+                    path)
+                       .c_str()),
+            0);
+  Start({"--authorization-mode=RBAC", "--token-auth-file=" + path,
+         "--anonymous-auth=false"});
+  EXPECT_EQ(client_->Get("/api/v1/namespaces").status, 401);
+  client_->SetHeader("Authorization", "Bearer alice-token");
+  TestResponse r = client_->Get("/api/v1/namespaces");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(r.Str("/message"),
+            "namespaces is forbidden: User \"alice\" cannot list resource "
+            "\"namespaces\" in API group \"\" at the cluster scope");
+  client_->SetHeader("Authorization", "Bearer admin-token");
+  EXPECT_EQ(client_->Get("/api/v1/namespaces").status, 200);
+  EXPECT_EQ(client_
+                ->Get("/apis/rbac.authorization.k8s.io/v1/clusterroles/"
+                      "cluster-admin")
+                .status,
+            200);
+}
+
 TEST_F(LocalApiServerTest, PrintsLoopbackUrlWritesKubeconfigAndStopsOnSigint) {
   Start();
   EXPECT_THAT(server_->url(), StartsWith("http://127.0.0.1:"));
