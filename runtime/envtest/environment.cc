@@ -203,6 +203,7 @@ absl::StatusOr<std::unique_ptr<Environment>> Environment::Start(
     server_options.token = env->admin_token_;
     server_options.authorization_mode = "RBAC";
   }
+  if (options.configure_server) options.configure_server(server_options);
   absl::StatusOr<std::unique_ptr<apiserver::ApiServer>> server =
       apiserver::ApiServer::Start(std::move(server_options));
   if (!server.ok()) {

@@ -17,6 +17,7 @@
 #ifndef KCR_RUNTIME_ENVTEST_ENVIRONMENT_H_
 #define KCR_RUNTIME_ENVTEST_ENVIRONMENT_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,7 @@
 
 namespace kcr::apiserver {
 class ApiServer;
+struct ApiServerOptions;
 }  // namespace kcr::apiserver
 
 namespace kcr::envtest {
@@ -65,6 +67,9 @@ struct EnvironmentOptions {
   // the bearer token; the kubeconfig and rest_config() carry a random
   // token of "admin" in system:masters.
   std::string authorization_mode = "AlwaysAllow";
+  // Adjusts the server's options (e.g. its simulated node's timing) before
+  // it starts. Null: the defaults.
+  std::function<void(apiserver::ApiServerOptions&)> configure_server;
 };
 
 class Environment {
@@ -99,6 +104,9 @@ class Environment {
       absl::Duration ttl = absl::Hours(24)) const;
   // A client for test code, on rest_config().
   client::RestClient& client() { return *client_; }
+  // The server itself: its write log and fault injector, for tools that
+  // drive faults in process (runtime/explorer).
+  apiserver::ApiServer* server() const { return server_.get(); }
   // The kinds the server serves: the built-in ones and those of every CRD
   // installed through this Environment.
   const api::RESTMapper& mapper() const { return *mapper_; }
