@@ -428,8 +428,11 @@ int main(int argc, char** argv) {
         !s.ok()) {
       return Fail(s.message(), 1);
     }
+    // The embedded server lives as long as this process: the manager's
+    // token outlasts any run rather than expire under it.
     auto sa = cluster->ServiceAccountConfig(kcr::cmd::kManagerNamespace,
-                                            kcr::cmd::kManagerServiceAccount);
+                                            kcr::cmd::kManagerServiceAccount,
+                                            absl::Hours(24 * 365));
     if (!sa.ok()) return Fail(sa.status().message(), 1);
     config = *std::move(sa);
   } else {
