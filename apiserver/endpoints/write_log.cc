@@ -1,5 +1,6 @@
 #include "apiserver/endpoints/write_log.h"
 
+#include "apiserver/internal/write_context.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 

@@ -31,7 +31,6 @@
 #include <utility>
 #include <vector>
 
-#include "apiserver/internal/write_context.h"
 #include "apiserver/storage/watch_cache.h"
 #include "base/mutex.h"
 
@@ -58,6 +57,10 @@ struct WriteRecord {
   //  "code":201}
   std::string ToJson() const;
 };
+
+// Who made a write (apiserver/internal/write_context.h: private to the
+// server, so only declared here).
+struct WriteContext;
 
 class WriteLog {
  public:
