@@ -1,5 +1,7 @@
 #include "cmd/controller-manager/embedded.h"
 
+#include <algorithm>
+
 #include "api/crd/crd_manifests.h"
 
 namespace kcr::cmd {
@@ -19,6 +21,18 @@ std::vector<envtest::Manifest> EmbeddedSamples() {
     samples.push_back({kEmbeddedSamples[i].path, kEmbeddedSamples[i].text});
   }
   return samples;
+}
+
+std::vector<envtest::Manifest> EmbeddedRbac() {
+  std::vector<envtest::Manifest> rbac;
+  for (int i = 0; i < kEmbeddedRbacCount; ++i) {
+    rbac.push_back({kEmbeddedRbac[i].path, kEmbeddedRbac[i].text});
+  }
+  // The namespace before what lives in it.
+  std::stable_partition(rbac.begin(), rbac.end(), [](const auto& m) {
+    return m.path == "manifests/namespace.yaml";
+  });
+  return rbac;
 }
 
 }  // namespace kcr::cmd

@@ -15,15 +15,24 @@ namespace kcr::cmd {
 std::vector<envtest::Manifest> EmbeddedCrds();
 // manifests/samples, in file order.
 std::vector<envtest::Manifest> EmbeddedSamples();
+// The manager's namespace (manifests/namespace.yaml) first, then
+// manifests/rbac in file order: its ServiceAccount, roles and bindings.
+std::vector<envtest::Manifest> EmbeddedRbac();
 
-// One manifest file compiled into the binary (embedded_samples.cc, made
-// from manifests/samples by a genrule).
+// The ServiceAccount of manifests/rbac, which the manager runs as.
+inline constexpr char kManagerNamespace[] = "kcr-system";
+inline constexpr char kManagerServiceAccount[] = "kcr-controller-manager";
+
+// One manifest file compiled into the binary (embedded_samples.cc and
+// embedded_rbac.cc, made from manifests/ by genrules).
 struct EmbeddedManifest {
   const char* path;  // e.g. "manifests/samples/nginx.yaml"
   const char* text;
 };
 extern const EmbeddedManifest kEmbeddedSamples[];
 extern const int kEmbeddedSampleCount;
+extern const EmbeddedManifest kEmbeddedRbac[];
+extern const int kEmbeddedRbacCount;
 
 }  // namespace kcr::cmd
 

@@ -139,9 +139,10 @@ DEFINE_string(loadtest_image, "kcr/controller-manager:latest",
 DEFINE_bool(embedded, false,
             "Start a local API server in this process on loopback (with its "
             "garbage collector, namespace controller and simulated node), "
-            "install the CRDs, write a kubeconfig for it and run the "
-            "controllers against it. --kubeconfig and --context are "
-            "ignored.");
+            "with RBAC enforced over HTTPS; install the CRDs and "
+            "manifests/rbac, write a kubeconfig for it (an admin token) and "
+            "run the controllers against it as the kcr-controller-manager "
+            "ServiceAccount. --kubeconfig and --context are ignored.");
 DEFINE_string(event_ttl, "1h",
               "With --embedded: the local API server deletes Events this "
               "long after their last write (a duration: 1h, 5m, 90s; 0 "
@@ -414,20 +415,35 @@ int main(int argc, char** argv) {
   kcr::client::Config config;
   kcr::client::LoadingRules rules;
   if (FLAGS_embedded) {
-    auto started = kcr::envtest::Environment::Start(
-        {.crds = kcr::cmd::EmbeddedCrds(), .event_ttl = event_ttl});
+    // RBAC enforced, an admin token in the printed kubeconfig, and the
+    // manager running as the ServiceAccount of manifests/rbac: a run
+    // shows that the shipped roles are enough.
+    auto started =
+        kcr::envtest::Environment::Start({.crds = kcr::cmd::EmbeddedCrds(),
+                                          .event_ttl = event_ttl,
+                                          .authorization_mode = "RBAC"});
     if (!started.ok()) return Fail(started.status().message(), 1);
     cluster = *std::move(started);
-    rules.explicit_path = cluster->kubeconfig();
+    if (absl::Status s = cluster->CreateObjects(kcr::cmd::EmbeddedRbac());
+        !s.ok()) {
+      return Fail(s.message(), 1);
+    }
+    // The embedded server lives as long as this process: the manager's
+    // token outlasts any run rather than expire under it.
+    auto sa = cluster->ServiceAccountConfig(kcr::cmd::kManagerNamespace,
+                                            kcr::cmd::kManagerServiceAccount,
+                                            absl::Hours(24 * 365));
+    if (!sa.ok()) return Fail(sa.status().message(), 1);
+    config = *std::move(sa);
   } else {
     rules.explicit_path = FLAGS_kubeconfig;
     rules.context = FLAGS_context;
-  }
-  if (auto loaded = kcr::client::BuildConfig(rules); loaded.ok()) {
-    config = *std::move(loaded);
-  } else {
-    return Fail(
-        absl::StrCat("no usable kubeconfig: ", loaded.status().message()));
+    if (auto loaded = kcr::client::BuildConfig(rules); loaded.ok()) {
+      config = *std::move(loaded);
+    } else {
+      return Fail(
+          absl::StrCat("no usable kubeconfig: ", loaded.status().message()));
+    }
   }
   config.qps = FLAGS_qps;
   config.burst = FLAGS_burst;
@@ -520,6 +536,9 @@ int main(int argc, char** argv) {
         absl::StrCat("kubectl --kubeconfig=", cluster->kubeconfig());
     std::cout << "embedded API server: " << cluster->url() << "\n"
               << "kubeconfig: " << cluster->kubeconfig() << "\n"
+              << "controllers run as: system:serviceaccount:"
+              << kcr::cmd::kManagerNamespace << ":"
+              << kcr::cmd::kManagerServiceAccount << " (manifests/rbac)\n"
               << "try:\n"
               << "  " << kubectl << " get nginxes,deployments,pods\n"
               << "  " << kubectl << " get loadtests -w\n"

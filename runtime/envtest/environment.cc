@@ -8,8 +8,11 @@
 #include <sstream>
 #include <string_view>
 #include <system_error>
+#include <tuple>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "api/errors/errors.h"
@@ -19,6 +22,7 @@
 #include "base/context.h"
 #include "base/status_macros.h"
 #include "base/string_view.h"
+#include "base/tls_certs.h"
 #include "glog/logging.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
@@ -69,6 +73,41 @@ bool Established(const api::Object& crd) {
     }
   }
   return false;
+}
+
+// 32 random bytes, hex: a bearer token nobody can guess.
+absl::StatusOr<std::string> RandomToken() {
+  std::ifstream in("/dev/urandom", std::ios::binary);
+  unsigned char bytes[32];
+  if (!in.read(reinterpret_cast<char*>(bytes), sizeof(bytes))) {
+    return absl::InternalError("cannot read /dev/urandom");
+  }
+  std::string token;
+  for (unsigned char b : bytes) {
+    absl::StrAppend(&token, absl::Hex(b, absl::kZeroPad2));
+  }
+  return token;
+}
+
+// The kinds of rbac.authorization.k8s.io/v1, which the default mapper
+// (the kinds controllers use) leaves out: CreateObjects installs RBAC
+// manifests.
+absl::Status AddRbacKinds(api::RESTMapper& mapper) {
+  for (const auto& [plural, kind, ns] :
+       {std::tuple{"roles", "Role", true},
+        std::tuple{"rolebindings", "RoleBinding", true},
+        std::tuple{"clusterroles", "ClusterRole", false},
+        std::tuple{"clusterrolebindings", "ClusterRoleBinding", false}}) {
+    api::RESTMapping mapping;
+    mapping.resource = {"rbac.authorization.k8s.io", "v1", plural};
+    mapping.kind = {"rbac.authorization.k8s.io", "v1", kind};
+    mapping.singular = absl::AsciiStrToLower(kind);
+    mapping.list_kind = absl::StrCat(kind, "List");
+    mapping.scope =
+        ns ? api::ResourceScope::kNamespaced : api::ResourceScope::kCluster;
+    KCR_RETURN_IF_ERROR(mapper.Add(std::move(mapping)));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> MakeTempDir() {
@@ -139,26 +178,47 @@ absl::StatusOr<std::vector<Manifest>> ReadManifests(
 
 absl::StatusOr<std::unique_ptr<Environment>> Environment::Start(
     EnvironmentOptions options) {
+  if (options.authorization_mode != "AlwaysAllow" &&
+      options.authorization_mode != "RBAC") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("authorization mode must be AlwaysAllow or RBAC, not \"",
+                     options.authorization_mode, "\""));
+  }
+  std::unique_ptr<Environment> env(new Environment());
+  env->crd_timeout_ = options.crd_timeout;
+  KCR_ASSIGN_OR_RETURN(env->dir_, MakeTempDir());
   apiserver::ApiServerOptions server_options;
   server_options.bind_address = "127.0.0.1";
   server_options.port = 0;
   server_options.event_ttl = options.event_ttl;
+  if (options.authorization_mode == "RBAC") {
+    // kubectl sends bearer tokens over HTTPS only.
+    KCR_ASSIGN_OR_RETURN(TlsMaterial tls, GenerateTlsMaterial());
+    KCR_ASSIGN_OR_RETURN(TlsFiles files, WriteTlsFiles(tls, env->dir_));
+    env->ca_pem_ = tls.ca_cert_pem;
+    KCR_ASSIGN_OR_RETURN(env->admin_token_, RandomToken());
+    server_options.tls_cert_file = files.server_cert;
+    server_options.tls_key_file = files.server_key;
+    server_options.tls_ca_file = files.ca_cert;
+    server_options.token = env->admin_token_;
+    server_options.authorization_mode = "RBAC";
+  }
   if (options.configure_server) options.configure_server(server_options);
   absl::StatusOr<std::unique_ptr<apiserver::ApiServer>> server =
       apiserver::ApiServer::Start(std::move(server_options));
   if (!server.ok()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(env->dir_, ignored);
     return absl::Status(server.status().code(),
                         absl::StrCat("starting the local API server: ",
                                      server.status().message()));
   }
-  std::unique_ptr<Environment> env(new Environment());
   env->server_ = *std::move(server);
-  env->crd_timeout_ = options.crd_timeout;
-  KCR_ASSIGN_OR_RETURN(env->dir_, MakeTempDir());
   env->kubeconfig_ = env->dir_ + "/kubeconfig";
   KCR_RETURN_IF_ERROR(env->server_->WriteKubeconfig(env->kubeconfig_));
   KCR_ASSIGN_OR_RETURN(env->client_, client::NewRestClient(env->rest_config()));
   env->mapper_ = api::RESTMapper::NewDefault();
+  KCR_RETURN_IF_ERROR(AddRbacKinds(*env->mapper_));
   KCR_RETURN_IF_ERROR(env->InstallCrds(options.crds));
   KCR_RETURN_IF_ERROR(env->CreateObjects(options.objects));
   return env;
@@ -179,6 +239,30 @@ client::Config Environment::rest_config() const {
   client::Config config;
   config.host = server_->url();
   config.qps = -1;
+  config.tls.ca_data = ca_pem_;
+  config.bearer_token = admin_token_;
+  return config;
+}
+
+absl::StatusOr<client::Config> Environment::ServiceAccountConfig(
+    const std::string& ns, const std::string& name, absl::Duration ttl) const {
+  KCR_ASSIGN_OR_RETURN(api::ObjectPtr sa,
+                       client_->Get(Context::Background(),
+                                    client::Resource::Namespaced(
+                                        {"", "v1", "serviceaccounts"}, ns),
+                                    name));
+  std::vector<std::string> audiences = server_->options().api_audiences;
+  if (audiences.empty()) {
+    audiences.push_back(server_->options().service_account_issuer);
+  }
+  absl::Time expiry;
+  KCR_ASSIGN_OR_RETURN(
+      std::string token,
+      server_->service_account_tokens()->Issue(ns, name, std::string(sa->uid()),
+                                               audiences, ttl, &expiry));
+  client::Config config = rest_config();
+  config.bearer_token = std::move(token);
+  config.namespace_ = ns;
   return config;
 }
 

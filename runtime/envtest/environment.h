@@ -61,6 +61,12 @@ struct EnvironmentOptions {
   absl::Duration event_ttl = absl::Hours(1);
   // How long to wait for each CRD to be Established.
   absl::Duration crd_timeout = absl::Seconds(30);
+  // "AlwaysAllow": plain HTTP, no credential, every request allowed.
+  // "RBAC": the server authenticates and enforces RBAC (with kube's default
+  // roles) and serves HTTPS with a CA of its own, so that kubectl sends
+  // the bearer token; the kubeconfig and rest_config() carry a random
+  // token of "admin" in system:masters.
+  std::string authorization_mode = "AlwaysAllow";
   // Adjusts the server's options (e.g. its simulated node's timing) before
   // it starts. Null: the defaults.
   std::function<void(apiserver::ApiServerOptions&)> configure_server;
@@ -88,6 +94,14 @@ class Environment {
   // limit (qps < 0): the server runs in this process. Callers may set
   // qps and burst to try their controller under client-go's limits.
   client::Config rest_config() const;
+  // A client configuration that authenticates as the ServiceAccount
+  // `ns`/`name` (which must exist), with a token issued in this process
+  // and valid for `ttl`, as a pod's projected token; its namespace is
+  // `ns`, as in-cluster. With RBAC, it may do what the ServiceAccount's
+  // bindings allow; with AlwaysAllow, everything.
+  absl::StatusOr<client::Config> ServiceAccountConfig(
+      const std::string& ns, const std::string& name,
+      absl::Duration ttl = absl::Hours(24)) const;
   // A client for test code, on rest_config().
   client::RestClient& client() { return *client_; }
   // The server itself: its write log and fault injector, for tools that
@@ -111,6 +125,9 @@ class Environment {
   std::unique_ptr<apiserver::ApiServer> server_;
   std::string dir_;
   std::string kubeconfig_;
+  // The server's CA (PEM) and the admin's token, with RBAC.
+  std::string ca_pem_;
+  std::string admin_token_;
   absl::Duration crd_timeout_;
   std::unique_ptr<client::RestClient> client_;
   std::unique_ptr<api::RESTMapper> mapper_;

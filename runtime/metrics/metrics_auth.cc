@@ -70,6 +70,10 @@ class ApiServerReviewer : public AccessReviewer {
     String(w, "authentication.k8s.io/v1");
     Key(w, "kind");
     String(w, "TokenReview");
+    // An object needs metadata (api::Object::Parse), empty as client-go's.
+    Key(w, "metadata");
+    w.StartObject();
+    w.EndObject();
     Key(w, "spec");
     w.StartObject();
     Key(w, "token");
@@ -108,6 +112,10 @@ class ApiServerReviewer : public AccessReviewer {
     String(w, "authorization.k8s.io/v1");
     Key(w, "kind");
     String(w, "SubjectAccessReview");
+    // An object needs metadata (api::Object::Parse), empty as client-go's.
+    Key(w, "metadata");
+    w.StartObject();
+    w.EndObject();
     Key(w, "spec");
     w.StartObject();
     Key(w, "user");

@@ -40,6 +40,7 @@ using ::kcr::apiserver::ReadFile;
 using ::kcr::apiserver::RunProcess;
 using ::kcr::apiserver::WaitFor;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 constexpr char kBinary[] = "cmd/controller-manager/controller-manager";
@@ -243,6 +244,22 @@ TEST_F(EmbeddedTest, ServesKubectlAndMetricsAndStopsOnSigint) {
   EXPECT_THAT(samples.out, HasSubstr("loadtest.example.org/hello-load"));
   EXPECT_THAT(samples.out, HasSubstr("copyratorrule.flant.com/main-rule"));
 
+  // RBAC over HTTPS: the printed kubeconfig is an admin's; the
+  // controllers run as the ServiceAccount of manifests/rbac, which may do
+  // what the shipped roles say and no more.
+  EXPECT_THAT(out, HasSubstr("embedded API server: https://127.0.0.1:"));
+  EXPECT_THAT(out, HasSubstr("controllers run as: system:serviceaccount:"
+                             "kcr-system:kcr-controller-manager"));
+  ProcessResult whoami =
+      Kubectl({"auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"});
+  EXPECT_EQ(whoami.out, "admin") << whoami.err;
+  const std::string as_manager =
+      "--as=system:serviceaccount:kcr-system:kcr-controller-manager";
+  EXPECT_EQ(Kubectl({"auth", "can-i", "create", "pods", "-A", as_manager}).out,
+            "yes\n");
+  EXPECT_EQ(Kubectl({"auth", "can-i", "get", "secrets", as_manager}).out,
+            "no\n");
+
   // In a namespace of its own: the samples' controllers run pods in
   // default.
   ProcessResult ns = Kubectl({"create", "namespace", "try"});
@@ -278,6 +295,9 @@ TEST_F(EmbeddedTest, ServesKubectlAndMetricsAndStopsOnSigint) {
       },
       absl::Seconds(60)))
       << sd << ReadFile(err_);
+
+  // The shipped roles were enough: the server refused the manager nothing.
+  EXPECT_THAT(ReadFile(err_), Not(HasSubstr("forbidden")));
 
   EXPECT_EQ(Signal(SIGINT), 0) << ReadFile(err_);
   // The kubeconfig of a stopped server is removed.

@@ -20,6 +20,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::Field;
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 constexpr char kWidgetCrd[] = R"(apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -135,6 +136,59 @@ spec: {size: 9}
   (*env)->Stop();
   (*env)->Stop();  // idempotent
   EXPECT_FALSE(std::filesystem::exists(kubeconfig));
+}
+
+// With RBAC: HTTPS and an admin token for the kubeconfig and the test's
+// client; a ServiceAccount's configuration may do what its Role allows
+// and is refused the rest with kube's 403.
+TEST(EnvironmentTest, RbacGivesAdminAndServiceAccountConfigs) {
+  auto env = Environment::Start({.objects = {{"rbac.yaml", R"(apiVersion: v1
+kind: ServiceAccount
+metadata: {name: robot, namespace: default}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: cm-reader, namespace: default}
+rules:
+- apiGroups: [""]
+  resources: ["configmaps"]
+  verbs: ["list"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: robot-reads, namespace: default}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: cm-reader}
+subjects:
+- {kind: ServiceAccount, name: robot, namespace: default}
+)"}},
+                                 .authorization_mode = "RBAC"});
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_THAT((*env)->url(), StartsWith("https://"));
+  EXPECT_FALSE((*env)->rest_config().bearer_token.empty());
+  auto from_file = client::BuildConfig({.explicit_path = (*env)->kubeconfig()});
+  ASSERT_TRUE(from_file.ok()) << from_file.status();
+  EXPECT_EQ(from_file->bearer_token, (*env)->rest_config().bearer_token);
+
+  const client::Resource configmaps =
+      client::Resource::Namespaced({"", "v1", "configmaps"}, "default");
+  const client::Resource secrets =
+      client::Resource::Namespaced({"", "v1", "secrets"}, "default");
+  EXPECT_TRUE((*env)->client().List(Context::Background(), secrets, {}).ok());
+
+  auto robot = (*env)->ServiceAccountConfig("default", "robot");
+  ASSERT_TRUE(robot.ok()) << robot.status();
+  EXPECT_EQ(robot->namespace_, "default");
+  auto client = client::NewRestClient(*robot);
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_TRUE((*client)->List(Context::Background(), configmaps, {}).ok());
+  auto refused = (*client)->List(Context::Background(), secrets, {});
+  EXPECT_TRUE(api::IsForbidden(refused.status())) << refused.status();
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("User \"system:serviceaccount:default:robot\" "
+                        "cannot list resource \"secrets\""));
+
+  EXPECT_FALSE((*env)->ServiceAccountConfig("default", "nobody").ok());
+  EXPECT_FALSE(Environment::Start({.authorization_mode = "Webhook"}).ok());
 }
 
 TEST(EnvironmentTest, AnInvalidObjectIsAnErrorNamingItsFile) {
