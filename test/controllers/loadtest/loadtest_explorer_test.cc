@@ -136,5 +136,25 @@ TEST(LoadTestExplorerTest, SpecChangeAndDeleteMidRun) {
   ExpectNoFindings(ChangeScenario());
 }
 
+// A run of two pods cut to one before the controller saw it: with the
+// LoadTests' events held back from the create until after the spec change,
+// the controller read replicas 2 from its cache while the finalizer's
+// write returned generation 2, and started generation 2 with two pods.
+TEST(LoadTestExplorerTest, SpecShrunkBeforeSeenStartsOneRunOfTheNewSpec) {
+  explorer::Scenario s = Base("loadtest-shrink");
+  s.steps = {
+      explorer::Step::Create(kLoadTests, LoadTestJson("long", 2, "1h")),
+      explorer::Step::Patch(kLoadTests, "long", R"({"spec":{"replicas":1}})"),
+  };
+  explorer::ExplorerOptions options;
+  options.only = "stale-view:loadtests.example.org:step:1";
+  options.read_env = false;
+  auto report = explorer::Explore(s, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->runs.size(), 2u);
+  EXPECT_TRUE(report->runs[1].fired);
+  EXPECT_TRUE(report->ok()) << report->ToString();
+}
+
 }  // namespace
 }  // namespace kcr::loadtest
