@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "apiserver/auth/bootstrap_policy.h"
+#include "apiserver/auth/owner_references.h"
 #include "apiserver/auth/token_file.h"
 #include "apiserver/endpoints/patch_handlers.h"
 #include "apiserver/internal/write_context.h"
@@ -201,6 +202,14 @@ absl::Status ApiServer::StartAuth(HandlerOptions* ho) {
     return absl::InvalidArgumentError(Cat("unknown authorization mode \"",
                                           o.authorization_mode,
                                           "\" (AlwaysAllow or RBAC)"));
+  }
+  for (const std::string& plugin : o.enable_admission_plugins) {
+    if (plugin != auth::kOwnerReferencesPermissionEnforcement) {
+      return absl::InvalidArgumentError(
+          Cat("admission plugin \"", plugin, "\" is not supported (",
+              auth::kOwnerReferencesPermissionEnforcement, ")"));
+    }
+    ho->owner_references_permission_enforcement = true;
   }
   ho->authenticator = authenticator_;
   ho->authorizer = authorizer_;

@@ -72,6 +72,10 @@ struct ApiServerOptions {
   // (auth/rbac_authorizer.h; the default cluster roles and bindings are
   // created at start, auth/bootstrap_policy.h).
   std::string authorization_mode = "AlwaysAllow";
+  // --enable-admission-plugins beyond the built-in defaults: only
+  // "OwnerReferencesPermissionEnforcement" (auth/owner_references.h),
+  // which needs RBAC to refuse anything.
+  std::vector<std::string> enable_admission_plugins;
   // Events kept for watches; older resourceVersions get 410.
   size_t history_size = 10000;
   // Events (core/v1 and events.k8s.io/v1) are deleted this long after

@@ -20,6 +20,7 @@
 #include "api/object_builder.h"
 #include "apiserver/apply/patch_request.h"
 #include "apiserver/auth/escalation.h"
+#include "apiserver/auth/owner_references.h"
 #include "apiserver/auth/request_info.h"
 #include "apiserver/auth/reviews.h"
 #include "apiserver/endpoints/discovery.h"
@@ -852,18 +853,27 @@ void ApiHandler::HandleResource(const HttpRequest& raw,
     }
     return HandleTokenRequest(r, ns, name, req, ex);
   }
-  // Roles and bindings: no granting what the writer does not hold.
-  const bool check_escalation =
-      options_.rbac != nullptr && auth::IsRbacResource(r) &&
-      (req.method == "POST" || req.method == "PUT" || req.method == "PATCH") &&
-      (req.method != "POST" || name.empty()) && !DryRun(req);
-  if (check_escalation) {
+  // Admission that needs the written object: roles and bindings grant
+  // nothing the writer does not hold; ownerReferences need the owner's
+  // finalizers (when that plugin is on).
+  const bool write = (req.method == "POST" && name.empty()) ||
+                     req.method == "PUT" || req.method == "PATCH";
+  const bool check_escalation = write && options_.rbac != nullptr &&
+                                auth::IsRbacResource(r) && !DryRun(req);
+  const bool check_owners = write &&
+                            options_.owner_references_permission_enforcement &&
+                            options_.authorizer->enforcing();
+  if (check_escalation || check_owners) {
     absl::Status s;
+    // The written object, computed without writing it.
+    std::optional<rapidjson::Document> body;
+    api::ObjectPtr patched;
     if (req.method == "PATCH") {
-      // The patched object, computed without writing it.
       const std::optional<PatchType> type =
           api::PatchTypeFromContentType(req.Header("content-type"));
-      if (type.has_value()) {
+      // A patch of a subresource (status) keeps ownerReferences as they
+      // are: only the object's own patches are looked at.
+      if (type.has_value() && sub.empty()) {
         PatchOptions po;
         po.dry_run = true;
         po.field_manager = req.Query("fieldManager");
@@ -873,15 +883,47 @@ void ApiHandler::HandleResource(const HttpRequest& raw,
         po.user_agent = req.Header("user-agent");
         if (req.HasQuery("force")) po.force = ParseBool(req.Query("force"));
         auto w = registry_->Patch(r, ns, name, *type, req.body, po);
-        if (w.ok()) {
-          s = auth::ConfirmNoEscalation(*options_.rbac, r, ns,
-                                        w->object->json(), user);
-        }
+        if (w.ok()) patched = w->object;
       }
     } else {
-      auto body = DecodeBody(req);
-      if (body.ok()) {
-        s = auth::ConfirmNoEscalation(*options_.rbac, r, ns, *body, user);
+      auto decoded = DecodeBody(req);
+      if (decoded.ok()) body = std::move(*decoded);
+    }
+    const rapidjson::Value* object =
+        patched != nullptr ? &patched->json()
+                           : (body.has_value() ? &*body : nullptr);
+    if (object != nullptr && check_escalation) {
+      s = auth::ConfirmNoEscalation(*options_.rbac, r, ns, *object, user);
+    }
+    if (object != nullptr && check_owners && s.ok()) {
+      api::ObjectPtr old;
+      std::string object_name = name;
+      if (req.method == "POST") {
+        const rapidjson::Value* md =
+            object->IsObject() ? Member(*object, "metadata") : nullptr;
+        if (md != nullptr && md->IsObject()) {
+          object_name = json::StringMember(*md, "name");
+        }
+      } else if (auto got = registry_->Get(r, ns, name); got.ok()) {
+        old = *got;
+      }
+      auth::Attributes denied;
+      s = auth::ConfirmOwnerReferencePermissions(
+          *options_.authorizer, *registry_->resources(), r, sub, ns,
+          object_name, *object, old != nullptr ? &old->json() : nullptr, user,
+          &denied);
+      if (!s.ok() && !denied.verb.empty()) {
+        // What the admission check was refused, as a request for it would
+        // read.
+        VLOG(2) << "forbidden user=" << user.name << " verb=" << denied.verb
+                << " path="
+                << (denied.api_group.empty() ? Cat("/api/", denied.api_version)
+                                             : Cat("/apis/", denied.api_group,
+                                                   "/", denied.api_version))
+                << (denied.ns.empty() ? "" : Cat("/namespaces/", denied.ns))
+                << "/" << denied.resource << "/" << denied.name
+                << (denied.subresource.empty() ? ""
+                                               : Cat("/", denied.subresource));
       }
     }
     if (!s.ok()) return SendError(ex, s);

@@ -58,6 +58,9 @@ struct HandlerOptions {
   // With RBAC, writes of roles and bindings are checked for escalation
   // (auth/escalation.h) against it; may be null. Not owned.
   const auth::RbacAuthorizer* rbac = nullptr;
+  // The OwnerReferencesPermissionEnforcement admission plugin
+  // (auth/owner_references.h) checks creates and updates with `authorizer`.
+  bool owner_references_permission_enforcement = false;
   // Signs TokenRequest's tokens (serviceaccounts/<name>/token); null: the
   // subresource answers 404.
   std::shared_ptr<const auth::ServiceAccountTokens> service_account_tokens;

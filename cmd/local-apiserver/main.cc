@@ -61,6 +61,10 @@ DEFINE_bool(anonymous_auth, true,
 DEFINE_string(authorization_mode, "AlwaysAllow",
               "AlwaysAllow (every request) or RBAC (Roles, ClusterRoles and "
               "their bindings, with kube's default cluster roles).");
+DEFINE_string(enable_admission_plugins, "",
+              "Admission plugins to turn on beyond the defaults, comma "
+              "separated: OwnerReferencesPermissionEnforcement (setting "
+              "blockOwnerDeletion needs update on the owner's finalizers).");
 DEFINE_uint64(history_size, 10000,
               "Watch events kept; a watch from an older resourceVersion gets "
               "410 Expired.");
@@ -206,6 +210,16 @@ int main(int argc, char** argv) {
   options.service_account_issuer = FLAGS_service_account_issuer;
   options.anonymous_auth = FLAGS_anonymous_auth;
   options.authorization_mode = FLAGS_authorization_mode;
+  for (absl::string_view plugin :
+       absl::StrSplit(FLAGS_enable_admission_plugins, ',', absl::SkipEmpty())) {
+    if (plugin != "OwnerReferencesPermissionEnforcement") {
+      std::cerr
+          << "local-apiserver: invalid --enable-admission-plugins: \"" << plugin
+          << "\" is not supported (OwnerReferencesPermissionEnforcement)\n";
+      return 2;
+    }
+    options.enable_admission_plugins.emplace_back(plugin);
+  }
   if (!absl::ParseDuration(FLAGS_event_ttl, &options.event_ttl) ||
       options.event_ttl < absl::ZeroDuration()) {
     std::cerr << "local-apiserver: invalid --event-ttl \"" << FLAGS_event_ttl

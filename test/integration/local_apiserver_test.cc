@@ -185,6 +185,12 @@ TEST_F(LocalApiServerTest, TokenFileWithABadLineStopsTheServer) {
   EXPECT_EQ(r.err,
             "local-apiserver: invalid --authorization-mode \"ABAC\" "
             "(AlwaysAllow or RBAC)\n");
+  r = RunProcess({kBinary, "--enable-admission-plugins=NodeRestriction"}, {});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "local-apiserver: invalid --enable-admission-plugins: "
+            "\"NodeRestriction\" is not supported "
+            "(OwnerReferencesPermissionEnforcement)\n");
 }
 
 TEST_F(LocalApiServerTest, RbacModeWithTokenFile) {
