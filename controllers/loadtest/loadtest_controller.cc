@@ -263,7 +263,16 @@ class LoadTestReconciler final : public controller::Reconciler {
         run.object, kFinalizer);
     if (api::IsNotFound(held.status())) return Result::Done();
     KCR_RETURN_IF_ERROR(held.status());
-    run.object = *std::move(held);
+    if (*held != run.object) {
+      // The write returned the server's object, which may be newer than
+      // the cache's (the spec changed meanwhile): the run goes by it, so
+      // that its spec and generation are those of one version.
+      parsed = LoadTest::FromObject(**held);
+      if (!parsed.ok()) return ReportUnreadable(ctx, **held, parsed.status());
+      run = Run{*held, *std::move(parsed), {}};
+      run.lt.ApplyDefaults();
+      run.status = run.lt.status.value_or(LoadTest::Status{});
+    }
 
     // 4. A new generation starts a new run; earlier runs' pods go.
     const RunPods pods = PodsOf(*run.object);

@@ -59,6 +59,11 @@ struct Invariant {
   std::string name;
   std::function<absl::Status(const Context& ctx, client::RestClient& client)>
       check;
+  // Whether it compares what the controllers saw (a metric, a count of
+  // what their cache holds) with the server, rather than what they wrote:
+  // then it cannot hold while their view is held back on purpose (a stale
+  // view lasting into the next step), and is checked only when no view is.
+  bool needs_current_view = false;
 };
 
 // A collection of objects, optionally narrowed by a label selector.
