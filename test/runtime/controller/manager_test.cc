@@ -308,6 +308,20 @@ std::string Scrape(int port, const std::string& ca, const std::string& token) {
   return metrics::testing::TlsHttp(port, ca, request + "\r\n");
 }
 
+// Scrape, retried for up to 30 s until the endpoint answers 200 (it starts
+// with the Manager); the last answer.
+std::string ScrapeOnceServing(int port, const std::string& ca,
+                              const std::string& token) {
+  std::string answer;
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < give_up) {
+    answer = Scrape(port, ca, token);
+    if (answer.find("200 OK") != std::string::npos) break;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return answer;
+}
+
 int PortOf(const std::string& address) {
   return std::atoi(address.substr(address.rfind(':') + 1).c_str());
 }
@@ -333,13 +347,8 @@ TEST(ManagerTest, SecureMetricsServeOnlyAuthorisedScrapersOverHttps) {
   auto [ctx, cancel] = WithCancel(Context::Background());
   std::thread run([&, ctx = ctx] { (void)(*mgr)->Start(ctx); });
   const int port = PortOf((*mgr)->metrics_address());
-  std::string answer;
-  const absl::Time give_up = absl::Now() + absl::Seconds(30);
-  while (absl::Now() < give_up) {
-    answer = Scrape(port, tls->ca_cert_pem, "reader");
-    if (answer.find("200 OK") != std::string::npos) break;
-    absl::SleepFor(absl::Milliseconds(10));
-  }
+  const std::string answer =
+      ScrapeOnceServing(port, tls->ca_cert_pem, "reader");
   EXPECT_THAT(answer, ::testing::StartsWith("HTTP/1.1 200 OK"));
   EXPECT_THAT(answer, ::testing::HasSubstr("# TYPE"));
   EXPECT_THAT(Scrape(port, tls->ca_cert_pem, ""),
@@ -372,13 +381,7 @@ TEST(ManagerTest, SecureMetricsMakeASelfSignedCertificate) {
   auto [ctx, cancel] = WithCancel(Context::Background());
   std::thread run([&, ctx = ctx] { (void)(*mgr)->Start(ctx); });
   const int port = PortOf((*mgr)->metrics_address());
-  std::string answer;
-  const absl::Time give_up = absl::Now() + absl::Seconds(30);
-  while (absl::Now() < give_up) {
-    answer = Scrape(port, /*ca=*/"", "reader");
-    if (answer.find("200 OK") != std::string::npos) break;
-    absl::SleepFor(absl::Milliseconds(10));
-  }
+  const std::string answer = ScrapeOnceServing(port, /*ca=*/"", "reader");
   EXPECT_THAT(answer, ::testing::StartsWith("HTTP/1.1 200 OK"));
   cancel();
   run.join();
